@@ -1,0 +1,32 @@
+"""forestrank: scikit-learn compatible learning-to-rank on one numba tree engine.
+
+Public names are imported lazily (PEP 562) so that ``import forestrank`` costs
+milliseconds and compiles nothing: scikit-learn and numba load on first use of an
+estimator, metric or loader, and numba kernels compile on their first call.
+"""
+
+from importlib import import_module
+
+from ._version import __version__
+
+_PUBLIC = {
+    "MissingQidWarning": "forestrank._queries",
+}
+_SUBMODULES: set[str] = set()
+
+__all__ = sorted(_PUBLIC) + ["__version__"]
+
+
+def __getattr__(name: str) -> object:
+    if name in _PUBLIC:
+        value = getattr(import_module(_PUBLIC[name]), name)
+    elif name in _SUBMODULES:
+        value = import_module(f"forestrank.{name}")
+    else:
+        raise AttributeError(f"module 'forestrank' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | _SUBMODULES)

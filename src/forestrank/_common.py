@@ -1,0 +1,36 @@
+"""Dtypes shared by the numba kernels and the coercion that enforces them.
+
+Every distinct dtype, memory layout or read-only flag reaching a kernel is a new
+numba compilation (ARCHITECTURE.md §7.2, 1.5-4.5 s each on two cores), so arrays are
+coerced here, at the Python boundary, to exactly one signature per argument.
+"""
+
+import numpy as np
+
+FLOAT_DTYPE = np.float64
+INDEX_DTYPE = np.int64
+
+
+def as_kernel_array(array: np.ndarray, dtype: type) -> np.ndarray:
+    """Return ``array`` as a C-contiguous, writeable array of ``dtype``.
+
+    A copy is made only when needed. Writeability matters because numba types a
+    read-only view (memmap, ``np.frombuffer``, broadcast) as a different signature.
+
+    Parameters
+    ----------
+    array : ndarray
+        Any array.
+    dtype : numpy dtype
+        The dtype the kernel was written for.
+
+    Returns
+    -------
+    ndarray
+        Same shape as ``array``; never a view that the caller could mutate through
+        unless ``array`` already had the right dtype and layout.
+    """
+    array = np.ascontiguousarray(array, dtype=dtype)
+    if not array.flags.writeable:
+        array = array.copy()
+    return array

@@ -1,0 +1,167 @@
+"""Query ids to contiguous query blocks: the one place ``qid`` becomes ``query_boundaries``.
+
+Users pass one query id per row, in any order and of any comparable type (integers,
+strings). Kernels want rows of a query to be contiguous and described by int64
+offsets ``query_boundaries`` (``n_queries + 1`` entries). :func:`group_queries` builds
+that layout with a stable sort, so rows of a query keep their input order (the
+``ties="input_order"`` metric convention depends on it), and
+:meth:`QueryGroups.ungroup` puts per-row results back in the caller's order.
+
+Queries are always ordered by sorted query id, so per-query outputs of two calls on
+the same ``qid`` values line up (paired significance tests rely on this).
+"""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._common import INDEX_DTYPE
+
+
+class MissingQidWarning(UserWarning):
+    """Raised when no ``qid`` is given and all rows are treated as a single query."""
+
+
+@dataclass(frozen=True)
+class QueryGroups:
+    """Rows grouped by query.
+
+    Attributes
+    ----------
+    query_ids : ndarray of shape (n_queries,)
+        The distinct query ids, sorted; dtype as given by the caller.
+    query_boundaries : ndarray of shape (n_queries + 1,), dtype int64
+        Query ``i`` occupies grouped rows ``query_boundaries[i]:query_boundaries[i+1]``.
+    order : ndarray of shape (n_samples,), dtype int64, or None
+        ``rows[order]`` is the grouped layout; ``None`` when the input was already
+        grouped with increasing query ids (no copy is needed then).
+    """
+
+    query_ids: np.ndarray
+    query_boundaries: np.ndarray
+    order: np.ndarray | None
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.query_ids)
+
+    @property
+    def n_samples(self) -> int:
+        return int(self.query_boundaries[-1])
+
+    def group(self, array: np.ndarray) -> np.ndarray:
+        """Rows of ``array`` (first axis) in grouped order; a new array unless already grouped."""
+        return array if self.order is None else array[self.order]
+
+    def ungroup(self, values: np.ndarray) -> np.ndarray:
+        """Inverse of :meth:`group`: per-row ``values`` back in the caller's row order."""
+        if self.order is None:
+            return values
+        restored = np.empty_like(values)
+        restored[self.order] = values
+        return restored
+
+    def query_index(self) -> np.ndarray:
+        """Position (0 .. n_queries-1) of each row's query, in the caller's row order; int64."""
+        return self.ungroup(np.repeat(np.arange(self.n_queries, dtype=INDEX_DTYPE), self.query_sizes()))
+
+    def query_sizes(self) -> np.ndarray:
+        """Number of rows of each query, shape (n_queries,), int64."""
+        return np.diff(self.query_boundaries)
+
+
+def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
+    """Validate a query-id vector and return it as a 1-D ndarray.
+
+    Raises
+    ------
+    ValueError
+        If ``qid`` is not 1-D, its length differs from ``n_samples`` (the length of
+        ``against``) or it holds NaN.
+    TypeError
+        If a list mixes strings with other types.
+    """
+    array = np.asarray(qid)
+    if array.dtype.kind in "US" and not isinstance(qid, np.ndarray):
+        # numpy turns ["a", 1] into ["a", "1"], silently merging query 1 with query "1".
+        text_type = str if array.dtype.kind == "U" else bytes
+        if not all(isinstance(value, text_type) for value in qid):
+            raise TypeError("qid mixes strings with other types; use one type for all query ids.")
+    qid = array
+    if qid.ndim != 1:
+        raise ValueError(f"qid must be a 1-D array with one query id per row; got shape {qid.shape}.")
+    if len(qid) != n_samples:
+        raise ValueError(
+            f"qid has {len(qid)} entries but {against} has {n_samples} rows; "
+            "pass one query id per row."
+        )
+    if qid.dtype.kind == "f" and np.isnan(qid).any():
+        raise ValueError("qid contains NaN; every row needs a query id.")
+    return qid
+
+
+def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X") -> QueryGroups:
+    """Group rows by query id with a stable sort.
+
+    Parameters
+    ----------
+    qid : array-like of shape (n_samples,) or None
+        Query id of each row, in any order. ``None`` treats all rows as one query and
+        emits :class:`MissingQidWarning` naming ``caller``.
+    n_samples : int
+        Number of rows.
+    caller : str
+        Name used in the warning, e.g. ``"RFPointRanker.fit"``.
+    against : str
+        Name of the array whose length ``qid`` must match, used in errors.
+
+    Returns
+    -------
+    QueryGroups
+
+    Raises
+    ------
+    TypeError
+        If the ids cannot be ordered (for instance a mix of strings and numbers).
+    """
+    if qid is None:
+        warnings.warn(
+            f"{caller} got no qid: all {n_samples} rows are treated as ONE query. "
+            "Pass qid=<one query id per row> (with scikit-learn metadata routing: "
+            "sklearn.set_config(enable_metadata_routing=True)).",
+            MissingQidWarning,
+            stacklevel=3,
+        )
+        return QueryGroups(
+            query_ids=np.zeros(1, dtype=INDEX_DTYPE),
+            query_boundaries=np.array([0, n_samples], dtype=INDEX_DTYPE),
+            order=None,
+        )
+    qid = check_qid(qid, n_samples, against=against)
+    if n_samples == 0:
+        return QueryGroups(qid[:0], np.zeros(1, dtype=INDEX_DTYPE), None)
+    try:
+        return _group_sorted(qid)
+    except TypeError as exc:
+        raise TypeError(
+            "qid values must be mutually comparable (all integers or all strings); "
+            f"ordering them failed: {exc}"
+        ) from None
+
+
+def _group_sorted(qid: np.ndarray) -> QueryGroups:
+    n_samples = len(qid)
+    # Fast path: rows already contiguous per query with increasing ids (LETOR files).
+    run_starts = np.flatnonzero(qid[1:] != qid[:-1]) + 1
+    run_ids = qid[np.concatenate(([0], run_starts))]
+    if np.all(run_ids[1:] > run_ids[:-1]):
+        boundaries = np.concatenate(([0], run_starts, [n_samples])).astype(INDEX_DTYPE)
+        return QueryGroups(run_ids, boundaries, None)
+
+    query_ids, inverse = np.unique(qid, return_inverse=True)
+    order = np.argsort(inverse, kind="stable").astype(INDEX_DTYPE, copy=False)
+    counts = np.bincount(inverse, minlength=len(query_ids))
+    boundaries = np.zeros(len(query_ids) + 1, dtype=INDEX_DTYPE)
+    np.cumsum(counts, out=boundaries[1:])
+    return QueryGroups(query_ids, boundaries, order)

@@ -1,0 +1,103 @@
+"""Checks of relevance labels and scores shared by estimators and metrics.
+
+Each check names the offending argument in its error, copies rather than mutates,
+and returns float64 C-contiguous arrays ready for the kernels.
+"""
+
+import numpy as np
+
+from ._common import FLOAT_DTYPE, as_kernel_array
+
+
+def _as_1d_float(values: object, name: str) -> np.ndarray:
+    try:
+        array = np.asarray(values, dtype=FLOAT_DTYPE)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
+    if array.ndim == 2 and array.shape[1] == 1:
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be 1-D with one value per row; got shape {array.shape}.")
+    return array
+
+
+def check_relevance(
+    y: object, *, name: str, n_samples: int | None = None, against: str = "X", grades: bool = False
+) -> np.ndarray:
+    """Validate relevance labels.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Relevance of each row.
+    name : str
+        Argument name used in errors (``"y"``, ``"y_true"``).
+    n_samples : int, optional
+        Required length (that of ``against``).
+    against : str
+        Name of the array ``y`` must match in length.
+    grades : bool
+        Also require integer values (graded relevance 0, 1, 2, ...), as estimators
+        that count grades do.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), dtype float64
+
+    Raises
+    ------
+    ValueError
+        Wrong shape or length, empty, non-finite, negative, or (``grades=True``)
+        non-integer values.
+    """
+    labels = _as_1d_float(y, name)
+    if n_samples is not None and len(labels) != n_samples:
+        raise ValueError(f"{name} has {len(labels)} entries but {against} has {n_samples} rows.")
+    if len(labels) == 0:
+        raise ValueError(f"{name} is empty; at least one row is needed.")
+    if not np.isfinite(labels).all():
+        raise ValueError(f"{name} contains non-finite values (NaN or inf); relevance labels must be finite.")
+    if (labels < 0).any():
+        raise ValueError(
+            f"{name} contains negative values (min {labels.min():g}); relevance labels must be >= 0."
+        )
+    if grades and (labels != np.floor(labels)).any():
+        raise ValueError(
+            f"{name} must hold integer relevance grades (0, 1, 2, ...); "
+            f"found non-integer values such as {labels[labels != np.floor(labels)][0]:g}."
+        )
+    return as_kernel_array(labels, FLOAT_DTYPE)
+
+
+def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", against: str = "y_true") -> np.ndarray:
+    """Validate predicted scores: 1-D, right length, no NaN (±inf are orderable and allowed).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), dtype float64
+    """
+    scores = _as_1d_float(y_score, name)
+    if len(scores) != n_samples:
+        raise ValueError(f"{name} has {len(scores)} entries but {against} has {n_samples}.")
+    if np.isnan(scores).any():
+        raise ValueError(f"{name} contains NaN; scores must be orderable.")
+    return as_kernel_array(scores, FLOAT_DTYPE)
+
+
+def check_sample_weight(sample_weight: object, *, n_samples: int) -> np.ndarray:
+    """Validate per-row weights: 1-D, one per row of X, finite, >= 0, not all zero.
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), dtype float64
+    """
+    weights = _as_1d_float(sample_weight, "sample_weight")
+    if len(weights) != n_samples:
+        raise ValueError(f"sample_weight has {len(weights)} entries but X has {n_samples} rows.")
+    if not np.isfinite(weights).all():
+        raise ValueError("sample_weight contains non-finite values (NaN or inf).")
+    if (weights < 0).any():
+        raise ValueError("sample_weight contains negative values; weights must be >= 0.")
+    if not weights.any():
+        raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
+    return as_kernel_array(weights, FLOAT_DTYPE)
