@@ -11,8 +11,17 @@ from ._version import __version__
 
 _PUBLIC = {
     "MissingQidWarning": "forestrank._queries",
+    "average_precision": "forestrank.metrics",
+    "describe_metric": "forestrank.metrics",
+    "err_score": "forestrank.metrics",
+    "err_scorer": "forestrank.metrics",
+    "map_score": "forestrank.metrics",
+    "map_scorer": "forestrank.metrics",
+    "ndcg_score": "forestrank.metrics",
+    "ndcg_scorer": "forestrank.metrics",
+    "precision_at_k": "forestrank.metrics",
 }
-_SUBMODULES: set[str] = set()
+_SUBMODULES = {"metrics"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

@@ -1,0 +1,364 @@
+"""Ranking metrics over queries: NDCG, ERR, MAP and precision.
+
+Every function takes ``(y_true, y_score, qid)`` with one entry per document, rows in
+any order, and explicit conventions (see :mod:`forestrank.metrics._conventions` and
+``docs/metrics.md``). The mean is over queries; ``per_query=True`` returns the value
+of each query instead, ordered by sorted query id, which is what paired significance
+tests need.
+"""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+
+from .._common import FLOAT_DTYPE, as_kernel_array
+from .._queries import group_queries
+from .._validation import check_relevance, check_scores
+from . import _kernels
+from ._conventions import DISCOUNTS, GAINS, METRICS, TIES, Convention, resolve_convention
+
+
+def _check_cutoff(k: object, *, allow_none: bool = True) -> int | None:
+    if k is None and allow_none:
+        return None
+    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
+        raise ValueError(f"k must be a positive integer{' or None' if allow_none else ''}; got {k!r}.")
+    return int(k)
+
+
+def evaluate_grouped(
+    labels: np.ndarray,
+    scores: np.ndarray,
+    query_boundaries: np.ndarray,
+    convention: Convention,
+    k: int | None,
+    max_grade: float = 0.0,
+) -> np.ndarray:
+    """Per-query metric values for rows already grouped by query.
+
+    Parameters
+    ----------
+    labels, scores : ndarray of shape (n_samples,), float64
+        Validated labels and scores, rows grouped by query.
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+    convention : Convention
+    k : int or None
+        Cutoff.
+    max_grade : float
+        ERR's ``g_max``.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,), float64
+        NaN marks a query skipped under ``no_relevant="skip"``.
+    """
+    values = _kernels.per_query_metric(
+        as_kernel_array(labels, FLOAT_DTYPE),
+        as_kernel_array(scores, FLOAT_DTYPE),
+        query_boundaries,
+        METRICS[convention.metric],
+        0 if k is None else k,
+        GAINS[convention.gain],
+        DISCOUNTS[convention.discount],
+        TIES[convention.ties],
+        convention.short_query_zero,
+        float(max_grade),
+    )
+    if convention.no_relevant != "skip":
+        values[np.isnan(values)] = convention.no_relevant
+    return values
+
+
+def mean_over_queries(values: np.ndarray) -> float:
+    """Mean of per-query values, leaving out queries skipped as NaN."""
+    kept = values[~np.isnan(values)]
+    if len(kept) == 0:
+        warnings.warn(
+            "Every query was skipped (no query has a relevant document); the mean is NaN.",
+            UserWarning,
+            stacklevel=3,
+        )
+        return float("nan")
+    return float(kept.mean())
+
+
+def evaluate(
+    metric: str,
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: object,
+    *,
+    conventions: dict,
+    per_query: bool = False,
+    max_grade: object = None,
+    k_required: bool = False,
+    caller: str | None = None,
+) -> float | np.ndarray:
+    """Validate inputs, group by query and evaluate ``metric`` (the public functions' body).
+
+    ``caller`` names the function in the warning emitted when ``qid`` is None.
+    """
+    convention = resolve_convention(metric, **conventions)
+    k = _check_cutoff(k, allow_none=not k_required)
+    labels = check_relevance(y_true, name="y_true")
+    scores = check_scores(y_score, n_samples=len(labels))
+    grade = 0.0
+    if metric == "err":
+        grade = _check_max_grade(max_grade, labels)
+    groups = group_queries(qid, len(labels), caller=caller or f"{metric}_score", against="y_true")
+    values = evaluate_grouped(
+        groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
+    )
+    return values if per_query else mean_over_queries(values)
+
+
+def _check_max_grade(max_grade: object, labels: np.ndarray) -> float:
+    largest = float(labels.max())
+    if max_grade is None:
+        return largest
+    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or max_grade < largest:
+        raise ValueError(
+            f"max_grade must be a number >= the largest label ({largest:g}); got {max_grade!r}."
+        )
+    return float(max_grade)
+
+
+_CONVENTION_DOC = """
+    gain : {'exp', 'linear'}, default='exp'
+        ``2**l - 1`` or ``l``.
+    ties : {'expected', 'input_order', 'pessimistic'}, default='expected'
+        Documents with equal scores: exact expectation over their orders (RF-list
+        paper Eq. 11-13), the order they were given in (LightGBM, XGBoost, ranx,
+        the LETOR scripts), or the worst order.
+    no_relevant : float in [0, 1] or 'skip', default=0.0
+        Value of a query without any relevant document (label > 0), or 'skip' to
+        leave it out of the mean.
+    convention : {'letor4', 'letor3'}, default=None
+        Reproduce an official LETOR evaluation script; fixes the options above (an
+        explicit option that contradicts it raises). See ``docs/metrics.md``.
+    per_query : bool, default=False
+        Return the value of each query (sorted by query id; NaN for skipped queries)
+        instead of the mean."""
+
+
+def _shared_doc(function):
+    function.__doc__ = function.__doc__.replace("    {conventions}", _CONVENTION_DOC.strip("\n"))
+    return function
+
+
+@_shared_doc
+def ndcg_score(
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: int | None = None,
+    *,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+    per_query: bool = False,
+) -> float | np.ndarray:
+    """Normalised discounted cumulative gain, averaged over queries.
+
+    ``NDCG@k = DCG@k / IDCG@k`` with ``DCG@k = sum_{r<=k} gain(l_r) * discount(r)``
+    (Järvelin & Kekäläinen, "Cumulated gain-based evaluation of IR techniques", 2002;
+    exponential gain as in Burges et al. 2005) and IDCG the DCG of the ideal order.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance of each document, finite and >= 0.
+    y_score : array-like of shape (n_samples,)
+        Predicted score of each document; higher ranks first.
+    qid : array-like of shape (n_samples,) or None
+        Query id of each document, any order and any comparable type. ``None``
+        treats all rows as one query and warns.
+    k : int, default=None
+        Cutoff; ``None`` uses whole lists.
+    {conventions}
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+        Mean NDCG over queries, or per-query values.
+
+    Notes
+    -----
+    Unlike :func:`sklearn.metrics.ndcg_score`, which takes one row per query of a
+    dense matrix and linear gains, this function takes the LTR long format
+    ``(y_true, y_score, qid)``. With ``ties="expected"`` it equals scikit-learn's
+    tie-averaged NDCG of ``2**y_true - 1`` computed query by query.
+    """
+    conventions = dict(gain=gain, ties=ties, no_relevant=no_relevant, convention=convention)
+    return evaluate("ndcg", y_true, y_score, qid, k, conventions=conventions, per_query=per_query)
+
+
+@_shared_doc
+def err_score(
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: int | None = None,
+    *,
+    max_grade: float | None = None,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+    per_query: bool = False,
+) -> float | np.ndarray:
+    """Expected reciprocal rank, averaged over queries.
+
+    ``ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i)`` with
+    ``R = (2**g - 1) / 2**g_max`` (Chapelle, Metzler, Zhang & Grinspan, "Expected
+    Reciprocal Rank for Graded Relevance", CIKM 2009, Eq. 4 and §4; the TREC
+    ``gdeval.pl`` definition).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance grades, finite and >= 0.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,) or None
+        Query id of each document.
+    k : int, default=None
+        Cutoff; ``None`` uses whole lists.
+    max_grade : float, default=None
+        ``g_max``; ``None`` takes the largest label in ``y_true``. Pass the dataset's
+        maximum (4 for 0-4 data) when evaluating a subset.
+    {conventions}
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+
+    Notes
+    -----
+    ``gain`` does not apply: ERR's stopping probabilities are defined with
+    ``2**g - 1``. With ``ties="expected"`` the cost is O(m * min(m, k)) per tie
+    block of m documents.
+    """
+    conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
+    return evaluate(
+        "err", y_true, y_score, qid, k, conventions=conventions, per_query=per_query, max_grade=max_grade
+    )
+
+
+@_shared_doc
+def map_score(
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: int | None = None,
+    *,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+    per_query: bool = False,
+) -> float | np.ndarray:
+    """Mean average precision over queries.
+
+    ``AP = (1/R) sum_{r: l_r > 0} P@r`` with ``R`` the number of relevant documents
+    (label > 0) of the query, as in the LETOR scripts and trec_eval. With a cutoff
+    ``k`` only ranks ``r <= k`` contribute and the denominator stays ``R``
+    (trec_eval's ``map_cut``).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance labels, finite and >= 0; label > 0 counts as relevant.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,) or None
+        Query id of each document.
+    k : int, default=None
+        Cutoff.
+    {conventions}
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+    """
+    conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
+    return evaluate("map", y_true, y_score, qid, k, conventions=conventions, per_query=per_query)
+
+
+def average_precision(
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: int | None = None,
+    *,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+) -> np.ndarray:
+    """Average precision of each query: the values :func:`map_score` averages.
+
+    Same parameters as :func:`map_score`. Returns an ndarray of shape (n_queries,),
+    ordered by sorted query id (NaN for queries skipped by ``no_relevant="skip"``).
+    """
+    return map_score(
+        y_true, y_score, qid, k, ties=ties, no_relevant=no_relevant, convention=convention, per_query=True
+    )
+
+
+@_shared_doc
+def precision_at_k(
+    y_true: object,
+    y_score: object,
+    qid: object,
+    k: int = 10,
+    *,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+    per_query: bool = False,
+) -> float | np.ndarray:
+    """Precision at ``k``: the fraction of relevant documents (label > 0) in the top ``k``.
+
+    The denominator is ``k`` even when a query has fewer documents (missing positions
+    count as irrelevant, as in trec_eval and Eval-Score-4.0.pl); under
+    ``convention="letor3"`` such a query scores 0, as in Eval-Score-3.0.pl.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        Relevance labels, finite and >= 0.
+    y_score : array-like of shape (n_samples,)
+        Predicted scores.
+    qid : array-like of shape (n_samples,) or None
+        Query id of each document.
+    k : int, default=10
+        Cutoff.
+    {conventions}
+
+    Returns
+    -------
+    float or ndarray of shape (n_queries,)
+    """
+    conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
+    return evaluate(
+        "precision", y_true, y_score, qid, k, conventions=conventions, per_query=per_query, k_required=True
+    )
+
+
+def describe_metric(
+    metric: str,
+    k: int | None = None,
+    *,
+    convention: str | None = None,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+) -> str:
+    """Name a metric with all its conventions, for tables and logs.
+
+    >>> describe_metric("ndcg", 10, convention="letor4")  # doctest: +ELLIPSIS
+    'NDCG@10 [letor4 preset, gain 2^l-1, discount 1 at r<=2, 1/log2(r) after, ...]'
+    """
+    resolved = resolve_convention(metric, convention=convention, gain=gain, ties=ties, no_relevant=no_relevant)
+    return resolved.describe(_check_cutoff(k))

@@ -1,0 +1,110 @@
+"""Scikit-learn scorers for ranking metrics that request ``qid`` through metadata routing.
+
+With ``sklearn.set_config(enable_metadata_routing=True)``, ``GridSearchCV`` and
+``cross_validate`` hand each scorer the ``qid`` of the rows it scores, because the
+scorer declares ``qid`` as requested in :meth:`RankingScorer.get_metadata_routing`
+(no ``set_score_request`` call needed). Without routing the scorer receives no
+``qid``, treats the whole fold as one query and says so with a
+:class:`~forestrank.MissingQidWarning`.
+"""
+
+from sklearn.utils.metadata_routing import MetadataRequest
+
+from ._conventions import resolve_convention
+from ._ranking import _check_cutoff, evaluate
+
+_SCORABLE = ("ndcg", "err", "map")
+
+
+class RankingScorer:
+    """Callable ``scorer(estimator, X, y_true, qid=None)`` for a ranking metric.
+
+    Build it with :func:`ndcg_scorer`, :func:`err_scorer` or :func:`map_scorer`.
+
+    Parameters
+    ----------
+    metric : {"ndcg", "err", "map"}
+        The metric.
+    k : int or None
+        Cutoff.
+    max_grade : float or None
+        ERR's ``g_max`` (ERR only).
+    **conventions
+        ``convention``, ``gain``, ``ties``, ``no_relevant`` as in the metric functions;
+        ``None`` means the metric's default.
+    """
+
+    def __init__(self, metric: str, k: int | None, *, max_grade: float | None = None, **conventions: object) -> None:
+        if metric not in _SCORABLE:
+            raise ValueError(f"metric must be one of {list(_SCORABLE)}; got {metric!r}.")
+        if max_grade is not None and metric != "err":
+            raise ValueError(f"max_grade applies to ERR only; got it for {metric!r}.")
+        resolve_convention(metric, **conventions)  # fail now on bad options, not in the middle of a search
+        self.metric = metric
+        self.k = _check_cutoff(k)
+        self.max_grade = max_grade
+        self.conventions = {name: value for name, value in conventions.items() if value is not None}
+
+    def __call__(self, estimator: object, X: object, y_true: object, qid: object = None) -> float:
+        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid``."""
+        return evaluate(
+            self.metric,
+            y_true,
+            estimator.predict(X),
+            qid,
+            self.k,
+            conventions=self.conventions,
+            max_grade=self.max_grade,
+            caller=repr(self),
+        )
+
+    def get_metadata_routing(self) -> MetadataRequest:
+        """Request ``qid`` for scoring (scikit-learn metadata routing)."""
+        request = MetadataRequest(owner=self)
+        request.score.add_request(param="qid", alias=True)
+        return request
+
+    def __repr__(self) -> str:
+        options = dict(self.conventions)
+        if self.max_grade is not None:
+            options["max_grade"] = self.max_grade
+        text = "".join(f", {name}={value!r}" for name, value in options.items())
+        return f"{self.metric}_scorer(k={self.k!r}{text})"
+
+
+def ndcg_scorer(
+    k: int | None = 10,
+    *,
+    gain: str | None = None,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+) -> RankingScorer:
+    """Scorer for mean NDCG@k (see :func:`forestrank.metrics.ndcg_score` for the options)."""
+    return RankingScorer("ndcg", k, gain=gain, ties=ties, no_relevant=no_relevant, convention=convention)
+
+
+def err_scorer(
+    k: int | None = 10,
+    *,
+    max_grade: float | None = None,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+) -> RankingScorer:
+    """Scorer for mean ERR@k (see :func:`forestrank.metrics.err_score`).
+
+    Pass the dataset's ``max_grade``: each test fold's own maximum label can differ.
+    """
+    return RankingScorer("err", k, max_grade=max_grade, ties=ties, no_relevant=no_relevant, convention=convention)
+
+
+def map_scorer(
+    k: int | None = None,
+    *,
+    ties: str | None = None,
+    no_relevant: float | str | None = None,
+    convention: str | None = None,
+) -> RankingScorer:
+    """Scorer for MAP (see :func:`forestrank.metrics.map_score`)."""
+    return RankingScorer("map", k, ties=ties, no_relevant=no_relevant, convention=convention)

@@ -1,0 +1,362 @@
+"""forestrank.metrics against independent references, scikit-learn, ranx and hand-computed values."""
+
+import functools
+import math
+import warnings
+
+import numpy as np
+import pytest
+import sklearn.metrics
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import reference
+from forestrank import MissingQidWarning
+from forestrank.metrics import (
+    average_precision,
+    describe_metric,
+    err_score,
+    map_score,
+    ndcg_score,
+    precision_at_k,
+)
+
+TIES = ["expected", "input_order", "pessimistic"]
+
+
+@st.composite
+def rankings(draw, min_size=1, max_size=6, max_queries=4, distinct_scores=False):
+    """Small multi-query rankings with many tied scores, query ids in random order.
+
+    Returns (queries, query_ids): ``queries[i] = (labels, scores)`` is given the id
+    ``query_ids[i]``; rows of a query stay contiguous and in order.
+    """
+    n_queries = draw(st.integers(1, max_queries))
+    queries = []
+    for _ in range(n_queries):
+        size = draw(st.integers(min_size, max_size))
+        labels = draw(st.lists(st.integers(0, 3), min_size=size, max_size=size))
+        if distinct_scores:
+            scores = [float(s) for s in draw(st.permutations(range(size)))]
+        else:
+            scores = [float(s) for s in draw(st.lists(st.integers(0, 3), min_size=size, max_size=size))]
+        queries.append((labels, scores))
+    query_ids = draw(st.permutations(range(100, 100 + n_queries)))
+    return queries, query_ids
+
+
+def flatten(queries, query_ids):
+    y = np.concatenate([labels for labels, _ in queries]).astype(float)
+    s = np.concatenate([scores for _, scores in queries])
+    q = np.concatenate([[qid] * len(labels) for (labels, _), qid in zip(queries, query_ids)])
+    return y, s, q
+
+
+def reference_per_query(queries, query_ids, function, no_relevant=0.0):
+    """Reference values ordered by sorted query id (forestrank's per-query order)."""
+    by_id = sorted(zip(query_ids, queries))
+    values = [function(labels, scores) for _, (labels, scores) in by_id]
+    return np.array([no_relevant if value is None else value for value in values])
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("gain", ["exp", "linear"])
+@pytest.mark.parametrize("k", [None, 1, 3])
+@given(data=rankings())
+def test_ndcg_matches_brute_force_reference(data, ties, gain, k):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    got = ndcg_score(y, s, q, k, gain=gain, ties=ties, per_query=True)
+    expected = reference_per_query(queries, ids, lambda l, sc: reference.ndcg(l, sc, k, gain, "log2", ties))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    assert ndcg_score(y, s, q, k, gain=gain, ties=ties) == pytest.approx(expected.mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("k", [None, 1, 3])
+@pytest.mark.parametrize("max_grade", [None, 5])
+@given(data=rankings())
+def test_err_matches_brute_force_reference(data, ties, k, max_grade):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    got = err_score(y, s, q, k, max_grade=max_grade, ties=ties, per_query=True)
+    dataset_max = max(max(labels) for labels, _ in queries)
+    grade = dataset_max if max_grade is None else max_grade
+    expected = reference_per_query(queries, ids, lambda l, sc: reference.err(l, sc, k, grade, ties))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("k", [None, 1, 3])
+@given(data=rankings())
+def test_average_precision_matches_brute_force_reference(data, ties, k):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    expected = reference_per_query(queries, ids, lambda l, sc: reference.average_precision(l, sc, k, ties))
+    np.testing.assert_allclose(average_precision(y, s, q, k, ties=ties), expected, rtol=1e-12, atol=1e-14)
+    assert map_score(y, s, q, k, ties=ties) == pytest.approx(expected.mean(), rel=1e-12)
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("k", [1, 3, 10])
+@given(data=rankings())
+def test_precision_matches_brute_force_reference(data, ties, k):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    expected = reference_per_query(queries, ids, lambda l, sc: reference.precision(l, sc, k, ties))
+    np.testing.assert_allclose(precision_at_k(y, s, q, k, ties=ties, per_query=True), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 3, 10])
+@given(data=rankings(max_size=12))
+def test_letor_presets_match_reference_definitions(data, k):
+    """letor4: LETOR discount, input order, NDCG@k = 0 below k docs; letor3: P@k = 0 below k docs."""
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    for preset, ndcg_short, precision_short in [("letor4", True, False), ("letor3", False, True)]:
+        ndcg_ref = reference_per_query(
+            queries, ids, lambda l, sc: reference.ndcg(l, sc, k, "exp", "letor", "input_order", ndcg_short)
+        )
+        precision_ref = reference_per_query(
+            queries, ids, lambda l, sc: reference.precision(l, sc, k, "input_order", precision_short)
+        )
+        ap_ref = reference_per_query(queries, ids, lambda l, sc: reference.average_precision(l, sc, None, "input_order"))
+        np.testing.assert_allclose(ndcg_score(y, s, q, k, convention=preset, per_query=True), ndcg_ref, rtol=1e-12)
+        np.testing.assert_allclose(
+            precision_at_k(y, s, q, k, convention=preset, per_query=True), precision_ref, rtol=1e-12
+        )
+        np.testing.assert_allclose(average_precision(y, s, q, convention=preset), ap_ref, rtol=1e-12)
+
+
+@pytest.mark.parametrize("metric", [ndcg_score, functools.partial(err_score, max_grade=3), map_score])
+@given(data=rankings())
+def test_pessimistic_is_the_worst_order_of_tied_documents(data, metric):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    pessimistic = metric(y, s, q, 3, ties="pessimistic", per_query=True)
+    worst = []
+    by_id = sorted(zip(ids, queries))
+    for _, (labels, scores) in by_id:
+        per_order = []
+        for ranked in reference.possible_rankings(labels, scores, "expected"):
+            # Scores that reproduce exactly this order without ties.
+            distinct = -np.arange(len(ranked), dtype=float)
+            per_order.append(metric(np.array(ranked, float), distinct, np.zeros(len(ranked)), 3))
+        worst.append(min(per_order))
+    np.testing.assert_allclose(pessimistic, worst, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("k", [None, 1, 5])
+@given(data=rankings(min_size=2, max_size=8))
+def test_expected_ties_equal_sklearn_tie_averaged_ndcg(data, k):
+    """sklearn's ndcg_score (McSherry & Najork tie averaging) on 2**l - 1 relevances, query by query."""
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    ours = ndcg_score(y, s, q, k, ties="expected", per_query=True)
+    theirs = [
+        sklearn.metrics.ndcg_score([2.0 ** np.array(labels) - 1.0], [scores], k=k, ignore_ties=False)
+        for _, (labels, scores) in sorted(zip(ids, queries))
+    ]
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+
+
+@pytest.fixture(scope="module")
+def ranx():
+    ranx = pytest.importorskip("ranx")
+    return ranx
+
+
+@given(data=rankings(min_size=2, max_size=10, max_queries=5, distinct_scores=True))
+def test_input_order_equals_ranx_on_tie_free_data(ranx, data):
+    queries, ids = data
+    assume(all(max(labels) > 0 for labels, _ in queries))  # ranx has no convention for them
+    y, s, q = flatten(queries, ids)
+    by_id = sorted(zip(ids, queries))  # ranx reports queries in qrels order; ours are sorted ids
+    qrels = ranx.Qrels({str(i): {f"d{j}": int(l) for j, l in enumerate(labels)} for i, (labels, _) in by_id})
+    run = ranx.Run({str(i): {f"d{j}": sc for j, sc in enumerate(scores)} for i, (_, scores) in by_id})
+    names = ["ndcg@5", "ndcg_burges@5", "map", "map@3", "precision@3"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ranx's own numba type-safety warnings
+        theirs = ranx.evaluate(qrels, run, names, return_mean=False)
+    ours = {
+        "ndcg@5": ndcg_score(y, s, q, 5, gain="linear", ties="input_order", per_query=True),
+        "ndcg_burges@5": ndcg_score(y, s, q, 5, gain="exp", ties="input_order", per_query=True),
+        "map": map_score(y, s, q, ties="input_order", per_query=True),
+        "map@3": map_score(y, s, q, 3, ties="input_order", per_query=True),
+        "precision@3": precision_at_k(y, s, q, 3, ties="input_order", per_query=True),
+    }
+    for name in names:
+        np.testing.assert_allclose(ours[name], theirs[name], rtol=1e-12, err_msg=name)
+
+
+# Hand-computed fixtures ---------------------------------------------------------------
+# Query 7: ranked labels 2, 0, 1 (3 documents). Query 9: no relevant document.
+FIXTURE_Y = np.array([2, 0, 1, 0, 0])
+FIXTURE_SCORE = np.array([0.9, 0.5, 0.1, 0.3, 0.2])
+FIXTURE_QID = np.array([7, 7, 7, 9, 9])
+LOG2_3 = math.log2(3)
+
+
+def test_hand_computed_plain_definition():
+    dcg = 3 / 1 + 0 + 1 / 2  # gains 3, 0, 1 at discounts 1/log2(2), 1/log2(3), 1/log2(4)
+    idcg = 3 / 1 + 1 / LOG2_3
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, per_query=True) == pytest.approx([dcg / idcg, 0.0])
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10) == pytest.approx(dcg / idcg / 2)
+    assert map_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, per_query=True) == pytest.approx([(1 + 2 / 3) / 2, 0])
+    err = 3 / 4 + (1 - 3 / 4) * (1 - 0) * (1 / 4) / 3  # g_max = 2: R = 3/4, 0, 1/4
+    assert err_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, per_query=True) == pytest.approx([err, 0])
+    assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 2, per_query=True) == pytest.approx([0.5, 0])
+
+
+def test_hand_computed_letor4():
+    """Eval-Score-4.0.pl: ranks 1-2 undiscounted, NDCG@k = 0 when the query has < k docs."""
+    per_query = ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor4", per_query=True)
+    assert per_query == pytest.approx([0.0, 0.0])  # 3 < 10 documents; no relevant document
+    ndcg2 = (3 + 0) / (3 + 1)  # both ranks undiscounted; ideal order 2, 1
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 2, convention="letor4") == pytest.approx(ndcg2 / 2)
+    ndcg3 = (3 + 0 + 1 / LOG2_3) / (3 + 1 + 0)
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 3, convention="letor4") == pytest.approx(ndcg3 / 2)
+    assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor4") == pytest.approx(0.2 / 2)
+    assert map_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, convention="letor4") == pytest.approx(5 / 6 / 2)
+
+
+def test_hand_computed_letor3():
+    """Eval-Score-3.0.pl: short lists are padded for NDCG, but P@k = 0 below k docs."""
+    ndcg10 = (3 + 0 + 1 / LOG2_3) / 4
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor3") == pytest.approx(ndcg10 / 2)
+    assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor3") == 0.0
+    assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 3, convention="letor3") == pytest.approx(2 / 3 / 2)
+
+
+def test_hand_computed_expected_ties():
+    """Labels 2 and 0 tied at rank 1-2: each position holds the mean gain 1.5."""
+    y, s, q = np.array([2, 0, 1]), np.array([1.0, 1.0, 0.0]), np.zeros(3)
+    dcg = 1.5 * (1 + 1 / LOG2_3) + 1 / 2
+    assert ndcg_score(y, s, q) == pytest.approx(dcg / (3 + 1 / LOG2_3))
+    assert ndcg_score(y, s, q, ties="input_order") == pytest.approx((3 + 0.5) / (3 + 1 / LOG2_3))
+    assert ndcg_score(y, s, q, ties="pessimistic") == pytest.approx((3 / LOG2_3 + 0.5) / (3 + 1 / LOG2_3))
+    # AP: relevant docs {label 2 (tied), label 1 at rank 3}: orders (2,0,1) -> (1 + 2/3)/2, (0,2,1) -> (1/2 + 2/3)/2.
+    assert map_score(y, s, q) == pytest.approx(((1 + 2 / 3) / 2 + (1 / 2 + 2 / 3) / 2) / 2)
+
+
+def test_no_relevant_conventions():
+    kwargs = dict(y_true=FIXTURE_Y, y_score=FIXTURE_SCORE, qid=FIXTURE_QID, k=10)
+    first = ndcg_score(**kwargs, per_query=True)[0]
+    assert ndcg_score(**kwargs, no_relevant=1.0) == pytest.approx((first + 1) / 2)
+    assert ndcg_score(**kwargs, no_relevant="skip") == pytest.approx(first)
+    assert np.isnan(ndcg_score(**kwargs, no_relevant="skip", per_query=True)[1])
+    with pytest.warns(UserWarning, match="Every query was skipped"):
+        assert np.isnan(ndcg_score([0, 0], [1, 2], [1, 1], no_relevant="skip"))
+
+
+@given(data=rankings(max_size=20, max_queries=6))
+def test_properties_bounds_perfect_ranking_and_invariances(data):
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    for ties in TIES:
+        values = ndcg_score(y, s, q, 5, ties=ties, per_query=True)
+        assert np.all((values >= 0) & (values <= 1 + 1e-12))
+        has_relevant = np.array([max(labels) > 0 for _, (labels, _) in sorted(zip(ids, queries))])
+        perfect = ndcg_score(y, y, q, 5, ties=ties, per_query=True)
+        np.testing.assert_allclose(perfect[has_relevant], 1.0, rtol=1e-12)
+    # Relabelling queries (to strings, in another order) does not change the mean.
+    relabelled = np.array([f"query-{1000 - int(v)}" for v in q])
+    for metric in (ndcg_score, err_score, map_score):
+        assert metric(y, s, relabelled, 5) == pytest.approx(metric(y, s, q, 5), rel=1e-12)
+    # Permuting rows does not change any per-query value under expected ties.
+    permutation = np.random.default_rng(len(y)).permutation(len(y))
+    for metric in (ndcg_score, err_score, map_score):
+        np.testing.assert_allclose(
+            metric(y[permutation], s[permutation], q[permutation], 5, per_query=True),
+            metric(y, s, q, 5, per_query=True),
+            rtol=1e-12,
+        )
+
+
+def test_per_query_order_is_sorted_query_id_for_string_ids():
+    y = np.array([1, 0, 0, 1, 2, 0])
+    s = np.array([0.1, 0.9, 0.5, 0.4, 0.8, 0.2])
+    q = np.array(["b", "a", "b", "a", "c", "c"])
+    values = ndcg_score(y, s, q, per_query=True)
+    for position, query in enumerate(["a", "b", "c"]):
+        rows = q == query
+        assert values[position] == ndcg_score(y[rows], s[rows], q[rows])
+
+
+def test_err_max_grade():
+    y, s, q = np.array([1, 0]), np.array([1.0, 0.0]), np.zeros(2)
+    assert err_score(y, s, q) == pytest.approx(0.5)  # g_max = 1 from the data: R = 1/2
+    assert err_score(y, s, q, max_grade=4) == pytest.approx(1 / 16)
+    with pytest.raises(ValueError, match="max_grade"):
+        err_score(y, s, q, max_grade=0.5)
+
+
+def test_missing_qid_warns_and_means_one_query():
+    with pytest.warns(MissingQidWarning, match="ONE query"):
+        value = ndcg_score(FIXTURE_Y, FIXTURE_SCORE, None)
+    assert value == ndcg_score(FIXTURE_Y, FIXTURE_SCORE, np.zeros(5))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        (dict(y_true=[1, -1]), ValueError, "y_true contains negative"),
+        (dict(y_true=[1, np.nan]), ValueError, "y_true contains non-finite"),
+        (dict(y_true=[[1, 0], [0, 1]]), ValueError, "y_true must be 1-D"),
+        (dict(y_true=[]), ValueError, "y_true is empty"),
+        (dict(y_score=[1.0, np.nan]), ValueError, "y_score contains NaN"),
+        (dict(y_score=[1.0]), ValueError, "y_score has 1 entries but y_true has 2"),
+        (dict(qid=[1, 1, 1]), ValueError, "qid has 3 entries but y_true has 2"),
+        (dict(qid=[1.0, np.nan]), ValueError, "qid contains NaN"),
+        (dict(qid=["a", 1]), TypeError, "mixes strings"),
+        (dict(qid=np.array(["a", 1], dtype=object)), TypeError, "mutually comparable"),
+        (dict(k=0), ValueError, "k must be a positive integer"),
+        (dict(k=2.5), ValueError, "k must be a positive integer"),
+        (dict(ties="random"), ValueError, "ties must be one of"),
+        (dict(gain="log"), ValueError, "gain must be one of"),
+        (dict(no_relevant=2), ValueError, "no_relevant must be"),
+        (dict(convention="letor5"), ValueError, "convention must be one of"),
+        (dict(convention="letor4", ties="expected"), ValueError, "fixes ties='input_order'"),
+    ],
+)
+def test_bad_input_errors_name_the_argument(kwargs, error, match):
+    arguments = dict(y_true=[1, 0], y_score=[0.5, 0.1], qid=np.array([1, 1], dtype=object))
+    arguments.update(kwargs)
+    with pytest.raises(error, match=match):
+        ndcg_score(**arguments)
+
+
+def test_preset_accepts_an_agreeing_explicit_option():
+    assert ndcg_score([1, 0], [0.5, 0.1], [1, 1], convention="letor4", ties="input_order") == 1.0
+
+
+def test_inputs_are_not_modified():
+    y, s, q = np.array([2.0, 0.0, 1.0]), np.array([0.1, 0.1, 0.3]), np.array([3, 1, 3])
+    copies = y.copy(), s.copy(), q.copy()
+    for metric in (ndcg_score, err_score, map_score):
+        metric(y, s, q, 2)
+    for original, copy in zip((y, s, q), copies):
+        np.testing.assert_array_equal(original, copy)
+
+
+def test_describe_metric_names_every_convention():
+    assert describe_metric("ndcg", 10) == (
+        "NDCG@10 [gain 2^l-1, discount 1/log2(r+1), ties: expectation over tied orders, no-relevant query = 0]"
+    )
+    text = describe_metric("ndcg", 10, convention="letor4")
+    assert "letor4" in text and "ties: input order" in text and "< 10 docs" in text
+    assert describe_metric("map", no_relevant="skip") == (
+        "MAP [ties: expectation over tied orders, queries without relevant docs skipped]"
+    )
+
+
+def test_large_tie_block_err_stays_in_unit_interval_and_matches_sampling():
+    """A 200-document tie block: the exact expectation against a Monte-Carlo estimate."""
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, 200).astype(float)
+    s = np.zeros(200)
+    q = np.zeros(200)
+    exact = err_score(y, s, q, 20, max_grade=4)
+    samples = [err_score(y, rng.permutation(200).astype(float), q, 20, max_grade=4) for _ in range(4000)]
+    assert 0 <= exact <= 1
+    assert exact == pytest.approx(np.mean(samples), abs=4 * np.std(samples) / np.sqrt(len(samples)))
