@@ -15,13 +15,16 @@ _PUBLIC = {
     "describe_metric": "forestrank.metrics",
     "err_score": "forestrank.metrics",
     "err_scorer": "forestrank.metrics",
+    "load_letor": "forestrank.datasets",
+    "load_letor_fold": "forestrank.datasets",
+    "make_ranking": "forestrank.datasets",
     "map_score": "forestrank.metrics",
     "map_scorer": "forestrank.metrics",
     "ndcg_score": "forestrank.metrics",
     "ndcg_scorer": "forestrank.metrics",
     "precision_at_k": "forestrank.metrics",
 }
-_SUBMODULES = {"metrics"}
+_SUBMODULES = {"datasets", "metrics"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

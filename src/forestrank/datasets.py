@@ -1,0 +1,330 @@
+"""Learning-to-rank data: LETOR/svmlight files with query ids, and a synthetic generator.
+
+:func:`load_letor` reads ``label qid:Q 1:v1 2:v2 ... # comment`` files (LETOR 3.0/4.0,
+MSLR-WEB, Istella, Yahoo! LTR) in time linear in the file size, and the svmlight
+variant without ``qid:`` whose query sizes sit in a ``<file>.query`` companion (one
+group size per line, the LightGBM/RankLib convention). :func:`make_ranking`
+generates graded relevance from a non-linear latent function for tests, benchmarks
+and the demo.
+"""
+
+import bz2
+import gzip
+import hashlib
+import os
+import warnings
+from numbers import Integral, Real
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from . import _svmlight
+from ._common import FLOAT_DTYPE, INDEX_DTYPE
+
+_CACHE_FORMAT = 1
+_INITIAL_SLOW_CAPACITY = 1024
+
+PathLike = str | os.PathLike
+
+
+class LetorFold(NamedTuple):
+    """The three splits of a LETOR fold, each a ``(X, y, qid)`` tuple."""
+
+    train: tuple[np.ndarray, np.ndarray, np.ndarray]
+    vali: tuple[np.ndarray, np.ndarray, np.ndarray]
+    test: tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _read_bytes(path: Path) -> np.ndarray:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as handle:
+            return np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+    if path.suffix == ".bz2":
+        with bz2.open(path, "rb") as handle:
+            return np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+    return np.fromfile(path, dtype=np.uint8)
+
+
+def _parse(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, outputs: tuple | None = None):
+    """Run the parser kernel: a counting scan when ``outputs`` is None, else fill ``(X, y, qid)``."""
+    fill = outputs is not None
+    X, y, qid = outputs if fill else (np.zeros((0, 0)), np.zeros(0), np.zeros(0, dtype=INDEX_DTYPE))
+    status, line, n_rows, n_columns, n_qid_rows, n_slow = _svmlight.parse_svmlight(
+        buffer, fill, zero_based, X, y, qid, slow
+    )
+    if status != _svmlight.OK:
+        raise ValueError(f"{path}:{line}: {_svmlight.ERROR_MESSAGES[status]}.")
+    return n_rows, n_columns, n_qid_rows, n_slow
+
+
+def _parse_file(path: Path, n_features: int | None, zero_based: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    buffer = _read_bytes(path)
+    no_slow = np.zeros((0, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
+    n_rows, n_columns, n_qid_rows, _ = _parse(path, buffer, zero_based, no_slow)
+    if n_rows == 0:
+        raise ValueError(f"{path} holds no data rows.")
+    if n_features is not None and n_columns > n_features:
+        raise ValueError(f"{path} has feature index {n_columns} but n_features={n_features}.")
+    if 0 < n_qid_rows < n_rows:
+        raise ValueError(f"{path}: only {n_qid_rows} of {n_rows} rows carry a qid:; either all or none must.")
+
+    X = np.zeros((n_rows, n_columns if n_features is None else n_features), dtype=FLOAT_DTYPE)
+    y = np.zeros(n_rows, dtype=FLOAT_DTYPE)
+    qid = np.zeros(n_rows, dtype=INDEX_DTYPE)
+    slow = np.zeros((_INITIAL_SLOW_CAPACITY, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
+    n_slow = _parse(path, buffer, zero_based, slow, (X, y, qid))[3]
+    if n_slow > len(slow):  # rare: many numbers off the exact fast path
+        slow = np.zeros((n_slow, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
+        _parse(path, buffer, zero_based, slow, (X, y, qid))
+    for row, column, start, end, line in slow[:n_slow]:
+        text = buffer[start:end].tobytes()
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"{path}:{line}: cannot parse {text.decode(errors='replace')!r} as a number.") from None
+        if column < 0:
+            y[row] = value
+        else:
+            X[row, column] = value
+    return X, y, (qid if n_qid_rows else None)
+
+
+def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
+    sizes = np.loadtxt(query_file, dtype=INDEX_DTYPE, ndmin=1)
+    if (sizes <= 0).any() or sizes.sum() != n_rows:
+        raise ValueError(
+            f"{query_file}: query sizes must be positive and sum to the {n_rows} rows of the data file; "
+            f"they sum to {sizes.sum()}."
+        )
+    return np.repeat(np.arange(len(sizes), dtype=INDEX_DTYPE), sizes)
+
+
+def _cache_file(path: Path, cache: bool | PathLike) -> Path:
+    if cache is True:
+        return path.with_name(path.name + ".forestrank-cache.npz")
+    digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:12]
+    return Path(cache) / f"{path.name}.{digest}.forestrank-cache.npz"
+
+
+def _cache_key(path: Path, query_file: Path | None, n_features: int | None, zero_based: bool) -> np.ndarray:
+    stat = path.stat()
+    query_stat = query_file.stat() if query_file is not None else None
+    return np.array(
+        [
+            _CACHE_FORMAT,
+            stat.st_size,
+            stat.st_mtime_ns,
+            -1 if n_features is None else n_features,
+            int(zero_based),
+            -1 if query_stat is None else query_stat.st_size,
+            -1 if query_stat is None else query_stat.st_mtime_ns,
+        ],
+        dtype=INDEX_DTYPE,
+    )
+
+
+def load_letor(
+    path: PathLike,
+    n_features: int | None = None,
+    *,
+    query_file: PathLike | None = None,
+    zero_based: bool = False,
+    cache: bool | PathLike = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Load a LETOR / svmlight ranking file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Text file (optionally ``.gz`` or ``.bz2``) with lines
+        ``label [qid:Q] index:value ... [# comment]``; blank and comment-only lines
+        are ignored; indices must increase within a line.
+    n_features : int, default=None
+        Number of columns of ``X``; ``None`` uses the largest index in the file.
+        Give it to align files whose last features are all zero.
+    query_file : str or path-like, default=None
+        Group sizes, one per line, in file order, for files without ``qid:``.
+        ``None`` looks for ``<path>.query`` when the file has no ``qid:``.
+    zero_based : bool, default=False
+        Feature indices start at 0. LETOR and svmlight files are 1-based.
+    cache : bool or path-like, default=False
+        Keep a parsed ``.npz`` copy: ``True`` beside the file, or in the given
+        directory. The copy is reused only while the file's size and modification
+        time (and the arguments) are unchanged; an unwritable location only warns.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+        Dense features; absent entries are 0.
+    y : ndarray of shape (n_samples,), float64
+        Relevance labels.
+    qid : ndarray of shape (n_samples,), int64
+        Query id of each row (``0 .. n_groups-1`` when taken from a ``.query`` file).
+
+    Raises
+    ------
+    ValueError
+        Malformed lines (with file and line number), an index beyond
+        ``n_features``, missing query information, or query sizes that do not
+        match the rows.
+    """
+    path = Path(path)
+    if n_features is not None:
+        n_features = _check_positive_int("n_features", n_features)
+    if query_file is None and Path(str(path) + ".query").exists():
+        query_file = Path(str(path) + ".query")
+    query_file = None if query_file is None else Path(query_file)
+
+    cache_file = None
+    if cache is not False:
+        cache_file = _cache_file(path, cache)
+        key = _cache_key(path, query_file, n_features, zero_based)
+        if cache_file.exists():
+            with np.load(cache_file) as stored:
+                if np.array_equal(stored["key"], key):
+                    return stored["X"], stored["y"], stored["qid"]
+
+    X, y, qid = _parse_file(path, n_features, zero_based)
+    if qid is None:
+        if query_file is None:
+            raise ValueError(f"{path} has no qid: fields and no query file ({path}.query or query_file=...).")
+        qid = _read_query_sizes(query_file, len(y))
+
+    if cache_file is not None:
+        try:
+            temporary = cache_file.with_name(cache_file.name + ".tmp.npz")
+            np.savez(temporary, key=key, X=X, y=y, qid=qid)
+            os.replace(temporary, cache_file)
+        except OSError as exc:
+            warnings.warn(f"Could not write the parsed copy {cache_file}: {exc}", UserWarning, stacklevel=2)
+    return X, y, qid
+
+
+def load_letor_fold(
+    folder: PathLike, n_features: int | None = None, *, cache: bool | PathLike = False
+) -> LetorFold:
+    """Load ``train.txt``, ``vali.txt`` and ``test.txt`` of a LETOR fold folder.
+
+    The three matrices get the same number of columns (the largest index over the
+    three files unless ``n_features`` is given).
+
+    Parameters
+    ----------
+    folder : str or path-like
+        E.g. ``.../MQ2008/Fold1``.
+    n_features : int, default=None
+        Number of columns.
+    cache : bool or path-like, default=False
+        See :func:`load_letor`.
+
+    Returns
+    -------
+    LetorFold
+        Named tuple ``(train, vali, test)`` of ``(X, y, qid)`` tuples.
+    """
+    folder = Path(folder)
+    paths = [folder / f"{split}.txt" for split in LetorFold._fields]
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        raise FileNotFoundError(f"LETOR fold files not found: {', '.join(missing)}")
+    splits = [load_letor(path, n_features, cache=cache) for path in paths]
+    width = max(X.shape[1] for X, _, _ in splits)
+    padded = [(np.pad(X, ((0, 0), (0, width - X.shape[1]))), y, qid) for X, y, qid in splits]
+    return LetorFold(*padded)
+
+
+def _check_positive_int(name: str, value: object, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)
+
+
+def make_ranking(
+    n_queries: int = 200,
+    docs_per_query: int | tuple[int, int] = (10, 60),
+    n_features: int = 20,
+    n_grades: int = 5,
+    *,
+    n_informative: int | None = None,
+    noise: float = 0.5,
+    shuffle: bool = False,
+    random_state: int | np.random.RandomState | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Generate a synthetic learning-to-rank problem with graded relevance.
+
+    Each query ``q`` draws an offset ``mu_q ~ N(0, 0.5^2 I)`` shared by its documents'
+    features, ``x = mu_q + N(0, I)`` (query-dependent feature scales, as in LETOR). A
+    latent relevance ``f(x) = w2 . tanh(W1 x_inf) + x_a x_b`` of the informative
+    features (a random one-hidden-layer network plus one interaction) is
+    standardised, shifted by a per-query difficulty ``N(0, 0.5^2)`` and perturbed by
+    ``N(0, noise^2)``. Grades cut the result at global quantiles chosen so that
+    ``P(grade = g)`` is proportional to ``2^-g``: most documents are irrelevant and
+    some queries have no relevant document, as in real LTR data.
+
+    Parameters
+    ----------
+    n_queries : int, default=200
+    docs_per_query : int or (int, int), default=(10, 60)
+        Documents per query, fixed or drawn uniformly from the inclusive range.
+    n_features : int, default=20
+    n_grades : int, default=5
+        Grades ``0 .. n_grades-1``.
+    n_informative : int, default=None
+        Features the latent relevance depends on; ``None`` means
+        ``max(2, n_features // 3)`` (capped at ``n_features``).
+    noise : float, default=0.5
+        Standard deviation of the label noise, relative to the unit-variance signal.
+    shuffle : bool, default=False
+        Shuffle rows so that queries are not contiguous.
+    random_state : int, RandomState instance or None, default=None
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features), float64
+    y : ndarray of shape (n_samples,), int64
+        Grades.
+    qid : ndarray of shape (n_samples,), int64
+    """
+    n_queries = _check_positive_int("n_queries", n_queries)
+    n_features = _check_positive_int("n_features", n_features)
+    n_grades = _check_positive_int("n_grades", n_grades, minimum=2)
+    if isinstance(docs_per_query, Integral):
+        low = high = _check_positive_int("docs_per_query", docs_per_query)
+    else:
+        try:
+            low, high = (int(value) for value in docs_per_query)
+        except (TypeError, ValueError):
+            raise ValueError(f"docs_per_query must be an int or a (low, high) pair; got {docs_per_query!r}.") from None
+        if not 1 <= low <= high:
+            raise ValueError(f"docs_per_query range must satisfy 1 <= low <= high; got {docs_per_query!r}.")
+    if n_informative is None:
+        n_informative = min(n_features, max(2, n_features // 3))
+    n_informative = _check_positive_int("n_informative", n_informative)
+    if n_informative > n_features:
+        raise ValueError(f"n_informative={n_informative} exceeds n_features={n_features}.")
+    if isinstance(noise, bool) or not isinstance(noise, Real) or noise < 0:
+        raise ValueError(f"noise must be a number >= 0; got {noise!r}.")
+    rng = check_random_state(random_state)
+
+    sizes = rng.randint(low, high + 1, size=n_queries)
+    qid = np.repeat(np.arange(n_queries, dtype=INDEX_DTYPE), sizes)
+    X = rng.standard_normal((len(qid), n_features)) + rng.normal(scale=0.5, size=(n_queries, n_features))[qid]
+
+    informative = X[:, rng.permutation(n_features)[:n_informative]]
+    n_hidden = 2 * n_informative
+    hidden = np.tanh(informative @ (rng.standard_normal((n_informative, n_hidden)) / np.sqrt(n_informative)))
+    latent = hidden @ rng.standard_normal(n_hidden)
+    if n_informative > 1:
+        latent += informative[:, 0] * informative[:, 1]
+    latent = (latent - latent.mean()) / latent.std()
+    latent += rng.normal(scale=0.5, size=n_queries)[qid] + noise * rng.standard_normal(len(qid))
+
+    shares = 0.5 ** np.arange(n_grades)
+    thresholds = np.quantile(latent, np.cumsum(shares)[:-1] / shares.sum())
+    y = np.searchsorted(thresholds, latent, side="right").astype(INDEX_DTYPE)
+    if shuffle:
+        permutation = rng.permutation(len(qid))
+        X, y, qid = X[permutation], y[permutation], qid[permutation]
+    return X, y, qid

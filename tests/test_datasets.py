@@ -1,0 +1,249 @@
+"""forestrank.datasets: the LETOR/svmlight loader and the synthetic generator."""
+
+import gzip
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+from sklearn.datasets import load_svmlight_file
+
+from forestrank import load_letor, load_letor_fold, make_ranking
+from forestrank import datasets as datasets_module
+
+# Row / query counts of ../shared/datasets/MQ2008 (its README).
+MQ2008_COUNTS = {
+    1: {"train": (9630, 471), "vali": (2707, 157), "test": (2874, 156)},
+    2: {"train": (9404, 471), "vali": (2874, 156), "test": (2933, 157)},
+    3: {"train": (8643, 470), "vali": (2933, 157), "test": (3635, 157)},
+    4: {"train": (8514, 470), "vali": (3635, 157), "test": (3062, 157)},
+    5: {"train": (9442, 470), "vali": (3062, 157), "test": (2707, 157)},
+}
+
+
+@pytest.mark.dataset
+def test_mq2008_all_fifteen_files_match_the_published_counts(mq2008):
+    test_labels, test_queries = [], []
+    for fold, splits in MQ2008_COUNTS.items():
+        loaded = load_letor_fold(mq2008 / f"Fold{fold}")
+        for split, (n_rows, n_queries) in splits.items():
+            X, y, qid = getattr(loaded, split)
+            assert X.shape == (n_rows, 46), (fold, split)
+            assert len(np.unique(qid)) == n_queries, (fold, split)
+            assert set(np.unique(y)) <= {0.0, 1.0, 2.0}
+        test_labels.append(loaded.test[1])
+        test_queries.append(loaded.test[2])
+    # The five test sets partition the collection.
+    labels, queries = np.concatenate(test_labels), np.concatenate(test_queries)
+    assert len(labels) == 15211 and len(np.unique(queries)) == 784
+    assert np.bincount(labels.astype(int)).tolist() == [12279, 2001, 931]
+    assert (queries.min(), queries.max()) == (10002, 19997)
+
+
+@pytest.mark.dataset
+def test_mq2008_equals_sklearn_loader(mq2008):
+    path = mq2008 / "Fold1" / "vali.txt"
+    X, y, qid = load_letor(path)
+    X_ref, y_ref, qid_ref = load_svmlight_file(str(path), query_id=True)
+    np.testing.assert_array_equal(X, X_ref.toarray())
+    np.testing.assert_array_equal(y, y_ref)
+    np.testing.assert_array_equal(qid, qid_ref)
+
+
+@pytest.mark.dataset
+def test_lambdarank_example_reads_query_sizes_from_companion_file(lambdarank_example):
+    X, y, qid = load_letor(lambdarank_example / "rank.train")
+    X_ref, y_ref = load_svmlight_file(str(lambdarank_example / "rank.train"))
+    assert X.shape[0] == 3005 and len(np.unique(qid)) == 201
+    np.testing.assert_array_equal(X[:, : X_ref.shape[1]], X_ref.toarray())
+    np.testing.assert_array_equal(y, y_ref)
+    sizes = np.loadtxt(lambdarank_example / "rank.train.query", dtype=int)
+    np.testing.assert_array_equal(np.unique(qid, return_counts=True)[1], sizes)
+    X_test, _, qid_test = load_letor(lambdarank_example / "rank.test", n_features=X.shape[1])
+    assert X_test.shape == (768, X.shape[1]) and len(np.unique(qid_test)) == 50
+
+
+def write(tmp_path, text, name="data.txt"):
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    return path
+
+
+def test_comments_blank_lines_crlf_and_tabs(tmp_path):
+    path = write(
+        tmp_path,
+        "# header comment\r\n2 qid:5 1:0.5 3:-1.25 # docid = a\r\n\r\n   \n0\tqid:5\t2:3e2\n1 qid:7 # only label\n",
+    )
+    X, y, qid = load_letor(path)
+    np.testing.assert_array_equal(X, [[0.5, 0, -1.25], [0, 300.0, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(y, [2, 0, 1])
+    np.testing.assert_array_equal(qid, [5, 5, 7])
+
+
+def test_numbers_off_the_fast_path_equal_python_float(tmp_path):
+    tokens = ["0.12345678901234567890", "1e-30", "-0.5e+3", "123456789012345678", "7.", ".25", "nan", "inf", "1E400"]
+    line = "1 qid:1 " + " ".join(f"{i + 1}:{token}" for i, token in enumerate(tokens))
+    X, _, _ = load_letor(write(tmp_path, line + "\n"))
+    np.testing.assert_array_equal(X[0], [float(token) for token in tokens])
+
+
+def test_more_deferred_numbers_than_the_initial_capacity(tmp_path):
+    values = [f"0.{i:020d}1" for i in range(3000)]  # 22 significant digits: all deferred
+    path = write(tmp_path, "".join(f"0 qid:1 1:{value}\n" for value in values))
+    X, _, _ = load_letor(path)
+    np.testing.assert_array_equal(X[:, 0], [float(value) for value in values])
+
+
+@given(
+    X=hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=2, max_dims=2, max_side=8),
+        elements=st.floats(allow_nan=False, allow_infinity=False, width=64),
+    ),
+    data=st.data(),
+)
+def test_round_trip_of_random_matrices(tmp_path_factory, X, data):
+    y = data.draw(hnp.arrays(np.int64, X.shape[0], elements=st.integers(0, 4)))
+    qid = np.sort(data.draw(hnp.arrays(np.int64, X.shape[0], elements=st.integers(-5, 5))))
+    lines = []
+    for row in range(X.shape[0]):
+        features = " ".join(f"{j + 1}:{float(X[row, j])!r}" for j in range(X.shape[1]) if X[row, j] != 0)
+        lines.append(f"{y[row]} qid:{qid[row]} {features}\n")
+    path = tmp_path_factory.mktemp("roundtrip") / "data.txt"
+    path.write_text("".join(lines))
+    X_read, y_read, qid_read = load_letor(path, n_features=X.shape[1])
+    np.testing.assert_array_equal(X_read, X + 0.0)  # -0.0 written as absent
+    np.testing.assert_array_equal(y_read, y)
+    np.testing.assert_array_equal(qid_read, qid)
+
+
+@pytest.mark.parametrize(
+    ("text", "kwargs", "match"),
+    [
+        ("1 qid:1 1:0.5 x\n", {}, r"data.txt:1: expected 'index:value'"),
+        ("1 qid:1 1:0.5\n1 qid:1 a:0.5\n", {}, r"data.txt:2: feature index is not"),
+        ("1 qid:1 0:0.5\n", {}, r"data.txt:1: feature index 0 in a 1-based file"),
+        ("1 qid:1 3:0.5 2:0.1\n", {}, r"data.txt:1: feature indices must be strictly increasing"),
+        ("1 qid:a 1:0.5\n", {}, r"data.txt:1: qid must be an integer"),
+        ("1 1:0.5 qid:3\n", {}, r"data.txt:1: qid must be an integer, given once, right after the label"),
+        ("1 qid:1 1:0.5\n\n1 qid:1 2:abc\n", {}, r"data.txt:3: cannot parse 'abc' as a number"),
+        ("x qid:1 1:0.5\n", {}, r"data.txt:1: cannot parse 'x' as a number"),
+        ("1 qid:1 5:0.5\n", {"n_features": 3}, r"feature index 5 but n_features=3"),
+        ("1 qid:1 1:0.5\n1 1:0.5\n", {}, r"only 1 of 2 rows carry a qid"),
+        ("1 1:0.5\n", {}, r"no qid: fields and no query file"),
+        ("# nothing\n\n", {}, r"holds no data rows"),
+        ("1 qid:1 1:0.5\n", {"n_features": 0}, r"n_features must be an integer >= 1"),
+    ],
+)
+def test_malformed_files_raise_with_file_and_line(tmp_path, text, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        load_letor(write(tmp_path, text), **kwargs)
+
+
+def test_zero_based_indices(tmp_path):
+    X, _, _ = load_letor(write(tmp_path, "1 qid:1 0:0.5 2:1.5\n"), zero_based=True)
+    np.testing.assert_array_equal(X, [[0.5, 0.0, 1.5]])
+
+
+def test_query_file_sizes_must_match_rows(tmp_path):
+    path = write(tmp_path, "1 1:0.5\n0 1:0.1\n2 2:0.3\n")
+    write(tmp_path, "2\n1\n", name="data.txt.query")
+    _, _, qid = load_letor(path)
+    np.testing.assert_array_equal(qid, [0, 0, 1])
+    explicit = write(tmp_path, "1\n1\n", name="sizes.txt")
+    with pytest.raises(ValueError, match="sum to the 3 rows"):
+        load_letor(path, query_file=explicit)
+
+
+def test_gzip_input(tmp_path):
+    path = tmp_path / "data.txt.gz"
+    with gzip.open(path, "wt") as handle:
+        handle.write("2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
+    X, y, qid = load_letor(path)
+    np.testing.assert_array_equal(X, [[0.25, 0], [0, 0.75]])
+    np.testing.assert_array_equal(qid, [3, 3])
+
+
+def test_cache_is_reused_only_while_the_file_is_unchanged(tmp_path, monkeypatch):
+    path = write(tmp_path, "2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
+    first = load_letor(path, cache=True)
+    assert (tmp_path / "data.txt.forestrank-cache.npz").exists()
+
+    def parse_forbidden(*args):
+        raise AssertionError("the cache should have been used")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(datasets_module, "_parse_file", parse_forbidden)
+        for cached, fresh in zip(load_letor(path, cache=True), first):
+            np.testing.assert_array_equal(cached, fresh)
+        with pytest.raises(AssertionError, match="cache should have been used"):
+            load_letor(path, n_features=5, cache=True)  # other arguments: other key
+
+    path.write_text("1 qid:4 1:9.5\n")
+    os.utime(path, ns=(1, 1))
+    X, y, qid = load_letor(path, cache=True)
+    np.testing.assert_array_equal(X, [[9.5]])
+    cache_dir = tmp_path / "cache"
+    cache_dir.mkdir()
+    load_letor(path, cache=cache_dir)
+    assert len(list(cache_dir.glob("data.txt.*.forestrank-cache.npz"))) == 1
+
+
+def test_unwritable_cache_location_only_warns(tmp_path):
+    path = write(tmp_path, "2 qid:3 1:0.25\n")
+    with pytest.warns(UserWarning, match="Could not write the parsed copy"):
+        X, _, _ = load_letor(path, cache=tmp_path / "does-not-exist")
+    np.testing.assert_array_equal(X, [[0.25]])
+
+
+def test_fold_loader_aligns_feature_counts(tmp_path):
+    write(tmp_path, "1 qid:1 1:0.5 4:1\n", name="train.txt")
+    write(tmp_path, "1 qid:2 2:0.5\n", name="vali.txt")
+    write(tmp_path, "0 qid:3 1:0.1\n", name="test.txt")
+    fold = load_letor_fold(tmp_path)
+    assert [split[0].shape for split in fold] == [(1, 4), (1, 4), (1, 4)]
+    np.testing.assert_array_equal(fold.vali[0], [[0, 0.5, 0, 0]])
+    (tmp_path / "vali.txt").unlink()
+    with pytest.raises(FileNotFoundError, match="vali.txt"):
+        load_letor_fold(tmp_path)
+
+
+def test_make_ranking_shapes_determinism_and_label_distribution():
+    X, y, qid = make_ranking(n_queries=300, docs_per_query=(5, 40), n_features=12, n_grades=5, random_state=3)
+    assert X.shape == (len(y), 12) and X.dtype == np.float64
+    assert y.dtype == np.int64 and qid.dtype == np.int64
+    sizes = np.unique(qid, return_counts=True)[1]
+    assert len(sizes) == 300 and sizes.min() >= 5 and sizes.max() <= 40
+    counts = np.bincount(y, minlength=5)
+    assert counts[0] > counts[1] > counts[2] > counts[3] > counts[4] > 0
+    per_query_max = np.array([y[qid == q].max() for q in np.unique(qid)])
+    assert (per_query_max == 0).any() and (per_query_max > 0).any()
+    again = make_ranking(n_queries=300, docs_per_query=(5, 40), n_features=12, n_grades=5, random_state=3)
+    for first, second in zip((X, y, qid), again):
+        np.testing.assert_array_equal(first, second)
+
+
+def test_make_ranking_shuffle_permutes_rows_and_fixed_sizes():
+    plain = make_ranking(n_queries=20, docs_per_query=7, random_state=0)
+    shuffled = make_ranking(n_queries=20, docs_per_query=7, random_state=0, shuffle=True)
+    assert np.bincount(plain[2]).tolist() == [7] * 20
+    assert not np.array_equal(plain[2], shuffled[2])
+    assert sorted(map(tuple, plain[0])) == sorted(map(tuple, shuffled[0]))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_queries": 0}, "n_queries must be an integer >= 1"),
+        ({"docs_per_query": (5, 2)}, "1 <= low <= high"),
+        ({"docs_per_query": "many"}, "docs_per_query must be an int or a"),
+        ({"n_grades": 1}, "n_grades must be an integer >= 2"),
+        ({"n_features": 3, "n_informative": 4}, "n_informative=4 exceeds n_features=3"),
+        ({"noise": -1.0}, "noise must be a number >= 0"),
+    ],
+)
+def test_make_ranking_rejects_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_ranking(**kwargs)
