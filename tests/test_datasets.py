@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.datasets import load_svmlight_file
 
-from forestrank import load_letor, load_letor_fold, make_ranking
+from forestrank import DummyRanker, load_letor, load_letor_fold, make_ranking
 from forestrank import datasets as datasets_module
 
 # Row / query counts of ../shared/datasets/MQ2008 (its README).
@@ -231,6 +231,13 @@ def test_make_ranking_shuffle_permutes_rows_and_fixed_sizes():
     assert np.bincount(plain[2]).tolist() == [7] * 20
     assert not np.array_equal(plain[2], shuffled[2])
     assert sorted(map(tuple, plain[0])) == sorted(map(tuple, shuffled[0]))
+
+
+def test_make_ranking_is_learnable_beyond_a_random_order():
+    X, y, qid = make_ranking(n_queries=200, n_features=9, random_state=1)
+    best = DummyRanker().fit(X, y, qid=qid).score(X, y, qid=qid)
+    random_order = DummyRanker(strategy="constant").fit(X, y, qid=qid).score(X, y, qid=qid)
+    assert best > random_order + 0.05
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,10 @@ from importlib import import_module
 from ._version import __version__
 
 _PUBLIC = {
+    "DummyRanker": "forestrank.dummy",
     "MissingQidWarning": "forestrank._queries",
+    "QueryKFold": "forestrank.model_selection",
+    "QueryShuffleSplit": "forestrank.model_selection",
     "average_precision": "forestrank.metrics",
     "describe_metric": "forestrank.metrics",
     "err_score": "forestrank.metrics",
@@ -24,7 +27,7 @@ _PUBLIC = {
     "ndcg_scorer": "forestrank.metrics",
     "precision_at_k": "forestrank.metrics",
 }
-_SUBMODULES = {"datasets", "metrics"}
+_SUBMODULES = {"datasets", "dummy", "ensemble", "metrics", "model_selection"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

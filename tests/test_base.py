@@ -1,0 +1,205 @@
+"""The ranking contract of ARCHITECTURE.md §1, exercised through DummyRanker."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, cross_validate
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from forestrank import DummyRanker, MissingQidWarning, QueryKFold, make_ranking, ndcg_score, ndcg_scorer
+from forestrank.ensemble import BaseRanker
+
+NOT_ADDITIVE = (
+    "ranking metrics are per query, not sums over documents: repeating a document changes its "
+    "query's ideal DCG, so an integer weight (which weighs the query) cannot equal repetition"
+)
+
+
+def expected_failed_checks(estimator):
+    if estimator.strategy == "best_feature":
+        return {"check_sample_weight_equivalence_on_dense_data": NOT_ADDITIVE}
+    return {}
+
+
+@parametrize_with_checks(
+    [DummyRanker(), DummyRanker(strategy="constant")], expected_failed_checks=expected_failed_checks
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=60, docs_per_query=(5, 30), n_features=8, random_state=0)
+
+
+def test_query_ids_in_any_order_and_type_give_the_same_model(data):
+    X, y, qid = data
+    reference = DummyRanker().fit(X, y, qid=qid)
+    permutation = np.random.default_rng(0).permutation(len(y))
+    string_ids = np.array([f"q{value:03d}" for value in qid])
+    shuffled = DummyRanker().fit(X[permutation], y[permutation], qid=string_ids[permutation])
+    assert (shuffled.feature_, shuffled.feature_sign_) == (reference.feature_, reference.feature_sign_)
+    assert shuffled.train_score_ == pytest.approx(reference.train_score_, rel=1e-12)
+    np.testing.assert_array_equal(shuffled.predict(X[permutation]), reference.predict(X)[permutation])
+
+
+def test_score_is_mean_ndcg_at_10_under_the_default_convention(data):
+    X, y, qid = data
+    ranker = DummyRanker().fit(X, y, qid=qid)
+    assert ranker.score(X, y, qid=qid) == ndcg_score(y, ranker.predict(X), qid, 10)
+    with pytest.warns(MissingQidWarning, match="DummyRanker.score got no qid"):
+        assert ranker.score(X, y) == ndcg_score(y, ranker.predict(X), np.zeros(len(y)), 10)
+
+
+def test_missing_qid_in_fit_warns_and_uses_one_query(data):
+    X, y, _ = data
+    with pytest.warns(MissingQidWarning, match="DummyRanker.fit got no qid"):
+        DummyRanker().fit(X, y)
+
+
+def test_metadata_routing_requests_qid_by_default():
+    routing = DummyRanker().get_metadata_routing()
+    assert routing.fit.requests["qid"] is True
+    assert routing.score.requests["qid"] is True
+    assert routing.fit.requests["sample_weight"] is None  # sklearn's default: opt-in
+
+
+def test_architecture_gridsearch_recipe_routes_qid_everywhere(data):
+    X, y, qid = data
+    grid = {"dummyranker__strategy": ["constant", "best_feature"], "dummyranker__k": [5, 10]}
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)  # qid must reach fit, split and score
+        search = GridSearchCV(
+            make_pipeline(StandardScaler(), DummyRanker()), grid, cv=QueryKFold(5), scoring=ndcg_scorer(10)
+        )
+        search.fit(X, y, qid=qid)
+    assert search.best_params_["dummyranker__strategy"] == "best_feature"
+    # Each fold's score is the per-query mean NDCG@10 of that fold's test queries.
+    best = search.best_index_
+    for fold, (train, test) in enumerate(QueryKFold(5).split(X, qid=qid)):
+        model = make_pipeline(StandardScaler(), DummyRanker(k=search.best_params_["dummyranker__k"]))
+        model.fit(X[train], y[train], dummyranker__qid=qid[train])
+        expected = ndcg_score(y[test], model.predict(X[test]), qid[test], 10)
+        assert search.cv_results_[f"split{fold}_test_score"][best] == pytest.approx(expected, rel=1e-12)
+
+
+def test_cross_validate_with_routing(data):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        result = cross_validate(
+            DummyRanker(), X, y, params={"qid": qid}, cv=QueryKFold(3), scoring={"ndcg": ndcg_scorer(10)}
+        )
+    assert len(result["test_ndcg"]) == 3 and np.all(result["test_ndcg"] > 0)
+
+
+def test_scorer_without_routing_warns_loudly(data):
+    X, y, qid = data
+    search = GridSearchCV(DummyRanker(), {"k": [10]}, cv=QueryKFold(3), scoring=ndcg_scorer(10))
+    with pytest.warns(MissingQidWarning, match=r"ndcg_scorer\(k=10\) got no qid"):
+        search.fit(X, y, groups=qid, qid=qid)
+
+
+def test_pickle_and_clone_round_trip(data):
+    X, y, qid = data
+    ranker = DummyRanker(k=5).fit(X, y, qid=qid)
+    restored = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_array_equal(restored.predict(X), ranker.predict(X))
+    fresh = clone(ranker)
+    assert fresh.get_params() == ranker.get_params() and not hasattr(fresh, "feature_")
+    scorer = pickle.loads(pickle.dumps(ndcg_scorer(5, convention="letor4")))
+    assert repr(scorer) == "ndcg_scorer(k=5, convention='letor4')"
+    assert scorer(ranker, X, y, qid) == ndcg_score(y, ranker.predict(X), qid, 5, convention="letor4")
+
+
+def test_pandas_input_records_feature_names(data):
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    ranker = DummyRanker().fit(frame, pd.Series(y), qid=pd.Series(qid))
+    np.testing.assert_array_equal(ranker.feature_names_in_, frame.columns)
+    with pytest.warns(UserWarning, match="feature names"):
+        ranker.predict(X)
+
+
+def test_inputs_are_never_modified_and_read_only_inputs_work(data):
+    X, y, qid = data
+    permutation = np.random.default_rng(1).permutation(len(y))
+    arrays = [X[permutation], y[permutation].astype(float), qid[permutation], np.linspace(0.5, 2, len(y))]
+    copies = [array.copy() for array in arrays]
+    for array in arrays:
+        array.setflags(write=False)
+    ranker = DummyRanker().fit(arrays[0], arrays[1], qid=arrays[2], sample_weight=arrays[3])
+    ranker.predict(arrays[0])
+    ranker.score(arrays[0], arrays[1], qid=arrays[2])
+    for array, copy in zip(arrays, copies):
+        np.testing.assert_array_equal(array, copy)
+
+
+def test_sample_weight_weighs_queries():
+    # Feature 0 ranks query 1 perfectly and query 2 backwards; feature 1 the opposite.
+    X = np.array([[1, 0], [0, 1], [0, 1], [1, 0]], dtype=float)
+    y = np.array([1, 0, 1, 0])
+    qid = np.array([1, 1, 2, 2])
+    heavy_first = DummyRanker().fit(X, y, qid=qid, sample_weight=[3, 3, 1, 1])
+    heavy_second = DummyRanker().fit(X, y, qid=qid, sample_weight=[1, 1, 3, 3])
+    assert (heavy_first.feature_, heavy_first.feature_sign_) == (0, 1.0)
+    assert heavy_second.feature_sign_ * X[:, heavy_second.feature_] @ [0, 0, 1, -1] > 0
+
+
+class GradedRanker(BaseRanker):
+    """Minimal ranker that needs integer grades, to test the grade checks of the base class."""
+
+    _requires_grades = True
+
+    def fit(self, X, y, qid=None, sample_weight=None):
+        self._validate_training_data(X, y, qid, sample_weight)
+        return self
+
+
+@pytest.mark.parametrize(
+    ("estimator", "change", "error", "match"),
+    [
+        (DummyRanker(), dict(y=np.arange(5)), ValueError, "y has 5 entries but X has 6 rows"),
+        (DummyRanker(), dict(qid=np.zeros(5)), ValueError, "qid has 5 entries but X has 6 rows"),
+        (DummyRanker(), dict(sample_weight=np.ones(5)), ValueError, "sample_weight has 5 entries but X has 6"),
+        (DummyRanker(), dict(sample_weight=-np.ones(6)), ValueError, "sample_weight contains negative"),
+        (DummyRanker(), dict(sample_weight=np.zeros(6)), ValueError, "sample_weight is zero everywhere"),
+        (DummyRanker(), dict(sample_weight=np.full(6, np.nan)), ValueError, "sample_weight contains non-finite"),
+        (DummyRanker(), dict(y=[0, 1, np.inf, 0, 1, 0]), ValueError, "y contains non-finite"),
+        (DummyRanker(), dict(y=[0, 1, -1, 0, 1, 0]), ValueError, "y contains negative"),
+        (DummyRanker(), dict(y=None), ValueError, "requires y to be passed"),
+        (GradedRanker(), dict(y=[0, 1, 0.5, 0, 1, 0]), ValueError, "y must hold integer relevance grades"),
+        (DummyRanker(), dict(X=np.full((6, 2), np.inf)), ValueError, "Input X contains infinity"),
+        (DummyRanker(), dict(X=np.full((6, 2), np.nan)), ValueError, "Input X contains NaN"),
+        (DummyRanker(), dict(X=np.zeros((0, 2)), y=[], qid=[]), ValueError, "0 sample"),
+        (DummyRanker(strategy="random"), {}, ValueError, "'strategy' parameter of DummyRanker"),
+        (DummyRanker(k=0), {}, ValueError, "'k' parameter of DummyRanker"),
+    ],
+)
+def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, match):
+    arguments = dict(X=np.arange(12.0).reshape(6, 2), y=[0, 1, 2, 0, 1, 0], qid=[1, 1, 1, 2, 2, 2])
+    arguments.update(change)
+    with pytest.raises(error, match=match):
+        estimator.fit(**arguments)
+
+
+def test_grades_are_accepted_as_integer_valued_floats():
+    GradedRanker().fit(np.zeros((3, 1)), np.array([0.0, 2.0, 1.0]), qid=[1, 1, 1])
+
+
+def test_predict_checks_fitted_and_feature_count(data):
+    X, y, qid = data
+    with pytest.raises(sklearn.exceptions.NotFittedError):
+        DummyRanker().predict(X)
+    ranker = DummyRanker().fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="X has 3 features, but DummyRanker is expecting 8 features"):
+        ranker.predict(X[:, :3])

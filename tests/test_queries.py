@@ -1,0 +1,76 @@
+"""forestrank._queries: grouping rows by query id."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from forestrank import MissingQidWarning
+from forestrank._queries import group_queries
+
+
+@given(qid=hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-3, 6)))
+def test_grouping_is_a_stable_sort_and_ungroup_inverts_it(qid):
+    groups = group_queries(qid, len(qid), caller="test")
+    rows = np.arange(len(qid))
+    grouped_rows = groups.group(rows)
+    np.testing.assert_array_equal(groups.query_ids, np.unique(qid))
+    for position, query in enumerate(groups.query_ids):
+        block = grouped_rows[groups.query_boundaries[position] : groups.query_boundaries[position + 1]]
+        np.testing.assert_array_equal(block, np.flatnonzero(qid == query))  # contiguous, input order kept
+    np.testing.assert_array_equal(groups.ungroup(grouped_rows), rows)
+    np.testing.assert_array_equal(groups.query_ids[groups.query_index()], qid)
+    assert groups.query_sizes().sum() == len(qid) == groups.n_samples
+
+
+def test_already_grouped_increasing_ids_need_no_reordering():
+    groups = group_queries(np.array([3, 3, 5, 9, 9, 9]), 6, caller="test")
+    assert groups.order is None
+    np.testing.assert_array_equal(groups.query_boundaries, [0, 2, 3, 6])
+    values = np.arange(6.0)
+    assert groups.group(values) is values and groups.ungroup(values) is values
+
+
+def test_contiguous_but_decreasing_ids_are_reordered_by_id():
+    groups = group_queries(np.array([9, 9, 3]), 3, caller="test")
+    np.testing.assert_array_equal(groups.query_ids, [3, 9])
+    np.testing.assert_array_equal(groups.order, [2, 0, 1])
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [
+        np.array(["b", "a", "b"]),
+        np.array(["b", "a", "b"], dtype=object),
+        pd.Series(["b", "a", "b"]),
+        pd.Series(pd.Categorical(["b", "a", "b"])),
+        [b"b", b"a", b"b"],
+    ],
+)
+def test_string_like_query_ids(qid):
+    groups = group_queries(qid, 3, caller="test")
+    np.testing.assert_array_equal(groups.order, [1, 0, 2])
+    np.testing.assert_array_equal(groups.query_boundaries, [0, 1, 3])
+
+
+def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
+    with pytest.warns(MissingQidWarning, match="SomeRanker.fit got no qid: all 4 rows are treated as ONE query"):
+        groups = group_queries(None, 4, caller="SomeRanker.fit")
+    np.testing.assert_array_equal(groups.query_boundaries, [0, 4])
+
+
+@pytest.mark.parametrize(
+    ("qid", "error", "match"),
+    [
+        (np.zeros((3, 1)), ValueError, r"qid must be a 1-D array"),
+        (np.zeros(2), ValueError, r"qid has 2 entries but X has 3 rows"),
+        (np.array([1.0, np.nan, 1.0]), ValueError, "qid contains NaN"),
+        (np.array([1, "a", None], dtype=object), TypeError, "mutually comparable"),
+        ([1, "a", 2], TypeError, "mixes strings with other types"),
+    ],
+)
+def test_bad_query_ids(qid, error, match):
+    with pytest.raises(error, match=match):
+        group_queries(qid, 3, caller="test")
