@@ -178,7 +178,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         end = block_starts[b + 1]
         size = end - start
         if size == 1:
-            stop = (2.0 ** ranked[start] - 1.0) / scale
+            stop = gain(ranked[start], GAIN_EXP) / scale
             total += reach * stop / (start + 1)
             reach *= 1.0 - stop
             continue
@@ -187,7 +187,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         subset_mean[0] = 1.0
         block_continue = 1.0
         for i in range(1, size + 1):
-            keep = 1.0 - (2.0 ** ranked[start + i - 1] - 1.0) / scale
+            keep = 1.0 - gain(ranked[start + i - 1], GAIN_EXP) / scale
             block_continue *= keep
             for j in range(min(i, depth), 0, -1):
                 subset_mean[j] = ((i - j) * subset_mean[j] + j * keep * subset_mean[j - 1]) / i
@@ -200,6 +200,16 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
 
 
 @jit(inline="always")
+def _relevant_in(ranked, start, end):
+    """Number of documents with label > 0 at ranked positions ``start:end`` (float64)."""
+    count = 0.0
+    for p in range(start, end):
+        if ranked[p] > 0.0:
+            count += 1.0
+    return count
+
+
+@jit(inline="always")
 def _average_precision(ranked, block_starts, n_blocks, cutoff, n_relevant):
     total = 0.0
     relevant_above = 0.0
@@ -209,10 +219,7 @@ def _average_precision(ranked, block_starts, n_blocks, cutoff, n_relevant):
             break
         end = block_starts[b + 1]
         size = end - start
-        in_block = 0.0
-        for p in range(start, end):
-            if ranked[p] > 0.0:
-                in_block += 1.0
+        in_block = _relevant_in(ranked, start, end)
         if in_block > 0.0:
             p_one = in_block / size
             p_two = 0.0
@@ -232,11 +239,7 @@ def _precision(ranked, block_starts, n_blocks, cutoff, denominator):
         if start >= cutoff:
             break
         end = block_starts[b + 1]
-        in_block = 0.0
-        for p in range(start, end):
-            if ranked[p] > 0.0:
-                in_block += 1.0
-        hits += in_block / (end - start) * (min(end, cutoff) - start)
+        hits += _relevant_in(ranked, start, end) / (end - start) * (min(end, cutoff) - start)
     return hits / denominator
 
 
