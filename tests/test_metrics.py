@@ -360,3 +360,43 @@ def test_large_tie_block_err_stays_in_unit_interval_and_matches_sampling():
     samples = [err_score(y, rng.permutation(200).astype(float), q, 20, max_grade=4) for _ in range(4000)]
     assert 0 <= exact <= 1
     assert exact == pytest.approx(np.mean(samples), abs=4 * np.std(samples) / np.sqrt(len(samples)))
+
+
+# LightGBM and XGBoost define the same NDCG --------------------------------------------
+# Their training-time metrics evaluate init_score / base_margin plus one tree; a tree that
+# cannot split adds the same constant to every document, so the ranking (ties included)
+# is exactly the scores we pass.
+
+
+@pytest.fixture(scope="module")
+def tie_heavy_ranking():
+    from forestrank import make_ranking
+
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=(2, 40), n_features=3, random_state=5)
+    scores = np.round(X[:, 0], 1)  # many ties
+    return X, y, qid, scores
+
+
+def test_lightgbm_ndcg_is_input_order_with_no_relevant_one(tie_heavy_ranking):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid, scores = tie_heavy_ranking
+    sizes = np.unique(qid, return_counts=True)[1]
+    data = lightgbm.Dataset(X, y, group=sizes, init_score=scores)
+    params = dict(objective="lambdarank", metric="ndcg", eval_at=[1, 5, 10], min_data_in_leaf=10**6, verbose=-1)
+    history = {}
+    lightgbm.train(params, data, num_boost_round=1, valid_sets=[data], callbacks=[lightgbm.record_evaluation(history)])
+    for k in (1, 5, 10):
+        ours = ndcg_score(y, scores, qid, k, ties="input_order", no_relevant=1.0)
+        assert history["training"][f"ndcg@{k}"][-1] == pytest.approx(ours, rel=1e-9)
+
+
+def test_xgboost_ndcg_is_input_order_and_its_minus_variant_zeroes_no_relevant(tie_heavy_ranking):
+    xgboost = pytest.importorskip("xgboost")
+    X, y, qid, scores = tie_heavy_ranking
+    data = xgboost.DMatrix(X, label=y, base_margin=scores)
+    data.set_group(np.unique(qid, return_counts=True)[1])
+    history = {}
+    params = dict(objective="rank:ndcg", eval_metric=["ndcg@5", "ndcg@5-"], max_depth=1, min_child_weight=1e9)
+    xgboost.train(params, data, num_boost_round=1, evals=[(data, "train")], evals_result=history)
+    assert history["train"]["ndcg@5"][-1] == pytest.approx(ndcg_score(y, scores, qid, 5, ties="input_order", no_relevant=1.0), rel=1e-6)
+    assert history["train"]["ndcg@5-"][-1] == pytest.approx(ndcg_score(y, scores, qid, 5, ties="input_order"), rel=1e-6)
