@@ -72,7 +72,8 @@ def _parse_int(buffer, start, end):
         return 0, False
     value = 0
     for position in range(start, end):
-        digit = buffer[position] - 48
+        # int(): interpreted (NUMBA_DISABLE_JIT) uint8 arithmetic would wrap at 256.
+        digit = int(buffer[position]) - 48
         if digit < 0 or digit > 9:
             return 0, False
         value = value * 10 + digit
@@ -96,7 +97,7 @@ def _parse_float(buffer, start, end):
     n_digits = 0
     seen_dot = False
     while position < end:
-        byte = buffer[position]
+        byte = int(buffer[position])
         if 48 <= byte <= 57:
             if mantissa > _MAX_EXACT_MANTISSA // 10:
                 return 0.0, False
