@@ -1,0 +1,60 @@
+"""``python -m forestrank``: a ranking job on the embedded synthetic dataset.
+
+Generates graded-relevance data with :func:`forestrank.make_ranking`, holds out a
+quarter of the queries, fits the rankers and prints test NDCG@10, ERR@10 and MAP
+with the conventions behind each number.
+"""
+
+import time
+
+from . import __version__
+from .datasets import make_ranking
+from .dummy import DummyRanker
+from .metrics import describe_metric, err_score, map_score, ndcg_score
+from .model_selection import QueryShuffleSplit
+
+MAX_GRADE = 4
+_COLUMNS = (
+    ("NDCG@10", lambda y, s, q: ndcg_score(y, s, q, k=10)),
+    ("ERR@10", lambda y, s, q: err_score(y, s, q, k=10, max_grade=MAX_GRADE)),
+    ("MAP", lambda y, s, q: map_score(y, s, q)),
+    ("NDCG@10 letor4", lambda y, s, q: ndcg_score(y, s, q, k=10, convention="letor4")),
+)
+
+
+def main() -> None:
+    """Fit the demo rankers and print their test metrics."""
+    X, y, qid = make_ranking(
+        n_queries=600, docs_per_query=(10, 60), n_features=30, n_grades=MAX_GRADE + 1, random_state=0
+    )
+    train, test = next(QueryShuffleSplit(n_splits=1, test_size=0.25, random_state=0).split(X, qid=qid))
+    print(f"forestrank {__version__} demo: make_ranking(n_queries=600, n_features=30, random_state=0)")
+    print(
+        f"  train {len(set(qid[train]))} queries / {len(train)} documents, "
+        f"test {len(set(qid[test]))} queries / {len(test)} documents, grades 0-{MAX_GRADE}\n"
+    )
+    rankers = {
+        "DummyRanker('constant')  (= random order)": DummyRanker(strategy="constant"),
+        "DummyRanker('best_feature')": DummyRanker(strategy="best_feature"),
+    }
+    name_width = max(map(len, rankers))
+    header = f"{'ranker':<{name_width}}  {'fit s':>6}" + "".join(f"  {name:>14}" for name, _ in _COLUMNS)
+    print(header)
+    print("-" * len(header))
+    for name, ranker in rankers.items():
+        start = time.perf_counter()
+        ranker.fit(X[train], y[train], qid=qid[train])
+        seconds = time.perf_counter() - start
+        scores = ranker.predict(X[test])
+        values = "".join(f"  {metric(y[test], scores, qid[test]):>14.4f}" for _, metric in _COLUMNS)
+        print(f"{name:<{name_width}}  {seconds:>6.2f}{values}")
+
+    print("\nConventions (test-set mean over queries):")
+    print("  " + describe_metric("ndcg", 10))
+    print("  " + describe_metric("err", 10) + f", g_max = {MAX_GRADE}")
+    print("  " + describe_metric("map"))
+    print("  " + describe_metric("ndcg", 10, convention="letor4"))
+
+
+if __name__ == "__main__":
+    main()

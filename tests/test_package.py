@@ -1,0 +1,114 @@
+"""Packaging-level properties: lazy import, no eager compilation, jit == Python, the demo and examples run."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import forestrank
+from forestrank import load_letor, make_ranking
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_python(code: str, **environment: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **environment}, check=True
+    )
+    return result.stdout
+
+
+def test_import_loads_neither_numba_nor_sklearn():
+    loaded = json.loads(
+        run_python("import sys, json, forestrank; print(json.dumps(['numba' in sys.modules, 'sklearn' in sys.modules]))")
+    )
+    assert loaded == [False, False]
+
+
+def test_public_names_resolve_and_unknown_names_raise():
+    for name in forestrank.__all__:
+        assert getattr(forestrank, name) is not None
+    assert set(forestrank.__all__) <= set(dir(forestrank))
+    with pytest.raises(AttributeError, match="no attribute 'RandomForest'"):
+        forestrank.RandomForest  # noqa: B018
+
+
+def test_importing_everything_compiles_no_kernel():
+    code = """
+import json, forestrank
+from numba.core.registry import CPUDispatcher
+from forestrank import _svmlight, datasets, dummy, model_selection
+from forestrank.metrics import _kernels
+names = [name for name in forestrank.__all__]
+for name in names:
+    getattr(forestrank, name)
+compiled = {
+    f"{module.__name__}.{attribute}": len(value.signatures)
+    for module in (_svmlight, _kernels)
+    for attribute, value in vars(module).items()
+    if isinstance(value, CPUDispatcher)
+}
+print(json.dumps(compiled))
+"""
+    compiled = json.loads(run_python(code))
+    assert compiled, "no numba dispatcher found: the check would be vacuous"
+    assert set(compiled.values()) == {0}
+
+
+def test_jitted_and_interpreted_kernels_agree(tmp_path):
+    """NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python; the results must match."""
+    X, y, qid = make_ranking(n_queries=40, n_features=4, random_state=0)
+    scores = np.round(X[:, 0], 1)  # rounding creates ties
+    path = tmp_path / "data.txt"
+    path.write_text(
+        "".join(f"{label} qid:{q} " + " ".join(f"{j + 1}:{v!r}" for j, v in enumerate(map(float, row))) + "\n"
+                for label, q, row in zip(y, qid, X))
+    )  # fmt: skip
+    code = f"""
+import json, numpy as np
+from forestrank import load_letor, ndcg_score, err_score, map_score, precision_at_k
+X, y, qid = load_letor({str(path)!r})
+s = np.round(X[:, 0], 1)
+values = [f(y, s, qid, 5, ties=t, per_query=True).tolist() for f in (ndcg_score, err_score, map_score, precision_at_k)
+          for t in ("expected", "input_order", "pessimistic")]
+values.append(ndcg_score(y, s, qid, 10, convention="letor4", per_query=True).tolist())
+print(json.dumps({{"X": X.tolist(), "qid": qid.tolist(), "values": values}}))
+"""
+    interpreted = json.loads(run_python(code, NUMBA_DISABLE_JIT="1"))
+    compiled = json.loads(run_python(code))
+    np.testing.assert_array_equal(interpreted["X"], compiled["X"])
+    np.testing.assert_array_equal(interpreted["qid"], compiled["qid"])
+    np.testing.assert_array_equal(load_letor(path)[0], X)
+    for python_values, jit_values in zip(interpreted["values"], compiled["values"]):
+        np.testing.assert_allclose(python_values, jit_values, rtol=1e-12)
+
+
+def test_demo_runs_and_names_its_conventions():
+    output = subprocess.run(
+        [sys.executable, "-m", "forestrank"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "DummyRanker('best_feature')" in output
+    assert "NDCG@10 [gain 2^l-1, discount 1/log2(r+1)" in output
+    assert "letor4 preset" in output
+
+
+def test_grid_search_example_runs():
+    output = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "grid_search_with_qid.py")], capture_output=True, text=True, check=True
+    ).stdout
+    assert "best: {'dummyranker__k'" in output
+
+
+@pytest.mark.dataset
+def test_letor_example_runs(mq2008):
+    output = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "evaluate_letor_fold.py"), str(mq2008 / "Fold1")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "letor4 preset" in output and "best single feature" in output
