@@ -155,6 +155,9 @@ def test_query_file_sizes_must_match_rows(tmp_path):
     explicit = write(tmp_path, "1\n1\n", name="sizes.txt")
     with pytest.raises(ValueError, match="sum to the 3 rows"):
         load_letor(path, query_file=explicit)
+    with_qid = write(tmp_path, "1 qid:4 1:0.5\n", name="with_qid.txt")
+    with pytest.raises(ValueError, match="has qid: fields and query_file="):
+        load_letor(with_qid, query_file=explicit)
 
 
 def test_gzip_input(tmp_path):

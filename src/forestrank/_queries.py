@@ -20,7 +20,7 @@ from ._common import INDEX_DTYPE
 
 
 class MissingQidWarning(UserWarning):
-    """Raised when no ``qid`` is given and all rows are treated as a single query."""
+    """Emitted when no ``qid`` is given and all rows are treated as a single query."""
 
 
 @dataclass(frozen=True)

@@ -145,8 +145,9 @@ def load_letor(
         Number of columns of ``X``; ``None`` uses the largest index in the file.
         Give it to align files whose last features are all zero.
     query_file : str or path-like, default=None
-        Group sizes, one per line, in file order, for files without ``qid:``.
-        ``None`` looks for ``<path>.query`` when the file has no ``qid:``.
+        Group sizes, one per line, in file order, for files without ``qid:`` (an
+        error for files with them). ``None`` uses ``<path>.query`` when the file
+        has no ``qid:``.
     zero_based : bool, default=False
         Feature indices start at 0. LETOR and svmlight files are 1-based.
     cache : bool or path-like, default=False
@@ -173,6 +174,7 @@ def load_letor(
     path = Path(path)
     if n_features is not None:
         n_features = _check_positive_int("n_features", n_features)
+    explicit_query_file = query_file is not None
     if query_file is None and Path(str(path) + ".query").exists():
         query_file = Path(str(path) + ".query")
     query_file = None if query_file is None else Path(query_file)
@@ -187,6 +189,8 @@ def load_letor(
                     return stored["X"], stored["y"], stored["qid"]
 
     X, y, qid = _parse_file(path, n_features, zero_based)
+    if qid is not None and explicit_query_file:
+        raise ValueError(f"{path} has qid: fields and query_file={str(query_file)!r} was also given; pass one of them.")
     if qid is None:
         if query_file is None:
             raise ValueError(f"{path} has no qid: fields and no query file ({path}.query or query_file=...).")
