@@ -74,3 +74,13 @@ def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
 def test_bad_query_ids(qid, error, match):
     with pytest.raises(error, match=match):
         group_queries(qid, 3, caller="test")
+
+
+def test_missing_qid_warnings_point_at_the_callers_line():
+    from forestrank import DummyRanker, ndcg_score
+
+    with pytest.warns(MissingQidWarning) as metric_record:
+        ndcg_score([1, 0], [0.3, 0.1], None)
+    with pytest.warns(MissingQidWarning) as fit_record:
+        DummyRanker().fit(np.eye(3), [1, 0, 0])
+    assert metric_record[0].filename == fit_record[0].filename == __file__

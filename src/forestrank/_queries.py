@@ -11,12 +11,31 @@ Queries are always ordered by sorted query id, so per-query outputs of two calls
 the same ``qid`` values line up (paired significance tests rely on this).
 """
 
+import sys
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ._common import INDEX_DTYPE
+
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+
+
+def _stacklevel_outside_package() -> int:
+    """``stacklevel`` that makes a warning point at the first caller outside forestrank.
+
+    The depth differs per entry point (a metric, ``fit``, ``score``, a scorer, a
+    splitter), so it is counted rather than fixed.
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class MissingQidWarning(UserWarning):
@@ -131,7 +150,7 @@ def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X
             "Pass qid=<one query id per row> (with scikit-learn metadata routing: "
             "sklearn.set_config(enable_metadata_routing=True)).",
             MissingQidWarning,
-            stacklevel=3,
+            stacklevel=_stacklevel_outside_package(),
         )
         return QueryGroups(
             query_ids=np.zeros(1, dtype=INDEX_DTYPE),
