@@ -10,6 +10,12 @@ import numpy as np
 FLOAT_DTYPE = np.float64
 INDEX_DTYPE = np.int64
 
+# One tree node as the predictor reads it (16 bytes): the split feature (-1 for a
+# leaf), the left child (the right child is left + 1, relative to the tree's first
+# node) and the raw-value threshold, which holds the value for a leaf, so that a
+# traversal touches a single record per level.
+NODE_DTYPE = np.dtype([("feature", np.int32), ("left", np.int32), ("threshold", np.float64)])
+
 
 def as_kernel_array(array: np.ndarray, dtype: type) -> np.ndarray:
     """Return ``array`` as a C-contiguous, writeable array of ``dtype``.

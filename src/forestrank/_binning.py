@@ -1,0 +1,173 @@
+"""Feature binning: real values to small integer bins, once per fit (ARCHITECTURE.md §3).
+
+Each feature gets at most ``max_bins`` bins. A feature with at most ``max_bins``
+distinct values gets one bin per value, cut at the midpoints between consecutive
+values, so splitting on bins is exactly splitting on values. Otherwise the cuts are
+midpoint quantiles of the values (as in LightGBM and scikit-learn's
+HistGradientBoosting). ``max_bins=None`` is the exact mode: one bin per distinct value
+however many there are, on the same code path (wider bin dtype).
+
+A sample with value ``x`` falls in bin ``b = #{thresholds < x}``: ``x <= thresholds[b]``
+and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
+"x <= thresholds[b]" on raw values, which is how trees predict without binning.
+"""
+
+import numpy as np
+from sklearn.utils import check_random_state
+
+from ._common import FLOAT_DTYPE, as_kernel_array
+from ._jit import jit
+
+# Rows used to place quantile cuts; as scikit-learn's HistGradientBoosting, a random
+# subsample keeps binning linear for very large inputs.
+QUANTILE_SUBSAMPLE = 200_000
+_ROW_BLOCK = 256
+
+
+def _midpoints(values: np.ndarray) -> np.ndarray:
+    """Cuts between consecutive sorted distinct ``values``.
+
+    The midpoint of two adjacent doubles can round up to the larger one, which would
+    put it in the lower bin; the smaller value is used as the cut then.
+    """
+    lower, upper = values[:-1], values[1:]
+    middle = (lower + upper) / 2
+    return np.where(middle < upper, middle, lower)
+
+
+def _quantile_cuts(ordered: np.ndarray, max_bins: int) -> np.ndarray:
+    """Cuts at the ``max_bins``-quantiles of sorted values, numpy's "midpoint" rule.
+
+    The ``q``-quantile is the mean of the order statistics around position
+    ``q (n - 1)``, read from the one sorted copy (``np.quantile`` partitions once
+    per requested quantile: 1.45 s for 136 columns of 200k rows, vs ~0.3 s here).
+    Duplicate cuts collapse, and a cut at the maximum would leave its bin empty.
+    """
+    positions = np.linspace(0, 1, max_bins + 1)[1:-1] * (len(ordered) - 1)
+    cuts = (ordered[np.floor(positions).astype(np.int64)] + ordered[np.ceil(positions).astype(np.int64)]) / 2
+    cuts = np.unique(cuts)
+    return cuts[cuts < ordered[-1]]
+
+
+@jit
+def _bin_rows(X, thresholds, n_bins, binned):
+    """``binned[i, f]`` = number of cuts of feature ``f`` below ``X[i, f]`` (binary search).
+
+    Parameters
+    ----------
+    X : float64 array of shape (n_rows, n_features), C order
+    thresholds : float64 array of shape (n_features, max_bins)
+        Cuts of each feature in its first ``n_bins[f] - 1`` entries.
+    n_bins : int32 array of shape (n_features,)
+    binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+        Output, written row by row.
+    """
+    n_rows = X.shape[0]
+    # Blocks of rows, features outermost inside a block: one feature's cuts (<= 2 KB)
+    # stay in L1 while a block of output rows stays in cache (200k x 136: 1.34 s,
+    # 1.57 s looping over all features row by row). The remaining cost is the chain
+    # of dependent loads of the binary search, paid once per fit.
+    for block_start in range(0, n_rows, _ROW_BLOCK):
+        block_end = min(block_start + _ROW_BLOCK, n_rows)
+        for feature in range(X.shape[1]):
+            n_cuts = n_bins[feature] - 1
+            for i in range(block_start, block_end):
+                value = X[i, feature]
+                # Branchless lower bound: the trip count depends on n_cuts only and
+                # the select becomes a conditional move.
+                base = 0
+                length = n_cuts
+                while length > 1:
+                    half = length // 2
+                    base = base + half if thresholds[feature, base + half - 1] < value else base
+                    length -= half
+                if length == 1 and thresholds[feature, base] < value:
+                    base += 1
+                binned[i, feature] = base
+
+
+def _bin_dtype(max_n_bins: int) -> type:
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if max_n_bins <= np.iinfo(dtype).max + 1:
+            return dtype
+    raise ValueError(f"{max_n_bins} bins per feature is beyond uint32")  # pragma: no cover
+
+
+class BinMapper:
+    """Learn per-feature bin thresholds and map values to bins.
+
+    Parameters
+    ----------
+    max_bins : int or None, default=255
+        Maximum bins per feature, 2..256; ``None`` = exact mode (one bin per distinct
+        value).
+    random_state : int, RandomState or None
+        Used to subsample rows for quantile cuts when there are more than
+        ``QUANTILE_SUBSAMPLE`` rows.
+
+    Attributes
+    ----------
+    thresholds_ : list of ndarray of float64
+        ``thresholds_[f]`` has ``n_bins_[f] - 1`` increasing cuts.
+    n_bins_ : ndarray of shape (n_features,), int32
+    bin_values_ : list of ndarray of float64
+        A representative value per bin (the value itself for one-value bins, else
+        the midpoint of the bin's cuts; the extreme bins use the data's min/max).
+    """
+
+    def __init__(self, max_bins: int | None = 255, random_state: object = None) -> None:
+        self.max_bins = max_bins
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray) -> "BinMapper":
+        """Learn the cuts of each column of ``X`` (float64, no NaN)."""
+        rng = check_random_state(self.random_state)
+        if self.max_bins is not None and len(X) > QUANTILE_SUBSAMPLE:
+            rows = np.sort(rng.choice(len(X), QUANTILE_SUBSAMPLE, replace=False))
+            sample = X[rows]
+        else:
+            sample = X
+        self.thresholds_, self.bin_values_ = [], []
+        for column in sample.T:
+            ordered = np.sort(column)
+            distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+            if self.max_bins is None or len(distinct) <= self.max_bins:
+                thresholds = _midpoints(distinct)
+                representatives = distinct
+            else:
+                thresholds = _quantile_cuts(ordered, self.max_bins)
+                edges = np.concatenate(([distinct[0]], thresholds, [distinct[-1]]))
+                representatives = (edges[:-1] + edges[1:]) / 2
+            self.thresholds_.append(np.ascontiguousarray(thresholds, dtype=FLOAT_DTYPE))
+            self.bin_values_.append(np.ascontiguousarray(representatives, dtype=FLOAT_DTYPE))
+        self.n_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
+        self.bin_dtype_ = _bin_dtype(int(self.n_bins_.max()))
+        return self
+
+    def transform(self, X: np.ndarray) -> np.ndarray:
+        """Bins of ``X``: row-major (C order), dtype ``bin_dtype_`` (uint8 unless exact mode needs more).
+
+        Row-major because deep nodes of fully grown trees re-read the same few rows
+        for every candidate feature: one row (136 bytes for LETOR features) stays in
+        cache across features, where columns cost one cache line per row and feature.
+        Measured on a 126k-row tree, 8 of 136 features per node: 0.53 s vs 0.78 s
+        for the Fortran layout.
+        """
+        thresholds, _ = self.padded_tables()
+        binned = np.empty(X.shape, dtype=self.bin_dtype_)
+        _bin_rows(as_kernel_array(X, FLOAT_DTYPE), thresholds, self.n_bins_, binned)
+        return binned
+
+    def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.
+
+        Row ``f`` holds ``thresholds_[f]`` (then +inf) and ``bin_values_[f]`` (then
+        +inf); kernels only read entries below ``n_bins_[f]``.
+        """
+        width = int(self.n_bins_.max())
+        thresholds = np.full((len(self.n_bins_), width), np.inf)
+        values = np.full((len(self.n_bins_), width), np.inf)
+        for feature, (cuts, representatives) in enumerate(zip(self.thresholds_, self.bin_values_)):
+            thresholds[feature, : len(cuts)] = cuts
+            values[feature, : len(representatives)] = representatives
+        return thresholds, values

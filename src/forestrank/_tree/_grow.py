@@ -1,0 +1,74 @@
+"""Python side of tree growing: resolved parameters, shared data, one call per tree."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
+from . import _builder
+from ._tree import Tree
+
+
+@dataclass(frozen=True)
+class TreeParams:
+    """Integer-coded growth parameters, as the builder takes them (-1 = no limit)."""
+
+    criterion: int
+    n_classes: int
+    max_features: int
+    expansion: int = _builder.DEPTH
+    leaf_kind: int = _builder.LEAF_MEAN
+    l2_regularization: float = 0.0
+    max_depth: int = -1
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+    min_child_weight: float = 0.0
+    min_gain_to_split: float = 0.0
+    max_leaf_nodes: int = -1
+    force_path: int = 0
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """Data shared read-only by every tree of one fit.
+
+    Attributes
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8/16/32, C order
+    n_bins : ndarray of shape (n_features,), int32
+    bin_thresholds, bin_values : ndarray of shape (n_features, max_bins), float64
+    targets : ndarray of shape (n_rows, n_target_columns), float64
+    leaf_targets : ndarray of shape (n_rows,), float64
+    """
+
+    X_binned: np.ndarray
+    n_bins: np.ndarray
+    bin_thresholds: np.ndarray
+    bin_values: np.ndarray
+    targets: np.ndarray
+    leaf_targets: np.ndarray
+
+
+def grow_tree(data: TrainingSet, weights: np.ndarray, params: TreeParams, rng_state: np.ndarray) -> Tree:
+    """Grow one tree on the rows with positive ``weights`` (float64, one per row)."""
+    samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+    capacity = max(1, 2 * len(samples) - 1)
+    nodes = np.empty(capacity, dtype=NODE_DTYPE)
+    values = np.empty(capacity, dtype=FLOAT_DTYPE)
+    n_node_samples = np.empty(capacity, dtype=INDEX_DTYPE)
+    weighted_n_node_samples = np.empty(capacity, dtype=FLOAT_DTYPE)
+    feature_gains = np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE)
+    n_nodes = _builder.build_tree(
+        data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values, data.targets, data.leaf_targets,
+        weights, samples, params.criterion, params.n_classes, params.l2_regularization, params.leaf_kind,
+        params.max_depth, params.min_samples_split, params.min_samples_leaf, params.min_child_weight,
+        params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
+        params.force_path, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+    )  # fmt: skip
+    return Tree(
+        nodes=nodes[:n_nodes].copy(),
+        values=values[:n_nodes].copy(),
+        n_node_samples=n_node_samples[:n_nodes].copy(),
+        weighted_n_node_samples=weighted_n_node_samples[:n_nodes].copy(),
+        feature_gains=feature_gains,
+    )

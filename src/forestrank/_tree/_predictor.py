@@ -1,0 +1,77 @@
+"""Tree traversal on raw feature values.
+
+Trees of an ensemble are stored back to back in one ``NODE_DTYPE`` array; each tree's
+child indices are relative to its first node (``tree_offsets``). Rows are processed
+in blocks, and within a block tree by tree, with the block's rows descending a tree
+together, level by level. Each row sums its trees in tree order, so the result does
+not depend on how rows are split across threads.
+"""
+
+import numpy as np
+
+from .._jit import jit
+
+ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
+
+
+@jit
+def add_tree_values(X, nodes, tree_offsets, out):
+    """``out[i] += sum over trees of the leaf value reached by row i``.
+
+    A block of rows descends each tree together, one level per pass: the node loads
+    of different rows are independent, so the processor overlaps their cache misses
+    instead of waiting for one row's chain of dependent loads at a time.
+
+    Parameters
+    ----------
+    X : float64 array of shape (n_rows, n_features), C order
+    nodes : NODE_DTYPE array
+        All trees, back to back.
+    tree_offsets : int64 array of shape (n_trees,)
+        First node of each tree.
+    out : float64 array of shape (n_rows,)
+        Accumulator, updated in place.
+    """
+    n_rows = X.shape[0]
+    current = np.empty(ROW_BLOCK, dtype=np.int64)
+    for block_start in range(0, n_rows, ROW_BLOCK):
+        block_size = min(ROW_BLOCK, n_rows - block_start)
+        for t in range(len(tree_offsets)):
+            offset = tree_offsets[t]
+            for j in range(block_size):
+                current[j] = offset
+            active = block_size
+            while active > 0:
+                active = 0
+                for j in range(block_size):
+                    node = current[j]
+                    feature = nodes[node]["feature"]
+                    if feature >= 0:
+                        active += 1
+                        if X[block_start + j, feature] <= nodes[node]["threshold"]:
+                            current[j] = offset + nodes[node]["left"]
+                        else:
+                            current[j] = offset + nodes[node]["left"] + 1
+            for j in range(block_size):
+                out[block_start + j] += nodes[current[j]]["threshold"]
+
+
+@jit
+def apply_tree(X, nodes, out):
+    """Index of the leaf reached by each row in one tree.
+
+    Parameters
+    ----------
+    X : float64 array of shape (n_rows, n_features), C order
+    nodes : NODE_DTYPE array of one tree
+    out : int64 array of shape (n_rows,)
+        Output leaf indices.
+    """
+    for i in range(X.shape[0]):
+        node = 0
+        while nodes[node]["feature"] >= 0:
+            if X[i, nodes[node]["feature"]] <= nodes[node]["threshold"]:
+                node = nodes[node]["left"]
+            else:
+                node = nodes[node]["left"] + 1
+        out[i] = node

@@ -1,0 +1,334 @@
+"""The shared tree engine: binning, split search, criteria, growth orders, prediction."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forestrank._binning import BinMapper
+from forestrank._tree import _builder, _criteria, _rng, _splitter
+from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree
+
+CLASS_CRITERIA = [_criteria.ENTROPY, _criteria.GINI]
+
+
+def training_set(X, targets, leaf_targets=None, max_bins=255):
+    binner = BinMapper(max_bins).fit(X)
+    thresholds, values = binner.padded_tables()
+    targets = np.asarray(targets, dtype=float).reshape(len(X), -1)
+    leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)
+    return TrainingSet(binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf), binner
+
+
+def seed(value=0):
+    return _rng.new_state(np.random.SeedSequence(value))
+
+
+# --- brute force ---------------------------------------------------------------------
+
+
+def brute_cost(criterion, targets, weights, l2=0.0, n_classes=3):
+    """Node cost straight from the definitions in _criteria's table."""
+    total = weights.sum()
+    if criterion in CLASS_CRITERIA:
+        counts = np.bincount(targets[:, 0].astype(int), weights=weights, minlength=n_classes)
+        if criterion == _criteria.ENTROPY:
+            nonzero = counts[counts > 0]
+            return total * np.log(total) - (nonzero * np.log(nonzero)).sum() if total > 0 else 0.0
+        return total - (counts**2).sum() / total if total > 0 else 0.0
+    if criterion == _criteria.VARIANCE:
+        y = targets[:, 0]
+        return (weights * y**2).sum() - (weights * y).sum() ** 2 / total
+    g, h = (weights * targets[:, 0]).sum(), (weights * targets[:, 1]).sum()
+    return -(g**2) / (h + l2)
+
+
+def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3):
+    """Best (gain, feature, bin) over every feature and every cut between occupied bins."""
+    parent = brute_cost(criterion, targets, weights, l2, n_classes)
+    best = (-np.inf, -1, -1)
+    for feature in range(X_binned.shape[1]):
+        bins = X_binned[:, feature]
+        for b in np.unique(bins)[:-1]:
+            left = bins <= b
+            if left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+                continue
+            gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
+                criterion, targets[~left], weights[~left], l2, n_classes
+            )
+            if gain > best[0] + 1e-9:
+                best = (gain, feature, int(b))
+    return best
+
+
+def call_best_split(data, criterion, weights, force_path, n_classes=3, min_samples_leaf=1, l2=0.0):
+    """Run the numba split search on the whole data set as one node, every feature examined."""
+    n_rows, n_features = data.X_binned.shape
+    samples = np.arange(n_rows, dtype=np.int64)
+    n_stats = _criteria.n_statistics(criterion, n_classes)
+    statistics = np.zeros(n_stats)
+    targets = data.targets
+    if criterion in CLASS_CRITERIA:
+        np.add.at(statistics, targets[:, 0].astype(int), weights)
+    else:
+        statistics[0] = (weights * targets[:, 0]).sum()
+        statistics[1] = (weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])).sum()
+    node_cost = brute_cost(criterion, targets, weights, l2, n_classes)
+    max_bins = data.bin_thresholds.shape[1]
+    integer = bool(np.array_equal(weights, np.floor(weights)))
+    return _splitter.best_split(
+        data.X_binned, data.n_bins, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows, criterion, l2,
+        integer, statistics, weights.sum(), node_cost, min_samples_leaf, 0.0, n_features,
+        np.arange(n_features, dtype=np.int32), seed(), np.zeros((max_bins, n_stats)), np.zeros(max_bins),
+        np.zeros(max_bins, dtype=np.int64), np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, np.uint64),
+        np.empty(n_rows, dtype=np.int64), np.empty(n_stats), force_path,
+    )  # fmt: skip
+
+
+@st.composite
+def nodes(draw, criterion):
+    n = draw(st.integers(2, 40))
+    n_features = draw(st.integers(1, 4))
+    X = np.array(draw(st.lists(st.lists(st.integers(0, 6), min_size=n_features, max_size=n_features), min_size=n, max_size=n)), float)
+    if criterion in CLASS_CRITERIA:
+        targets = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), float)[:, None]
+    elif criterion == _criteria.VARIANCE:
+        targets = np.array(draw(st.lists(st.floats(-5, 5), min_size=n, max_size=n)))[:, None]
+    else:
+        gradients = draw(st.lists(st.floats(-2, 2), min_size=n, max_size=n))
+        hessians = draw(st.lists(st.floats(0.05, 1), min_size=n, max_size=n))
+        targets = np.column_stack([gradients, hessians])
+    weights = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 0.5]), min_size=n, max_size=n)))
+    return X, targets, weights
+
+
+@pytest.mark.parametrize(
+    "criterion", [_criteria.ENTROPY, _criteria.GINI, _criteria.VARIANCE, _criteria.NEWTON], ids=["entropy", "gini", "variance", "newton"]
+)
+@pytest.mark.parametrize("min_samples_leaf", [1, 3])
+@given(data=st.data())
+def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, data):
+    X, targets, weights = data.draw(nodes(criterion))
+    training, _ = training_set(X, targets)
+    l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
+    expected_gain, _, _ = brute_best_split(criterion, training.X_binned, targets, weights, min_samples_leaf, l2)
+    pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
+    for force_path in (0, 2):
+        feature, b, after, gain = call_best_split(training, criterion, weights, force_path, min_samples_leaf=min_samples_leaf, l2=l2)
+        if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
+            # No candidate, or a pure node (the builder never searches those): with
+            # boundary points only, a pure node has no candidate left.
+            assert feature == -1
+            continue
+        # The reported gain is that of the chosen split, recomputed from scratch ...
+        left = training.X_binned[:, feature] <= b
+        recomputed = brute_cost(criterion, targets, weights, l2) - brute_cost(
+            criterion, targets[left], weights[left], l2
+        ) - brute_cost(criterion, targets[~left], weights[~left], l2)
+        assert gain == pytest.approx(recomputed, rel=1e-9, abs=1e-9)
+        # ... and no candidate split is better; ``after`` is the first occupied bin right of it.
+        assert gain == pytest.approx(expected_gain, rel=1e-9, abs=1e-9)
+        assert after == training.X_binned[~left, feature].min()
+
+
+@pytest.mark.parametrize("max_features", [1, 3, 6])
+def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
+    """Bit-identical trees wherever sums are exact: class counts, integer-valued targets.
+
+    (With real-valued targets the two scans add in different orders; the per-node
+    property test above covers them up to rounding.)
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6))
+    y = (X[:, 0] + np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=3000) > 0.5).astype(float) + (X[:, 2] > 1)
+    weights = rng.integers(1, 3, 3000).astype(float)
+    for criterion in (_criteria.ENTROPY, _criteria.GINI, _criteria.VARIANCE):
+        training, _ = training_set(X, y)
+        for tree_seed in range(3):
+            trees = [
+                grow_tree(training, weights, TreeParams(criterion, 3, max_features=max_features, force_path=path), seed(tree_seed))
+                for path in (0, 2)
+            ]
+            np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
+            np.testing.assert_array_equal(trees[0].values, trees[1].values)
+
+
+def test_binned_equals_exact_when_features_have_few_values():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 200, size=(2000, 5)).astype(float) / 7.0  # < 255 distinct values per feature
+    y = (X[:, 0] + X[:, 1] > 28).astype(float) + (X[:, 2] > 20)
+    trees = []
+    for max_bins in (255, None):
+        training, binner = training_set(X, y, max_bins=max_bins)
+        trees.append(grow_tree(training, np.ones(2000), TreeParams(_criteria.ENTROPY, 3, max_features=2), seed(2)))
+    np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
+    np.testing.assert_array_equal(trees[0].predict(X), trees[1].predict(X))
+
+
+def test_exact_mode_uses_wider_bins_when_needed():
+    X = np.arange(1000.0)[:, None]
+    binner = BinMapper(max_bins=None).fit(X)
+    assert binner.n_bins_[0] == 1000 and binner.bin_dtype_ == np.uint16
+    np.testing.assert_array_equal(binner.transform(X)[:, 0], np.arange(1000))
+    y = (np.arange(1000) % 7 == 0).astype(float)
+    training, _ = training_set(X, y, max_bins=None)
+    tree = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 2, max_features=1), seed())
+    np.testing.assert_array_equal(tree.predict(X), y)  # fully grown: every row separated
+
+
+def test_bin_mapper_cuts_and_representatives():
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [1.0, 5.0], [4.0, 5.0]])
+    binner = BinMapper().fit(X)
+    np.testing.assert_array_equal(binner.thresholds_[0], [0.5, 2.5])
+    np.testing.assert_array_equal(binner.bin_values_[0], [0.0, 1.0, 4.0])
+    assert binner.n_bins_[1] == 1  # constant feature: one bin, no cut
+    np.testing.assert_array_equal(binner.transform(np.array([[-1.0, 0], [0.5, 0], [0.6, 9], [9, 9]])), [[0, 0], [0, 0], [1, 0], [2, 0]])
+    # Midpoints that would round up to the larger value fall back to the smaller one.
+    tight = np.array([[1.0], [np.nextafter(1.0, 2.0)]])
+    assert BinMapper().fit(tight).transform(tight)[:, 0].tolist() == [0, 1]
+    many = np.random.default_rng(0).random((5000, 1))
+    quantiles = BinMapper(max_bins=16).fit(many)
+    assert quantiles.n_bins_[0] == 16
+    counts = np.bincount(quantiles.transform(many)[:, 0])
+    assert counts.min() > 250 and counts.max() < 380  # about 5000 / 16 each
+
+
+def test_newton_criterion_gain_and_leaf_values():
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(500, 3))
+    gradients = np.where(X[:, 0] > 0.2, -1.0, 1.0) + 0.1 * rng.normal(size=500)
+    hessians = rng.uniform(0.5, 1.0, size=500)
+    l2 = 2.0
+    training, _ = training_set(X, np.column_stack([gradients, hessians]))
+    params = TreeParams(_criteria.NEWTON, 0, max_features=3, leaf_kind=_builder.LEAF_NEWTON, l2_regularization=l2, max_depth=1)
+    tree = grow_tree(training, np.ones(500), params, seed())
+    assert tree.nodes["feature"][0] == 0
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        assert tree.values[leaf] == pytest.approx(-gradients[rows].sum() / (hessians[rows].sum() + l2))
+    G, H = gradients.sum(), hessians.sum()
+    left = leaves == tree.nodes["left"][0]
+    GL, HL = gradients[left].sum(), hessians[left].sum()
+    expected = 0.5 * (GL**2 / (HL + l2) + (G - GL) ** 2 / (H - HL + l2) - G**2 / (H + l2))
+    assert tree.feature_gains[0] == pytest.approx(expected)
+    heavy = grow_tree(training, np.ones(500), TreeParams(_criteria.NEWTON, 0, max_features=3, leaf_kind=_builder.LEAF_NEWTON, min_child_weight=1e6), seed())
+    assert heavy.node_count == 1  # no child can reach the hessian minimum
+
+
+@pytest.mark.parametrize("expansion", list(_builder.EXPANSIONS))
+def test_every_expansion_order_respects_the_leaf_budget(expansion):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(800, 4))
+    y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+    training, _ = training_set(X, y)
+    params = TreeParams(_criteria.ENTROPY, 3, max_features=4, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=7)
+    tree = grow_tree(training, np.ones(800), params, seed())
+    assert tree.n_leaves == 7
+
+
+def test_expansion_orders_pick_the_documented_node():
+    # Root split separates 600 low-relevance rows (left) from 200 high-relevance rows.
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.r_[np.zeros(600), np.ones(200)], rng.normal(size=800)])
+    y = np.r_[(rng.random(600) < 0.2).astype(float), 1.0 + (rng.random(200) < 0.5)]
+    training, _ = training_set(X, y)
+
+    def second_split_parent(expansion):
+        params = TreeParams(_criteria.ENTROPY, 3, max_features=2, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=3)
+        tree = grow_tree(training, np.ones(800), params, seed())
+        internal = np.flatnonzero(tree.nodes["feature"] >= 0)
+        return tree.n_node_samples[internal[1]], tree.values[internal[1]]
+
+    assert second_split_parent("biggest")[0] == 600
+    assert second_split_parent("relevant")[1] > 1.0
+    assert second_split_parent("breadth")[0] == 600  # the left child is older
+
+
+def test_breadth_first_finishes_a_level_before_the_next_and_depth_first_dives():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(2000, 5))
+    y = (rng.random(2000) < 0.3).astype(float)
+    training, _ = training_set(X, y)
+
+    def grow(expansion):
+        params = TreeParams(_criteria.GINI, 2, max_features=5, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=40)
+        return grow_tree(training, np.ones(2000), params, seed())
+
+    # Children are numbered when their parent is split, so split order shows in the depths.
+    assert np.all(np.diff(grow("breadth").node_depths()) >= 0)
+    depth_first = grow("depth").node_depths()
+    assert np.any(np.diff(depth_first) < 0)
+    assert depth_first[:6].tolist() == [0, 1, 1, 2, 2, 3]  # keeps descending into the left child
+
+
+def test_depth_and_leaf_size_limits():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1000, 4))
+    y = rng.integers(0, 3, 1000).astype(float)
+    training, _ = training_set(X, y)
+    shallow = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, max_depth=3), seed())
+    assert shallow.max_depth == 3
+    leafy = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, min_samples_leaf=25), seed())
+    assert leafy.n_node_samples[leafy.nodes["feature"] < 0].min() >= 25
+    split = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, min_samples_split=100), seed())
+    internal = split.nodes["feature"] >= 0
+    assert split.n_node_samples[internal].min() >= 100
+
+
+def test_random_splits_stay_inside_the_node_range_and_separate_it():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(float)
+    training, _ = training_set(X, y)
+    tree = grow_tree(training, np.ones(400), TreeParams(_criteria.RANDOM, 2, max_features=3), seed())
+    np.testing.assert_array_equal(tree.predict(X), y)  # grown until pure
+    leaves = tree.apply(X)
+    assert len(np.unique(leaves)) == tree.n_leaves  # every leaf holds training rows: cuts inside the range
+
+
+def test_leaf_value_is_the_weighted_mean_of_leaf_targets():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(600, 3))
+    y = rng.integers(0, 3, 600).astype(float)
+    weights = rng.integers(1, 4, 600).astype(float)
+    training, _ = training_set(X, y, leaf_targets=2.0**y)
+    tree = grow_tree(training, weights, TreeParams(_criteria.ENTROPY, 3, max_features=3, min_samples_leaf=40), seed())
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        assert tree.values[leaf] == pytest.approx(np.average(2.0 ** y[rows], weights=weights[rows]))
+        assert tree.weighted_n_node_samples[leaf] == weights[rows].sum()
+
+
+def test_compiled_and_interpreted_builders_agree(tmp_path):
+    """NUMBA_DISABLE_JIT=1 runs the same builder as Python; its tree must be identical."""
+    code = """
+import json, numpy as np
+from forestrank._binning import BinMapper
+from forestrank._tree import _criteria, _rng
+from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree
+rng = np.random.default_rng(0)
+X = rng.normal(size=(120, 3)); y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(float)
+b = BinMapper().fit(X); t, v = b.padded_tables()
+data = TrainingSet(b.transform(X), b.n_bins_, t, v, y[:, None], y)
+out = {}
+for name, criterion in (("entropy", _criteria.ENTROPY), ("variance", _criteria.VARIANCE)):
+    tree = grow_tree(data, np.ones(120), TreeParams(criterion, 2, max_features=2), _rng.new_state(np.random.SeedSequence(3)))
+    out[name] = [tree.nodes["feature"].tolist(), tree.nodes["threshold"].tolist(), tree.values.tolist()]
+print(json.dumps(out))
+"""
+    environment = dict(os.environ)
+    results = []
+    for disable in ("0", "1"):
+        environment["NUMBA_DISABLE_JIT"] = disable
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
+        results.append(json.loads(run.stdout))
+    for name in results[0]:
+        for compiled, interpreted in zip(results[0][name], results[1][name]):
+            np.testing.assert_allclose(compiled, interpreted, rtol=1e-12)
