@@ -14,6 +14,7 @@ _PUBLIC = {
     "MissingQidWarning": "forestrank._queries",
     "QueryKFold": "forestrank.model_selection",
     "QueryShuffleSplit": "forestrank.model_selection",
+    "RFPointRanker": "forestrank.ensemble",
     "average_precision": "forestrank.metrics",
     "describe_metric": "forestrank.metrics",
     "err_score": "forestrank.metrics",

@@ -81,9 +81,13 @@ class QueryGroups:
         restored[self.order] = values
         return restored
 
+    def grouped_query_index(self) -> np.ndarray:
+        """Position (0 .. n_queries-1) of each row's query, rows in grouped order; int64."""
+        return np.repeat(np.arange(self.n_queries, dtype=INDEX_DTYPE), self.query_sizes())
+
     def query_index(self) -> np.ndarray:
         """Position (0 .. n_queries-1) of each row's query, in the caller's row order; int64."""
-        return self.ungroup(np.repeat(np.arange(self.n_queries, dtype=INDEX_DTYPE), self.query_sizes()))
+        return self.ungroup(self.grouped_query_index())
 
     def query_sizes(self) -> np.ndarray:
         """Number of rows of each query, shape (n_queries,), int64."""

@@ -1,0 +1,433 @@
+"""Random-forest rankers on the shared tree engine.
+
+RF-point (Ibrahim & Carman, "Comparing Pointwise and Listwise Objective Functions for
+Random Forest based Learning-to-Rank", §4.2 and Algorithm 3): each tree is grown on
+a sub-sample of *queries* drawn without replacement, splits minimise the entropy of
+the relevance grades, a leaf scores its documents with their expected relevance
+``sum_c P(c | leaf) F(c)`` (Eq. 9), and the forest averages its trees (Eq. 10).
+
+Trees are built in parallel with joblib threads (ARCHITECTURE.md §4): the binned
+matrix is shared read-only and every tree runs one ``nogil`` kernel with its own
+random state, derived from ``random_state`` and the tree's index only, so the model
+is identical for any ``n_jobs`` and a ``warm_start`` continuation equals a single fit.
+"""
+
+import math
+import time
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._binning import BinMapper
+from .._common import FLOAT_DTYPE, NODE_DTYPE, as_kernel_array
+from .._tree import _builder, _criteria, _predictor, _rng
+from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from ..metrics._ranking import evaluate
+from ._base import BaseRanker
+
+RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
+# Rows per joblib task when predicting with several threads.
+_PREDICT_CHUNK = 16_384
+
+
+def resolve_max_features(max_features: object, n_features: int) -> int:
+    """Number of features examined per node.
+
+    ``"log2+1"`` is the RF-LTR papers' ``floor(log2 M) + 1``; ``"sqrt"`` and ``"log2"``
+    follow scikit-learn; a float is a fraction of the features; None means all.
+    """
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        count = int(np.sqrt(n_features))
+    elif max_features == "log2":
+        count = int(np.log2(n_features))
+    elif max_features == "log2+1":
+        count = int(np.log2(n_features)) + 1
+    elif isinstance(max_features, Integral):
+        count = int(max_features)
+    else:
+        count = int(max_features * n_features)
+    return min(max(1, count), n_features)
+
+
+def _resolve_count(value: int | float, n_rows: int) -> int:
+    """scikit-learn's convention for min_samples_*: an int, or a fraction of the rows."""
+    if isinstance(value, Integral):
+        return int(value)
+    return max(1, math.ceil(value * n_rows))
+
+
+def _seed_entropy(random_state: object) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return int(random_state)
+
+
+class BaseForestRanker(BaseRanker):
+    """Fit plumbing shared by the random-forest rankers: sampling, parallel trees, OOB, prediction.
+
+    Subclasses define ``_tree_params(n_rows, n_features)`` and ``_targets(y)``.
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2", "log2+1"}),
+            None,
+        ],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_split": [Interval(Integral, 2, None, closed="left"), Interval(Real, 0.0, 1.0, closed="right")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
+        "min_gain_to_split": [Interval(Real, 0.0, None, closed="left")],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "expansion": [StrOptions(set(_builder.EXPANSIONS))],
+        "query_subsample": [Interval(Real, 0.0, 1.0, closed="right")],
+        "bootstrap": ["boolean"],
+        "sample_level": [StrOptions({"query", "document"})],
+        "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
+        "oob_score": ["boolean"],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+    }
+
+    # --- fitting ----------------------------------------------------------------------
+
+    def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "BaseForestRanker":
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance grades (non-negative integers for the class criteria).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, any order; ``None`` means one query (warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, multiplied into each tree's sampling counts.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        data = self._validate_training_data(X, y, qid, sample_weight)
+        base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
+
+        previous = getattr(self, "trees_", []) if self.warm_start else []
+        if self.warm_start and previous and self.n_estimators < len(previous):
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be >= the {len(previous)} trees already fitted "
+                "when warm_start=True."
+            )
+        if not previous:
+            self._entropy = _seed_entropy(self.random_state)
+        query_of_row = data.groups.grouped_query_index()
+
+        positive = base_weight > 0
+        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32))
+        binner.fit(data.X if positive.all() else data.X[positive])
+        thresholds, bin_values = binner.padded_tables()
+        training = TrainingSet(
+            X_binned=binner.transform(data.X),
+            n_bins=binner.n_bins_,
+            bin_thresholds=thresholds,
+            bin_values=bin_values,
+            targets=self._targets(data.y),
+            leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
+        )
+        params = self._tree_params(int((base_weight > 0).sum()), data.X.shape[1])
+
+        new_indices = range(len(previous), self.n_estimators)
+        start = time.perf_counter()
+        jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params) for index in new_indices)
+        trees = list(previous)
+        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
+        for tree in parallel(jobs):
+            trees.append(tree)
+            if self.verbose and (len(trees) % max(1, self.n_estimators // 10) == 0 or len(trees) == self.n_estimators):
+                print(f"{type(self).__name__}: {len(trees)}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
+        self.trees_ = trees
+        self.n_trees_ = len(trees)
+        self._index_forest()
+
+        if self.oob_score:
+            self._compute_oob(data, base_weight, query_of_row)
+        elif hasattr(self, "oob_score_"):
+            del self.oob_score_, self.oob_prediction_
+        return self
+
+    def _sample_counts(self, index: int, query_of_row: np.ndarray) -> np.ndarray:
+        """How many times each row is drawn for tree ``index`` (float64, one per grouped row).
+
+        ``query_of_row`` (int64, one per grouped row) is the query position of each row.
+        """
+        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(index, 0)))
+        n_units = int(query_of_row[-1]) + 1 if self.sample_level == "query" else len(query_of_row)
+        n_draws = max(1, round(self.query_subsample * n_units))
+        if self.bootstrap:
+            counts = np.bincount(rng.integers(0, n_units, n_draws), minlength=n_units).astype(FLOAT_DTYPE)
+        elif n_draws == n_units:
+            counts = np.ones(n_units)
+        else:
+            counts = np.zeros(n_units)
+            counts[rng.choice(n_units, n_draws, replace=False)] = 1.0
+        return counts[query_of_row] if self.sample_level == "query" else counts
+
+    def _grow(
+        self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams
+    ):
+        counts = self._sample_counts(index, query_of_row)
+        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
+        return grow_tree(training, counts * base_weight, params, rng_state)
+
+    def _compute_oob(self, data, base_weight: np.ndarray, query_of_row: np.ndarray) -> None:
+        """Out-of-bag predictions: each row averaged over the trees that did not see it."""
+        n_rows = len(data.y)
+        totals = np.zeros(n_rows)
+        seen_by = np.zeros(n_rows)
+        X = as_kernel_array(data.X, FLOAT_DTYPE)
+        for index, tree in enumerate(self.trees_):
+            out_of_bag = np.flatnonzero(self._sample_counts(index, query_of_row) * base_weight == 0)
+            if len(out_of_bag):
+                totals[out_of_bag] += tree.predict(X[out_of_bag])
+                seen_by[out_of_bag] += 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            prediction = totals / seen_by
+        prediction[seen_by == 0] = np.nan
+        self.oob_prediction_ = data.groups.ungroup(prediction)
+        scored = seen_by > 0
+        if not scored.any():
+            raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
+        self.oob_score_ = evaluate("ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={})
+
+    # --- prediction --------------------------------------------------------------------
+
+    def _index_forest(self) -> None:
+        """Put all trees' nodes back to back for the predictor; each tree keeps a view.
+
+        Done in ``fit`` and after unpickling, never in ``predict`` (which must not
+        change the estimator), and without keeping a second copy of the nodes.
+        """
+        nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
+        sizes = np.array([tree.node_count for tree in self.trees_])
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        for tree, start, size in zip(self.trees_, offsets, sizes):
+            tree.nodes = nodes[start : start + size]
+        self._forest_nodes = nodes
+        self._tree_offsets = offsets
+
+    def predict(self, X: object) -> np.ndarray:
+        """Mean of the trees' leaf values (Eq. 10).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        nodes, offsets = self._forest_nodes, self._tree_offsets
+        out = np.zeros(len(X))
+        n_jobs = min(effective_n_jobs(self.n_jobs), max(1, len(X) // _PREDICT_CHUNK))
+        if n_jobs == 1:
+            _predictor.add_tree_values(X, nodes, offsets, out)
+        else:
+            bounds = np.linspace(0, len(X), n_jobs + 1).astype(int)
+            Parallel(n_jobs=n_jobs, prefer="threads")(
+                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b])
+                for a, b in zip(bounds[:-1], bounds[1:])
+            )
+        return out / len(self.trees_)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Mean decrease in impurity: per-tree gains normalised to 1, averaged, normalised."""
+        per_tree = [tree.feature_gains / tree.feature_gains.sum() for tree in self.trees_ if tree.feature_gains.sum() > 0]
+        if not per_tree:
+            return np.zeros(self.n_features_in_)
+        mean = np.mean(per_tree, axis=0)
+        return mean / mean.sum()
+
+    def __getstate__(self) -> dict:
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
+        state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
+        state.pop("_tree_offsets", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "trees_" in state:
+            self._index_forest()
+
+
+class RFPointRanker(BaseForestRanker):
+    """Pointwise random-forest ranker (RF-point), with RF-rand and regression-forest modes.
+
+    Each tree sees a sub-sample of the queries (without replacement by default),
+    splits to minimise the entropy of the relevance grades and scores a leaf by the
+    expected relevance of its training documents, ``sum_c P(c | leaf) F(c)``
+    (Ibrahim & Carman, Eq. 9); the forest averages its trees (Eq. 10).
+
+    Parameters
+    ----------
+    n_estimators : int, default=500
+        Number of trees.
+    criterion : {"entropy", "gini", "variance", "random"}, default="entropy"
+        ``"entropy"``/``"gini"``: impurity of the grades (RF-point). ``"variance"``:
+        least-squares regression tree on the labels (Mohan's regression forest:
+        ``criterion="variance", max_features=0.1, bootstrap=True,
+        sample_level="document"``). ``"random"``: RF-rand, a random feature and a
+        uniform random cut between the node's min and max (Ibrahim & Carman §6.1.1).
+    max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default="log2+1"
+        Features examined per node; ``"log2+1"`` is the papers' ``floor(log2 M)+1``.
+        Ignored by ``criterion="random"``.
+    max_depth : int or None, default=None
+        Fully grown trees by default.
+    min_samples_split : int or float, default=2
+    min_samples_leaf : int or float, default=1
+        Fractions are of the tree's training rows (scikit-learn's convention).
+    min_gain_to_split : float, default=0.0
+        Minimum impurity decrease per unit of the tree's total weight
+        (scikit-learn's ``min_impurity_decrease``).
+    max_leaf_nodes : int or None, default=None
+        Leaf budget; the ``expansion`` order decides which nodes get split.
+    expansion : {"depth", "breadth", "best", "random", "biggest", "relevant"}, default="depth"
+        Node expansion order (Ibrahim & Carman §4.3.3).
+    query_subsample : float in (0, 1], default=0.63
+        Fraction of the queries (of the documents with ``sample_level="document"``)
+        drawn for each tree.
+    bootstrap : bool, default=False
+        Draw with replacement (counts become weights).
+    sample_level : {"query", "document"}, default="query"
+        Sample whole queries or individual documents.
+    leaf_score : {"expected", "mean"}, default="expected"
+        ``"expected"``: ``sum_c P(c | leaf) F(c)`` with ``F`` from
+        ``relevance_weights``. ``"mean"``: the leaf's mean label.
+    relevance_weights : {"linear", "square", "exp"}, default="linear"
+        ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3) for ``leaf_score="expected"``.
+    max_bins : int in [2, 255] or None, default=255
+        Bins per feature; ``None`` splits on exact values.
+    oob_score : bool, default=False
+        Compute out-of-bag predictions and their NDCG@10.
+    n_jobs : int or None, default=None
+        Threads over trees (and rows at prediction); ``None`` means 1, -1 all cores.
+    random_state : int, RandomState or None, default=None
+        The model is identical for any ``n_jobs`` given the same value.
+    verbose : int, default=0
+        Print progress (trees built, elapsed time).
+    warm_start : bool, default=False
+        Keep the fitted trees and add ``n_estimators - len(trees_)`` new ones.
+
+    Attributes
+    ----------
+    trees_ : list of Tree
+    n_trees_ : int
+    classes_ : ndarray of float64
+        Distinct grades (class criteria).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    oob_score_ : float
+        NDCG@10 (default convention) of the out-of-bag predictions.
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag prediction of each training row (NaN if it was in every tree).
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from forestrank import RFPointRanker, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = RFPointRanker(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **BaseForestRanker._parameter_constraints,
+        "criterion": [StrOptions({"entropy", "gini", "variance", "random"})],
+        "leaf_score": [StrOptions({"expected", "mean"})],
+        "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 500,
+        *,
+        criterion: str = "entropy",
+        max_features: int | float | str | None = "log2+1",
+        max_depth: int | None = None,
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        min_gain_to_split: float = 0.0,
+        max_leaf_nodes: int | None = None,
+        expansion: str = "depth",
+        query_subsample: float = 0.63,
+        bootstrap: bool = False,
+        sample_level: str = "query",
+        leaf_score: str = "expected",
+        relevance_weights: str = "linear",
+        max_bins: int | None = 255,
+        oob_score: bool = False,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_gain_to_split = min_gain_to_split
+        self.max_leaf_nodes = max_leaf_nodes
+        self.expansion = expansion
+        self.query_subsample = query_subsample
+        self.bootstrap = bootstrap
+        self.sample_level = sample_level
+        self.leaf_score = leaf_score
+        self.relevance_weights = relevance_weights
+        self.max_bins = max_bins
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    @property
+    def _requires_grades(self) -> bool:
+        return self.criterion != "variance"
+
+    def _targets(self, y: np.ndarray) -> np.ndarray:
+        if self.criterion == "variance":
+            return y[:, None].copy()
+        self.classes_ = np.unique(y)
+        return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
+
+    def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
+        if self.leaf_score == "mean":
+            return y
+        return RELEVANCE_WEIGHTS[self.relevance_weights](y)
+
+    def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
+        criterion = _criteria.NAMES[self.criterion]
+        return TreeParams(
+            criterion=criterion,
+            n_classes=len(self.classes_) if criterion in _criteria.CLASS_CRITERIA else 0,
+            max_features=resolve_max_features(self.max_features, n_features),
+            expansion=_builder.EXPANSIONS[self.expansion],
+            max_depth=-1 if self.max_depth is None else self.max_depth,
+            min_samples_split=_resolve_count(self.min_samples_split, n_rows),
+            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_gain_to_split=self.min_gain_to_split,
+            max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
+        )

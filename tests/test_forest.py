@@ -1,0 +1,257 @@
+"""RFPointRanker: the random-forest ranker on the shared engine."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from forestrank import (
+    DummyRanker,
+    MissingQidWarning,
+    QueryKFold,
+    QueryShuffleSplit,
+    RFPointRanker,
+    make_ranking,
+    ndcg_score,
+    ndcg_scorer,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=120, docs_per_query=(5, 40), n_features=10, random_state=0)
+
+
+def expected_failed_checks(estimator):
+    if estimator.bootstrap or estimator.sample_level == "document":
+        return {
+            "check_sample_weight_equivalence_on_dense_data": (
+                "sub-sampling draws a repeated row independently of its copy, so an integer weight and "
+                "repetition give different samples (scikit-learn lists this failure for its bootstrapped forests)"
+            )
+        }
+    return {}
+
+
+@parametrize_with_checks(
+    [
+        RFPointRanker(n_estimators=5, random_state=0),
+        RFPointRanker(n_estimators=5, criterion="variance", bootstrap=True, sample_level="document", random_state=0),
+        RFPointRanker(n_estimators=5, criterion="random", random_state=0),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
+
+
+def test_serial_and_threaded_fits_are_bitwise_identical(data):
+    X, y, qid = data
+    serial = RFPointRanker(n_estimators=12, random_state=3, n_jobs=1).fit(X, y, qid=qid)
+    threaded = RFPointRanker(n_estimators=12, random_state=3, n_jobs=2).fit(X, y, qid=qid)
+    for a, b in zip(serial.trees_, threaded.trees_):
+        np.testing.assert_array_equal(a.nodes, b.nodes)
+    np.testing.assert_array_equal(serial.predict(X), threaded.predict(X))
+    threaded.n_jobs = 1
+    Xbig = np.repeat(X, 30, axis=0)  # enough rows for the threaded predictor to split them
+    serial.n_jobs = 2
+    np.testing.assert_array_equal(serial.predict(Xbig), threaded.predict(Xbig))
+
+
+def test_random_state_controls_the_model(data):
+    X, y, qid = data
+    first = RFPointRanker(n_estimators=5, random_state=1).fit(X, y, qid=qid).predict(X)
+    again = RFPointRanker(n_estimators=5, random_state=1).fit(X, y, qid=qid).predict(X)
+    other = RFPointRanker(n_estimators=5, random_state=2).fit(X, y, qid=qid).predict(X)
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+
+
+def test_warm_start_continues_the_same_forest(data):
+    X, y, qid = data
+    whole = RFPointRanker(n_estimators=10, random_state=5).fit(X, y, qid=qid)
+    grown = RFPointRanker(n_estimators=4, random_state=5, warm_start=True).fit(X, y, qid=qid)
+    grown.set_params(n_estimators=10).fit(X, y, qid=qid)
+    assert grown.n_trees_ == 10
+    np.testing.assert_array_equal(whole.predict(X), grown.predict(X))
+    with pytest.raises(ValueError, match="must be >= the 10 trees already fitted"):
+        grown.set_params(n_estimators=3).fit(X, y, qid=qid)
+
+
+def test_pickle_and_clone_round_trip(data):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=6, random_state=0).fit(X, y, qid=qid)
+    expected = ranker.predict(X)
+    restored = pickle.loads(pickle.dumps(ranker))
+    np.testing.assert_array_equal(restored.predict(X), expected)
+    fresh = clone(ranker)
+    assert fresh.get_params() == ranker.get_params() and not hasattr(fresh, "trees_")
+
+
+def test_architecture_gridsearch_recipe(data):
+    X, y, qid = data
+    grid = {"rfpointranker__n_estimators": [5, 15], "rfpointranker__max_features": ["log2+1", 0.5]}
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        search = GridSearchCV(
+            make_pipeline(StandardScaler(), RFPointRanker(random_state=0)), grid, cv=QueryKFold(3), scoring=ndcg_scorer(10)
+        )
+        search.fit(X, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 4
+    assert 0.0 < search.best_score_ <= 1.0
+
+
+def test_quality_beats_the_single_feature_baseline(data):
+    X, y, qid = data
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    forest = RFPointRanker(n_estimators=60, random_state=0, n_jobs=2).fit(X[train], y[train], qid=qid[train])
+    baseline = DummyRanker().fit(X[train], y[train], qid=qid[train])
+    assert forest.score(X[test], y[test], qid[test]) > baseline.score(X[test], y[test], qid[test]) + 0.05
+
+
+@pytest.mark.parametrize(("max_bins", "step"), [(None, 0.0), (255, 1 / 32)])
+def test_single_tree_equals_sklearn_decision_tree(max_bins, step):
+    """One tree on all rows and features, one bin per value, is CART: scikit-learn's tree, cut for cut.
+
+    Exact mode on continuous features, and the default binning on features with
+    fewer than 255 values (multiples of ``step``). Values are float32-representable
+    because scikit-learn's trees split and predict on float32.
+    """
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5)).astype(np.float32).astype(np.float64)
+    if step:
+        X = np.round(X / step) * step
+    y = (X[:, 0] + X[:, 1] ** 2 + 0.5 * rng.normal(size=400) > 1).astype(int) + (X[:, 2] > 1)
+    X_new = rng.normal(size=(300, 5)).astype(np.float32).astype(np.float64)
+    # Leaves of >= 5 rows: in smaller nodes splits on different features often isolate
+    # the same rows, and equal gains are broken by each library's own feature order.
+    shape = dict(max_depth=3, min_samples_leaf=5)
+    common = dict(n_estimators=1, query_subsample=1.0, max_features=None, max_bins=max_bins, random_state=0, **shape)
+    ours = RFPointRanker(criterion="entropy", **common).fit(X, y, qid=np.zeros(400))
+    cart = DecisionTreeClassifier(criterion="entropy", random_state=0, **shape).fit(X, y)
+    for rows in (X, X_new):
+        np.testing.assert_allclose(ours.predict(rows), cart.predict_proba(rows) @ cart.classes_, rtol=1e-12)
+    target = np.exp(X[:, 3] + X[:, 4])
+    regression = RFPointRanker(criterion="variance", **common).fit(X, target, qid=np.zeros(400))
+    cart_regression = DecisionTreeRegressor(random_state=0, **shape).fit(X, target)
+    for rows in (X, X_new):
+        np.testing.assert_allclose(regression.predict(rows), cart_regression.predict(rows), rtol=1e-12)
+
+
+def test_query_level_sampling_takes_whole_queries(data):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=3, query_subsample=0.5, random_state=0).fit(X, y, qid=qid)
+    query_of_row = np.unique(qid, return_inverse=True)[1]  # data is grouped by increasing qid
+    for index in range(3):
+        counts = ranker._sample_counts(index, query_of_row)
+        sampled = np.unique(query_of_row[counts > 0])
+        assert len(sampled) == 60  # half of 120 queries
+        assert np.all(counts[np.isin(query_of_row, sampled)] == 1)
+        assert ranker.trees_[index].n_node_samples[0] == (counts > 0).sum()
+    bootstrap = RFPointRanker(n_estimators=2, bootstrap=True, random_state=0).fit(X, y, qid=qid)
+    counts = bootstrap._sample_counts(0, query_of_row)
+    per_query = np.array([np.unique(counts[query_of_row == q]) for q in range(120)], dtype=object)
+    assert all(len(values) == 1 for values in per_query) and counts.max() >= 2
+    documents = RFPointRanker(n_estimators=2, sample_level="document", random_state=0).fit(X, y, qid=qid)
+    counts = documents._sample_counts(0, query_of_row)
+    assert counts.sum() == round(0.63 * len(y))
+
+
+def test_out_of_bag_predictions_use_only_trees_that_did_not_see_the_row(data):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=8, oob_score=True, random_state=0).fit(X, y, qid=qid)
+    query_of_row = np.unique(qid, return_inverse=True)[1]
+    totals, seen = np.zeros(len(y)), np.zeros(len(y))
+    for index, tree in enumerate(ranker.trees_):
+        out = ranker._sample_counts(index, query_of_row) == 0
+        totals[out] += tree.predict(X[out])
+        seen[out] += 1
+    expected = np.where(seen > 0, totals / np.maximum(seen, 1), np.nan)
+    np.testing.assert_allclose(ranker.oob_prediction_, expected, rtol=1e-12, equal_nan=True)
+    for q in np.unique(qid):  # whole queries are in or out of a tree
+        assert len(np.unique(np.isnan(ranker.oob_prediction_[qid == q]))) == 1
+    scored = ~np.isnan(expected)
+    assert ranker.oob_score_ == pytest.approx(ndcg_score(y[scored], expected[scored], qid[scored], 10))
+
+
+def test_oob_prediction_is_returned_in_the_callers_row_order(data):
+    X, y, qid = data
+    permutation = np.random.default_rng(0).permutation(len(y))
+    ordered = RFPointRanker(n_estimators=6, oob_score=True, random_state=0).fit(X, y, qid=qid)
+    shuffled = RFPointRanker(n_estimators=6, oob_score=True, random_state=0).fit(X[permutation], y[permutation], qid=qid[permutation])
+    np.testing.assert_allclose(shuffled.oob_prediction_, ordered.oob_prediction_[permutation], equal_nan=True)
+
+
+@pytest.mark.parametrize(("weights", "transform"), [("linear", lambda g: g), ("square", lambda g: g**2), ("exp", lambda g: 2.0**g)])
+def test_leaves_score_expected_relevance_with_relevance_weights(data, weights, transform):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=1, query_subsample=1.0, min_samples_leaf=30, relevance_weights=weights, random_state=0)
+    ranker.fit(X, y, qid=qid)
+    tree = ranker.trees_[0]
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        assert tree.values[leaf] == pytest.approx(transform(y[leaves == leaf]).mean())
+    mean = RFPointRanker(n_estimators=1, query_subsample=1.0, min_samples_leaf=30, leaf_score="mean", random_state=0)
+    np.testing.assert_allclose(mean.fit(X, y, qid=qid).predict(X), RFPointRanker(**{**mean.get_params(), "relevance_weights": "linear"}).fit(X, y, qid=qid).predict(X))
+
+
+def test_regression_forest_accepts_real_labels_and_class_criteria_require_grades(data):
+    X, y, qid = data
+    real = y + 0.25
+    RFPointRanker(n_estimators=3, criterion="variance", max_features=0.1, bootstrap=True, sample_level="document").fit(X, real, qid=qid)
+    with pytest.raises(ValueError, match="y must hold integer relevance grades"):
+        RFPointRanker(n_estimators=3).fit(X, real, qid=qid)
+
+
+def test_feature_importances(data):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    importances = ranker.feature_importances_
+    assert importances.shape == (10,) and importances.sum() == pytest.approx(1.0) and (importances >= 0).all()
+    noise = np.column_stack([X, np.random.default_rng(0).normal(size=len(y))])
+    with_noise = RFPointRanker(n_estimators=20, random_state=0).fit(noise, y, qid=qid).feature_importances_
+    assert with_noise[-1] < with_noise[:-1].max()
+
+
+def test_leaf_budget_and_depth_parameters(data):
+    X, y, qid = data
+    ranker = RFPointRanker(n_estimators=4, max_leaf_nodes=9, expansion="best", max_depth=6, random_state=0).fit(X, y, qid=qid)
+    assert all(tree.n_leaves <= 9 and tree.max_depth <= 6 for tree in ranker.trees_)
+    fractions = RFPointRanker(n_estimators=2, min_samples_leaf=0.05, min_samples_split=0.2, random_state=0).fit(X, y, qid=qid)
+    tree = fractions.trees_[0]
+    n_rows = tree.n_node_samples[0]
+    assert tree.n_node_samples[tree.nodes["feature"] < 0].min() >= np.ceil(0.05 * n_rows)
+
+
+def test_verbose_reports_progress(data, capsys):
+    X, y, qid = data
+    RFPointRanker(n_estimators=10, verbose=1, random_state=0).fit(X, y, qid=qid)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1].startswith("RFPointRanker: 10/10 trees")
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"criterion": "mse"}, "'criterion' parameter of RFPointRanker"),
+        ({"max_features": "all"}, "'max_features' parameter of RFPointRanker"),
+        ({"query_subsample": 0.0}, "'query_subsample' parameter of RFPointRanker"),
+        ({"expansion": "deepest"}, "'expansion' parameter of RFPointRanker"),
+        ({"max_bins": 256}, "'max_bins' parameter of RFPointRanker"),
+        ({"n_estimators": 0}, "'n_estimators' parameter of RFPointRanker"),
+    ],
+)
+def test_bad_parameters_name_themselves(data, params, match):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match):
+        RFPointRanker(**params).fit(X, y, qid=qid)
