@@ -249,6 +249,7 @@ def test_verbose_reports_progress(data, capsys):
         ({"expansion": "deepest"}, "'expansion' parameter of RFPointRanker"),
         ({"max_bins": 256}, "'max_bins' parameter of RFPointRanker"),
         ({"n_estimators": 0}, "'n_estimators' parameter of RFPointRanker"),
+        ({"oob_score": True, "query_subsample": 1.0}, "oob_score=True needs rows left out of trees"),
     ],
 )
 def test_bad_parameters_name_themselves(data, params, match):

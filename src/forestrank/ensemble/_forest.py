@@ -119,6 +119,8 @@ class BaseForestRanker(BaseRanker):
         self
         """
         self._validate_params()
+        if self.oob_score and not self.bootstrap and self.query_subsample == 1.0:
+            raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
         data = self._validate_training_data(X, y, qid, sample_weight)
         base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
 
@@ -144,7 +146,7 @@ class BaseForestRanker(BaseRanker):
             targets=self._targets(data.y),
             leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
         )
-        params = self._tree_params(int((base_weight > 0).sum()), data.X.shape[1])
+        params = self._tree_params(int(positive.sum()), data.X.shape[1])
 
         new_indices = range(len(previous), self.n_estimators)
         start = time.perf_counter()
