@@ -92,7 +92,7 @@ def test_demo_runs_and_names_its_conventions():
     output = subprocess.run(
         [sys.executable, "-m", "forestrank"], capture_output=True, text=True, check=True
     ).stdout
-    assert "DummyRanker('best_feature')" in output
+    assert "DummyRanker('best_feature')" in output and "RFPointRanker(n_estimators=200)" in output
     assert "NDCG@10 [gain 2^l-1, discount 1/log2(r+1)" in output
     assert "letor4 preset" in output
 
