@@ -1,0 +1,228 @@
+"""Compare a forestrank ranker with the references users compare it to, in one run, on the same data.
+
+    python benchmarks/compare.py rfpoint --data mq2008 --n-estimators 500 --seeds 3
+    python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
+
+Each contender fits and predicts in its own process (so its peak memory is its own)
+after an untimed warm-up fit (numba's cache load is not fit time). Data:
+
+* ``mq2008``: the 5 LETOR 4.0 folds in ``--datasets``; fit on train.txt, score on
+  test.txt; the table reports 5-fold means.
+* ``synthetic``: ``make_ranking(2500 queries x 100 documents, 136 features,
+  random_state=0)``; the first 2,000 queries (200k rows) train, the last 500 test.
+
+Metrics (test mean over queries), each with its convention: NDCG@10 under the
+official LETOR 4.0 script (``letor4``) and the plain definition (gain 2^l-1,
+1/log2(r+1), expectation over tied scores, no-relevant = 0), MAP (letor4), ERR@10
+(expected ties, g_max = the data's maximum grade). Ratios are ours / reference.
+"""
+
+import argparse
+import functools
+import multiprocessing
+import resource
+from queue import Empty
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import describe_machine  # noqa: E402
+
+METRIC_NAMES = ("NDCG@10 letor4", "NDCG@10 plain", "MAP letor4", "ERR@10")
+
+
+@dataclass
+class Contender:
+    """A model to fit: ``build(n_estimators, X.shape, seed)`` returns an object with fit/predict."""
+
+    name: str
+    build: object
+    fit_kind: str  # "qid" (forestrank), "classifier" (scored by expected relevance), "regressor"
+
+
+def _rf_point(n_estimators, shape, seed, n_jobs=2):
+    from forestrank import RFPointRanker
+
+    return RFPointRanker(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed)
+
+
+def _sklearn_forest(n_estimators, shape, seed):
+    from sklearn.ensemble import RandomForestClassifier
+
+    from forestrank.ensemble._forest import resolve_max_features
+
+    return RandomForestClassifier(
+        n_estimators=n_estimators, criterion="entropy", max_features=resolve_max_features("log2+1", shape[1]),
+        max_samples=0.63, n_jobs=2, random_state=seed,
+    )  # fmt: skip
+
+
+def _lightgbm_forest(n_estimators, shape, seed):
+    import lightgbm
+
+    from forestrank.ensemble._forest import resolve_max_features
+
+    # "Fully grown": as many leaves as sampled rows allow. LightGBM preallocates a
+    # histogram per possible leaf, so its histogram cache is capped (measured: 24 GB
+    # and an OOM kill on MQ2008 with 131k leaves and no cap).
+    return lightgbm.LGBMRegressor(
+        boosting_type="rf", objective="regression", n_estimators=n_estimators, subsample=0.63, subsample_freq=1,
+        colsample_bynode=resolve_max_features("log2+1", shape[1]) / shape[1], num_leaves=int(0.63 * shape[0]),
+        min_child_samples=1, min_child_weight=1e-9, histogram_pool_size=2048, n_jobs=2, random_state=seed, verbose=-1,
+    )  # fmt: skip
+
+
+CONTENDERS = {
+    "rfpoint": [
+        Contender("forestrank RFPointRanker", _rf_point, "qid"),
+        Contender("sklearn RandomForestClassifier", _sklearn_forest, "classifier"),
+        Contender("LightGBM rf (regression)", _lightgbm_forest, "regressor"),
+    ],
+}
+SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
+
+
+def load_splits(data: str, datasets: Path) -> list[tuple]:
+    from forestrank import load_letor_fold, make_ranking
+
+    if data == "mq2008":
+        splits = []
+        for fold in range(1, 6):
+            (X, y, qid), _, (X_test, y_test, qid_test) = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
+            splits.append((X, y, qid, X_test, y_test, qid_test))
+        return splits
+    X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
+    train = qid < 2000
+    return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train])]
+
+
+def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: int) -> dict:
+    """Run in a child process: warm up, time fit and predict, score, report peak memory."""
+    from forestrank import err_score, map_score, ndcg_score
+
+    X, y, qid, X_test, y_test, qid_test = split
+    model = contender.build(n_estimators, X.shape, seed)
+
+    def fit(estimator, rows):
+        if contender.fit_kind == "qid":
+            estimator.fit(X[rows], y[rows], qid=qid[rows])
+        else:
+            estimator.fit(X[rows], y[rows])
+
+    warm_up = contender.build(2, X.shape, seed)
+    fit(warm_up, np.flatnonzero(qid == qid[0]).tolist() + np.flatnonzero(qid == qid[-1]).tolist())
+    start = time.perf_counter()
+    fit(model, slice(None))
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    if contender.fit_kind == "classifier":
+        scores = model.predict_proba(X_test) @ model.classes_
+    else:
+        scores = model.predict(X_test)
+    predict_seconds = time.perf_counter() - start
+    max_grade = float(max(y.max(), y_test.max()))
+    return {
+        "NDCG@10 letor4": ndcg_score(y_test, scores, qid_test, 10, convention="letor4"),
+        "NDCG@10 plain": ndcg_score(y_test, scores, qid_test, 10),
+        "MAP letor4": map_score(y_test, scores, qid_test, convention="letor4"),
+        "ERR@10": err_score(y_test, scores, qid_test, 10, max_grade=max_grade),
+        "fit s": fit_seconds,
+        "predict s": predict_seconds,
+        "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _child(contender, split, n_estimators, seed, queue):
+    queue.put(_fit_and_score(contender, split, n_estimators, seed))
+
+
+def run_in_child(contender: Contender, split: tuple, n_estimators: int, seed: int) -> dict:
+    context = multiprocessing.get_context("spawn")  # fork after OpenBLAS started threads can hang
+    queue = context.Queue()
+    process = context.Process(target=_child, args=(contender, split, n_estimators, seed, queue))
+    process.start()
+    while True:  # a child killed (e.g. out of memory) never reports: do not wait forever
+        try:
+            result = queue.get(timeout=5)
+            break
+        except Empty:
+            if not process.is_alive():
+                raise RuntimeError(f"{contender.name} died (exit code {process.exitcode}) without a result") from None
+    process.join()
+    return result
+
+
+@dataclass
+class Summary:
+    """Results of one contender: one dict per (seed, split), seeds outermost."""
+
+    n_seeds: int
+    runs: list = field(default_factory=list)
+
+    def mean(self, key: str) -> tuple[float, float]:
+        """Per seed: mean over splits (times: sum); then mean and std over seeds."""
+        values = np.array([run[key] for run in self.runs]).reshape(self.n_seeds, -1)
+        per_seed = values.sum(axis=1) if key in ("fit s", "predict s") else values.mean(axis=1)
+        return float(per_seed.mean()), float(per_seed.std())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("estimator", choices=sorted(CONTENDERS))
+    parser.add_argument("--data", choices=["mq2008", "synthetic"], default="mq2008")
+    parser.add_argument("--datasets", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
+    parser.add_argument("--n-estimators", type=int, default=500)
+    parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
+    parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
+    parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run")
+    args = parser.parse_args()
+
+    splits = load_splits(args.data, args.datasets)
+    contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])
+    if args.only:
+        contenders = [c for c in contenders if any(part in c.name for part in args.only)]
+    print(f"machine: {describe_machine()}")
+    print(f"data: {args.data} ({len(splits)} split(s), {sum(len(s[1]) for s in splits)} training rows in total), "
+          f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits")
+    summaries = {}
+    for contender in contenders:
+        summary = Summary(n_seeds=args.seeds)
+        for seed in range(args.seeds):
+            for split in splits:
+                summary.runs.append(run_in_child(contender, split, args.n_estimators, seed))
+        summaries[contender.name] = summary
+        print(f"  done: {contender.name}", flush=True)
+
+    columns = (*METRIC_NAMES, "fit s", "predict s", "peak MB")
+    width = max(map(len, summaries)) + 2
+    print("\n" + "contender".ljust(width) + "".join(f"{c:>20}" for c in columns))
+    for name, summary in summaries.items():
+        cells = []
+        for column in columns:
+            if column == "peak MB":
+                cells.append(f"{max(run['peak MB'] for run in summary.runs):>20.0f}")
+            else:
+                mean, std = summary.mean(column)
+                cells.append(f"{mean:>12.4f} ± {std:<6.4f}" if args.seeds > 1 else f"{mean:>20.4f}")
+        print(name.ljust(width) + "".join(cells))
+    ours = summaries[contenders[0].name]
+    for name, summary in list(summaries.items())[1:]:
+        parts = []
+        for column in ("fit s", "predict s"):
+            parts.append(f"{column} ratio {ours.mean(column)[0] / summary.mean(column)[0]:.3f}")
+        for column in METRIC_NAMES:
+            parts.append(f"{column} {ours.mean(column)[0] - summary.mean(column)[0]:+.4f}")
+        print(f"ours vs {name}: " + ", ".join(parts))
+    print(
+        "\nconventions: NDCG@10 letor4 = official LETOR 4.0 script (gain 2^l-1, ranks 1-2 undiscounted then "
+        "1/log2(r), input-order ties, no-relevant = 0, 0 below 10 docs); NDCG@10 plain = gain 2^l-1, "
+        "1/log2(r+1), expected ties, no-relevant = 0; MAP letor4; ERR@10 expected ties, g_max = data max."
+    )
+
+
+if __name__ == "__main__":
+    main()
