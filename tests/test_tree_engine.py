@@ -198,6 +198,18 @@ def test_bin_mapper_cuts_and_representatives():
     assert counts.min() > 250 and counts.max() < 380  # about 5000 / 16 each
 
 
+def test_threaded_binning_equals_serial_binning():
+    X = np.random.default_rng(3).normal(size=(20_000, 4))  # enough rows for several row ranges
+    X[:, 1] = np.round(X[:, 1], 1)  # few distinct values: midpoint cuts
+    serial, threaded = BinMapper(max_bins=64, n_jobs=1).fit(X), BinMapper(max_bins=64, n_jobs=2).fit(X)
+    for a, b in zip(serial.thresholds_ + serial.bin_values_, threaded.thresholds_ + threaded.bin_values_):
+        np.testing.assert_array_equal(a, b)
+    binned = threaded.transform(X)
+    np.testing.assert_array_equal(serial.transform(X), binned)
+    cuts = serial.thresholds_[0]
+    np.testing.assert_array_equal(binned[:, 0], np.searchsorted(cuts, X[:, 0], side="left"))  # = #{cuts < x}
+
+
 def test_newton_criterion_gain_and_leaf_values():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 3))

@@ -135,7 +135,7 @@ class BaseForestRanker(BaseRanker):
         query_of_row = data.groups.grouped_query_index()
 
         positive = base_weight > 0
-        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32))
+        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
         binner.fit(data.X if positive.all() else data.X[positive])
         thresholds, bin_values = binner.padded_tables()
         training = TrainingSet(
