@@ -68,6 +68,14 @@ def test_serial_and_threaded_fits_are_bitwise_identical(data):
     np.testing.assert_array_equal(serial.predict(Xbig), threaded.predict(Xbig))
 
 
+def test_forest_prediction_is_the_mean_of_its_trees_over_several_row_passes():
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=100, n_features=300, random_state=1)
+    forest = RFPointRanker(n_estimators=6, max_features=20, random_state=0, n_jobs=2).fit(X, y, qid=qid)
+    # 300 float64 features: the predictor visits ~1.8k rows per pass, so 6,000 rows take several.
+    per_tree = np.mean([tree.values[tree.apply(X)] for tree in forest.trees_], axis=0)
+    np.testing.assert_allclose(forest.predict(X), per_tree, rtol=1e-12)
+
+
 def test_random_state_controls_the_model(data):
     X, y, qid = data
     first = RFPointRanker(n_estimators=5, random_state=1).fit(X, y, qid=qid).predict(X)

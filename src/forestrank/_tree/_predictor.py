@@ -2,9 +2,9 @@
 
 Trees of an ensemble are stored back to back in one ``NODE_DTYPE`` array; each tree's
 child indices are relative to its first node (``tree_offsets``). Rows are processed
-in blocks, and within a block tree by tree, with the block's rows descending a tree
-together, level by level. Each row sums its trees in tree order, so the result does
-not depend on how rows are split across threads.
+in passes of about ``PASS_BYTES`` of X; a pass runs tree by tree, and within a tree blocks of
+``ROW_BLOCK`` rows descend together, level by level. Each row sums its trees in tree
+order, so the result does not depend on how rows are split across threads.
 """
 
 import numpy as np
@@ -12,13 +12,19 @@ import numpy as np
 from .._jit import jit
 
 ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
+# Bytes of X visited by every tree before the next tree: a fully grown tree on 126k
+# rows holds ~1 MB of nodes, so its deep levels stay cached while a pass of rows
+# reuses them, and the pass's rows stay in the last-level cache across trees.
+# Measured on 50k rows x 136 float64 features x 100 such trees: 0.84 s with 4096-row
+# passes (4.5 MB), vs 1.04-1.17 s one block at a time and 1.15-1.6 s at 16k+ rows.
+PASS_BYTES = 4096 * 136 * 8
 
 
 @jit
 def add_tree_values(X, nodes, tree_offsets, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
 
-    A block of rows descends each tree together, one level per pass: the node loads
+    A block of rows descends each tree together, one level per sweep: the node loads
     of different rows are independent, so the processor overlaps their cache misses
     instead of waiting for one row's chain of dependent loads at a time.
 
@@ -33,27 +39,30 @@ def add_tree_values(X, nodes, tree_offsets, out):
         Accumulator, updated in place.
     """
     n_rows = X.shape[0]
+    rows_per_pass = max(ROW_BLOCK, PASS_BYTES // (X.shape[1] * X.itemsize) // ROW_BLOCK * ROW_BLOCK)
     current = np.empty(ROW_BLOCK, dtype=np.int64)
-    for block_start in range(0, n_rows, ROW_BLOCK):
-        block_size = min(ROW_BLOCK, n_rows - block_start)
+    for pass_start in range(0, n_rows, rows_per_pass):
+        pass_end = min(pass_start + rows_per_pass, n_rows)
         for t in range(len(tree_offsets)):
             offset = tree_offsets[t]
-            for j in range(block_size):
-                current[j] = offset
-            active = block_size
-            while active > 0:
-                active = 0
+            for block_start in range(pass_start, pass_end, ROW_BLOCK):
+                block_size = min(ROW_BLOCK, pass_end - block_start)
                 for j in range(block_size):
-                    node = current[j]
-                    feature = nodes[node]["feature"]
-                    if feature >= 0:
-                        active += 1
-                        if X[block_start + j, feature] <= nodes[node]["threshold"]:
-                            current[j] = offset + nodes[node]["left"]
-                        else:
-                            current[j] = offset + nodes[node]["left"] + 1
-            for j in range(block_size):
-                out[block_start + j] += nodes[current[j]]["threshold"]
+                    current[j] = offset
+                active = block_size
+                while active > 0:
+                    active = 0
+                    for j in range(block_size):
+                        node = current[j]
+                        feature = nodes[node]["feature"]
+                        if feature >= 0:
+                            active += 1
+                            if X[block_start + j, feature] <= nodes[node]["threshold"]:
+                                current[j] = offset + nodes[node]["left"]
+                            else:
+                                current[j] = offset + nodes[node]["left"] + 1
+                for j in range(block_size):
+                    out[block_start + j] += nodes[current[j]]["threshold"]
 
 
 @jit
