@@ -4,7 +4,8 @@
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
-after an untimed warm-up fit (numba's cache load is not fit time). Data:
+after an untimed warm-up fit (numba's cache load is not fit time); one that runs past
+``--time-limit`` seconds on a fit is killed and listed as dropped. Data:
 
 * ``mq2008``: the 5 LETOR 4.0 folds in ``--datasets``; fit on train.txt, score on
   test.txt; the table reports 5-fold means.
@@ -140,10 +141,12 @@ def _child(contender, split, n_estimators, seed, queue):
     queue.put(_fit_and_score(contender, split, n_estimators, seed))
 
 
-def run_in_child(contender: Contender, split: tuple, n_estimators: int, seed: int) -> dict:
+def run_in_child(contender: Contender, split: tuple, n_estimators: int, seed: int, time_limit: float) -> dict | None:
+    """Results of one fit in a fresh process; None when it ran past ``time_limit`` seconds (then killed)."""
     context = multiprocessing.get_context("spawn")  # fork after OpenBLAS started threads can hang
     queue = context.Queue()
     process = context.Process(target=_child, args=(contender, split, n_estimators, seed, queue))
+    start = time.monotonic()
     process.start()
     while True:  # a child killed (e.g. out of memory) never reports: do not wait forever
         try:
@@ -152,6 +155,10 @@ def run_in_child(contender: Contender, split: tuple, n_estimators: int, seed: in
         except Empty:
             if not process.is_alive():
                 raise RuntimeError(f"{contender.name} died (exit code {process.exitcode}) without a result") from None
+            if time.monotonic() - start > time_limit:
+                process.kill()
+                process.join()
+                return None
     process.join()
     return result
 
@@ -179,6 +186,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
     parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run")
+    parser.add_argument(
+        "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
+    )
     args = parser.parse_args()
 
     splits = load_splits(args.data, args.datasets)
@@ -191,11 +201,16 @@ def main() -> None:
     summaries = {}
     for contender in contenders:
         summary = Summary(n_seeds=args.seeds)
-        for seed in range(args.seeds):
-            for split in splits:
-                summary.runs.append(run_in_child(contender, split, args.n_estimators, seed))
-        summaries[contender.name] = summary
-        print(f"  done: {contender.name}", flush=True)
+        runs = (run_in_child(contender, split, args.n_estimators, seed, args.time_limit)
+                for seed in range(args.seeds) for split in splits)  # fmt: skip
+        for result in runs:
+            if result is None:
+                print(f"  dropped: {contender.name} (one fit and predict took over {args.time_limit:.0f} s)", flush=True)
+                break
+            summary.runs.append(result)
+        else:
+            summaries[contender.name] = summary
+            print(f"  done: {contender.name}", flush=True)
 
     columns = (*METRIC_NAMES, "fit s", "predict s", "peak MB")
     width = max(map(len, summaries)) + 2
@@ -209,8 +224,8 @@ def main() -> None:
                 mean, std = summary.mean(column)
                 cells.append(f"{mean:>12.4f} ± {std:<6.4f}" if args.seeds > 1 else f"{mean:>20.4f}")
         print(name.ljust(width) + "".join(cells))
-    ours = summaries[contenders[0].name]
-    for name, summary in list(summaries.items())[1:]:
+    ours = summaries.get(contenders[0].name)
+    for name, summary in list(summaries.items())[1:] if ours else []:
         parts = []
         for column in ("fit s", "predict s"):
             parts.append(f"{column} ratio {ours.mean(column)[0] / summary.mean(column)[0]:.3f}")
