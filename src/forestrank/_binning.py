@@ -13,11 +13,12 @@ and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
 """
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.utils import check_random_state
 
 from ._common import FLOAT_DTYPE, as_kernel_array
 from ._jit import jit
+from ._parallel import row_ranges
 
 # Rows used to place quantile cuts; as scikit-learn's HistGradientBoosting, a random
 # subsample keeps binning linear for very large inputs.
@@ -167,12 +168,9 @@ class BinMapper:
         thresholds, _ = self.padded_tables()
         X = as_kernel_array(X, FLOAT_DTYPE)
         binned = np.empty(X.shape, dtype=self.bin_dtype_)
-        # Row blocks of _ROW_BLOCK rows are independent: threads take whole ranges of them.
-        n_jobs = min(effective_n_jobs(self.n_jobs), max(1, len(X) // (16 * _ROW_BLOCK)))
-        bounds = np.linspace(0, len(X) // _ROW_BLOCK, n_jobs + 1).astype(np.int64) * _ROW_BLOCK
-        bounds[-1] = len(X)
-        Parallel(n_jobs=n_jobs, prefer="threads")(
-            delayed(_bin_rows)(X[a:b], thresholds, self.n_bins_, binned[a:b]) for a, b in zip(bounds[:-1], bounds[1:])
+        ranges = row_ranges(len(X), self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
+        Parallel(n_jobs=len(ranges), prefer="threads")(
+            delayed(_bin_rows)(X[a:b], thresholds, self.n_bins_, binned[a:b]) for a, b in ranges
         )
         return binned
 

@@ -17,11 +17,12 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed, effective_n_jobs
+from joblib import Parallel, delayed
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, NODE_DTYPE, as_kernel_array
+from .._parallel import row_ranges
 from .._tree import _builder, _criteria, _predictor, _rng
 from .._tree._grow import TrainingSet, TreeParams, grow_tree
 from ..metrics._ranking import evaluate
@@ -241,14 +242,12 @@ class BaseForestRanker(BaseRanker):
         X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
         nodes, offsets = self._forest_nodes, self._tree_offsets
         out = np.zeros(len(X))
-        n_jobs = min(effective_n_jobs(self.n_jobs), max(1, len(X) // _PREDICT_CHUNK))
-        if n_jobs == 1:
+        ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
+        if len(ranges) == 1:  # no joblib round trip for small batches
             _predictor.add_tree_values(X, nodes, offsets, out)
         else:
-            bounds = np.linspace(0, len(X), n_jobs + 1).astype(int)
-            Parallel(n_jobs=n_jobs, prefer="threads")(
-                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b])
-                for a, b in zip(bounds[:-1], bounds[1:])
+            Parallel(n_jobs=len(ranges), prefer="threads")(
+                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b]) for a, b in ranges
             )
         return out / len(self.trees_)
 
