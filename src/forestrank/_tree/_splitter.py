@@ -208,27 +208,19 @@ def _histogram_scan(
                     best_next = b
             # Move bin b to the left child and clear it.
             if classes:
-                if count == 1:
-                    c = bin_class[b]
+                # A one-sample bin holds its known class only: skip the class loop.
+                first_class = bin_class[b] if count == 1 else 0
+                last_class = first_class + 1 if count == 1 else n_classes
+                for c in range(first_class, last_class):
                     moved = histogram[b, c]
-                    delta_left, delta_right = _criteria.class_move(
-                        criterion, left[c], moved, node_statistics[c], integer_weights
-                    )
-                    left[c] += moved
-                    left_terms += delta_left
-                    right_terms += delta_right
-                    histogram[b, c] = 0.0
-                else:
-                    for c in range(n_classes):
-                        moved = histogram[b, c]
-                        if moved != 0.0:
-                            delta_left, delta_right = _criteria.class_move(
-                                criterion, left[c], moved, node_statistics[c], integer_weights
-                            )
-                            left[c] += moved
-                            left_terms += delta_left
-                            right_terms += delta_right
-                            histogram[b, c] = 0.0
+                    if moved != 0.0:
+                        delta_left, delta_right = _criteria.class_move(
+                            criterion, left[c], moved, node_statistics[c], integer_weights
+                        )
+                        left[c] += moved
+                        left_terms += delta_left
+                        right_terms += delta_right
+                        histogram[b, c] = 0.0
             else:
                 left[0] += histogram[b, 0]
                 left[1] += histogram[b, 1]
