@@ -14,6 +14,8 @@ _PUBLIC = {
     "MissingQidWarning": "forestrank._queries",
     "QueryKFold": "forestrank.model_selection",
     "QueryShuffleSplit": "forestrank.model_selection",
+    "RFHybridRanker": "forestrank.ensemble",
+    "RFListRanker": "forestrank.ensemble",
     "RFPointRanker": "forestrank.ensemble",
     "average_precision": "forestrank.metrics",
     "describe_metric": "forestrank.metrics",

@@ -25,7 +25,7 @@ same shape distribution; the order changes which random numbers each node draws.
 import numpy as np
 
 from .._jit import jit
-from . import _criteria, _rng, _splitter
+from . import _criteria, _listwise, _rng, _splitter
 
 DEPTH = 0
 BREADTH = 1
@@ -138,11 +138,86 @@ def _threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
 
 
 @jit
+def _node_statistics(row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics):
+    """Fill ``statistics`` for positions ``start:end``; returns (weight, sum of w * leaf target)."""
+    for s in range(len(statistics)):
+        statistics[s] = 0.0
+    node_weight = 0.0
+    target_sum = 0.0
+    for position in range(start, end):
+        weight = row_weights[position]
+        first = row_targets[position, 0]
+        if classes:
+            statistics[int(first)] += weight
+        else:
+            statistics[0] += weight * first
+            statistics[1] += weight * (first * first if squared else row_targets[position, 1])
+        node_weight += weight
+        target_sum += weight * leaf_targets[samples[position]]
+    return node_weight, target_sum
+
+
+@jit
+def _pointwise_split(
+    X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion, l2_regularization,
+    integer_weights, statistics, node_weight, scale, min_samples_leaf, min_child_weight, min_gain_to_split,
+    max_features, features, rng_state, histogram, histogram_weight, histogram_count, bin_class, occupied, order, left,
+    force_path,
+):  # fmt: skip
+    """Best split of a node for a decomposable (or the random) criterion.
+
+    Returns (feature, bin, next bin, unscaled gain); feature -1 when the node is pure
+    or no split passes ``min_gain_to_split``.
+    """
+    n_stats = len(statistics)
+    classes = _criteria.uses_classes(criterion)
+    if classes:
+        term_sum = 0.0
+        n_present = 0
+        for c in range(n_stats):
+            term_sum += _criteria.class_term(criterion, statistics[c], integer_weights)
+            n_present += statistics[c] > 0.0
+        node_cost = _criteria.class_cost(criterion, node_weight, term_sum, integer_weights)
+        pure = n_present <= 1
+    else:
+        node_cost = _criteria.moment_cost(criterion, statistics[0], statistics[1], node_weight, l2_regularization)
+        pure = criterion == _criteria.VARIANCE and node_cost <= 1e-12 * max(statistics[1], 1e-300)
+    if pure:
+        return -1, -1, -1, 0.0
+    if criterion == _criteria.RANDOM:
+        feature, b, after = _splitter.random_split(X_binned, n_bins, bin_values, samples, start, end, features, rng_state)
+        gain = 0.0
+        if feature >= 0:  # its impurity decrease, for feature importances
+            for c in range(n_stats):
+                left[c] = 0.0
+            left_weight = 0.0
+            for position in range(start, end):
+                if X_binned[samples[position], feature] <= b:
+                    left[int(row_targets[position, 0])] += row_weights[position]
+                    left_weight += row_weights[position]
+            gain = _splitter.exact_class_gain(criterion, left, statistics, left_weight, node_weight, node_cost, integer_weights)
+        return feature, b, after, gain
+    feature, b, after, gain = _splitter.best_split(
+        X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2_regularization, integer_weights,
+        statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
+        histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+    )  # fmt: skip
+    if feature >= 0 and not gain * scale > min_gain_to_split:
+        feature = -1
+    return feature, b, after, gain
+
+
+# Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
+_LISTWISE_GAIN_NOISE = 1e-12
+
+
+@jit
 def build_tree(
     X_binned, n_bins, bin_thresholds, bin_values, targets, leaf_targets, weights, samples, criterion,
     n_classes, l2_regularization, leaf_kind, max_depth, min_samples_split, min_samples_leaf,
     min_child_weight, min_gain_to_split, max_leaf_nodes, max_features, expansion, rng_state, force_path,
-    nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+    listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights,
+    cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
 ):  # fmt: skip
     """Grow one tree.
 
@@ -162,7 +237,7 @@ def build_tree(
     samples : int64 array of shape (n_tree_rows,)
         Rows of this tree (weight > 0) in increasing order; reordered in place.
     criterion, n_classes, l2_regularization : int, int, float
-        See ``_criteria``.
+        See ``_criteria``; the criterion of the nodes not split listwise.
     leaf_kind : int
         ``LEAF_MEAN``: weighted mean of ``leaf_targets``; ``LEAF_NEWTON``:
         ``-sum(w g) / (sum(w h) + l2_regularization)``.
@@ -172,7 +247,8 @@ def build_tree(
     min_child_weight : float
         Minimum weight (hessian sum for newton) of each child.
     min_gain_to_split : float
-        A split is made only if its scaled gain (``_criteria.gain_scale``) is larger.
+        A split is made only if its scaled gain (``_criteria.gain_scale``; the change
+        of mean expected NDCG for listwise splits) is larger.
     max_features : int
         Usable features examined per node.
     expansion : int
@@ -180,6 +256,21 @@ def build_tree(
     rng_state : uint64 array of shape (2,)
     force_path : int
         0 = histogram scan; 2 = sorted sweep (the stateful-criterion path; tests).
+    listwise_depth : int
+        Nodes shallower than this split with the listwise criterion (``_listwise``);
+        0 = none. When positive, every node is evaluated when it is expanded, against
+        the tree as it is then (Algorithm 4 of Ibrahim & Carman), not when created.
+    max_queries : int
+        Queries sampled per listwise split (-1: all).
+    query_of_row : int64 array of shape (n_rows,)
+        Query of every row (rows grouped by query).
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    row_gains, copies : float64 arrays of shape (n_rows,)
+        ``2^l - 1`` and the copies of each row in this tree (listwise only).
+    query_weights : float64 array of shape (n_queries,)
+        Weight of each query in the mean expected NDCG (listwise only).
+    cumulative_discount : float64 array
+        ``_listwise.cumulative_discounts``.
     nodes : NODE_DTYPE array of shape (>= 2 * n_tree_rows - 1,)
         Output: ``feature`` (-1 for leaves), ``left`` (the right child is
         ``left + 1``), ``threshold`` (raw-value cut, see ``_threshold``; the value
@@ -224,6 +315,33 @@ def build_tree(
     spill_targets = np.empty((n_rows, targets.shape[1]))
     spill_weights = np.empty(n_rows)
 
+    # Listwise state (empty when unused): every row's current leaf and score, and
+    # the per-node query structures of ``_listwise.prepare_node``.
+    deferred = listwise_depth > 0
+    n_list_rows = X_binned.shape[0] if deferred else 0
+    n_list_queries = len(query_boundaries) - 1 if deferred else 0
+    row_leaf = np.full(n_list_rows, -1, dtype=np.int64)
+    row_score = np.zeros(n_list_rows)
+    query_scales = np.zeros(n_list_queries)
+    query_slot = np.full(n_list_queries, -1, dtype=np.int64)
+    slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
+    slot_ints = np.empty((n_list_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
+    blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+    event_scores = np.empty(n_list_rows)
+    event_slots = np.empty(n_list_rows, dtype=np.int64)
+    touched = np.empty(n_list_queries, dtype=np.int64)
+    pending = np.empty(n_list_queries, dtype=np.int64)
+    largest_query = 0
+    for q in range(n_list_queries):
+        largest_query = max(largest_query, query_boundaries[q + 1] - query_boundaries[q])
+    scratch_scores = np.empty(largest_query)
+    listwise_scale = 0.0
+    if deferred:
+        total_query_weight = _listwise.query_scales(
+            query_boundaries, row_gains, copies, query_weights, cumulative_discount, query_scales, scratch_scores
+        )
+        listwise_scale = 1.0 / total_query_weight if total_query_weight > 0.0 else 0.0
+
     # Targets and weights in sample order, permuted with ``samples`` by every
     # partition, so that scans read them sequentially instead of by row id.
     row_targets = np.empty((n_rows, targets.shape[1]))
@@ -247,28 +365,17 @@ def build_tree(
     n_nodes = 1
     n_leaves = 1
     heap_size = 0
-    next_node = 0  # nodes [next_node, n_nodes) still need evaluating
+    next_node = 0  # nodes [next_node, n_nodes) still need their value
     while True:
-        # Evaluate new nodes: statistics, value, best split; queue splittable ones.
+        # New nodes: value; then their best split now, or (deferred) when expanded.
         while next_node < n_nodes:
             node = next_node
             next_node += 1
             start = node_start[node]
             end = node_end[node]
-            for s in range(n_stats):
-                statistics[s] = 0.0
-            node_weight = 0.0
-            target_sum = 0.0
-            for position in range(start, end):
-                weight = row_weights[position]
-                first = row_targets[position, 0]
-                if classes:
-                    statistics[int(first)] += weight
-                else:
-                    statistics[0] += weight * first
-                    statistics[1] += weight * (first * first if squared else row_targets[position, 1])
-                node_weight += weight
-                target_sum += weight * leaf_targets[samples[position]]
+            node_weight, target_sum = _node_statistics(
+                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics
+            )
             if leaf_kind == LEAF_NEWTON:
                 value = -statistics[0] / (statistics[1] + l2_regularization)
             else:
@@ -279,66 +386,35 @@ def build_tree(
             values[node] = value
             n_node_samples[node] = end - start
             weighted_n_node_samples[node] = node_weight
+            if deferred:
+                for position in range(start, end):
+                    row_leaf[samples[position]] = node
+                    row_score[samples[position]] = value
 
-            if classes:
-                term_sum = 0.0
-                n_present = 0
-                for c in range(n_stats):
-                    term_sum += _criteria.class_term(criterion, statistics[c], integer_weights)
-                    n_present += statistics[c] > 0.0
-                node_cost = _criteria.class_cost(criterion, node_weight, term_sum, integer_weights)
-                pure = n_present <= 1
-            else:
-                node_cost = _criteria.moment_cost(criterion, statistics[0], statistics[1], node_weight, l2_regularization)
-                pure = squared and node_cost <= 1e-12 * max(statistics[1], 1e-300)
             count = end - start
             if (
                 (max_depth >= 0 and node_depth[node] >= max_depth)
                 or count < min_samples_split
                 or count < 2 * min_samples_leaf
-                or pure
             ):
                 continue
-            if criterion == _criteria.RANDOM:
-                feature, b, after = _splitter.random_split(
-                    X_binned, n_bins, bin_values, samples, start, end, features, rng_state
-                )
-                gain = 0.0
-                if feature >= 0:  # its impurity decrease, for feature importances
-                    for c in range(n_stats):
-                        left[c] = 0.0
-                    left_weight = 0.0
-                    for position in range(start, end):
-                        if X_binned[samples[position], feature] <= b:
-                            left[int(row_targets[position, 0])] += row_weights[position]
-                            left_weight += row_weights[position]
-                    left_terms = 0.0
-                    right_terms = 0.0
-                    for c in range(n_stats):
-                        left_terms += _criteria.class_term(criterion, left[c], integer_weights)
-                        right_terms += _criteria.class_term(criterion, statistics[c] - left[c], integer_weights)
-                    gain = node_cost - (
-                        _criteria.class_cost(criterion, left_weight, left_terms, integer_weights)
-                        + _criteria.class_cost(criterion, node_weight - left_weight, right_terms, integer_weights)
-                    )
-            else:
-                feature, b, after, gain = _splitter.best_split(
-                    X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion,
-                    l2_regularization, integer_weights, statistics, node_weight, node_cost, min_samples_leaf,
-                    min_child_weight, max_features, features, rng_state, histogram, histogram_weight,
-                    histogram_count, bin_class, occupied, order, left, force_path,
+            gain = 0.0
+            if not deferred:
+                feature, b, after, gain = _pointwise_split(
+                    X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
+                    l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
+                    min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
+                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
                 )  # fmt: skip
-                if feature >= 0 and not gain * scale > min_gain_to_split:
-                    feature = -1
-            if feature < 0:
-                continue
-            split_feature[node] = feature
-            split_bin[node] = b
-            split_threshold[node] = _threshold(bin_thresholds, bin_values, feature, b, after)
-            split_gain[node] = gain * scale
+                if feature < 0:
+                    continue
+                split_feature[node] = feature
+                split_bin[node] = b
+                split_threshold[node] = _threshold(bin_thresholds, bin_values, feature, b, after)
+                split_gain[node] = gain * scale
             if expansion == DEPTH:
                 priority[node] = node_depth[node] * 4294967296.0 - node
-            elif expansion == BREADTH:
+            elif expansion == BREADTH or (expansion == BEST and deferred):
                 priority[node] = -node
             elif expansion == BEST:
                 priority[node] = gain
@@ -353,10 +429,50 @@ def build_tree(
         if heap_size == 0 or (max_leaf_nodes >= 0 and n_leaves >= max_leaf_nodes):
             break
         node, heap_size = _heap_pop(heap, heap_size, priority)
-        feature = split_feature[node]
-        b = split_bin[node]
         start = node_start[node]
         end = node_end[node]
+        if deferred:  # evaluate against the tree as it is now
+            node_weight, target_sum = _node_statistics(
+                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics
+            )
+            if node_depth[node] < listwise_depth:
+                n_present = 0
+                for c in range(n_stats):
+                    n_present += statistics[c] > 0.0
+                if classes and n_present <= 1:  # one grade: no split changes any score
+                    continue
+                n_slots, n_events, parent_total = _listwise.prepare_node(
+                    node, samples, start, end, values[node], query_of_row, query_boundaries, row_leaf, row_score,
+                    row_gains, copies, query_scales, max_queries, rng_state, cumulative_discount, query_slot,
+                    slot_values, slot_ints, blocks, event_scores, event_slots, scratch_scores,
+                )  # fmt: skip
+                feature, b, after, gain = _listwise.best_listwise_split(
+                    X_binned, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies,
+                    node_weight, target_sum, values[node], min_samples_leaf, min_child_weight, max_features,
+                    features, rng_state, cumulative_discount, query_slot, slot_values, slot_ints, blocks, n_slots,
+                    event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order, touched,
+                    pending,
+                )  # fmt: skip
+                _listwise.release_node(query_slot, slot_ints, n_slots)
+                gain *= listwise_scale
+                if feature >= 0 and not gain > max(min_gain_to_split, _LISTWISE_GAIN_NOISE):
+                    feature = -1
+            else:
+                feature, b, after, gain = _pointwise_split(
+                    X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
+                    l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
+                    min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
+                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+                )  # fmt: skip
+                gain *= scale
+            if feature < 0:
+                continue
+            split_feature[node] = feature
+            split_bin[node] = b
+            split_threshold[node] = _threshold(bin_thresholds, bin_values, feature, b, after)
+            split_gain[node] = gain
+        feature = split_feature[node]
+        b = split_bin[node]
         middle = _partition(
             X_binned, samples, row_targets, row_weights, start, end, feature, b, spill_samples, spill_targets,
             spill_weights,

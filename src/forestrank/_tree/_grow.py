@@ -1,6 +1,6 @@
 """Python side of tree growing: resolved parameters, shared data, one call per tree."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -26,6 +26,8 @@ class TreeParams:
     min_gain_to_split: float = 0.0
     max_leaf_nodes: int = -1
     force_path: int = 0
+    listwise_depth: int = 0
+    max_queries: int = -1
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,10 @@ class TrainingSet:
     bin_thresholds, bin_values : ndarray of shape (n_features, max_bins), float64
     targets : ndarray of shape (n_rows, n_target_columns), float64
     leaf_targets : ndarray of shape (n_rows,), float64
+    query_of_row : ndarray of shape (n_rows,), int64
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+    row_gains : ndarray of shape (n_rows,), float64
+        ``2^l - 1`` per row (listwise criterion; empty otherwise).
     """
 
     X_binned: np.ndarray
@@ -47,10 +53,33 @@ class TrainingSet:
     bin_values: np.ndarray
     targets: np.ndarray
     leaf_targets: np.ndarray
+    query_of_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=INDEX_DTYPE))
+    query_boundaries: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=INDEX_DTYPE))
+    row_gains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=FLOAT_DTYPE))
 
 
-def grow_tree(data: TrainingSet, weights: np.ndarray, params: TreeParams, rng_state: np.ndarray) -> Tree:
-    """Grow one tree on the rows with positive ``weights`` (float64, one per row)."""
+def grow_tree(
+    data: TrainingSet,
+    weights: np.ndarray,
+    params: TreeParams,
+    rng_state: np.ndarray,
+    copies: np.ndarray | None = None,
+    query_weights: np.ndarray | None = None,
+    cumulative_discount: np.ndarray | None = None,
+) -> Tree:
+    """Grow one tree on the rows with positive ``weights`` (float64, one per row).
+
+    ``copies`` (per row) and ``query_weights`` (per query), float64, are what the
+    listwise criterion counts (``params.listwise_depth > 0``): each document's copies
+    within its query, and each query's weight in the mean expected NDCG;
+    ``cumulative_discount`` is ``_listwise.cumulative_discounts`` for those copies.
+    """
+    if copies is None:
+        copies = np.zeros(0, dtype=FLOAT_DTYPE)
+    if query_weights is None:
+        query_weights = np.zeros(0, dtype=FLOAT_DTYPE)
+    if cumulative_discount is None:
+        cumulative_discount = np.zeros(1, dtype=FLOAT_DTYPE)
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     capacity = max(1, 2 * len(samples) - 1)
     nodes = np.empty(capacity, dtype=NODE_DTYPE)
@@ -63,7 +92,8 @@ def grow_tree(data: TrainingSet, weights: np.ndarray, params: TreeParams, rng_st
         weights, samples, params.criterion, params.n_classes, params.l2_regularization, params.leaf_kind,
         params.max_depth, params.min_samples_split, params.min_samples_leaf, params.min_child_weight,
         params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
-        params.force_path, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+        params.force_path, params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries,
+        data.row_gains, copies, query_weights, cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
     )  # fmt: skip
     return Tree(
         nodes=nodes[:n_nodes].copy(),

@@ -51,6 +51,16 @@ def _lowest_bit(isolated):
 
 
 @jit(inline="always")
+def draw_feature(features, i, rng_state):
+    """Step ``i`` of a partial Fisher-Yates shuffle of ``features``: the ``i``-th candidate."""
+    j = i + _rng.randint(rng_state, len(features) - i)
+    feature = features[j]
+    features[j] = features[i]
+    features[i] = feature
+    return feature
+
+
+@jit(inline="always")
 def _candidate_gain(
     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left_first, left_second,
     node_first, node_second, node_cost, l2, integer_weights, min_samples_leaf, min_child_weight,
@@ -94,7 +104,7 @@ def _screening_tolerance(node_weight):
 
 
 @jit
-def _exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights):
+def exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights):
     """Gain of a class-criterion candidate recomputed from its left counts.
 
     Candidates are screened with the incremental sums, but compared on this value:
@@ -201,7 +211,7 @@ def _histogram_scan(
                     node_cost, l2, integer_weights, min_samples_leaf, min_child_weight,
                 )  # fmt: skip
                 if classes and gain > best_gain - tolerance:
-                    gain = _exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)
+                    gain = exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)
                 if gain > best_gain:
                     best_gain = gain
                     best_bin = previous
@@ -236,19 +246,13 @@ def _histogram_scan(
 
 
 @jit
-def _sorted_sweep(
-    X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
-    node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram_count, occupied, order,
-    left, best_gain,
-):  # fmt: skip
-    """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
+def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
+    """Counting sort of the node's positions by bin of ``feature`` into ``order[:n_node]``.
 
-    A counting sort by bin (occupancy bitmap, O(n_node + occupied bins)) writes the
-    node's positions into ``order``; the ``move`` protocol then shifts samples to the
-    left child and every end of a run of equal bins is a candidate. Stateful criteria
-    need this path; for decomposable ones it must agree with the histogram scan.
+    O(n_node + occupied bins) through the occupancy bitmap; stable, so equal bins
+    keep increasing positions. ``histogram_count`` and ``occupied`` are all zero on
+    entry and are left so. Returns the number of distinct bins.
     """
-    n_node = end - start
     for position in range(start, end):
         b = X_binned[samples[position], feature]
         histogram_count[b] += 1
@@ -273,7 +277,23 @@ def _sorted_sweep(
         histogram_count[b] += 1
     for position in range(start, end):
         histogram_count[X_binned[samples[position], feature]] = 0
-    if n_runs == 1:
+    return n_runs
+
+
+@jit
+def _sorted_sweep(
+    X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
+    node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram_count, occupied, order,
+    left, best_gain,
+):  # fmt: skip
+    """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
+
+    ``sort_by_bin`` orders the node's positions; the ``move`` protocol then shifts
+    samples to the left child and every end of a run of equal bins is a candidate. Stateful criteria
+    need this path; for decomposable ones it must agree with the histogram scan.
+    """
+    n_node = end - start
+    if sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order) == 1:
         return True, best_gain, -1, -1
 
     classes = _criteria.uses_classes(criterion)
@@ -324,7 +344,7 @@ def _sorted_sweep(
             integer_weights, min_samples_leaf, min_child_weight,
         )  # fmt: skip
         if classes and gain > best_gain - tolerance:
-            gain = _exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)
+            gain = exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)
         if gain > best_gain:
             best_gain = gain
             best_bin = b
@@ -387,10 +407,7 @@ def best_split(
     for i in range(n_features):
         if n_usable >= max_features:
             break
-        j = i + _rng.randint(rng_state, n_features - i)
-        feature = features[j]
-        features[j] = features[i]
-        features[i] = feature
+        feature = draw_feature(features, i, rng_state)
         if force_path == 2:
             constant, gain, b, after = _sorted_sweep(
                 X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
@@ -434,10 +451,7 @@ def random_split(X_binned, n_bins, bin_values, samples, start, end, features, rn
     """
     n_features = len(features)
     for i in range(n_features):
-        j = i + _rng.randint(rng_state, n_features - i)
-        feature = features[j]
-        features[j] = features[i]
-        features[i] = feature
+        feature = draw_feature(features, i, rng_state)
         lowest = n_bins[feature]
         highest = -1
         for position in range(start, end):

@@ -2,5 +2,6 @@
 
 from ._base import BaseRanker
 from ._forest import RFPointRanker
+from ._listwise_forest import RFHybridRanker, RFListRanker
 
-__all__ = ["BaseRanker", "RFPointRanker"]
+__all__ = ["BaseRanker", "RFHybridRanker", "RFListRanker", "RFPointRanker"]

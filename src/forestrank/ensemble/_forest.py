@@ -26,7 +26,7 @@ from .._parallel import row_ranges
 from .._tree import _builder, _criteria, _predictor, _rng
 from .._tree._grow import TrainingSet, TreeParams, grow_tree
 from ..metrics._ranking import evaluate
-from ._base import BaseRanker
+from ._base import BaseRanker, RankingData
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
 # Rows per joblib task when predicting with several threads.
@@ -146,6 +146,7 @@ class BaseForestRanker(BaseRanker):
             bin_values=bin_values,
             targets=self._targets(data.y),
             leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
+            **self._listwise_data(data, query_of_row),
         )
         params = self._tree_params(int(positive.sum()), data.X.shape[1])
 
@@ -167,6 +168,10 @@ class BaseForestRanker(BaseRanker):
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
+
+    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
+        """Extra ``TrainingSet`` fields of the listwise criterion (none for pointwise forests)."""
+        return {}
 
     def _sample_counts(self, index: int, query_of_row: np.ndarray) -> np.ndarray:
         """How many times each row is drawn for tree ``index`` (float64, one per grouped row).

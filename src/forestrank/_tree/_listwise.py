@@ -1,0 +1,580 @@
+"""The listwise criterion: splits that maximise the tree's mean expected NDCG (RF-list).
+
+Ibrahim & Carman, "Comparing Pointwise and Listwise Objective Functions for Random
+Forest based Learning-to-Rank", §4.3 and Algorithm 4. Every leaf scores its training
+documents with their pooled expected relevance (Eq. 9); the tree's objective is the
+mean over its training queries of the expected NDCG (Eq. 11-13), where documents of a
+query with equal scores (from any leaves) form a tie block and every position of a
+block gets the block's mean gain ``2^l - 1``:
+
+    E[DCG_q] = sum_B (G_B / n_B) * (CD(a_B + n_B) - CD(a_B)),   CD(r) = sum_{i<=r} D(i)
+
+with ``a_B`` the number of documents ranked above block ``B`` and ``D`` the discount
+(``cumulative_discounts``). A split's gain is the change of
+``sum_q w_q E[DCG_q] / IDCG_q`` (``w_q`` the query's sampling weight), reported
+divided by ``sum_q w_q`` — the change of the mean expected NDCG.
+
+Incremental evaluation (what makes RF-list scale; the paper's algorithm costs
+O(Q N) per candidate). Only the queries with documents in the node can change. For
+each of them ``prepare_node`` builds, once per node, the blocks of its documents
+OUTSIDE the node (sorted by score, with start positions and prefix sums of their
+contributions unshifted and shifted down by the query's node-document count ``n_q``).
+A candidate split places the query's node documents in two parts, left at the left
+child's score ``s_L`` and right at ``s_R``; blocks above both parts keep their
+positions, blocks below both move down by ``n_q`` whatever the split, so with the
+prefix sums one query's E[DCG] costs O(log m_q + b_q): two binary searches among its
+``m_q`` blocks plus the ``b_q`` blocks that lie *between* ``s_L`` and ``s_R`` (they
+move by the upper part's size). The sweep keeps the total ``sum_q`` up to date and,
+between two consecutive candidates, re-evaluates only the queries whose value can
+have changed:
+
+* queries with a document that moved left (their part sizes changed);
+* queries with a block whose score lies between the previous and the new ``s_L``
+  (or ``s_R``), inclusive: found by binary search in the node's sorted array of all
+  block scores, so the cost is the number of such crossings;
+* when ``s_L - s_R`` changes sign, the queries that have a left part (the two parts
+  swap places).
+
+Per node: O(sum_q N_q log N_q) to build the blocks (``N_q`` documents of query ``q``);
+per feature: O(n + Q_node + sum over re-evaluations of (log m + b)), where the number
+of re-evaluations is at most the moves plus the block crossings of ``s_L`` and ``s_R``
+plus, per sign change, the queries already moved. The running means ``s_L`` and
+``s_R`` settle as documents accumulate, so crossings are few after the first moves;
+``benchmarks/bench_listwise_scaling.py`` measures the growth with the number of rows.
+
+Document weights count as copies (a weight-2 document is two identical documents,
+so scikit-learn's sample-weight equivalence holds); positions are then real numbers
+and ``CD`` is interpolated linearly between integers. Scores are compared exactly:
+with integer weights and grades the sweep's means are the very doubles the builder
+stores in the children, so ties are detected exactly.
+"""
+
+import numpy as np
+
+from .._jit import jit
+from . import _rng, _splitter
+
+# Columns of the per-query ("slot") float table.
+COUNT = 0  # node documents of the query (copies)
+GAIN = 1  # their total gain
+LEFT_COUNT = 2
+LEFT_GAIN = 3
+VALUE = 4  # w_q / IDCG_q * E[DCG_q] for the current candidate
+PARENT = 5  # the same before the split
+SCALE = 6  # w_q / IDCG_q
+OTHERS = 7  # copies outside the node
+TOTAL = 8  # sum of the outside blocks' contributions, unshifted
+TOTAL_SHIFTED = 9  # the same with every block moved down by COUNT
+N_SLOT_COLUMNS = 10
+# Columns of the per-query int table.
+QUERY = 0
+FIRST_BLOCK = 1
+END_BLOCK = 2
+STAMP = 3
+N_SLOT_INT_COLUMNS = 4
+# Columns of the per-block table.
+SCORE = 0
+BLOCK_COUNT = 1
+BLOCK_GAIN = 2
+POSITION = 3  # copies ranked above the block
+BEFORE = 4  # prefix sum of the query's earlier blocks' contributions
+BEFORE_SHIFTED = 5
+N_BLOCK_COLUMNS = 6
+
+DISCOUNTS = ("log2", "log_power", "rank_power")
+
+
+def cumulative_discounts(n_positions: int, discount: str = "log2", power: float = 1.0, cutoff: int | None = None) -> np.ndarray:
+    """``CD[r] = sum_{i=1}^{r} D(i)`` for ``r = 0 .. n_positions + 1``.
+
+    Parameters
+    ----------
+    n_positions : int
+        Largest position needed (the most copies in one query).
+    discount : {"log2", "log_power", "rank_power"}
+        ``D(r) = 1 / log2(r + 1)`` (Eq. 8); ``1 / log2(r + 1)**power`` (Eq. 14, the
+        "log power" family; ``power=1`` is the standard discount); ``1 / r**power``
+        (Eq. 15, "rank power").
+    cutoff : int or None
+        ``D(r) = 0`` for ``r > cutoff`` (NDCG@k, heuristic 6 of §4.4.2).
+
+    Returns
+    -------
+    ndarray of shape (n_positions + 2,), float64
+    """
+    ranks = np.arange(1, n_positions + 2, dtype=np.float64)
+    if discount == "log2":
+        per_rank = 1.0 / np.log2(ranks + 1.0)
+    elif discount == "log_power":
+        per_rank = 1.0 / np.log2(ranks + 1.0) ** power
+    elif discount == "rank_power":
+        per_rank = 1.0 / ranks**power
+    else:
+        raise ValueError(f"discount must be one of {DISCOUNTS}, got {discount!r}.")
+    if cutoff is not None:
+        per_rank[cutoff:] = 0.0
+    return np.concatenate(([0.0], np.cumsum(per_rank)))
+
+
+@jit(inline="always")
+def _cumulative(cumulative_discount, position):
+    """``CD`` at a real position, linear between integers (integer weights never interpolate)."""
+    last = len(cumulative_discount) - 1
+    if position >= last:
+        return cumulative_discount[last]
+    whole = int(position)
+    low = cumulative_discount[whole]
+    return low + (position - whole) * (cumulative_discount[whole + 1] - low)
+
+
+@jit(inline="always")
+def _block_value(cumulative_discount, start, count, gain):
+    """Expected DCG of a tie block of ``count`` copies with total ``gain`` after ``start`` copies."""
+    if count <= 0.0:
+        return 0.0
+    return gain / count * (_cumulative(cumulative_discount, start + count) - _cumulative(cumulative_discount, start))
+
+
+@jit(inline="always")
+def _first_not_above(blocks, first, end, score):
+    """First block in ``[first, end)`` (scores decreasing) whose score is ``<= score``."""
+    low = first
+    high = end
+    while low < high:
+        middle = (low + high) // 2
+        if blocks[middle, SCORE] > score:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@jit(inline="always")
+def _part_value(blocks, cumulative_discount, j, end, others, shift, count, gain, score):
+    """A part of the node's documents inserted before block ``j`` (merged with it on a tie).
+
+    Returns the part's expected DCG and the first block after it.
+    """
+    start = (blocks[j, POSITION] if j < end else others) + shift
+    if j < end and blocks[j, SCORE] == score:
+        count += blocks[j, BLOCK_COUNT]
+        gain += blocks[j, BLOCK_GAIN]
+        j += 1
+    return _block_value(cumulative_discount, start, count, gain), j
+
+
+@jit(inline="always")
+def query_dcg(
+    blocks, cumulative_discount, first, end, others, total, total_shifted, count_a, gain_a, score_a, count_b, gain_b,
+    score_b,
+):  # fmt: skip
+    """Expected DCG of one query with its node documents split into parts a and b.
+
+    The query's outside blocks are ``blocks[first:end]``, holding ``others`` copies;
+    ``total``/``total_shifted`` are their summed contributions, in place and moved
+    down by the node's copies. A part with no copies is absent; parts with equal
+    scores are one block.
+    """
+    if count_a <= 0.0 or count_b <= 0.0 or score_a == score_b:
+        count = count_a + count_b
+        gain = gain_a + gain_b
+        score = score_a if count_a > 0.0 else score_b
+        j = _first_not_above(blocks, first, end, score)
+        value = blocks[j, BEFORE] if j < end else total
+        part, j = _part_value(blocks, cumulative_discount, j, end, others, 0.0, count, gain, score)
+        return value + part + total_shifted - (blocks[j, BEFORE_SHIFTED] if j < end else total_shifted)
+    if score_a > score_b:
+        upper_count, upper_gain, upper_score = count_a, gain_a, score_a
+        lower_count, lower_gain, lower_score = count_b, gain_b, score_b
+    else:
+        upper_count, upper_gain, upper_score = count_b, gain_b, score_b
+        lower_count, lower_gain, lower_score = count_a, gain_a, score_a
+    j = _first_not_above(blocks, first, end, upper_score)
+    value = blocks[j, BEFORE] if j < end else total
+    part, j = _part_value(blocks, cumulative_discount, j, end, others, 0.0, upper_count, upper_gain, upper_score)
+    value += part
+    k = _first_not_above(blocks, j, end, lower_score)
+    for between in range(j, k):  # blocks between the parts move down by the upper part
+        value += _block_value(
+            cumulative_discount, blocks[between, POSITION] + upper_count, blocks[between, BLOCK_COUNT],
+            blocks[between, BLOCK_GAIN],
+        )  # fmt: skip
+    part, k = _part_value(blocks, cumulative_discount, k, end, others, upper_count, lower_count, lower_gain, lower_score)
+    return value + part + total_shifted - (blocks[k, BEFORE_SHIFTED] if k < end else total_shifted)
+
+
+@jit
+def query_scales(query_boundaries, row_gains, copies, query_weights, cumulative_discount, scales, order_scratch):
+    """``w_q / IDCG_q`` of every query (0 when it has no relevant copy in the tree).
+
+    Parameters
+    ----------
+    query_boundaries : int64 array of shape (n_queries + 1,)
+        Rows of query ``q`` are ``query_boundaries[q]:query_boundaries[q + 1]``.
+    row_gains : float64 array of shape (n_rows,)
+        ``2^l - 1`` of every row.
+    copies : float64 array of shape (n_rows,)
+        Copies of each row in this tree (0: not in the tree).
+    query_weights : float64 array of shape (n_queries,)
+        Weight of each query in the mean (its sampling count).
+    cumulative_discount : float64 array, see ``cumulative_discounts``
+    scales : float64 array of shape (n_queries,)
+        Output.
+    order_scratch : float64 array of shape (largest query,)
+
+    Returns
+    -------
+    float
+        ``sum_q w_q`` over the queries in the tree: the denominator of the mean.
+    """
+    total_weight = 0.0
+    for q in range(len(query_boundaries) - 1):
+        scales[q] = 0.0
+        first = query_boundaries[q]
+        size = query_boundaries[q + 1] - first
+        present = 0.0
+        for i in range(size):
+            present += copies[first + i]
+        if present <= 0.0 or query_weights[q] <= 0.0:
+            continue
+        total_weight += query_weights[q]
+        for i in range(size):
+            order_scratch[i] = -row_gains[first + i] if copies[first + i] > 0.0 else np.inf
+        ranked = np.argsort(order_scratch[:size], kind="mergesort")
+        ideal = 0.0
+        position = 0.0
+        for i in ranked:
+            count = copies[first + i]
+            if count <= 0.0:
+                break
+            ideal += _block_value(cumulative_discount, position, count, count * row_gains[first + i])
+            position += count
+        if ideal > 0.0:
+            scales[q] = query_weights[q] / ideal
+    return total_weight
+
+
+@jit
+def prepare_node(
+    node, samples, start, end, node_score, query_of_row, query_boundaries, row_leaf, row_score, row_gains, copies,
+    scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores,
+    event_slots, scratch_scores,
+):  # fmt: skip
+    """Per-query structures of one node for the listwise sweeps over its features.
+
+    Parameters
+    ----------
+    node : int
+        The node; ``row_leaf[row] == node`` for its rows.
+    samples : int64 array
+        The node's rows are ``samples[start:end]``.
+    node_score : float
+        The node's current score (its leaf value).
+    query_of_row : int64 array of shape (n_rows,)
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    row_leaf : int64 array of shape (n_rows,)
+        Current leaf of every row of the tree.
+    row_score : float64 array of shape (n_rows,)
+        Current score of every row of the tree.
+    row_gains, copies, scales : float64 arrays
+        See ``query_scales``.
+    max_queries : int
+        At most this many of the node's queries (drawn at random) enter the gain
+        (§4.4.2, heuristic 1); -1 for all.
+    rng_state : uint64 array of shape (2,)
+    cumulative_discount : float64 array
+    query_slot : int64 array of shape (n_queries,)
+        -1 on entry and on return for queries outside the node; the slot of each of
+        the node's queries in between.
+    slot_values, slot_ints : float64 (n_queries, N_SLOT_COLUMNS), int64 (n_queries, N_SLOT_INT_COLUMNS)
+        Output: per-slot state.
+    blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
+        Output: outside blocks of every slot, scores decreasing within a slot.
+    event_scores, event_slots : float64, int64 arrays of shape (n_rows,)
+        Output: every block's score and slot, scores increasing.
+    scratch_scores : float64 array of shape (largest query,)
+
+    Returns
+    -------
+    n_slots : int
+    n_events : int
+    parent_total : float
+        ``sum over slots of w_q / IDCG_q * E[DCG_q]`` before the split.
+    """
+    n_slots = 0
+    for position in range(start, end):
+        q = query_of_row[samples[position]]
+        if scales[q] > 0.0 and query_slot[q] < 0:
+            query_slot[q] = n_slots
+            slot_ints[n_slots, QUERY] = q
+            n_slots += 1
+    if 0 <= max_queries < n_slots:  # keep a random subset of the queries
+        for i in range(max_queries):
+            j = i + _rng.randint(rng_state, n_slots - i)
+            kept = slot_ints[j, QUERY]
+            slot_ints[j, QUERY] = slot_ints[i, QUERY]
+            slot_ints[i, QUERY] = kept
+        for i in range(n_slots):
+            query_slot[slot_ints[i, QUERY]] = i if i < max_queries else -1
+        n_slots = max_queries
+    for s in range(n_slots):
+        for column in range(N_SLOT_COLUMNS):
+            slot_values[s, column] = 0.0
+        slot_values[s, SCALE] = scales[slot_ints[s, QUERY]]
+    for position in range(start, end):
+        row = samples[position]
+        s = query_slot[query_of_row[row]]
+        if s >= 0:
+            slot_values[s, COUNT] += copies[row]
+            slot_values[s, GAIN] += copies[row] * row_gains[row]
+
+    n_blocks = 0
+    parent_total = 0.0
+    for s in range(n_slots):
+        q = slot_ints[s, QUERY]
+        first_row = query_boundaries[q]
+        size = query_boundaries[q + 1] - first_row
+        for i in range(size):
+            row = first_row + i
+            outside = copies[row] > 0.0 and row_leaf[row] != node
+            scratch_scores[i] = -row_score[row] if outside else np.inf
+        ranked = np.argsort(scratch_scores[:size], kind="mergesort")
+        first = n_blocks
+        position = 0.0
+        contribution = 0.0
+        shifted = 0.0
+        shift = slot_values[s, COUNT]
+        for i in ranked:
+            if scratch_scores[i] == np.inf:
+                break
+            row = first_row + i
+            if n_blocks == first or blocks[n_blocks - 1, SCORE] != row_score[row]:
+                if n_blocks > first:  # close the previous block
+                    b = n_blocks - 1
+                    contribution += _block_value(cumulative_discount, blocks[b, POSITION], blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
+                    shifted += _block_value(
+                        cumulative_discount, blocks[b, POSITION] + shift, blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN]
+                    )
+                blocks[n_blocks, SCORE] = row_score[row]
+                blocks[n_blocks, BLOCK_COUNT] = 0.0
+                blocks[n_blocks, BLOCK_GAIN] = 0.0
+                blocks[n_blocks, POSITION] = position
+                blocks[n_blocks, BEFORE] = contribution
+                blocks[n_blocks, BEFORE_SHIFTED] = shifted
+                n_blocks += 1
+            blocks[n_blocks - 1, BLOCK_COUNT] += copies[row]
+            blocks[n_blocks - 1, BLOCK_GAIN] += copies[row] * row_gains[row]
+            position += copies[row]
+        if n_blocks > first:
+            b = n_blocks - 1
+            contribution += _block_value(cumulative_discount, blocks[b, POSITION], blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
+            shifted += _block_value(cumulative_discount, blocks[b, POSITION] + shift, blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
+        slot_ints[s, FIRST_BLOCK] = first
+        slot_ints[s, END_BLOCK] = n_blocks
+        slot_values[s, OTHERS] = position
+        slot_values[s, TOTAL] = contribution
+        slot_values[s, TOTAL_SHIFTED] = shifted
+        value = slot_values[s, SCALE] * query_dcg(
+            blocks, cumulative_discount, first, n_blocks, position, contribution, shifted, shift, slot_values[s, GAIN],
+            node_score, 0.0, 0.0, node_score,
+        )  # fmt: skip
+        slot_values[s, PARENT] = value
+        parent_total += value
+    for b in range(n_blocks):
+        event_scores[b] = blocks[b, SCORE]
+    by_score = np.argsort(event_scores[:n_blocks], kind="mergesort")
+    for s in range(n_slots):
+        for b in range(slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK]):
+            event_slots[b] = s
+    slot_of_block = event_slots[:n_blocks].copy()
+    for i in range(n_blocks):
+        event_scores[i] = blocks[by_score[i], SCORE]
+        event_slots[i] = slot_of_block[by_score[i]]
+    return n_slots, n_blocks, parent_total
+
+
+@jit
+def release_node(query_slot, slot_ints, n_slots):
+    """Reset ``query_slot`` to -1 for the node's queries."""
+    for s in range(n_slots):
+        query_slot[slot_ints[s, QUERY]] = -1
+
+
+@jit(inline="always")
+def _first_at_least(sorted_scores, n, score):
+    """First index of ``sorted_scores[:n]`` (increasing) whose value is ``>= score``."""
+    low = 0
+    high = n
+    while low < high:
+        middle = (low + high) // 2
+        if sorted_scores[middle] < score:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@jit(inline="always")
+def _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score):
+    """Recompute slot ``s`` for the current candidate; returns the change of its value."""
+    slot_ints[s, STAMP] = stamp
+    left_count = slot_values[s, LEFT_COUNT]
+    left_gain = slot_values[s, LEFT_GAIN]
+    value = slot_values[s, SCALE] * query_dcg(
+        blocks, cumulative_discount, slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK], slot_values[s, OTHERS],
+        slot_values[s, TOTAL], slot_values[s, TOTAL_SHIFTED], left_count, left_gain, left_score,
+        slot_values[s, COUNT] - left_count, slot_values[s, GAIN] - left_gain, right_score,
+    )  # fmt: skip
+    change = value - slot_values[s, VALUE]
+    slot_values[s, VALUE] = value
+    return change
+
+
+@jit
+def listwise_sweep(
+    X_binned, feature, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies, node_weight,
+    node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, query_slot, slot_values,
+    slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order,
+    touched, pending, best_gain,
+):  # fmt: skip
+    """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
+
+    Samples move to the left child in bin order (``_splitter.sort_by_bin``); at each
+    end of a run of equal bins the children's scores are the running weighted means
+    of ``leaf_targets`` and only the queries listed in the module docstring are
+    re-evaluated. Returns (is_constant, gain, bin, next bin) like the other scans;
+    ``gain`` is the change of ``sum_q w_q E[DCG_q] / IDCG_q``.
+
+    Parameters
+    ----------
+    row_weights : float64 array of shape (n_tree_rows,)
+        Weights in the order of ``samples`` (for the children's scores and
+        ``min_child_weight``).
+    leaf_targets, row_gains, copies : float64 arrays of shape (n_rows,), by row
+    node_weight, node_target_sum, node_score : float
+        The node's weight, ``sum w * leaf_target`` and score (their ratio).
+    touched, pending : int64 arrays of shape (n_queries,)
+        Scratch.
+    Others : see ``prepare_node`` and ``_splitter.best_split``.
+    """
+    n_node = end - start
+    if _splitter.sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order) == 1:
+        return True, best_gain, -1, -1
+    for s in range(n_slots):
+        slot_values[s, LEFT_COUNT] = 0.0
+        slot_values[s, LEFT_GAIN] = 0.0
+        slot_values[s, VALUE] = slot_values[s, PARENT]
+        slot_ints[s, STAMP] = -1
+    total = parent_total
+    n_touched = 0
+    n_pending = 0
+    stamp = 0  # id of the next evaluated candidate
+    left_weight = 0.0
+    left_sum = 0.0
+    previous_left = 0.0
+    previous_right = node_score  # every query's right part starts as the whole node
+    previous_sign = 0
+    best_bin = -1
+    best_next = -1
+    for rank in range(n_node - 1):
+        position = order[rank]
+        row = samples[position]
+        weight = row_weights[position]
+        left_weight += weight
+        left_sum += weight * leaf_targets[row]
+        s = query_slot[query_of_row[row]]
+        if s >= 0:
+            if slot_values[s, LEFT_COUNT] == 0.0:
+                touched[n_touched] = s
+                n_touched += 1
+            slot_values[s, LEFT_COUNT] += copies[row]
+            slot_values[s, LEFT_GAIN] += copies[row] * row_gains[row]
+            if slot_ints[s, STAMP] != stamp:
+                slot_ints[s, STAMP] = stamp
+                pending[n_pending] = s
+                n_pending += 1
+        b = X_binned[row, feature]
+        next_bin = X_binned[samples[order[rank + 1]], feature]
+        if next_bin == b:
+            continue
+        right_weight = node_weight - left_weight
+        if (
+            rank + 1 < min_samples_leaf
+            or n_node - rank - 1 < min_samples_leaf
+            or left_weight < min_child_weight
+            or right_weight < min_child_weight
+        ):
+            continue
+        left_score = left_sum / left_weight
+        right_score = (node_target_sum - left_sum) / right_weight
+        for i in range(n_pending):
+            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, pending[i], stamp, left_score, right_score)
+        n_pending = 0
+        sign = (left_score > right_score) - (left_score < right_score)
+        if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
+            for i in range(n_touched):
+                s = touched[i]
+                if slot_ints[s, STAMP] != stamp:
+                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+        if stamp > 0:  # queries with a block between the previous and the new left score
+            i = _first_at_least(event_scores, n_events, min(previous_left, left_score))
+            high = max(previous_left, left_score)
+            while i < n_events and event_scores[i] <= high:
+                s = event_slots[i]
+                if slot_ints[s, STAMP] != stamp and slot_values[s, LEFT_COUNT] > 0.0:
+                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+                i += 1
+        i = _first_at_least(event_scores, n_events, min(previous_right, right_score))
+        high = max(previous_right, right_score)
+        while i < n_events and event_scores[i] <= high:
+            s = event_slots[i]
+            if slot_ints[s, STAMP] != stamp and slot_values[s, COUNT] > slot_values[s, LEFT_COUNT]:
+                total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+            i += 1
+        previous_left = left_score
+        previous_right = right_score
+        previous_sign = sign
+        stamp += 1
+        gain = total - parent_total
+        if gain > best_gain:
+            best_gain = gain
+            best_bin = b
+            best_next = next_bin
+    return False, best_gain, best_bin, best_next
+
+
+@jit
+def best_listwise_split(
+    X_binned, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies, node_weight,
+    node_target_sum, node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state,
+    cumulative_discount, query_slot, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events,
+    parent_total, histogram_count, occupied, order, touched, pending,
+):  # fmt: skip
+    """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
+
+    Returns (feature, bin, next bin, gain) with feature -1 when no split is valid.
+    """
+    best_gain = -np.inf
+    best_feature = -1
+    best_bin = -1
+    best_next = -1
+    n_usable = 0
+    for i in range(len(features)):
+        if n_usable >= max_features:
+            break
+        feature = _splitter.draw_feature(features, i, rng_state)
+        constant, gain, b, after = listwise_sweep(
+            X_binned, feature, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies,
+            node_weight, node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount,
+            query_slot, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total,
+            histogram_count, occupied, order, touched, pending, best_gain,
+        )  # fmt: skip
+        if constant:
+            continue
+        n_usable += 1
+        if b >= 0:
+            best_gain = gain
+            best_feature = feature
+            best_bin = b
+            best_next = after
+    return best_feature, best_bin, best_next, best_gain

@@ -1,0 +1,325 @@
+"""Random forests whose splits maximise the expected NDCG of the whole tree: RF-list, RF-hybrid.
+
+Ibrahim & Carman, "Comparing Pointwise and Listwise Objective Functions for Random
+Forest based Learning-to-Rank": RF-list (§4.3, Algorithm 4) grows every tree
+breadth-first; a node is split, when its turn comes, by the candidate that most
+increases the mean over the tree's training queries of the expected NDCG
+(Eq. 11-13) of the tree as it stands, every leaf scoring its documents by their
+pooled expected relevance (Eq. 9). RF-hybrid (§4.4.3) splits listwise above a depth
+and with the pointwise entropy below. Both run on the shared engine: the listwise
+criterion is the stateful ``move`` path of the builder (``forestrank._tree._listwise``,
+which states the incremental algorithm and its complexity).
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._common import FLOAT_DTYPE, INDEX_DTYPE
+from .._tree import _builder, _criteria, _listwise, _rng
+from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from ._base import RankingData
+from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
+
+# listwise_depth of RF-list: deeper than any tree can grow.
+_EVERY_DEPTH = np.iinfo(np.int32).max
+
+
+def _resolve_discount(discount: object) -> tuple[str, float]:
+    """``"log2"``, ``("log_power", alpha)`` or ``("rank_power", beta)`` -> (name, power)."""
+    if isinstance(discount, str) and discount == "log2":
+        return "log2", 1.0
+    if (
+        isinstance(discount, tuple)
+        and len(discount) == 2
+        and discount[0] in ("log_power", "rank_power")
+        and isinstance(discount[1], Real)
+        and not isinstance(discount[1], bool)
+        and discount[1] > 0
+    ):
+        return discount[0], float(discount[1])
+    raise ValueError(
+        "The 'discount' parameter must be 'log2', ('log_power', alpha) or ('rank_power', beta) "
+        f"with a positive power; got {discount!r}."
+    )
+
+
+class RFListRanker(BaseForestRanker):
+    """Listwise random-forest ranker (RF-list): splits maximise the tree's mean expected NDCG.
+
+    Each tree sees a sub-sample of the queries and is grown breadth-first; when a
+    node's turn comes, every candidate split is scored by the change of the mean
+    expected NDCG of the tree's training queries (ties between equal leaf scores
+    averaged, Ibrahim & Carman Eq. 11-13), leaves scoring their documents by
+    expected relevance (Eq. 9). The node is split by the best candidate when it
+    gains more than ``min_gain_to_split`` (gains below 1e-12 are rounding noise);
+    otherwise it is a leaf. The forest averages its trees.
+
+    Parameters
+    ----------
+    n_estimators : int, default=500
+    max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default="log2+1"
+    max_depth : int or None, default=None
+    min_samples_split : int or float, default=2
+    min_samples_leaf : int or float, default=1
+    min_gain_to_split : float, default=0.0
+        Minimum increase of the tree's mean expected NDCG for a split.
+    max_leaf_nodes : int or None, default=None
+    expansion : {"breadth", "depth", "random", "biggest", "relevant"}, default="breadth"
+        Order in which nodes are split (appendix A of the paper: the order matters
+        for a listwise objective). ``"best"`` is not available: a listwise gain
+        depends on the tree at the moment the node is split.
+    query_subsample : float in (0, 1], default=0.63
+    bootstrap : bool, default=False
+        Queries drawn with replacement count as many times in the mean.
+    sample_level : {"query", "document"}, default="query"
+        With ``"document"`` the drawn documents count as copies within their query.
+    discount : "log2", ("log_power", alpha) or ("rank_power", beta), default="log2"
+        Position discount of the objective: ``1/log2(r+1)`` (Eq. 8),
+        ``1/log2(r+1)**alpha`` (Eq. 14), ``1/r**beta`` (Eq. 15) (§5.2.2).
+    ndcg_k : int or None, default=None
+        Truncate the objective to NDCG@k (§4.4.2, heuristic 6).
+    max_queries_per_split : int or None, default=None
+        Score each node's candidates on at most this many of its queries, drawn at
+        random per node (§4.4.2, heuristic 1).
+    relevance_weights : {"linear", "square", "exp"}, default="linear"
+        Leaf score ``sum_c P(c | leaf) F(c)`` with ``F(c) = c, c**2, 2**c``.
+    max_bins : int in [2, 255] or None, default=255
+    oob_score : bool, default=False
+    n_jobs : int or None, default=None
+    random_state : int, RandomState or None, default=None
+    verbose : int, default=0
+    warm_start : bool, default=False
+
+    Attributes
+    ----------
+    trees_ : list of Tree
+    n_trees_ : int
+    classes_ : ndarray of float64
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean increase of expected NDCG per feature, normalised.
+    oob_score_, oob_prediction_ : as in RFPointRanker.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from forestrank import RFListRanker, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> ranker = RFListRanker(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+
+    _requires_grades = True
+    _parameter_constraints = {
+        **BaseForestRanker._parameter_constraints,
+        "expansion": [StrOptions(set(_builder.EXPANSIONS) - {"best"})],
+        "discount": "no_validation",  # checked by _resolve_discount
+        "ndcg_k": [Interval(Integral, 1, None, closed="left"), None],
+        "max_queries_per_split": [Interval(Integral, 1, None, closed="left"), None],
+        "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 500,
+        *,
+        max_features: int | float | str | None = "log2+1",
+        max_depth: int | None = None,
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        min_gain_to_split: float = 0.0,
+        max_leaf_nodes: int | None = None,
+        expansion: str = "breadth",
+        query_subsample: float = 0.63,
+        bootstrap: bool = False,
+        sample_level: str = "query",
+        discount: str | tuple = "log2",
+        ndcg_k: int | None = None,
+        max_queries_per_split: int | None = None,
+        relevance_weights: str = "linear",
+        max_bins: int | None = 255,
+        oob_score: bool = False,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_gain_to_split = min_gain_to_split
+        self.max_leaf_nodes = max_leaf_nodes
+        self.expansion = expansion
+        self.query_subsample = query_subsample
+        self.bootstrap = bootstrap
+        self.sample_level = sample_level
+        self.discount = discount
+        self.ndcg_k = ndcg_k
+        self.max_queries_per_split = max_queries_per_split
+        self.relevance_weights = relevance_weights
+        self.max_bins = max_bins
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _listwise_depth(self) -> int:
+        return _EVERY_DEPTH
+
+    def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "RFListRanker":
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance grades (non-negative integers); the objective's gain is ``2**y - 1``.
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, any order; ``None`` means one query (warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            A document of weight ``w`` counts as ``w`` copies of it in its query.
+
+        Returns
+        -------
+        self
+        """
+        self._discount = _resolve_discount(self.discount)
+        return super().fit(X, y, qid, sample_weight)
+
+    def _targets(self, y: np.ndarray) -> np.ndarray:
+        self.classes_ = np.unique(y)
+        return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
+
+    def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
+        return RELEVANCE_WEIGHTS[self.relevance_weights](y)
+
+    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
+        return {
+            "query_of_row": query_of_row,
+            "query_boundaries": data.groups.query_boundaries.astype(INDEX_DTYPE),
+            "row_gains": np.exp2(data.y) - 1.0,
+        }
+
+    def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
+        return TreeParams(
+            criterion=_criteria.ENTROPY,
+            n_classes=len(self.classes_),
+            max_features=resolve_max_features(self.max_features, n_features),
+            expansion=_builder.EXPANSIONS[self.expansion],
+            max_depth=-1 if self.max_depth is None else self.max_depth,
+            min_samples_split=_resolve_count(self.min_samples_split, n_rows),
+            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_gain_to_split=self.min_gain_to_split,
+            max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
+            listwise_depth=self._listwise_depth(),
+            max_queries=-1 if self.max_queries_per_split is None else self.max_queries_per_split,
+        )
+
+    def _grow(
+        self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams
+    ):
+        counts = self._sample_counts(index, query_of_row)
+        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
+        if params.listwise_depth == 0:
+            return grow_tree(training, counts * base_weight, params, rng_state)
+        first_rows = training.query_boundaries[:-1]
+        if self.sample_level == "query":  # a query drawn k times weighs k in the mean
+            copies = np.where(counts > 0, base_weight, 0.0)
+            query_weights = counts[first_rows]
+        else:  # a document drawn k times is k copies in its query
+            copies = counts * base_weight
+            query_weights = np.ones(len(first_rows))
+        largest = int(np.ceil(np.add.reduceat(copies, first_rows).max()))
+        name, power = self._discount
+        table = _listwise.cumulative_discounts(largest, name, power, self.ndcg_k)
+        return grow_tree(training, counts * base_weight, params, rng_state, copies, query_weights, table)
+
+
+class RFHybridRanker(RFListRanker):
+    """RF-hybrid: listwise splits above ``listwise_depth``, pointwise entropy splits below.
+
+    Ibrahim & Carman §4.4.3 (Fig. 3): the first levels of each tree, which decide
+    the coarse order of the documents, maximise the tree's expected NDCG; deeper
+    nodes use RF-point's entropy, which costs far less. Trees grow breadth-first, so
+    ``listwise_depth=2`` makes the first three splits listwise. ``listwise_depth=0``
+    is RFPointRanker with the same parameters (same trees for the same seed) and a
+    depth beyond the trees' is RFListRanker.
+
+    Parameters
+    ----------
+    listwise_depth : int, default=2
+        Nodes at depth < ``listwise_depth`` (root = 0) split listwise.
+    Others : as in RFListRanker.
+
+    Examples
+    --------
+    >>> from forestrank import RFHybridRanker, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=30, random_state=0)
+    >>> ranker = RFHybridRanker(n_estimators=5, listwise_depth=3, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **RFListRanker._parameter_constraints,
+        "listwise_depth": [Interval(Integral, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 500,
+        *,
+        listwise_depth: int = 2,
+        max_features: int | float | str | None = "log2+1",
+        max_depth: int | None = None,
+        min_samples_split: int | float = 2,
+        min_samples_leaf: int | float = 1,
+        min_gain_to_split: float = 0.0,
+        max_leaf_nodes: int | None = None,
+        expansion: str = "breadth",
+        query_subsample: float = 0.63,
+        bootstrap: bool = False,
+        sample_level: str = "query",
+        discount: str | tuple = "log2",
+        ndcg_k: int | None = None,
+        max_queries_per_split: int | None = None,
+        relevance_weights: str = "linear",
+        max_bins: int | None = 255,
+        oob_score: bool = False,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+        warm_start: bool = False,
+    ) -> None:
+        super().__init__(
+            n_estimators,
+            max_features=max_features,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_gain_to_split=min_gain_to_split,
+            max_leaf_nodes=max_leaf_nodes,
+            expansion=expansion,
+            query_subsample=query_subsample,
+            bootstrap=bootstrap,
+            sample_level=sample_level,
+            discount=discount,
+            ndcg_k=ndcg_k,
+            max_queries_per_split=max_queries_per_split,
+            relevance_weights=relevance_weights,
+            max_bins=max_bins,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+        )
+        self.listwise_depth = listwise_depth
+
+    def _listwise_depth(self) -> int:
+        return self.listwise_depth

@@ -1,0 +1,170 @@
+"""The listwise criterion (RF-list): incremental gains against brute-force expected NDCG."""
+
+import numpy as np
+import pytest
+import sklearn.metrics
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from forestrank import make_ranking, ndcg_score
+from forestrank._tree import _listwise
+
+MAX_BINS = 8
+
+
+def expected_ndcg(gains, scores, discount):
+    """Tie-averaged NDCG of one query, straight from Eq. 11-13 (every ordering of ties)."""
+    order = np.argsort(-scores, kind="stable")
+    gains, scores = gains[order], scores[order]
+    per_rank = discount(np.arange(1, len(gains) + 1))
+    dcg, start = 0.0, 0
+    while start < len(gains):
+        end = start + 1
+        while end < len(gains) and scores[end] == scores[start]:
+            end += 1
+        dcg += gains[start:end].mean() * per_rank[start:end].sum()
+        start = end
+    ideal = (np.sort(gains)[::-1] * per_rank).sum()
+    return dcg / ideal if ideal > 0 else 0.0
+
+
+def mean_expected_ndcg(case, scores, discount):
+    """Weighted mean over queries, each document repeated ``copies`` times."""
+    total = weight = 0.0
+    for q, (first, end) in enumerate(zip(case["boundaries"][:-1], case["boundaries"][1:])):
+        rows = np.arange(first, end)
+        rows = rows[case["copies"][rows] > 0]
+        if len(rows) == 0:
+            continue
+        repeated = np.repeat(rows, case["copies"][rows].astype(int))
+        total += case["query_weights"][q] * expected_ndcg(case["gains"][repeated], scores[repeated], discount)
+        weight += case["query_weights"][q]
+    return total / weight
+
+
+@st.composite
+def node_cases(draw):
+    """A tree state: one node (leaf 0) among other leaves whose scores tie with the node's and its children's."""
+    n_queries = draw(st.integers(1, 5))
+    sizes = draw(st.lists(st.integers(1, 7), min_size=n_queries, max_size=n_queries))
+    n_rows = sum(sizes)
+    boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    grades = np.array(draw(st.lists(st.integers(0, 2), min_size=n_rows, max_size=n_rows)), dtype=float)
+    copies = np.array(draw(st.lists(st.sampled_from([0.0, 1.0, 1.0, 2.0]), min_size=n_rows, max_size=n_rows)))
+    query_weights = np.array(draw(st.lists(st.sampled_from([1.0, 2.0]), min_size=n_queries, max_size=n_queries)))
+    assume((copies > 0).sum() >= 2)
+    in_node = np.array(draw(st.lists(st.booleans(), min_size=n_rows, max_size=n_rows))) & (copies > 0)
+    if in_node.sum() < 2:
+        in_node[np.flatnonzero(copies > 0)[:2]] = True
+    bins = np.array(draw(st.lists(st.integers(0, 3), min_size=n_rows, max_size=n_rows)), dtype=np.uint8)
+    query_of_row = np.repeat(np.arange(n_queries), sizes).astype(np.int64)
+    row_weights = copies * query_weights[query_of_row]
+    node_rows = np.flatnonzero(in_node)
+    node_score = (row_weights[node_rows] * grades[node_rows]).sum() / row_weights[node_rows].sum()
+    palette = [0.0, 0.5, 1.0, 2.0, 1.0 / 3.0, node_score]
+    row_score = np.array(draw(st.lists(st.sampled_from(palette), min_size=n_rows, max_size=n_rows)))
+    row_score[node_rows] = node_score
+    row_leaf = np.where(in_node, 0, 1 + np.arange(n_rows))
+    return dict(
+        boundaries=boundaries, grades=grades, gains=np.exp2(grades) - 1, copies=copies, query_weights=query_weights,
+        query_of_row=query_of_row, row_weights=row_weights, node_rows=node_rows.astype(np.int64),
+        node_score=node_score, row_score=row_score, row_leaf=row_leaf.astype(np.int64), bins=bins,
+    )  # fmt: skip
+
+
+def sweep(case, table, max_queries=-1):
+    """prepare_node + listwise_sweep on the case's node; returns (gain in mean NDCG, bin)."""
+    n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
+    scales = np.zeros(n_queries)
+    total_weight = _listwise.query_scales(
+        case["boundaries"], case["gains"], case["copies"], case["query_weights"], table, scales, np.empty(n_rows)
+    )
+    samples = case["node_rows"].copy()
+    n = len(samples)
+    query_slot = np.full(n_queries, -1, dtype=np.int64)
+    slot_values = np.empty((n_queries, _listwise.N_SLOT_COLUMNS))
+    slot_ints = np.empty((n_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
+    blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
+    event_scores, event_slots = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
+    rng_state = np.array([1, 2], dtype=np.uint64)
+    n_slots, n_events, parent_total = _listwise.prepare_node(
+        0, samples, 0, n, case["node_score"], case["query_of_row"], case["boundaries"], case["row_leaf"],
+        case["row_score"], case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
+        slot_values, slot_ints, blocks, event_scores, event_slots, np.empty(n_rows),
+    )  # fmt: skip
+    weights = case["row_weights"][samples]
+    target_sum = (weights * case["grades"][samples]).sum()
+    constant, gain, b, _ = _listwise.listwise_sweep(
+        case["bins"][:, None], 0, samples, 0, n, weights, case["grades"], case["query_of_row"], case["gains"],
+        case["copies"], weights.sum(), target_sum, case["node_score"], 1, 0.0, table, query_slot, slot_values,
+        slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total,
+        np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64), np.empty(n, dtype=np.int64),
+        np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), -np.inf,
+    )  # fmt: skip
+    _listwise.release_node(query_slot, slot_ints, n_slots)
+    assert (query_slot == -1).all()
+    return constant, gain / total_weight, b
+
+
+def brute_gains(case, discount):
+    """Change of mean expected NDCG for every cut "bin <= b" of the node."""
+    rows = case["node_rows"]
+    before = mean_expected_ndcg(case, case["row_score"], discount)
+    gains = {}
+    for b in np.unique(case["bins"][rows])[:-1]:
+        left = rows[case["bins"][rows] <= b]
+        right = rows[case["bins"][rows] > b]
+        scores = case["row_score"].copy()
+        for part in (left, right):
+            w = case["row_weights"][part]
+            scores[part] = (w * case["grades"][part]).sum() / w.sum()
+        gains[b] = mean_expected_ndcg(case, scores, discount) - before
+    return gains
+
+
+DISCOUNTS = {
+    "log2": (("log2", 1.0), lambda r: 1 / np.log2(r + 1)),
+    "log_power": (("log_power", 2.0), lambda r: 1 / np.log2(r + 1) ** 2),
+    "rank_power": (("rank_power", 0.5), lambda r: 1 / r**0.5),
+}
+
+
+@pytest.mark.parametrize("discount", list(DISCOUNTS))
+@settings(max_examples=150, deadline=None)
+@given(case=node_cases())
+def test_incremental_gain_equals_brute_force_expected_ndcg(discount, case):
+    (name, power), formula = DISCOUNTS[discount]
+    table = _listwise.cumulative_discounts(40, name, power)
+    constant, gain, b = sweep(case, table)
+    gains = brute_gains(case, formula)
+    assert constant == (len(gains) == 0)
+    if gains:
+        assert gain == pytest.approx(max(gains.values()), abs=1e-12)
+        assert gains[b] == pytest.approx(max(gains.values()), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=node_cases(), cutoff=st.integers(1, 4))
+def test_truncated_objective_is_ndcg_at_k(case, cutoff):
+    table = _listwise.cumulative_discounts(40, "log2", cutoff=cutoff)
+    _, gain, b = sweep(case, table)
+    gains = brute_gains(case, lambda r: np.where(r <= cutoff, 1 / np.log2(r + 1), 0.0))
+    if gains:
+        assert gain == pytest.approx(max(gains.values()), abs=1e-12)
+
+
+def test_reference_expected_ndcg_agrees_with_sklearn():
+    rng = np.random.default_rng(0)
+    gains = rng.integers(0, 3, 12).astype(float)
+    scores = rng.integers(0, 4, 12).astype(float)  # many ties
+    reference = sklearn.metrics.ndcg_score([gains], [scores])
+    assert expected_ndcg(gains, scores, lambda r: 1 / np.log2(r + 1)) == pytest.approx(reference)
+
+
+@pytest.mark.parametrize("discount", list(DISCOUNTS))
+def test_cumulative_discount_tables_match_their_formulas(discount):
+    (name, power), formula = DISCOUNTS[discount]
+    table = _listwise.cumulative_discounts(10, name, power, cutoff=7)
+    per_rank = np.where(np.arange(1, 12) <= 7, formula(np.arange(1, 12)), 0.0)
+    np.testing.assert_allclose(np.diff(table), per_rank)
+    assert table[0] == 0.0
