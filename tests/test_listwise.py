@@ -72,6 +72,41 @@ def node_cases(draw):
     )  # fmt: skip
 
 
+def tree_blocks_of(case):
+    """The builder's per-query blocks for the case's scores, through its own update path:
+    every query starts as one block at score 0, then each leaf's rows move to their score."""
+    n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
+    tree_blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
+    n_query_blocks = np.zeros(n_queries, dtype=np.int64)
+    start = -7.0  # below every score: no leaf keeps it
+    _listwise.start_query_blocks(case["boundaries"], case["gains"], case["copies"], start, tree_blocks, n_query_blocks)
+    scratch = (
+        np.full(n_queries, -1, dtype=np.int64),
+        np.empty((n_queries, _listwise.N_SLOT_COLUMNS)),
+        np.empty((n_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64),
+    )
+    in_tree = np.flatnonzero(case["copies"] > 0)
+    for leaf in np.unique(case["row_leaf"][in_tree]):
+        rows = in_tree[case["row_leaf"][in_tree] == leaf].astype(np.int64)
+        score = case["row_score"][rows[0]]
+        _listwise.move_to_child(
+            rows, 0, len(rows), start, score, case["query_of_row"], case["boundaries"], case["gains"], case["copies"],
+            tree_blocks, n_query_blocks, *scratch,
+        )  # fmt: skip
+    for q in range(n_queries):  # the blocks are the query's distinct scores with their copies and gains
+        rows = np.arange(case["boundaries"][q], case["boundaries"][q + 1])
+        rows = rows[case["copies"][rows] > 0]
+        first = case["boundaries"][q]
+        stored = tree_blocks[first : first + n_query_blocks[q]]
+        distinct = np.unique(case["row_score"][rows])[::-1]
+        np.testing.assert_array_equal(stored[:, _listwise.SCORE], distinct)
+        for block, score in zip(stored, distinct):
+            at = rows[case["row_score"][rows] == score]
+            assert block[_listwise.BLOCK_COUNT] == case["copies"][at].sum()
+            assert block[_listwise.BLOCK_GAIN] == pytest.approx((case["copies"][at] * case["gains"][at]).sum())
+    return tree_blocks, n_query_blocks
+
+
 def sweep(case, table, max_queries=-1):
     """prepare_node + listwise_sweep on the case's node; returns (gain in mean NDCG, bin)."""
     n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
@@ -87,19 +122,22 @@ def sweep(case, table, max_queries=-1):
     blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
     event_scores, event_slots = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
     rng_state = np.array([1, 2], dtype=np.uint64)
-    n_slots, n_events, parent_total = _listwise.prepare_node(
-        0, samples, 0, n, case["node_score"], case["query_of_row"], case["boundaries"], case["row_leaf"],
-        case["row_score"], case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
-        slot_values, slot_ints, blocks, event_scores, event_slots, np.empty(n_rows),
-    )  # fmt: skip
+    tree_blocks, n_query_blocks = tree_blocks_of(case)
     weights = case["row_weights"][samples]
+    position_slot, position_values = np.empty(n, dtype=np.int64), np.empty((n, _listwise.N_POSITION_COLUMNS))
+    n_slots, n_events, parent_total = _listwise.prepare_node(
+        samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
+        tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
+        slot_values, slot_ints, blocks, event_scores, event_slots, position_slot, position_values,
+    )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
     constant, gain, b, _ = _listwise.listwise_sweep(
-        case["bins"][:, None], 0, samples, 0, n, weights, case["grades"], case["query_of_row"], case["gains"],
-        case["copies"], weights.sum(), target_sum, case["node_score"], 1, 0.0, table, query_slot, slot_values,
-        slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total,
-        np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64), np.empty(n, dtype=np.int64),
-        np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), -np.inf,
+        case["bins"][:, None], 0, samples, 0, n, weights, position_slot, position_values, weights.sum(), target_sum,
+        case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots,
+        n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
+        np.empty((n, 2), dtype=np.int64),
+        np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
+        -np.inf,
     )  # fmt: skip
     _listwise.release_node(query_slot, slot_ints, n_slots)
     assert (query_slot == -1).all()

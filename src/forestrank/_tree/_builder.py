@@ -309,19 +309,20 @@ def build_tree(
     occupied = np.zeros((max_bins + 63) // 64, dtype=np.uint64)
     statistics = np.empty(n_stats)
     left = np.empty(n_stats)
-    order = np.empty(n_rows, dtype=np.int64)
+    order = np.empty((n_rows, 2), dtype=np.int64)
     features = np.arange(n_features).astype(np.int32)
     spill_samples = np.empty(n_rows, dtype=np.int64)
     spill_targets = np.empty((n_rows, targets.shape[1]))
     spill_weights = np.empty(n_rows)
 
-    # Listwise state (empty when unused): every row's current leaf and score, and
-    # the per-node query structures of ``_listwise.prepare_node``.
+    # Listwise state (empty when unused): every query's tie blocks over the tree,
+    # and the per-node query structures of ``_listwise.prepare_node``.
     deferred = listwise_depth > 0
     n_list_rows = X_binned.shape[0] if deferred else 0
     n_list_queries = len(query_boundaries) - 1 if deferred else 0
-    row_leaf = np.full(n_list_rows, -1, dtype=np.int64)
-    row_score = np.zeros(n_list_rows)
+    tree_blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+    n_query_blocks = np.zeros(n_list_queries, dtype=np.int64)
+    node_parent = np.empty(capacity if deferred else 0, dtype=np.int64)
     query_scales = np.zeros(n_list_queries)
     query_slot = np.full(n_list_queries, -1, dtype=np.int64)
     slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
@@ -331,6 +332,9 @@ def build_tree(
     event_slots = np.empty(n_list_rows, dtype=np.int64)
     touched = np.empty(n_list_queries, dtype=np.int64)
     pending = np.empty(n_list_queries, dtype=np.int64)
+    open_slots = np.empty(n_list_queries, dtype=np.int64)
+    position_slot = np.empty(n_rows if deferred else 0, dtype=np.int64)
+    position_values = np.empty((n_rows if deferred else 0, _listwise.N_POSITION_COLUMNS))
     largest_query = 0
     for q in range(n_list_queries):
         largest_query = max(largest_query, query_boundaries[q + 1] - query_boundaries[q])
@@ -386,10 +390,13 @@ def build_tree(
             values[node] = value
             n_node_samples[node] = end - start
             weighted_n_node_samples[node] = node_weight
-            if deferred:
-                for position in range(start, end):
-                    row_leaf[samples[position]] = node
-                    row_score[samples[position]] = value
+            if deferred and node == 0:
+                _listwise.start_query_blocks(query_boundaries, row_gains, copies, value, tree_blocks, n_query_blocks)
+            elif deferred:
+                _listwise.move_to_child(
+                    samples, start, end, values[node_parent[node]], value, query_of_row, query_boundaries, row_gains,
+                    copies, tree_blocks, n_query_blocks, query_slot, slot_values, slot_ints,
+                )  # fmt: skip
 
             count = end - start
             if (
@@ -442,16 +449,16 @@ def build_tree(
                 if classes and n_present <= 1:  # one grade: no split changes any score
                     continue
                 n_slots, n_events, parent_total = _listwise.prepare_node(
-                    node, samples, start, end, values[node], query_of_row, query_boundaries, row_leaf, row_score,
-                    row_gains, copies, query_scales, max_queries, rng_state, cumulative_discount, query_slot,
-                    slot_values, slot_ints, blocks, event_scores, event_slots, scratch_scores,
+                    samples, start, end, values[node], row_weights, leaf_targets, query_of_row, query_boundaries,
+                    tree_blocks, n_query_blocks, row_gains, copies, query_scales, max_queries, rng_state,
+                    cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_slots,
+                    position_slot, position_values,
                 )  # fmt: skip
                 feature, b, after, gain = _listwise.best_listwise_split(
-                    X_binned, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies,
-                    node_weight, target_sum, values[node], min_samples_leaf, min_child_weight, max_features,
-                    features, rng_state, cumulative_discount, query_slot, slot_values, slot_ints, blocks, n_slots,
-                    event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order, touched,
-                    pending,
+                    X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,
+                    target_sum, values[node], min_samples_leaf, min_child_weight, max_features, features, rng_state,
+                    cumulative_discount, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events,
+                    parent_total, histogram_count, occupied, order, touched, pending, open_slots,
                 )  # fmt: skip
                 _listwise.release_node(query_slot, slot_ints, n_slots)
                 gain *= listwise_scale
@@ -485,6 +492,8 @@ def build_tree(
             node_start[child] = child_start
             node_end[child] = child_end
             node_depth[child] = node_depth[node] + 1
+            if deferred:
+                node_parent[child] = node
         n_nodes += 2
         n_leaves += 1
     return n_nodes

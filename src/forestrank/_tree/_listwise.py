@@ -15,10 +15,14 @@ with ``a_B`` the number of documents ranked above block ``B`` and ``D`` the disc
 divided by ``sum_q w_q`` — the change of the mean expected NDCG.
 
 Incremental evaluation (what makes RF-list scale; the paper's algorithm costs
-O(Q N) per candidate). Only the queries with documents in the node can change. For
-each of them ``prepare_node`` builds, once per node, the blocks of its documents
-OUTSIDE the node (sorted by score, with start positions and prefix sums of their
-contributions unshifted and shifted down by the query's node-document count ``n_q``).
+O(Q N) per candidate). The builder keeps every query's tie blocks over the whole
+tree (score, copies, gain; scores decreasing), updated when a split moves documents
+into the children (``move_to_child``, O(n_child + m_q) per query with ``m_q`` blocks).
+Only the queries with documents in the node can change. For each of them
+``prepare_node`` takes, once per node, its blocks OUTSIDE the node (its tree blocks
+less the node's documents, all of which sit in the block of the node's score) and
+adds start positions and prefix sums of their contributions, unshifted and shifted
+down by the query's node-document count ``n_q``.
 A candidate split places the query's node documents in two parts, left at the left
 child's score ``s_L`` and right at ``s_R``; blocks above both parts keep their
 positions, blocks below both move down by ``n_q`` whatever the split, so with the
@@ -30,13 +34,17 @@ have changed:
 
 * queries with a document that moved left (their part sizes changed);
 * queries with a block whose score lies between the previous and the new ``s_L``
-  (or ``s_R``), inclusive: found by binary search in the node's sorted array of all
-  block scores, so the cost is the number of such crossings;
+  (or ``s_R``), inclusive: found by walking the node's sorted array of all block
+  scores from the previous score's place (``_move_score``), so the cost is the
+  number of such crossings; when they outnumber
+  the queries that have a left part (for ``s_L``) or a right part (for ``s_R``),
+  those queries are re-evaluated instead — the early moves make ``s_L`` jump
+  across most blocks, the last ones ``s_R``;
 * when ``s_L - s_R`` changes sign, the queries that have a left part (the two parts
   swap places).
 
-Per node: O(sum_q N_q log N_q) to build the blocks (``N_q`` documents of query ``q``);
-per feature: O(n + Q_node + sum over re-evaluations of (log m + b)), where the number
+Per node: O(n + sum_q m_q + M log M) to build the blocks and the sorted array of
+their ``M`` scores; per feature: O(n + Q_node + sum over re-evaluations of (log m + b)), where the number
 of re-evaluations is at most the moves plus the block crossings of ``s_L`` and ``s_R``
 plus, per sign change, the queries already moved. The running means ``s_L`` and
 ``s_R`` settle as documents accumulate, so crossings are few after the first moves;
@@ -71,7 +79,8 @@ QUERY = 0
 FIRST_BLOCK = 1
 END_BLOCK = 2
 STAMP = 3
-N_SLOT_INT_COLUMNS = 4
+OPEN_INDEX = 4  # position in the list of queries that still have documents on the right
+N_SLOT_INT_COLUMNS = 5
 # Columns of the per-block table.
 SCORE = 0
 BLOCK_COUNT = 1
@@ -80,6 +89,11 @@ POSITION = 3  # copies ranked above the block
 BEFORE = 4  # prefix sum of the query's earlier blocks' contributions
 BEFORE_SHIFTED = 5
 N_BLOCK_COLUMNS = 6
+# Columns of the per-position table (the node's rows in the builder's sample order).
+COPIES_AT = 0
+GAIN_AT = 1  # copies * gain
+TARGET_AT = 2  # weight * leaf target
+N_POSITION_COLUMNS = 3
 
 DISCOUNTS = ("log2", "log_power", "rank_power")
 
@@ -255,27 +269,125 @@ def query_scales(query_boundaries, row_gains, copies, query_weights, cumulative_
 
 
 @jit
+def start_query_blocks(query_boundaries, row_gains, copies, root_score, tree_blocks, n_query_blocks):
+    """Every query of the tree as one block at the root's score.
+
+    Parameters
+    ----------
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    row_gains, copies : float64 arrays of shape (n_rows,)
+    root_score : float
+    tree_blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
+        Output: query ``q``'s blocks at rows ``query_boundaries[q]`` onwards
+        (``SCORE``, ``BLOCK_COUNT``, ``BLOCK_GAIN``), scores decreasing; a query
+        has at most one block per document, so its rows are room enough.
+    n_query_blocks : int64 array of shape (n_queries,)
+        Output: blocks of each query.
+    """
+    for q in range(len(query_boundaries) - 1):
+        first = query_boundaries[q]
+        count = 0.0
+        gain = 0.0
+        for row in range(first, query_boundaries[q + 1]):
+            count += copies[row]
+            gain += copies[row] * row_gains[row]
+        n_query_blocks[q] = 0
+        if count > 0.0:
+            tree_blocks[first, SCORE] = root_score
+            tree_blocks[first, BLOCK_COUNT] = count
+            tree_blocks[first, BLOCK_GAIN] = gain
+            n_query_blocks[q] = 1
+
+
+@jit
+def _move_between_blocks(tree_blocks, first, size, from_score, to_score, count, gain):
+    """Move ``count`` copies of total ``gain`` from the block at ``from_score`` to ``to_score``.
+
+    Blocks are ``tree_blocks[first:first + size]``; a block left empty is deleted
+    and a missing one inserted, keeping scores decreasing. Returns the new size.
+    """
+    j = _first_not_above(tree_blocks, first, first + size, from_score)
+    remaining = tree_blocks[j, BLOCK_COUNT] - count
+    if remaining <= 1e-9 * tree_blocks[j, BLOCK_COUNT]:  # empty (up to fractional-weight rounding)
+        for k in range(j, first + size - 1):
+            for column in range(3):
+                tree_blocks[k, column] = tree_blocks[k + 1, column]
+        size -= 1
+    else:
+        tree_blocks[j, BLOCK_COUNT] = remaining
+        tree_blocks[j, BLOCK_GAIN] -= gain
+    j = _first_not_above(tree_blocks, first, first + size, to_score)
+    if j < first + size and tree_blocks[j, SCORE] == to_score:
+        tree_blocks[j, BLOCK_COUNT] += count
+        tree_blocks[j, BLOCK_GAIN] += gain
+        return size
+    for k in range(first + size, j, -1):
+        for column in range(3):
+            tree_blocks[k, column] = tree_blocks[k - 1, column]
+    tree_blocks[j, SCORE] = to_score
+    tree_blocks[j, BLOCK_COUNT] = count
+    tree_blocks[j, BLOCK_GAIN] = gain
+    return size + 1
+
+
+@jit
+def move_to_child(
+    samples, start, end, parent_score, child_score, query_of_row, query_boundaries, row_gains, copies, tree_blocks,
+    n_query_blocks, query_slot, slot_values, slot_ints,
+):  # fmt: skip
+    """Update the tree blocks when the rows ``samples[start:end]`` get their new leaf's score.
+
+    O(n_child + sum of the touched queries' blocks). ``query_slot``, ``slot_values``
+    and ``slot_ints`` are the scratch of ``prepare_node`` (free between nodes).
+    """
+    if child_score == parent_score:
+        return
+    n_slots = 0
+    for position in range(start, end):
+        row = samples[position]
+        q = query_of_row[row]
+        s = query_slot[q]
+        if s < 0:
+            s = n_slots
+            query_slot[q] = s
+            slot_ints[s, QUERY] = q
+            slot_values[s, COUNT] = 0.0
+            slot_values[s, GAIN] = 0.0
+            n_slots += 1
+        slot_values[s, COUNT] += copies[row]
+        slot_values[s, GAIN] += copies[row] * row_gains[row]
+    for s in range(n_slots):
+        q = slot_ints[s, QUERY]
+        query_slot[q] = -1
+        if slot_values[s, COUNT] > 0.0:
+            n_query_blocks[q] = _move_between_blocks(
+                tree_blocks, query_boundaries[q], n_query_blocks[q], parent_score, child_score, slot_values[s, COUNT],
+                slot_values[s, GAIN],
+            )  # fmt: skip
+
+
+@jit
 def prepare_node(
-    node, samples, start, end, node_score, query_of_row, query_boundaries, row_leaf, row_score, row_gains, copies,
-    scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores,
-    event_slots, scratch_scores,
+    samples, start, end, node_score, row_weights, leaf_targets, query_of_row, query_boundaries, tree_blocks,
+    n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values,
+    slot_ints, blocks, event_scores, event_slots, position_slot, position_values,
 ):  # fmt: skip
     """Per-query structures of one node for the listwise sweeps over its features.
 
     Parameters
     ----------
-    node : int
-        The node; ``row_leaf[row] == node`` for its rows.
     samples : int64 array
         The node's rows are ``samples[start:end]``.
     node_score : float
         The node's current score (its leaf value).
+    row_weights : float64 array of shape (n_tree_rows,)
+        Weights in the order of ``samples``.
+    leaf_targets : float64 array of shape (n_rows,)
+        The value averaged into leaf scores.
     query_of_row : int64 array of shape (n_rows,)
     query_boundaries : int64 array of shape (n_queries + 1,)
-    row_leaf : int64 array of shape (n_rows,)
-        Current leaf of every row of the tree.
-    row_score : float64 array of shape (n_rows,)
-        Current score of every row of the tree.
+    tree_blocks, n_query_blocks :
+        Every query's blocks over the tree (``start_query_blocks``).
     row_gains, copies, scales : float64 arrays
         See ``query_scales``.
     max_queries : int
@@ -284,15 +396,18 @@ def prepare_node(
     rng_state : uint64 array of shape (2,)
     cumulative_discount : float64 array
     query_slot : int64 array of shape (n_queries,)
-        -1 on entry and on return for queries outside the node; the slot of each of
-        the node's queries in between.
+        -1 on entry for every query; the slot of each of the node's queries on
+        return (``release_node`` resets it).
     slot_values, slot_ints : float64 (n_queries, N_SLOT_COLUMNS), int64 (n_queries, N_SLOT_INT_COLUMNS)
         Output: per-slot state.
     blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
         Output: outside blocks of every slot, scores decreasing within a slot.
     event_scores, event_slots : float64, int64 arrays of shape (n_rows,)
         Output: every block's score and slot, scores increasing.
-    scratch_scores : float64 array of shape (largest query,)
+    position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
+        Output, at the node's positions: the slot of the row's query (-1 when not
+        scored) and the row's copies, copies * gain and weight * leaf target, so the
+        sweeps read no per-row array through ``samples``.
 
     Returns
     -------
@@ -324,6 +439,10 @@ def prepare_node(
     for position in range(start, end):
         row = samples[position]
         s = query_slot[query_of_row[row]]
+        position_slot[position] = s
+        position_values[position, COPIES_AT] = copies[row]
+        position_values[position, GAIN_AT] = copies[row] * row_gains[row]
+        position_values[position, TARGET_AT] = row_weights[position] * leaf_targets[row]
         if s >= 0:
             slot_values[s, COUNT] += copies[row]
             slot_values[s, GAIN] += copies[row] * row_gains[row]
@@ -332,51 +451,37 @@ def prepare_node(
     parent_total = 0.0
     for s in range(n_slots):
         q = slot_ints[s, QUERY]
-        first_row = query_boundaries[q]
-        size = query_boundaries[q + 1] - first_row
-        for i in range(size):
-            row = first_row + i
-            outside = copies[row] > 0.0 and row_leaf[row] != node
-            scratch_scores[i] = -row_score[row] if outside else np.inf
-        ranked = np.argsort(scratch_scores[:size], kind="mergesort")
+        node_count = slot_values[s, COUNT]
         first = n_blocks
         position = 0.0
         contribution = 0.0
         shifted = 0.0
-        shift = slot_values[s, COUNT]
-        for i in ranked:
-            if scratch_scores[i] == np.inf:
-                break
-            row = first_row + i
-            if n_blocks == first or blocks[n_blocks - 1, SCORE] != row_score[row]:
-                if n_blocks > first:  # close the previous block
-                    b = n_blocks - 1
-                    contribution += _block_value(cumulative_discount, blocks[b, POSITION], blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
-                    shifted += _block_value(
-                        cumulative_discount, blocks[b, POSITION] + shift, blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN]
-                    )
-                blocks[n_blocks, SCORE] = row_score[row]
-                blocks[n_blocks, BLOCK_COUNT] = 0.0
-                blocks[n_blocks, BLOCK_GAIN] = 0.0
-                blocks[n_blocks, POSITION] = position
-                blocks[n_blocks, BEFORE] = contribution
-                blocks[n_blocks, BEFORE_SHIFTED] = shifted
-                n_blocks += 1
-            blocks[n_blocks - 1, BLOCK_COUNT] += copies[row]
-            blocks[n_blocks - 1, BLOCK_GAIN] += copies[row] * row_gains[row]
-            position += copies[row]
-        if n_blocks > first:
-            b = n_blocks - 1
-            contribution += _block_value(cumulative_discount, blocks[b, POSITION], blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
-            shifted += _block_value(cumulative_discount, blocks[b, POSITION] + shift, blocks[b, BLOCK_COUNT], blocks[b, BLOCK_GAIN])
+        for k in range(query_boundaries[q], query_boundaries[q] + n_query_blocks[q]):
+            count = tree_blocks[k, BLOCK_COUNT]
+            gain = tree_blocks[k, BLOCK_GAIN]
+            if tree_blocks[k, SCORE] == node_score:  # the node's documents are not outside
+                gain -= slot_values[s, GAIN]
+                if count - node_count <= 1e-9 * count:
+                    continue
+                count -= node_count
+            blocks[n_blocks, SCORE] = tree_blocks[k, SCORE]
+            blocks[n_blocks, BLOCK_COUNT] = count
+            blocks[n_blocks, BLOCK_GAIN] = gain
+            blocks[n_blocks, POSITION] = position
+            blocks[n_blocks, BEFORE] = contribution
+            blocks[n_blocks, BEFORE_SHIFTED] = shifted
+            contribution += _block_value(cumulative_discount, position, count, gain)
+            shifted += _block_value(cumulative_discount, position + node_count, count, gain)
+            position += count
+            n_blocks += 1
         slot_ints[s, FIRST_BLOCK] = first
         slot_ints[s, END_BLOCK] = n_blocks
         slot_values[s, OTHERS] = position
         slot_values[s, TOTAL] = contribution
         slot_values[s, TOTAL_SHIFTED] = shifted
         value = slot_values[s, SCALE] * query_dcg(
-            blocks, cumulative_discount, first, n_blocks, position, contribution, shifted, shift, slot_values[s, GAIN],
-            node_score, 0.0, 0.0, node_score,
+            blocks, cumulative_discount, first, n_blocks, position, contribution, shifted, node_count,
+            slot_values[s, GAIN], node_score, 0.0, 0.0, node_score,
         )  # fmt: skip
         slot_values[s, PARENT] = value
         parent_total += value
@@ -415,6 +520,44 @@ def _first_at_least(sorted_scores, n, score):
 
 
 @jit(inline="always")
+def _first_above(sorted_scores, n, score):
+    """First index of ``sorted_scores[:n]`` (increasing) whose value is ``> score``."""
+    low = 0
+    high = n
+    while low < high:
+        middle = (low + high) // 2
+        if sorted_scores[middle] <= score:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@jit(inline="always")
+def _move_score(event_scores, n_events, low, high, previous, score):
+    """Events crossed when a child's score moves from ``previous`` to ``score``.
+
+    ``[low, high)`` are the events equal to ``previous``. Walks from there, so the
+    cost is the number of events crossed (plus ties). Returns the crossed range
+    ``[start, end)`` (scores between the two values, both included) and the new
+    equal range.
+    """
+    if score >= previous:
+        start = low
+        while high < n_events and event_scores[high] <= score:
+            high += 1
+        while low < high and event_scores[low] < score:
+            low += 1
+        return start, high, low, high
+    end = high
+    while low > 0 and event_scores[low - 1] >= score:
+        low -= 1
+    while high > low and event_scores[high - 1] > score:
+        high -= 1
+    return low, end, low, high
+
+
+@jit(inline="always")
 def _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score):
     """Recompute slot ``s`` for the current candidate; returns the change of its value."""
     slot_ints[s, STAMP] = stamp
@@ -432,10 +575,10 @@ def _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, l
 
 @jit
 def listwise_sweep(
-    X_binned, feature, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies, node_weight,
-    node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, query_slot, slot_values,
-    slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order,
-    touched, pending, best_gain,
+    X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
+    node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
+    blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order, touched,
+    pending, open_slots, best_gain,
 ):  # fmt: skip
     """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
 
@@ -450,11 +593,12 @@ def listwise_sweep(
     row_weights : float64 array of shape (n_tree_rows,)
         Weights in the order of ``samples`` (for the children's scores and
         ``min_child_weight``).
-    leaf_targets, row_gains, copies : float64 arrays of shape (n_rows,), by row
+    position_slot, position_values : see ``prepare_node``
     node_weight, node_target_sum, node_score : float
         The node's weight, ``sum w * leaf_target`` and score (their ratio).
-    touched, pending : int64 arrays of shape (n_queries,)
-        Scratch.
+    touched, pending, open_slots : int64 arrays of shape (n_queries,)
+        Scratch: queries with a left part, queries moved since the last candidate,
+        queries with a right part.
     Others : see ``prepare_node`` and ``_splitter.best_split``.
     """
     n_node = end - start
@@ -465,6 +609,9 @@ def listwise_sweep(
         slot_values[s, LEFT_GAIN] = 0.0
         slot_values[s, VALUE] = slot_values[s, PARENT]
         slot_ints[s, STAMP] = -1
+        slot_ints[s, OPEN_INDEX] = s
+        open_slots[s] = s
+    n_open = n_slots
     total = parent_total
     n_touched = 0
     n_pending = 0
@@ -473,28 +620,35 @@ def listwise_sweep(
     left_sum = 0.0
     previous_left = 0.0
     previous_right = node_score  # every query's right part starts as the whole node
+    # Events with a score equal to the previous left / right score: [low, high).
+    left_low = left_high = 0
+    right_low = _first_at_least(event_scores, n_events, node_score)
+    right_high = _first_above(event_scores, n_events, node_score)
     previous_sign = 0
     best_bin = -1
     best_next = -1
     for rank in range(n_node - 1):
-        position = order[rank]
-        row = samples[position]
-        weight = row_weights[position]
-        left_weight += weight
-        left_sum += weight * leaf_targets[row]
-        s = query_slot[query_of_row[row]]
+        position = order[rank, 0]
+        left_weight += row_weights[position]
+        left_sum += position_values[position, TARGET_AT]
+        s = position_slot[position]
         if s >= 0:
             if slot_values[s, LEFT_COUNT] == 0.0:
                 touched[n_touched] = s
                 n_touched += 1
-            slot_values[s, LEFT_COUNT] += copies[row]
-            slot_values[s, LEFT_GAIN] += copies[row] * row_gains[row]
+            slot_values[s, LEFT_COUNT] += position_values[position, COPIES_AT]
+            slot_values[s, LEFT_GAIN] += position_values[position, GAIN_AT]
+            if slot_values[s, LEFT_COUNT] >= slot_values[s, COUNT]:  # no right part left: swap-remove
+                n_open -= 1
+                last = open_slots[n_open]
+                open_slots[slot_ints[s, OPEN_INDEX]] = last
+                slot_ints[last, OPEN_INDEX] = slot_ints[s, OPEN_INDEX]
             if slot_ints[s, STAMP] != stamp:
                 slot_ints[s, STAMP] = stamp
                 pending[n_pending] = s
                 n_pending += 1
-        b = X_binned[row, feature]
-        next_bin = X_binned[samples[order[rank + 1]], feature]
+        b = order[rank, 1]
+        next_bin = order[rank + 1, 1]
         if next_bin == b:
             continue
         right_weight = node_weight - left_weight
@@ -510,27 +664,42 @@ def listwise_sweep(
         for i in range(n_pending):
             total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, pending[i], stamp, left_score, right_score)
         n_pending = 0
-        sign = (left_score > right_score) - (left_score < right_score)
+        sign = int(left_score > right_score) - int(left_score < right_score)
         if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
             for i in range(n_touched):
                 s = touched[i]
                 if slot_ints[s, STAMP] != stamp:
                     total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-        if stamp > 0:  # queries with a block between the previous and the new left score
-            i = _first_at_least(event_scores, n_events, min(previous_left, left_score))
-            high = max(previous_left, left_score)
-            while i < n_events and event_scores[i] <= high:
-                s = event_slots[i]
-                if slot_ints[s, STAMP] != stamp and slot_values[s, LEFT_COUNT] > 0.0:
+        if stamp == 0:
+            left_low = _first_at_least(event_scores, n_events, left_score)
+            left_high = _first_above(event_scores, n_events, left_score)
+        else:  # queries with a block between the previous and the new left score
+            crossed_start, crossed_end, left_low, left_high = _move_score(
+                event_scores, n_events, left_low, left_high, previous_left, left_score
+            )
+            if crossed_end - crossed_start > n_touched:
+                for k in range(n_touched):
+                    s = touched[k]
+                    if slot_ints[s, STAMP] != stamp:
+                        total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+            else:
+                for k in range(crossed_start, crossed_end):
+                    s = event_slots[k]
+                    if slot_ints[s, STAMP] != stamp and slot_values[s, LEFT_COUNT] > 0.0:
+                        total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+        crossed_start, crossed_end, right_low, right_high = _move_score(
+            event_scores, n_events, right_low, right_high, previous_right, right_score
+        )
+        if crossed_end - crossed_start > n_open:
+            for k in range(n_open):
+                s = open_slots[k]
+                if slot_ints[s, STAMP] != stamp:
                     total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-                i += 1
-        i = _first_at_least(event_scores, n_events, min(previous_right, right_score))
-        high = max(previous_right, right_score)
-        while i < n_events and event_scores[i] <= high:
-            s = event_slots[i]
-            if slot_ints[s, STAMP] != stamp and slot_values[s, COUNT] > slot_values[s, LEFT_COUNT]:
-                total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-            i += 1
+        else:
+            for k in range(crossed_start, crossed_end):
+                s = event_slots[k]
+                if slot_ints[s, STAMP] != stamp and slot_values[s, COUNT] > slot_values[s, LEFT_COUNT]:
+                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
         previous_left = left_score
         previous_right = right_score
         previous_sign = sign
@@ -545,10 +714,10 @@ def listwise_sweep(
 
 @jit
 def best_listwise_split(
-    X_binned, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies, node_weight,
-    node_target_sum, node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state,
-    cumulative_discount, query_slot, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events,
-    parent_total, histogram_count, occupied, order, touched, pending,
+    X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
+    node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
+    slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count,
+    occupied, order, touched, pending, open_slots,
 ):  # fmt: skip
     """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
 
@@ -564,10 +733,10 @@ def best_listwise_split(
             break
         feature = _splitter.draw_feature(features, i, rng_state)
         constant, gain, b, after = listwise_sweep(
-            X_binned, feature, samples, start, end, row_weights, leaf_targets, query_of_row, row_gains, copies,
-            node_weight, node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount,
-            query_slot, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total,
-            histogram_count, occupied, order, touched, pending, best_gain,
+            X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
+            node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values,
+            slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied,
+            order, touched, pending, open_slots, best_gain,
         )  # fmt: skip
         if constant:
             continue

@@ -247,11 +247,14 @@ def _histogram_scan(
 
 @jit
 def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
-    """Counting sort of the node's positions by bin of ``feature`` into ``order[:n_node]``.
+    """Counting sort of the node's positions by bin of ``feature``.
 
-    O(n_node + occupied bins) through the occupancy bitmap; stable, so equal bins
-    keep increasing positions. ``histogram_count`` and ``occupied`` are all zero on
-    entry and are left so. Returns the number of distinct bins.
+    Writes ``order[r, 0]``, the position of rank ``r``, and ``order[r, 1]``, its bin,
+    for ``r < n_node`` (the sweeps then read bins sequentially instead of gathering
+    them from ``X_binned``). O(n_node + occupied bins) through the occupancy bitmap;
+    stable, so equal bins keep increasing positions. ``histogram_count`` and
+    ``occupied`` are all zero on entry and are left so. Returns the number of
+    distinct bins.
     """
     for position in range(start, end):
         b = X_binned[samples[position], feature]
@@ -273,8 +276,10 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
             n_runs += 1
     for position in range(start, end):
         b = X_binned[samples[position], feature]
-        order[histogram_count[b]] = position
-        histogram_count[b] += 1
+        rank = histogram_count[b]
+        order[rank, 0] = position
+        order[rank, 1] = b
+        histogram_count[b] = rank + 1
     for position in range(start, end):
         histogram_count[X_binned[samples[position], feature]] = 0
     return n_runs
@@ -307,7 +312,7 @@ def _sorted_sweep(
     best_next = -1
     run_class = -2  # class shared by the current run of equal bins so far (-1: mixed, -2: empty)
     for rank in range(n_node - 1):
-        position = order[rank]
+        position = order[rank, 0]
         weight = row_weights[position]
         if classes:
             c = int(row_targets[position, 0])
@@ -322,17 +327,17 @@ def _sorted_sweep(
             left[0] += weight * first
             left[1] += weight * (first * first if squared else row_targets[position, 1])
         left_weight += weight
-        b = X_binned[samples[position], feature]
-        next_bin = X_binned[samples[order[rank + 1]], feature]
+        b = order[rank, 1]
+        next_bin = order[rank + 1, 1]
         if next_bin == b:
             continue  # not a boundary between bins
         skip = False
         if boundaries_only and run_class >= 0:  # skip when the next run holds run_class only, too
             skip = True
             for ahead in range(rank + 1, n_node):
-                if X_binned[samples[order[ahead]], feature] != next_bin:
+                if order[ahead, 1] != next_bin:
                     break
-                if int(row_targets[order[ahead], 0]) != run_class:
+                if int(row_targets[order[ahead, 0], 0]) != run_class:
                     skip = False
                     break
         run_class = -2
@@ -383,7 +388,7 @@ def best_split(
         Zeroed per-bin scratch: (max_bins, n_statistics) float64, (max_bins,) float64,
         (max_bins,) int64, (max_bins,) int64, (ceil(max_bins / 64),) uint64.
     order, left :
-        Scratch: (n_tree_rows,) int64, (n_statistics,) float64.
+        Scratch: (n_tree_rows, 2) int64, (n_statistics,) float64.
     force_path : int
         0: histogram scan; 2: sorted sweep (the stateful-criterion path, for tests).
 
