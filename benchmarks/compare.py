@@ -2,6 +2,7 @@
 
     python benchmarks/compare.py rfpoint --data mq2008 --n-estimators 500 --seeds 3
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
+    python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit (numba's cache load is not fit time); one that runs past
@@ -16,6 +17,9 @@ Metrics (test mean over queries), each with its convention: NDCG@10 under the
 official LETOR 4.0 script (``letor4``) and the plain definition (gain 2^l-1,
 1/log2(r+1), expectation over tied scores, no-relevant = 0), MAP (letor4), ERR@10
 (expected ties, g_max = the data's maximum grade). Ratios are ours / reference.
+The first contender is "ours"; a paired t-test and a Wilcoxon signed-rank test over
+all test queries (per-query NDCG@10, letor4; seeds averaged per query) compare it
+with each other contender.
 """
 
 import argparse
@@ -77,6 +81,28 @@ def _lightgbm_forest(n_estimators, shape, seed):
     )  # fmt: skip
 
 
+def _rf_list(n_estimators, shape, seed, **params):
+    from forestrank import RFListRanker
+
+    return RFListRanker(n_estimators=n_estimators, n_jobs=2, random_state=seed, **params)
+
+
+def _rf_hybrid(n_estimators, shape, seed, listwise_depth=6):
+    from forestrank import RFHybridRanker
+
+    return RFHybridRanker(n_estimators=n_estimators, listwise_depth=listwise_depth, n_jobs=2, random_state=seed)
+
+
+def _lightgbm_lambdarank(n_estimators, shape, seed):
+    import lightgbm
+
+    # The boosting issue's reference settings: 31 leaves, learning rate 0.05, 20 documents per leaf.
+    return lightgbm.LGBMRanker(
+        n_estimators=n_estimators, num_leaves=31, learning_rate=0.05, min_child_samples=20, n_jobs=2,
+        random_state=seed, verbose=-1,
+    )  # fmt: skip
+
+
 CONTENDERS = {
     "rfpoint": [
         Contender("forestrank RFPointRanker", _rf_point, "qid"),
@@ -84,6 +110,12 @@ CONTENDERS = {
         Contender("LightGBM rf (regression)", _lightgbm_forest, "regressor"),
     ],
 }
+CONTENDERS["rflist"] = [
+    Contender("forestrank RFListRanker", _rf_list, "qid"),
+    Contender("forestrank RFPointRanker", _rf_point, "qid"),
+    Contender("forestrank RFHybridRanker L=6", _rf_hybrid, "qid"),
+    Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+]
 SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
 
 
@@ -111,6 +143,10 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
     def fit(estimator, rows):
         if contender.fit_kind == "qid":
             estimator.fit(X[rows], y[rows], qid=qid[rows])
+        elif contender.fit_kind == "group":  # LightGBM: rows grouped by query, group sizes
+            _, sizes = np.unique(qid[rows], return_counts=True)
+            order = np.argsort(qid[rows], kind="stable")
+            estimator.fit(X[rows][order], y[rows][order], group=sizes)
         else:
             estimator.fit(X[rows], y[rows])
 
@@ -128,6 +164,7 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
     max_grade = float(max(y.max(), y_test.max()))
     return {
         "NDCG@10 letor4": ndcg_score(y_test, scores, qid_test, 10, convention="letor4"),
+        "per query": ndcg_score(y_test, scores, qid_test, 10, convention="letor4", per_query=True),
         "NDCG@10 plain": ndcg_score(y_test, scores, qid_test, 10),
         "MAP letor4": map_score(y_test, scores, qid_test, convention="letor4"),
         "ERR@10": err_score(y_test, scores, qid_test, 10, max_grade=max_grade),
@@ -177,6 +214,21 @@ class Summary:
         return float(per_seed.mean()), float(per_seed.std())
 
 
+def _paired_tests(ours: Summary, other: Summary) -> str:
+    from forestrank.stats import paired_test
+
+    def per_query(summary):  # every split's test queries, averaged over seeds (runs are seed-major)
+        n_splits = len(summary.runs) // summary.n_seeds
+        seeds = [summary.runs[i * n_splits : (i + 1) * n_splits] for i in range(summary.n_seeds)]
+        return np.mean([np.concatenate([run["per query"] for run in runs]) for runs in seeds], axis=0)
+
+    a, b = per_query(ours), per_query(other)
+    t = paired_test(a, b, test="t")
+    w = paired_test(a, b, test="wilcoxon")
+    return (f"{len(a)} queries, mean difference {t.mean_difference:+.4f}, t-test p={t.pvalue:.3g}, "
+            f"Wilcoxon p={w.pvalue:.3g}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("estimator", choices=sorted(CONTENDERS))
@@ -185,7 +237,7 @@ def main() -> None:
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
-    parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run")
+    parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
     parser.add_argument(
         "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
     )
@@ -232,6 +284,7 @@ def main() -> None:
         for column in METRIC_NAMES:
             parts.append(f"{column} {ours.mean(column)[0] - summary.mean(column)[0]:+.4f}")
         print(f"ours vs {name}: " + ", ".join(parts))
+        print(f"  paired over test queries: {_paired_tests(ours, summary)}")
     print(
         "\nconventions: NDCG@10 letor4 = official LETOR 4.0 script (gain 2^l-1, ranks 1-2 undiscounted then "
         "1/log2(r), input-order ties, no-relevant = 0, 0 below 10 docs); NDCG@10 plain = gain 2^l-1, "

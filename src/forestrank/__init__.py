@@ -19,6 +19,8 @@ _PUBLIC = {
     "RFPointRanker": "forestrank.ensemble",
     "average_precision": "forestrank.metrics",
     "describe_metric": "forestrank.metrics",
+    "tree_strength_curve": "forestrank.diagnostics",
+    "paired_test": "forestrank.stats",
     "err_score": "forestrank.metrics",
     "err_scorer": "forestrank.metrics",
     "load_letor": "forestrank.datasets",
@@ -30,7 +32,7 @@ _PUBLIC = {
     "ndcg_scorer": "forestrank.metrics",
     "precision_at_k": "forestrank.metrics",
 }
-_SUBMODULES = {"datasets", "dummy", "ensemble", "metrics", "model_selection"}
+_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "stats"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

@@ -1,0 +1,99 @@
+"""How single trees of a forest gain ranking quality split by split (RF-LTR paper §6.3, Fig. 7)."""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ._queries import check_qid
+from .metrics import ndcg_score
+
+
+class StrengthCurve(NamedTuple):
+    """Mean expected NDCG of single trees cut after each number of splits.
+
+    Attributes
+    ----------
+    n_splits : ndarray of shape (n_points,), int64
+    ndcg : ndarray of shape (n_points,), float64
+        Mean over the forest's trees of the NDCG of one tree keeping only its first
+        ``n_splits`` splits.
+    """
+
+    n_splits: np.ndarray
+    ndcg: np.ndarray
+
+
+def _node_paths(tree, X: np.ndarray) -> np.ndarray:
+    """Node ids from the root to each row's leaf, shape (n_rows, depth + 1), int64, padded with int64 max."""
+    nodes = tree.nodes
+    paths = np.full((len(X), tree.max_depth + 1), np.iinfo(np.int64).max, dtype=np.int64)
+    current = np.zeros(len(X), dtype=np.int64)
+    rows = np.arange(len(X))
+    for level in range(paths.shape[1]):
+        paths[rows, level] = current
+        feature = nodes["feature"][current]
+        inner = feature >= 0
+        if not inner.any():
+            break
+        rows, current, feature = rows[inner], current[inner], feature[inner]
+        right = X[rows, feature] > nodes["threshold"][current]
+        current = nodes["left"][current] + right
+    return paths
+
+
+def tree_strength_curve(
+    estimator: object,
+    X: object,
+    y: object,
+    qid: object,
+    n_splits: object = None,
+    k: int | None = None,
+) -> StrengthCurve:
+    """Expected NDCG of the forest's single trees after each split, averaged over trees.
+
+    The engine numbers nodes in the order the tree was split (split ``i`` creates
+    nodes ``2i + 1`` and ``2i + 2``), so a tree "after ``s`` splits" keeps the nodes
+    with ids ``<= 2s`` and scores each row by the deepest of them on its path. For the
+    paper's curves grow breadth-first (RFListRanker's default; RFPointRanker needs
+    ``expansion="breadth"``). Call once with training data and once with test data.
+
+    Parameters
+    ----------
+    estimator : fitted RFPointRanker, RFListRanker or RFHybridRanker
+    X : array-like of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Relevance grades.
+    qid : array-like of shape (n_samples,)
+    n_splits : array-like of int or None, default=None
+        Split counts to evaluate; None: 0, then about 40 geometrically spaced counts
+        up to the largest tree's.
+    k : int or None, default=None
+        NDCG cutoff; None = whole lists (the RF-list objective). Ties in score are
+        averaged (``ties="expected"``, Eq. 11-13).
+
+    Returns
+    -------
+    StrengthCurve
+    """
+    trees = getattr(estimator, "trees_", None)
+    if trees is None:
+        raise ValueError("estimator must be a fitted forest ranker (it has no trees_).")
+    X = estimator._validate_prediction_data(X)
+    y = np.asarray(y, dtype=np.float64)
+    qid = check_qid(qid, len(X))
+    if y.shape != (len(X),):
+        raise ValueError(f"y must have one value per row of X: {y.shape} vs {len(X)} rows.")
+    largest = max((tree.node_count - 1) // 2 for tree in trees)
+    if n_splits is None:
+        n_splits = np.unique(np.concatenate(([0], np.geomspace(1, max(largest, 1), 40).astype(np.int64))))
+    n_splits = np.asarray(n_splits, dtype=np.int64)
+    if n_splits.ndim != 1 or (n_splits < 0).any():
+        raise ValueError("n_splits must be a 1-D array of non-negative split counts.")
+    ndcg = np.zeros(len(n_splits))
+    rows = np.arange(len(X))
+    for tree in trees:
+        paths = _node_paths(tree, X)
+        for i, splits in enumerate(n_splits):
+            deepest = (paths <= 2 * splits).sum(axis=1) - 1  # ids grow along a path
+            ndcg[i] += ndcg_score(y, tree.values[paths[rows, deepest]], qid, k, ties="expected")
+    return StrengthCurve(n_splits, ndcg / len(trees))

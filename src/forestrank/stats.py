@@ -1,0 +1,75 @@
+"""Significance tests over per-query metric values, as learning-to-rank papers report them.
+
+Two rankers evaluated on the same queries give paired samples (one metric value per
+query each); the RF-LTR papers (Ibrahim & Carman) report paired tests over the test
+queries. ``ndcg_score(..., per_query=True)`` and friends give the inputs.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class PairedTestResult(NamedTuple):
+    """Outcome of :func:`paired_test`.
+
+    Attributes
+    ----------
+    statistic : float
+        t statistic (``test="t"``) or Wilcoxon's W.
+    pvalue : float
+        Two-sided p-value.
+    mean_difference : float
+        Mean of ``a - b`` over the queries.
+    n_queries : int
+    """
+
+    statistic: float
+    pvalue: float
+    mean_difference: float
+    n_queries: int
+
+
+def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> PairedTestResult:
+    """Two-sided paired test of ``a`` against ``b`` over the same queries.
+
+    Parameters
+    ----------
+    per_query_a, per_query_b : array-like of shape (n_queries,)
+        One metric value per query, the same queries in the same order.
+    test : {"t", "wilcoxon"}, default="t"
+        Student's paired t-test (``scipy.stats.ttest_rel``) or the Wilcoxon
+        signed-rank test (``scipy.stats.wilcoxon``; queries with equal values are
+        dropped, its ``zero_method="wilcox"``).
+
+    Returns
+    -------
+    PairedTestResult
+
+    Examples
+    --------
+    >>> from forestrank.stats import paired_test
+    >>> result = paired_test([0.5, 0.7, 0.9, 0.4], [0.4, 0.6, 0.7, 0.45])
+    >>> round(result.mean_difference, 4)
+    0.0875
+    """
+    from scipy import stats
+
+    a = np.asarray(per_query_a, dtype=np.float64)
+    b = np.asarray(per_query_b, dtype=np.float64)
+    for name, values in (("per_query_a", a), ("per_query_b", b)):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one value per query (1-D), got shape {values.shape}.")
+        if not np.isfinite(values).all():
+            raise ValueError(f"{name} contains NaN or infinite values.")
+    if a.shape != b.shape:
+        raise ValueError(f"per_query_a and per_query_b must cover the same queries: {len(a)} vs {len(b)} values.")
+    if len(a) < 2:
+        raise ValueError(f"A paired test needs at least 2 queries, got {len(a)}.")
+    if test == "t":
+        result = stats.ttest_rel(a, b)
+    elif test == "wilcoxon":
+        result = stats.wilcoxon(a, b, zero_method="wilcox")
+    else:
+        raise ValueError(f"test must be 't' or 'wilcoxon', got {test!r}.")
+    return PairedTestResult(float(result.statistic), float(result.pvalue), float(np.mean(a - b)), len(a))

@@ -1,0 +1,186 @@
+"""RFListRanker and RFHybridRanker: the listwise forests, their diagnostics and statistics."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from forestrank import (
+    MissingQidWarning,
+    QueryKFold,
+    RFHybridRanker,
+    RFListRanker,
+    RFPointRanker,
+    make_ranking,
+    ndcg_score,
+    ndcg_scorer,
+    paired_test,
+    tree_strength_curve,
+)
+from test_forest import expected_failed_checks
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=60, docs_per_query=(5, 30), n_features=8, random_state=1)
+
+
+@parametrize_with_checks(
+    [
+        RFListRanker(n_estimators=3, random_state=0),
+        RFHybridRanker(n_estimators=3, listwise_depth=2, random_state=0),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)
+        check(estimator)
+
+
+def test_serial_and_threaded_fits_are_bitwise_identical(data):
+    X, y, qid = data
+    serial = RFListRanker(n_estimators=6, random_state=3, n_jobs=1).fit(X, y, qid=qid)
+    threaded = RFListRanker(n_estimators=6, random_state=3, n_jobs=2).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(serial.predict(X), threaded.predict(X))
+
+
+def test_sum_of_split_gains_is_the_trees_expected_ndcg(data):
+    """Each gain is measured on the tree as it stands, so the gains add up to its objective."""
+    X, y, qid = data
+    forest = RFListRanker(n_estimators=2, query_subsample=1.0, random_state=0).fit(X, y, qid=qid)
+    all_tied = ndcg_score(y, np.zeros(len(y)), qid, ties="expected")
+    for tree in forest.trees_:
+        grown = ndcg_score(y, tree.predict(X), qid, ties="expected")
+        assert grown > all_tied
+        assert all_tied + tree.feature_gains.sum() == pytest.approx(grown, abs=1e-10)
+
+
+def test_truncated_and_bootstrapped_objectives_also_sum_to_the_metric(data):
+    X, y, qid = data
+    forest = RFListRanker(n_estimators=1, query_subsample=1.0, ndcg_k=5, random_state=0).fit(X, y, qid=qid)
+    tree = forest.trees_[0]
+    start = ndcg_score(y, np.zeros(len(y)), qid, 5, ties="expected")
+    assert start + tree.feature_gains.sum() == pytest.approx(ndcg_score(y, tree.predict(X), qid, 5, ties="expected"))
+
+
+def test_hybrid_interpolates_between_point_and_list(data):
+    X, y, qid = data
+    shared = dict(n_estimators=4, expansion="breadth", random_state=5)
+    point = RFPointRanker(**shared).fit(X, y, qid=qid)
+    hybrid_zero = RFHybridRanker(listwise_depth=0, **shared).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(hybrid_zero.predict(X), point.predict(X))
+    listwise = RFListRanker(**shared).fit(X, y, qid=qid)
+    hybrid_deep = RFHybridRanker(listwise_depth=10_000, **shared).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(hybrid_deep.predict(X), listwise.predict(X))
+    hybrid = RFHybridRanker(listwise_depth=2, **shared).fit(X, y, qid=qid)
+    assert not np.array_equal(hybrid.predict(X), listwise.predict(X))
+    assert not np.array_equal(hybrid.predict(X), point.predict(X))
+
+
+def test_listwise_forest_ranks_held_out_queries(data):
+    X, y, qid = data
+    train = qid < 45
+    forest = RFListRanker(n_estimators=30, random_state=0, n_jobs=2).fit(X[train], y[train], qid=qid[train])
+    random_order = ndcg_score(y[~train], np.zeros((~train).sum()), qid[~train], 10)
+    assert ndcg_score(y[~train], forest.predict(X[~train]), qid[~train], 10) > random_order + 0.1
+
+
+def test_query_sampling_per_split_and_discounts_change_the_model(data):
+    X, y, qid = data
+    base = RFListRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid).predict(X)
+    for params in ({"max_queries_per_split": 3}, {"discount": ("rank_power", 1.0)}, {"ndcg_k": 3}):
+        first = RFListRanker(n_estimators=2, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        again = RFListRanker(n_estimators=2, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        np.testing.assert_array_equal(first, again)
+        assert not np.array_equal(first, base), params
+
+
+def test_pickle_and_clone_round_trip(data):
+    X, y, qid = data
+    ranker = RFHybridRanker(n_estimators=3, listwise_depth=3, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(ranker)).predict(X), ranker.predict(X))
+    assert clone(ranker).get_params() == ranker.get_params()
+
+
+def test_gridsearch_over_listwise_depth(data):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            RFHybridRanker(n_estimators=4, random_state=0), {"listwise_depth": [0, 2, 4]}, cv=QueryKFold(3),
+            scoring=ndcg_scorer(10),
+        )  # fmt: skip
+        search.fit(X, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 3 and 0.0 < search.best_score_ <= 1.0
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"discount": "log10"}, "discount"),
+        ({"discount": ("log_power", -1.0)}, "discount"),
+        ({"expansion": "best"}, "expansion"),
+        ({"ndcg_k": 0}, "ndcg_k"),
+        ({"max_queries_per_split": 0}, "max_queries_per_split"),
+    ],
+)
+def test_bad_parameters_name_themselves(data, params, match):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=match):
+        RFListRanker(n_estimators=2, **params).fit(X, y, qid=qid)
+
+
+def test_listwise_forests_require_grades(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="y"):
+        RFListRanker(n_estimators=2).fit(X, y + 0.5, qid=qid)
+
+
+# --- diagnostics and statistics -------------------------------------------------------
+
+
+def test_strength_curve_starts_tied_ends_at_the_trees_and_climbs_on_training_data(data):
+    X, y, qid = data
+    forest = RFListRanker(n_estimators=3, query_subsample=1.0, random_state=0).fit(X, y, qid=qid)
+    curve = tree_strength_curve(forest, X, y, qid)
+    assert curve.n_splits[0] == 0
+    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, np.zeros(len(y)), qid, ties="expected"))
+    full = np.mean([ndcg_score(y, tree.predict(X), qid, ties="expected") for tree in forest.trees_])
+    assert curve.ndcg[-1] == pytest.approx(full)
+    assert (np.diff(curve.ndcg) >= -1e-12).all()  # every listwise split raised the training objective
+
+
+def test_strength_curve_at_chosen_split_counts(data):
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=2, expansion="breadth", random_state=0).fit(X, y, qid=qid)
+    tree = forest.trees_[0]
+    one_split = tree.values[np.where(X[:, tree.nodes["feature"][0]] <= tree.nodes["threshold"][0], 1, 2)]
+    single = RFPointRanker(n_estimators=1, expansion="breadth", random_state=0).fit(X, y, qid=qid)
+    single.trees_ = [tree]
+    curve = tree_strength_curve(single, X, y, qid, n_splits=[1], k=10)
+    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, one_split, qid, 10, ties="expected"))
+
+
+def test_paired_test_matches_scipy():
+    rng = np.random.default_rng(0)
+    a, b = rng.random(50), rng.random(50)
+    t = paired_test(a, b)
+    assert t.pvalue == pytest.approx(scipy.stats.ttest_rel(a, b).pvalue)
+    assert t.mean_difference == pytest.approx((a - b).mean()) and t.n_queries == 50
+    assert paired_test(a, b, test="wilcoxon").pvalue == pytest.approx(scipy.stats.wilcoxon(a, b).pvalue)
+
+
+@pytest.mark.parametrize(
+    "a, b, test, match",
+    [([0.1, 0.2], [0.1], "t", "same queries"), ([0.1, np.nan], [0.1, 0.2], "t", "per_query_a"),
+     ([0.1, 0.2], [0.1, 0.3], "sign", "test"), ([[0.1, 0.2]], [[0.1, 0.3]], "t", "1-D")],
+)  # fmt: skip
+def test_paired_test_rejects_bad_input(a, b, test, match):
+    with pytest.raises(ValueError, match=match):
+        paired_test(a, b, test=test)
