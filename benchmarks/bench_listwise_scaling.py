@@ -1,0 +1,60 @@
+"""Per-tree fit time of RF-list, RF-hybrid and RF-point as the training set grows.
+
+    python benchmarks/bench_listwise_scaling.py --rows 20000 50000 100000 200000 --trees 3
+
+Data: ``make_ranking`` with 100 documents per query and 136 features (so the number
+of queries grows with the rows), the full 63% query sub-sample per tree, one thread.
+Prints seconds per tree and the growth exponent ``b`` of ``time = a * rows**b``
+fitted by least squares on the log-log points (the paper's RF-list is quadratic in
+the rows of a query set; RF-point is about ``n log n``).
+"""
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _machine import describe_machine  # noqa: E402
+
+
+def per_tree_seconds(estimator_class, params, X, y, qid, n_trees):
+    estimator_class(n_estimators=1, random_state=1, **params).fit(X[:2000], y[:2000], qid=qid[:2000])  # compile
+    start = time.perf_counter()
+    estimator_class(n_estimators=n_trees, random_state=0, n_jobs=1, **params).fit(X, y, qid=qid)
+    return (time.perf_counter() - start) / n_trees
+
+
+def main() -> None:
+    from forestrank import RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[20_000, 50_000, 100_000, 200_000])
+    parser.add_argument("--trees", type=int, default=3)
+    args = parser.parse_args()
+    models = {
+        "RF-list": (RFListRanker, {}),
+        "RF-hybrid L=6": (RFHybridRanker, {"listwise_depth": 6}),
+        "RF-point": (RFPointRanker, {}),
+    }
+    print(f"machine: {describe_machine()}")
+    print(f"make_ranking, 100 docs/query, 136 features, query_subsample=0.63, n_jobs=1, {args.trees} trees per point")
+    times = {name: [] for name in models}
+    for rows in args.rows:
+        X, y, qid = make_ranking(n_queries=rows // 100, docs_per_query=100, n_features=136, random_state=0)
+        for name, (estimator_class, params) in models.items():
+            times[name].append(per_tree_seconds(estimator_class, params, X, y, qid, args.trees))
+            print(f"  {rows:>7} rows  {name:<14} {times[name][-1]:8.3f} s/tree", flush=True)
+    print("\n" + "rows".ljust(16) + "".join(f"{rows:>10}" for rows in args.rows) + "   exponent")
+    for name, seconds in times.items():
+        exponent = np.polyfit(np.log(args.rows), np.log(seconds), 1)[0]
+        print(name.ljust(16) + "".join(f"{s:>10.3f}" for s in seconds) + f"   {exponent:8.2f}")
+    for name in ("RF-list", "RF-hybrid L=6"):
+        ratios = np.array(times[name]) / np.array(times["RF-point"])
+        print(f"{name} / RF-point per tree: " + ", ".join(f"{r:.2f}" for r in ratios))
+
+
+if __name__ == "__main__":
+    main()
