@@ -573,6 +573,44 @@ def _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, l
     return change
 
 
+@jit(inline="always")
+def _reevaluate_listed(
+    blocks, cumulative_discount, slot_values, slot_ints, slots, n, total, stamp, left_score, right_score
+):  # fmt: skip
+    """Re-evaluate ``slots[:n]`` not yet done for this candidate; returns the updated ``total``."""
+    for k in range(n):
+        s = slots[k]
+        if slot_ints[s, STAMP] != stamp:
+            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+    return total
+
+
+@jit(inline="always")
+def _reevaluate_crossed(
+    blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, side_slots, n_side,
+    left_side, total, stamp, left_score, right_score,
+):  # fmt: skip
+    """Re-evaluate the queries whose blocks ``event_slots[crossed_start:crossed_end]`` a child's score crossed.
+
+    Only queries with a part on that child's side (``left_side``: a left part, else
+    a right part) can change; when the crossed blocks outnumber those queries
+    (``side_slots[:n_side]``) they are re-evaluated instead. Returns the updated
+    ``total``.
+    """
+    if crossed_end - crossed_start > n_side:
+        return _reevaluate_listed(
+            blocks, cumulative_discount, slot_values, slot_ints, side_slots, n_side, total, stamp, left_score,
+            right_score,
+        )  # fmt: skip
+    for k in range(crossed_start, crossed_end):
+        s = event_slots[k]
+        left_count = slot_values[s, LEFT_COUNT]
+        has_part = left_count > 0.0 if left_side else slot_values[s, COUNT] > left_count
+        if slot_ints[s, STAMP] != stamp and has_part:
+            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+    return total
+
+
 @jit
 def listwise_sweep(
     X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
@@ -666,10 +704,10 @@ def listwise_sweep(
         n_pending = 0
         sign = int(left_score > right_score) - int(left_score < right_score)
         if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
-            for i in range(n_touched):
-                s = touched[i]
-                if slot_ints[s, STAMP] != stamp:
-                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+            total = _reevaluate_listed(
+                blocks, cumulative_discount, slot_values, slot_ints, touched, n_touched, total, stamp, left_score,
+                right_score,
+            )  # fmt: skip
         if stamp == 0:
             left_low = _first_at_least(event_scores, n_events, left_score)
             left_high = _first_above(event_scores, n_events, left_score)
@@ -677,29 +715,17 @@ def listwise_sweep(
             crossed_start, crossed_end, left_low, left_high = _move_score(
                 event_scores, n_events, left_low, left_high, previous_left, left_score
             )
-            if crossed_end - crossed_start > n_touched:
-                for k in range(n_touched):
-                    s = touched[k]
-                    if slot_ints[s, STAMP] != stamp:
-                        total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-            else:
-                for k in range(crossed_start, crossed_end):
-                    s = event_slots[k]
-                    if slot_ints[s, STAMP] != stamp and slot_values[s, LEFT_COUNT] > 0.0:
-                        total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+            total = _reevaluate_crossed(
+                blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched,
+                n_touched, True, total, stamp, left_score, right_score,
+            )  # fmt: skip
         crossed_start, crossed_end, right_low, right_high = _move_score(
             event_scores, n_events, right_low, right_high, previous_right, right_score
         )
-        if crossed_end - crossed_start > n_open:
-            for k in range(n_open):
-                s = open_slots[k]
-                if slot_ints[s, STAMP] != stamp:
-                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-        else:
-            for k in range(crossed_start, crossed_end):
-                s = event_slots[k]
-                if slot_ints[s, STAMP] != stamp and slot_values[s, COUNT] > slot_values[s, LEFT_COUNT]:
-                    total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
+        total = _reevaluate_crossed(
+            blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, open_slots,
+            n_open, False, total, stamp, left_score, right_score,
+        )  # fmt: skip
         previous_left = left_score
         previous_right = right_score
         previous_sign = sign

@@ -45,9 +45,10 @@ _DE_BRUIJN_INDEX = np.array(
 
 
 @jit(inline="always")
-def _lowest_bit(isolated):
-    """Index of the single set bit of a uint64 power of two."""
-    return _DE_BRUIJN_INDEX[int((isolated * _DE_BRUIJN) >> np.uint64(58))]
+def _pop_lowest_bit(word):
+    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index)."""
+    isolated = word & (~word + np.uint64(1))
+    return word ^ isolated, _DE_BRUIJN_INDEX[int((isolated * _DE_BRUIJN) >> np.uint64(58))]
 
 
 @jit(inline="always")
@@ -190,9 +191,8 @@ def _histogram_scan(
         word = occupied[word_index]
         occupied[word_index] = np.uint64(0)
         while word != np.uint64(0):
-            isolated = word & (~word + np.uint64(1))
-            word ^= isolated
-            b = word_index * 64 + _lowest_bit(isolated)
+            word, bit = _pop_lowest_bit(word)
+            b = word_index * 64 + bit
             n_occupied += 1
             count = histogram_count[b]
             current_class = -1
@@ -267,9 +267,8 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
         word = occupied[word_index]
         occupied[word_index] = np.uint64(0)
         while word != np.uint64(0):
-            isolated = word & (~word + np.uint64(1))
-            word ^= isolated
-            b = word_index * 64 + _lowest_bit(isolated)
+            word, bit = _pop_lowest_bit(word)
+            b = word_index * 64 + bit
             count = histogram_count[b]
             histogram_count[b] = offset
             offset += count
