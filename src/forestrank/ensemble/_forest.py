@@ -195,7 +195,14 @@ class BaseForestRanker(BaseRanker):
     ):
         counts = self._sample_counts(index, query_of_row)
         rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
-        return grow_tree(training, counts * base_weight, params, rng_state)
+        extras = self._listwise_weights(training, counts, base_weight, params)
+        return grow_tree(training, counts * base_weight, params, rng_state, **extras)
+
+    def _listwise_weights(
+        self, training: TrainingSet, counts: np.ndarray, base_weight: np.ndarray, params: TreeParams
+    ) -> dict:
+        """Per-tree inputs of the listwise criterion for ``grow_tree`` (none for pointwise forests)."""
+        return {}
 
     def _compute_oob(self, data, base_weight: np.ndarray, query_of_row: np.ndarray) -> None:
         """Out-of-bag predictions: each row averaged over the trees that did not see it."""

@@ -17,8 +17,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._tree import _builder, _criteria, _listwise, _rng
-from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from .._tree import _builder, _criteria, _listwise
+from .._tree._grow import TrainingSet, TreeParams
 from ._base import RankingData
 from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
 
@@ -220,13 +220,11 @@ class RFListRanker(BaseForestRanker):
             max_queries=-1 if self.max_queries_per_split is None else self.max_queries_per_split,
         )
 
-    def _grow(
-        self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams
-    ):
-        counts = self._sample_counts(index, query_of_row)
-        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
+    def _listwise_weights(
+        self, training: TrainingSet, counts: np.ndarray, base_weight: np.ndarray, params: TreeParams
+    ) -> dict:
         if params.listwise_depth == 0:
-            return grow_tree(training, counts * base_weight, params, rng_state)
+            return {}
         first_rows = training.query_boundaries[:-1]
         if self.sample_level == "query":  # a query drawn k times weighs k in the mean
             copies = np.where(counts > 0, base_weight, 0.0)
@@ -237,7 +235,7 @@ class RFListRanker(BaseForestRanker):
         largest = int(np.ceil(np.add.reduceat(copies, first_rows).max()))
         name, power = self._discount
         table = _listwise.cumulative_discounts(largest, name, power, self.ndcg_k)
-        return grow_tree(training, counts * base_weight, params, rng_state, copies, query_weights, table)
+        return {"copies": copies, "query_weights": query_weights, "cumulative_discount": table}
 
 
 class RFHybridRanker(RFListRanker):
