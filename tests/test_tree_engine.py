@@ -66,6 +66,9 @@ def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, 
     return best
 
 
+POOLED = 1  # call_best_split: scan all-feature histograms filled beforehand (moment criteria)
+
+
 def call_best_split(data, criterion, weights, force_path, n_classes=3, min_samples_leaf=1, l2=0.0):
     """Run the numba split search on the whole data set as one node, every feature examined."""
     n_rows, n_features = data.X_binned.shape
@@ -81,12 +84,21 @@ def call_best_split(data, criterion, weights, force_path, n_classes=3, min_sampl
     node_cost = brute_cost(criterion, targets, weights, l2, n_classes)
     max_bins = data.bin_thresholds.shape[1]
     integer = bool(np.array_equal(weights, np.floor(weights)))
+    histograms = np.zeros((1, n_features, max_bins, _splitter.N_HIST_COLUMNS))
+    slot = -1
+    if force_path == POOLED:
+        slot = 0
+        _splitter.fill_histograms(
+            data.X_binned, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows,
+            criterion == _criteria.VARIANCE, histograms, slot,
+        )  # fmt: skip
     return _splitter.best_split(
         data.X_binned, data.n_bins, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows, criterion, l2,
         integer, statistics, weights.sum(), node_cost, min_samples_leaf, 0.0, n_features,
         np.arange(n_features, dtype=np.int32), seed(), np.zeros((max_bins, n_stats)), np.zeros(max_bins),
         np.zeros(max_bins, dtype=np.int64), np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, np.uint64),
-        np.empty((n_rows, 2), dtype=np.int64), np.empty(n_stats), force_path,
+        np.empty((n_rows, 2), dtype=np.int64), np.empty(n_stats), 0 if force_path == POOLED else force_path,
+        histograms, slot,
     )  # fmt: skip
 
 
@@ -118,7 +130,8 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
     expected_gain, _, _ = brute_best_split(criterion, training.X_binned, targets, weights, min_samples_leaf, l2)
     pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
-    for force_path in (0, 2):
+    paths = (0, POOLED, 2) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (0, 2)
+    for force_path in paths:
         feature, b, after, gain = call_best_split(training, criterion, weights, force_path, min_samples_leaf=min_samples_leaf, l2=l2)
         if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
             # No candidate, or a pure node (the builder never searches those): with
@@ -156,6 +169,42 @@ def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
             ]
             np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
             np.testing.assert_array_equal(trees[0].values, trees[1].values)
+
+
+@pytest.mark.parametrize("expansion", ["best", "breadth"])
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(criterion, expansion):
+    """Every feature examined + moment criterion = the pooled path; with integer targets
+    and weights all sums (and the subtractions) are exact, so the trees must be identical.
+
+    Exact mode with 900 distinct values x 25 features makes a slot 5.8 MB, so the pool
+    holds about 23 slots: breadth-first growth of a full tree exhausts it and runs the
+    scratch-slot and refill fallbacks.
+    """
+    rng = np.random.default_rng(5)
+    n_rows, n_features = 3000, 25
+    X = rng.integers(0, 900, size=(n_rows, n_features)) / 9.0
+    signal = X[:, 0] - X[:, 1] + (X[:, 2] > 50) * 40
+    targets = np.column_stack([np.round(signal / 10 + rng.normal(size=n_rows)), rng.integers(1, 4, n_rows)])
+    if criterion == _criteria.VARIANCE:
+        targets = targets[:, :1]
+    weights = rng.integers(1, 3, n_rows).astype(float)
+    training, binner = training_set(X, targets, max_bins=None)
+    assert binner.n_bins_.max() > 800
+    leaf_budget = 40 if expansion == "best" else None
+    trees = []
+    for path in (0, 2):
+        params = TreeParams(
+            criterion, 0, max_features=n_features, expansion=_builder.EXPANSIONS[expansion], min_samples_leaf=3,
+            max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, force_path=path,
+            leaf_kind=_builder.LEAF_NEWTON if criterion == _criteria.NEWTON else _builder.LEAF_MEAN,
+        )
+        row_leaf = np.full(n_rows, -1, dtype=np.int64)
+        trees.append(grow_tree(training, weights, params, seed(4), row_leaf=row_leaf))
+        np.testing.assert_array_equal(row_leaf, trees[-1].apply(X))  # the builder's leaf of every row
+    assert trees[0].n_leaves == (leaf_budget or trees[0].n_leaves) and trees[0].n_leaves > 30
+    np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
+    np.testing.assert_array_equal(trees[0].values, trees[1].values)
 
 
 def test_binned_equals_exact_when_features_have_few_values():
@@ -330,8 +379,12 @@ X = rng.normal(size=(120, 3)); y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).as
 b = BinMapper().fit(X); t, v = b.padded_tables()
 data = TrainingSet(b.transform(X), b.n_bins_, t, v, y[:, None], y)
 out = {}
-for name, criterion in (("entropy", _criteria.ENTROPY), ("variance", _criteria.VARIANCE)):
-    tree = grow_tree(data, np.ones(120), TreeParams(criterion, 2, max_features=2), _rng.new_state(np.random.SeedSequence(3)))
+newton = TrainingSet(b.transform(X), b.n_bins_, t, v, np.column_stack([0.5 - y, 1 + X[:, 1] ** 2]), y)
+for name, criterion, features, training in (
+    ("entropy", _criteria.ENTROPY, 2, data), ("variance", _criteria.VARIANCE, 2, data), ("pooled newton", _criteria.NEWTON, 3, newton),
+):
+    params = TreeParams(criterion, 2, max_features=features, expansion=2, max_leaf_nodes=8, min_samples_leaf=3)
+    tree = grow_tree(training, np.ones(120), params, _rng.new_state(np.random.SeedSequence(3)))
     out[name] = [tree.nodes["feature"].tolist(), tree.nodes["threshold"].tolist(), tree.values.tolist()]
 print(json.dumps(out))
 """

@@ -162,12 +162,13 @@ def _pointwise_split(
     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion, l2_regularization,
     integer_weights, statistics, node_weight, scale, min_samples_leaf, min_child_weight, min_gain_to_split,
     max_features, features, rng_state, histogram, histogram_weight, histogram_count, bin_class, occupied, order, left,
-    force_path,
+    force_path, histograms, slot,
 ):  # fmt: skip
     """Best split of a node for a decomposable (or the random) criterion.
 
-    Returns (feature, bin, next bin, unscaled gain); feature -1 when the node is pure
-    or no split passes ``min_gain_to_split``.
+    ``histograms[slot]`` holds the node's pooled sums when ``slot >= 0``. Returns
+    (feature, bin, next bin, unscaled gain); feature -1 when the node is pure or no
+    split passes ``min_gain_to_split``.
     """
     n_stats = len(statistics)
     classes = _criteria.uses_classes(criterion)
@@ -200,11 +201,85 @@ def _pointwise_split(
     feature, b, after, gain = _splitter.best_split(
         X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2_regularization, integer_weights,
         statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
-        histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+        histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > min_gain_to_split:
         feature = -1
     return feature, b, after, gain
+
+
+@jit(inline="always")
+def _splittable(count, depth, max_depth, min_samples_split, min_samples_leaf):
+    """Whether the size and depth limits allow splitting a node at all."""
+    return not ((max_depth >= 0 and depth >= max_depth) or count < min_samples_split or count < 2 * min_samples_leaf)
+
+
+# Histogram pool of the sibling subtraction: at most this many bytes per tree. A node
+# that finds no free slot has its histograms summed from its rows again: slower,
+# never different.
+_POOL_BYTES = 1 << 27
+_FILL_LATER = -2  # node_slot: sum the node's histograms from its rows when it is processed
+
+
+@jit
+def _take_slot(free_slots, n_free, scratch):
+    """A free pool slot, or the scratch slot (filled and released within one node) if none is left.
+
+    Returns (slot, new n_free).
+    """
+    if n_free == 0:
+        return scratch, 0
+    return free_slots[n_free - 1], n_free - 1
+
+
+@jit
+def _release_slot(node_slot, node, free_slots, n_free, scratch):
+    """Return the node's pool slot to the free list; returns the new n_free."""
+    slot = node_slot[node]
+    node_slot[node] = -1
+    if slot >= 0 and slot != scratch:
+        free_slots[n_free] = slot
+        n_free += 1
+    return n_free
+
+
+@jit
+def _pair_histograms(
+    X_binned, row_targets, row_weights, samples, squared, histograms, node_slot, free_slots, n_free, scratch,
+    parent, left_child, need_left, need_right, node_start, node_end,
+):  # fmt: skip
+    """Histograms of two new siblings by the subtraction trick.
+
+    The smaller child's histograms are summed from its rows and the larger child's
+    are the parent's minus them, computed in the parent's slot (which passes to the
+    larger child). Siblings that will not be searched (``need_*`` false) get no
+    slot; without a parent slot each needed child is summed when processed.
+    Returns the new n_free.
+    """
+    right_child = left_child + 1
+    parent_slot = node_slot[parent]
+    node_slot[parent] = -1
+    if node_end[left_child] - node_start[left_child] <= node_end[right_child] - node_start[right_child]:
+        small, large, need_small, need_large = left_child, right_child, need_left, need_right
+    else:
+        small, large, need_small, need_large = right_child, left_child, need_right, need_left
+    if parent_slot >= 0 and need_large:
+        slot = scratch
+        if need_small:
+            slot, n_free = _take_slot(free_slots, n_free, scratch)
+        _splitter.fill_histograms(
+            X_binned, row_targets, row_weights, samples, node_start[small], node_end[small], squared, histograms, slot
+        )
+        _splitter.subtract_histograms(histograms, parent_slot, slot)
+        node_slot[large] = parent_slot
+        node_slot[small] = slot if need_small else -1
+        return n_free
+    if parent_slot >= 0:
+        free_slots[n_free] = parent_slot
+        n_free += 1
+    node_slot[left_child] = _FILL_LATER if need_left else -1
+    node_slot[right_child] = _FILL_LATER if need_right else -1
+    return n_free
 
 
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
@@ -217,7 +292,7 @@ def build_tree(
     n_classes, l2_regularization, leaf_kind, max_depth, min_samples_split, min_samples_leaf,
     min_child_weight, min_gain_to_split, max_leaf_nodes, max_features, expansion, rng_state, force_path,
     listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights,
-    cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+    cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains, row_leaf,
 ):  # fmt: skip
     """Grow one tree.
 
@@ -279,6 +354,9 @@ def build_tree(
         Output: value, row count and weight of every node.
     feature_gains : float64 array of shape (n_features,)
         Output: accumulated scaled gain of the splits on each feature.
+    row_leaf : int64 array of shape (n_rows,) or (0,)
+        Output unless empty: the leaf of every row in ``samples`` (others untouched),
+        so that boosting updates its training scores without traversing the tree.
 
     Returns
     -------
@@ -315,6 +393,23 @@ def build_tree(
     spill_targets = np.empty((n_rows, targets.shape[1]))
     spill_weights = np.empty(n_rows)
 
+    # Histogram pool for moment criteria examining every feature (boosting): each
+    # frontier node keeps its all-feature histograms so that its children cost one
+    # pass over the smaller child's rows (``_pair_histograms``). The last slot is
+    # scratch.
+    slot_bytes = n_features * max_bins * _splitter.N_HIST_COLUMNS * 8
+    n_slots = 0
+    if not classes and listwise_depth == 0 and force_path == 0 and max_features >= n_features:
+        n_slots = min(_POOL_BYTES // max(slot_bytes, 1), (max_leaf_nodes if max_leaf_nodes > 0 else n_rows) + 2)
+    pooled = n_slots >= 2
+    if not pooled:
+        n_slots = 0
+    histograms = np.empty((n_slots, n_features if pooled else 0, max_bins if pooled else 0, _splitter.N_HIST_COLUMNS))
+    scratch = n_slots - 1
+    free_slots = np.arange(max(n_slots - 1, 0))
+    n_free = len(free_slots)
+    node_slot = np.full(capacity if pooled else 0, -1, dtype=np.int64)
+
     # Listwise state (empty when unused): every query's tie blocks over the tree,
     # and the per-node query structures of ``_listwise.prepare_node``.
     deferred = listwise_depth > 0
@@ -322,7 +417,7 @@ def build_tree(
     n_list_queries = len(query_boundaries) - 1 if deferred else 0
     tree_blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
     n_query_blocks = np.zeros(n_list_queries, dtype=np.int64)
-    node_parent = np.empty(capacity if deferred else 0, dtype=np.int64)
+    node_parent = np.empty(capacity if deferred or pooled else 0, dtype=np.int64)
     query_scales = np.zeros(n_list_queries)
     query_slot = np.full(n_list_queries, -1, dtype=np.int64)
     slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
@@ -399,11 +494,28 @@ def build_tree(
                 )  # fmt: skip
 
             count = end - start
-            if (
-                (max_depth >= 0 and node_depth[node] >= max_depth)
-                or count < min_samples_split
-                or count < 2 * min_samples_leaf
-            ):
+            budget_left = max_leaf_nodes < 0 or n_leaves < max_leaf_nodes
+            splittable = budget_left and _splittable(count, node_depth[node], max_depth, min_samples_split, min_samples_leaf)
+            slot = -1
+            if pooled:
+                if node == 0:
+                    node_slot[0] = _FILL_LATER if splittable else -1
+                elif node == nodes[node_parent[node]]["left"]:
+                    sibling = node + 1
+                    sibling_splittable = budget_left and _splittable(
+                        node_end[sibling] - node_start[sibling], node_depth[sibling], max_depth, min_samples_split,
+                        min_samples_leaf,
+                    )  # fmt: skip
+                    n_free = _pair_histograms(
+                        X_binned, row_targets, row_weights, samples, squared, histograms, node_slot, free_slots,
+                        n_free, scratch, node_parent[node], node, splittable, sibling_splittable, node_start, node_end,
+                    )  # fmt: skip
+                if node_slot[node] == _FILL_LATER:
+                    slot, n_free = _take_slot(free_slots, n_free, scratch)
+                    _splitter.fill_histograms(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot)
+                    node_slot[node] = slot
+                slot = node_slot[node]
+            if not splittable:
                 continue
             gain = 0.0
             if not deferred:
@@ -411,8 +523,10 @@ def build_tree(
                     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
                     l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
                     min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
-                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
                 )  # fmt: skip
+                if slot >= 0 and (feature < 0 or slot == scratch):
+                    n_free = _release_slot(node_slot, node, free_slots, n_free, scratch)
                 if feature < 0:
                     continue
                 split_feature[node] = feature
@@ -469,7 +583,7 @@ def build_tree(
                     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
                     l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
                     min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
-                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, -1,
                 )  # fmt: skip
                 gain *= scale
             if feature < 0:
@@ -492,8 +606,13 @@ def build_tree(
             node_start[child] = child_start
             node_end[child] = child_end
             node_depth[child] = node_depth[node] + 1
-            if deferred:
+            if deferred or pooled:
                 node_parent[child] = node
         n_nodes += 2
         n_leaves += 1
+    if len(row_leaf) > 0:
+        for node in range(n_nodes):
+            if nodes[node]["feature"] < 0:
+                for position in range(node_start[node], node_end[node]):
+                    row_leaf[samples[position]] = node
     return n_nodes

@@ -66,6 +66,7 @@ def grow_tree(
     copies: np.ndarray | None = None,
     query_weights: np.ndarray | None = None,
     cumulative_discount: np.ndarray | None = None,
+    row_leaf: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -73,6 +74,8 @@ def grow_tree(
     listwise criterion counts (``params.listwise_depth > 0``): each document's copies
     within its query, and each query's weight in the mean expected NDCG;
     ``cumulative_discount`` is ``_listwise.cumulative_discounts`` for those copies.
+    ``row_leaf`` (int64, one per row), when given, receives the leaf node of every
+    row with positive weight.
     """
     if copies is None:
         copies = np.zeros(0, dtype=FLOAT_DTYPE)
@@ -80,6 +83,8 @@ def grow_tree(
         query_weights = np.zeros(0, dtype=FLOAT_DTYPE)
     if cumulative_discount is None:
         cumulative_discount = np.zeros(1, dtype=FLOAT_DTYPE)
+    if row_leaf is None:
+        row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     capacity = max(1, 2 * len(samples) - 1)
     nodes = np.empty(capacity, dtype=NODE_DTYPE)
@@ -94,6 +99,7 @@ def grow_tree(
         params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
         params.force_path, params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries,
         data.row_gains, copies, query_weights, cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+        row_leaf,
     )  # fmt: skip
     return Tree(
         nodes=nodes[:n_nodes].copy(),

@@ -15,8 +15,14 @@ increasing-bin order (strict ``>`` keeps the first of equal gains), so they agre
 For entropy and gini only boundary points are evaluated
 (``_criteria.boundary_points_suffice``), identically in both scans.
 
-Sibling subtraction needs both siblings' histograms over the same features; random
-forests draw a new feature subset at every node, so it does not apply here.
+Sibling subtraction needs both siblings' histograms over the same features, so it
+applies when every feature is examined (boosting; ``max_features`` = all) with a
+moment criterion: ``fill_histograms`` then sums all features of a node in one pass
+over its rows (each row's bins are contiguous in the C-ordered ``X_binned``), the
+larger child's histograms are the parent's minus the smaller child's
+(``subtract_histograms``), and ``_pooled_scan`` reads a feature's candidates from
+them. Random forests draw a new feature subset at every node and use the
+per-feature scans.
 
 Candidate features are drawn without replacement per node (partial Fisher-Yates on a
 per-tree permutation); features constant in the node do not count towards
@@ -245,6 +251,104 @@ def _histogram_scan(
     return n_occupied == 1, best_gain, best_bin, best_next
 
 
+# Columns of one bin of a pooled histogram.
+HIST_FIRST = 0  # sum of w * g (newton) or w * y (variance)
+HIST_SECOND = 1  # sum of w * h, or w * y^2
+HIST_WEIGHT = 2
+HIST_COUNT = 3
+N_HIST_COLUMNS = 4
+
+
+@jit
+def fill_histograms(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot):
+    """Per-bin sums of every feature for the node ``samples[start:end]``, in one pass over its rows.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    row_targets : float64 array of shape (n_tree_rows, n_target_columns)
+        In the order of ``samples``: y (variance) or g and h (newton).
+    row_weights : float64 array of shape (n_tree_rows,)
+    samples : int64 array of shape (n_tree_rows,)
+    squared : bool
+        Second moment ``w * y^2`` (variance) instead of ``w * h`` (newton).
+    histograms : float64 array of shape (n_slots, n_features, max_bins, N_HIST_COLUMNS)
+        ``histograms[slot]`` is overwritten.
+    """
+    histogram = histograms[slot]
+    histogram[:] = 0.0
+    n_features = X_binned.shape[1]
+    for position in range(start, end):
+        row = samples[position]
+        weight = row_weights[position]
+        first = row_targets[position, 0]
+        weighted_first = weight * first
+        weighted_second = weight * (first * first if squared else row_targets[position, 1])
+        for feature in range(n_features):
+            b = X_binned[row, feature]
+            histogram[feature, b, HIST_FIRST] += weighted_first
+            histogram[feature, b, HIST_SECOND] += weighted_second
+            histogram[feature, b, HIST_WEIGHT] += weight
+            histogram[feature, b, HIST_COUNT] += 1.0
+
+
+@jit
+def subtract_histograms(histograms, parent_slot, child_slot):
+    """``histograms[parent_slot] -= histograms[child_slot]``: the parent's slot becomes the sibling's.
+
+    Counts stay exact (integers below 2^53); sums carry one extra rounding.
+    """
+    parent = histograms[parent_slot]
+    child = histograms[child_slot]
+    for feature in range(parent.shape[0]):
+        for b in range(parent.shape[1]):
+            for column in range(N_HIST_COLUMNS):
+                parent[feature, b, column] -= child[feature, b, column]
+
+
+@jit
+def _pooled_scan(
+    histograms, slot, feature, n_bins, criterion, l2, node_statistics, node_weight, node_cost, n_node,
+    min_samples_leaf, min_child_weight, best_gain,
+):  # fmt: skip
+    """``_histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
+
+    Same candidates in the same order (between consecutive occupied bins), same
+    return values: (is_constant, gain, bin, next bin).
+    """
+    histogram = histograms[slot, feature]
+    left_first = 0.0
+    left_second = 0.0
+    left_weight = 0.0
+    left_count = 0
+    previous = -1
+    n_occupied = 0
+    best_bin = -1
+    best_next = -1
+    for b in range(n_bins):
+        count = int(histogram[b, HIST_COUNT])
+        if count == 0:
+            continue
+        n_occupied += 1
+        if previous >= 0:
+            gain = _candidate_gain(
+                criterion, left_count, n_node, left_weight, node_weight, 0.0, 0.0, left_first, left_second,
+                node_statistics[0], node_statistics[1], node_cost, l2, False, min_samples_leaf, min_child_weight,
+            )  # fmt: skip
+            if gain > best_gain:
+                best_gain = gain
+                best_bin = previous
+                best_next = b
+        left_first += histogram[b, HIST_FIRST]
+        left_second += histogram[b, HIST_SECOND]
+        left_weight += histogram[b, HIST_WEIGHT]
+        left_count += count
+        previous = b
+        if left_count == n_node:
+            break
+    return n_occupied == 1, best_gain, best_bin, best_next
+
+
 @jit
 def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
     """Counting sort of the node's positions by bin of ``feature``.
@@ -360,7 +464,7 @@ def _sorted_sweep(
 def best_split(
     X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
     node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
-    histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path,
+    histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
 ):  # fmt: skip
     """Best split of the node ``samples[start:end]`` over up to ``max_features`` usable features.
 
@@ -390,6 +494,10 @@ def best_split(
         Scratch: (n_tree_rows, 2) int64, (n_statistics,) float64.
     force_path : int
         0: histogram scan; 2: sorted sweep (the stateful-criterion path, for tests).
+    histograms : float64 array of shape (n_slots, n_features, max_bins, N_HIST_COLUMNS)
+    slot : int
+        When >= 0, ``histograms[slot]`` holds the node's sums (``fill_histograms``)
+        and the scans read them instead of the rows (moment criteria only).
 
     Returns
     -------
@@ -412,7 +520,12 @@ def best_split(
         if n_usable >= max_features:
             break
         feature = draw_feature(features, i, rng_state)
-        if force_path == 2:
+        if slot >= 0:
+            constant, gain, b, after = _pooled_scan(
+                histograms, slot, feature, n_bins[feature], criterion, l2, node_statistics, node_weight, node_cost,
+                end - start, min_samples_leaf, min_child_weight, best_gain,
+            )  # fmt: skip
+        elif force_path == 2:
             constant, gain, b, after = _sorted_sweep(
                 X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
                 node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram_count,
