@@ -84,7 +84,7 @@ def call_best_split(data, criterion, weights, force_path, n_classes=3, min_sampl
     node_cost = brute_cost(criterion, targets, weights, l2, n_classes)
     max_bins = data.bin_thresholds.shape[1]
     integer = bool(np.array_equal(weights, np.floor(weights)))
-    histograms = np.zeros((1, n_features, max_bins, _splitter.N_HIST_COLUMNS))
+    histograms = np.zeros((1, n_features, max_bins, _splitter.n_hist_columns(criterion)))
     slot = -1
     if force_path == POOLED:
         slot = 0

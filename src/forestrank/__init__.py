@@ -11,6 +11,7 @@ from ._version import __version__
 
 _PUBLIC = {
     "DummyRanker": "forestrank.dummy",
+    "LambdaMART": "forestrank.ensemble",
     "MissingQidWarning": "forestrank._queries",
     "QueryKFold": "forestrank.model_selection",
     "QueryShuffleSplit": "forestrank.model_selection",
@@ -32,7 +33,7 @@ _PUBLIC = {
     "ndcg_scorer": "forestrank.metrics",
     "precision_at_k": "forestrank.metrics",
 }
-_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "stats"}
+_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "stats"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

@@ -222,6 +222,17 @@ _FILL_LATER = -2  # node_slot: sum the node's histograms from its rows when it i
 
 
 @jit
+def _fill(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot, n_threads):
+    """``fill_histograms``, on ``n_threads`` numba threads when more than one."""
+    if n_threads > 1:
+        _splitter.fill_histograms_parallel(
+            X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot, n_threads
+        )
+    else:
+        _splitter.fill_histograms(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot)
+
+
+@jit
 def _take_slot(free_slots, n_free, scratch):
     """A free pool slot, or the scratch slot (filled and released within one node) if none is left.
 
@@ -246,7 +257,7 @@ def _release_slot(node_slot, node, free_slots, n_free, scratch):
 @jit
 def _pair_histograms(
     X_binned, row_targets, row_weights, samples, squared, histograms, node_slot, free_slots, n_free, scratch,
-    parent, left_child, need_left, need_right, node_start, node_end,
+    parent, left_child, need_left, need_right, node_start, node_end, n_threads,
 ):  # fmt: skip
     """Histograms of two new siblings by the subtraction trick.
 
@@ -267,9 +278,7 @@ def _pair_histograms(
         slot = scratch
         if need_small:
             slot, n_free = _take_slot(free_slots, n_free, scratch)
-        _splitter.fill_histograms(
-            X_binned, row_targets, row_weights, samples, node_start[small], node_end[small], squared, histograms, slot
-        )
+        _fill(X_binned, row_targets, row_weights, samples, node_start[small], node_end[small], squared, histograms, slot, n_threads)
         _splitter.subtract_histograms(histograms, parent_slot, slot)
         node_slot[large] = parent_slot
         node_slot[small] = slot if need_small else -1
@@ -292,7 +301,7 @@ def build_tree(
     n_classes, l2_regularization, leaf_kind, max_depth, min_samples_split, min_samples_leaf,
     min_child_weight, min_gain_to_split, max_leaf_nodes, max_features, expansion, rng_state, force_path,
     listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights,
-    cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains, row_leaf,
+    cumulative_discount, n_threads, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains, row_leaf,
 ):  # fmt: skip
     """Grow one tree.
 
@@ -346,6 +355,9 @@ def build_tree(
         Weight of each query in the mean expected NDCG (listwise only).
     cumulative_discount : float64 array
         ``_listwise.cumulative_discounts``.
+    n_threads : int
+        numba threads summing the pooled histograms; 1 whenever the caller runs
+        in a joblib thread (forests), since parallel kernels must not run there.
     nodes : NODE_DTYPE array of shape (>= 2 * n_tree_rows - 1,)
         Output: ``feature`` (-1 for leaves), ``left`` (the right child is
         ``left + 1``), ``threshold`` (raw-value cut, see ``_threshold``; the value
@@ -397,14 +409,15 @@ def build_tree(
     # frontier node keeps its all-feature histograms so that its children cost one
     # pass over the smaller child's rows (``_pair_histograms``). The last slot is
     # scratch.
-    slot_bytes = n_features * max_bins * _splitter.N_HIST_COLUMNS * 8
+    n_columns = _splitter.n_hist_columns(criterion)
+    slot_bytes = n_features * max_bins * n_columns * 8
     n_slots = 0
     if not classes and listwise_depth == 0 and force_path == 0 and max_features >= n_features:
         n_slots = min(_POOL_BYTES // max(slot_bytes, 1), (max_leaf_nodes if max_leaf_nodes > 0 else n_rows) + 2)
     pooled = n_slots >= 2
     if not pooled:
         n_slots = 0
-    histograms = np.empty((n_slots, n_features if pooled else 0, max_bins if pooled else 0, _splitter.N_HIST_COLUMNS))
+    histograms = np.empty((n_slots, n_features if pooled else 0, max_bins if pooled else 0, n_columns))
     scratch = n_slots - 1
     free_slots = np.arange(max(n_slots - 1, 0))
     n_free = len(free_slots)
@@ -476,7 +489,8 @@ def build_tree(
                 row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics
             )
             if leaf_kind == LEAF_NEWTON:
-                value = -statistics[0] / (statistics[1] + l2_regularization)
+                curvature = statistics[1] + l2_regularization
+                value = -statistics[0] / curvature if curvature > 0.0 else 0.0
             else:
                 value = target_sum / node_weight
             nodes[node]["feature"] = -1
@@ -509,10 +523,11 @@ def build_tree(
                     n_free = _pair_histograms(
                         X_binned, row_targets, row_weights, samples, squared, histograms, node_slot, free_slots,
                         n_free, scratch, node_parent[node], node, splittable, sibling_splittable, node_start, node_end,
+                        n_threads,
                     )  # fmt: skip
                 if node_slot[node] == _FILL_LATER:
                     slot, n_free = _take_slot(free_slots, n_free, scratch)
-                    _splitter.fill_histograms(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot)
+                    _fill(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot, n_threads)
                     node_slot[node] = slot
                 slot = node_slot[node]
             if not splittable:

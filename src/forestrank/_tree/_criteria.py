@@ -118,7 +118,10 @@ def moment_cost(criterion, first, second, weight, l2_regularization):
         if weight <= 0.0:
             return 0.0
         return second - first * first / weight
-    return -first * first / (second + l2_regularization)
+    curvature = second + l2_regularization
+    if curvature <= 0.0:  # no curvature (e.g. documents without pairs): no step, no cost
+        return 0.0
+    return -first * first / curvature
 
 
 @jit(inline="always")

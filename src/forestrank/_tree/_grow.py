@@ -28,6 +28,7 @@ class TreeParams:
     force_path: int = 0
     listwise_depth: int = 0
     max_queries: int = -1
+    n_threads: int = 1
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def grow_tree(
         params.max_depth, params.min_samples_split, params.min_samples_leaf, params.min_child_weight,
         params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
         params.force_path, params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries,
-        data.row_gains, copies, query_weights, cumulative_discount, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
+        data.row_gains, copies, query_weights, cumulative_discount, params.n_threads, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
         row_leaf,
     )  # fmt: skip
     return Tree(

@@ -18,10 +18,18 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._common import FLOAT_DTYPE
+from joblib import Parallel, delayed
+
+from .._common import FLOAT_DTYPE, NODE_DTYPE
+from .._parallel import row_ranges
 from .._queries import QueryGroups, group_queries
+from .._tree import _predictor
 from .._validation import check_relevance, check_sample_weight
 from ..metrics._ranking import evaluate
+
+
+# Rows per joblib task when predicting with several threads.
+_PREDICT_CHUNK = 16_384
 
 
 class RankingData(NamedTuple):
@@ -110,3 +118,50 @@ class BaseRanker(BaseEstimator):
         scores = self.predict(X)
         labels = check_relevance(y, name="y", n_samples=len(scores))
         return evaluate("ndcg", labels, scores, qid, 10, conventions={}, caller=f"{type(self).__name__}.score")
+
+
+class TreeEnsembleMixin:
+    """Prediction plumbing of estimators holding ``trees_`` (a list of ``Tree``) and ``n_jobs``.
+
+    All trees' nodes sit back to back in one array for the predictor; the index is
+    built in ``fit`` (``_index_trees``) and after unpickling, never in ``predict``
+    (which must not change the estimator), and is not pickled.
+    """
+
+    def _index_trees(self) -> None:
+        """Put all trees' nodes back to back; each tree keeps a view (no second copy)."""
+        nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
+        sizes = np.array([tree.node_count for tree in self.trees_])
+        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        for tree, start, size in zip(self.trees_, offsets, sizes):
+            tree.nodes = nodes[start : start + size]
+        self._forest_nodes = nodes
+        self._tree_offsets = offsets
+
+    def _sum_trees(self, X: np.ndarray, n_trees: int | None = None) -> np.ndarray:
+        """Sum over the first ``n_trees`` trees (all by default) of each row's leaf value.
+
+        ``X`` is validated float64, C order; rows are split over ``n_jobs`` threads.
+        """
+        offsets = self._tree_offsets if n_trees is None else self._tree_offsets[:n_trees]
+        nodes = self._forest_nodes
+        out = np.zeros(len(X))
+        ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
+        if len(ranges) == 1:  # no joblib round trip for small batches
+            _predictor.add_tree_values(X, nodes, offsets, out)
+        else:
+            Parallel(n_jobs=len(ranges), prefer="threads")(
+                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b]) for a, b in ranges
+            )
+        return out
+
+    def __getstate__(self) -> dict:
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
+        state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
+        state.pop("_tree_offsets", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "trees_" in state:
+            self._index_trees()

@@ -21,16 +21,13 @@ from joblib import Parallel, delayed
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._binning import BinMapper
-from .._common import FLOAT_DTYPE, NODE_DTYPE, as_kernel_array
-from .._parallel import row_ranges
-from .._tree import _builder, _criteria, _predictor, _rng
+from .._common import FLOAT_DTYPE, as_kernel_array
+from .._tree import _builder, _criteria, _rng
 from .._tree._grow import TrainingSet, TreeParams, grow_tree
 from ..metrics._ranking import evaluate
-from ._base import BaseRanker, RankingData
+from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
-# Rows per joblib task when predicting with several threads.
-_PREDICT_CHUNK = 16_384
 
 
 def resolve_max_features(max_features: object, n_features: int) -> int:
@@ -69,7 +66,7 @@ def _seed_entropy(random_state: object) -> int:
     return int(random_state)
 
 
-class BaseForestRanker(BaseRanker):
+class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
     """Fit plumbing shared by the random-forest rankers: sampling, parallel trees, OOB, prediction.
 
     Subclasses define ``_tree_params(n_rows, n_features)`` and ``_targets(y)``.
@@ -161,7 +158,7 @@ class BaseForestRanker(BaseRanker):
                 print(f"{type(self).__name__}: {len(trees)}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
         self.trees_ = trees
         self.n_trees_ = len(trees)
-        self._index_forest()
+        self._index_trees()
 
         if self.oob_score:
             self._compute_oob(data, base_weight, query_of_row)
@@ -226,20 +223,6 @@ class BaseForestRanker(BaseRanker):
 
     # --- prediction --------------------------------------------------------------------
 
-    def _index_forest(self) -> None:
-        """Put all trees' nodes back to back for the predictor; each tree keeps a view.
-
-        Done in ``fit`` and after unpickling, never in ``predict`` (which must not
-        change the estimator), and without keeping a second copy of the nodes.
-        """
-        nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
-        sizes = np.array([tree.node_count for tree in self.trees_])
-        offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
-        for tree, start, size in zip(self.trees_, offsets, sizes):
-            tree.nodes = nodes[start : start + size]
-        self._forest_nodes = nodes
-        self._tree_offsets = offsets
-
     def predict(self, X: object) -> np.ndarray:
         """Mean of the trees' leaf values (Eq. 10).
 
@@ -252,16 +235,7 @@ class BaseForestRanker(BaseRanker):
         ndarray of shape (n_samples,), float64
         """
         X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
-        nodes, offsets = self._forest_nodes, self._tree_offsets
-        out = np.zeros(len(X))
-        ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
-        if len(ranges) == 1:  # no joblib round trip for small batches
-            _predictor.add_tree_values(X, nodes, offsets, out)
-        else:
-            Parallel(n_jobs=len(ranges), prefer="threads")(
-                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b]) for a, b in ranges
-            )
-        return out / len(self.trees_)
+        return self._sum_trees(X) / len(self.trees_)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -271,17 +245,6 @@ class BaseForestRanker(BaseRanker):
             return np.zeros(self.n_features_in_)
         mean = np.mean(per_tree, axis=0)
         return mean / mean.sum()
-
-    def __getstate__(self) -> dict:
-        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
-        state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
-        state.pop("_tree_offsets", None)
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        super().__setstate__(state)
-        if "trees_" in state:
-            self._index_forest()
 
 
 class RFPointRanker(BaseForestRanker):

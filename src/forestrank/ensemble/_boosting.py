@@ -1,0 +1,548 @@
+"""Gradient-boosted rankers on the shared tree engine.
+
+Every iteration computes per-document gradients ``g`` and hessians ``h`` of the
+objective at the current scores (``forestrank.objectives``; numba ``prange`` over
+queries), grows one tree leaf-wise (best-first up to ``max_leaf_nodes``) on them with
+the engine's builder, sets each leaf to the Newton step ``-sum g / (sum h + lambda)``
+times ``learning_rate`` and adds the tree to the scores (Friedman, "Greedy Function
+Approximation: A Gradient Boosting Machine", 2001, Algorithm 6; Burges,
+MSR-TR-2010-82, Algorithm "LambdaMART").
+
+Split gains (``split_gain``), from "Analysis of Regression Tree Fitting Algorithms in
+Learning to Rank" (Tian Xia et al.):
+
+* ``"newton"``: the second-order (OLE) gain ``G_L^2/H_L + G_R^2/H_R - G^2/H``
+  (Eq. 13), with ``lambda`` added to every ``H`` (Chen & Guestrin, Eq. 7);
+* ``"squared"``: a least-squares regression tree fitted to the pseudo-response
+  ``-g`` (Eq. 3, the classical MART/LambdaMART fit); leaves still take the Newton
+  step. For the squared loss (``h = 1``) both choose the same splits (Theorem 2).
+
+The builder reports each training row's leaf, so the training scores are updated
+without traversing the tree. The tree is sequential work: ``n_jobs`` sets numba's
+thread count for the objective kernels, and joblib threads over rows at prediction.
+"""
+
+import contextlib
+import time
+from collections.abc import Iterator
+from numbers import Integral, Real
+
+import numba
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._binning import BinMapper
+from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._queries import group_queries
+from .._tree import _builder, _criteria, _rng
+from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from .._validation import check_relevance
+from ..metrics._conventions import resolve_convention
+from ..metrics._ranking import evaluate_grouped, mean_over_queries
+from ..objectives import LambdaRank, RankingObjective, SquaredError
+from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+from ._forest import _resolve_count, _seed_entropy, resolve_max_features
+
+
+@contextlib.contextmanager
+def numba_threads(n_jobs: int | None) -> Iterator[None]:
+    """Run the block with numba's thread count set from ``n_jobs`` (restored after)."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(effective_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)
+
+
+def newton_node_values(
+    tree_nodes: np.ndarray, row_leaf: np.ndarray, gradients: np.ndarray, hessians: np.ndarray, l2: float
+) -> np.ndarray:
+    """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``).
+
+    Parameters
+    ----------
+    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
+    row_leaf : int64 array of shape (n_tree_rows,)
+        Leaf of each row the tree was grown on.
+    gradients, hessians : float64 arrays of shape (n_tree_rows,)
+        Weighted ``w * g`` and ``w * h`` of those rows.
+    l2 : float
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), float64
+        Internal nodes get the step of all rows below them.
+    """
+    n_nodes = len(tree_nodes)
+    sum_g = np.bincount(row_leaf, weights=gradients, minlength=n_nodes)
+    sum_h = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
+    for node in range(n_nodes - 1, -1, -1):  # children come after their parent
+        if tree_nodes["feature"][node] >= 0:
+            left = tree_nodes["left"][node]
+            sum_g[node] = sum_g[left] + sum_g[left + 1]
+            sum_h[node] = sum_h[left] + sum_h[left + 1]
+    denominator = sum_h + l2
+    values = np.zeros(n_nodes)
+    np.divide(-sum_g, denominator, out=values, where=denominator > 0)
+    return values
+
+
+class _EvalSet:
+    """A grouped evaluation set and its running scores."""
+
+    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, scores: np.ndarray):
+        self.name = name
+        self.X = X
+        self.y = y
+        self.query_boundaries = query_boundaries
+        self.scores = scores
+
+    def ndcg(self, k: int) -> float:
+        convention = resolve_convention("ndcg")
+        return mean_over_queries(evaluate_grouped(self.y, self.scores, self.query_boundaries, convention, k))
+
+
+class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
+    """Boosting loop shared by the gradient-boosted rankers.
+
+    Subclasses define ``_make_objective()`` (a :class:`RankingObjective`).
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
+        "min_child_weight": [Interval(Real, 0.0, None, closed="left")],
+        "l2_regularization": [Interval(Real, 0.0, None, closed="left")],
+        "min_gain_to_split": [Interval(Real, 0.0, None, closed="left")],
+        "split_gain": [StrOptions({"newton", "squared"})],
+        "subsample": [Interval(Real, 0.0, 1.0, closed="right")],
+        "subsample_level": [StrOptions({"query", "document"})],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt", "log2", "log2+1"}),
+            None,
+        ],
+        "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
+        "init": [HasMethods(["fit", "predict"]), None],
+        "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
+        "tol": [Interval(Real, 0.0, None, closed="left")],
+        "eval_at": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _make_objective(self) -> RankingObjective:
+        raise NotImplementedError
+
+    def fit(
+        self,
+        X: object,
+        y: object,
+        qid: object = None,
+        sample_weight: object = None,
+        eval_set: list[tuple] | None = None,
+    ) -> "BaseBoostingRanker":
+        """Boost ``n_estimators`` trees (fewer when early stopping stops).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance grades (non-negative).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, any order; ``None`` means one query (warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, multiplied into the gradients and hessians.
+        eval_set : list of (X, y, qid) tuples, default=None
+            Sets scored (NDCG@``eval_at``) after every iteration into
+            ``evals_result_["valid_<i>"]``; with ``n_iter_no_change`` the last one
+            decides early stopping.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        data = self._validate_training_data(X, y, qid, sample_weight)
+        self._entropy = _seed_entropy(self.random_state)
+        evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
+        query_of_row = data.groups.grouped_query_index()
+        train = np.ones(len(data.y), dtype=bool)
+        if self.n_iter_no_change is not None and not evals:
+            train = self._hold_out(data, query_of_row, evals)
+        X_train, y_train = data.X[train], data.y[train]
+        base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
+        boundaries = np.concatenate(([0], np.cumsum(np.bincount(query_of_row[train])))).astype(INDEX_DTYPE)
+        boundaries = np.unique(boundaries)  # queries emptied by the hold-out vanish
+
+        objective = self._make_objective()
+        objective.prepare(y_train, boundaries)
+        scores = self._start(X_train, y_train, boundaries, objective, data, train)
+        for item in evals:
+            item.scores = self._baseline(item.X)
+
+        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
+        binner.fit(X_train)
+        thresholds, bin_values = binner.padded_tables()
+        n_rows = len(y_train)
+        targets = np.empty((n_rows, 2))
+        training = TrainingSet(
+            X_binned=binner.transform(X_train),
+            n_bins=binner.n_bins_,
+            bin_thresholds=thresholds,
+            bin_values=bin_values,
+            targets=targets,
+            leaf_targets=np.zeros(n_rows),
+        )
+        X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
+
+        gradients = np.empty(n_rows)
+        hessians = np.empty(n_rows)
+        row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
+        query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
+        self.trees_ = []
+        self.evals_result_ = {item.name: {f"ndcg@{self.eval_at}": []} for item in evals}
+        if self.verbose:
+            self.evals_result_["train"] = {f"ndcg@{self.eval_at}": []}
+        best_score, best_iteration, stale = -np.inf, 0, 0
+        start = time.perf_counter()
+        with numba_threads(self.n_jobs):
+            params = self._tree_params(n_rows, X_train.shape[1])
+            for iteration in range(self.n_estimators):
+                objective.gradients(scores, gradients, hessians)
+                weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
+                targets[:, 0] = -gradients if self.split_gain == "squared" else gradients
+                targets[:, 1] = hessians
+                row_leaf.fill(-1)
+                rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 1)))
+                tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf)
+                grown = row_leaf >= 0
+                values = self.learning_rate * newton_node_values(
+                    tree.nodes, row_leaf[grown], (weights * gradients)[grown], (weights * hessians)[grown],
+                    self.l2_regularization,
+                )  # fmt: skip
+                tree.values = values
+                leaves = tree.nodes["feature"] < 0
+                tree.nodes["threshold"][leaves] = values[leaves]
+                self.trees_.append(tree)
+
+                scores[grown] += values[row_leaf[grown]]
+                if not grown.all():
+                    scores[~grown] += tree.predict(X_train_kernel[~grown])
+                for item in evals:
+                    item.scores += tree.predict(item.X)
+                    self.evals_result_[item.name][f"ndcg@{self.eval_at}"].append(item.ndcg(self.eval_at))
+                if self.verbose:
+                    train_eval = _EvalSet("train", X_train, y_train, boundaries, scores)
+                    self.evals_result_["train"][f"ndcg@{self.eval_at}"].append(train_eval.ndcg(self.eval_at))
+                    self._report(iteration, evals, time.perf_counter() - start)
+                if self.n_iter_no_change is not None and evals:
+                    current = self.evals_result_[evals[-1].name][f"ndcg@{self.eval_at}"][-1]
+                    if current > best_score + self.tol:
+                        best_score, best_iteration, stale = current, iteration + 1, 0
+                    else:
+                        stale += 1
+                        if stale >= self.n_iter_no_change:
+                            break
+        if self.n_iter_no_change is not None and evals:
+            self.best_iteration_ = best_iteration
+            del self.trees_[best_iteration:]
+        self.n_iter_ = len(self.trees_)
+        self._index_trees()
+        return self
+
+    # --- fit helpers ------------------------------------------------------------------
+
+    def _eval_set(self, name: str, item: tuple) -> _EvalSet:
+        if not isinstance(item, tuple | list) or len(item) != 3:
+            raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
+        X_val, y_val, qid_val = item
+        try:
+            X_val = as_kernel_array(validate_data(self, X_val, reset=False, dtype=FLOAT_DTYPE), FLOAT_DTYPE)
+        except ValueError as error:
+            raise ValueError(f"eval_set ({name}): {error}") from error
+        y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=len(X_val))
+        groups = group_queries(qid_val, len(X_val), caller=f"{type(self).__name__}.fit eval_set")
+        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, np.zeros(len(X_val)))
+
+    def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
+        """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
+        n_queries = data.groups.n_queries
+        n_held = int(round(self.validation_fraction * n_queries))
+        if n_held < 1 or n_held >= n_queries:
+            raise ValueError(
+                f"validation_fraction={self.validation_fraction} leaves no query to validate or to train on "
+                f"({n_queries} queries); pass eval_set instead."
+            )
+        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(2**31,)))
+        held = np.zeros(n_queries, dtype=bool)
+        held[rng.choice(n_queries, n_held, replace=False)] = True
+        held_rows = held[query_of_row]
+        sizes = np.bincount(query_of_row[held_rows], minlength=n_queries)[held]
+        boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
+        X_val = as_kernel_array(data.X[held_rows], FLOAT_DTYPE)
+        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros(len(X_val))))
+        return ~held_rows
+
+    def _start(self, X, y, boundaries, objective, data, train) -> np.ndarray:
+        """Initial training scores: ``init``'s predictions, or the objective's constant."""
+        if self.init is None:
+            self.init_ = None
+            self.baseline_ = float(objective.initial_score())
+            return np.full(len(y), self.baseline_)
+        self.baseline_ = 0.0
+        try:
+            check_is_fitted(self.init)
+            self.init_ = self.init
+        except NotFittedError:
+            qid = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
+            self.init_ = clone(self.init).fit(X, y, qid=qid)
+        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).copy()
+
+    def _baseline(self, X: np.ndarray) -> np.ndarray:
+        if self.init_ is None:
+            return np.full(len(X), self.baseline_)
+        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).copy()
+
+    def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
+        """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
+        if self.subsample == 1.0:
+            return np.ones(len(query_of_row))
+        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 0)))
+        by_query = self.subsample_level == "query"
+        n_units = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
+        drawn = np.zeros(n_units)
+        drawn[rng.choice(n_units, max(1, round(self.subsample * n_units)), replace=False)] = 1.0
+        return drawn[query_of_row] if by_query else drawn
+
+    def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
+        squared = self.split_gain == "squared"
+        return TreeParams(
+            criterion=_criteria.VARIANCE if squared else _criteria.NEWTON,
+            n_classes=0,
+            max_features=resolve_max_features(self.max_features, n_features),
+            expansion=_builder.BEST,
+            leaf_kind=_builder.LEAF_MEAN if squared else _builder.LEAF_NEWTON,
+            l2_regularization=0.0 if squared else self.l2_regularization,
+            max_depth=-1 if self.max_depth is None else self.max_depth,
+            min_samples_split=2,
+            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_child_weight=self.min_child_weight,
+            min_gain_to_split=self.min_gain_to_split,
+            max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
+            n_threads=numba.get_num_threads(),
+        )
+
+    def _report(self, iteration: int, evals: list, elapsed: float) -> None:
+        period = max(1, int(self.verbose) if self.verbose > 1 else 10)
+        if (iteration + 1) % period and iteration + 1 != self.n_estimators:
+            return
+        key = f"ndcg@{self.eval_at}"
+        parts = [f"train {key} {self.evals_result_['train'][key][-1]:.4f}"]
+        parts += [f"{item.name} {key} {self.evals_result_[item.name][key][-1]:.4f}" for item in evals]
+        print(f"[{iteration + 1:>5}] " + "  ".join(parts) + f"  {elapsed:.1f} s")
+
+    # --- prediction --------------------------------------------------------------------
+
+    def predict(self, X: object) -> np.ndarray:
+        """Baseline (``init``'s prediction or the objective's constant) plus every tree's leaf value.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        return self._baseline(X) + self._sum_trees(X)
+
+    def staged_predict(self, X: object) -> Iterator[np.ndarray]:
+        """Predictions after each iteration: ``n_iter_`` arrays of shape (n_samples,).
+
+        The last one equals ``predict(X)``.
+        """
+        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        scores = self._baseline(X)
+        for tree in self.trees_:
+            scores = scores + tree.predict(X)
+            yield scores
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Total split gain of each feature over all trees, normalised to sum to 1."""
+        check_is_fitted(self)
+        total = np.sum([tree.feature_gains for tree in self.trees_], axis=0)
+        return total / total.sum() if total.sum() > 0 else total
+
+
+class LambdaMART(BaseBoostingRanker):
+    """Gradient-boosted regression trees for ranking: LambdaMART, MART.
+
+    Defaults mirror LightGBM's ``LGBMRanker`` (100 trees, learning rate 0.1, 31
+    leaves grown best-first, 20 rows and 1e-3 hessian per leaf, 255 bins, LambdaRank
+    with sigma 1, truncation level 30 and normalisation).
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+        Boosting iterations.
+    objective : {"lambdarank", "mart"}, default="lambdarank"
+        ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
+        ``"mart"``: least squares on ``target`` (Friedman 2001).
+    learning_rate : float, default=0.1
+        Shrinkage of every leaf value.
+    max_leaf_nodes : int or None, default=31
+    max_depth : int or None, default=None
+    min_samples_leaf : int or float, default=20
+    min_child_weight : float, default=1e-3
+        Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf``; the
+        minimum row weight with ``split_gain="squared"``).
+    l2_regularization : float, default=0.0
+        ``lambda`` of the Newton gain and leaf values.
+    min_gain_to_split : float, default=0.0
+        Minimum half Newton gain (LightGBM's ``min_gain_to_split``).
+    split_gain : {"newton", "squared"}, default="newton"
+        Newton (OLE) gain on g and h, or a least-squares fit of ``-g``.
+    subsample : float in (0, 1], default=1.0
+        Fraction of the queries (rows with ``subsample_level="document"``) drawn
+        without replacement for each tree (stochastic gradient boosting, SGBRT).
+    subsample_level : {"query", "document"}, default="query"
+    max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default=None
+        Features examined per split (kSGBRT); ``None`` examines all of them and
+        enables the histogram subtraction.
+    max_bins : int in [2, 255] or None, default=255
+    sigma : float, default=1.0
+        Steepness of LambdaRank's pairwise logistic.
+    lambdarank_truncation_level : int, default=30
+    lambdarank_norm : bool, default=True
+    target : {"grade", "exp_gain"}, default="grade"
+        Regression target of ``objective="mart"``: the grade (MART-2) or
+        ``2^l - 1`` (MART-1).
+    init : estimator or None, default=None
+        A ranker whose predictions start the boosting; fitted on the training
+        queries first unless already fitted. ``init=RFPointRanker()`` is Mohan's
+        IGBRT.
+    validation_fraction : float in (0, 1), default=0.1
+        Queries held out for early stopping when ``n_iter_no_change`` is set and no
+        ``eval_set`` is passed to ``fit``.
+    n_iter_no_change : int or None, default=None
+        Stop when the validation NDCG@``eval_at`` has not improved by more than
+        ``tol`` for this many iterations; the trees after the best one are dropped.
+    tol : float, default=1e-7
+    eval_at : int, default=10
+        Cutoff of the NDCG (package default convention) recorded per iteration.
+    n_jobs : int or None, default=None
+        Threads of the gradient kernels and of prediction.
+    random_state : int, RandomState or None, default=None
+    verbose : int, default=0
+        Print train/validation NDCG and elapsed time every 10 iterations
+        (every ``verbose`` iterations when larger than 1).
+
+    Attributes
+    ----------
+    trees_ : list of Tree
+        Leaf values include the learning rate.
+    n_iter_ : int
+    best_iteration_ : int
+        With early stopping: the iteration with the best validation NDCG.
+    evals_result_ : dict
+        ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
+        the training set when ``verbose``).
+    init_ : estimator or None
+    baseline_ : float
+        Constant start (0 for LambdaRank, the mean target for MART).
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from forestrank import LambdaMART, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = LambdaMART(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **BaseBoostingRanker._parameter_constraints,
+        "objective": [StrOptions({"lambdarank", "mart"})],
+        "sigma": [Interval(Real, 0.0, None, closed="neither")],
+        "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
+        "lambdarank_norm": ["boolean"],
+        "target": [StrOptions({"grade", "exp_gain"})],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        objective: str = "lambdarank",
+        learning_rate: float = 0.1,
+        max_leaf_nodes: int | None = 31,
+        max_depth: int | None = None,
+        min_samples_leaf: int | float = 20,
+        min_child_weight: float = 1e-3,
+        l2_regularization: float = 0.0,
+        min_gain_to_split: float = 0.0,
+        split_gain: str = "newton",
+        subsample: float = 1.0,
+        subsample_level: str = "query",
+        max_features: int | float | str | None = None,
+        max_bins: int | None = 255,
+        sigma: float = 1.0,
+        lambdarank_truncation_level: int = 30,
+        lambdarank_norm: bool = True,
+        target: str = "grade",
+        init: object = None,
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int | None = None,
+        tol: float = 1e-7,
+        eval_at: int = 10,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.objective = objective
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_child_weight = min_child_weight
+        self.l2_regularization = l2_regularization
+        self.min_gain_to_split = min_gain_to_split
+        self.split_gain = split_gain
+        self.subsample = subsample
+        self.subsample_level = subsample_level
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.sigma = sigma
+        self.lambdarank_truncation_level = lambdarank_truncation_level
+        self.lambdarank_norm = lambdarank_norm
+        self.target = target
+        self.init = init
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.eval_at = eval_at
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _make_objective(self) -> RankingObjective:
+        if self.objective == "mart":
+            return SquaredError(self.target)
+        return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm)

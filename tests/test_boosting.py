@@ -1,0 +1,318 @@
+"""LambdaMART: objectives' gradients, the boosting loop, early stopping, scikit-learn contract."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from forestrank import (
+    LambdaMART,
+    MissingQidWarning,
+    QueryKFold,
+    QueryShuffleSplit,
+    RFPointRanker,
+    make_ranking,
+    ndcg_score,
+    ndcg_scorer,
+)
+from forestrank.objectives import LambdaRank, SquaredError
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=150, docs_per_query=(5, 40), n_features=10, random_state=0)
+
+
+def boundaries_of(qid):
+    return np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1]))).astype(np.int64)
+
+
+# --- objectives --------------------------------------------------------------------------
+
+
+def reference_lambdas(scores, labels, sigma, truncation, normalize):
+    """Burges' lambdas for one query, written from the formulas (objectives docstring)."""
+    n = len(scores)
+    order = sorted(range(n), key=lambda i: -scores[i])  # stable: ties keep input order
+    rank = {doc: r for r, doc in enumerate(order)}
+    ideal = sorted(labels, reverse=True)[:truncation]
+    max_dcg = sum((2**label - 1) / np.log2(r + 2) for r, label in enumerate(ideal))
+    g, h, total = np.zeros(n), np.zeros(n), 0.0
+    spread = max(scores) != min(scores)
+    for i in range(n):
+        for j in range(n):
+            if labels[i] <= labels[j] or min(rank[i], rank[j]) >= truncation:
+                continue
+            delta = (2 ** labels[i] - 2 ** labels[j]) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2)) / max_dcg
+            if normalize and spread:
+                delta /= 0.01 + abs(scores[i] - scores[j])
+            rho = 1 / (1 + np.exp(sigma * (scores[i] - scores[j])))
+            g[i] -= sigma * delta * rho
+            g[j] += sigma * delta * rho
+            h[i] += sigma**2 * delta * rho * (1 - rho)
+            h[j] += sigma**2 * delta * rho * (1 - rho)
+            total += 2 * sigma * delta * rho
+    if normalize and total > 0:
+        factor = np.log2(1 + total) / total
+        g, h = g * factor, h * factor
+    return g, h
+
+
+@pytest.mark.parametrize("normalize", [True, False])
+@pytest.mark.parametrize("truncation", [2, 30])
+def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation):
+    rng = np.random.default_rng(0)
+    labels = np.array([0, 2, 1, 0, 3, 1, 0, 2, 0, 0, 4, 1, 1, 0, 0], float)
+    qid = np.repeat([0, 1, 2], 5)
+    scores = rng.normal(size=15)
+    scores[2] = scores[3]  # a tie, ranked in input order
+    objective = LambdaRank(sigma=1.5, truncation_level=truncation, normalize=normalize)
+    objective.prepare(labels, boundaries_of(qid))
+    g, h = np.empty(15), np.empty(15)
+    objective.gradients(scores, g, h)
+    for q in range(3):
+        rows = qid == q
+        expected_g, expected_h = reference_lambdas(scores[rows], labels[rows].astype(int), 1.5, truncation, normalize)
+        np.testing.assert_allclose(g[rows], expected_g, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(h[rows], expected_h, rtol=1e-12, atol=1e-15)
+
+
+def test_lambdarank_hand_computed_pair():
+    """Two documents, labels 1 and 0, scores 0 and 0 (tied, input order): the relevant one is
+    ranked first, so |dNDCG| = (1 - 0)(1 - 1/log2 3) / 1 and rho = 1/2."""
+    objective = LambdaRank(sigma=1.0, normalize=False)
+    objective.prepare(np.array([1.0, 0.0]), np.array([0, 2]))
+    g, h = np.empty(2), np.empty(2)
+    objective.gradients(np.zeros(2), g, h)
+    delta = 1 - 1 / np.log2(3)
+    np.testing.assert_allclose(g, [-0.5 * delta, 0.5 * delta])
+    np.testing.assert_allclose(h, [0.25 * delta, 0.25 * delta])
+
+
+def test_lambdarank_gradients_are_the_derivatives_of_the_weighted_ranknet_cost():
+    """With |dNDCG| frozen at the current ranking, the lambdas are dC/ds of
+    C = sum_pairs |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j))) (Burges 2010, Eq. 3 and §4),
+    and the hessians its diagonal second derivatives: checked by finite differences."""
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 3, 12).astype(float)
+    scores = rng.normal(size=12)
+    sigma = 0.7
+    objective = LambdaRank(sigma=sigma, truncation_level=100, normalize=False)
+    objective.prepare(labels, np.array([0, 12]))
+    g, h = np.empty(12), np.empty(12)
+    objective.gradients(scores, g, h)
+    order = np.argsort(-scores, kind="stable")
+    rank = np.empty(12, int)
+    rank[order] = np.arange(12)
+    ideal = np.sort(labels)[::-1]
+    max_dcg = ((2**ideal - 1) / np.log2(np.arange(12) + 2)).sum()
+
+    def cost(s):
+        total = 0.0
+        for i in range(12):
+            for j in range(12):
+                if labels[i] > labels[j]:
+                    weight = (2 ** labels[i] - 2 ** labels[j]) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2)) / max_dcg
+                    total += weight * np.log1p(np.exp(-sigma * (s[i] - s[j])))
+        return total
+
+    def difference(i, step):
+        up, down = scores.copy(), scores.copy()
+        up[i] += step
+        down[i] -= step
+        return cost(up), cost(down)
+
+    for i in range(12):
+        up, down = difference(i, 1e-5)
+        assert g[i] == pytest.approx((up - down) / 2e-5, rel=1e-6, abs=1e-9)
+        up, down = difference(i, 1e-3)  # a wider step: the second difference loses digits
+        assert h[i] == pytest.approx((up - 2 * cost(scores) + down) / 1e-6, rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("target", ["grade", "exp_gain"])
+def test_squared_error_gradients_match_finite_differences(target):
+    rng = np.random.default_rng(2)
+    labels = rng.integers(0, 5, 20).astype(float)
+    objective = SquaredError(target)
+    objective.prepare(labels, np.array([0, 20]))
+    scores = rng.normal(size=20)
+    g, h = np.empty(20), np.empty(20)
+    objective.gradients(scores, g, h)
+    step = 1e-4
+    for i in range(20):
+        up, down = scores.copy(), scores.copy()
+        up[i] += step
+        down[i] -= step
+        assert g[i] == pytest.approx((objective.loss(up) - objective.loss(down)) / (2 * step), rel=1e-6)
+        assert h[i] == pytest.approx((objective.loss(up) - 2 * objective.loss(scores) + objective.loss(down)) / step**2, rel=1e-4)
+    expected_target = labels if target == "grade" else 2**labels - 1
+    assert objective.initial_score() == pytest.approx(expected_target.mean())
+
+
+# --- the boosting loop -------------------------------------------------------------------
+
+
+def test_newton_and_squared_split_gains_grow_the_same_trees_for_the_squared_loss(data):
+    """Theorem 2 of the OLE paper: with h = 1 the Newton gain and the least-squares fit of
+    the residuals rank every split identically, so the boosted models coincide."""
+    X, y, qid = data
+    models = [
+        LambdaMART(n_estimators=15, objective="mart", split_gain=gain, random_state=0).fit(X, y, qid=qid)
+        for gain in ("newton", "squared")
+    ]
+    for a, b in zip(models[0].trees_, models[1].trees_):
+        np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
+        np.testing.assert_array_equal(a.nodes["left"], b.nodes["left"])
+    np.testing.assert_allclose(models[0].predict(X), models[1].predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_mart_first_tree_is_a_least_squares_fit_of_the_grades(data):
+    X, y, qid = data
+    model = LambdaMART(n_estimators=1, objective="mart", learning_rate=1.0, random_state=0).fit(X, y, qid=qid)
+    assert model.baseline_ == pytest.approx(y.mean())
+    leaves = model.trees_[0].apply(X)
+    for leaf in np.unique(leaves):  # learning rate 1: each leaf predicts its rows' mean grade
+        rows = leaves == leaf
+        assert model.predict(X[rows][:1])[0] == pytest.approx(y[rows].mean())
+
+
+def test_lambdamart_matches_lightgbm_quality(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid = make_ranking(n_queries=400, docs_per_query=(10, 40), n_features=20, random_state=1)
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    ours = LambdaMART(n_estimators=60, learning_rate=0.1, random_state=0).fit(X[train], y[train], qid=qid[train])
+    order = np.argsort(qid[train], kind="stable")
+    theirs = lightgbm.LGBMRanker(n_estimators=60, learning_rate=0.1, verbose=-1, random_state=0).fit(
+        X[train][order], y[train][order], group=np.unique(qid[train], return_counts=True)[1]
+    )
+    ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
+    theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
+    assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)
+
+
+def test_staged_predict_and_evals_result_are_consistent(data):
+    X, y, qid = data
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    model = LambdaMART(n_estimators=12, random_state=0).fit(
+        X[train], y[train], qid=qid[train], eval_set=[(X[test], y[test], qid[test])]
+    )
+    stages = list(model.staged_predict(X[test]))
+    assert len(stages) == model.n_iter_ == 12
+    np.testing.assert_allclose(stages[-1], model.predict(X[test]), rtol=1e-12)
+    curve = [ndcg_score(y[test], stage, qid=qid[test], k=10) for stage in stages]
+    np.testing.assert_allclose(model.evals_result_["valid_0"]["ndcg@10"], curve, rtol=1e-12)
+
+
+def test_early_stopping_stops_and_keeps_the_best_iteration(data):
+    X, y, qid = data
+    model = LambdaMART(
+        n_estimators=400, learning_rate=0.5, n_iter_no_change=5, validation_fraction=0.3, random_state=0
+    ).fit(X, y, qid=qid)
+    curve = model.evals_result_["validation"]["ndcg@10"]
+    assert model.n_iter_ == model.best_iteration_ < 400
+    assert len(curve) == model.best_iteration_ + 5
+    assert max(curve) == curve[model.best_iteration_ - 1]
+    assert len(model.trees_) == model.best_iteration_
+
+
+def test_serial_and_threaded_fits_are_bitwise_identical(data):
+    X, y, qid = data
+    predictions = [
+        LambdaMART(n_estimators=10, subsample=0.7, random_state=3, n_jobs=n_jobs).fit(X, y, qid=qid).predict(X)
+        for n_jobs in (1, 2)
+    ]
+    np.testing.assert_array_equal(predictions[0], predictions[1])
+
+
+def test_subsampling_and_feature_sampling_change_the_model_reproducibly(data):
+    X, y, qid = data
+    plain = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid).predict(X)
+    for params in ({"subsample": 0.5}, {"subsample": 0.5, "subsample_level": "document"}, {"max_features": 0.5}):
+        first = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        again = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        np.testing.assert_array_equal(first, again)
+        assert not np.allclose(first, plain)
+
+
+def test_init_model_starts_the_boosting(data):
+    """IGBRT (Mohan §2.4): predictions are the forest's plus the boosted trees'."""
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)
+    model = LambdaMART(n_estimators=5, init=forest, random_state=0).fit(X, y, qid=qid)
+    assert model.init_ is forest
+    trees_only = sum(tree.predict(X) for tree in model.trees_)
+    np.testing.assert_allclose(model.predict(X), forest.predict(X) + trees_only, rtol=1e-12)
+    unfitted = RFPointRanker(n_estimators=10, random_state=0)
+    refit = LambdaMART(n_estimators=5, init=unfitted, random_state=0).fit(X, y, qid=qid)
+    assert not hasattr(unfitted, "trees_") and hasattr(refit.init_, "trees_")
+    np.testing.assert_allclose(refit.predict(X), model.predict(X), rtol=1e-12)
+
+
+def test_pickle_and_clone_round_trip(data):
+    X, y, qid = data
+    model = LambdaMART(n_estimators=6, random_state=0).fit(X, y, qid=qid)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params() and not hasattr(fresh, "trees_")
+
+
+def test_gridsearch_over_learning_rate(data):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        search = GridSearchCV(
+            LambdaMART(n_estimators=10, random_state=0), {"learning_rate": [0.05, 0.3]}, cv=QueryKFold(3),
+            scoring=ndcg_scorer(10),
+        )  # fmt: skip
+        search.fit(X, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 2
+    assert 0.0 < search.best_score_ <= 1.0
+
+
+def test_bad_arguments_name_themselves(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="eval_set"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): X has 3 features"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:, :3], y, qid)])
+    with pytest.raises(ValueError, match="validation_fraction"):
+        LambdaMART(n_estimators=2, n_iter_no_change=2, validation_fraction=0.001).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="objective"):
+        LambdaMART(objective="listnet").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="split_gain"):
+        LambdaMART(split_gain="gini").fit(X, y, qid=qid)
+
+
+def test_verbose_prints_train_and_validation_ndcg(data, capsys):
+    X, y, qid = data
+    LambdaMART(n_estimators=20, verbose=1, n_iter_no_change=50, random_state=0).fit(X, y, qid=qid)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and "train ndcg@10" in lines[0] and "validation ndcg@10" in lines[0] and lines[0].endswith(" s")
+
+
+def expected_failed_checks(estimator):
+    return {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
+            "a repeated document also takes a rank and forms pairs (LightGBM behaves the same)"
+        )
+    }
+
+
+@parametrize_with_checks(
+    [
+        LambdaMART(n_estimators=5, random_state=0),
+        LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
