@@ -3,6 +3,8 @@
     python benchmarks/compare.py rfpoint --data mq2008 --n-estimators 500 --seeds 3
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
+    python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
+    python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit (numba's cache load is not fit time); one that runs past
@@ -46,7 +48,9 @@ class Contender:
 
     name: str
     build: object
-    fit_kind: str  # "qid" (forestrank), "classifier" (scored by expected relevance), "regressor"
+    # "qid" (forestrank), "group" (LightGBM), "sorted qid" (XGBoost), "classifier" (scored by
+    # expected relevance), "regressor"
+    fit_kind: str
 
 
 def _rf_point(n_estimators, shape, seed, n_jobs=2):
@@ -103,6 +107,33 @@ def _lightgbm_lambdarank(n_estimators, shape, seed):
     )  # fmt: skip
 
 
+def _lambdamart(n_estimators, shape, seed, **params):
+    from forestrank import LambdaMART
+
+    # Same settings as _lightgbm_lambdarank.
+    return LambdaMART(
+        n_estimators=n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
+        random_state=seed, **params,
+    )  # fmt: skip
+
+
+def _igbrt(n_estimators, shape, seed):
+    from forestrank import RFPointRanker
+
+    # Mohan's IGBRT (thesis §2.4): a random forest's predictions start gradient boosting of the squared loss.
+    return _lambdamart(n_estimators, shape, seed, objective="mart", init=RFPointRanker(n_estimators, n_jobs=2, random_state=seed))
+
+
+def _xgboost_ranker(n_estimators, shape, seed):
+    import xgboost
+
+    # The same tree budget: 31 leaves grown loss-guided on histograms, learning rate 0.05.
+    return xgboost.XGBRanker(
+        n_estimators=n_estimators, objective="rank:ndcg", tree_method="hist", grow_policy="lossguide",
+        max_leaves=31, max_depth=0, learning_rate=0.05, n_jobs=2, random_state=seed,
+    )  # fmt: skip
+
+
 CONTENDERS = {
     "rfpoint": [
         Contender("forestrank RFPointRanker", _rf_point, "qid"),
@@ -115,6 +146,13 @@ CONTENDERS["rflist"] = [
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank RFHybridRanker L=6", _rf_hybrid, "qid"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+]
+CONTENDERS["lambdamart"] = [
+    Contender("forestrank LambdaMART", _lambdamart, "qid"),
+    Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+    Contender("XGBoost XGBRanker rank:ndcg", _xgboost_ranker, "sorted qid"),
+    Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
+    Contender("forestrank RFPointRanker", _rf_point, "qid"),
 ]
 SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
 
@@ -147,6 +185,9 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
             _, sizes = np.unique(qid[rows], return_counts=True)
             order = np.argsort(qid[rows], kind="stable")
             estimator.fit(X[rows][order], y[rows][order], group=sizes)
+        elif contender.fit_kind == "sorted qid":  # XGBoost: rows sorted by query id
+            order = np.argsort(qid[rows], kind="stable")
+            estimator.fit(X[rows][order], y[rows][order], qid=qid[rows][order])
         else:
             estimator.fit(X[rows], y[rows])
 
