@@ -5,6 +5,7 @@
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
+    python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit (numba's cache load is not fit time); one that runs past
@@ -124,6 +125,15 @@ def _igbrt(n_estimators, shape, seed):
     return _lambdamart(n_estimators, shape, seed, objective="mart", init=RFPointRanker(n_estimators, n_jobs=2, random_state=seed))
 
 
+def _plrank(n_estimators, shape, seed):
+    from forestrank import PLRank
+
+    return PLRank(
+        n_estimators=n_estimators, top_k=10, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
+        random_state=seed,
+    )  # fmt: skip
+
+
 def _xgboost_ranker(n_estimators, shape, seed):
     import xgboost
 
@@ -146,6 +156,10 @@ CONTENDERS["rflist"] = [
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank RFHybridRanker L=6", _rf_hybrid, "qid"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+]
+CONTENDERS["plrank"] = [
+    Contender("forestrank PLRank top_k=10", _plrank, "qid"),
+    Contender("forestrank LambdaMART", _lambdamart, "qid"),
 ]
 CONTENDERS["lambdamart"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),

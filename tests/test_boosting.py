@@ -13,6 +13,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from forestrank import (
     LambdaMART,
     MissingQidWarning,
+    PLRank,
     QueryKFold,
     QueryShuffleSplit,
     RFPointRanker,
@@ -20,7 +21,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
-from forestrank.objectives import LambdaRank, SquaredError
+from forestrank.objectives import LambdaRank, PlackettLuce, SquaredError
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +155,95 @@ def test_squared_error_gradients_match_finite_differences(target):
     assert objective.initial_score() == pytest.approx(expected_target.mean())
 
 
+def plackett_luce_problem(n_permutations, top_k=4):
+    labels = np.array([2, 0, 1, 1, 0, 0, 3, 1, 1, 0, 2, 0, 0], float)
+    qid = np.array([0] * 7 + [1] * 6)
+    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, random_state=0)
+    objective.prepare(labels, boundaries_of(qid))
+    scores = np.random.default_rng(4).normal(size=13)
+    return objective, scores
+
+
+def reference_plackett_luce_loss(scores, permutation, boundaries, top_k):
+    """-sum_{i<k} log P(pi(i) chosen among pi(i:)), written directly with logsumexp."""
+    from scipy.special import logsumexp
+
+    total = 0.0
+    for start, end in zip(boundaries[:-1], boundaries[1:]):
+        order = permutation[start:end]
+        for i in range(min(top_k, end - start)):
+            total -= scores[order[i]] - logsumexp(scores[order[i:]])
+    return total
+
+
+@pytest.mark.parametrize("n_permutations", [1, 3])
+def test_plackett_luce_gradients_match_finite_differences(n_permutations):
+    objective, scores = plackett_luce_problem(n_permutations)
+    expected = np.mean([
+        reference_plackett_luce_loss(scores, permutation, objective.query_boundaries_, 4)
+        for permutation in objective.permutations_
+    ])  # fmt: skip
+    assert objective.loss(scores) == pytest.approx(expected, rel=1e-12)
+    for permutation in objective.permutations_:  # grades descending, every query in its own rows
+        for start, end in zip(objective.query_boundaries_[:-1], objective.query_boundaries_[1:]):
+            assert sorted(permutation[start:end]) == list(range(start, end))
+            assert np.all(np.diff(objective.labels_[permutation[start:end]]) <= 0)
+    g, h = np.empty(13), np.empty(13)
+    objective.gradients(scores, g, h)
+    for i in range(13):
+        up, down = scores.copy(), scores.copy()
+        up[i] += 1e-5
+        down[i] -= 1e-5
+        assert g[i] == pytest.approx((objective.loss(up) - objective.loss(down)) / 2e-5, rel=1e-6, abs=1e-9)
+        up[i] += 1e-3 - 1e-5
+        down[i] -= 1e-3 - 1e-5
+        second = (objective.loss(up) - 2 * objective.loss(scores) + objective.loss(down)) / 1e-6
+        assert h[i] == pytest.approx(second, rel=1e-5, abs=1e-8)
+
+
+def test_plackett_luce_with_several_permutations_is_their_average():
+    objective, scores = plackett_luce_problem(n_permutations=4)
+    g, h = np.empty(13), np.empty(13)
+    objective.gradients(scores, g, h)
+    singles = []
+    for permutation in objective.permutations_:
+        single = PlackettLuce(top_k=4, n_permutations=1)
+        single.prepare(objective.labels_, objective.query_boundaries_)
+        single.permutations_ = permutation[None, :].copy()
+        gs, hs = np.empty(13), np.empty(13)
+        single.gradients(scores, gs, hs)
+        singles.append((single.loss(scores), gs, hs))
+    assert objective.loss(scores) == pytest.approx(np.mean([loss for loss, _, _ in singles]), rel=1e-12)
+    np.testing.assert_allclose(g, np.mean([gs for _, gs, _ in singles], axis=0), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, np.mean([hs for _, _, hs in singles], axis=0), rtol=1e-12, atol=1e-15)
+    assert len({tuple(p) for p in objective.permutations_}) > 1  # ties were ordered differently
+
+
+def test_plackett_luce_leaf_curvature_is_the_second_derivative_along_the_leaf():
+    """Eq. 9: moving every document of a leaf by the same step couples them inside each
+    context, so L'' along the leaf is sum_C p'(1 - p'), not the sum of their hessians."""
+    objective, scores = plackett_luce_problem(n_permutations=2)
+    row_leaf = np.array([1, 2, 1, -1, 2, 1, 2, 2, 1, 1, -1, 2, 1])
+    curvature = objective.leaf_curvature(scores, row_leaf, np.ones(13), 3)
+    g, h = np.empty(13), np.empty(13)
+    objective.gradients(scores, g, h)
+    for leaf in (1, 2):
+        direction = (row_leaf == leaf).astype(float)
+        step = 1e-3
+        second = (objective.loss(scores + step * direction) - 2 * objective.loss(scores)
+                  + objective.loss(scores - step * direction)) / step**2  # fmt: skip
+        assert curvature[leaf] == pytest.approx(second, rel=1e-5)
+        assert curvature[leaf] < h[row_leaf == leaf].sum()  # the coupling only removes curvature
+    assert curvature[0] == 0.0
+
+
+def test_plackett_luce_survives_huge_scores():
+    objective, scores = plackett_luce_problem(n_permutations=1)
+    g, h = np.empty(13), np.empty(13)
+    objective.gradients(scores * 1e4, g, h)
+    assert np.isfinite(g).all() and np.isfinite(h).all() and np.isfinite(objective.loss(scores * 1e4))
+
+
 # --- the boosting loop -------------------------------------------------------------------
 
 
@@ -193,6 +283,20 @@ def test_lambdamart_matches_lightgbm_quality(data):
     ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
     theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
     assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)
+
+
+def test_plrank_fits_and_lowers_its_likelihood_loss(data):
+    X, y, qid = data
+    model = PLRank(n_estimators=30, top_k=5, random_state=0).fit(X, y, qid=qid)
+    objective = model._make_objective()
+    objective.prepare(y, boundaries_of(qid))
+    order = np.argsort(qid, kind="stable")
+    assert np.array_equal(order, np.arange(len(qid)))  # make_ranking rows are grouped
+    losses = [objective.loss(stage) for stage in model.staged_predict(X)]
+    assert losses[-1] < 0.9 * objective.loss(np.zeros(len(y)))
+    assert all(b <= a + 1e-9 for a, b in zip(losses, losses[1:]))  # Newton steps of shrunk size descend
+    with pytest.raises(ValueError, match="sample_weight constant within each query"):
+        PLRank(n_estimators=2).fit(X, y, qid=qid, sample_weight=np.arange(len(y)) % 2 + 1.0)
 
 
 def test_staged_predict_and_evals_result_are_consistent(data):
@@ -297,18 +401,25 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
 
 
 def expected_failed_checks(estimator):
-    return {
+    failures = {
         "check_sample_weight_equivalence_on_dense_data": (
             "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
             "a repeated document also takes a rank and forms pairs (LightGBM behaves the same)"
         )
     }
+    if isinstance(estimator, PLRank):
+        failures["check_sample_weights_not_overwritten"] = (
+            "the check passes different weights within its single query; PLRank refuses them with a ValueError "
+            "because a weight multiplies a query's likelihood, not a document's"
+        )
+    return failures
 
 
 @parametrize_with_checks(
     [
         LambdaMART(n_estimators=5, random_state=0),
         LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
+        PLRank(n_estimators=5, n_permutations=2, random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )

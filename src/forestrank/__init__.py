@@ -13,6 +13,7 @@ _PUBLIC = {
     "DummyRanker": "forestrank.dummy",
     "LambdaMART": "forestrank.ensemble",
     "MissingQidWarning": "forestrank._queries",
+    "PLRank": "forestrank.ensemble",
     "QueryKFold": "forestrank.model_selection",
     "QueryShuffleSplit": "forestrank.model_selection",
     "RFHybridRanker": "forestrank.ensemble",

@@ -16,6 +16,18 @@ thread count is set by the estimator from ``n_jobs``).
   and each query's lambdas are scaled by ``log2(1 + S) / S`` (``S`` = sum of
   ``|lambda|``), and only pairs with a document ranked above the truncation level
   count.
+* :class:`PlackettLuce` — the top-k Plackett-Luce (ListMLE) likelihood of the PLRank
+  paper (Xia, Zhai & Wang, "Plackett-Luce model for learning-to-rank task", 2019):
+  for a ground-truth permutation ``pi`` (grades descending, ties in random order)
+  ``L = -sum_{i<k} [s_pi(i) - log sum_{j>=i} exp s_pi(j)]``; the gradient (Eq. 7) is
+  ``g_d = sum_{C ni d} p(d|C) - [d among the top k]`` over the contexts
+  ``C_i = {pi(i), pi(i+1), ...}``, ``i < k``, with ``p(d|C) = exp s_d / sum_C exp s``.
+  A leaf's Newton step (Eq. 9) needs ``L'' = sum_C p'(1 - p')`` with
+  ``p' = sum_{d in leaf and C} p(d|C)``, which couples the leaf's documents
+  (:meth:`PlackettLuce.leaf_curvature`); the per-document hessians
+  ``sum_C p(1 - p)`` only guide the splits. Several permutations average their
+  objectives. Scores enter through ``exp(s - max s)`` per query (they grow without
+  bound) and context sums are suffix sums built from the end.
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
@@ -126,6 +138,135 @@ def _lambdarank_gradients(
                 hessians[i] *= factor
 
 
+@jit
+def _suffix_exponentials(scores, permutation, shift, exponentials, suffix):
+    """``exponentials[r] = exp(s_pi(r) - shift)`` and ``suffix[r] = sum_{j >= r} exponentials[j]``.
+
+    Summed from the end, so every context sum is accurate however small its terms.
+    """
+    n = len(permutation)
+    total = 0.0
+    for r in range(n - 1, -1, -1):
+        exponentials[r] = np.exp(scores[permutation[r]] - shift)
+        total += exponentials[r]
+        suffix[r] = total
+
+
+@jit(parallel=True)
+def _plackett_luce_gradients(scores, permutations, query_boundaries, top_k, gradients, hessians):
+    """Mean over permutations of the top-k Plackett-Luce gradient and diagonal hessian (module docstring).
+
+    Parameters
+    ----------
+    scores : float64 array of shape (n_rows,), rows grouped by query
+    permutations : int64 array of shape (n_permutations, n_rows)
+        ``permutations[p, start:end]`` lists the rows of the query at ``start:end`` in
+        ground-truth order.
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    top_k : int
+    gradients, hessians : float64 arrays of shape (n_rows,)
+        Output.
+    """
+    n_permutations = permutations.shape[0]
+    for q in numba.prange(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        n = end - start
+        for i in range(start, end):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
+        shift = scores[start:end].max()
+        depth = min(top_k, n)
+        exponentials = np.empty(n)
+        suffix = np.empty(n)
+        for p in range(n_permutations):
+            permutation = permutations[p, start:end]
+            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
+            inverse = 0.0  # sum over the contexts holding position r of 1 / (context sum)
+            inverse_squared = 0.0
+            for r in range(n):
+                if r < depth:
+                    inverse += 1.0 / suffix[r]
+                    inverse_squared += 1.0 / (suffix[r] * suffix[r])
+                row = permutation[r]
+                gradients[row] += exponentials[r] * inverse - (1.0 if r < depth else 0.0)
+                hessians[row] += exponentials[r] * inverse - exponentials[r] * exponentials[r] * inverse_squared
+        for i in range(start, end):
+            gradients[i] /= n_permutations
+            hessians[i] /= n_permutations
+
+
+@jit
+def _plackett_luce_loss(scores, permutations, query_boundaries, top_k):
+    """Mean over permutations of the top-k negative log-likelihood, summed over queries."""
+    n_permutations = permutations.shape[0]
+    total = 0.0
+    for q in range(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        n = end - start
+        shift = scores[start:end].max()
+        exponentials = np.empty(n)
+        suffix = np.empty(n)
+        for p in range(n_permutations):
+            permutation = permutations[p, start:end]
+            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
+            for r in range(min(top_k, n)):
+                total += np.log(suffix[r]) + shift - scores[permutation[r]]
+    return total / n_permutations
+
+
+@jit
+def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, top_k, row_leaf, weights, curvature):
+    """Coupled second derivative ``sum_C p'(1 - p')`` of the loss along each leaf's value (Eq. 9).
+
+    Parameters
+    ----------
+    scores : float64 array of shape (n_rows,)
+    permutations, query_boundaries, top_k : as in ``_plackett_luce_gradients``
+    row_leaf : int64 array of shape (n_rows,)
+        Leaf node of each row, -1 for rows outside the tree.
+    weights : float64 array of shape (n_rows,)
+        Row weights (constant within a query); a context counts with the weight of
+        its chosen document.
+    curvature : float64 array of shape (n_nodes,)
+        Output, zeroed here; mean over permutations.
+    """
+    n_permutations = permutations.shape[0]
+    curvature[:] = 0.0
+    leaf_sum = np.zeros(len(curvature))  # sum of exp(s - shift) over a leaf's rows at positions >= r
+    leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last (query, permutation) that met the leaf
+    stamp = 0
+    for q in range(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        n = end - start
+        shift = scores[start:end].max()
+        depth = min(top_k, n)
+        exponentials = np.empty(n)
+        suffix = np.empty(n)
+        present = np.empty(n, dtype=np.int64)  # leaves met so far in this permutation
+        for p in range(n_permutations):
+            permutation = permutations[p, start:end]
+            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
+            n_present = 0
+            stamp += 1
+            for r in range(n - 1, -1, -1):
+                leaf = row_leaf[permutation[r]]
+                if leaf >= 0:
+                    if leaf_stamp[leaf] != stamp:
+                        leaf_stamp[leaf] = stamp
+                        leaf_sum[leaf] = 0.0
+                        present[n_present] = leaf
+                        n_present += 1
+                    leaf_sum[leaf] += exponentials[r]
+                if r < depth:
+                    weight = weights[permutation[r]] / n_permutations
+                    for t in range(n_present):
+                        share = leaf_sum[present[t]] / suffix[r]
+                        curvature[present[t]] += weight * share * (1.0 - share)
+
+
 class RankingObjective:
     """Interface of the boosting objectives (see the module docstring)."""
 
@@ -141,6 +282,13 @@ class RankingObjective:
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         """Fill ``gradients`` and ``hessians`` (float64, one per grouped row) at ``scores``."""
         raise NotImplementedError
+
+    def leaf_curvature(
+        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
+    ) -> np.ndarray | None:
+        """Second derivative of the loss along each leaf's value, when it is not the sum of the
+        leaf's hessians (None: it is). Arrays float64/int64, one per grouped row."""
+        return None
 
 
 class LambdaRank(RankingObjective):
@@ -203,3 +351,49 @@ class SquaredError(RankingObjective):
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         np.subtract(scores, self.targets_, out=gradients)
         hessians[:] = 1.0
+
+
+class PlackettLuce(RankingObjective):
+    """Top-k Plackett-Luce likelihood (PLRank; module docstring).
+
+    Parameters
+    ----------
+    top_k : int, default=10
+        Positions of the ground-truth permutation whose choice is modelled.
+    n_permutations : int, default=1
+        Ground-truth permutations drawn (ties among equal grades in random order)
+        once at ``prepare``; their objectives are averaged.
+    random_state : int or None, default=None
+        Seed of the permutation draws.
+    """
+
+    def __init__(self, top_k: int = 10, n_permutations: int = 1, random_state: int | None = None) -> None:
+        self.top_k = top_k
+        self.n_permutations = n_permutations
+        self.random_state = random_state
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        super().prepare(labels, query_boundaries)
+        n_rows = len(self.labels_)
+        query = np.repeat(np.arange(len(self.query_boundaries_) - 1), np.diff(self.query_boundaries_))
+        rng = np.random.default_rng(self.random_state)
+        self.permutations_ = np.empty((self.n_permutations, n_rows), dtype=INDEX_DTYPE)
+        for p in range(self.n_permutations):
+            # Query first (keeps every query in its row range), then grade descending, ties at random.
+            self.permutations_[p] = np.lexsort((rng.random(n_rows), -self.labels_, query))
+
+    def loss(self, scores: np.ndarray) -> float:
+        """Mean over permutations of the summed top-k negative log-likelihood."""
+        return float(_plackett_luce_loss(scores, self.permutations_, self.query_boundaries_, int(self.top_k)))
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        _plackett_luce_gradients(scores, self.permutations_, self.query_boundaries_, int(self.top_k), gradients, hessians)
+
+    def leaf_curvature(
+        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
+    ) -> np.ndarray:
+        curvature = np.empty(n_nodes)
+        _plackett_luce_leaf_curvature(
+            scores, self.permutations_, self.query_boundaries_, int(self.top_k), row_leaf, weights, curvature
+        )
+        return curvature

@@ -43,7 +43,7 @@ from .._tree._grow import TrainingSet, TreeParams, grow_tree
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
-from ..objectives import LambdaRank, RankingObjective, SquaredError
+from ..objectives import LambdaRank, PlackettLuce, RankingObjective, SquaredError
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 from ._forest import _resolve_count, _seed_entropy, resolve_max_features
 
@@ -60,7 +60,12 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
 
 
 def newton_node_values(
-    tree_nodes: np.ndarray, row_leaf: np.ndarray, gradients: np.ndarray, hessians: np.ndarray, l2: float
+    tree_nodes: np.ndarray,
+    row_leaf: np.ndarray,
+    gradients: np.ndarray,
+    hessians: np.ndarray,
+    l2: float,
+    leaf_curvature: np.ndarray | None = None,
 ) -> np.ndarray:
     """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``).
 
@@ -72,6 +77,9 @@ def newton_node_values(
     gradients, hessians : float64 arrays of shape (n_tree_rows,)
         Weighted ``w * g`` and ``w * h`` of those rows.
     l2 : float
+    leaf_curvature : ndarray of shape (n_nodes,), float64, or None
+        The objective's own ``H`` of each leaf (``RankingObjective.leaf_curvature``)
+        instead of the sum of the hessians; internal nodes then sum their leaves'.
 
     Returns
     -------
@@ -81,6 +89,8 @@ def newton_node_values(
     n_nodes = len(tree_nodes)
     sum_g = np.bincount(row_leaf, weights=gradients, minlength=n_nodes)
     sum_h = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
+    if leaf_curvature is not None:
+        sum_h = leaf_curvature.copy()
     for node in range(n_nodes - 1, -1, -1):  # children come after their parent
         if tree_nodes["feature"][node] >= 0:
             left = tree_nodes["left"][node]
@@ -228,9 +238,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
                 rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 1)))
                 tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf)
                 grown = row_leaf >= 0
+                curvature = objective.leaf_curvature(scores, row_leaf, weights, tree.node_count)
                 values = self.learning_rate * newton_node_values(
                     tree.nodes, row_leaf[grown], (weights * gradients)[grown], (weights * hessians)[grown],
-                    self.l2_regularization,
+                    self.l2_regularization, curvature,
                 )  # fmt: skip
                 tree.values = values
                 leaves = tree.nodes["feature"] < 0
@@ -546,3 +557,115 @@ class LambdaMART(BaseBoostingRanker):
         if self.objective == "mart":
             return SquaredError(self.target)
         return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm)
+
+
+class PLRank(BaseBoostingRanker):
+    """Gradient-boosted trees with the top-k Plackett-Luce (ListMLE) likelihood (PLRank).
+
+    Each iteration fits a tree to the gradients of the top-k Plackett-Luce negative
+    log-likelihood of ground-truth permutations (grades descending, ties in random
+    order, drawn once per fit) and sets each leaf to the Newton step of Eq. 9 of
+    Xia, Zhai & Wang, "Plackett-Luce model for learning-to-rank task" (2019), whose
+    curvature couples the leaf's documents within every context
+    (``forestrank.objectives.PlackettLuce``).
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+    top_k : int, default=10
+        Ground-truth positions whose choice the likelihood models.
+    n_permutations : int, default=1
+        Ground-truth permutations averaged (they differ in the order of tied grades).
+    learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
+    l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
+    max_bins, init, validation_fraction, n_iter_no_change, tol, eval_at, n_jobs,
+    random_state, verbose :
+        As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
+        its query's documents), and ``sample_weight`` must be constant within each
+        query: it weighs the query's likelihood.
+
+    Attributes
+    ----------
+    trees_, n_iter_, best_iteration_, evals_result_, init_, baseline_,
+    feature_importances_, n_features_in_, feature_names_in_ :
+        As in :class:`LambdaMART`.
+
+    Examples
+    --------
+    >>> from forestrank import PLRank, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=50, random_state=0)
+    >>> ranker = PLRank(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    >>> ranker.predict(X[:3]).shape
+    (3,)
+    """
+
+    _parameter_constraints = {
+        **BaseBoostingRanker._parameter_constraints,
+        "top_k": [Interval(Integral, 1, None, closed="left")],
+        "n_permutations": [Interval(Integral, 1, None, closed="left")],
+    }
+    subsample_level = "query"  # contexts need whole queries; not a parameter
+
+    def __init__(
+        self,
+        n_estimators: int = 100,
+        *,
+        top_k: int = 10,
+        n_permutations: int = 1,
+        learning_rate: float = 0.1,
+        max_leaf_nodes: int | None = 31,
+        max_depth: int | None = None,
+        min_samples_leaf: int | float = 20,
+        min_child_weight: float = 1e-3,
+        l2_regularization: float = 0.0,
+        min_gain_to_split: float = 0.0,
+        split_gain: str = "newton",
+        subsample: float = 1.0,
+        max_features: int | float | str | None = None,
+        max_bins: int | None = 255,
+        init: object = None,
+        validation_fraction: float = 0.1,
+        n_iter_no_change: int | None = None,
+        tol: float = 1e-7,
+        eval_at: int = 10,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.top_k = top_k
+        self.n_permutations = n_permutations
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_child_weight = min_child_weight
+        self.l2_regularization = l2_regularization
+        self.min_gain_to_split = min_gain_to_split
+        self.split_gain = split_gain
+        self.subsample = subsample
+        self.max_features = max_features
+        self.max_bins = max_bins
+        self.init = init
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.eval_at = eval_at
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _validate_training_data(self, X: object, y: object, qid: object, sample_weight: object) -> RankingData:
+        data = super()._validate_training_data(X, y, qid, sample_weight)
+        if data.sample_weight is not None:
+            boundaries = data.groups.query_boundaries
+            first = data.sample_weight[boundaries[:-1]]
+            if not np.array_equal(np.repeat(first, np.diff(boundaries)), data.sample_weight):
+                raise ValueError(
+                    "PLRank needs sample_weight constant within each query (it weighs the query's likelihood)."
+                )
+        return data
+
+    def _make_objective(self) -> RankingObjective:
+        seed = np.random.SeedSequence(self._entropy, spawn_key=(2**31 + 1,)).generate_state(1)[0]
+        return PlackettLuce(self.top_k, self.n_permutations, random_state=int(seed))
