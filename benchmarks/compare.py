@@ -125,12 +125,12 @@ def _igbrt(n_estimators, shape, seed):
     return _lambdamart(n_estimators, shape, seed, objective="mart", init=RFPointRanker(n_estimators, n_jobs=2, random_state=seed))
 
 
-def _plrank(n_estimators, shape, seed):
+def _plrank(n_estimators, shape, seed, **params):
     from forestrank import PLRank
 
     return PLRank(
         n_estimators=n_estimators, top_k=10, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
-        random_state=seed,
+        random_state=seed, **params,
     )  # fmt: skip
 
 
@@ -160,6 +160,7 @@ CONTENDERS["rflist"] = [
 CONTENDERS["plrank"] = [
     Contender("forestrank PLRank top_k=10", _plrank, "qid"),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
+    Contender("forestrank PLRank top_k=10 skip_tied_tail", functools.partial(_plrank, skip_tied_tail=True), "qid"),
 ]
 CONTENDERS["lambdamart"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
@@ -177,28 +178,46 @@ def load_splits(data: str, datasets: Path) -> list[tuple]:
     if data == "mq2008":
         splits = []
         for fold in range(1, 6):
-            (X, y, qid), _, (X_test, y_test, qid_test) = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
-            splits.append((X, y, qid, X_test, y_test, qid_test))
+            (X, y, qid), validation, (X_test, y_test, qid_test) = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
+            splits.append((X, y, qid, X_test, y_test, qid_test, tuple(validation)))
         return splits
     X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
     train = qid < 2000
-    return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train])]
+    return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
 
 
-def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: int) -> dict:
-    """Run in a child process: warm up, time fit and predict, score, report peak memory."""
+def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: int, patience: int = 0) -> dict:
+    """Run in a child process: warm up, time fit and predict, score, report peak memory.
+
+    With ``patience`` > 0 the boosted contenders stop early on the split's validation
+    set (NDCG@10): forestrank's ``n_iter_no_change``, LightGBM's ``early_stopping``.
+    """
     from forestrank import err_score, map_score, ndcg_score
 
-    X, y, qid, X_test, y_test, qid_test = split
+    X, y, qid, X_test, y_test, qid_test, validation = split
     model = contender.build(n_estimators, X.shape, seed)
+    stops_early = patience > 0 and validation is not None
+    extra = {}
 
     def fit(estimator, rows):
         if contender.fit_kind == "qid":
-            estimator.fit(X[rows], y[rows], qid=qid[rows])
+            if stops_early and "n_iter_no_change" in estimator.get_params() and rows == slice(None):
+                estimator.set_params(n_iter_no_change=patience)
+                extra["eval_set"] = [validation]
+            estimator.fit(X[rows], y[rows], qid=qid[rows], **extra)
         elif contender.fit_kind == "group":  # LightGBM: rows grouped by query, group sizes
             _, sizes = np.unique(qid[rows], return_counts=True)
             order = np.argsort(qid[rows], kind="stable")
-            estimator.fit(X[rows][order], y[rows][order], group=sizes)
+            if stops_early and rows == slice(None):
+                import lightgbm
+
+                X_val, y_val, qid_val = validation
+                val_order = np.argsort(qid_val, kind="stable")
+                extra.update(
+                    eval_set=[(X_val[val_order], y_val[val_order])], eval_group=[np.unique(qid_val, return_counts=True)[1]],
+                    eval_at=[10], callbacks=[lightgbm.early_stopping(patience, first_metric_only=True, verbose=False)],
+                )  # fmt: skip
+            estimator.fit(X[rows][order], y[rows][order], group=sizes, **extra)
         elif contender.fit_kind == "sorted qid":  # XGBoost: rows sorted by query id
             order = np.argsort(qid[rows], kind="stable")
             estimator.fit(X[rows][order], y[rows][order], qid=qid[rows][order])
@@ -216,6 +235,8 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
     else:
         scores = model.predict(X_test)
     predict_seconds = time.perf_counter() - start
+    # Trees used (early stopping keeps LightGBM's later trees but predicts with the best ones).
+    iterations = float(getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or n_estimators)
     max_grade = float(max(y.max(), y_test.max()))
     return {
         "NDCG@10 letor4": ndcg_score(y_test, scores, qid_test, 10, convention="letor4"),
@@ -224,20 +245,24 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
         "MAP letor4": map_score(y_test, scores, qid_test, convention="letor4"),
         "ERR@10": err_score(y_test, scores, qid_test, 10, max_grade=max_grade),
         "fit s": fit_seconds,
+        "iterations": iterations,
+        "fit s/iteration": fit_seconds / iterations,
         "predict s": predict_seconds,
         "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
 
 
-def _child(contender, split, n_estimators, seed, queue):
-    queue.put(_fit_and_score(contender, split, n_estimators, seed))
+def _child(contender, split, n_estimators, seed, patience, queue):
+    queue.put(_fit_and_score(contender, split, n_estimators, seed, patience))
 
 
-def run_in_child(contender: Contender, split: tuple, n_estimators: int, seed: int, time_limit: float) -> dict | None:
+def run_in_child(
+    contender: Contender, split: tuple, n_estimators: int, seed: int, time_limit: float, patience: int = 0
+) -> dict | None:
     """Results of one fit in a fresh process; None when it ran past ``time_limit`` seconds (then killed)."""
     context = multiprocessing.get_context("spawn")  # fork after OpenBLAS started threads can hang
     queue = context.Queue()
-    process = context.Process(target=_child, args=(contender, split, n_estimators, seed, queue))
+    process = context.Process(target=_child, args=(contender, split, n_estimators, seed, patience, queue))
     start = time.monotonic()
     process.start()
     while True:  # a child killed (e.g. out of memory) never reports: do not wait forever
@@ -291,6 +316,10 @@ def main() -> None:
     parser.add_argument("--datasets", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
+    parser.add_argument(
+        "--early-stopping", type=int, default=0, metavar="PATIENCE",
+        help="boosted contenders stop when NDCG@10 on the fold's vali.txt has not improved for PATIENCE iterations",
+    )  # fmt: skip
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
     parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
     parser.add_argument(
@@ -308,7 +337,7 @@ def main() -> None:
     summaries = {}
     for contender in contenders:
         summary = Summary(n_seeds=args.seeds)
-        runs = (run_in_child(contender, split, args.n_estimators, seed, args.time_limit)
+        runs = (run_in_child(contender, split, args.n_estimators, seed, args.time_limit, args.early_stopping)
                 for seed in range(args.seeds) for split in splits)  # fmt: skip
         for result in runs:
             if result is None:
@@ -319,7 +348,7 @@ def main() -> None:
             summaries[contender.name] = summary
             print(f"  done: {contender.name}", flush=True)
 
-    columns = (*METRIC_NAMES, "fit s", "predict s", "peak MB")
+    columns = (*METRIC_NAMES, "fit s", "predict s", "iterations", "fit s/iteration", "peak MB")
     width = max(map(len, summaries)) + 2
     print("\n" + "contender".ljust(width) + "".join(f"{c:>20}" for c in columns))
     for name, summary in summaries.items():
@@ -334,7 +363,7 @@ def main() -> None:
     ours = summaries.get(contenders[0].name)
     for name, summary in list(summaries.items())[1:] if ours else []:
         parts = []
-        for column in ("fit s", "predict s"):
+        for column in ("fit s", "predict s", "fit s/iteration"):
             parts.append(f"{column} ratio {ours.mean(column)[0] / summary.mean(column)[0]:.3f}")
         for column in METRIC_NAMES:
             parts.append(f"{column} {ours.mean(column)[0] - summary.mean(column)[0]:+.4f}")

@@ -155,42 +155,49 @@ def test_squared_error_gradients_match_finite_differences(target):
     assert objective.initial_score() == pytest.approx(expected_target.mean())
 
 
-def plackett_luce_problem(n_permutations, top_k=4):
-    labels = np.array([2, 0, 1, 1, 0, 0, 3, 1, 1, 0, 2, 0, 0], float)
-    qid = np.array([0] * 7 + [1] * 6)
-    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, random_state=0)
+def plackett_luce_problem(n_permutations, top_k=4, skip_tied_tail=False):
+    labels = np.array([2, 0, 1, 1, 0, 0, 3, 1, 1, 0, 2, 0, 0, 1, 1, 1], float)
+    qid = np.array([0] * 7 + [1] * 6 + [2] * 3)
+    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, skip_tied_tail=skip_tied_tail, random_state=0)
     objective.prepare(labels, boundaries_of(qid))
-    scores = np.random.default_rng(4).normal(size=13)
+    scores = np.random.default_rng(4).normal(size=16)
     return objective, scores
 
 
-def reference_plackett_luce_loss(scores, permutation, boundaries, top_k):
+def reference_plackett_luce_loss(scores, labels, permutation, boundaries, top_k, skip_tied_tail):
     """-sum_{i<k} log P(pi(i) chosen among pi(i:)), written directly with logsumexp."""
     from scipy.special import logsumexp
 
     total = 0.0
     for start, end in zip(boundaries[:-1], boundaries[1:]):
         order = permutation[start:end]
-        for i in range(min(top_k, end - start)):
+        depth = min(top_k, end - start)
+        if skip_tied_tail:  # stop where only the query's lowest grade is left
+            depth = min(depth, int((labels[start:end] > labels[start:end].min()).sum()))
+        for i in range(depth):
             total -= scores[order[i]] - logsumexp(scores[order[i:]])
     return total
 
 
+@pytest.mark.parametrize("skip_tied_tail", [False, True])
 @pytest.mark.parametrize("n_permutations", [1, 3])
-def test_plackett_luce_gradients_match_finite_differences(n_permutations):
-    objective, scores = plackett_luce_problem(n_permutations)
+def test_plackett_luce_gradients_match_finite_differences(n_permutations, skip_tied_tail):
+    objective, scores = plackett_luce_problem(n_permutations, skip_tied_tail=skip_tied_tail)
     expected = np.mean([
-        reference_plackett_luce_loss(scores, permutation, objective.query_boundaries_, 4)
+        reference_plackett_luce_loss(scores, objective.labels_, permutation, objective.query_boundaries_, 4, skip_tied_tail)
         for permutation in objective.permutations_
     ])  # fmt: skip
+    assert objective.depths_.tolist() == ([4, 3, 0] if skip_tied_tail else [4, 4, 3])
     assert objective.loss(scores) == pytest.approx(expected, rel=1e-12)
     for permutation in objective.permutations_:  # grades descending, every query in its own rows
         for start, end in zip(objective.query_boundaries_[:-1], objective.query_boundaries_[1:]):
             assert sorted(permutation[start:end]) == list(range(start, end))
             assert np.all(np.diff(objective.labels_[permutation[start:end]]) <= 0)
-    g, h = np.empty(13), np.empty(13)
+    g, h = np.empty(16), np.empty(16)
     objective.gradients(scores, g, h)
-    for i in range(13):
+    if skip_tied_tail:  # the single-grade query contributes nothing
+        assert not g[13:].any() and not h[13:].any()
+    for i in range(16):
         up, down = scores.copy(), scores.copy()
         up[i] += 1e-5
         down[i] -= 1e-5
@@ -203,14 +210,14 @@ def test_plackett_luce_gradients_match_finite_differences(n_permutations):
 
 def test_plackett_luce_with_several_permutations_is_their_average():
     objective, scores = plackett_luce_problem(n_permutations=4)
-    g, h = np.empty(13), np.empty(13)
+    g, h = np.empty(16), np.empty(16)
     objective.gradients(scores, g, h)
     singles = []
     for permutation in objective.permutations_:
         single = PlackettLuce(top_k=4, n_permutations=1)
         single.prepare(objective.labels_, objective.query_boundaries_)
         single.permutations_ = permutation[None, :].copy()
-        gs, hs = np.empty(13), np.empty(13)
+        gs, hs = np.empty(16), np.empty(16)
         single.gradients(scores, gs, hs)
         singles.append((single.loss(scores), gs, hs))
     assert objective.loss(scores) == pytest.approx(np.mean([loss for loss, _, _ in singles]), rel=1e-12)
@@ -223,9 +230,9 @@ def test_plackett_luce_leaf_curvature_is_the_second_derivative_along_the_leaf():
     """Eq. 9: moving every document of a leaf by the same step couples them inside each
     context, so L'' along the leaf is sum_C p'(1 - p'), not the sum of their hessians."""
     objective, scores = plackett_luce_problem(n_permutations=2)
-    row_leaf = np.array([1, 2, 1, -1, 2, 1, 2, 2, 1, 1, -1, 2, 1])
-    curvature = objective.leaf_curvature(scores, row_leaf, np.ones(13), 3)
-    g, h = np.empty(13), np.empty(13)
+    row_leaf = np.array([1, 2, 1, -1, 2, 1, 2, 2, 1, 1, -1, 2, 1, 2, 1, 1])
+    curvature = objective.leaf_curvature(scores, row_leaf, np.ones(16), 3)
+    g, h = np.empty(16), np.empty(16)
     objective.gradients(scores, g, h)
     for leaf in (1, 2):
         direction = (row_leaf == leaf).astype(float)
@@ -239,7 +246,7 @@ def test_plackett_luce_leaf_curvature_is_the_second_derivative_along_the_leaf():
 
 def test_plackett_luce_survives_huge_scores():
     objective, scores = plackett_luce_problem(n_permutations=1)
-    g, h = np.empty(13), np.empty(13)
+    g, h = np.empty(16), np.empty(16)
     objective.gradients(scores * 1e4, g, h)
     assert np.isfinite(g).all() and np.isfinite(h).all() and np.isfinite(objective.loss(scores * 1e4))
 

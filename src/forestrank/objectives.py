@@ -26,8 +26,9 @@ thread count is set by the estimator from ``n_jobs``).
   ``p' = sum_{d in leaf and C} p(d|C)``, which couples the leaf's documents
   (:meth:`PlackettLuce.leaf_curvature`); the per-document hessians
   ``sum_C p(1 - p)`` only guide the splits. Several permutations average their
-  objectives. Scores enter through ``exp(s - max s)`` per query (they grow without
-  bound) and context sums are suffix sums built from the end.
+  objectives. Context sums are log-sum-exps accumulated from the end of the
+  permutation and every probability is ``exp(s - log sum)``: scores grow without
+  bound and spread widely (a shared ``exp(s - max s)`` underflows to zero sums).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
@@ -138,23 +139,37 @@ def _lambdarank_gradients(
                 hessians[i] *= factor
 
 
-@jit
-def _suffix_exponentials(scores, permutation, shift, exponentials, suffix):
-    """``exponentials[r] = exp(s_pi(r) - shift)`` and ``suffix[r] = sum_{j >= r} exponentials[j]``.
+@jit(inline="always")
+def _log_add(a, b):
+    """``log(exp a + exp b)`` without overflow or underflow."""
+    if a < b:
+        a, b = b, a
+    if b == -np.inf:
+        return a
+    return a + np.log1p(np.exp(b - a))
 
-    Summed from the end, so every context sum is accurate however small its terms.
+
+@jit
+def _suffix_log_sums(scores, permutation, log_suffix):
+    """``log_suffix[r] = log sum_{j >= r} exp s_pi(j)``, the log of context ``C_r``'s sum.
+
+    Accumulated from the end in log space: exact whatever the spread of the scores,
+    where ``exp(s - max s)`` would underflow to a zero context sum.
     """
-    n = len(permutation)
-    total = 0.0
-    for r in range(n - 1, -1, -1):
-        exponentials[r] = np.exp(scores[permutation[r]] - shift)
-        total += exponentials[r]
-        suffix[r] = total
+    total = -np.inf
+    for r in range(len(permutation) - 1, -1, -1):
+        total = _log_add(total, scores[permutation[r]])
+        log_suffix[r] = total
 
 
 @jit(parallel=True)
-def _plackett_luce_gradients(scores, permutations, query_boundaries, top_k, gradients, hessians):
+def _plackett_luce_gradients(scores, permutations, query_boundaries, depths, gradients, hessians):
     """Mean over permutations of the top-k Plackett-Luce gradient and diagonal hessian (module docstring).
+
+    ``g_d = sum_{i <= r_d, i < depth} p(d|C_i) - [r_d < depth]`` and
+    ``h_d = sum p(d|C_i) (1 - p(d|C_i))`` with ``r_d`` the position of ``d``; every
+    ``p(d|C_i) = exp(s_d - log_suffix[i])`` is formed in log space. O(n depth) per
+    query and permutation.
 
     Parameters
     ----------
@@ -163,7 +178,8 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, top_k, grad
         ``permutations[p, start:end]`` lists the rows of the query at ``start:end`` in
         ground-truth order.
     query_boundaries : int64 array of shape (n_queries + 1,)
-    top_k : int
+    depths : int64 array of shape (n_queries,)
+        Contexts modelled per query (``PlackettLuce.prepare``).
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     """
@@ -175,55 +191,51 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, top_k, grad
         for i in range(start, end):
             gradients[i] = 0.0
             hessians[i] = 0.0
-        shift = scores[start:end].max()
-        depth = min(top_k, n)
-        exponentials = np.empty(n)
-        suffix = np.empty(n)
+        depth = depths[q]
+        log_suffix = np.empty(n)
         for p in range(n_permutations):
             permutation = permutations[p, start:end]
-            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
-            inverse = 0.0  # sum over the contexts holding position r of 1 / (context sum)
-            inverse_squared = 0.0
+            _suffix_log_sums(scores, permutation, log_suffix)
             for r in range(n):
-                if r < depth:
-                    inverse += 1.0 / suffix[r]
-                    inverse_squared += 1.0 / (suffix[r] * suffix[r])
                 row = permutation[r]
-                gradients[row] += exponentials[r] * inverse - (1.0 if r < depth else 0.0)
-                hessians[row] += exponentials[r] * inverse - exponentials[r] * exponentials[r] * inverse_squared
+                gradient = -1.0 if r < depth else 0.0
+                curvature = 0.0
+                for i in range(min(r + 1, depth)):
+                    probability = np.exp(scores[row] - log_suffix[i])
+                    gradient += probability
+                    curvature += probability * (1.0 - probability)
+                gradients[row] += gradient
+                hessians[row] += curvature
         for i in range(start, end):
             gradients[i] /= n_permutations
             hessians[i] /= n_permutations
 
 
 @jit
-def _plackett_luce_loss(scores, permutations, query_boundaries, top_k):
+def _plackett_luce_loss(scores, permutations, query_boundaries, depths):
     """Mean over permutations of the top-k negative log-likelihood, summed over queries."""
     n_permutations = permutations.shape[0]
     total = 0.0
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
-        n = end - start
-        shift = scores[start:end].max()
-        exponentials = np.empty(n)
-        suffix = np.empty(n)
+        log_suffix = np.empty(end - start)
         for p in range(n_permutations):
             permutation = permutations[p, start:end]
-            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
-            for r in range(min(top_k, n)):
-                total += np.log(suffix[r]) + shift - scores[permutation[r]]
+            _suffix_log_sums(scores, permutation, log_suffix)
+            for r in range(depths[q]):
+                total += log_suffix[r] - scores[permutation[r]]
     return total / n_permutations
 
 
 @jit
-def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, top_k, row_leaf, weights, curvature):
+def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, depths, row_leaf, weights, curvature):
     """Coupled second derivative ``sum_C p'(1 - p')`` of the loss along each leaf's value (Eq. 9).
 
     Parameters
     ----------
     scores : float64 array of shape (n_rows,)
-    permutations, query_boundaries, top_k : as in ``_plackett_luce_gradients``
+    permutations, query_boundaries, depths : as in ``_plackett_luce_gradients``
     row_leaf : int64 array of shape (n_rows,)
         Leaf node of each row, -1 for rows outside the tree.
     weights : float64 array of shape (n_rows,)
@@ -234,21 +246,19 @@ def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, top_k,
     """
     n_permutations = permutations.shape[0]
     curvature[:] = 0.0
-    leaf_sum = np.zeros(len(curvature))  # sum of exp(s - shift) over a leaf's rows at positions >= r
+    leaf_log_sum = np.full(len(curvature), -np.inf)  # log sum of exp s over a leaf's rows at positions >= r
     leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last (query, permutation) that met the leaf
     stamp = 0
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
         n = end - start
-        shift = scores[start:end].max()
-        depth = min(top_k, n)
-        exponentials = np.empty(n)
-        suffix = np.empty(n)
+        depth = depths[q]
+        log_suffix = np.empty(n)
         present = np.empty(n, dtype=np.int64)  # leaves met so far in this permutation
         for p in range(n_permutations):
             permutation = permutations[p, start:end]
-            _suffix_exponentials(scores, permutation, shift, exponentials, suffix)
+            _suffix_log_sums(scores, permutation, log_suffix)
             n_present = 0
             stamp += 1
             for r in range(n - 1, -1, -1):
@@ -256,14 +266,14 @@ def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, top_k,
                 if leaf >= 0:
                     if leaf_stamp[leaf] != stamp:
                         leaf_stamp[leaf] = stamp
-                        leaf_sum[leaf] = 0.0
+                        leaf_log_sum[leaf] = -np.inf
                         present[n_present] = leaf
                         n_present += 1
-                    leaf_sum[leaf] += exponentials[r]
+                    leaf_log_sum[leaf] = _log_add(leaf_log_sum[leaf], scores[permutation[r]])
                 if r < depth:
                     weight = weights[permutation[r]] / n_permutations
                     for t in range(n_present):
-                        share = leaf_sum[present[t]] / suffix[r]
+                        share = np.exp(leaf_log_sum[present[t]] - log_suffix[r])
                         curvature[present[t]] += weight * share * (1.0 - share)
 
 
@@ -363,13 +373,20 @@ class PlackettLuce(RankingObjective):
     n_permutations : int, default=1
         Ground-truth permutations drawn (ties among equal grades in random order)
         once at ``prepare``; their objectives are averaged.
+    skip_tied_tail : bool, default=False
+        Stop a query's contexts where every remaining document has the query's
+        lowest grade: any order of them is equally right, so their choice terms only
+        fit the random tie order. Queries with a single grade then contribute nothing.
     random_state : int or None, default=None
         Seed of the permutation draws.
     """
 
-    def __init__(self, top_k: int = 10, n_permutations: int = 1, random_state: int | None = None) -> None:
+    def __init__(
+        self, top_k: int = 10, n_permutations: int = 1, skip_tied_tail: bool = False, random_state: int | None = None
+    ) -> None:
         self.top_k = top_k
         self.n_permutations = n_permutations
+        self.skip_tied_tail = skip_tied_tail
         self.random_state = random_state
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
@@ -381,19 +398,26 @@ class PlackettLuce(RankingObjective):
         for p in range(self.n_permutations):
             # Query first (keeps every query in its row range), then grade descending, ties at random.
             self.permutations_[p] = np.lexsort((rng.random(n_rows), -self.labels_, query))
+        sizes = np.diff(self.query_boundaries_)
+        depths = np.minimum(self.top_k, sizes)
+        if self.skip_tied_tail:
+            lowest = np.minimum.reduceat(self.labels_, self.query_boundaries_[:-1]) if n_rows else np.zeros(0)
+            above_lowest = np.bincount(query, weights=self.labels_ > lowest[query], minlength=len(sizes))
+            depths = np.minimum(depths, above_lowest.astype(INDEX_DTYPE))
+        self.depths_ = np.ascontiguousarray(depths, dtype=INDEX_DTYPE)
 
     def loss(self, scores: np.ndarray) -> float:
         """Mean over permutations of the summed top-k negative log-likelihood."""
-        return float(_plackett_luce_loss(scores, self.permutations_, self.query_boundaries_, int(self.top_k)))
+        return float(_plackett_luce_loss(scores, self.permutations_, self.query_boundaries_, self.depths_))
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
-        _plackett_luce_gradients(scores, self.permutations_, self.query_boundaries_, int(self.top_k), gradients, hessians)
+        _plackett_luce_gradients(scores, self.permutations_, self.query_boundaries_, self.depths_, gradients, hessians)
 
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
     ) -> np.ndarray:
         curvature = np.empty(n_nodes)
         _plackett_luce_leaf_curvature(
-            scores, self.permutations_, self.query_boundaries_, int(self.top_k), row_leaf, weights, curvature
+            scores, self.permutations_, self.query_boundaries_, self.depths_, row_leaf, weights, curvature
         )
         return curvature

@@ -576,6 +576,10 @@ class PLRank(BaseBoostingRanker):
         Ground-truth positions whose choice the likelihood models.
     n_permutations : int, default=1
         Ground-truth permutations averaged (they differ in the order of tied grades).
+    skip_tied_tail : bool, default=False
+        Model no choice once only documents of the query's lowest grade remain (their
+        order is arbitrary); an extension, off by default (the paper models all
+        ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
     max_bins, init, validation_fraction, n_iter_no_change, tol, eval_at, n_jobs,
@@ -603,6 +607,7 @@ class PLRank(BaseBoostingRanker):
         **BaseBoostingRanker._parameter_constraints,
         "top_k": [Interval(Integral, 1, None, closed="left")],
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
+        "skip_tied_tail": ["boolean"],
     }
     subsample_level = "query"  # contexts need whole queries; not a parameter
 
@@ -612,6 +617,7 @@ class PLRank(BaseBoostingRanker):
         *,
         top_k: int = 10,
         n_permutations: int = 1,
+        skip_tied_tail: bool = False,
         learning_rate: float = 0.1,
         max_leaf_nodes: int | None = 31,
         max_depth: int | None = None,
@@ -635,6 +641,7 @@ class PLRank(BaseBoostingRanker):
         self.n_estimators = n_estimators
         self.top_k = top_k
         self.n_permutations = n_permutations
+        self.skip_tied_tail = skip_tied_tail
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.max_depth = max_depth
@@ -668,4 +675,4 @@ class PLRank(BaseBoostingRanker):
 
     def _make_objective(self) -> RankingObjective:
         seed = np.random.SeedSequence(self._entropy, spawn_key=(2**31 + 1,)).generate_state(1)[0]
-        return PlackettLuce(self.top_k, self.n_permutations, random_state=int(seed))
+        return PlackettLuce(self.top_k, self.n_permutations, self.skip_tied_tail, random_state=int(seed))
