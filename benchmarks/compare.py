@@ -168,6 +168,7 @@ CONTENDERS["lambdamart"] = [
     Contender("XGBoost XGBRanker rank:ndcg", _xgboost_ranker, "sorted qid"),
     Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
+    Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
 ]
 SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
 

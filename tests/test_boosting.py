@@ -21,7 +21,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
-from forestrank.objectives import LambdaRank, PlackettLuce, SquaredError
+from forestrank.objectives import LambdaRank, PlackettLuce, Softmax, SquaredError
 
 
 @pytest.fixture(scope="module")
@@ -251,6 +251,30 @@ def test_plackett_luce_survives_huge_scores():
     assert np.isfinite(g).all() and np.isfinite(h).all() and np.isfinite(objective.loss(scores * 1e4))
 
 
+def test_softmax_gradients_match_finite_differences():
+    """McRank: g = p - onehot exactly; h is Friedman's K/(K-1) times the diagonal second derivative."""
+    rng = np.random.default_rng(6)
+    labels = np.array([0, 2, 1, 0, 4, 2, 0, 1], float)
+    objective = Softmax()
+    objective.prepare(labels, np.array([0, 8]))
+    assert objective.n_outputs == 4 and objective.classes_.tolist() == [0, 1, 2, 4]
+    raw = rng.normal(size=(8, 4))
+    g, h = np.empty((8, 4)), np.empty((8, 4))
+    objective.gradients(raw, g, h)
+    for i in range(8):
+        for k in range(4):
+            up, down = raw.copy(), raw.copy()
+            up[i, k] += 1e-5
+            down[i, k] -= 1e-5
+            assert g[i, k] == pytest.approx((objective.loss(up) - objective.loss(down)) / 2e-5, rel=1e-6, abs=1e-9)
+            up[i, k] += 1e-3 - 1e-5
+            down[i, k] -= 1e-3 - 1e-5
+            second = (objective.loss(up) - 2 * objective.loss(raw) + objective.loss(down)) / 1e-6
+            assert h[i, k] == pytest.approx(4 / 3 * second, rel=1e-5, abs=1e-9)
+    with pytest.raises(ValueError, match="two distinct grades"):
+        Softmax().prepare(np.zeros(5), np.array([0, 5]))
+
+
 # --- the boosting loop -------------------------------------------------------------------
 
 
@@ -271,7 +295,7 @@ def test_newton_and_squared_split_gains_grow_the_same_trees_for_the_squared_loss
 def test_mart_first_tree_is_a_least_squares_fit_of_the_grades(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=1, objective="mart", learning_rate=1.0, random_state=0).fit(X, y, qid=qid)
-    assert model.baseline_ == pytest.approx(y.mean())
+    assert model.baseline_[0] == pytest.approx(y.mean())
     leaves = model.trees_[0].apply(X)
     for leaf in np.unique(leaves):  # learning rate 1: each leaf predicts its rows' mean grade
         rows = leaves == leaf
@@ -304,6 +328,29 @@ def test_plrank_fits_and_lowers_its_likelihood_loss(data):
     assert all(b <= a + 1e-9 for a, b in zip(losses, losses[1:]))  # Newton steps of shrunk size descend
     with pytest.raises(ValueError, match="sample_weight constant within each query"):
         PLRank(n_estimators=2).fit(X, y, qid=qid, sample_weight=np.arange(len(y)) % 2 + 1.0)
+
+
+def test_mcrank_grows_one_tree_per_grade_and_ranks_by_expected_relevance(data):
+    X, y, qid = data
+    grades = np.unique(y)
+    model = LambdaMART(n_estimators=8, objective="mcrank", random_state=0).fit(X, y, qid=qid)
+    assert model.n_outputs_ == len(grades) and len(model.trees_) == 8 * len(grades) and model.n_iter_ == 8
+    np.testing.assert_array_equal(model.classes_, grades)
+    prediction = model.predict(X)
+    raw = np.column_stack([sum(tree.predict(X) for tree in model.trees_[k :: len(grades)]) for k in range(len(grades))])
+    probabilities = np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(prediction, probabilities @ grades, rtol=1e-10)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == 8
+    np.testing.assert_allclose(stages[-1], prediction, rtol=1e-12)
+    assert ndcg_score(y, prediction, qid=qid, k=10) > ndcg_score(y, stages[0], qid=qid, k=10)
+    stopped = LambdaMART(n_estimators=300, objective="mcrank", learning_rate=0.5, n_iter_no_change=3, random_state=0)
+    stopped.fit(X, y, qid=qid)
+    assert len(stopped.trees_) == stopped.best_iteration_ * len(grades) < 300 * len(grades)
+    with pytest.raises(ValueError, match="init is not supported"):
+        LambdaMART(objective="mcrank", init=RFPointRanker(n_estimators=2)).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="integer"):
+        LambdaMART(objective="mcrank").fit(X, y + 0.5, qid=qid)
 
 
 def test_staged_predict_and_evals_result_are_consistent(data):
@@ -408,6 +455,8 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
 
 
 def expected_failed_checks(estimator):
+    if getattr(estimator, "objective", None) == "mcrank":
+        return {}  # per-document loss; the check's data grows no tree that min_samples_leaf tells apart
     failures = {
         "check_sample_weight_equivalence_on_dense_data": (
             "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
@@ -427,6 +476,7 @@ def expected_failed_checks(estimator):
         LambdaMART(n_estimators=5, random_state=0),
         LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
         PLRank(n_estimators=5, n_permutations=2, random_state=0),
+        LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )

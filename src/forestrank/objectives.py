@@ -29,6 +29,12 @@ thread count is set by the estimator from ``n_jobs``).
   objectives. Context sums are log-sum-exps accumulated from the end of the
   permutation and every probability is ``exp(s - log sum)``: scores grow without
   bound and spread widely (a shared ``exp(s - max s)`` underflows to zero sums).
+* :class:`Softmax` — McRank (Li, Burges & Wu, "McRank: Learning to Rank Using
+  Multiple Classification and Gradient Boosting", NIPS 2007): K-class logistic
+  boosting with one raw score per grade (Friedman 2001, Algorithm 6):
+  ``p = softmax(F)``, ``g_k = p_k - [y = k]``, ``h_k = K/(K-1) p_k (1 - p_k)`` (the
+  ``(K-1)/K`` factor of Friedman's leaf step); documents are ranked by their
+  expected relevance ``sum_c c p_c`` (McRank §3; Mohan's thesis, ch. 3).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
@@ -277,8 +283,20 @@ def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, depths
                         curvature[present[t]] += weight * share * (1.0 - share)
 
 
+def expected_relevance(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """``sum_c classes[c] softmax(raw)_c`` per row; ``raw`` float64 (n_rows, n_classes)."""
+    shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
+    return (shifted @ classes) / shifted.sum(axis=1)
+
+
 class RankingObjective:
-    """Interface of the boosting objectives (see the module docstring)."""
+    """Interface of the boosting objectives (see the module docstring).
+
+    ``n_outputs`` raw scores per document: 1, or one per grade (``Softmax``), in which
+    case ``gradients`` takes and fills arrays of shape (n_rows, n_outputs).
+    """
+
+    n_outputs = 1
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         """Precompute label-only quantities; ``labels`` float64 grouped by query."""
@@ -333,6 +351,40 @@ class LambdaRank(RankingObjective):
             scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_, float(self.sigma),
             int(self.truncation_level), bool(self.normalize), gradients, hessians,
         )  # fmt: skip
+
+
+class Softmax(RankingObjective):
+    """Multi-class logistic loss over the grades (McRank; module docstring)."""
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        super().prepare(labels, query_boundaries)
+        self.classes_ = np.unique(self.labels_)
+        if len(self.classes_) < 2:
+            raise ValueError(
+                f"y has one class ({self.classes_.tolist()}); objective='mcrank' needs at least two distinct grades."
+            )
+        self.n_outputs = len(self.classes_)
+        self.class_index_ = np.searchsorted(self.classes_, self.labels_)
+
+    def initial_score(self) -> np.ndarray:
+        """Zero raw scores (uniform class probabilities), Friedman 2001, Algorithm 6."""
+        return np.zeros(self.n_outputs)
+
+    def probabilities(self, raw: np.ndarray) -> np.ndarray:
+        shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
+        return shifted / shifted.sum(axis=1, keepdims=True)
+
+    def loss(self, raw: np.ndarray) -> float:
+        """``-sum log p_y`` over documents; ``raw`` of shape (n_rows, n_outputs)."""
+        log_normaliser = np.log(np.exp(raw - raw.max(axis=1, keepdims=True)).sum(axis=1)) + raw.max(axis=1)
+        return float((log_normaliser - raw[np.arange(len(raw)), self.class_index_]).sum())
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        probability = self.probabilities(scores)
+        np.copyto(gradients, probability)
+        gradients[np.arange(len(gradients)), self.class_index_] -= 1.0
+        np.multiply(probability, 1.0 - probability, out=hessians)
+        hessians *= self.n_outputs / (self.n_outputs - 1.0)
 
 
 class SquaredError(RankingObjective):

@@ -138,12 +138,12 @@ class TreeEnsembleMixin:
         self._forest_nodes = nodes
         self._tree_offsets = offsets
 
-    def _sum_trees(self, X: np.ndarray, n_trees: int | None = None) -> np.ndarray:
-        """Sum over the first ``n_trees`` trees (all by default) of each row's leaf value.
+    def _sum_trees(self, X: np.ndarray, trees: slice = slice(None)) -> np.ndarray:
+        """Sum over the trees ``trees_[trees]`` (all by default) of each row's leaf value.
 
         ``X`` is validated float64, C order; rows are split over ``n_jobs`` threads.
         """
-        offsets = self._tree_offsets if n_trees is None else self._tree_offsets[:n_trees]
+        offsets = np.ascontiguousarray(self._tree_offsets[trees])
         nodes = self._forest_nodes
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)

@@ -24,7 +24,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 
 import contextlib
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
 import numba
@@ -43,7 +43,7 @@ from .._tree._grow import TrainingSet, TreeParams, grow_tree
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
-from ..objectives import LambdaRank, PlackettLuce, RankingObjective, SquaredError
+from ..objectives import LambdaRank, PlackettLuce, RankingObjective, Softmax, SquaredError, expected_relevance
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 from ._forest import _resolve_count, _seed_entropy, resolve_max_features
 
@@ -103,18 +103,19 @@ def newton_node_values(
 
 
 class _EvalSet:
-    """A grouped evaluation set and its running scores."""
+    """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs)."""
 
-    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, scores: np.ndarray):
+    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray):
         self.name = name
         self.X = X
         self.y = y
         self.query_boundaries = query_boundaries
-        self.scores = scores
+        self.raw = raw
 
-    def ndcg(self, k: int) -> float:
+    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray]) -> float:
         convention = resolve_convention("ndcg")
-        return mean_over_queries(evaluate_grouped(self.y, self.scores, self.query_boundaries, convention, k))
+        scores = ranking_scores(self.raw)
+        return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
 
 class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
@@ -198,9 +199,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
 
         objective = self._make_objective()
         objective.prepare(y_train, boundaries)
-        scores = self._start(X_train, y_train, boundaries, objective, data, train)
+        self.n_outputs_ = objective.n_outputs
+        self.classes_ = getattr(objective, "classes_", None)
+        raw = self._start(X_train, y_train, boundaries, objective)
         for item in evals:
-            item.scores = self._baseline(item.X)
+            item.raw = self._baseline(item.X)
 
         binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
         binner.fit(X_train)
@@ -216,50 +219,57 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
             leaf_targets=np.zeros(n_rows),
         )
         X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
+        train_eval = _EvalSet("train", X_train_kernel, y_train, boundaries, raw)
 
-        gradients = np.empty(n_rows)
-        hessians = np.empty(n_rows)
+        n_outputs = self.n_outputs_
+        gradients = np.empty((n_rows, n_outputs))
+        hessians = np.empty((n_rows, n_outputs))
         row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
         self.trees_ = []
-        self.evals_result_ = {item.name: {f"ndcg@{self.eval_at}": []} for item in evals}
+        key = f"ndcg@{self.eval_at}"
+        self.evals_result_ = {item.name: {key: []} for item in evals}
         if self.verbose:
-            self.evals_result_["train"] = {f"ndcg@{self.eval_at}": []}
+            self.evals_result_["train"] = {key: []}
         best_score, best_iteration, stale = -np.inf, 0, 0
         start = time.perf_counter()
         with numba_threads(self.n_jobs):
             params = self._tree_params(n_rows, X_train.shape[1])
             for iteration in range(self.n_estimators):
-                objective.gradients(scores, gradients, hessians)
+                if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+                    objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
+                else:
+                    objective.gradients(raw, gradients, hessians)
                 weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
-                targets[:, 0] = -gradients if self.split_gain == "squared" else gradients
-                targets[:, 1] = hessians
-                row_leaf.fill(-1)
-                rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 1)))
-                tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf)
-                grown = row_leaf >= 0
-                curvature = objective.leaf_curvature(scores, row_leaf, weights, tree.node_count)
-                values = self.learning_rate * newton_node_values(
-                    tree.nodes, row_leaf[grown], (weights * gradients)[grown], (weights * hessians)[grown],
-                    self.l2_regularization, curvature,
-                )  # fmt: skip
-                tree.values = values
-                leaves = tree.nodes["feature"] < 0
-                tree.nodes["threshold"][leaves] = values[leaves]
-                self.trees_.append(tree)
-
-                scores[grown] += values[row_leaf[grown]]
-                if not grown.all():
-                    scores[~grown] += tree.predict(X_train_kernel[~grown])
+                for output in range(n_outputs):
+                    targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
+                    targets[:, 1] = hessians[:, output]
+                    row_leaf.fill(-1)
+                    key_parts = (iteration, 1) if n_outputs == 1 else (iteration, 1, output)
+                    rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
+                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf)
+                    grown = row_leaf >= 0
+                    curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
+                    values = self.learning_rate * newton_node_values(
+                        tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
+                        (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
+                    )  # fmt: skip
+                    tree.values = values
+                    leaves = tree.nodes["feature"] < 0
+                    tree.nodes["threshold"][leaves] = values[leaves]
+                    self.trees_.append(tree)
+                    raw[grown, output] += values[row_leaf[grown]]
+                    if not grown.all():
+                        raw[~grown, output] += tree.predict(X_train_kernel[~grown])
+                    for item in evals:
+                        item.raw[:, output] += tree.predict(item.X)
                 for item in evals:
-                    item.scores += tree.predict(item.X)
-                    self.evals_result_[item.name][f"ndcg@{self.eval_at}"].append(item.ndcg(self.eval_at))
+                    self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
                 if self.verbose:
-                    train_eval = _EvalSet("train", X_train, y_train, boundaries, scores)
-                    self.evals_result_["train"][f"ndcg@{self.eval_at}"].append(train_eval.ndcg(self.eval_at))
+                    self.evals_result_["train"][key].append(train_eval.ndcg(self.eval_at, self._ranking_scores))
                     self._report(iteration, evals, time.perf_counter() - start)
                 if self.n_iter_no_change is not None and evals:
-                    current = self.evals_result_[evals[-1].name][f"ndcg@{self.eval_at}"][-1]
+                    current = self.evals_result_[evals[-1].name][key][-1]
                     if current > best_score + self.tol:
                         best_score, best_iteration, stale = current, iteration + 1, 0
                     else:
@@ -268,8 +278,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
                             break
         if self.n_iter_no_change is not None and evals:
             self.best_iteration_ = best_iteration
-            del self.trees_[best_iteration:]
-        self.n_iter_ = len(self.trees_)
+            del self.trees_[best_iteration * n_outputs :]
+        self.n_iter_ = len(self.trees_) // n_outputs
         self._index_trees()
         return self
 
@@ -285,7 +295,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=len(X_val))
         groups = group_queries(qid_val, len(X_val), caller=f"{type(self).__name__}.fit eval_set")
-        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, np.zeros(len(X_val)))
+        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, np.zeros((len(X_val), 1)))
 
     def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
         """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
@@ -303,28 +313,38 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
         sizes = np.bincount(query_of_row[held_rows], minlength=n_queries)[held]
         boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
         X_val = as_kernel_array(data.X[held_rows], FLOAT_DTYPE)
-        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros(len(X_val))))
+        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((len(X_val), 1))))
         return ~held_rows
 
-    def _start(self, X, y, boundaries, objective, data, train) -> np.ndarray:
-        """Initial training scores: ``init``'s predictions, or the objective's constant."""
+    def _start(self, X: np.ndarray, y: np.ndarray, boundaries: np.ndarray, objective: RankingObjective) -> np.ndarray:
+        """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the objective's constant."""
         if self.init is None:
             self.init_ = None
-            self.baseline_ = float(objective.initial_score())
-            return np.full(len(y), self.baseline_)
-        self.baseline_ = 0.0
+            self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(), dtype=FLOAT_DTYPE))
+            return np.tile(self.baseline_, (len(y), 1))
+        if self.n_outputs_ > 1:
+            raise ValueError("init is not supported with objective='mcrank' (one raw score per grade).")
+        self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
             self.init_ = self.init
         except NotFittedError:
             qid = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
             self.init_ = clone(self.init).fit(X, y, qid=qid)
-        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).copy()
+        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _baseline(self, X: np.ndarray) -> np.ndarray:
+        """Raw starting scores of ``X``, shape (n_rows, n_outputs)."""
         if self.init_ is None:
-            return np.full(len(X), self.baseline_)
-        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).copy()
+            return np.tile(self.baseline_, (len(X), 1))
+        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+
+    def _ranking_scores(self, raw: np.ndarray) -> np.ndarray:
+        """Ranking scores from raw scores (n_rows, n_outputs): the score itself, or McRank's
+        expected relevance ``sum_c c P(c)`` under the softmax of the grades' scores."""
+        if raw.shape[1] == 1:
+            return raw[:, 0].copy()
+        return expected_relevance(raw, self.classes_)
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
@@ -367,7 +387,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
     # --- prediction --------------------------------------------------------------------
 
     def predict(self, X: object) -> np.ndarray:
-        """Baseline (``init``'s prediction or the objective's constant) plus every tree's leaf value.
+        """Ranking score of each row: the baseline (``init``'s prediction or the objective's
+        constant) plus every tree's leaf value; for McRank the expected relevance.
 
         Parameters
         ----------
@@ -378,7 +399,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
         ndarray of shape (n_samples,), float64
         """
         X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
-        return self._baseline(X) + self._sum_trees(X)
+        raw = self._baseline(X)
+        for output in range(self.n_outputs_):
+            raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
+        return self._ranking_scores(raw)
 
     def staged_predict(self, X: object) -> Iterator[np.ndarray]:
         """Predictions after each iteration: ``n_iter_`` arrays of shape (n_samples,).
@@ -386,10 +410,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
         The last one equals ``predict(X)``.
         """
         X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
-        scores = self._baseline(X)
-        for tree in self.trees_:
-            scores = scores + tree.predict(X)
-            yield scores
+        raw = self._baseline(X)
+        for iteration in range(self.n_iter_):
+            for output in range(self.n_outputs_):
+                raw[:, output] += self.trees_[iteration * self.n_outputs_ + output].predict(X)
+            yield self._ranking_scores(raw)
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -410,9 +435,11 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "mart"}, default="lambdarank"
+    objective : {"lambdarank", "mart", "mcrank"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"mart"``: least squares on ``target`` (Friedman 2001).
+        ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
+        grade per iteration, ranking by expected relevance (Li, Burges & Wu 2007).
     learning_rate : float, default=0.1
         Shrinkage of every leaf value.
     max_leaf_nodes : int or None, default=31
@@ -465,7 +492,8 @@ class LambdaMART(BaseBoostingRanker):
     Attributes
     ----------
     trees_ : list of Tree
-        Leaf values include the learning rate.
+        Leaf values include the learning rate; iteration ``i`` holds trees
+        ``i * n_outputs_ ... (i + 1) * n_outputs_ - 1``.
     n_iter_ : int
     best_iteration_ : int
         With early stopping: the iteration with the best validation NDCG.
@@ -473,8 +501,13 @@ class LambdaMART(BaseBoostingRanker):
         ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
         the training set when ``verbose``).
     init_ : estimator or None
-    baseline_ : float
-        Constant start (0 for LambdaRank, the mean target for MART).
+    baseline_ : ndarray of shape (n_outputs_,)
+        Constant start (0 for LambdaRank and McRank, the mean target for MART).
+    n_outputs_ : int
+        Raw scores per document (trees per iteration): 1, or the number of grades
+        for McRank.
+    classes_ : ndarray or None
+        McRank's grades.
     feature_importances_ : ndarray of shape (n_features_in_,)
     n_features_in_, feature_names_in_ : as in scikit-learn.
 
@@ -489,7 +522,7 @@ class LambdaMART(BaseBoostingRanker):
 
     _parameter_constraints = {
         **BaseBoostingRanker._parameter_constraints,
-        "objective": [StrOptions({"lambdarank", "mart"})],
+        "objective": [StrOptions({"lambdarank", "mart", "mcrank"})],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
@@ -553,9 +586,15 @@ class LambdaMART(BaseBoostingRanker):
         self.random_state = random_state
         self.verbose = verbose
 
+    @property
+    def _requires_grades(self) -> bool:
+        return self.objective == "mcrank"
+
     def _make_objective(self) -> RankingObjective:
         if self.objective == "mart":
             return SquaredError(self.target)
+        if self.objective == "mcrank":
+            return Softmax()
         return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm)
 
 
