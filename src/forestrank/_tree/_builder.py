@@ -422,6 +422,9 @@ def build_tree(
     free_slots = np.arange(max(n_slots - 1, 0))
     n_free = len(free_slots)
     node_slot = np.full(capacity if pooled else 0, -1, dtype=np.int64)
+    # Not a literal -1 at the call below: numba would compile _pointwise_split (and
+    # everything under it) a second time for the type Literal[int](-1).
+    no_slot = np.int64(-1)
 
     # Listwise state (empty when unused): every query's tie blocks over the tree,
     # and the per-node query structures of ``_listwise.prepare_node``.
@@ -598,7 +601,8 @@ def build_tree(
                     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
                     l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
                     min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
-                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, -1,
+                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms,
+                    no_slot,
                 )  # fmt: skip
                 gain *= scale
             if feature < 0:
