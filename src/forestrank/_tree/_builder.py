@@ -138,8 +138,13 @@ def _threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
 
 
 @jit
-def _node_statistics(row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics):
-    """Fill ``statistics`` for positions ``start:end``; returns (weight, sum of w * leaf target)."""
+def _node_statistics(
+    row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
+):  # fmt: skip
+    """Fill ``statistics`` for positions ``start:end``; returns (weight, sum of w * leaf target).
+
+    The leaf-target sum (a gather by row id) is skipped unless ``mean_leaves``.
+    """
     for s in range(len(statistics)):
         statistics[s] = 0.0
     node_weight = 0.0
@@ -153,7 +158,8 @@ def _node_statistics(row_targets, row_weights, leaf_targets, samples, start, end
             statistics[0] += weight * first
             statistics[1] += weight * (first * first if squared else row_targets[position, 1])
         node_weight += weight
-        target_sum += weight * leaf_targets[samples[position]]
+        if mean_leaves:
+            target_sum += weight * leaf_targets[samples[position]]
     return node_weight, target_sum
 
 
@@ -472,6 +478,7 @@ def build_tree(
     # Not a literal ``True`` updated in the loop: numba would type the splitter calls
     # twice (Literal[bool] and bool) and compile everything below them twice.
     integer_weights = n_fractional == 0
+    mean_leaves = leaf_kind == LEAF_MEAN
     scale = _criteria.gain_scale(criterion, total_weight)
 
     node_start[0] = 0
@@ -489,7 +496,7 @@ def build_tree(
             start = node_start[node]
             end = node_end[node]
             node_weight, target_sum = _node_statistics(
-                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics
+                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
             )
             if leaf_kind == LEAF_NEWTON:
                 curvature = statistics[1] + l2_regularization
@@ -572,7 +579,7 @@ def build_tree(
         end = node_end[node]
         if deferred:  # evaluate against the tree as it is now
             node_weight, target_sum = _node_statistics(
-                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, statistics
+                row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
             )
             if node_depth[node] < listwise_depth:
                 n_present = 0
