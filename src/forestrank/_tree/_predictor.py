@@ -21,7 +21,7 @@ PASS_BYTES = 4096 * 136 * 8
 
 
 @jit
-def add_tree_values(X, nodes, tree_offsets, out):
+def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
 
     A block of rows descends each tree together, one level per sweep: the node loads
@@ -35,11 +35,13 @@ def add_tree_values(X, nodes, tree_offsets, out):
         All trees, back to back.
     tree_offsets : int64 array of shape (n_trees,)
         First node of each tree.
+    pass_bytes : int
+        Bytes of X per pass (``PASS_BYTES`` for forests; see ``pass_bytes_for``).
     out : float64 array of shape (n_rows,)
         Accumulator, updated in place.
     """
     n_rows = X.shape[0]
-    rows_per_pass = max(ROW_BLOCK, PASS_BYTES // (X.shape[1] * X.itemsize) // ROW_BLOCK * ROW_BLOCK)
+    rows_per_pass = max(ROW_BLOCK, pass_bytes // (X.shape[1] * X.itemsize) // ROW_BLOCK * ROW_BLOCK)
     current = np.empty(ROW_BLOCK, dtype=np.int64)
     for pass_start in range(0, n_rows, rows_per_pass):
         pass_end = min(pass_start + rows_per_pass, n_rows)

@@ -128,6 +128,10 @@ class TreeEnsembleMixin:
     (which must not change the estimator), and is not pickled.
     """
 
+    # Bytes of X the predictor runs all trees over before the next rows
+    # (``_predictor.add_tree_values``): large passes for forests of deep trees.
+    _predict_pass_bytes = _predictor.PASS_BYTES
+
     def _index_trees(self) -> None:
         """Put all trees' nodes back to back; each tree keeps a view (no second copy)."""
         nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
@@ -148,10 +152,11 @@ class TreeEnsembleMixin:
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         if len(ranges) == 1:  # no joblib round trip for small batches
-            _predictor.add_tree_values(X, nodes, offsets, out)
+            _predictor.add_tree_values(X, nodes, offsets, self._predict_pass_bytes, out)
         else:
             Parallel(n_jobs=len(ranges), prefer="threads")(
-                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, out[a:b]) for a, b in ranges
+                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b])
+                for a, b in ranges
             )
         return out
 

@@ -124,6 +124,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
     Subclasses define ``_make_objective()`` (a :class:`RankingObjective`).
     """
 
+    # Small trees: a few rows at a time through all of them, so the rows stay in L1
+    # and every tree's nodes in L2. 50k rows x 136 features x 100 trees of 31
+    # leaves: 0.098 s with 64 KiB passes, 0.120 s with the forests' 4.5 MB passes.
+    _predict_pass_bytes = 1 << 16
+
     _parameter_constraints = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
