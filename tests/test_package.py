@@ -113,3 +113,18 @@ def test_letor_example_runs(mq2008):
         check=True,
     ).stdout
     assert "letor4 preset" in output and "best single feature" in output
+
+
+@pytest.mark.dataset
+def test_early_stopping_example_runs(mq2008):
+    output = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "lambdamart_early_stopping.py"), str(mq2008 / "Fold1")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    lines = output.strip().splitlines()
+    assert "letor4 preset" in lines[0] and len(lines) == 3
+    for line in lines[1:]:  # the run went on for the patience (50) past the best iteration
+        best, run = map(int, line.split("best iteration ")[1].split(" run")[0].split(" of "))
+        assert run == best + 50
