@@ -6,7 +6,6 @@ import sklearn.metrics
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from forestrank import make_ranking, ndcg_score
 from forestrank._tree import _listwise
 
 MAX_BINS = 8
