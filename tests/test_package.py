@@ -96,32 +96,26 @@ def test_demo_runs_and_names_its_conventions():
     assert "letor4 preset" in output
 
 
-def test_grid_search_example_runs():
-    output = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "grid_search_with_qid.py")], capture_output=True, text=True, check=True
+def run_example(name: str, *arguments: str) -> str:
+    """Standard output of ``examples/<name>`` run in a fresh interpreter (fails on a non-zero exit)."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name), *arguments], capture_output=True, text=True, check=True
     ).stdout
-    assert "best: {'dummyranker__k'" in output
+
+
+def test_grid_search_example_runs():
+    assert "best: {'dummyranker__k'" in run_example("grid_search_with_qid.py")
 
 
 @pytest.mark.dataset
 def test_letor_example_runs(mq2008):
-    output = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "evaluate_letor_fold.py"), str(mq2008 / "Fold1")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    output = run_example("evaluate_letor_fold.py", str(mq2008 / "Fold1"))
     assert "letor4 preset" in output and "best single feature" in output
 
 
 @pytest.mark.dataset
 def test_early_stopping_example_runs(mq2008):
-    output = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "lambdamart_early_stopping.py"), str(mq2008 / "Fold1")],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
+    output = run_example("lambdamart_early_stopping.py", str(mq2008 / "Fold1"))
     lines = output.strip().splitlines()
     assert "letor4 preset" in lines[0] and len(lines) == 3
     for line in lines[1:]:  # the run went on for the patience (50) past the best iteration

@@ -40,6 +40,8 @@ thread count is set by the estimator from ``n_jobs``).
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
 """
 
+from abc import ABC, abstractmethod
+
 import numba
 import numpy as np
 
@@ -289,7 +291,7 @@ def expected_relevance(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return (shifted @ classes) / shifted.sum(axis=1)
 
 
-class RankingObjective:
+class RankingObjective(ABC):
     """Interface of the boosting objectives (see the module docstring).
 
     ``n_outputs`` raw scores per document: 1, or one per grade (``Softmax``), in which
@@ -307,9 +309,9 @@ class RankingObjective:
         """Constant score the boosting starts from (without ``init``)."""
         return 0.0
 
+    @abstractmethod
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         """Fill ``gradients`` and ``hessians`` (float64, one per grouped row) at ``scores``."""
-        raise NotImplementedError
 
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int

@@ -24,6 +24,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 
 import contextlib
 import time
+from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
@@ -118,7 +119,7 @@ class _EvalSet:
         return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
 
-class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
+class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     """Boosting loop shared by the gradient-boosted rankers.
 
     Subclasses define ``_make_objective()`` (a :class:`RankingObjective`).
@@ -158,8 +159,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker):
         "verbose": ["verbose"],
     }
 
+    @abstractmethod
     def _make_objective(self) -> RankingObjective:
-        raise NotImplementedError
+        """The objective of one fit, built from the estimator's parameters."""
 
     def fit(
         self,
