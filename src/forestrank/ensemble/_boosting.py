@@ -46,7 +46,7 @@ from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import LambdaRank, PlackettLuce, RankingObjective, Softmax, SquaredError, expected_relevance
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
-from ._forest import _resolve_count, _seed_entropy, resolve_max_features
+from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
 
 
 @contextlib.contextmanager
@@ -89,8 +89,9 @@ def newton_node_values(
     """
     n_nodes = len(tree_nodes)
     sum_g = np.bincount(row_leaf, weights=gradients, minlength=n_nodes)
-    sum_h = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
-    if leaf_curvature is not None:
+    if leaf_curvature is None:
+        sum_h = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
+    else:
         sum_h = leaf_curvature.copy()
     for node in range(n_nodes - 1, -1, -1):  # children come after their parent
         if tree_nodes["feature"][node] >= 0:
@@ -208,7 +209,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         objective.prepare(y_train, boundaries)
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
-        raw = self._start(X_train, y_train, boundaries, objective)
+        query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
+        raw = self._start(X_train, y_train, query_of_train_row, objective)
         for item in evals:
             item.raw = self._baseline(item.X)
 
@@ -232,7 +234,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         gradients = np.empty((n_rows, n_outputs))
         hessians = np.empty((n_rows, n_outputs))
         row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
-        query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
         self.evals_result_ = {item.name: {key: []} for item in evals}
@@ -302,7 +303,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=len(X_val))
         groups = group_queries(qid_val, len(X_val), caller=f"{type(self).__name__}.fit eval_set")
-        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, np.zeros((len(X_val), 1)))
+        raw = np.zeros((len(X_val), 1))
+        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
 
     def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
         """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
@@ -323,7 +325,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((len(X_val), 1))))
         return ~held_rows
 
-    def _start(self, X: np.ndarray, y: np.ndarray, boundaries: np.ndarray, objective: RankingObjective) -> np.ndarray:
+    def _start(self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective) -> np.ndarray:
         """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the objective's constant."""
         if self.init is None:
             self.init_ = None
@@ -336,8 +338,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             check_is_fitted(self.init)
             self.init_ = self.init
         except NotFittedError:
-            qid = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
-            self.init_ = clone(self.init).fit(X, y, qid=qid)
+            self.init_ = clone(self.init).fit(X, y, qid=query_of_row)
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _baseline(self, X: np.ndarray) -> np.ndarray:
@@ -355,14 +356,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
-        if self.subsample == 1.0:
-            return np.ones(len(query_of_row))
         rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 0)))
-        by_query = self.subsample_level == "query"
-        n_units = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
-        drawn = np.zeros(n_units)
-        drawn[rng.choice(n_units, max(1, round(self.subsample * n_units)), replace=False)] = 1.0
-        return drawn[query_of_row] if by_query else drawn
+        return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
         squared = self.split_gain == "squared"

@@ -58,6 +58,28 @@ def _resolve_count(value: int | float, n_rows: int) -> int:
     return max(1, math.ceil(value * n_rows))
 
 
+def draw_counts(
+    rng: np.random.Generator, query_of_row: np.ndarray, fraction: float, by_query: bool, bootstrap: bool
+) -> np.ndarray:
+    """How many times each row is drawn (float64, one per grouped row).
+
+    ``round(fraction * n_units)`` units (whole queries when ``by_query``, else rows;
+    at least one) are drawn with replacement (``bootstrap``) or without; every unit
+    is drawn once, with no random draw, when the fraction covers them all without
+    replacement. ``query_of_row`` (int64) is the query position of each row.
+    """
+    n_units = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
+    n_draws = max(1, round(fraction * n_units))
+    if bootstrap:
+        counts = np.bincount(rng.integers(0, n_units, n_draws), minlength=n_units).astype(FLOAT_DTYPE)
+    elif n_draws == n_units:
+        counts = np.ones(n_units)
+    else:
+        counts = np.zeros(n_units)
+        counts[rng.choice(n_units, n_draws, replace=False)] = 1.0
+    return counts[query_of_row] if by_query else counts
+
+
 def _seed_entropy(random_state: object) -> int:
     if random_state is None:
         return int(np.random.SeedSequence().entropy)
@@ -176,16 +198,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         ``query_of_row`` (int64, one per grouped row) is the query position of each row.
         """
         rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(index, 0)))
-        n_units = int(query_of_row[-1]) + 1 if self.sample_level == "query" else len(query_of_row)
-        n_draws = max(1, round(self.query_subsample * n_units))
-        if self.bootstrap:
-            counts = np.bincount(rng.integers(0, n_units, n_draws), minlength=n_units).astype(FLOAT_DTYPE)
-        elif n_draws == n_units:
-            counts = np.ones(n_units)
-        else:
-            counts = np.zeros(n_units)
-            counts[rng.choice(n_units, n_draws, replace=False)] = 1.0
-        return counts[query_of_row] if self.sample_level == "query" else counts
+        return draw_counts(rng, query_of_row, self.query_subsample, self.sample_level == "query", self.bootstrap)
 
     def _grow(
         self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams
