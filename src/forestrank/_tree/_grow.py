@@ -59,6 +59,13 @@ class TrainingSet:
     row_gains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=FLOAT_DTYPE))
 
 
+def binned_features(binner, X: np.ndarray) -> dict:
+    """The ``TrainingSet`` fields describing ``X`` (float64, (n_rows, n_features)) under
+    a fitted ``BinMapper``: binned matrix, bin counts, thresholds and bin values."""
+    thresholds, bin_values = binner.padded_tables()
+    return {"X_binned": binner.transform(X), "n_bins": binner.n_bins_, "bin_thresholds": thresholds, "bin_values": bin_values}
+
+
 def grow_tree(
     data: TrainingSet,
     weights: np.ndarray,

@@ -40,7 +40,7 @@ from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
 from .._queries import group_queries
 from .._tree import _builder, _criteria, _rng
-from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
@@ -216,17 +216,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
         binner.fit(X_train)
-        thresholds, bin_values = binner.padded_tables()
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
-        training = TrainingSet(
-            X_binned=binner.transform(X_train),
-            n_bins=binner.n_bins_,
-            bin_thresholds=thresholds,
-            bin_values=bin_values,
-            targets=targets,
-            leaf_targets=np.zeros(n_rows),
-        )
+        training = TrainingSet(**binned_features(binner, X_train), targets=targets, leaf_targets=np.zeros(n_rows))
         X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
         train_eval = _EvalSet("train", X_train_kernel, y_train, boundaries, raw)
 

@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._tree import _builder, _criteria, _rng
-from .._tree._grow import TrainingSet, TreeParams, grow_tree
+from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 
@@ -139,7 +139,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self
         """
         self._validate_params()
-        if self.oob_score and not self.bootstrap and self.query_subsample == 1.0:
+        if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
         data = self._validate_training_data(X, y, qid, sample_weight)
         base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
@@ -153,22 +153,52 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if not previous:
             self._entropy = _seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
-
         positive = base_weight > 0
         binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
         binner.fit(data.X if positive.all() else data.X[positive])
-        thresholds, bin_values = binner.padded_tables()
+        self._grow_trees(data, query_of_row, base_weight, binned_features(binner, data.X), previous)
+
+        if self.oob_score:
+            prediction = self._oob_prediction(as_kernel_array(data.X, FLOAT_DTYPE), base_weight, query_of_row)
+            self.oob_prediction_ = data.groups.ungroup(prediction)
+            scored = ~np.isnan(prediction)
+            if not scored.any():
+                raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
+            self.oob_score_ = evaluate(
+                "ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={}
+            )
+        elif hasattr(self, "oob_score_"):
+            del self.oob_score_, self.oob_prediction_
+        return self
+
+    @property
+    def _leaves_rows_out(self) -> bool:
+        """Whether some rows miss some trees (needed for out-of-bag predictions)."""
+        return self.bootstrap or self.query_subsample < 1.0
+
+    def _grow_trees(
+        self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray, binned: dict, previous: list
+    ) -> None:
+        """Grow trees ``len(previous) .. n_estimators - 1`` after ``previous``; sets ``trees_``.
+
+        Parameters
+        ----------
+        data : RankingData
+            Validated rows grouped by query.
+        query_of_row : ndarray of shape (n_samples,), int64
+        base_weight : ndarray of shape (n_samples,), float64
+            Row weights, multiplied into every tree's sampling counts.
+        binned : dict
+            ``binned_features`` of ``data.X`` (shared with BROOF's other rounds).
+        previous : list of Tree
+        """
         training = TrainingSet(
-            X_binned=binner.transform(data.X),
-            n_bins=binner.n_bins_,
-            bin_thresholds=thresholds,
-            bin_values=bin_values,
+            **binned,
             targets=self._targets(data.y),
             leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
             **self._listwise_data(data, query_of_row),
         )
-        params = self._tree_params(int(positive.sum()), data.X.shape[1])
-
+        params = self._tree_params(int((base_weight > 0).sum()), data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
         start = time.perf_counter()
         jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params) for index in new_indices)
@@ -181,12 +211,6 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.trees_ = trees
         self.n_trees_ = len(trees)
         self._index_trees()
-
-        if self.oob_score:
-            self._compute_oob(data, base_weight, query_of_row)
-        elif hasattr(self, "oob_score_"):
-            del self.oob_score_, self.oob_prediction_
-        return self
 
     def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
         """Extra ``TrainingSet`` fields of the listwise criterion (none for pointwise forests)."""
@@ -214,12 +238,24 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """Per-tree inputs of the listwise criterion for ``grow_tree`` (none for pointwise forests)."""
         return {}
 
-    def _compute_oob(self, data, base_weight: np.ndarray, query_of_row: np.ndarray) -> None:
-        """Out-of-bag predictions: each row averaged over the trees that did not see it."""
-        n_rows = len(data.y)
-        totals = np.zeros(n_rows)
-        seen_by = np.zeros(n_rows)
-        X = as_kernel_array(data.X, FLOAT_DTYPE)
+    def _oob_prediction(self, X: np.ndarray, base_weight: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
+        """Out-of-bag prediction of every grouped training row: the mean of the trees
+        whose sample left the row out (NaN where every tree drew it).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float64, C order
+            The training rows, grouped by query.
+        base_weight : ndarray of shape (n_samples,), float64
+            The row weights of the fit (a row of weight 0 is in no tree's sample).
+        query_of_row : ndarray of shape (n_samples,), int64
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        totals = np.zeros(len(X))
+        seen_by = np.zeros(len(X))
         for index, tree in enumerate(self.trees_):
             out_of_bag = np.flatnonzero(self._sample_counts(index, query_of_row) * base_weight == 0)
             if len(out_of_bag):
@@ -228,11 +264,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         with np.errstate(invalid="ignore", divide="ignore"):
             prediction = totals / seen_by
         prediction[seen_by == 0] = np.nan
-        self.oob_prediction_ = data.groups.ungroup(prediction)
-        scored = seen_by > 0
-        if not scored.any():
-            raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
-        self.oob_score_ = evaluate("ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={})
+        return prediction
 
     # --- prediction --------------------------------------------------------------------
 
@@ -247,7 +279,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
-        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        return self._mean_of_trees(as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE))
+
+    def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
+        """``predict`` on validated rows (float64, C order, shape (n_samples, n_features))."""
         return self._sum_trees(X) / len(self.trees_)
 
     @property

@@ -188,7 +188,6 @@ class RFListRanker(BaseForestRanker):
         -------
         self
         """
-        self._discount = _resolve_discount(self.discount)
         return super().fit(X, y, qid, sample_weight)
 
     def _targets(self, y: np.ndarray) -> np.ndarray:
@@ -199,6 +198,7 @@ class RFListRanker(BaseForestRanker):
         return RELEVANCE_WEIGHTS[self.relevance_weights](y)
 
     def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
+        self._discount = _resolve_discount(self.discount)
         return {
             "query_of_row": query_of_row,
             "query_boundaries": data.groups.query_boundaries.astype(INDEX_DTYPE),
