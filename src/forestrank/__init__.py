@@ -10,6 +10,7 @@ from importlib import import_module
 from ._version import __version__
 
 _PUBLIC = {
+    "BROOF": "forestrank.ensemble",
     "DummyRanker": "forestrank.dummy",
     "LambdaMART": "forestrank.ensemble",
     "MissingQidWarning": "forestrank._queries",

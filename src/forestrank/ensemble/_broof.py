@@ -1,0 +1,450 @@
+"""BROOF: boosting whose weak learners are random forests (Generalized BROOF-L2R).
+
+de Sá, "Optimizing Ensembles of Boosted Additive Bagged Trees for Learning-to-Rank"
+(UFMG, 2016), Algorithm 1 and Table 4.1; Salles et al., "BROOF: Exploiting
+Out-of-Bag Errors, Boosting and Random Forests for Effective Automated
+Classification" (SIGIR 2015); AdaBoost.R2 (Drucker, "Improving Regressors using
+Boosting Techniques", ICML 1997).
+
+One boosting round (t = 1, 2, ...)::
+
+    z      = UpdateExamples(y, F_val)          "identity": y;  "residue": y - F_val
+    forest = RandomForest(X, z, weights w)     the weights scale the split criterion
+    p      = ValidationSet(forest)             out-of-bag or training predictions
+    e_i    = error of p_i against z_i in [0, 1] (absolute / median-region / height)
+    eps    = sum_i w_i e_i / sum_i w_i         stop (and drop the forest) if eps >= 0.5
+    beta   = ComputeLearnerWeights             eta * eps / (1 - eps), or eta ("constant")
+    w_i   <- UpdateExampleWeights              w_i * beta ** (1 - e_i) on the chosen rows
+
+The thesis pseudocode leaves four details open; each is resolved here as
+AdaBoost.R2 and the thesis text imply, and tested in ``tests/test_broof.py``:
+
+1. *Errors in [0, 1].* ``"absolute"`` is Drucker's linear loss, divided by the
+   largest error on the validation rows. ``"median"`` counts a document as correct
+   while its error is within the median error and scales the excess by the largest
+   one. ``"height"`` is a ranking error: the fraction of the document's partners in
+   its query (documents with a different target) that the learner orders wrongly
+   with respect to it. ``learner_weight="constant"`` still needs an error for the
+   early stop: it uses the absolute one. Errors always compare the round's learner
+   with the target it was fitted to (the labels, or the residues).
+2. *How weights enter the forest.* They multiply every tree's sampling counts, so
+   they scale the split criterion and the leaf values, and the forest keeps its
+   query-level sub-sampling. (AdaBoost.R2 resamples by weight instead; a weighted
+   draw of documents would break queries apart, while out-of-bag rows must be whole
+   queries for the height error, and BROOF's out-of-bag error needs the forest's own
+   sampling.)
+3. *Which predictions validate.* ``validation="oob"``: each row's prediction is the
+   mean of the forest's trees that did not see it (``BaseForestRanker._oob_prediction``);
+   rows that every tree saw are left out of the error and of the weight update, and
+   the residue of such a row uses the forest's ordinary prediction.
+   ``update_weights="oob"`` re-weights only rows with an out-of-bag prediction (BROOF's
+   selective update); ``"train"`` every validation row. Weights are then rescaled to
+   their previous total.
+4. *How rounds combine.* With residues the model is additive: ``F = sum_t eta h_t``
+   (Friedman's shrinkage; the learner weight only drives the example weights). With
+   the labels themselves every forest predicts relevance and the model is their mean
+   weighted by AdaBoost.R2's ``log(1/beta_t)`` (a weighted mean rather than Drucker's
+   weighted median: rankings need scores without plateaus), or the plain mean for
+   constant learner weights. A round with zero error (``beta = 0``) ends boosting and, as
+   the limit ``log(1/beta) -> inf`` says, predicts alone. A first round with
+   ``eps >= 0.5`` is kept (the model would otherwise be empty) and ends boosting, as
+   scikit-learn's ``AdaBoostRegressor`` does.
+"""
+
+import time
+from collections.abc import Iterator
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import clone
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._binning import BinMapper
+from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._tree._grow import binned_features
+from ._base import BaseRanker
+from ._broof_errors import absolute_errors, height_errors, median_region_errors
+from ._forest import BaseForestRanker, RFPointRanker, _seed_entropy
+
+# Table 4.1: (init_weights, update_examples, validation, learner_weight, update_weights).
+VARIANTS = {
+    "absolute": ("uniform", "identity", "oob", "absolute", "oob"),
+    "median": ("uniform", "identity", "oob", "median", "oob"),
+    "height": ("uniform", "identity", "oob", "height", "oob"),
+    "gradient": ("uniform", "residue", "oob", "constant", "constant"),
+}
+STRATEGIES = ("init_weights", "update_examples", "validation", "learner_weight", "update_weights")
+
+
+def default_forest() -> RFPointRanker:
+    """The weak learner used when ``forest=None``: a regression forest on the targets.
+
+    ``min_samples_leaf=200`` was chosen on the MQ2008 validation folds (NDCG@10 of
+    50, 100, 200, 400, 800; ``benchmarks/RESULTS.md``, "BROOF").
+    """
+    return RFPointRanker(criterion="variance", min_samples_leaf=200)
+
+
+class BROOF(BaseRanker):
+    """Boosting with random-forest weak learners and out-of-bag errors (Generalized BROOF-L2R).
+
+    Every round fits a whole random forest to the labels (re-weighting boosting, as
+    AdaBoost.R2) or to the residues of the rounds so far (gradient boosting), judges
+    it on out-of-bag predictions and re-weights the documents it got wrong. The five
+    extension points of the framework (de Sá 2016, Algorithm 1) are parameters; the
+    presets of its Table 4.1 are ``variant``. The module docstring states how the
+    details the pseudocode leaves open are resolved.
+
+    Parameters
+    ----------
+    n_estimators : int, default=10
+        Maximum number of boosting rounds (forests).
+    variant : {"gradient", "absolute", "median", "height"}, default="gradient"
+        Table 4.1 preset for the five strategies below (each of which, when given,
+        overrides it):
+
+        ============  ============  ===============  ==========  ==============  ==============
+        variant       init_weights  update_examples  validation  learner_weight  update_weights
+        ============  ============  ===============  ==========  ==============  ==============
+        absolute      uniform       identity         oob         absolute        oob
+        median        uniform       identity         oob         median          oob
+        height        uniform       identity         oob         height          oob
+        gradient      uniform       residue          oob         constant        constant
+        ============  ============  ===============  ==========  ==============  ==============
+
+    n_trees : int, default=100
+        Trees per forest (sets the forest's ``n_estimators``).
+    learning_rate : float in (0, 1] or None, default=None
+        ``eta``: the shrinkage of every forest with residues, and the factor of
+        ``beta_t = eta * eps / (1 - eps)`` (or ``beta_t = eta``). None means 0.1 with
+        residues and 1.0 (AdaBoost.R2's ``beta``) with the labels: on the MQ2008
+        validation folds a small ``eta`` made re-weighting unstable (``beta`` near 0)
+        and a large one made the residue rounds overfit.
+    forest : BaseForestRanker or None, default=None
+        The weak learner, cloned every round; None means
+        ``RFPointRanker(criterion="variance", min_samples_leaf=200)``. Its
+        ``n_estimators``, ``n_jobs`` and ``random_state`` are set by this estimator;
+        pass a forest to tune the rest as ``forest__<name>`` (e.g. in ``GridSearchCV``). Residues
+        are real numbers: ``update_examples="residue"`` needs a forest that fits
+        real targets (``criterion="variance"``, linear leaf values).
+    init_weights : {"uniform", "random"} or None, default=None
+        InitializeWeights: all 1, or independent uniform draws in (0, 1]
+        (multiplied by ``sample_weight``).
+    update_examples : {"identity", "residue"} or None, default=None
+        UpdateExamples: fit every forest to the labels, or to ``y - F`` where ``F``
+        is the validation prediction of the rounds so far.
+    validation : {"oob", "train"} or None, default=None
+        ValidationSet: out-of-bag predictions (a row is predicted only by trees
+        that did not see it), or the forest's predictions on the training rows.
+    learner_weight : {"absolute", "median", "height", "constant"} or None, default=None
+        ComputeLearnerWeights: ``beta_t = eta * eps_t / (1 - eps_t)`` with the
+        absolute (linear) error, the median-region error or the height (ranking)
+        error; or ``beta_t = eta``.
+    update_weights : {"oob", "train", "constant"} or None, default=None
+        UpdateExampleWeights ``w_i <- w_i * beta_t ** (1 - e_i)``: on the rows with
+        an out-of-bag prediction, on every validation row, or never.
+    n_jobs : int or None, default=None
+        Threads over each forest's trees (and over rows at prediction); the model
+        does not depend on it.
+    random_state : int, RandomState or None, default=None
+        Seeds every round's forest (and ``init_weights="random"``).
+    verbose : int, default=0
+        Print one line per round (error, beta, time).
+
+    Attributes
+    ----------
+    estimators_ : list of BaseForestRanker
+        The fitted forest of every kept round.
+    estimator_weights_ : ndarray of shape (n_estimators_,)
+        Coefficient of each forest in the prediction ``sum_t a_t h_t(x)``.
+    estimator_betas_ : ndarray of shape (n_estimators_,)
+        ``beta_t`` of each kept round.
+    estimator_errors_ : ndarray of shape (n_rounds,)
+        Weighted error ``eps_t`` of every round run, including one that stopped
+        boosting with ``eps >= 0.5``.
+    n_estimators_ : int
+        Rounds kept.
+    example_weights_ : ndarray of shape (n_samples,)
+        Document weights after the last kept round, in the caller's row order.
+    strategy_ : dict
+        The five strategies used (the preset with overrides applied).
+    learning_rate_ : float
+        The ``eta`` used.
+    forest_ : BaseForestRanker
+        The unfitted weak-learner template.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from forestrank import BROOF, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=60, random_state=0)
+    >>> model = BROOF(n_estimators=3, n_trees=20, random_state=0).fit(X, y, qid=qid)
+    >>> model.predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "variant": [StrOptions(set(VARIANTS))],
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0.0, 1.0, closed="right"), None],
+        "forest": [BaseForestRanker, None],
+        "init_weights": [StrOptions({"uniform", "random"}), None],
+        "update_examples": [StrOptions({"identity", "residue"}), None],
+        "validation": [StrOptions({"oob", "train"}), None],
+        "learner_weight": [StrOptions({"absolute", "median", "height", "constant"}), None],
+        "update_weights": [StrOptions({"oob", "train", "constant"}), None],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_estimators: int = 10,
+        *,
+        variant: str = "gradient",
+        n_trees: int = 100,
+        learning_rate: float | None = None,
+        forest: BaseForestRanker | None = None,
+        init_weights: str | None = None,
+        update_examples: str | None = None,
+        validation: str | None = None,
+        learner_weight: str | None = None,
+        update_weights: str | None = None,
+        n_jobs: int | None = None,
+        random_state: object = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_estimators = n_estimators
+        self.variant = variant
+        self.n_trees = n_trees
+        self.learning_rate = learning_rate
+        self.forest = forest
+        self.init_weights = init_weights
+        self.update_examples = update_examples
+        self.validation = validation
+        self.learner_weight = learner_weight
+        self.update_weights = update_weights
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    @property
+    def _requires_grades(self) -> bool:
+        forest = default_forest() if self.forest is None else self.forest
+        return forest._requires_grades
+
+    def _resolve(self) -> tuple[dict, BaseForestRanker]:
+        """The strategies (preset plus overrides) and the forest template; checks they fit together."""
+        strategy = {
+            name: preset if getattr(self, name) is None else getattr(self, name)
+            for name, preset in zip(STRATEGIES, VARIANTS[self.variant])
+        }
+        forest = clone(default_forest() if self.forest is None else self.forest)
+        forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
+        needs_oob = strategy["validation"] == "oob" or strategy["update_weights"] == "oob"
+        if needs_oob and not forest._leaves_rows_out:
+            raise ValueError(
+                "forest leaves no row out of its trees (query_subsample=1.0, bootstrap=False), so there are no "
+                "out-of-bag predictions for validation='oob' / update_weights='oob'; lower forest.query_subsample."
+            )
+        if strategy["update_examples"] == "residue":
+            linear_leaves = getattr(forest, "leaf_score", "mean") == "mean" or forest.relevance_weights == "linear"
+            if forest._requires_grades or not linear_leaves:
+                raise ValueError(
+                    "update_examples='residue' fits forests to real-valued residues: forest must be a regression "
+                    f"forest (criterion='variance' with linear leaf values); got {forest!r}."
+                )
+        return strategy, forest
+
+    def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "BROOF":
+        """Boost up to ``n_estimators`` forests.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance labels (integer grades when the forest's criterion counts grades).
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row, any order; ``None`` means one query (warns).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights, multiplied into the initial document weights.
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        strategy, template = self._resolve()
+        data = self._validate_training_data(X, y, qid, sample_weight)
+        entropy = _seed_entropy(self.random_state)
+        query_of_row = data.groups.grouped_query_index()
+        n_rows = len(data.y)
+        weights = self._initial_weights(strategy["init_weights"], entropy, n_rows)
+        if data.sample_weight is not None:
+            weights *= data.sample_weight
+        if not (weights > 0).any():
+            raise ValueError("sample_weight is zero for every row.")
+
+        positive = weights > 0
+        binner = BinMapper(template.max_bins, random_state=entropy % (2**32), n_jobs=self.n_jobs)
+        binner.fit(data.X if positive.all() else data.X[positive])
+        binned = binned_features(binner, data.X)
+        X_kernel = as_kernel_array(data.X, FLOAT_DTYPE)
+
+        residue = strategy["update_examples"] == "residue"
+        eta = self.learning_rate_ = self.learning_rate if self.learning_rate is not None else (0.1 if residue else 1.0)
+        validation_score = np.zeros(n_rows)  # F_val: the residues' running model
+        forests, betas, errors = [], [], []
+        start = time.perf_counter()
+        for round_index in range(self.n_estimators):
+            target = data.y - validation_score if residue else data.y
+            forest = self._fit_forest(template, entropy, round_index, data, target, weights, query_of_row, binned)
+            training_prediction, out_of_bag = self._forest_predictions(forest, strategy, X_kernel, weights, query_of_row)
+            prediction = out_of_bag if strategy["validation"] == "oob" else training_prediction
+            validated = ~np.isnan(prediction)
+            row_errors = np.zeros(n_rows)
+            row_errors[validated] = self._errors(
+                strategy["learner_weight"], target[validated], prediction[validated], query_of_row[validated]
+            )
+            error = float(np.sum(weights[validated] * row_errors[validated]) / np.sum(weights[validated]))
+            errors.append(error)
+            if error >= 0.5 and forests:
+                break
+            if strategy["learner_weight"] == "constant":
+                beta = eta
+            else:  # a first round with error 1 is kept alone (np.inf never weighs anything)
+                beta = eta * error / (1.0 - error) if error < 1.0 else np.inf
+            forests.append(forest)
+            betas.append(beta)
+            if self.verbose:
+                print(
+                    f"BROOF round {round_index + 1}/{self.n_estimators}: error {error:.4f}, beta {beta:.4g}, "
+                    f"{time.perf_counter() - start:.1f} s"
+                )
+            if residue:
+                validation_score += eta * np.where(validated, prediction, training_prediction)
+            if error >= 0.5 or beta == 0.0:
+                break
+            if strategy["update_weights"] != "constant":
+                updated = validated if strategy["update_weights"] == "train" else validated & ~np.isnan(out_of_bag)
+                weights = self._reweight(weights, updated, row_errors, beta)
+
+        self.strategy_ = strategy
+        self.forest_ = template
+        self.estimators_ = forests
+        self.estimator_betas_ = np.array(betas)
+        self.estimator_errors_ = np.array(errors)
+        self.estimator_weights_ = self._combination(strategy, np.array(betas))
+        self.n_estimators_ = len(forests)
+        self.example_weights_ = data.groups.ungroup(weights)
+        return self
+
+    # --- fit helpers ------------------------------------------------------------------
+
+    @staticmethod
+    def _initial_weights(init_weights: str, entropy: int, n_rows: int) -> np.ndarray:
+        """InitializeWeights: ones, or uniform draws in (0, 1] from the fit's own stream."""
+        if init_weights == "uniform":
+            return np.ones(n_rows)
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2**31,)))
+        return 1.0 - rng.random(n_rows)
+
+    def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned):
+        """Grow round ``round_index``'s forest on the shared binned matrix."""
+        seed = int(np.random.SeedSequence(entropy, spawn_key=(round_index,)).generate_state(1)[0])
+        forest = clone(template).set_params(random_state=seed)
+        forest.n_features_in_ = self.n_features_in_
+        if hasattr(self, "feature_names_in_"):
+            forest.feature_names_in_ = self.feature_names_in_
+        forest._entropy = _seed_entropy(seed)
+        forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, weights, binned, [])
+        return forest
+
+    @staticmethod
+    def _forest_predictions(forest, strategy, X, weights, query_of_row) -> tuple[np.ndarray, np.ndarray | None]:
+        """The forest's predictions of the training rows, and their out-of-bag predictions
+        (NaN for rows every tree saw) when a strategy needs them, else None."""
+        training_prediction = forest._mean_of_trees(X)
+        if strategy["validation"] != "oob" and strategy["update_weights"] != "oob":
+            return training_prediction, None
+        out_of_bag = forest._oob_prediction(X, weights, query_of_row)
+        if not (weights[~np.isnan(out_of_bag)] > 0).any():
+            raise ValueError(
+                f"every row (n_samples={len(X)}) is in every tree of the forest, so no row has an out-of-bag "
+                "prediction; lower forest.query_subsample or raise n_trees (with a single query, sample "
+                "documents: forest=RFPointRanker(criterion='variance', sample_level='document'))."
+            )
+        return training_prediction, out_of_bag
+
+    @staticmethod
+    def _errors(kind: str, target: np.ndarray, prediction: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
+        """Per-row errors in [0, 1] of the validation rows (grouped by query)."""
+        if kind == "median":
+            return median_region_errors(target, prediction)
+        if kind == "height":
+            sizes = np.unique(query_of_row, return_counts=True)[1]
+            boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
+            return height_errors(target, prediction, boundaries)
+        return absolute_errors(target, prediction)
+
+    @staticmethod
+    def _reweight(weights: np.ndarray, rows: np.ndarray, row_errors: np.ndarray, beta: float) -> np.ndarray:
+        """``w_i * beta ** (1 - e_i)`` on ``rows`` (boolean mask), rescaled to the previous total."""
+        updated = weights.copy()
+        updated[rows] *= beta ** (1.0 - row_errors[rows])
+        return updated * (weights.sum() / updated.sum())
+
+    def _combination(self, strategy: dict, betas: np.ndarray) -> np.ndarray:
+        """Coefficients ``a_t`` of the forests in the prediction (module docstring, point 4)."""
+        if strategy["update_examples"] == "residue":
+            return np.full(len(betas), self.learning_rate_)
+        if strategy["learner_weight"] == "constant" or len(betas) == 1:
+            return np.full(len(betas), 1.0 / len(betas))
+        if betas[-1] == 0.0:  # a perfect round: log(1/beta) = inf outweighs the rest
+            return np.eye(len(betas))[-1]
+        alphas = np.log(1.0 / betas)
+        return alphas / alphas.sum()
+
+    # --- prediction --------------------------------------------------------------------
+
+    def predict(self, X: object) -> np.ndarray:
+        """``sum_t a_t h_t(x)`` over the kept forests (``estimator_weights_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,), float64
+        """
+        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        return sum(a * forest._mean_of_trees(X) for a, forest in zip(self.estimator_weights_, self.estimators_))
+
+    def staged_predict(self, X: object) -> Iterator[np.ndarray]:
+        """Predictions of the model after each round (the first ``t`` forests, combined as in ``predict``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        ndarray of shape (n_samples,), float64
+        """
+        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        forest_predictions = []
+        for rounds, forest in enumerate(self.estimators_, start=1):
+            forest_predictions.append(forest._mean_of_trees(X))
+            weights = self._combination(self.strategy_, self.estimator_betas_[:rounds])
+            yield sum(a * prediction for a, prediction in zip(weights, forest_predictions))
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        """Forests' impurity-based importances averaged with weights ``|a_t|``, normalised to 1."""
+        importances = sum(abs(a) * forest.feature_importances_ for a, forest in zip(self.estimator_weights_, self.estimators_))
+        total = importances.sum()
+        return importances / total if total > 0 else importances
