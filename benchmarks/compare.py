@@ -6,6 +6,7 @@
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
     python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
+    python benchmarks/compare.py broof --data mq2008 --n-estimators 500 --versus RFPointRanker
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit and predict (numba's cache load is neither fit nor
@@ -135,6 +136,20 @@ def _plrank(n_estimators, shape, seed, **params):
     )  # fmt: skip
 
 
+def _broof(n_estimators, shape, seed, **params):
+    from forestrank import BROOF
+
+    # 10 rounds of n_estimators / 5 trees: twice the trees of the RFPointRanker contender.
+    return BROOF(n_estimators=10, n_trees=max(1, n_estimators // 5), n_jobs=2, random_state=seed, **params)
+
+
+def _broof_weak_learner(n_estimators, shape, seed):
+    from forestrank.ensemble._broof import default_forest
+
+    # BROOF's default weak learner alone, with BROOF's whole tree budget: what the boosting rounds add.
+    return default_forest().set_params(n_estimators=2 * n_estimators, n_jobs=2, random_state=seed)
+
+
 def _xgboost_ranker(n_estimators, shape, seed):
     import xgboost
 
@@ -170,6 +185,15 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
+]
+CONTENDERS["broof"] = [
+    Contender("forestrank BROOF gradient", _broof, "qid"),
+    Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+    Contender("forestrank RFPointRanker", _rf_point, "qid"),
+    Contender("forestrank BROOF absolute", functools.partial(_broof, variant="absolute"), "qid"),
+    Contender("forestrank BROOF median", functools.partial(_broof, variant="median"), "qid"),
+    Contender("forestrank BROOF height", functools.partial(_broof, variant="height"), "qid"),
+    Contender("forestrank BROOF's weak learner alone", _broof_weak_learner, "qid"),
 ]
 SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
 
@@ -240,7 +264,10 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
         scores = model.predict(X_test)
     predict_seconds = time.perf_counter() - start
     # Trees used (early stopping keeps LightGBM's later trees but predicts with the best ones).
-    iterations = float(getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or n_estimators)
+    iterations = float(
+        getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or getattr(model, "n_estimators_", 0)
+        or n_estimators
+    )  # fmt: skip
     max_grade = float(max(y.max(), y_test.max()))
     return {
         "NDCG@10 letor4": ndcg_score(y_test, scores, qid_test, 10, convention="letor4"),
@@ -327,6 +354,10 @@ def main() -> None:
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
     parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
     parser.add_argument(
+        "--versus", metavar="NAME",
+        help="also compare every other contender with the one whose name contains NAME (metric differences, paired tests)",
+    )  # fmt: skip
+    parser.add_argument(
         "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
     )
     args = parser.parse_args()
@@ -373,6 +404,13 @@ def main() -> None:
             parts.append(f"{column} {ours.mean(column)[0] - summary.mean(column)[0]:+.4f}")
         print(f"ours vs {name}: " + ", ".join(parts))
         print(f"  paired over test queries: {_paired_tests(ours, summary)}")
+    reference = next((name for name in summaries if args.versus and args.versus in name), None)
+    for name, summary in summaries.items() if reference else []:
+        if name != reference:
+            other = summaries[reference]
+            differences = ", ".join(f"{c} {summary.mean(c)[0] - other.mean(c)[0]:+.4f}" for c in METRIC_NAMES)
+            print(f"{name} vs {reference}: {differences}")
+            print(f"  paired over test queries: {_paired_tests(summary, other)}")
     print(
         "\nconventions: NDCG@10 letor4 = official LETOR 4.0 script (gain 2^l-1, ranks 1-2 undiscounted then "
         "1/log2(r), input-order ties, no-relevant = 0, 0 below 10 docs); NDCG@10 plain = gain 2^l-1, "
