@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from forestrank import MissingQidWarning
-from forestrank._queries import group_queries
+from forestrank._queries import boundaries_of_grouped, group_queries
 
 
 @given(qid=hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-3, 6)))
@@ -84,3 +84,8 @@ def test_missing_qid_warnings_point_at_the_callers_line():
     with pytest.warns(MissingQidWarning) as fit_record:
         DummyRanker().fit(np.eye(3), [1, 0, 0])
     assert metric_record[0].filename == fit_record[0].filename == __file__
+
+
+def test_boundaries_of_grouped_rows_skip_absent_queries():
+    np.testing.assert_array_equal(boundaries_of_grouped(np.array([0, 0, 2, 2, 2, 5])), [0, 2, 5, 6])
+    assert boundaries_of_grouped(np.array([3, 3])).dtype == np.int64

@@ -94,6 +94,16 @@ class QueryGroups:
         return np.diff(self.query_boundaries)
 
 
+def boundaries_of_grouped(query_of_row: np.ndarray) -> np.ndarray:
+    """``query_boundaries`` (int64, n_present_queries + 1) of rows grouped by query.
+
+    ``query_of_row`` (int, non-decreasing) is each row's query position; positions
+    with no row (e.g. after selecting a subset of the rows) get no query.
+    """
+    sizes = np.unique(query_of_row, return_counts=True)[1]
+    return np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
+
+
 def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
     """Validate a query-id vector and return it as a 1-D ndarray.
 

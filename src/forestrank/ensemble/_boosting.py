@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
-from .._queries import group_queries
+from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _builder, _criteria, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from .._validation import check_relevance
@@ -202,8 +202,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             train = self._hold_out(data, query_of_row, evals)
         X_train, y_train = data.X[train], data.y[train]
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
-        boundaries = np.concatenate(([0], np.cumsum(np.bincount(query_of_row[train])))).astype(INDEX_DTYPE)
-        boundaries = np.unique(boundaries)  # queries emptied by the hold-out vanish
+        boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
 
         objective = self._make_objective()
         objective.prepare(y_train, boundaries)
@@ -311,8 +310,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         held = np.zeros(n_queries, dtype=bool)
         held[rng.choice(n_queries, n_held, replace=False)] = True
         held_rows = held[query_of_row]
-        sizes = np.bincount(query_of_row[held_rows], minlength=n_queries)[held]
-        boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
+        boundaries = boundaries_of_grouped(query_of_row[held_rows])
         X_val = as_kernel_array(data.X[held_rows], FLOAT_DTYPE)
         evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((len(X_val), 1))))
         return ~held_rows

@@ -60,7 +60,8 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._binning import BinMapper
-from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._common import FLOAT_DTYPE, as_kernel_array
+from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
 from ._base import BaseRanker
 from ._broof_errors import absolute_errors, height_errors, median_region_errors
@@ -385,9 +386,7 @@ class BROOF(BaseRanker):
         if kind == "median":
             return median_region_errors(target, prediction)
         if kind == "height":
-            sizes = np.unique(query_of_row, return_counts=True)[1]
-            boundaries = np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
-            return height_errors(target, prediction, boundaries)
+            return height_errors(target, prediction, boundaries_of_grouped(query_of_row))
         return absolute_errors(target, prediction)
 
     @staticmethod
