@@ -4,6 +4,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from . import _builder
 from ._tree import Tree
@@ -59,9 +60,24 @@ class TrainingSet:
     row_gains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=FLOAT_DTYPE))
 
 
-def binned_features(binner, X: np.ndarray) -> dict:
-    """The ``TrainingSet`` fields describing ``X`` (float64, (n_rows, n_features)) under
-    a fitted ``BinMapper``: binned matrix, bin counts, thresholds and bin values."""
+def binned_features(
+    X: np.ndarray, max_bins: int | None, seed: int, n_jobs: int | None, fit_rows: np.ndarray | None = None
+) -> dict:
+    """Bin ``X`` once for a fit: the ``TrainingSet`` fields (binned matrix, bin counts,
+    thresholds, bin values).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_rows, n_features), float64
+    max_bins, n_jobs : as in ``BinMapper``
+    seed : int
+        ``BinMapper``'s random state (its quantile sub-sample).
+    fit_rows : bool ndarray of shape (n_rows,), default=None
+        The rows the bins are computed from (e.g. those of positive weight); all by
+        default. Every row is binned.
+    """
+    binner = BinMapper(max_bins, random_state=seed, n_jobs=n_jobs)
+    binner.fit(X if fit_rows is None or fit_rows.all() else X[fit_rows])
     thresholds, bin_values = binner.padded_tables()
     return {"X_binned": binner.transform(X), "n_bins": binner.n_bins_, "bin_thresholds": thresholds, "bin_values": bin_values}
 

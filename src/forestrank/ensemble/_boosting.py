@@ -36,7 +36,6 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
 from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _builder, _criteria, _rng
@@ -213,11 +212,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for item in evals:
             item.raw = self._baseline(item.X)
 
-        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
-        binner.fit(X_train)
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
-        training = TrainingSet(**binned_features(binner, X_train), targets=targets, leaf_targets=np.zeros(n_rows))
+        binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
+        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(n_rows))
         X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
         train_eval = _EvalSet("train", X_train_kernel, y_train, boundaries, raw)
 

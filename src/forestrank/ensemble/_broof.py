@@ -59,7 +59,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
@@ -289,10 +288,7 @@ class BROOF(BaseRanker):
         if not (weights > 0).any():
             raise ValueError("sample_weight is zero for every row.")
 
-        positive = weights > 0
-        binner = BinMapper(template.max_bins, random_state=entropy % (2**32), n_jobs=self.n_jobs)
-        binner.fit(data.X if positive.all() else data.X[positive])
-        binned = binned_features(binner, data.X)
+        binned = binned_features(data.X, template.max_bins, entropy % (2**32), self.n_jobs, weights > 0)
         X_kernel = as_kernel_array(data.X, FLOAT_DTYPE)
 
         residue = strategy["update_examples"] == "residue"
@@ -303,8 +299,7 @@ class BROOF(BaseRanker):
         for round_index in range(self.n_estimators):
             target = data.y - validation_score if residue else data.y
             forest = self._fit_forest(template, entropy, round_index, data, target, weights, query_of_row, binned)
-            training_prediction, out_of_bag = self._forest_predictions(forest, strategy, X_kernel, weights, query_of_row)
-            prediction = out_of_bag if strategy["validation"] == "oob" else training_prediction
+            prediction, out_of_bag = self._validation_predictions(forest, strategy, X_kernel, weights, query_of_row)
             validated = ~np.isnan(prediction)
             row_errors = np.zeros(n_rows)
             row_errors[validated] = self._errors(
@@ -325,8 +320,10 @@ class BROOF(BaseRanker):
                     f"BROOF round {round_index + 1}/{self.n_estimators}: error {error:.4f}, beta {beta:.4g}, "
                     f"{time.perf_counter() - start:.1f} s"
                 )
-            if residue:
-                validation_score += eta * np.where(validated, prediction, training_prediction)
+            if residue:  # rows that every tree saw fall back on the forest's prediction
+                validation_score[validated] += eta * prediction[validated]
+                if not validated.all():
+                    validation_score[~validated] += eta * forest._mean_of_trees(X_kernel[~validated])
             if error >= 0.5 or beta == 0.0:
                 break
             if strategy["update_weights"] != "constant":
@@ -365,20 +362,22 @@ class BROOF(BaseRanker):
         return forest
 
     @staticmethod
-    def _forest_predictions(forest, strategy, X, weights, query_of_row) -> tuple[np.ndarray, np.ndarray | None]:
-        """The forest's predictions of the training rows, and their out-of-bag predictions
-        (NaN for rows every tree saw) when a strategy needs them, else None."""
-        training_prediction = forest._mean_of_trees(X)
-        if strategy["validation"] != "oob" and strategy["update_weights"] != "oob":
-            return training_prediction, None
-        out_of_bag = forest._oob_prediction(X, weights, query_of_row)
-        if not (weights[~np.isnan(out_of_bag)] > 0).any():
-            raise ValueError(
-                f"every row (n_samples={len(X)}) is in every tree of the forest, so no row has an out-of-bag "
-                "prediction; lower forest.query_subsample or raise n_trees (with a single query, sample "
-                "documents: forest=RFPointRanker(criterion='variance', sample_level='document'))."
-            )
-        return training_prediction, out_of_bag
+    def _validation_predictions(forest, strategy, X, weights, query_of_row) -> tuple[np.ndarray, np.ndarray | None]:
+        """The validation predictions of the training rows (out-of-bag, NaN for rows every
+        tree saw, or the forest's own), and the out-of-bag ones when a strategy needs
+        them (else None)."""
+        out_of_bag = None
+        if strategy["validation"] == "oob" or strategy["update_weights"] == "oob":
+            out_of_bag = forest._oob_prediction(X, weights, query_of_row)
+            if not (weights[~np.isnan(out_of_bag)] > 0).any():
+                raise ValueError(
+                    f"every row (n_samples={len(X)}) is in every tree of the forest, so no row has an out-of-bag "
+                    "prediction; lower forest.query_subsample or raise n_trees (with a single query, sample "
+                    "documents: forest=RFPointRanker(criterion='variance', sample_level='document'))."
+                )
+        if strategy["validation"] == "oob":
+            return out_of_bag, out_of_bag
+        return forest._mean_of_trees(X), out_of_bag
 
     @staticmethod
     def _errors(kind: str, target: np.ndarray, prediction: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:

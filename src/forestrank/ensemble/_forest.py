@@ -20,7 +20,6 @@ import numpy as np
 from joblib import Parallel, delayed
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._tree import _builder, _criteria, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
@@ -153,10 +152,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if not previous:
             self._entropy = _seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
-        positive = base_weight > 0
-        binner = BinMapper(self.max_bins, random_state=self._entropy % (2**32), n_jobs=self.n_jobs)
-        binner.fit(data.X if positive.all() else data.X[positive])
-        self._grow_trees(data, query_of_row, base_weight, binned_features(binner, data.X), previous)
+        binned = binned_features(data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0)
+        self._grow_trees(data, query_of_row, base_weight, binned, previous)
 
         if self.oob_score:
             prediction = self._oob_prediction(as_kernel_array(data.X, FLOAT_DTYPE), base_weight, query_of_row)
