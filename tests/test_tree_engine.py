@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from forestrank._binning import BinMapper
 from forestrank._tree import _builder, _criteria, _rng, _splitter
-from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree
+from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree, histogram_pool
 
 CLASS_CRITERIA = [_criteria.ENTROPY, _criteria.GINI]
 
@@ -66,10 +66,12 @@ def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, 
     return best
 
 
-POOLED = 1  # call_best_split: scan all-feature histograms filled beforehand (moment criteria)
+# call_best_split's paths: histogram scan of the node's rows; scan of all-feature
+# histograms filled beforehand (moment criteria); sorted sweep.
+HISTOGRAM, POOLED, SORTED_SWEEP = 0, 1, 2
 
 
-def call_best_split(data, criterion, weights, force_path, n_classes=3, min_samples_leaf=1, l2=0.0):
+def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0):
     """Run the numba split search on the whole data set as one node, every feature examined."""
     n_rows, n_features = data.X_binned.shape
     samples = np.arange(n_rows, dtype=np.int64)
@@ -84,9 +86,10 @@ def call_best_split(data, criterion, weights, force_path, n_classes=3, min_sampl
     node_cost = brute_cost(criterion, targets, weights, l2, n_classes)
     max_bins = data.bin_thresholds.shape[1]
     integer = bool(np.array_equal(weights, np.floor(weights)))
-    histograms = np.zeros((1, n_features, max_bins, _splitter.n_hist_columns(criterion)))
+    histograms = None
     slot = -1
-    if force_path == POOLED:
+    if path == POOLED:
+        histograms = np.zeros((1, n_features, max_bins, _splitter.n_hist_columns(criterion)))
         slot = 0
         _splitter.fill_histograms(
             data.X_binned, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows,
@@ -97,8 +100,7 @@ def call_best_split(data, criterion, weights, force_path, n_classes=3, min_sampl
         integer, statistics, weights.sum(), node_cost, min_samples_leaf, 0.0, n_features,
         np.arange(n_features, dtype=np.int32), seed(), np.zeros((max_bins, n_stats)), np.zeros(max_bins),
         np.zeros(max_bins, dtype=np.int64), np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, np.uint64),
-        np.empty((n_rows, 2), dtype=np.int64), np.empty(n_stats), 0 if force_path == POOLED else force_path,
-        histograms, slot,
+        np.empty((n_rows, 2), dtype=np.int64) if path == SORTED_SWEEP else None, np.empty(n_stats), histograms, slot,
     )  # fmt: skip
 
 
@@ -130,9 +132,9 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
     expected_gain, _, _ = brute_best_split(criterion, training.X_binned, targets, weights, min_samples_leaf, l2)
     pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
-    paths = (0, POOLED, 2) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (0, 2)
-    for force_path in paths:
-        feature, b, after, gain = call_best_split(training, criterion, weights, force_path, min_samples_leaf=min_samples_leaf, l2=l2)
+    paths = (HISTOGRAM, POOLED, SORTED_SWEEP) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (HISTOGRAM, SORTED_SWEEP)
+    for path in paths:
+        feature, b, after, gain = call_best_split(training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2)
         if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
             # No candidate, or a pure node (the builder never searches those): with
             # boundary points only, a pure node has no candidate left.
@@ -164,8 +166,8 @@ def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
         training, _ = training_set(X, y)
         for tree_seed in range(3):
             trees = [
-                grow_tree(training, weights, TreeParams(criterion, 3, max_features=max_features, force_path=path), seed(tree_seed))
-                for path in (0, 2)
+                grow_tree(training, weights, TreeParams(criterion, 3, max_features=max_features, sorted_sweep=sweep), seed(tree_seed))
+                for sweep in (False, True)
             ]
             np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
             np.testing.assert_array_equal(trees[0].values, trees[1].values)
@@ -177,9 +179,10 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     """Every feature examined + moment criterion = the pooled path; with integer targets
     and weights all sums (and the subtractions) are exact, so the trees must be identical.
 
-    Exact mode with 900 distinct values x 25 features makes a slot 5.8 MB, so the pool
-    holds about 23 slots: breadth-first growth of a full tree exhausts it and runs the
-    scratch-slot and refill fallbacks.
+    Exact mode with 900 distinct values x 25 features (a slot is 0.7 MB); besides the
+    default pool, a 4-slot pool is exhausted by either growth order and runs the
+    scratch-slot and refill fallbacks, and a pool that grew another tree before
+    (boosting reuses one per fit) must change nothing.
     """
     rng = np.random.default_rng(5)
     n_rows, n_features = 3000, 25
@@ -192,19 +195,27 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     training, binner = training_set(X, targets, max_bins=None)
     assert binner.n_bins_.max() > 800
     leaf_budget = 40 if expansion == "best" else None
-    trees = []
-    for path in (0, 2):
-        params = TreeParams(
+
+    def params(sweep):
+        return TreeParams(
             criterion, 0, max_features=n_features, expansion=_builder.EXPANSIONS[expansion], min_samples_leaf=3,
-            max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, force_path=path,
+            max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, sorted_sweep=sweep,
             leaf_kind=_builder.LEAF_NEWTON if criterion == _criteria.NEWTON else _builder.LEAF_MEAN,
         )
+
+    assert histogram_pool(training, params(True), n_rows) is None
+    pool = histogram_pool(training, params(False), n_rows)
+    assert pool.shape[1:] == (n_features, binner.n_bins_.max(), _splitter.n_hist_columns(criterion))
+    grow_tree(training, weights[::-1].copy(), params(False), seed(9), histograms=pool)  # leaves sums behind
+    trees = []
+    for sweep, histograms in ((True, None), (False, None), (False, pool), (False, pool[:4])):
         row_leaf = np.full(n_rows, -1, dtype=np.int64)
-        trees.append(grow_tree(training, weights, params, seed(4), row_leaf=row_leaf))
+        trees.append(grow_tree(training, weights, params(sweep), seed(4), row_leaf=row_leaf, histograms=histograms))
         np.testing.assert_array_equal(row_leaf, trees[-1].apply(X))  # the builder's leaf of every row
     assert trees[0].n_leaves == (leaf_budget or trees[0].n_leaves) and trees[0].n_leaves > 30
-    np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
-    np.testing.assert_array_equal(trees[0].values, trees[1].values)
+    for tree in trees[1:]:
+        np.testing.assert_array_equal(tree.nodes, trees[0].nodes)
+        np.testing.assert_array_equal(tree.values, trees[0].values)
 
 
 def test_binned_equals_exact_when_features_have_few_values():

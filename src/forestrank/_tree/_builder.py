@@ -167,12 +167,12 @@ def _node_statistics(
 def _pointwise_split(
     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion, l2_regularization,
     integer_weights, statistics, node_weight, scale, min_samples_leaf, min_child_weight, min_gain_to_split,
-    max_features, features, rng_state, histogram, histogram_weight, histogram_count, bin_class, occupied, order, left,
-    force_path, histograms, slot,
+    max_features, features, rng_state, histogram, histogram_weight, histogram_count, bin_class, occupied, sweep_order,
+    left, histograms, slot,
 ):  # fmt: skip
     """Best split of a node for a decomposable (or the random) criterion.
 
-    ``histograms[slot]`` holds the node's pooled sums when ``slot >= 0``. Returns
+    ``sweep_order``, ``histograms`` and ``slot`` choose the scan (``_splitter.best_split``). Returns
     (feature, bin, next bin, unscaled gain); feature -1 when the node is pure or no
     split passes ``min_gain_to_split``.
     """
@@ -207,7 +207,7 @@ def _pointwise_split(
     feature, b, after, gain = _splitter.best_split(
         X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2_regularization, integer_weights,
         statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
-        histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
+        histogram, histogram_weight, histogram_count, bin_class, occupied, sweep_order, left, histograms, slot,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > min_gain_to_split:
         feature = -1
@@ -220,10 +220,6 @@ def _splittable(count, depth, max_depth, min_samples_split, min_samples_leaf):
     return not ((max_depth >= 0 and depth >= max_depth) or count < min_samples_split or count < 2 * min_samples_leaf)
 
 
-# Histogram pool of the sibling subtraction: at most this many bytes per tree. A node
-# that finds no free slot has its histograms summed from its rows again: slower,
-# never different.
-_POOL_BYTES = 1 << 27
 _FILL_LATER = -2  # node_slot: sum the node's histograms from its rows when it is processed
 
 
@@ -305,9 +301,8 @@ _LISTWISE_GAIN_NOISE = 1e-12
 def build_tree(
     X_binned, n_bins, bin_thresholds, bin_values, targets, leaf_targets, weights, samples, criterion,
     n_classes, l2_regularization, leaf_kind, max_depth, min_samples_split, min_samples_leaf,
-    min_child_weight, min_gain_to_split, max_leaf_nodes, max_features, expansion, rng_state, force_path,
-    listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights,
-    cumulative_discount, n_threads, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains, row_leaf,
+    min_child_weight, min_gain_to_split, max_leaf_nodes, max_features, expansion, rng_state, sweep_order,
+    histograms, listwise, n_threads, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains, row_leaf,
 ):  # fmt: skip
     """Grow one tree.
 
@@ -344,23 +339,31 @@ def build_tree(
     expansion : int
         Module constant (``DEPTH`` ... ``RELEVANT``).
     rng_state : uint64 array of shape (2,)
-    force_path : int
-        0 = histogram scan; 2 = sorted sweep (the stateful-criterion path; tests).
-    listwise_depth : int
-        Nodes shallower than this split with the listwise criterion (``_listwise``);
-        0 = none. When positive, every node is evaluated when it is expanded, against
-        the tree as it is then (Algorithm 4 of Ibrahim & Carman), not when created.
-    max_queries : int
-        Queries sampled per listwise split (-1: all).
-    query_of_row : int64 array of shape (n_rows,)
-        Query of every row (rows grouped by query).
-    query_boundaries : int64 array of shape (n_queries + 1,)
-    row_gains, copies : float64 arrays of shape (n_rows,)
-        ``2^l - 1`` and the copies of each row in this tree (listwise only).
-    query_weights : float64 array of shape (n_queries,)
-        Weight of each query in the mean expected NDCG (listwise only).
-    cumulative_discount : float64 array
-        ``_listwise.cumulative_discounts``.
+    sweep_order : None or int64 array of shape (>= n_tree_rows, 2)
+        None: histogram scans. An array: the sorted sweep (the stateful-criterion
+        path; tests), with this scratch.
+    histograms : None or float64 array of shape (n_slots >= 2, n_features, max_bins, n_hist_columns)
+        The histogram pool of the sibling subtraction (``_grow.histogram_pool``; moment
+        criteria examining every feature), overwritten; None: no pool.
+    listwise : None or tuple
+        None: no listwise split. Otherwise ``(listwise_depth, max_queries,
+        query_of_row, query_boundaries, row_gains, copies, query_weights,
+        cumulative_discount)``: nodes shallower than ``listwise_depth`` (int > 0) split
+        with the listwise criterion (``_listwise``), every node being evaluated when
+        it is expanded, against the tree as it is then (Algorithm 4 of Ibrahim &
+        Carman), not when created. ``max_queries`` (int) queries are sampled per
+        listwise split (-1: all); ``query_of_row`` (int64, (n_rows,)) and
+        ``query_boundaries`` (int64, (n_queries + 1,)) give the queries (rows grouped
+        by query); ``row_gains`` and ``copies`` (float64, (n_rows,)) are ``2^l - 1``
+        and each row's copies in this tree; ``query_weights`` (float64,
+        (n_queries,)) each query's weight in the mean expected NDCG;
+        ``cumulative_discount`` is ``_listwise.cumulative_discounts``.
+
+    The three optional arguments are None or not per call *type*: numba prunes the
+    branches of a None argument before typing (dead branch pruning), so a pointwise
+    forest's specialisation compiles neither the listwise criterion, nor the pool,
+    nor the sorted sweep (a cold compile of all of them costs ~30 s on two cores,
+    against ~12 s for the random forest's path; ``benchmarks/bench_compile.py``).
     n_threads : int
         numba threads summing the pooled histograms; 1 whenever the caller runs
         in a joblib thread (forests), since parallel kernels must not run there.
@@ -390,6 +393,7 @@ def build_tree(
     node_start = np.empty(capacity, dtype=np.int64)
     node_end = np.empty(capacity, dtype=np.int64)
     node_depth = np.empty(capacity, dtype=np.int64)
+    node_parent = np.empty(capacity, dtype=np.int64)  # written only with a pool or listwise splits
     split_feature = np.empty(capacity, dtype=np.int64)
     split_bin = np.empty(capacity, dtype=np.int64)
     split_threshold = np.empty(capacity, dtype=np.float64)
@@ -405,62 +409,51 @@ def build_tree(
     occupied = np.zeros((max_bins + 63) // 64, dtype=np.uint64)
     statistics = np.empty(n_stats)
     left = np.empty(n_stats)
-    order = np.empty((n_rows, 2), dtype=np.int64)
     features = np.arange(n_features).astype(np.int32)
     spill_samples = np.empty(n_rows, dtype=np.int64)
     spill_targets = np.empty((n_rows, targets.shape[1]))
     spill_weights = np.empty(n_rows)
-
-    # Histogram pool for moment criteria examining every feature (boosting): each
-    # frontier node keeps its all-feature histograms so that its children cost one
-    # pass over the smaller child's rows (``_pair_histograms``). The last slot is
-    # scratch.
-    n_columns = _splitter.n_hist_columns(criterion)
-    slot_bytes = n_features * max_bins * n_columns * 8
-    n_slots = 0
-    if not classes and listwise_depth == 0 and force_path == 0 and max_features >= n_features:
-        n_slots = min(_POOL_BYTES // max(slot_bytes, 1), (max_leaf_nodes if max_leaf_nodes > 0 else n_rows) + 2)
-    pooled = n_slots >= 2
-    if not pooled:
-        n_slots = 0
-    histograms = np.empty((n_slots, n_features if pooled else 0, max_bins if pooled else 0, n_columns))
-    scratch = n_slots - 1
-    free_slots = np.arange(max(n_slots - 1, 0))
-    n_free = len(free_slots)
-    node_slot = np.full(capacity if pooled else 0, -1, dtype=np.int64)
-    # Not a literal -1 at the call below: numba would compile _pointwise_split (and
+    # Not a literal -1 where it is passed: numba would compile _pointwise_split (and
     # everything under it) a second time for the type Literal[int](-1).
     no_slot = np.int64(-1)
 
-    # Listwise state (empty when unused): every query's tie blocks over the tree,
-    # and the per-node query structures of ``_listwise.prepare_node``.
-    deferred = listwise_depth > 0
-    n_list_rows = X_binned.shape[0] if deferred else 0
-    n_list_queries = len(query_boundaries) - 1 if deferred else 0
-    tree_blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
-    n_query_blocks = np.zeros(n_list_queries, dtype=np.int64)
-    node_parent = np.empty(capacity if deferred or pooled else 0, dtype=np.int64)
-    query_scales = np.zeros(n_list_queries)
-    query_slot = np.full(n_list_queries, -1, dtype=np.int64)
-    slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
-    slot_ints = np.empty((n_list_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-    blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
-    event_scores = np.empty(n_list_rows)
-    event_slots = np.empty(n_list_rows, dtype=np.int64)
-    touched = np.empty(n_list_queries, dtype=np.int64)
-    pending = np.empty(n_list_queries, dtype=np.int64)
-    open_slots = np.empty(n_list_queries, dtype=np.int64)
-    position_slot = np.empty(n_rows if deferred else 0, dtype=np.int64)
-    position_values = np.empty((n_rows if deferred else 0, _listwise.N_POSITION_COLUMNS))
-    largest_query = 0
-    for q in range(n_list_queries):
-        largest_query = max(largest_query, query_boundaries[q + 1] - query_boundaries[q])
-    scratch_scores = np.empty(largest_query)
-    listwise_scale = 0.0
-    if deferred:
+    # Histogram pool: each frontier node keeps its all-feature histograms so that its
+    # children cost one pass over the smaller child's rows (``_pair_histograms``). The
+    # last slot is scratch.
+    if histograms is not None:
+        scratch = len(histograms) - 1
+        free_slots = np.arange(scratch)
+        n_free = scratch
+        node_slot = np.full(capacity, -1, dtype=np.int64)
+
+    # Listwise state: every query's tie blocks over the tree, and the per-node query
+    # structures of ``_listwise.prepare_node``.
+    if listwise is not None:
+        listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights, cumulative_discount = listwise  # fmt: skip
+        n_list_rows = X_binned.shape[0]
+        n_list_queries = len(query_boundaries) - 1
+        tree_blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+        n_query_blocks = np.zeros(n_list_queries, dtype=np.int64)
+        query_scales = np.zeros(n_list_queries)
+        query_slot = np.full(n_list_queries, -1, dtype=np.int64)
+        slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
+        slot_ints = np.empty((n_list_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
+        blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+        event_scores = np.empty(n_list_rows)
+        event_slots = np.empty(n_list_rows, dtype=np.int64)
+        touched = np.empty(n_list_queries, dtype=np.int64)
+        pending = np.empty(n_list_queries, dtype=np.int64)
+        open_slots = np.empty(n_list_queries, dtype=np.int64)
+        position_slot = np.empty(n_rows, dtype=np.int64)
+        position_values = np.empty((n_rows, _listwise.N_POSITION_COLUMNS))
+        order = np.empty((n_rows, 2), dtype=np.int64)
+        largest_query = 0
+        for q in range(n_list_queries):
+            largest_query = max(largest_query, query_boundaries[q + 1] - query_boundaries[q])
         total_query_weight = _listwise.query_scales(
-            query_boundaries, row_gains, copies, query_weights, cumulative_discount, query_scales, scratch_scores
-        )
+            query_boundaries, row_gains, copies, query_weights, cumulative_discount, query_scales,
+            np.empty(largest_query),
+        )  # fmt: skip
         listwise_scale = 1.0 / total_query_weight if total_query_weight > 0.0 else 0.0
 
     # Targets and weights in sample order, permuted with ``samples`` by every
@@ -489,7 +482,7 @@ def build_tree(
     heap_size = 0
     next_node = 0  # nodes [next_node, n_nodes) still need their value
     while True:
-        # New nodes: value; then their best split now, or (deferred) when expanded.
+        # New nodes: value; then their best split now, or (listwise) when expanded.
         while next_node < n_nodes:
             node = next_node
             next_node += 1
@@ -509,19 +502,20 @@ def build_tree(
             values[node] = value
             n_node_samples[node] = end - start
             weighted_n_node_samples[node] = node_weight
-            if deferred and node == 0:
-                _listwise.start_query_blocks(query_boundaries, row_gains, copies, value, tree_blocks, n_query_blocks)
-            elif deferred:
-                _listwise.move_to_child(
-                    samples, start, end, values[node_parent[node]], value, query_of_row, query_boundaries, row_gains,
-                    copies, tree_blocks, n_query_blocks, query_slot, slot_values, slot_ints,
-                )  # fmt: skip
+            if listwise is not None:
+                if node == 0:
+                    _listwise.start_query_blocks(query_boundaries, row_gains, copies, value, tree_blocks, n_query_blocks)
+                else:
+                    _listwise.move_to_child(
+                        samples, start, end, values[node_parent[node]], value, query_of_row, query_boundaries,
+                        row_gains, copies, tree_blocks, n_query_blocks, query_slot, slot_values, slot_ints,
+                    )  # fmt: skip
 
             count = end - start
             budget_left = max_leaf_nodes < 0 or n_leaves < max_leaf_nodes
             splittable = budget_left and _splittable(count, node_depth[node], max_depth, min_samples_split, min_samples_leaf)
-            slot = -1
-            if pooled:
+            slot = no_slot
+            if histograms is not None:
                 if node == 0:
                     node_slot[0] = _FILL_LATER if splittable else -1
                 elif node == nodes[node_parent[node]]["left"]:
@@ -543,32 +537,35 @@ def build_tree(
             if not splittable:
                 continue
             gain = 0.0
-            if not deferred:
+            if listwise is None:
                 feature, b, after, gain = _pointwise_split(
                     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
                     l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
                     min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
-                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
+                    histogram_weight, histogram_count, bin_class, occupied, sweep_order, left, histograms, slot,
                 )  # fmt: skip
-                if slot >= 0 and (feature < 0 or slot == scratch):
-                    n_free = _release_slot(node_slot, node, free_slots, n_free, scratch)
+                if histograms is not None:
+                    if slot >= 0 and (feature < 0 or slot == scratch):
+                        n_free = _release_slot(node_slot, node, free_slots, n_free, scratch)
                 if feature < 0:
                     continue
                 split_feature[node] = feature
                 split_bin[node] = b
                 split_threshold[node] = _threshold(bin_thresholds, bin_values, feature, b, after)
                 split_gain[node] = gain * scale
+                if expansion == BEST:
+                    priority[node] = gain
+            elif expansion == BEST:  # listwise gains are known only at expansion
+                priority[node] = -node
             if expansion == DEPTH:
                 priority[node] = node_depth[node] * 4294967296.0 - node
-            elif expansion == BREADTH or (expansion == BEST and deferred):
+            elif expansion == BREADTH:
                 priority[node] = -node
-            elif expansion == BEST:
-                priority[node] = gain
             elif expansion == RANDOM:
                 priority[node] = _rng.uniform(rng_state)
             elif expansion == BIGGEST:
                 priority[node] = count
-            else:
+            elif expansion == RELEVANT:
                 priority[node] = value
             heap_size = _heap_push(heap, heap_size, priority, node)
 
@@ -577,7 +574,7 @@ def build_tree(
         node, heap_size = _heap_pop(heap, heap_size, priority)
         start = node_start[node]
         end = node_end[node]
-        if deferred:  # evaluate against the tree as it is now
+        if listwise is not None:  # evaluate against the tree as it is now
             node_weight, target_sum = _node_statistics(
                 row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
             )
@@ -608,8 +605,7 @@ def build_tree(
                     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion,
                     l2_regularization, integer_weights, statistics, node_weight, scale, min_samples_leaf,
                     min_child_weight, min_gain_to_split, max_features, features, rng_state, histogram,
-                    histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms,
-                    no_slot,
+                    histogram_weight, histogram_count, bin_class, occupied, sweep_order, left, histograms, no_slot,
                 )  # fmt: skip
                 gain *= scale
             if feature < 0:
@@ -632,8 +628,7 @@ def build_tree(
             node_start[child] = child_start
             node_end[child] = child_end
             node_depth[child] = node_depth[node] + 1
-            if deferred or pooled:
-                node_parent[child] = node
+            node_parent[child] = node
         n_nodes += 2
         n_leaves += 1
     if len(row_leaf) > 0:

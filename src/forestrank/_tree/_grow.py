@@ -6,13 +6,17 @@ import numpy as np
 
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
-from . import _builder
+from . import _builder, _criteria, _splitter
 from ._tree import Tree
 
 
 @dataclass(frozen=True)
 class TreeParams:
-    """Integer-coded growth parameters, as the builder takes them (-1 = no limit)."""
+    """Integer-coded growth parameters, as the builder takes them (-1 = no limit).
+
+    ``sorted_sweep`` replaces the histogram scans by the sorted sweep (the stateful
+    criteria's path; tests compare the two).
+    """
 
     criterion: int
     n_classes: int
@@ -26,7 +30,7 @@ class TreeParams:
     min_child_weight: float = 0.0
     min_gain_to_split: float = 0.0
     max_leaf_nodes: int = -1
-    force_path: int = 0
+    sorted_sweep: bool = False
     listwise_depth: int = 0
     max_queries: int = -1
     n_threads: int = 1
@@ -82,6 +86,45 @@ def binned_features(
     return {"X_binned": binner.transform(X), "n_bins": binner.n_bins_, "bin_thresholds": thresholds, "bin_values": bin_values}
 
 
+# Histogram pool of the sibling subtraction: at most this many bytes per tree. A node
+# that finds no free slot has its histograms summed from its rows again: slower,
+# never different.
+POOL_BYTES = 1 << 27
+
+
+def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> np.ndarray | None:
+    """The pooled all-feature histograms of ``build_tree``, or None where they do not apply.
+
+    They apply to moment criteria (variance, newton) examining every feature at every
+    node, in pointwise trees grown with histogram scans: the sibling subtraction needs
+    a node's histograms of all features. The pool holds at most ``POOL_BYTES``, and
+    never more slots than the tree can have frontier nodes (plus scratch); fewer
+    than two slots is no pool.
+
+    Returns
+    -------
+    ndarray of shape (n_slots, n_features, max_bins, n_hist_columns), float64, or None
+        Uninitialised: the builder overwrites a slot before reading it, so one pool
+        serves every tree of a fit grown one at a time (boosting).
+    """
+    n_features = data.X_binned.shape[1]
+    if (
+        _criteria.uses_classes(params.criterion)
+        or params.listwise_depth > 0
+        or params.sorted_sweep
+        or params.max_features < n_features
+    ):
+        return None
+    max_bins = data.bin_thresholds.shape[1]
+    n_columns = _splitter.n_hist_columns(params.criterion)
+    slot_bytes = max(n_features * max_bins * n_columns * 8, 1)
+    max_frontier = params.max_leaf_nodes if params.max_leaf_nodes > 0 else n_tree_rows
+    n_slots = min(POOL_BYTES // slot_bytes, max_frontier + 2)
+    if n_slots < 2:
+        return None
+    return np.empty((n_slots, n_features, max_bins, n_columns), dtype=FLOAT_DTYPE)
+
+
 def grow_tree(
     data: TrainingSet,
     weights: np.ndarray,
@@ -91,6 +134,7 @@ def grow_tree(
     query_weights: np.ndarray | None = None,
     cumulative_discount: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
+    histograms: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -99,17 +143,22 @@ def grow_tree(
     within its query, and each query's weight in the mean expected NDCG;
     ``cumulative_discount`` is ``_listwise.cumulative_discounts`` for those copies.
     ``row_leaf`` (int64, one per row), when given, receives the leaf node of every
-    row with positive weight.
+    row with positive weight. ``histograms`` is a ``histogram_pool`` to reuse
+    (trees grown one after another); by default the tree allocates its own where one
+    applies.
     """
-    if copies is None:
-        copies = np.zeros(0, dtype=FLOAT_DTYPE)
-    if query_weights is None:
-        query_weights = np.zeros(0, dtype=FLOAT_DTYPE)
-    if cumulative_discount is None:
-        cumulative_discount = np.zeros(1, dtype=FLOAT_DTYPE)
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+    if histograms is None:
+        histograms = histogram_pool(data, params, len(samples))
+    listwise = None
+    if params.listwise_depth > 0:
+        listwise = (
+            params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries, data.row_gains,
+            copies, query_weights, cumulative_discount,
+        )  # fmt: skip
+    sweep_order = np.empty((len(samples), 2), dtype=INDEX_DTYPE) if params.sorted_sweep else None
     capacity = max(1, 2 * len(samples) - 1)
     nodes = np.empty(capacity, dtype=NODE_DTYPE)
     values = np.empty(capacity, dtype=FLOAT_DTYPE)
@@ -121,9 +170,8 @@ def grow_tree(
         weights, samples, params.criterion, params.n_classes, params.l2_regularization, params.leaf_kind,
         params.max_depth, params.min_samples_split, params.min_samples_leaf, params.min_child_weight,
         params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
-        params.force_path, params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries,
-        data.row_gains, copies, query_weights, cumulative_discount, params.n_threads, nodes, values, n_node_samples, weighted_n_node_samples, feature_gains,
-        row_leaf,
+        sweep_order, histograms, listwise, params.n_threads, nodes, values, n_node_samples, weighted_n_node_samples,
+        feature_gains, row_leaf,
     )  # fmt: skip
     return Tree(
         nodes=nodes[:n_nodes].copy(),

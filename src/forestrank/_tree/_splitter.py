@@ -500,7 +500,7 @@ def _sorted_sweep(
 def best_split(
     X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
     node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
-    histogram, histogram_weight, histogram_count, bin_class, occupied, order, left, force_path, histograms, slot,
+    histogram, histogram_weight, histogram_count, bin_class, occupied, sweep_order, left, histograms, slot,
 ):  # fmt: skip
     """Best split of the node ``samples[start:end]`` over up to ``max_features`` usable features.
 
@@ -526,14 +526,19 @@ def best_split(
     histogram, histogram_weight, histogram_count, bin_class, occupied :
         Zeroed per-bin scratch: (max_bins, n_statistics) float64, (max_bins,) float64,
         (max_bins,) int64, (max_bins,) int64, (ceil(max_bins / 64),) uint64.
-    order, left :
-        Scratch: (n_tree_rows, 2) int64, (n_statistics,) float64.
-    force_path : int
-        0: histogram scan; 2: sorted sweep (the stateful-criterion path, for tests).
-    histograms : float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+    sweep_order : None or int64 array of shape (>= n_tree_rows, 2)
+        None: histogram scans; an array: the sorted sweep (the stateful-criterion
+        path, for tests), with this scratch.
+    left :
+        Scratch: (n_statistics,) float64.
+    histograms : None or float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
     slot : int
-        When >= 0, ``histograms[slot]`` holds the node's sums (``fill_histograms``)
-        and the scans read them instead of the rows (moment criteria only).
+        When ``histograms`` is given and ``slot >= 0``, ``histograms[slot]`` holds
+        the node's sums (``fill_histograms``) and the scans read them instead of the
+        rows (moment criteria only).
+
+    A None ``sweep_order`` or ``histograms`` removes its scan from the compiled
+    specialisation (numba prunes branches on None arguments before typing).
 
     Returns
     -------
@@ -556,16 +561,16 @@ def best_split(
         if n_usable >= max_features:
             break
         feature = draw_feature(features, i, rng_state)
-        if slot >= 0:
+        if histograms is not None and slot >= 0:
             constant, gain, b, after = _pooled_scan(
                 histograms, slot, feature, n_bins[feature], criterion, l2, node_statistics, node_weight, node_cost,
                 end - start, min_samples_leaf, min_child_weight, best_gain,
             )  # fmt: skip
-        elif force_path == 2:
+        elif sweep_order is not None:
             constant, gain, b, after = _sorted_sweep(
                 X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
                 node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram_count,
-                occupied, order, left, best_gain,
+                occupied, sweep_order, left, best_gain,
             )  # fmt: skip
         else:
             constant, gain, b, after = _histogram_scan(

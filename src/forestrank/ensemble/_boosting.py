@@ -39,7 +39,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
 from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _builder, _criteria, _rng
-from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
+from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
@@ -232,6 +232,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         start = time.perf_counter()
         with numba_threads(self.n_jobs):
             params = self._tree_params(n_rows, X_train.shape[1])
+            pool = histogram_pool(training, params, n_rows)  # one for every tree of the fit
             for iteration in range(self.n_estimators):
                 if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
                     objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
@@ -244,7 +245,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     row_leaf.fill(-1)
                     key_parts = (iteration, 1) if n_outputs == 1 else (iteration, 1, output)
                     rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf)
+                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf, histograms=pool)
                     grown = row_leaf >= 0
                     curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
                     values = self.learning_rate * newton_node_values(
