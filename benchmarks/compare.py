@@ -177,6 +177,7 @@ CONTENDERS["plrank"] = [
     Contender("forestrank PLRank top_k=10", _plrank, "qid"),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
     Contender("forestrank PLRank top_k=10 skip_tied_tail", functools.partial(_plrank, skip_tied_tail=True), "qid"),
+    Contender("forestrank PLRank top_k=10 n_permutations=20", functools.partial(_plrank, n_permutations=20), "qid"),
 ]
 CONTENDERS["lambdamart"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),

@@ -6,6 +6,8 @@ import warnings
 import numpy as np
 import pytest
 import sklearn
+from hypothesis import given
+from hypothesis import strategies as st
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -21,7 +23,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
-from forestrank.objectives import LambdaRank, PlackettLuce, Softmax, SquaredError
+from forestrank.objectives import LambdaRank, PlackettLuce, Softmax, SquaredError, distinct_contexts
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +219,9 @@ def test_plackett_luce_with_several_permutations_is_their_average():
         single = PlackettLuce(top_k=4, n_permutations=1)
         single.prepare(objective.labels_, objective.query_boundaries_)
         single.permutations_ = permutation[None, :].copy()
+        single.contexts_, single.context_boundaries_, single.top_share_ = distinct_contexts(
+            single.permutations_, single.query_boundaries_, single.depths_
+        )
         gs, hs = np.empty(16), np.empty(16)
         single.gradients(scores, gs, hs)
         singles.append((single.loss(scores), gs, hs))
@@ -224,6 +229,49 @@ def test_plackett_luce_with_several_permutations_is_their_average():
     np.testing.assert_allclose(g, np.mean([gs for _, gs, _ in singles], axis=0), rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(h, np.mean([hs for _, _, hs in singles], axis=0), rtol=1e-12, atol=1e-15)
     assert len({tuple(p) for p in objective.permutations_}) > 1  # ties were ordered differently
+
+
+@given(
+    grades=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=9), min_size=1, max_size=4),
+    n_permutations=st.integers(1, 6), top_k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
+)
+def test_distinct_contexts_are_the_distinct_prefix_sets_with_their_multiplicities(grades, n_permutations, top_k, seed):
+    """Table 3's compact storage against a brute-force count of the contexts as sets."""
+    labels = np.concatenate([np.array(g, float) for g in grades])
+    boundaries = np.concatenate(([0], np.cumsum([len(g) for g in grades])))
+    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, random_state=seed)
+    objective.prepare(labels, boundaries)
+    expected_share = np.zeros(len(labels))
+    for q, (start, end) in enumerate(zip(boundaries[:-1], boundaries[1:])):
+        counts = {}
+        for permutation in objective.permutations_:
+            for position in range(objective.depths_[q]):
+                key = (position, frozenset(permutation[start + position : end].tolist()))
+                counts[key] = counts.get(key, 0) + 1
+                expected_share[permutation[start + position]] += 1 / n_permutations
+        stored = objective.contexts_[objective.context_boundaries_[q] : objective.context_boundaries_[q + 1]]
+        found = {}
+        for p, position, multiplicity in stored:
+            key = (position, frozenset(objective.permutations_[p, start + position : end].tolist()))
+            assert key not in found  # each set stored once
+            found[key] = multiplicity
+        assert found == counts
+    np.testing.assert_allclose(objective.top_share_, expected_share, atol=1e-12)
+
+
+def test_distinct_contexts_share_the_grade_boundaries():
+    """Permutations differ only inside tie groups: in queries graded (2, 1, 1, 0, 0, 0)
+    and (1, 0, 0) with top_k=3, positions 0 and 1 hold the same set in every
+    permutation and position 2 one of two sets, so 8 permutations need 4 distinct
+    contexts per query instead of 24."""
+    labels = np.array([2, 1, 1, 0, 0, 0, 1, 0, 0], float)
+    objective = PlackettLuce(top_k=3, n_permutations=8, random_state=0)
+    objective.prepare(labels, np.array([0, 6, 9]))
+    assert np.diff(objective.context_boundaries_).tolist() == [4, 4]
+    assert objective.contexts_[:, 1].tolist() == [0, 1, 2, 2] * 2  # by permutation, then position
+    multiplicities = objective.contexts_[:, 2].reshape(2, 4)
+    assert (multiplicities[:, :2] == 8).all() and (multiplicities[:, 2:].sum(axis=1) == 8).all()
+    assert objective.contexts_[:, 2].sum() == 2 * 3 * 8
 
 
 def test_plackett_luce_leaf_curvature_is_the_second_derivative_along_the_leaf():

@@ -26,7 +26,10 @@ thread count is set by the estimator from ``n_jobs``).
   ``p' = sum_{d in leaf and C} p(d|C)``, which couples the leaf's documents
   (:meth:`PlackettLuce.leaf_curvature`); the per-document hessians
   ``sum_C p(1 - p)`` only guide the splits. Several permutations average their
-  objectives. Context sums are log-sum-exps accumulated from the end of the
+  objectives; their contexts are stored once per distinct set with a multiplicity
+  (the paper's Table 3; :func:`distinct_contexts`), since permutations that differ
+  only in the order of tied grades share every context that starts at a grade
+  boundary. Context sums are log-sum-exps accumulated from the end of the
   permutation and every probability is ``exp(s - log sum)``: scores grow without
   bound and spread widely (a shared ``exp(s - max s)`` underflows to zero sums).
 * :class:`Softmax` — McRank (Li, Burges & Wu, "McRank: Learning to Rank Using
@@ -171,13 +174,13 @@ def _suffix_log_sums(scores, permutation, log_suffix):
 
 
 @jit(parallel=True)
-def _plackett_luce_gradients(scores, permutations, query_boundaries, depths, gradients, hessians):
+def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, context_boundaries, top_share, gradients, hessians):
     """Mean over permutations of the top-k Plackett-Luce gradient and diagonal hessian (module docstring).
 
-    ``g_d = sum_{i <= r_d, i < depth} p(d|C_i) - [r_d < depth]`` and
-    ``h_d = sum p(d|C_i) (1 - p(d|C_i))`` with ``r_d`` the position of ``d``; every
-    ``p(d|C_i) = exp(s_d - log_suffix[i])`` is formed in log space. O(n depth) per
-    query and permutation.
+    ``g_d = sum_C m_C p(d|C) / P - top_share[d]`` and ``h_d = sum_C m_C p(d|C)
+    (1 - p(d|C)) / P`` over the distinct contexts ``C`` holding ``d``, each counted
+    ``m_C`` times among the ``P`` permutations; every ``p(d|C) = exp(s_d -
+    log_suffix)`` is formed in log space. O(n) per distinct context.
 
     Parameters
     ----------
@@ -186,8 +189,13 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, depths, gra
         ``permutations[p, start:end]`` lists the rows of the query at ``start:end`` in
         ground-truth order.
     query_boundaries : int64 array of shape (n_queries + 1,)
-    depths : int64 array of shape (n_queries,)
-        Contexts modelled per query (``PlackettLuce.prepare``).
+    contexts : int64 array of shape (n_contexts, 3)
+        ``distinct_contexts``: (permutation, position in the query, multiplicity),
+        grouped by query, then by permutation.
+    context_boundaries : int64 array of shape (n_queries + 1,)
+        Contexts of query ``q``: ``contexts[context_boundaries[q]:context_boundaries[q + 1]]``.
+    top_share : float64 array of shape (n_rows,)
+        Fraction of the permutations that place each row among the modelled positions.
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     """
@@ -195,81 +203,98 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, depths, gra
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
-        n = end - start
         for i in range(start, end):
             gradients[i] = 0.0
             hessians[i] = 0.0
-        depth = depths[q]
-        log_suffix = np.empty(n)
-        for p in range(n_permutations):
+        log_suffix = np.empty(end - start)
+        summed = -1  # permutation whose suffix sums log_suffix holds
+        for c in range(context_boundaries[q], context_boundaries[q + 1]):
+            p = contexts[c, 0]
             permutation = permutations[p, start:end]
-            _suffix_log_sums(scores, permutation, log_suffix)
-            for r in range(n):
+            if p != summed:
+                _suffix_log_sums(scores, permutation, log_suffix)
+                summed = p
+            position = contexts[c, 1]
+            share = contexts[c, 2] / n_permutations
+            log_sum = log_suffix[position]
+            for r in range(position, end - start):
                 row = permutation[r]
-                gradient = -1.0 if r < depth else 0.0
-                curvature = 0.0
-                for i in range(min(r + 1, depth)):
-                    probability = np.exp(scores[row] - log_suffix[i])
-                    gradient += probability
-                    curvature += probability * (1.0 - probability)
-                gradients[row] += gradient
-                hessians[row] += curvature
+                probability = np.exp(scores[row] - log_sum)
+                gradients[row] += share * probability
+                hessians[row] += share * probability * (1.0 - probability)
         for i in range(start, end):
-            gradients[i] /= n_permutations
-            hessians[i] /= n_permutations
+            gradients[i] -= top_share[i]
 
 
 @jit
-def _plackett_luce_loss(scores, permutations, query_boundaries, depths):
-    """Mean over permutations of the top-k negative log-likelihood, summed over queries."""
+def _plackett_luce_loss(scores, permutations, query_boundaries, contexts, context_boundaries, top_share):
+    """Mean over permutations of the top-k negative log-likelihood, summed over queries.
+
+    ``sum_C m_C log sum_{d in C} exp s_d / P - sum_d top_share[d] s_d``; arguments as in
+    ``_plackett_luce_gradients``.
+    """
     n_permutations = permutations.shape[0]
     total = 0.0
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
         log_suffix = np.empty(end - start)
-        for p in range(n_permutations):
-            permutation = permutations[p, start:end]
-            _suffix_log_sums(scores, permutation, log_suffix)
-            for r in range(depths[q]):
-                total += log_suffix[r] - scores[permutation[r]]
-    return total / n_permutations
+        summed = -1
+        for c in range(context_boundaries[q], context_boundaries[q + 1]):
+            p = contexts[c, 0]
+            if p != summed:
+                _suffix_log_sums(scores, permutations[p, start:end], log_suffix)
+                summed = p
+            total += contexts[c, 2] / n_permutations * log_suffix[contexts[c, 1]]
+        for i in range(start, end):
+            total -= top_share[i] * scores[i]
+    return total
 
 
 @jit
-def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, depths, row_leaf, weights, curvature):
-    """Coupled second derivative ``sum_C p'(1 - p')`` of the loss along each leaf's value (Eq. 9).
+def _plackett_luce_leaf_curvature(
+    scores, permutations, query_boundaries, contexts, context_boundaries, row_leaf, weights, curvature
+):  # fmt: skip
+    """Coupled second derivative ``sum_C m_C p'(1 - p') / P`` of the loss along each leaf's value (Eq. 9).
 
     Parameters
     ----------
     scores : float64 array of shape (n_rows,)
-    permutations, query_boundaries, depths : as in ``_plackett_luce_gradients``
+    permutations, query_boundaries, contexts, context_boundaries :
+        As in ``_plackett_luce_gradients``.
     row_leaf : int64 array of shape (n_rows,)
         Leaf node of each row, -1 for rows outside the tree.
     weights : float64 array of shape (n_rows,)
-        Row weights (constant within a query); a context counts with the weight of
-        its chosen document.
+        Row weights (constant within a query); a context counts with its query's weight.
     curvature : float64 array of shape (n_nodes,)
         Output, zeroed here; mean over permutations.
     """
     n_permutations = permutations.shape[0]
     curvature[:] = 0.0
     leaf_log_sum = np.full(len(curvature), -np.inf)  # log sum of exp s over a leaf's rows at positions >= r
-    leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last (query, permutation) that met the leaf
+    leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last walk that met the leaf
     stamp = 0
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
         n = end - start
-        depth = depths[q]
         log_suffix = np.empty(n)
-        present = np.empty(n, dtype=np.int64)  # leaves met so far in this permutation
-        for p in range(n_permutations):
+        present = np.empty(n, dtype=np.int64)  # leaves met so far in this walk
+        context_share = np.zeros(n)  # share of the walked permutation's context at each position
+        first = context_boundaries[q]
+        while first < context_boundaries[q + 1]:
+            # One walk per permutation holding contexts: its contexts are contexts[first:last].
+            p = contexts[first, 0]
+            last = first
+            while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+                context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
+                last += 1
             permutation = permutations[p, start:end]
             _suffix_log_sums(scores, permutation, log_suffix)
+            weight = weights[permutation[0]]
             n_present = 0
             stamp += 1
-            for r in range(n - 1, -1, -1):
+            for r in range(n - 1, contexts[first, 1] - 1, -1):
                 leaf = row_leaf[permutation[r]]
                 if leaf >= 0:
                     if leaf_stamp[leaf] != stamp:
@@ -278,11 +303,83 @@ def _plackett_luce_leaf_curvature(scores, permutations, query_boundaries, depths
                         present[n_present] = leaf
                         n_present += 1
                     leaf_log_sum[leaf] = _log_add(leaf_log_sum[leaf], scores[permutation[r]])
-                if r < depth:
-                    weight = weights[permutation[r]] / n_permutations
+                if context_share[r] > 0.0:
                     for t in range(n_present):
                         share = np.exp(leaf_log_sum[present[t]] - log_suffix[r])
-                        curvature[present[t]] += weight * share * (1.0 - share)
+                        curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
+                    context_share[r] = 0.0
+            first = last
+
+
+def distinct_contexts(
+    permutations: np.ndarray, query_boundaries: np.ndarray, depths: np.ndarray, random_state: int | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct Plackett-Luce contexts of several ground-truth permutations (PLRank paper, Table 3).
+
+    Context ``i`` of a permutation is the set of its documents from position ``i``
+    on; the permutations differ only in the order of tied grades, so wherever the
+    documents before ``i`` form the same set (always at the start of a grade, and
+    often inside small tie groups) their contexts are the same set and are stored
+    once, with their multiplicity. The objectives then cost O(n) per distinct
+    context instead of per permutation and position.
+
+    Equal prefix sets are found by Zobrist hashing (XOR of a random 64-bit key per
+    row): equal sets have equal hashes; two different sets collide with probability
+    2^-64.
+
+    Parameters
+    ----------
+    permutations : int64 array of shape (n_permutations, n_rows)
+        Rows of each query in ground-truth order, within the query's row range.
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    depths : int64 array of shape (n_queries,)
+        Positions modelled per query.
+    random_state : int or None
+        Seed of the hash keys.
+
+    Returns
+    -------
+    contexts : int64 array of shape (n_contexts, 3)
+        (permutation, position in the query, multiplicity) of each distinct context,
+        its first permutation standing for all; grouped by query, then permutation,
+        then position.
+    context_boundaries : int64 array of shape (n_queries + 1,)
+    top_share : float64 array of shape (n_rows,)
+        Fraction of the permutations placing each row before its query's depth.
+    """
+    n_permutations, n_rows = permutations.shape
+    starts = query_boundaries[:-1]
+    n_instances = int(depths.sum())
+    query_of_instance = np.repeat(np.arange(len(depths)), depths)
+    position = np.arange(n_instances) - np.repeat(np.cumsum(depths) - depths, depths)
+    absolute = starts[query_of_instance] + position
+    keys = np.random.default_rng(random_state).integers(0, np.iinfo(np.uint64).max, n_rows, dtype=np.uint64, endpoint=True)
+    hashes = np.empty((n_permutations, n_instances), dtype=np.uint64)
+    top_share = np.zeros(n_rows)
+    query_of_row = np.repeat(np.arange(len(depths)), np.diff(query_boundaries))
+    modelled = np.arange(n_rows) - starts[query_of_row] < depths[query_of_row]
+    for p in range(n_permutations):
+        ordered_keys = keys[permutations[p]]
+        exclusive = np.bitwise_xor.accumulate(ordered_keys) ^ ordered_keys  # XOR of the keys before each position
+        hashes[p] = exclusive[absolute] ^ exclusive[starts[query_of_instance]]
+        top_share[permutations[p][modelled]] += 1.0 / n_permutations
+    # Per instance (query, position): group the permutations by hash.
+    instance = np.tile(np.arange(n_instances), n_permutations)
+    permutation = np.repeat(np.arange(n_permutations), n_instances)
+    flat_hashes = hashes.reshape(-1)
+    order = np.lexsort((permutation, flat_hashes, instance))
+    instance, permutation, flat_hashes = instance[order], permutation[order], flat_hashes[order]
+    new_group = np.ones(len(order), dtype=bool)
+    new_group[1:] = (instance[1:] != instance[:-1]) | (flat_hashes[1:] != flat_hashes[:-1])
+    group_starts = np.flatnonzero(new_group)
+    multiplicity = np.diff(np.append(group_starts, len(order)))
+    kept_instance = instance[group_starts]
+    contexts = np.column_stack((permutation[group_starts], position[kept_instance], multiplicity)).astype(INDEX_DTYPE)
+    query = query_of_instance[kept_instance]
+    regroup = np.lexsort((contexts[:, 1], contexts[:, 0], query))
+    contexts = np.ascontiguousarray(contexts[regroup])
+    context_boundaries = np.searchsorted(query[regroup], np.arange(len(depths) + 1)).astype(INDEX_DTYPE)
+    return contexts, context_boundaries, top_share
 
 
 def expected_relevance(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -426,7 +523,8 @@ class PlackettLuce(RankingObjective):
         Positions of the ground-truth permutation whose choice is modelled.
     n_permutations : int, default=1
         Ground-truth permutations drawn (ties among equal grades in random order)
-        once at ``prepare``; their objectives are averaged.
+        once at ``prepare``; their objectives are averaged, each distinct context
+        computed once (``contexts_``, see :func:`distinct_contexts`).
     skip_tied_tail : bool, default=False
         Stop a query's contexts where every remaining document has the query's
         lowest grade: any order of them is equally right, so their choice terms only
@@ -459,19 +557,31 @@ class PlackettLuce(RankingObjective):
             above_lowest = np.bincount(query, weights=self.labels_ > lowest[query], minlength=len(sizes))
             depths = np.minimum(depths, above_lowest.astype(INDEX_DTYPE))
         self.depths_ = np.ascontiguousarray(depths, dtype=INDEX_DTYPE)
+        self.contexts_, self.context_boundaries_, self.top_share_ = distinct_contexts(
+            self.permutations_, self.query_boundaries_, self.depths_, random_state=rng.integers(2**63)
+        )
 
     def loss(self, scores: np.ndarray) -> float:
         """Mean over permutations of the summed top-k negative log-likelihood."""
-        return float(_plackett_luce_loss(scores, self.permutations_, self.query_boundaries_, self.depths_))
+        return float(
+            _plackett_luce_loss(
+                scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
+                self.top_share_,
+            )
+        )  # fmt: skip
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
-        _plackett_luce_gradients(scores, self.permutations_, self.query_boundaries_, self.depths_, gradients, hessians)
+        _plackett_luce_gradients(
+            scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
+            self.top_share_, gradients, hessians,
+        )  # fmt: skip
 
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
     ) -> np.ndarray:
         curvature = np.empty(n_nodes)
         _plackett_luce_leaf_curvature(
-            scores, self.permutations_, self.query_boundaries_, self.depths_, row_leaf, weights, curvature
-        )
+            scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, row_leaf,
+            weights, curvature,
+        )  # fmt: skip
         return curvature
