@@ -10,8 +10,14 @@ order, so the result does not depend on how rows are split across threads.
 import numpy as np
 
 from .._jit import jit
+from .._prefetch import prefetch
 
-ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
+# Rows descending together. Each level is two sweeps over them (prefetch their feature
+# values, then compare and prefetch their next nodes), so a block keeps up to
+# ROW_BLOCK cache misses in flight. Measured on 50k rows x 100 fully grown trees
+# (benchmarks/RESULTS.md, "Prediction experiments"): 32 rows with both prefetches
+# beat 16 and 32 rows with the node prefetch alone, and the plain descent.
+ROW_BLOCK = 32
 # Bytes of X visited by every tree before the next tree: a fully grown tree on 126k
 # rows holds ~1 MB of nodes, so its deep levels stay cached while a pass of rows
 # reuses them, and the pass's rows stay in the last-level cache across trees.
@@ -24,9 +30,11 @@ PASS_BYTES = 4096 * 136 * 8
 def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
 
-    A block of rows descends each tree together, one level per sweep: the node loads
-    of different rows are independent, so the processor overlaps their cache misses
-    instead of waiting for one row's chain of dependent loads at a time.
+    A block of rows descends each tree together, one level per round of two sweeps:
+    the first prefetches every unfinished row's feature value at its node, the second
+    compares it with the threshold, moves the row to a child and prefetches that
+    child. The loads of different rows are independent, so their cache misses
+    overlap instead of each row waiting for its own chain of dependent loads.
 
     Parameters
     ----------
@@ -53,6 +61,10 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
                     current[j] = offset
                 active = block_size
                 while active > 0:
+                    for j in range(block_size):
+                        feature = nodes[current[j]]["feature"]
+                        if feature >= 0:
+                            prefetch(X, (block_start + j, feature))
                     active = 0
                     for j in range(block_size):
                         node = current[j]
@@ -60,9 +72,11 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
                         if feature >= 0:
                             active += 1
                             if X[block_start + j, feature] <= nodes[node]["threshold"]:
-                                current[j] = offset + nodes[node]["left"]
+                                child = offset + nodes[node]["left"]
                             else:
-                                current[j] = offset + nodes[node]["left"] + 1
+                                child = offset + nodes[node]["left"] + 1
+                            current[j] = child
+                            prefetch(nodes, (child,))
                 for j in range(block_size):
                     out[block_start + j] += nodes[current[j]]["threshold"]
 
