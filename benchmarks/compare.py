@@ -10,7 +10,7 @@
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit and predict (numba's cache load is neither fit nor
-predict time); one that runs past
+predict time; predict time is the median of ``PREDICT_REPEATS`` predictions); one that runs past
 ``--time-limit`` seconds on a fit is killed and listed as dropped. Data:
 
 * ``mq2008``: the 5 LETOR 4.0 folds in ``--datasets``; fit on train.txt, score on
@@ -43,6 +43,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
 
 METRIC_NAMES = ("NDCG@10 letor4", "NDCG@10 plain", "MAP letor4", "ERR@10")
+# Predict time is the median of this many predictions of the test set: on a shared host one
+# prediction moved by up to 2x from run to run (benchmarks/RESULTS.md, issue 3).
+PREDICT_REPEATS = 3
 
 
 @dataclass
@@ -258,12 +261,15 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
     start = time.perf_counter()
     fit(model, slice(None))
     fit_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    if contender.fit_kind == "classifier":
-        scores = model.predict_proba(X_test) @ model.classes_
-    else:
-        scores = model.predict(X_test)
-    predict_seconds = time.perf_counter() - start
+    predict_times = []
+    for _ in range(PREDICT_REPEATS):
+        start = time.perf_counter()
+        if contender.fit_kind == "classifier":
+            scores = model.predict_proba(X_test) @ model.classes_
+        else:
+            scores = model.predict(X_test)
+        predict_times.append(time.perf_counter() - start)
+    predict_seconds = float(np.median(predict_times))
     # Trees used (early stopping keeps LightGBM's later trees but predicts with the best ones).
     iterations = float(
         getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or getattr(model, "n_estimators_", 0)
