@@ -4,7 +4,14 @@ Trees of an ensemble are stored back to back in one ``NODE_DTYPE`` array; each t
 child indices are relative to its first node (``tree_offsets``). Rows are processed
 in passes of about ``PASS_BYTES`` of X; a pass runs tree by tree, and within a tree blocks of
 ``ROW_BLOCK`` rows descend together, level by level. Each row sums its trees in tree
-order, so the result does not depend on how rows are split across threads.
+order, so the result does not depend on how rows are split across threads, nor on
+which of the two kernels runs:
+
+* ``add_tree_values`` for trees that fit the caches (boosting's, shallow forests'),
+* ``add_deep_tree_values`` for trees larger than ``DEEP_TREE_BYTES`` (fully grown
+  forests on large data): it prefetches the nodes and feature values that a block
+  of rows is about to read, so their cache misses overlap. On trees that fit the
+  caches the prefetches and the bookkeeping only cost time.
 """
 
 import numpy as np
@@ -12,29 +19,31 @@ import numpy as np
 from .._jit import jit
 from .._prefetch import prefetch
 
-# Rows descending together. Each level is two sweeps over them (prefetch their feature
-# values, then compare and prefetch their next nodes), so a block keeps up to
-# ROW_BLOCK cache misses in flight. Measured on 50k rows x 100 fully grown trees
-# (benchmarks/RESULTS.md, "Prediction experiments"): 32 rows with both prefetches
-# beat 16 and 32 rows with the node prefetch alone, and the plain descent.
-ROW_BLOCK = 32
+ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
 # Bytes of X visited by every tree before the next tree: a fully grown tree on 126k
 # rows holds ~1 MB of nodes, so its deep levels stay cached while a pass of rows
 # reuses them, and the pass's rows stay in the last-level cache across trees.
 # Measured on 50k rows x 136 float64 features x 100 such trees: 0.84 s with 4096-row
 # passes (4.5 MB), vs 1.04-1.17 s one block at a time and 1.15-1.6 s at 16k+ rows.
 PASS_BYTES = 4096 * 136 * 8
+# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs. Measured
+# single-threaded (benchmarks/RESULTS.md, "Prediction experiments"): at 1.1 MB per tree
+# (fully grown, 126k rows) it takes 0.72 s vs 0.96 s; at 34 KB (fully grown on MQ2008)
+# 0.76 s vs 0.61 s and at 1 KB (31-leaf boosted trees) 0.48 s vs 0.38 s. Between
+# the two measured sizes the switch sits at half of this machine's 512 KiB L2.
+DEEP_TREE_BYTES = 256 * 1024
+# Rows descending together in ``add_deep_tree_values``: 128 rows 0.359 s, 64 0.385 s,
+# 32 0.414 s on the 1.1 MB trees with 2 threads.
+DEEP_ROW_BLOCK = 128
 
 
 @jit
 def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
 
-    A block of rows descends each tree together, one level per round of two sweeps:
-    the first prefetches every unfinished row's feature value at its node, the second
-    compares it with the threshold, moves the row to a child and prefetches that
-    child. The loads of different rows are independent, so their cache misses
-    overlap instead of each row waiting for its own chain of dependent loads.
+    A block of rows descends each tree together, one level per sweep: the node loads
+    of different rows are independent, so the processor overlaps their cache misses
+    instead of waiting for one row's chain of dependent loads at a time.
 
     Parameters
     ----------
@@ -61,10 +70,6 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
                     current[j] = offset
                 active = block_size
                 while active > 0:
-                    for j in range(block_size):
-                        feature = nodes[current[j]]["feature"]
-                        if feature >= 0:
-                            prefetch(X, (block_start + j, feature))
                     active = 0
                     for j in range(block_size):
                         node = current[j]
@@ -72,11 +77,70 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
                         if feature >= 0:
                             active += 1
                             if X[block_start + j, feature] <= nodes[node]["threshold"]:
-                                child = offset + nodes[node]["left"]
+                                current[j] = offset + nodes[node]["left"]
                             else:
-                                child = offset + nodes[node]["left"] + 1
-                            current[j] = child
-                            prefetch(nodes, (child,))
+                                current[j] = offset + nodes[node]["left"] + 1
+                for j in range(block_size):
+                    out[block_start + j] += nodes[current[j]]["threshold"]
+
+
+@jit
+def add_deep_tree_values(X, nodes, tree_offsets, pass_bytes, out):
+    """``add_tree_values`` for trees too large for the caches, with software prefetches.
+
+    A block of rows descends each tree together, one level per round of two sweeps
+    over the rows not yet at a leaf: the first drops the rows that reached one and
+    prefetches the others' feature values, the second compares them with the
+    thresholds, moves the rows to a child and prefetches those children. The loads of
+    different rows are independent, so their cache misses overlap instead of each row
+    waiting for its own chain of dependent loads. A row's finishing is seen only in
+    the next round, when its prefetched node has arrived.
+
+    Parameters
+    ----------
+    X : float64 array of shape (n_rows, n_features), C order
+    nodes : NODE_DTYPE array
+        All trees, back to back.
+    tree_offsets : int64 array of shape (n_trees,)
+        First node of each tree.
+    pass_bytes : int
+        Bytes of X per pass.
+    out : float64 array of shape (n_rows,)
+        Accumulator, updated in place.
+    """
+    n_rows = X.shape[0]
+    rows_per_pass = max(DEEP_ROW_BLOCK, pass_bytes // (X.shape[1] * X.itemsize) // DEEP_ROW_BLOCK * DEEP_ROW_BLOCK)
+    current = np.empty(DEEP_ROW_BLOCK, dtype=np.int64)  # node of each row of the block
+    inside = np.empty(DEEP_ROW_BLOCK, dtype=np.int64)  # rows of the block not yet at a leaf
+    for pass_start in range(0, n_rows, rows_per_pass):
+        pass_end = min(pass_start + rows_per_pass, n_rows)
+        for t in range(len(tree_offsets)):
+            offset = tree_offsets[t]
+            for block_start in range(pass_start, pass_end, DEEP_ROW_BLOCK):
+                block_size = min(DEEP_ROW_BLOCK, pass_end - block_start)
+                for j in range(block_size):
+                    current[j] = offset
+                    inside[j] = j
+                n_inside = block_size
+                while n_inside > 0:
+                    kept = 0
+                    for k in range(n_inside):
+                        j = inside[k]
+                        feature = nodes[current[j]]["feature"]
+                        if feature >= 0:
+                            prefetch(X, (block_start + j, feature))
+                            inside[kept] = j
+                            kept += 1
+                    n_inside = kept
+                    for k in range(n_inside):
+                        j = inside[k]
+                        node = current[j]
+                        if X[block_start + j, nodes[node]["feature"]] <= nodes[node]["threshold"]:
+                            child = offset + nodes[node]["left"]
+                        else:
+                            child = offset + nodes[node]["left"] + 1
+                        current[j] = child
+                        prefetch(nodes, (child,))
                 for j in range(block_size):
                     out[block_start + j] += nodes[current[j]]["threshold"]
 

@@ -123,8 +123,9 @@ class BaseRanker(BaseEstimator):
 class TreeEnsembleMixin:
     """Prediction plumbing of estimators holding ``trees_`` (a list of ``Tree``) and ``n_jobs``.
 
-    All trees' nodes sit back to back in one array for the predictor; the index is
-    built in ``fit`` (``_index_trees``) and after unpickling, never in ``predict``
+    All trees' nodes sit back to back in one array for the predictor; the index (and
+    the choice of predictor kernel by mean tree size, ``_predictor.DEEP_TREE_BYTES``)
+    is built in ``fit`` (``_index_trees``) and after unpickling, never in ``predict``
     (which must not change the estimator), and is not pickled.
     """
 
@@ -141,6 +142,7 @@ class TreeEnsembleMixin:
             tree.nodes = nodes[start : start + size]
         self._forest_nodes = nodes
         self._tree_offsets = offsets
+        self._deep_trees = bool(nodes.nbytes > _predictor.DEEP_TREE_BYTES * len(sizes))
 
     def _sum_trees(self, X: np.ndarray, trees: slice = slice(None)) -> np.ndarray:
         """Sum over the trees ``trees_[trees]`` (all by default) of each row's leaf value.
@@ -149,13 +151,14 @@ class TreeEnsembleMixin:
         """
         offsets = np.ascontiguousarray(self._tree_offsets[trees])
         nodes = self._forest_nodes
+        add_tree_values = _predictor.add_deep_tree_values if self._deep_trees else _predictor.add_tree_values
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         if len(ranges) == 1:  # no joblib round trip for small batches
-            _predictor.add_tree_values(X, nodes, offsets, self._predict_pass_bytes, out)
+            add_tree_values(X, nodes, offsets, self._predict_pass_bytes, out)
         else:
             Parallel(n_jobs=len(ranges), prefer="threads")(
-                delayed(_predictor.add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b])
+                delayed(add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b])
                 for a, b in ranges
             )
         return out
@@ -164,6 +167,7 @@ class TreeEnsembleMixin:
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
         state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
         state.pop("_tree_offsets", None)
+        state.pop("_deep_trees", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
