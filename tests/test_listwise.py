@@ -55,7 +55,7 @@ def node_cases(draw):
     in_node = np.array(draw(st.lists(st.booleans(), min_size=n_rows, max_size=n_rows))) & (copies > 0)
     if in_node.sum() < 2:
         in_node[np.flatnonzero(copies > 0)[:2]] = True
-    bins = np.array(draw(st.lists(st.integers(0, 3), min_size=n_rows, max_size=n_rows)), dtype=np.uint8)
+    bins = np.array(draw(st.lists(st.integers(0, 5), min_size=n_rows, max_size=n_rows)), dtype=np.uint8)
     query_of_row = np.repeat(np.arange(n_queries), sizes).astype(np.int64)
     row_weights = copies * query_weights[query_of_row]
     node_rows = np.flatnonzero(in_node)
@@ -107,7 +107,9 @@ def tree_blocks_of(case):
 
 
 def sweep(case, table, max_queries=-1):
-    """prepare_node + listwise_sweep on the case's node; returns (gain in mean NDCG, bin)."""
+    """prepare_node + listwise_sweep on the case's node.
+
+    Returns (is_constant, best gain in mean NDCG, its bin, {bin: gain} of every cut)."""
     n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
     scales = np.zeros(n_queries)
     total_weight = _listwise.query_scales(
@@ -130,17 +132,19 @@ def sweep(case, table, max_queries=-1):
         slot_values, slot_ints, blocks, event_scores, event_slots, position_slot, position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
+    candidate_gains = np.full(MAX_BINS, np.nan)
     constant, gain, b, _ = _listwise.listwise_sweep(
         case["bins"][:, None], 0, samples, 0, n, weights, position_slot, position_values, weights.sum(), target_sum,
         case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots,
         n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
         np.empty((n, 2), dtype=np.int64),
         np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
-        -np.inf,
+        -np.inf, candidate_gains,
     )  # fmt: skip
     _listwise.release_node(query_slot, slot_ints, n_slots)
     assert (query_slot == -1).all()
-    return constant, gain / total_weight, b
+    every = {int(c): g / total_weight for c, g in enumerate(candidate_gains) if not np.isnan(g)}
+    return constant, gain / total_weight, b, every
 
 
 def brute_gains(case, discount):
@@ -172,9 +176,12 @@ DISCOUNTS = {
 def test_incremental_gain_equals_brute_force_expected_ndcg(discount, case):
     (name, power), formula = DISCOUNTS[discount]
     table = _listwise.cumulative_discounts(40, name, power)
-    constant, gain, b = sweep(case, table)
+    constant, gain, b, every = sweep(case, table)
     gains = brute_gains(case, formula)
     assert constant == (len(gains) == 0)
+    assert every.keys() == gains.keys()  # min_samples_leaf=1: every cut is a candidate
+    for cut, brute in gains.items():  # the running total is exact at every cut, not only the best
+        assert every[cut] == pytest.approx(brute, abs=1e-12)
     if gains:
         assert gain == pytest.approx(max(gains.values()), abs=1e-12)
         assert gains[b] == pytest.approx(max(gains.values()), abs=1e-12)
@@ -184,8 +191,10 @@ def test_incremental_gain_equals_brute_force_expected_ndcg(discount, case):
 @given(case=node_cases(), cutoff=st.integers(1, 4))
 def test_truncated_objective_is_ndcg_at_k(case, cutoff):
     table = _listwise.cumulative_discounts(40, "log2", cutoff=cutoff)
-    _, gain, b = sweep(case, table)
+    _, gain, b, every = sweep(case, table)
     gains = brute_gains(case, lambda r: np.where(r <= cutoff, 1 / np.log2(r + 1), 0.0))
+    for cut, brute in gains.items():
+        assert every[cut] == pytest.approx(brute, abs=1e-12)
     if gains:
         assert gain == pytest.approx(max(gains.values()), abs=1e-12)
 

@@ -62,6 +62,22 @@ def test_sum_of_split_gains_is_the_trees_expected_ndcg(data):
         assert all_tied + tree.feature_gains.sum() == pytest.approx(grown, abs=1e-10)
 
 
+@pytest.mark.parametrize("expansion", ["depth", "breadth", "random", "biggest", "relevant"])
+def test_hybrid_listwise_gains_see_the_tree_as_it_stands(data, expansion):
+    """Depth 2 leaves are below the listwise depth, yet later listwise splits must
+    see their scores: with every split listwise and none deeper, the gains still add
+    up to the tree's expected NDCG whatever the expansion order."""
+    X, y, qid = data
+    hybrid = RFHybridRanker(
+        listwise_depth=2, max_depth=2, expansion=expansion, n_estimators=3, query_subsample=1.0, random_state=0
+    ).fit(X, y, qid=qid)
+    all_tied = ndcg_score(y, np.zeros(len(y)), qid, ties="expected")
+    for tree in hybrid.trees_:
+        assert tree.node_count == 7
+        grown = ndcg_score(y, tree.predict(X), qid, ties="expected")
+        assert all_tied + tree.feature_gains.sum() == pytest.approx(grown, abs=1e-10)
+
+
 def test_truncated_and_bootstrapped_objectives_also_sum_to_the_metric(data):
     X, y, qid = data
     forest = RFListRanker(n_estimators=1, query_subsample=1.0, ndcg_k=5, random_state=0).fit(X, y, qid=qid)

@@ -442,7 +442,7 @@ def build_tree(
         event_scores = np.empty(n_list_rows)
         event_slots = np.empty(n_list_rows, dtype=np.int64)
         touched = np.empty(n_list_queries, dtype=np.int64)
-        pending = np.empty(n_list_queries, dtype=np.int64)
+        listed = np.empty(n_list_queries, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)
         position_slot = np.empty(n_rows, dtype=np.int64)
         position_values = np.empty((n_rows, _listwise.N_POSITION_COLUMNS))
@@ -480,6 +480,11 @@ def build_tree(
     n_nodes = 1
     n_leaves = 1
     heap_size = 0
+    # Nodes in the heap that will split listwise. Once none is left and new nodes
+    # are too deep to, no listwise evaluation can come (every later node descends
+    # from those), so the tie blocks stop being updated: for RF-hybrid the deep,
+    # pointwise part of the tree then costs what it costs RF-point.
+    listwise_waiting = 0
     next_node = 0  # nodes [next_node, n_nodes) still need their value
     while True:
         # New nodes: value; then their best split now, or (listwise) when expanded.
@@ -505,7 +510,7 @@ def build_tree(
             if listwise is not None:
                 if node == 0:
                     _listwise.start_query_blocks(query_boundaries, row_gains, copies, value, tree_blocks, n_query_blocks)
-                else:
+                elif listwise_waiting > 0 or node_depth[node] < listwise_depth:
                     _listwise.move_to_child(
                         samples, start, end, values[node_parent[node]], value, query_of_row, query_boundaries,
                         row_gains, copies, tree_blocks, n_query_blocks, query_slot, slot_values, slot_ints,
@@ -568,6 +573,8 @@ def build_tree(
             elif expansion == RELEVANT:
                 priority[node] = value
             heap_size = _heap_push(heap, heap_size, priority, node)
+            if listwise is not None and node_depth[node] < listwise_depth:
+                listwise_waiting += 1
 
         if heap_size == 0 or (max_leaf_nodes >= 0 and n_leaves >= max_leaf_nodes):
             break
@@ -579,6 +586,7 @@ def build_tree(
                 row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
             )
             if node_depth[node] < listwise_depth:
+                listwise_waiting -= 1
                 n_present = 0
                 for c in range(n_stats):
                     n_present += statistics[c] > 0.0
@@ -594,7 +602,7 @@ def build_tree(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,
                     target_sum, values[node], min_samples_leaf, min_child_weight, max_features, features, rng_state,
                     cumulative_discount, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events,
-                    parent_total, histogram_count, occupied, order, touched, pending, open_slots,
+                    parent_total, histogram_count, occupied, order, touched, listed, open_slots,
                 )  # fmt: skip
                 _listwise.release_node(query_slot, slot_ints, n_slots)
                 gain *= listwise_scale

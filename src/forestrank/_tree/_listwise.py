@@ -34,21 +34,41 @@ have changed:
 
 * queries with a document that moved left (their part sizes changed);
 * queries with a block whose score lies between the previous and the new ``s_L``
-  (or ``s_R``), inclusive: found by walking the node's sorted array of all block
-  scores from the previous score's place (``_move_score``), so the cost is the
-  number of such crossings; when they outnumber
-  the queries that have a left part (for ``s_L``) or a right part (for ``s_R``),
-  those queries are re-evaluated instead — the early moves make ``s_L`` jump
-  across most blocks, the last ones ``s_R``;
+  (or ``s_R``), inclusive, and a part on that side: found in the node's sorted
+  array of all block scores by galloping from the previous score's place
+  (``_move_score``, logarithmic in the blocks crossed; nothing when the score did
+  not move). When the crossed blocks outnumber the queries that have a left part
+  (for ``s_L``) or a right part (for ``s_R``), those queries are listed instead —
+  the early moves make ``s_L`` jump across most blocks, the last ones ``s_R``;
 * when ``s_L - s_R`` changes sign, the queries that have a left part (the two parts
   swap places).
 
+Documents without gain (grade 0, most of LETOR) prune this further; each rule below
+is exact, and ``tests/test_listwise.py`` checks the running total against a
+brute-force recomputation at every candidate:
+
+* a query whose node documents all lack gain keeps only its relevant outside
+  blocks (blocks without gain are worth 0 wherever the parts go, and move nothing
+  else): fewer blocks to search, fewer crossings;
+* such a query is not re-evaluated when none of its blocks lies within the span of
+  both children's scores at this candidate and the previous one
+  (``_cannot_change``): every block then has all of the node's copies above it,
+  or none, at both candidates;
+* a part without gain crossing a block without gain changes nothing.
+
+On MQ2008 Fold1 (one tree, default settings) these cut the re-evaluations from
+1.28 M to 0.57 M per tree and the tree's time by a third.
+
 Per node: O(n + sum_q m_q + M log M) to build the blocks and the sorted array of
-their ``M`` scores; per feature: O(n + Q_node + sum over re-evaluations of (log m + b)), where the number
-of re-evaluations is at most the moves plus the block crossings of ``s_L`` and ``s_R``
-plus, per sign change, the queries already moved. The running means ``s_L`` and
-``s_R`` settle as documents accumulate, so crossings are few after the first moves;
-``benchmarks/bench_listwise_scaling.py`` measures the growth with the number of rows.
+their ``M`` scores; per feature: O(n + Q_node + sum over re-evaluations of
+(log m + b)), where the re-evaluations number at most the moves plus, per
+candidate, the queries with a block crossed by ``s_L`` or ``s_R`` (at most the
+queries with a part on that side) plus, per sign change, the queries already moved.
+That last term is the cost of exactness: each query whose order with respect to a
+child changes must be re-scored, so a candidate costs up to O(Q_node log m). With a
+fixed number of documents per query, Q_node of a node of given size grows with the
+number of queries, and so the time per tree grows faster than the rows
+(``benchmarks/bench_listwise_scaling.py``; exponent in ``benchmarks/RESULTS.md``).
 
 Document weights count as copies (a weight-2 document is two identical documents,
 so scikit-learn's sample-weight equivalence holds); positions are then real numbers
@@ -78,7 +98,7 @@ N_SLOT_COLUMNS = 10
 QUERY = 0
 FIRST_BLOCK = 1
 END_BLOCK = 2
-STAMP = 3
+LISTED = 3  # the last candidate for which the query was listed for re-evaluation
 OPEN_INDEX = 4  # position in the list of queries that still have documents on the right
 N_SLOT_INT_COLUMNS = 5
 # Columns of the per-block table.
@@ -403,7 +423,8 @@ def prepare_node(
     blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
         Output: outside blocks of every slot, scores decreasing within a slot.
     event_scores, event_slots : float64, int64 arrays of shape (n_rows,)
-        Output: every block's score and slot, scores increasing.
+        Output: every block's score and slot (``~slot`` for a block without
+        gain), scores increasing.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
         Output, at the node's positions: the slot of the row's query (-1 when not
         scored) and the row's copies, copies * gain and weight * leaf target, so the
@@ -456,6 +477,7 @@ def prepare_node(
         position = 0.0
         contribution = 0.0
         shifted = 0.0
+        relevant_only = slot_values[s, GAIN] == 0.0
         for k in range(query_boundaries[q], query_boundaries[q] + n_query_blocks[q]):
             count = tree_blocks[k, BLOCK_COUNT]
             gain = tree_blocks[k, BLOCK_GAIN]
@@ -464,6 +486,9 @@ def prepare_node(
                 if count - node_count <= 1e-9 * count:
                     continue
                 count -= node_count
+            if relevant_only and gain == 0.0:  # worth 0 wherever the node's (gainless) parts go
+                position += count
+                continue
             blocks[n_blocks, SCORE] = tree_blocks[k, SCORE]
             blocks[n_blocks, BLOCK_COUNT] = count
             blocks[n_blocks, BLOCK_GAIN] = gain
@@ -490,7 +515,7 @@ def prepare_node(
     by_score = np.argsort(event_scores[:n_blocks], kind="mergesort")
     for s in range(n_slots):
         for b in range(slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK]):
-            event_slots[b] = s
+            event_slots[b] = s if blocks[b, BLOCK_GAIN] != 0.0 else ~s  # ~s: a block without gain
     slot_of_block = event_slots[:n_blocks].copy()
     for i in range(n_blocks):
         event_scores[i] = blocks[by_score[i], SCORE]
@@ -506,10 +531,8 @@ def release_node(query_slot, slot_ints, n_slots):
 
 
 @jit(inline="always")
-def _first_at_least(sorted_scores, n, score):
-    """First index of ``sorted_scores[:n]`` (increasing) whose value is ``>= score``."""
-    low = 0
-    high = n
+def _first_at_least(sorted_scores, low, high, score):
+    """First index of ``sorted_scores[low:high]`` (increasing) whose value is ``>= score`` (``high`` if none)."""
     while low < high:
         middle = (low + high) // 2
         if sorted_scores[middle] < score:
@@ -520,10 +543,8 @@ def _first_at_least(sorted_scores, n, score):
 
 
 @jit(inline="always")
-def _first_above(sorted_scores, n, score):
-    """First index of ``sorted_scores[:n]`` (increasing) whose value is ``> score``."""
-    low = 0
-    high = n
+def _first_above(sorted_scores, low, high, score):
+    """First index of ``sorted_scores[low:high]`` (increasing) whose value is ``> score`` (``high`` if none)."""
     while low < high:
         middle = (low + high) // 2
         if sorted_scores[middle] <= score:
@@ -537,84 +558,92 @@ def _first_above(sorted_scores, n, score):
 def _move_score(event_scores, n_events, low, high, previous, score):
     """Events crossed when a child's score moves from ``previous`` to ``score``.
 
-    ``[low, high)`` are the events equal to ``previous``. Walks from there, so the
-    cost is the number of events crossed (plus ties). Returns the crossed range
-    ``[start, end)`` (scores between the two values, both included) and the new
-    equal range.
+    ``[low, high)`` are the events equal to ``previous``. Returns the crossed range
+    ``[start, end)`` (scores between the two values, both included; empty when the
+    score did not move, since then no block changes sides) and the new equal range.
+    The far end is found by galloping from the old one (steps 1, 2, 4, ...), then
+    bisection, so the cost is logarithmic in the number of events crossed.
     """
-    if score >= previous:
-        start = low
-        while high < n_events and event_scores[high] <= score:
-            high += 1
-        while low < high and event_scores[low] < score:
-            low += 1
-        return start, high, low, high
-    end = high
-    while low > 0 and event_scores[low - 1] >= score:
-        low -= 1
-    while high > low and event_scores[high - 1] > score:
-        high -= 1
-    return low, end, low, high
-
-
-@jit
-def _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score):
-    """Recompute slot ``s`` for the current candidate; returns the change of its value.
-
-    Compiled once and called, not inlined: ``listwise_sweep`` reaches it from six
-    places, and six inlined copies of ``query_dcg`` made a cold compile of the
-    builder take 116 s instead of 37 s on two cores; the calls cost RF-list 16% per
-    tree (MQ2008 Fold1: 140 -> 162 ms).
-    """
-    slot_ints[s, STAMP] = stamp
-    left_count = slot_values[s, LEFT_COUNT]
-    left_gain = slot_values[s, LEFT_GAIN]
-    value = slot_values[s, SCALE] * query_dcg(
-        blocks, cumulative_discount, slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK], slot_values[s, OTHERS],
-        slot_values[s, TOTAL], slot_values[s, TOTAL_SHIFTED], left_count, left_gain, left_score,
-        slot_values[s, COUNT] - left_count, slot_values[s, GAIN] - left_gain, right_score,
-    )  # fmt: skip
-    change = value - slot_values[s, VALUE]
-    slot_values[s, VALUE] = value
-    return change
+    if score == previous:
+        return low, low, low, high
+    if score > previous:
+        reached = high  # every event before ``reached`` is <= score
+        step = 1
+        while reached + step <= n_events and event_scores[reached + step - 1] <= score:
+            reached += step
+            step *= 2
+        new_high = _first_above(event_scores, reached, min(reached + step, n_events), score)
+        return low, new_high, _first_at_least(event_scores, low, new_high, score), new_high
+    reached = low  # every event from ``reached`` on (up to ``high``) is >= score
+    step = 1
+    while reached - step >= 0 and event_scores[reached - step] >= score:
+        reached -= step
+        step *= 2
+    new_low = _first_at_least(event_scores, max(reached - step, 0), reached, score)
+    return new_low, high, new_low, _first_above(event_scores, new_low, high, score)
 
 
 @jit(inline="always")
-def _reevaluate_listed(
-    blocks, cumulative_discount, slot_values, slot_ints, slots, n, total, stamp, left_score, right_score
-):  # fmt: skip
-    """Re-evaluate ``slots[:n]`` not yet done for this candidate; returns the updated ``total``."""
-    for k in range(n):
-        s = slots[k]
-        if slot_ints[s, STAMP] != stamp:
-            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-    return total
+def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
+    """Whether slot ``s`` keeps its value: a query whose node documents have no gain
+    and no outside block scored within ``[span_low, span_high]``.
+
+    Such a query's value is the sum over its relevant outside blocks (the only ones
+    ``prepare_node`` keeps for it) of terms that depend only on whether each part
+    lies above or below the block, or ties with it. With the span covering both
+    children's scores at this candidate and at the previous one, no block of the
+    query is between or tied with a part at either, so every block has all of the
+    node's copies above it, or none, at both candidates.
+    """
+    if slot_values[s, GAIN] != 0.0:
+        return False
+    end = slot_ints[s, END_BLOCK]
+    j = _first_not_above(blocks, slot_ints[s, FIRST_BLOCK], end, span_high)
+    return j == end or blocks[j, SCORE] < span_low
 
 
 @jit(inline="always")
-def _reevaluate_crossed(
-    blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, side_slots, n_side,
-    left_side, total, stamp, left_score, right_score,
+def _list_once(slot_ints, s, stamp, listed, n_listed):
+    """Append slot ``s`` to ``listed`` unless already listed for candidate ``stamp``; returns the new length."""
+    if slot_ints[s, LISTED] != stamp:
+        slot_ints[s, LISTED] = stamp
+        listed[n_listed] = s
+        n_listed += 1
+    return n_listed
+
+
+@jit(inline="always")
+def _list_crossed(
+    slot_values, slot_ints, event_slots, crossed_start, crossed_end, side_slots, n_side, left_side, stamp, listed,
+    n_listed,
 ):  # fmt: skip
-    """Re-evaluate the queries whose blocks ``event_slots[crossed_start:crossed_end]`` a child's score crossed.
+    """List the queries whose blocks ``event_slots[crossed_start:crossed_end]`` a child's score crossed.
 
     Only queries with a part on that child's side (``left_side``: a left part, else
-    a right part) can change; when the crossed blocks outnumber those queries
-    (``side_slots[:n_side]``) they are re-evaluated instead. Returns the updated
-    ``total``.
+    a right part) can change, and not by crossing a block without gain with a part
+    without gain (neither moves any other block nor has value). When the crossed
+    blocks outnumber those queries (``side_slots[:n_side]``), those are listed
+    instead. Returns the new length of ``listed``.
     """
     if crossed_end - crossed_start > n_side:
-        return _reevaluate_listed(
-            blocks, cumulative_discount, slot_values, slot_ints, side_slots, n_side, total, stamp, left_score,
-            right_score,
-        )  # fmt: skip
+        for k in range(n_side):
+            n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
+        return n_listed
     for k in range(crossed_start, crossed_end):
         s = event_slots[k]
+        gainless_block = s < 0
+        if gainless_block:
+            s = ~s
         left_count = slot_values[s, LEFT_COUNT]
-        has_part = left_count > 0.0 if left_side else slot_values[s, COUNT] > left_count
-        if slot_ints[s, STAMP] != stamp and has_part:
-            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, s, stamp, left_score, right_score)
-    return total
+        if left_side:
+            has_part = left_count > 0.0
+            part_gain = slot_values[s, LEFT_GAIN]
+        else:
+            has_part = slot_values[s, COUNT] > left_count
+            part_gain = slot_values[s, GAIN] - slot_values[s, LEFT_GAIN]
+        if has_part and not (gainless_block and part_gain == 0.0):
+            n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
+    return n_listed
 
 
 @jit
@@ -622,7 +651,7 @@ def listwise_sweep(
     X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
     node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
     blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order, touched,
-    pending, open_slots, best_gain,
+    listed, open_slots, best_gain, candidate_gains,
 ):  # fmt: skip
     """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
 
@@ -640,9 +669,12 @@ def listwise_sweep(
     position_slot, position_values : see ``prepare_node``
     node_weight, node_target_sum, node_score : float
         The node's weight, ``sum w * leaf_target`` and score (their ratio).
-    touched, pending, open_slots : int64 arrays of shape (n_queries,)
-        Scratch: queries with a left part, queries moved since the last candidate,
-        queries with a right part.
+    touched, listed, open_slots : int64 arrays of shape (n_queries,)
+        Scratch: queries with a left part, queries to re-evaluate at the next
+        candidate, queries with a right part.
+    candidate_gains : None or float64 array of shape (n_bins,)
+        When given, receives the gain of every evaluated cut at its bin (tests
+        compare each with a brute-force recomputation); None compiles it away.
     Others : see ``prepare_node`` and ``_splitter.best_split``.
     """
     n_node = end - start
@@ -652,22 +684,21 @@ def listwise_sweep(
         slot_values[s, LEFT_COUNT] = 0.0
         slot_values[s, LEFT_GAIN] = 0.0
         slot_values[s, VALUE] = slot_values[s, PARENT]
-        slot_ints[s, STAMP] = -1
+        slot_ints[s, LISTED] = -1
         slot_ints[s, OPEN_INDEX] = s
         open_slots[s] = s
     n_open = n_slots
     total = parent_total
     n_touched = 0
-    n_pending = 0
+    n_listed = 0
     stamp = 0  # id of the next evaluated candidate
     left_weight = 0.0
     left_sum = 0.0
-    previous_left = 0.0
-    previous_right = node_score  # every query's right part starts as the whole node
+    previous_left = previous_right = node_score  # every query's right part starts as the whole node
     # Events with a score equal to the previous left / right score: [low, high).
     left_low = left_high = 0
-    right_low = _first_at_least(event_scores, n_events, node_score)
-    right_high = _first_above(event_scores, n_events, node_score)
+    right_low = _first_at_least(event_scores, 0, n_events, node_score)
+    right_high = _first_above(event_scores, 0, n_events, node_score)
     previous_sign = 0
     best_bin = -1
     best_next = -1
@@ -687,10 +718,7 @@ def listwise_sweep(
                 last = open_slots[n_open]
                 open_slots[slot_ints[s, OPEN_INDEX]] = last
                 slot_ints[last, OPEN_INDEX] = slot_ints[s, OPEN_INDEX]
-            if slot_ints[s, STAMP] != stamp:
-                slot_ints[s, STAMP] = stamp
-                pending[n_pending] = s
-                n_pending += 1
+            n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
         b = order[rank, 1]
         next_bin = order[rank + 1, 1]
         if next_bin == b:
@@ -705,38 +733,51 @@ def listwise_sweep(
             continue
         left_score = left_sum / left_weight
         right_score = (node_target_sum - left_sum) / right_weight
-        for i in range(n_pending):
-            total += _reevaluate(blocks, cumulative_discount, slot_values, slot_ints, pending[i], stamp, left_score, right_score)
-        n_pending = 0
         sign = int(left_score > right_score) - int(left_score < right_score)
         if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
-            total = _reevaluate_listed(
-                blocks, cumulative_discount, slot_values, slot_ints, touched, n_touched, total, stamp, left_score,
-                right_score,
-            )  # fmt: skip
+            for k in range(n_touched):
+                n_listed = _list_once(slot_ints, touched[k], stamp, listed, n_listed)
         if stamp == 0:
-            left_low = _first_at_least(event_scores, n_events, left_score)
-            left_high = _first_above(event_scores, n_events, left_score)
+            left_low = _first_at_least(event_scores, 0, n_events, left_score)
+            left_high = _first_above(event_scores, 0, n_events, left_score)
         else:  # queries with a block between the previous and the new left score
             crossed_start, crossed_end, left_low, left_high = _move_score(
                 event_scores, n_events, left_low, left_high, previous_left, left_score
             )
-            total = _reevaluate_crossed(
-                blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched,
-                n_touched, True, total, stamp, left_score, right_score,
+            n_listed = _list_crossed(
+                slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched, n_touched, True, stamp,
+                listed, n_listed,
             )  # fmt: skip
         crossed_start, crossed_end, right_low, right_high = _move_score(
             event_scores, n_events, right_low, right_high, previous_right, right_score
         )
-        total = _reevaluate_crossed(
-            blocks, cumulative_discount, slot_values, slot_ints, event_slots, crossed_start, crossed_end, open_slots,
-            n_open, False, total, stamp, left_score, right_score,
+        n_listed = _list_crossed(
+            slot_values, slot_ints, event_slots, crossed_start, crossed_end, open_slots, n_open, False, stamp, listed,
+            n_listed,
         )  # fmt: skip
+        span_low = min(left_score, right_score, previous_left, previous_right)
+        span_high = max(left_score, right_score, previous_left, previous_right)
+        for k in range(n_listed):
+            s = listed[k]
+            if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
+                continue
+            left_count = slot_values[s, LEFT_COUNT]
+            left_gain = slot_values[s, LEFT_GAIN]
+            value = slot_values[s, SCALE] * query_dcg(
+                blocks, cumulative_discount, slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK],
+                slot_values[s, OTHERS], slot_values[s, TOTAL], slot_values[s, TOTAL_SHIFTED], left_count, left_gain,
+                left_score, slot_values[s, COUNT] - left_count, slot_values[s, GAIN] - left_gain, right_score,
+            )  # fmt: skip
+            total += value - slot_values[s, VALUE]
+            slot_values[s, VALUE] = value
+        n_listed = 0
         previous_left = left_score
         previous_right = right_score
         previous_sign = sign
         stamp += 1
         gain = total - parent_total
+        if candidate_gains is not None:
+            candidate_gains[b] = gain
         if gain > best_gain:
             best_gain = gain
             best_bin = b
@@ -749,7 +790,7 @@ def best_listwise_split(
     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
     node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
     slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count,
-    occupied, order, touched, pending, open_slots,
+    occupied, order, touched, listed, open_slots,
 ):  # fmt: skip
     """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
 
@@ -768,7 +809,7 @@ def best_listwise_split(
             X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
             node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values,
             slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied,
-            order, touched, pending, open_slots, best_gain,
+            order, touched, listed, open_slots, best_gain, None,
         )  # fmt: skip
         if constant:
             continue
