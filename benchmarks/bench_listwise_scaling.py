@@ -1,12 +1,15 @@
 """Per-tree fit time of RF-list, RF-hybrid and RF-point as the training set grows.
 
     python benchmarks/bench_listwise_scaling.py --rows 20000 50000 100000 200000 --trees 3
+    python benchmarks/bench_listwise_scaling.py --letor ../shared/datasets/MQ2008/Fold1/train.txt --trees 20
 
 Data: ``make_ranking`` with 100 documents per query and 136 features (so the number
 of queries grows with the rows), the full 63% query sub-sample per tree, one thread.
 Prints seconds per tree and the growth exponent ``b`` of ``time = a * rows**b``
 fitted by least squares on the log-log points (the paper's RF-list is quadratic in
-the rows of a query set; RF-point is about ``n log n``).
+the rows of a query set; RF-point is about ``n log n``). With ``--letor``, the
+per-tree time on that LETOR file instead (the issue's "RF-list per tree <= 5 x
+RF-point on MQ2008 Fold1"): the three forests fitted in turn, three rounds, medians.
 """
 
 import argparse
@@ -27,12 +30,28 @@ def per_tree_seconds(estimator_class, params, X, y, qid, n_trees):
     return (time.perf_counter() - start) / n_trees
 
 
+def per_tree_on_letor(models, path, n_trees, rounds=3):
+    from forestrank.datasets import load_letor
+
+    X, y, qid = load_letor(path)[:3]
+    print(f"{path}: {len(y)} rows, {len(np.unique(qid))} queries; default parameters, n_jobs=1, {n_trees} trees")
+    seconds = {name: [] for name in models}
+    for _ in range(rounds):  # interleaved, so that a slow spell of a shared host hits every forest
+        for name, (estimator_class, params) in models.items():
+            seconds[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
+    point = np.median(seconds["RF-point"])
+    for name, values in seconds.items():
+        runs = ", ".join(f"{1e3 * v:.1f}" for v in values)
+        print(f"{name:<14} {1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
+
+
 def main() -> None:
     from forestrank import RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[20_000, 50_000, 100_000, 200_000])
     parser.add_argument("--trees", type=int, default=3)
+    parser.add_argument("--letor", type=Path, help="time the forests on this LETOR file instead")
     args = parser.parse_args()
     models = {
         "RF-list": (RFListRanker, {}),
@@ -40,6 +59,9 @@ def main() -> None:
         "RF-point": (RFPointRanker, {}),
     }
     print(f"machine: {describe_machine()}")
+    if args.letor is not None:
+        per_tree_on_letor(models, args.letor, args.trees)
+        return
     print(f"make_ranking, 100 docs/query, 136 features, query_subsample=0.63, n_jobs=1, {args.trees} trees per point")
     times = {name: [] for name in models}
     for rows in args.rows:
