@@ -696,9 +696,8 @@ def listwise_sweep(
     left_sum = 0.0
     previous_left = previous_right = node_score  # every query's right part starts as the whole node
     # Events with a score equal to the previous left / right score: [low, high).
-    left_low = left_high = 0
-    right_low = _first_at_least(event_scores, 0, n_events, node_score)
-    right_high = _first_above(event_scores, 0, n_events, node_score)
+    right_low = left_low = _first_at_least(event_scores, 0, n_events, node_score)
+    right_high = left_high = _first_above(event_scores, 0, n_events, node_score)
     previous_sign = 0
     best_bin = -1
     best_next = -1
@@ -737,17 +736,15 @@ def listwise_sweep(
         if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
             for k in range(n_touched):
                 n_listed = _list_once(slot_ints, touched[k], stamp, listed, n_listed)
-        if stamp == 0:
-            left_low = _first_at_least(event_scores, 0, n_events, left_score)
-            left_high = _first_above(event_scores, 0, n_events, left_score)
-        else:  # queries with a block between the previous and the new left score
-            crossed_start, crossed_end, left_low, left_high = _move_score(
-                event_scores, n_events, left_low, left_high, previous_left, left_score
-            )
-            n_listed = _list_crossed(
-                slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched, n_touched, True, stamp,
-                listed, n_listed,
-            )  # fmt: skip
+        # Queries with a block between the previous and the new left score (at the
+        # first candidate every query with a left part is listed already, as moved).
+        crossed_start, crossed_end, left_low, left_high = _move_score(
+            event_scores, n_events, left_low, left_high, previous_left, left_score
+        )
+        n_listed = _list_crossed(
+            slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched, n_touched, True, stamp, listed,
+            n_listed,
+        )  # fmt: skip
         crossed_start, crossed_end, right_low, right_high = _move_score(
             event_scores, n_events, right_low, right_high, previous_right, right_score
         )
