@@ -14,8 +14,17 @@ from collections.abc import Callable
 from typing import Any
 
 import numba
+import numpy as np
 
 JIT_OPTIONS = {"nogil": True, "cache": True, "fastmath": False}
+
+# ``array[nowrap(i)]``: an index numba need not wrap around. Numba maps a negative
+# signed index to ``i + n`` (a compare and a select on every access, which also
+# lengthens the dependent chain of a gather); an unsigned one it uses as it is. Only
+# for indices known to be non-negative, and only at the index itself: arithmetic
+# mixing uint64 with int64 is typed float64 by numba. Measured on the predictor
+# (100 fully grown trees x 50k rows, one thread): 0.75 -> 0.54 s.
+nowrap = np.uint64
 
 
 def jit(function: Callable | None = None, **overrides: Any) -> Any:

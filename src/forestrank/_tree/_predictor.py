@@ -12,11 +12,16 @@ which of the two kernels runs:
   forests on large data): it prefetches the nodes and feature values that a block
   of rows is about to read, so their cache misses overlap. On trees that fit the
   caches the prefetches and the bookkeeping only cost time.
+
+Every array index in these loops goes through ``nowrap`` (``_jit.py``): on 100 fully
+grown trees x 50k rows that alone took the deep kernel from 0.75 to 0.54 s, the plain
+one on MQ2008 forests from 1.37 to 1.13 s and on 31-leaf boosted trees from 0.60 to
+0.52 s (one thread, same process, bitwise-equal sums).
 """
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import jit, nowrap
 from .._prefetch import prefetch
 
 ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
@@ -67,21 +72,21 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
             for block_start in range(pass_start, pass_end, ROW_BLOCK):
                 block_size = min(ROW_BLOCK, pass_end - block_start)
                 for j in range(block_size):
-                    current[j] = offset
+                    current[nowrap(j)] = offset
                 active = block_size
                 while active > 0:
                     active = 0
                     for j in range(block_size):
-                        node = current[j]
-                        feature = nodes[node]["feature"]
+                        node = nodes[nowrap(current[nowrap(j)])]
+                        feature = node["feature"]
                         if feature >= 0:
                             active += 1
-                            if X[block_start + j, feature] <= nodes[node]["threshold"]:
-                                current[j] = offset + nodes[node]["left"]
+                            if X[nowrap(block_start + j), nowrap(feature)] <= node["threshold"]:
+                                current[nowrap(j)] = offset + node["left"]
                             else:
-                                current[j] = offset + nodes[node]["left"] + 1
+                                current[nowrap(j)] = offset + node["left"] + 1
                 for j in range(block_size):
-                    out[block_start + j] += nodes[current[j]]["threshold"]
+                    out[nowrap(block_start + j)] += nodes[nowrap(current[nowrap(j)])]["threshold"]
 
 
 @jit
@@ -119,30 +124,30 @@ def add_deep_tree_values(X, nodes, tree_offsets, pass_bytes, out):
             for block_start in range(pass_start, pass_end, DEEP_ROW_BLOCK):
                 block_size = min(DEEP_ROW_BLOCK, pass_end - block_start)
                 for j in range(block_size):
-                    current[j] = offset
-                    inside[j] = j
+                    current[nowrap(j)] = offset
+                    inside[nowrap(j)] = j
                 n_inside = block_size
                 while n_inside > 0:
                     kept = 0
                     for k in range(n_inside):
-                        j = inside[k]
-                        feature = nodes[current[j]]["feature"]
+                        j = inside[nowrap(k)]
+                        feature = nodes[nowrap(current[nowrap(j)])]["feature"]
                         if feature >= 0:
                             prefetch(X, (block_start + j, feature))
-                            inside[kept] = j
+                            inside[nowrap(kept)] = j
                             kept += 1
                     n_inside = kept
                     for k in range(n_inside):
-                        j = inside[k]
-                        node = current[j]
-                        if X[block_start + j, nodes[node]["feature"]] <= nodes[node]["threshold"]:
-                            child = offset + nodes[node]["left"]
+                        j = inside[nowrap(k)]
+                        node = nodes[nowrap(current[nowrap(j)])]
+                        if X[nowrap(block_start + j), nowrap(node["feature"])] <= node["threshold"]:
+                            child = offset + node["left"]
                         else:
-                            child = offset + nodes[node]["left"] + 1
-                        current[j] = child
+                            child = offset + node["left"] + 1
+                        current[nowrap(j)] = child
                         prefetch(nodes, (child,))
                 for j in range(block_size):
-                    out[block_start + j] += nodes[current[j]]["threshold"]
+                    out[nowrap(block_start + j)] += nodes[nowrap(current[nowrap(j)])]["threshold"]
 
 
 @jit
@@ -158,9 +163,10 @@ def apply_tree(X, nodes, out):
     """
     for i in range(X.shape[0]):
         node = 0
-        while nodes[node]["feature"] >= 0:
-            if X[i, nodes[node]["feature"]] <= nodes[node]["threshold"]:
-                node = nodes[node]["left"]
+        while nodes[nowrap(node)]["feature"] >= 0:
+            record = nodes[nowrap(node)]
+            if X[i, nowrap(record["feature"])] <= record["threshold"]:
+                node = record["left"]
             else:
-                node = nodes[node]["left"] + 1
+                node = record["left"] + 1
         out[i] = node
