@@ -79,7 +79,7 @@ stores in the children, so ties are detected exactly.
 
 import numpy as np
 
-from .._jit import jit
+from .._jit import jit, nowrap
 from . import _rng, _splitter
 
 # Columns of the per-query ("slot") float table.
@@ -155,10 +155,10 @@ def _cumulative(cumulative_discount, position):
     """``CD`` at a real position, linear between integers (integer weights never interpolate)."""
     last = len(cumulative_discount) - 1
     if position >= last:
-        return cumulative_discount[last]
+        return cumulative_discount[nowrap(last)]
     whole = int(position)
-    low = cumulative_discount[whole]
-    return low + (position - whole) * (cumulative_discount[whole + 1] - low)
+    low = cumulative_discount[nowrap(whole)]
+    return low + (position - whole) * (cumulative_discount[nowrap(whole + 1)] - low)
 
 
 @jit(inline="always")
@@ -176,7 +176,7 @@ def _first_not_above(blocks, first, end, score):
     high = end
     while low < high:
         middle = (low + high) // 2
-        if blocks[middle, SCORE] > score:
+        if blocks[nowrap(middle), SCORE] > score:
             low = middle + 1
         else:
             high = middle
@@ -189,10 +189,10 @@ def _part_value(blocks, cumulative_discount, j, end, others, shift, count, gain,
 
     Returns the part's expected DCG and the first block after it.
     """
-    start = (blocks[j, POSITION] if j < end else others) + shift
-    if j < end and blocks[j, SCORE] == score:
-        count += blocks[j, BLOCK_COUNT]
-        gain += blocks[j, BLOCK_GAIN]
+    start = (blocks[nowrap(j), POSITION] if j < end else others) + shift
+    if j < end and blocks[nowrap(j), SCORE] == score:
+        count += blocks[nowrap(j), BLOCK_COUNT]
+        gain += blocks[nowrap(j), BLOCK_GAIN]
         j += 1
     return _block_value(cumulative_discount, start, count, gain), j
 
@@ -214,9 +214,9 @@ def query_dcg(
         gain = gain_a + gain_b
         score = score_a if count_a > 0.0 else score_b
         j = _first_not_above(blocks, first, end, score)
-        value = blocks[j, BEFORE] if j < end else total
+        value = blocks[nowrap(j), BEFORE] if j < end else total
         part, j = _part_value(blocks, cumulative_discount, j, end, others, 0.0, count, gain, score)
-        return value + part + total_shifted - (blocks[j, BEFORE_SHIFTED] if j < end else total_shifted)
+        return value + part + total_shifted - (blocks[nowrap(j), BEFORE_SHIFTED] if j < end else total_shifted)
     if score_a > score_b:
         upper_count, upper_gain, upper_score = count_a, gain_a, score_a
         lower_count, lower_gain, lower_score = count_b, gain_b, score_b
@@ -224,17 +224,17 @@ def query_dcg(
         upper_count, upper_gain, upper_score = count_b, gain_b, score_b
         lower_count, lower_gain, lower_score = count_a, gain_a, score_a
     j = _first_not_above(blocks, first, end, upper_score)
-    value = blocks[j, BEFORE] if j < end else total
+    value = blocks[nowrap(j), BEFORE] if j < end else total
     part, j = _part_value(blocks, cumulative_discount, j, end, others, 0.0, upper_count, upper_gain, upper_score)
     value += part
     k = _first_not_above(blocks, j, end, lower_score)
     for between in range(j, k):  # blocks between the parts move down by the upper part
         value += _block_value(
-            cumulative_discount, blocks[between, POSITION] + upper_count, blocks[between, BLOCK_COUNT],
-            blocks[between, BLOCK_GAIN],
+            cumulative_discount, blocks[nowrap(between), POSITION] + upper_count, blocks[nowrap(between), BLOCK_COUNT],
+            blocks[nowrap(between), BLOCK_GAIN],
         )  # fmt: skip
     part, k = _part_value(blocks, cumulative_discount, k, end, others, upper_count, lower_count, lower_gain, lower_score)
-    return value + part + total_shifted - (blocks[k, BEFORE_SHIFTED] if k < end else total_shifted)
+    return value + part + total_shifted - (blocks[nowrap(k), BEFORE_SHIFTED] if k < end else total_shifted)
 
 
 @jit
@@ -364,9 +364,9 @@ def move_to_child(
         return
     n_slots = 0
     for position in range(start, end):
-        row = samples[position]
+        row = nowrap(samples[position])
         q = query_of_row[row]
-        s = query_slot[q]
+        s = query_slot[nowrap(q)]
         if s < 0:
             s = n_slots
             query_slot[q] = s
@@ -374,8 +374,8 @@ def move_to_child(
             slot_values[s, COUNT] = 0.0
             slot_values[s, GAIN] = 0.0
             n_slots += 1
-        slot_values[s, COUNT] += copies[row]
-        slot_values[s, GAIN] += copies[row] * row_gains[row]
+        slot_values[nowrap(s), COUNT] += copies[row]
+        slot_values[nowrap(s), GAIN] += copies[row] * row_gains[row]
     for s in range(n_slots):
         q = slot_ints[s, QUERY]
         query_slot[q] = -1
@@ -439,7 +439,7 @@ def prepare_node(
     """
     n_slots = 0
     for position in range(start, end):
-        q = query_of_row[samples[position]]
+        q = nowrap(query_of_row[nowrap(samples[position])])
         if scales[q] > 0.0 and query_slot[q] < 0:
             query_slot[q] = n_slots
             slot_ints[n_slots, QUERY] = q
@@ -458,15 +458,15 @@ def prepare_node(
             slot_values[s, column] = 0.0
         slot_values[s, SCALE] = scales[slot_ints[s, QUERY]]
     for position in range(start, end):
-        row = samples[position]
-        s = query_slot[query_of_row[row]]
+        row = nowrap(samples[position])
+        s = query_slot[nowrap(query_of_row[row])]
         position_slot[position] = s
         position_values[position, COPIES_AT] = copies[row]
         position_values[position, GAIN_AT] = copies[row] * row_gains[row]
         position_values[position, TARGET_AT] = row_weights[position] * leaf_targets[row]
         if s >= 0:
-            slot_values[s, COUNT] += copies[row]
-            slot_values[s, GAIN] += copies[row] * row_gains[row]
+            slot_values[nowrap(s), COUNT] += copies[row]
+            slot_values[nowrap(s), GAIN] += copies[row] * row_gains[row]
 
     n_blocks = 0
     parent_total = 0.0
@@ -535,7 +535,7 @@ def _first_at_least(sorted_scores, low, high, score):
     """First index of ``sorted_scores[low:high]`` (increasing) whose value is ``>= score`` (``high`` if none)."""
     while low < high:
         middle = (low + high) // 2
-        if sorted_scores[middle] < score:
+        if sorted_scores[nowrap(middle)] < score:
             low = middle + 1
         else:
             high = middle
@@ -547,7 +547,7 @@ def _first_above(sorted_scores, low, high, score):
     """First index of ``sorted_scores[low:high]`` (increasing) whose value is ``> score`` (``high`` if none)."""
     while low < high:
         middle = (low + high) // 2
-        if sorted_scores[middle] <= score:
+        if sorted_scores[nowrap(middle)] <= score:
             low = middle + 1
         else:
             high = middle
@@ -599,7 +599,7 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
         return False
     end = slot_ints[s, END_BLOCK]
     j = _first_not_above(blocks, slot_ints[s, FIRST_BLOCK], end, span_high)
-    return j == end or blocks[j, SCORE] < span_low
+    return j == end or blocks[nowrap(j), SCORE] < span_low
 
 
 @jit(inline="always")
@@ -630,10 +630,8 @@ def _list_crossed(
             n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
         return n_listed
     for k in range(crossed_start, crossed_end):
-        s = event_slots[k]
-        gainless_block = s < 0
-        if gainless_block:
-            s = ~s
+        gainless_block = event_slots[k] < 0
+        s = nowrap(~event_slots[k] if gainless_block else event_slots[k])
         left_count = slot_values[s, LEFT_COUNT]
         if left_side:
             has_part = left_count > 0.0
@@ -702,11 +700,11 @@ def listwise_sweep(
     best_bin = -1
     best_next = -1
     for rank in range(n_node - 1):
-        position = order[rank, 0]
+        position = nowrap(order[rank, 0])
         left_weight += row_weights[position]
         left_sum += position_values[position, TARGET_AT]
-        s = position_slot[position]
-        if s >= 0:
+        if position_slot[position] >= 0:
+            s = nowrap(position_slot[position])
             if slot_values[s, LEFT_COUNT] == 0.0:
                 touched[n_touched] = s
                 n_touched += 1
@@ -755,7 +753,7 @@ def listwise_sweep(
         span_low = min(left_score, right_score, previous_left, previous_right)
         span_high = max(left_score, right_score, previous_left, previous_right)
         for k in range(n_listed):
-            s = listed[k]
+            s = nowrap(listed[k])
             if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
                 continue
             left_count = slot_values[s, LEFT_COUNT]
