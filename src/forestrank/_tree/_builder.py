@@ -25,6 +25,7 @@ same shape distribution; the order changes which random numbers each node draws.
 import numpy as np
 
 from .._jit import jit
+from .._prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _listwise, _rng, _splitter
 
 DEPTH = 0
@@ -98,6 +99,8 @@ def _partition(X_binned, samples, row_targets, row_weights, start, end, feature,
     write = start
     n_spilled = 0
     for read in range(start, end):
+        if read + GATHER_DISTANCE < end:
+            prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
         if X_binned[samples[read], feature] <= threshold_bin:
             samples[write] = samples[read]
             row_weights[write] = row_weights[read]

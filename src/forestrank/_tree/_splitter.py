@@ -37,6 +37,7 @@ import numba
 import numpy as np
 
 from .._jit import jit
+from .._prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _rng
 
 # 64-bit de Bruijn sequence and table: index of the lowest set bit without a loop
@@ -161,6 +162,8 @@ def _histogram_scan(
     classes = _criteria.uses_classes(criterion)
     if classes:
         for position in range(start, end):
+            if position + GATHER_DISTANCE < end:
+                prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
             b = X_binned[samples[position], feature]
             weight = row_weights[position]
             c = int(row_targets[position, 0])
@@ -172,6 +175,8 @@ def _histogram_scan(
     else:
         squared = criterion == _criteria.VARIANCE
         for position in range(start, end):
+            if position + GATHER_DISTANCE < end:
+                prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
             b = X_binned[samples[position], feature]
             weight = row_weights[position]
             first = row_targets[position, 0]
@@ -271,6 +276,11 @@ def n_hist_columns(criterion):
 def _fill_feature_range(X_binned, row_targets, row_weights, samples, start, end, squared, histogram, first_feature, last_feature):
     """Add the node's rows to the histograms of features ``first_feature:last_feature``."""
     for position in range(start, end):
+        if position + GATHER_DISTANCE < end:  # every cache line of this range of a row ahead
+            ahead = samples[position + GATHER_DISTANCE]
+            for column in range(first_feature, last_feature, 64 // X_binned.itemsize):
+                prefetch(X_binned, (ahead, column))
+            prefetch(X_binned, (ahead, last_feature - 1))
         row = samples[position]
         weight = row_weights[position]
         first = row_targets[position, 0]
@@ -397,6 +407,8 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
     distinct bins.
     """
     for position in range(start, end):
+        if position + GATHER_DISTANCE < end:
+            prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
         b = X_binned[samples[position], feature]
         histogram_count[b] += 1
         occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
