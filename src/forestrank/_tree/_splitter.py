@@ -276,7 +276,7 @@ def n_hist_columns(criterion):
 def _fill_feature_range(X_binned, row_targets, row_weights, samples, start, end, squared, histogram, first_feature, last_feature):
     """Add the node's rows to the histograms of features ``first_feature:last_feature``."""
     for position in range(start, end):
-        if position + GATHER_DISTANCE < end:  # every cache line of this range of a row ahead
+        if position + GATHER_DISTANCE < end and first_feature < last_feature:  # every line of the row's range ahead
             ahead = samples[position + GATHER_DISTANCE]
             for column in range(first_feature, last_feature, 64 // X_binned.itemsize):
                 prefetch(X_binned, (ahead, column))
