@@ -36,10 +36,11 @@ have changed:
 * queries with a block whose score lies between the previous and the new ``s_L``
   (or ``s_R``), inclusive, and a part on that side: found in the node's sorted
   array of all block scores by galloping from the previous score's place
-  (``_move_score``, logarithmic in the blocks crossed; nothing when the score did
-  not move). When the crossed blocks outnumber the queries that have a left part
-  (for ``s_L``) or a right part (for ``s_R``), those queries are listed instead —
-  the early moves make ``s_L`` jump across most blocks, the last ones ``s_R``;
+  (``_list_crossed`` through ``_move_score``, logarithmic in the blocks crossed;
+  nothing when the score did not move). When the crossed blocks outnumber the
+  queries that have a left part (for ``s_L``) or a right part (for ``s_R``), those
+  queries are listed instead — the early moves make ``s_L`` jump across most
+  blocks, the last ones ``s_R``;
 * when ``s_L - s_R`` changes sign, the queries that have a left part (the two parts
   swap places).
 
@@ -614,21 +615,23 @@ def _list_once(slot_ints, s, stamp, listed, n_listed):
 
 @jit(inline="always")
 def _list_crossed(
-    slot_values, slot_ints, event_slots, crossed_start, crossed_end, side_slots, n_side, left_side, stamp, listed,
-    n_listed,
+    event_scores, n_events, low, high, previous, score, slot_values, slot_ints, event_slots, side_slots, n_side,
+    left_side, stamp, listed, n_listed,
 ):  # fmt: skip
-    """List the queries whose blocks ``event_slots[crossed_start:crossed_end]`` a child's score crossed.
+    """List the queries whose blocks a child's score crossed moving from ``previous`` to ``score``.
 
-    Only queries with a part on that child's side (``left_side``: a left part, else
-    a right part) can change, and not by crossing a block without gain with a part
+    ``[low, high)`` are the events equal to ``previous`` (``_move_score``). Only
+    queries with a part on that child's side (``left_side``: a left part, else a
+    right part) can change, and not by crossing a block without gain with a part
     without gain (neither moves any other block nor has value). When the crossed
     blocks outnumber those queries (``side_slots[:n_side]``), those are listed
-    instead. Returns the new length of ``listed``.
+    instead. Returns the new length of ``listed`` and the events equal to ``score``.
     """
+    crossed_start, crossed_end, low, high = _move_score(event_scores, n_events, low, high, previous, score)
     if crossed_end - crossed_start > n_side:
         for k in range(n_side):
             n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
-        return n_listed
+        return n_listed, low, high
     for k in range(crossed_start, crossed_end):
         gainless_block = event_slots[k] < 0
         s = nowrap(~event_slots[k] if gainless_block else event_slots[k])
@@ -641,7 +644,7 @@ def _list_crossed(
             part_gain = slot_values[s, GAIN] - slot_values[s, LEFT_GAIN]
         if has_part and not (gainless_block and part_gain == 0.0):
             n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
-    return n_listed
+    return n_listed, low, high
 
 
 @jit
@@ -736,19 +739,13 @@ def listwise_sweep(
                 n_listed = _list_once(slot_ints, touched[k], stamp, listed, n_listed)
         # Queries with a block between the previous and the new left score (at the
         # first candidate every query with a left part is listed already, as moved).
-        crossed_start, crossed_end, left_low, left_high = _move_score(
-            event_scores, n_events, left_low, left_high, previous_left, left_score
-        )
-        n_listed = _list_crossed(
-            slot_values, slot_ints, event_slots, crossed_start, crossed_end, touched, n_touched, True, stamp, listed,
-            n_listed,
+        n_listed, left_low, left_high = _list_crossed(
+            event_scores, n_events, left_low, left_high, previous_left, left_score, slot_values, slot_ints,
+            event_slots, touched, n_touched, True, stamp, listed, n_listed,
         )  # fmt: skip
-        crossed_start, crossed_end, right_low, right_high = _move_score(
-            event_scores, n_events, right_low, right_high, previous_right, right_score
-        )
-        n_listed = _list_crossed(
-            slot_values, slot_ints, event_slots, crossed_start, crossed_end, open_slots, n_open, False, stamp, listed,
-            n_listed,
+        n_listed, right_low, right_high = _list_crossed(
+            event_scores, n_events, right_low, right_high, previous_right, right_score, slot_values, slot_ints,
+            event_slots, open_slots, n_open, False, stamp, listed, n_listed,
         )  # fmt: skip
         span_low = min(left_score, right_score, previous_left, previous_right)
         span_high = max(left_score, right_score, previous_left, previous_right)
