@@ -4,6 +4,7 @@
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
+    python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-queries
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
     python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
     python benchmarks/compare.py broof --data mq2008 --n-estimators 500 --versus RFPointRanker
@@ -216,6 +217,22 @@ def load_splits(data: str, datasets: Path) -> list[tuple]:
     return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
 
 
+def relabel_queries(split: tuple, seed: int) -> tuple:
+    """``split`` with its training query ids replaced by a random bijection drawn from ``seed``.
+
+    Every contender groups the training rows by sorted query id (LightGBM and XGBoost
+    are handed them so), so new ids present the same queries, with the same rows, in
+    another order. LightGBM's and our boosted models depend on that order through the
+    summation order of their histograms (ties between near-equal splits go either
+    way), by as much as 0.004 MAP on MQ2008 (benchmarks/RESULTS.md, issue 5); averaging
+    over several orders measures a deterministic contender's spread.
+    """
+    X, y, qid, *rest = split
+    queries, inverse = np.unique(qid, return_inverse=True)
+    new_ids = np.random.default_rng(seed).permutation(len(queries))
+    return (X, y, new_ids[inverse], *rest)
+
+
 def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: int, patience: int = 0) -> dict:
     """Run in a child process: warm up, time fit and predict, score, report peak memory.
 
@@ -358,6 +375,10 @@ def main() -> None:
         "--early-stopping", type=int, default=0, metavar="PATIENCE",
         help="boosted contenders stop when NDCG@10 on the fold's vali.txt has not improved for PATIENCE iterations",
     )  # fmt: skip
+    parser.add_argument(
+        "--shuffle-queries", action="store_true",
+        help="seed s also presents the training queries in a random order drawn from s (the same for every contender)",
+    )  # fmt: skip
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
     parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
     parser.add_argument(
@@ -375,11 +396,13 @@ def main() -> None:
         contenders = [c for c in contenders if any(part in c.name for part in args.only)]
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data} ({len(splits)} split(s), {sum(len(s[1]) for s in splits)} training rows in total), "
-          f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits")
+          f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits"
+          + (", training queries in a random order per seed" if args.shuffle_queries else ""))
     summaries = {}
     for contender in contenders:
         summary = Summary(n_seeds=args.seeds)
-        runs = (run_in_child(contender, split, args.n_estimators, seed, args.time_limit, args.early_stopping)
+        runs = (run_in_child(contender, relabel_queries(split, seed) if args.shuffle_queries else split,
+                             args.n_estimators, seed, args.time_limit, args.early_stopping)
                 for seed in range(args.seeds) for split in splits)  # fmt: skip
         for result in runs:
             if result is None:
