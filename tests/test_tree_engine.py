@@ -258,6 +258,43 @@ def test_bin_mapper_cuts_and_representatives():
     assert counts.min() > 250 and counts.max() < 380  # about 5000 / 16 each
 
 
+def test_quantile_cuts_without_frequent_values_are_numpy_lower_quantiles():
+    values = np.random.default_rng(4).normal(size=3001)  # all distinct
+    binner = BinMapper(max_bins=20).fit(values[:, None])
+    # Bin j closes at numpy's "lower" j/20-quantile; the cut lies midway to the next value.
+    closing = np.quantile(values, np.arange(1, 20) / 20, method="lower")
+    ordered = np.sort(values)
+    following = ordered[np.searchsorted(ordered, closing, side="right")]
+    np.testing.assert_allclose(binner.thresholds_[0], (closing + following) / 2, rtol=0, atol=0)
+
+
+def test_a_frequent_value_gets_a_bin_of_its_own_and_the_rest_share_the_others():
+    rng = np.random.default_rng(5)
+    column = np.where(rng.random(10_000) < 0.7, 0.0, rng.random(10_000) + 0.5)  # 70% zeros, as in LETOR
+    binner = BinMapper(max_bins=16).fit(column[:, None])
+    bins = binner.transform(column[:, None])[:, 0]
+    assert binner.n_bins_[0] == 16
+    assert set(bins[column == 0.0]) == {0} and np.all(bins[column != 0.0] > 0)
+    counts = np.bincount(bins)[1:]  # ~3,000 non-zeros over the 15 other bins
+    assert counts.min() > 0.8 * 3000 / 15 and counts.max() < 1.2 * 3000 / 15
+    assert binner.bin_values_[0][0] == 0.0  # a one-value bin is represented by its value
+
+
+@given(st.lists(st.integers(1, 60), min_size=2, max_size=400), st.integers(2, 40))
+def test_frequency_cuts_respect_the_bin_budget(counts, max_bins):
+    column = np.repeat(np.arange(len(counts), dtype=float), counts)
+    binner = BinMapper(max_bins=max_bins).fit(column[:, None])
+    cuts = binner.thresholds_[0]
+    bins = binner.transform(column[:, None])[:, 0]
+    assert binner.n_bins_[0] <= max_bins and np.all(np.diff(cuts) > 0)
+    np.testing.assert_array_equal(np.unique(bins), np.arange(binner.n_bins_[0]))  # no empty bin
+    assert np.all(cuts != np.round(cuts))  # every cut lies between two values, never on one
+    heavy = np.flatnonzero(np.array(counts) * max_bins >= len(column))
+    if len(counts) > max_bins and len(heavy) <= (max_bins - 1) // 2:
+        for value in heavy:  # alone in its bin
+            assert np.sum(bins == bins[np.searchsorted(column, value)]) == counts[value]
+
+
 def test_threaded_binning_equals_serial_binning():
     X = np.random.default_rng(3).normal(size=(20_000, 4))  # enough rows for several row ranges
     X[:, 1] = np.round(X[:, 1], 1)  # few distinct values: midpoint cuts

@@ -2,10 +2,12 @@
 
 Each feature gets at most ``max_bins`` bins. A feature with at most ``max_bins``
 distinct values gets one bin per value, cut at the midpoints between consecutive
-values, so splitting on bins is exactly splitting on values. Otherwise the cuts are
-midpoint quantiles of the values (as in LightGBM and scikit-learn's
-HistGradientBoosting). ``max_bins=None`` is the exact mode: one bin per distinct value
-however many there are, on the same code path (wider bin dtype).
+values, so splitting on bins is exactly splitting on values. Otherwise a value held by
+at least ``1 / max_bins`` of the samples gets a bin of its own (as LightGBM's bin
+finder does) and the other bins follow the quantiles of the remaining values
+(``_frequency_cuts``); every cut lies midway between two consecutive distinct values.
+``max_bins=None`` is the exact mode: one bin per distinct value however many there
+are, on the same code path (wider bin dtype).
 
 A sample with value ``x`` falls in bin ``b = #{thresholds < x}``: ``x <= thresholds[b]``
 and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
@@ -26,29 +28,65 @@ QUANTILE_SUBSAMPLE = 200_000
 _ROW_BLOCK = 256
 
 
-def _midpoints(values: np.ndarray) -> np.ndarray:
-    """Cuts between consecutive sorted distinct ``values``.
+def _midpoints(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Cuts between values ``lower < upper`` (element-wise).
 
     The midpoint of two adjacent doubles can round up to the larger one, which would
     put it in the lower bin; the smaller value is used as the cut then.
     """
-    lower, upper = values[:-1], values[1:]
     middle = (lower + upper) / 2
     return np.where(middle < upper, middle, lower)
 
 
-def _quantile_cuts(ordered: np.ndarray, max_bins: int) -> np.ndarray:
-    """Cuts at the ``max_bins``-quantiles of sorted values, numpy's "midpoint" rule.
+def _frequency_cuts(counts: np.ndarray, max_bins: int) -> np.ndarray:
+    """Where to cut sorted distinct values into at most ``max_bins`` bins of about equal sample counts.
 
-    The ``q``-quantile is the mean of the order statistics around position
-    ``q (n - 1)``, read from the one sorted copy (``np.quantile`` partitions once
-    per requested quantile: 1.45 s for 136 columns of 200k rows, vs ~0.3 s here).
-    Duplicate cuts collapse, and a cut at the maximum would leave its bin empty.
+    A value held by at least ``1 / max_bins`` of the samples (a "heavy" value: the
+    zeros of a sparse LETOR feature) gets a bin of its own, and the other bins are
+    shared among the runs of light values between heavy ones in proportion to their
+    samples (at least one each). Within a run of ``k`` bins the cuts follow the
+    ``k``-quantiles of its samples (numpy's "lower" quantiles: the value holding order
+    statistic ``floor(j (n - 1) / k)`` closes bin ``j``). Plain quantiles of all the
+    samples spend most cuts on the heavy value, where they collapse: MQ2008 Fold1's
+    features with 70-85% zeros and 700-1,800 distinct values got 32-77 bins that way,
+    180-214 with this rule (LightGBM's bin finder isolates frequent values likewise).
+
+    Parameters
+    ----------
+    counts : int64 array of shape (n_distinct,)
+        Samples holding each of the sorted distinct values, ``n_distinct > max_bins``.
+    max_bins : int
+
+    Returns
+    -------
+    int64 array of increasing indices ``i``: cut between distinct values ``i`` and ``i + 1``
     """
-    positions = np.linspace(0, 1, max_bins + 1)[1:-1] * (len(ordered) - 1)
-    cuts = (ordered[np.floor(positions).astype(np.int64)] + ordered[np.ceil(positions).astype(np.int64)]) / 2
-    cuts = np.unique(cuts)
-    return cuts[cuts < ordered[-1]]
+    n_samples = int(counts.sum())
+    heavy = counts * max_bins >= n_samples
+    # At most (max_bins - 1) // 2 heavy values, so that every light run between them
+    # can still get a bin: heavy + runs <= 2 * heavy + 1 <= max_bins.
+    most_heavy = (max_bins - 1) // 2
+    if heavy.sum() > most_heavy:
+        heavy = np.zeros(len(counts), dtype=bool)
+        heavy[np.argsort(-counts, kind="stable")[:most_heavy]] = True
+    cut_after = heavy[:-1] | heavy[1:]  # a heavy value is a bin of its own
+    light = np.concatenate(([False], ~heavy, [False])).astype(np.int8)
+    run_starts = np.flatnonzero(np.diff(light) == 1)
+    run_ends = np.flatnonzero(np.diff(light) == -1)
+    run_samples = np.add.reduceat(counts, run_starts) if len(run_starts) else np.zeros(0, dtype=counts.dtype)
+    # One bin per run, the rest in proportion to the runs' samples (largest remainders).
+    spare = max_bins - int(heavy.sum()) - len(run_starts)
+    share = spare * run_samples / max(int(run_samples.sum()), 1)
+    run_bins = 1 + np.floor(share).astype(np.int64)
+    left_over = spare - int(run_bins.sum() - len(run_starts))
+    run_bins[np.argsort(-(share - np.floor(share)), kind="stable")[:left_over]] += 1
+    for start, end, n_run, k in zip(run_starts, run_ends, run_samples, run_bins):
+        if k < 2:
+            continue
+        statistics = np.floor(np.linspace(0, 1, k + 1)[1:-1] * (n_run - 1)).astype(np.int64)
+        holders = start + np.searchsorted(np.cumsum(counts[start:end]), statistics, side="right")
+        cut_after[holders[holders < len(cut_after)]] = True
+    return np.flatnonzero(cut_after)
 
 
 @jit
@@ -146,14 +184,18 @@ class BinMapper:
     def _column_cuts(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cuts and bin representatives of one column (float64)."""
         ordered = np.sort(column)
-        distinct = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))]
+        first_of_value = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+        distinct = ordered[first_of_value]
         if self.max_bins is None or len(distinct) <= self.max_bins:
-            thresholds = _midpoints(distinct)
+            thresholds = _midpoints(distinct[:-1], distinct[1:])
             representatives = distinct
         else:
-            thresholds = _quantile_cuts(ordered, self.max_bins)
-            edges = np.concatenate(([distinct[0]], thresholds, [distinct[-1]]))
-            representatives = (edges[:-1] + edges[1:]) / 2
+            cuts = _frequency_cuts(np.diff(np.append(first_of_value, len(ordered))), self.max_bins)
+            thresholds = _midpoints(distinct[cuts], distinct[cuts + 1])
+            # A bin's representative: its value when it holds one, else the middle of its range.
+            lowest = distinct[np.append(0, cuts + 1)]
+            highest = distinct[np.append(cuts, len(distinct) - 1)]
+            representatives = np.where(lowest == highest, lowest, (lowest + highest) / 2)
         return np.ascontiguousarray(thresholds, dtype=FLOAT_DTYPE), np.ascontiguousarray(representatives, dtype=FLOAT_DTYPE)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
