@@ -280,6 +280,19 @@ def test_a_frequent_value_gets_a_bin_of_its_own_and_the_rest_share_the_others():
     assert binner.bin_values_[0][0] == 0.0  # a one-value bin is represented by its value
 
 
+def test_runs_between_frequent_values_get_bins_of_equal_counts():
+    rng = np.random.default_rng(6)
+    column = np.concatenate((rng.random(6000), np.full(2000, 0.25), np.full(2000, 0.75)))
+    binner = BinMapper(max_bins=16).fit(column[:, None])
+    bins = binner.transform(column[:, None])[:, 0]
+    frequent = {bins[6000], bins[8000]}
+    light = np.bincount(bins[~np.isin(bins, list(frequent))])
+    light = light[light > 0]
+    # 2 bins for the frequent values, 14 for the 6,000 others (4 + 6 + 4 over the three runs).
+    assert binner.n_bins_[0] == 16 and len(light) == 14
+    assert light.min() > 0.8 * 6000 / 14 and light.max() < 1.2 * 6000 / 14
+
+
 @given(st.lists(st.integers(1, 60), min_size=2, max_size=400), st.integers(2, 40))
 def test_frequency_cuts_respect_the_bin_budget(counts, max_bins):
     column = np.repeat(np.arange(len(counts), dtype=float), counts)

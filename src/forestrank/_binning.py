@@ -61,32 +61,32 @@ def _frequency_cuts(counts: np.ndarray, max_bins: int) -> np.ndarray:
     -------
     int64 array of increasing indices ``i``: cut between distinct values ``i`` and ``i + 1``
     """
-    n_samples = int(counts.sum())
-    heavy = counts * max_bins >= n_samples
+    n_distinct = len(counts)
+    heavy = np.flatnonzero(counts * max_bins >= counts.sum())
     # At most (max_bins - 1) // 2 heavy values, so that every light run between them
     # can still get a bin: heavy + runs <= 2 * heavy + 1 <= max_bins.
     most_heavy = (max_bins - 1) // 2
-    if heavy.sum() > most_heavy:
-        heavy = np.zeros(len(counts), dtype=bool)
-        heavy[np.argsort(-counts, kind="stable")[:most_heavy]] = True
-    cut_after = heavy[:-1] | heavy[1:]  # a heavy value is a bin of its own
-    light = np.concatenate(([False], ~heavy, [False])).astype(np.int8)
-    run_starts = np.flatnonzero(np.diff(light) == 1)
-    run_ends = np.flatnonzero(np.diff(light) == -1)
-    run_samples = np.add.reduceat(counts, run_starts) if len(run_starts) else np.zeros(0, dtype=counts.dtype)
+    if len(heavy) > most_heavy:
+        heavy = np.sort(np.argsort(-counts, kind="stable")[:most_heavy])
+    run_starts = np.append(0, heavy + 1)
+    run_ends = np.append(heavy, n_distinct)
+    nonempty = run_starts < run_ends
+    run_starts, run_ends = run_starts[nonempty], run_ends[nonempty]
+    cumulative = np.cumsum(counts)
+    samples_before = np.where(run_starts > 0, cumulative[run_starts - 1], 0)
+    run_samples = cumulative[run_ends - 1] - samples_before
     # One bin per run, the rest in proportion to the runs' samples (largest remainders).
-    spare = max_bins - int(heavy.sum()) - len(run_starts)
+    spare = max_bins - len(heavy) - len(run_starts)
     share = spare * run_samples / max(int(run_samples.sum()), 1)
     run_bins = 1 + np.floor(share).astype(np.int64)
     left_over = spare - int(run_bins.sum() - len(run_starts))
     run_bins[np.argsort(-(share - np.floor(share)), kind="stable")[:left_over]] += 1
-    for start, end, n_run, k in zip(run_starts, run_ends, run_samples, run_bins):
-        if k < 2:
-            continue
+    cuts = [heavy - 1, heavy]  # a heavy value is a bin of its own
+    for before, n_run, k in zip(samples_before, run_samples, run_bins):
         statistics = np.floor(np.linspace(0, 1, k + 1)[1:-1] * (n_run - 1)).astype(np.int64)
-        holders = start + np.searchsorted(np.cumsum(counts[start:end]), statistics, side="right")
-        cut_after[holders[holders < len(cut_after)]] = True
-    return np.flatnonzero(cut_after)
+        cuts.append(np.searchsorted(cumulative, before + statistics, side="right"))  # the values holding them
+    cuts = np.unique(np.concatenate(cuts))
+    return cuts[(cuts >= 0) & (cuts < n_distinct - 1)]
 
 
 @jit
@@ -190,7 +190,7 @@ class BinMapper:
             thresholds = _midpoints(distinct[:-1], distinct[1:])
             representatives = distinct
         else:
-            cuts = _frequency_cuts(np.diff(np.append(first_of_value, len(ordered))), self.max_bins)
+            cuts = _frequency_cuts(np.diff(first_of_value, append=len(ordered)), self.max_bins)
             thresholds = _midpoints(distinct[cuts], distinct[cuts + 1])
             # A bin's representative: its value when it holds one, else the middle of its range.
             lowest = distinct[np.append(0, cuts + 1)]
