@@ -155,7 +155,7 @@ class BinMapper:
     n_bins_ : ndarray of shape (n_features,), int32
     bin_values_ : list of ndarray of float64
         A representative value per bin (the value itself for one-value bins, else
-        the midpoint of the bin's cuts; the extreme bins use the data's min/max).
+        the middle of the bin's range of training values).
     """
 
     def __init__(self, max_bins: int | None = 255, random_state: object = None, n_jobs: int | None = None) -> None:
