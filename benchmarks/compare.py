@@ -5,6 +5,7 @@
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-queries
+    python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-documents
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
     python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
     python benchmarks/compare.py broof --data mq2008 --n-estimators 500 --versus RFPointRanker
@@ -222,15 +223,34 @@ def relabel_queries(split: tuple, seed: int) -> tuple:
 
     Every contender groups the training rows by sorted query id (LightGBM and XGBoost
     are handed them so), so new ids present the same queries, with the same rows, in
-    another order. LightGBM's and our boosted models depend on that order through the
-    summation order of their histograms (ties between near-equal splits go either
-    way), by as much as 0.004 MAP on MQ2008 (benchmarks/RESULTS.md, issue 5); averaging
-    over several orders measures a deterministic contender's spread.
+    another order. Our boosted models depend on that order through the summation
+    order of their float64 histograms (near-equal splits go either way; MAP moves by
+    about ±0.001 on MQ2008), LightGBM's do not (the same metrics for every order,
+    benchmarks/RESULTS.md, issue 5); averaging over several orders measures a
+    deterministic contender's spread.
     """
     X, y, qid, *rest = split
     queries, inverse = np.unique(qid, return_inverse=True)
     new_ids = np.random.default_rng(seed).permutation(len(queries))
     return (X, y, new_ids[inverse], *rest)
+
+
+def shuffle_documents(split: tuple, seed: int) -> tuple:
+    """``split`` with the training rows of each query in a random order drawn from ``seed``.
+
+    Queries keep their ids and the order in which they first appear. Every
+    LambdaRank implementation ranks the tied scores of the first iteration (all
+    zero) in input order, so the |dNDCG| weights of the first trees, and through
+    them the whole model, depend on the order of the documents in the file: on
+    MQ2008, LightGBM's 5-fold MAP moves between 0.4689 and 0.4758 over ten orders
+    (benchmarks/RESULTS.md, issue 5). Averaging over orders compares the
+    algorithms rather than one draw of that order.
+    """
+    X, y, qid, *rest = split
+    _, first_row, inverse = np.unique(qid, return_index=True, return_inverse=True)
+    random_keys = np.random.default_rng([seed, 1]).random(len(qid))
+    order = np.lexsort((random_keys, first_row[inverse]))
+    return (X[order], y[order], qid[order], *rest)
 
 
 def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: int, patience: int = 0) -> dict:
@@ -379,6 +399,11 @@ def main() -> None:
         "--shuffle-queries", action="store_true",
         help="seed s also presents the training queries in a random order drawn from s (the same for every contender)",
     )  # fmt: skip
+    parser.add_argument(
+        "--shuffle-documents", action="store_true",
+        help="seed s also presents each training query's documents in a random order drawn from s (the same for "
+        "every contender)",
+    )  # fmt: skip
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
     parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
     parser.add_argument(
@@ -397,12 +422,19 @@ def main() -> None:
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data} ({len(splits)} split(s), {sum(len(s[1]) for s in splits)} training rows in total), "
           f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits"
-          + (", training queries in a random order per seed" if args.shuffle_queries else ""))
+          + (", training queries in a random order per seed" if args.shuffle_queries else "")
+          + (", each query's training documents in a random order per seed" if args.shuffle_documents else ""))
+
+    def presented(split, seed):
+        if args.shuffle_queries:
+            split = relabel_queries(split, seed)
+        return shuffle_documents(split, seed) if args.shuffle_documents else split
+
     summaries = {}
     for contender in contenders:
         summary = Summary(n_seeds=args.seeds)
-        runs = (run_in_child(contender, relabel_queries(split, seed) if args.shuffle_queries else split,
-                             args.n_estimators, seed, args.time_limit, args.early_stopping)
+        runs = (run_in_child(contender, presented(split, seed), args.n_estimators, seed, args.time_limit,
+                             args.early_stopping)
                 for seed in range(args.seeds) for split in splits)  # fmt: skip
         for result in runs:
             if result is None:

@@ -502,6 +502,14 @@ class LambdaMART(BaseBoostingRanker):
     feature_importances_ : ndarray of shape (n_features_in_,)
     n_features_in_, feature_names_in_ : as in scikit-learn.
 
+    Notes
+    -----
+    LambdaRank ranks tied scores in input order, as LightGBM does; at the first
+    iteration every score is tied, so the order of each query's documents in ``X``
+    shapes the first trees' |dNDCG| weights and, through them, the model. On MQ2008
+    that order alone moves the 5-fold MAP of either implementation by about ±0.002
+    (``benchmarks/RESULTS.md``, issue 5); compare rankers over several orders.
+
     Examples
     --------
     >>> from forestrank import LambdaMART, make_ranking
