@@ -41,8 +41,9 @@ have changed:
   queries that have a left part (for ``s_L``) or a right part (for ``s_R``), those
   queries are listed instead — the early moves make ``s_L`` jump across most
   blocks, the last ones ``s_R``;
-* when ``s_L - s_R`` changes sign, the queries that have a left part (the two parts
-  swap places).
+* when ``s_L - s_R`` changes sign, the queries that have both a left and a right
+  part (the two parts swap places or merge); a query with one part does not see
+  the other child's score, and in deep nodes most queries have one document there.
 
 Documents without gain (grade 0, most of LETOR) prune this further; each rule below
 is exact, and ``tests/test_listwise.py`` checks the running total against a
@@ -64,7 +65,7 @@ Per node: O(n + sum_q m_q + M log M) to build the blocks and the sorted array of
 their ``M`` scores; per feature: O(n + Q_node + sum over re-evaluations of
 (log m + b)), where the re-evaluations number at most the moves plus, per
 candidate, the queries with a block crossed by ``s_L`` or ``s_R`` (at most the
-queries with a part on that side) plus, per sign change, the queries already moved.
+queries with a part on that side) plus, per sign change, the queries split in two.
 That last term is the cost of exactness: each query whose order with respect to a
 child changes must be re-scored, so a candidate costs up to O(Q_node log m). With a
 fixed number of documents per query, Q_node of a node of given size grows with the
@@ -734,9 +735,11 @@ def listwise_sweep(
         left_score = left_sum / left_weight
         right_score = (node_target_sum - left_sum) / right_weight
         sign = int(left_score > right_score) - int(left_score < right_score)
-        if stamp > 0 and sign != previous_sign:  # the parts swap places in every query that has both
+        if stamp > 0 and sign != previous_sign:  # the parts swap places (or merge) in every query that has both
             for k in range(n_touched):
-                n_listed = _list_once(slot_ints, touched[k], stamp, listed, n_listed)
+                s = nowrap(touched[k])
+                if slot_values[s, LEFT_COUNT] < slot_values[s, COUNT]:  # a right part too: a lone part is blind to it
+                    n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
         # Queries with a block between the previous and the new left score (at the
         # first candidate every query with a left part is listed already, as moved).
         n_listed, left_low, left_high = _list_crossed(
