@@ -238,10 +238,10 @@ def relabel_queries(split: tuple, seed: int) -> tuple:
 def shuffle_documents(split: tuple, seed: int) -> tuple:
     """``split`` with the training rows of each query in a random order drawn from ``seed``.
 
-    Queries keep their ids and the order in which they first appear. Every
-    LambdaRank implementation ranks the tied scores of the first iteration (all
-    zero) in input order, so the |dNDCG| weights of the first trees, and through
-    them the whole model, depend on the order of the documents in the file: on
+    Queries keep their ids and the order in which they first appear. LightGBM's
+    LambdaRank and ours rank the tied scores of the first iteration (all zero) in
+    input order, so the |dNDCG| weights of the first trees, and through them the
+    whole model, depend on the order of the documents in the file: on
     MQ2008, LightGBM's 5-fold MAP moves between 0.4689 and 0.4758 over ten orders
     (benchmarks/RESULTS.md, issue 5). Averaging over orders compares the
     algorithms rather than one draw of that order.
