@@ -27,12 +27,25 @@ JIT_OPTIONS = {"nogil": True, "cache": True, "fastmath": False}
 nowrap = np.uint64
 
 
-def jit(function: Callable | None = None, **overrides: Any) -> Any:
+def jit(function: Callable | None = None, *, refcounted: bool = True, **overrides: Any) -> Any:
     """Compile ``function`` in nopython mode with the package's flags.
 
     Usable bare (``@jit``) or with overrides (``@jit(inline="always")``).
+
+    ``refcounted=False`` compiles the kernel without numba's reference counting
+    (numba's ``_nrt`` option). Numba counts a reference each time an inlined helper
+    binds an array argument and releases it where that binding dies; when the
+    binding dies inside a branch that joins again (an ``if`` without ``else``, a
+    short-circuit ``and``), its pruning pass keeps both calls, so every helper call
+    of a hot loop costs two out-of-line atomic updates per array (12 ns against
+    1.3 ns for a one-line helper, measured). A kernel that only reads and writes
+    arrays its caller holds needs no counts; numba refuses to compile an allocation
+    in it, so the option cannot leak memory. Measured on RF-list (MQ2008 Fold1,
+    one thread): 109 -> 82 ms per tree with ``listwise_sweep`` alone uncounted.
     """
     options = {**JIT_OPTIONS, **overrides}
+    if not refcounted:
+        options["_nrt"] = False
     if function is None:
         return numba.njit(**options)
     return numba.njit(function, **options)

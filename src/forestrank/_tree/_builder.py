@@ -444,6 +444,8 @@ def build_tree(
         blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
         event_scores = np.empty(n_list_rows)
         event_slots = np.empty(n_list_rows, dtype=np.int64)
+        spare_scores = np.empty(n_list_rows)
+        spare_slots = np.empty(n_list_rows, dtype=np.int64)
         touched = np.empty(n_list_queries, dtype=np.int64)
         listed = np.empty(n_list_queries, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)
@@ -599,7 +601,7 @@ def build_tree(
                     samples, start, end, values[node], row_weights, leaf_targets, query_of_row, query_boundaries,
                     tree_blocks, n_query_blocks, row_gains, copies, query_scales, max_queries, rng_state,
                     cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_slots,
-                    position_slot, position_values,
+                    spare_scores, spare_slots, position_slot, position_values,
                 )  # fmt: skip
                 feature, b, after, gain = _listwise.best_listwise_split(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,

@@ -388,11 +388,11 @@ def move_to_child(
             )  # fmt: skip
 
 
-@jit
+@jit(refcounted=False)
 def prepare_node(
     samples, start, end, node_score, row_weights, leaf_targets, query_of_row, query_boundaries, tree_blocks,
     n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values,
-    slot_ints, blocks, event_scores, event_slots, position_slot, position_values,
+    slot_ints, blocks, event_scores, event_slots, spare_scores, spare_slots, position_slot, position_values,
 ):  # fmt: skip
     """Per-query structures of one node for the listwise sweeps over its features.
 
@@ -427,6 +427,8 @@ def prepare_node(
     event_scores, event_slots : float64, int64 arrays of shape (n_rows,)
         Output: every block's score and slot (``~slot`` for a block without
         gain), scores increasing.
+    spare_scores, spare_slots : float64, int64 arrays of shape (n_rows,)
+        Scratch of the events' sort.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
         Output, at the node's positions: the slot of the row's query (-1 when not
         scored) and the row's copies, copies * gain and weight * leaf target, so the
@@ -512,17 +514,60 @@ def prepare_node(
         )  # fmt: skip
         slot_values[s, PARENT] = value
         parent_total += value
-    for b in range(n_blocks):
-        event_scores[b] = blocks[b, SCORE]
-    by_score = np.argsort(event_scores[:n_blocks], kind="mergesort")
-    for s in range(n_slots):
-        for b in range(slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK]):
-            event_slots[b] = s if blocks[b, BLOCK_GAIN] != 0.0 else ~s  # ~s: a block without gain
-    slot_of_block = event_slots[:n_blocks].copy()
-    for i in range(n_blocks):
-        event_scores[i] = blocks[by_score[i], SCORE]
-        event_slots[i] = slot_of_block[by_score[i]]
+    _sort_events(blocks, slot_ints, n_slots, n_blocks, event_scores, event_slots, spare_scores, spare_slots)
     return n_slots, n_blocks, parent_total
+
+
+@jit(inline="always")
+def _merge_runs(source_scores, source_slots, target_scores, target_slots, low, middle, high):
+    """Stable merge of the increasing runs ``[low, middle)`` and ``[middle, high)`` into ``target``."""
+    i = low
+    j = middle
+    for k in range(low, high):
+        if j >= high or (i < middle and source_scores[nowrap(i)] <= source_scores[nowrap(j)]):
+            target_scores[nowrap(k)] = source_scores[nowrap(i)]
+            target_slots[nowrap(k)] = source_slots[nowrap(i)]
+            i += 1
+        else:
+            target_scores[nowrap(k)] = source_scores[nowrap(j)]
+            target_slots[nowrap(k)] = source_slots[nowrap(j)]
+            j += 1
+
+
+@jit(refcounted=False)
+def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_slots, spare_scores, spare_slots):
+    """Every outside block's score and slot (``~slot`` for a block without gain), scores increasing.
+
+    Slot ``s``'s blocks ``[FIRST_BLOCK, END_BLOCK)`` are contiguous and sorted
+    (decreasing), so read backwards they are one increasing run, and the runs of
+    consecutive slots are merged pairwise, widths 1, 2, 4, ...: O(M log n_slots)
+    without allocating (``spare_*``, of the events' size, is the other buffer; the
+    first pass reads from whichever makes the last one write ``event_*``). Equal
+    scores stay in slot order, as a stable sort of the blocks would leave them.
+    """
+    n_passes = 0
+    width = 1
+    while width < n_slots:
+        width *= 2
+        n_passes += 1
+    source_scores, source_slots = (spare_scores, spare_slots) if n_passes % 2 else (event_scores, event_slots)
+    target_scores, target_slots = (event_scores, event_slots) if n_passes % 2 else (spare_scores, spare_slots)
+    for s in range(n_slots):
+        first = slot_ints[s, FIRST_BLOCK]
+        end = slot_ints[s, END_BLOCK]
+        for b in range(first, end):
+            source_scores[first + end - 1 - b] = blocks[b, SCORE]
+            source_slots[first + end - 1 - b] = s if blocks[b, BLOCK_GAIN] != 0.0 else ~s
+    width = 1
+    while width < n_slots:
+        for group in range(0, n_slots, 2 * width):
+            low = slot_ints[group, FIRST_BLOCK]
+            middle = slot_ints[group + width, FIRST_BLOCK] if group + width < n_slots else n_events
+            high = slot_ints[group + 2 * width, FIRST_BLOCK] if group + 2 * width < n_slots else n_events
+            _merge_runs(source_scores, source_slots, target_scores, target_slots, low, middle, high)
+        source_scores, target_scores = target_scores, source_scores
+        source_slots, target_slots = target_slots, source_slots
+        width *= 2
 
 
 @jit
@@ -648,7 +693,7 @@ def _list_crossed(
     return n_listed, low, high
 
 
-@jit
+@jit(refcounted=False)
 def listwise_sweep(
     X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
     node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
@@ -780,7 +825,7 @@ def listwise_sweep(
     return False, best_gain, best_bin, best_next
 
 
-@jit
+@jit(refcounted=False)
 def best_listwise_split(
     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
     node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
