@@ -78,7 +78,7 @@ def _heap_pop(heap, size, priority):
     return top, size
 
 
-@jit
+@jit(refcounted=False)
 def _partition(X_binned, samples, row_targets, row_weights, start, end, feature, threshold_bin, spill_samples, spill_targets, spill_weights):
     """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first.
 
@@ -140,7 +140,7 @@ def _threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
     return min(max(middle, bin_thresholds[feature, left_bin]), bin_thresholds[feature, right_bin - 1])
 
 
-@jit
+@jit(refcounted=False)
 def _node_statistics(
     row_targets, row_weights, leaf_targets, samples, start, end, classes, squared, mean_leaves, statistics
 ):  # fmt: skip
@@ -166,7 +166,7 @@ def _node_statistics(
     return node_weight, target_sum
 
 
-@jit
+@jit(refcounted=False)
 def _pointwise_split(
     X_binned, n_bins, bin_values, row_targets, row_weights, samples, start, end, criterion, l2_regularization,
     integer_weights, statistics, node_weight, scale, min_samples_leaf, min_child_weight, min_gain_to_split,
@@ -226,7 +226,7 @@ def _splittable(count, depth, max_depth, min_samples_split, min_samples_leaf):
 _FILL_LATER = -2  # node_slot: sum the node's histograms from its rows when it is processed
 
 
-@jit
+@jit(refcounted=False)
 def _fill(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot, n_threads):
     """``fill_histograms``, on ``n_threads`` numba threads when more than one."""
     if n_threads > 1:
@@ -259,7 +259,7 @@ def _release_slot(node_slot, node, free_slots, n_free, scratch):
     return n_free
 
 
-@jit
+@jit(refcounted=False)
 def _pair_histograms(
     X_binned, row_targets, row_weights, samples, squared, histograms, node_slot, free_slots, n_free, scratch,
     parent, left_child, need_left, need_right, node_start, node_end, n_threads,

@@ -321,7 +321,7 @@ def start_query_blocks(query_boundaries, row_gains, copies, root_score, tree_blo
             n_query_blocks[q] = 1
 
 
-@jit
+@jit(refcounted=False)
 def _move_between_blocks(tree_blocks, first, size, from_score, to_score, count, gain):
     """Move ``count`` copies of total ``gain`` from the block at ``from_score`` to ``to_score``.
 
@@ -352,7 +352,7 @@ def _move_between_blocks(tree_blocks, first, size, from_score, to_score, count, 
     return size + 1
 
 
-@jit
+@jit(refcounted=False)
 def move_to_child(
     samples, start, end, parent_score, child_score, query_of_row, query_boundaries, row_gains, copies, tree_blocks,
     n_query_blocks, query_slot, slot_values, slot_ints,
@@ -570,7 +570,7 @@ def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_slots
         width *= 2
 
 
-@jit
+@jit(refcounted=False)
 def release_node(query_slot, slot_ints, n_slots):
     """Reset ``query_slot`` to -1 for the node's queries."""
     for s in range(n_slots):

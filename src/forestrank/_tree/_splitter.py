@@ -146,7 +146,7 @@ def _sweep_start(criterion, left, node_statistics, integer_weights):
     return right_terms
 
 
-@jit
+@jit(refcounted=False)
 def _histogram_scan(
     X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
     node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram, histogram_weight,
@@ -295,7 +295,7 @@ def _fill_feature_range(X_binned, row_targets, row_weights, samples, start, end,
                 histogram[feature, b, HIST_WEIGHT] += weight
 
 
-@jit
+@jit(refcounted=False)
 def fill_histograms(X_binned, row_targets, row_weights, samples, start, end, squared, histograms, slot):
     """Per-bin sums of every feature for the node ``samples[start:end]``, in one pass over its rows.
 
@@ -337,7 +337,7 @@ def fill_histograms_parallel(X_binned, row_targets, row_weights, samples, start,
         )  # fmt: skip
 
 
-@jit
+@jit(refcounted=False)
 def subtract_histograms(histograms, parent_slot, child_slot):
     """``histograms[parent_slot] -= histograms[child_slot]``: the parent's slot becomes the sibling's.
 
@@ -351,7 +351,7 @@ def subtract_histograms(histograms, parent_slot, child_slot):
                 parent[feature, b, column] -= child[feature, b, column]
 
 
-@jit
+@jit(refcounted=False)
 def _pooled_scan(
     histograms, slot, feature, n_bins, criterion, l2, node_statistics, node_weight, node_cost, n_node,
     min_samples_leaf, min_child_weight, best_gain,
@@ -395,7 +395,7 @@ def _pooled_scan(
     return n_occupied == 1, best_gain, best_bin, best_next
 
 
-@jit
+@jit(refcounted=False)
 def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
     """Counting sort of the node's positions by bin of ``feature``.
 
@@ -436,7 +436,7 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
     return n_runs
 
 
-@jit
+@jit(refcounted=False)
 def _sorted_sweep(
     X_binned, feature, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
     node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, histogram_count, occupied, order,
@@ -508,7 +508,7 @@ def _sorted_sweep(
     return False, best_gain, best_bin, best_next
 
 
-@jit
+@jit(refcounted=False)
 def best_split(
     X_binned, n_bins, row_targets, row_weights, samples, start, end, criterion, l2, integer_weights,
     node_statistics, node_weight, node_cost, min_samples_leaf, min_child_weight, max_features, features, rng_state,
@@ -601,7 +601,7 @@ def best_split(
     return best_feature, best_bin, best_next, best_gain
 
 
-@jit
+@jit(refcounted=False)
 def random_split(X_binned, n_bins, bin_values, samples, start, end, features, rng_state):
     """RF-rand split (Ibrahim & Carman §6.1.1): a random usable feature, a uniform cut.
 
