@@ -138,7 +138,7 @@ def sweep(case, table, max_queries=-1):
         case["bins"][:, None], 0, samples, 0, n, weights, position_slot, position_values, weights.sum(), target_sum,
         case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots,
         n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
-        np.empty((n, 2), dtype=np.int64),
+        np.empty((n, 3), dtype=np.int64),
         np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
         -np.inf, candidate_gains,
     )  # fmt: skip

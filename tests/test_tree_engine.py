@@ -100,7 +100,7 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
         integer, statistics, weights.sum(), node_cost, min_samples_leaf, 0.0, n_features,
         np.arange(n_features, dtype=np.int32), seed(), np.zeros((max_bins, n_stats)), np.zeros(max_bins),
         np.zeros(max_bins, dtype=np.int64), np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, np.uint64),
-        np.empty((n_rows, 2), dtype=np.int64) if path == SORTED_SWEEP else None, np.empty(n_stats), histograms, slot,
+        np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, np.empty(n_stats), histograms, slot,
     )  # fmt: skip
 
 

@@ -342,7 +342,7 @@ def build_tree(
     expansion : int
         Module constant (``DEPTH`` ... ``RELEVANT``).
     rng_state : uint64 array of shape (2,)
-    sweep_order : None or int64 array of shape (>= n_tree_rows, 2)
+    sweep_order : None or int64 array of shape (>= n_tree_rows, 3)
         None: histogram scans. An array: the sorted sweep (the stateful-criterion
         path; tests), with this scratch.
     histograms : None or float64 array of shape (n_slots >= 2, n_features, max_bins, n_hist_columns)
@@ -451,7 +451,7 @@ def build_tree(
         open_slots = np.empty(n_list_queries, dtype=np.int64)
         position_slot = np.empty(n_rows, dtype=np.int64)
         position_values = np.empty((n_rows, _listwise.N_POSITION_COLUMNS))
-        order = np.empty((n_rows, 2), dtype=np.int64)
+        order = np.empty((n_rows, 3), dtype=np.int64)
         largest_query = 0
         for q in range(n_list_queries):
             largest_query = max(largest_query, query_boundaries[q + 1] - query_boundaries[q])

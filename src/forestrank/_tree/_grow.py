@@ -158,7 +158,7 @@ def grow_tree(
             params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries, data.row_gains,
             copies, query_weights, cumulative_discount,
         )  # fmt: skip
-    sweep_order = np.empty((len(samples), 2), dtype=INDEX_DTYPE) if params.sorted_sweep else None
+    sweep_order = np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None
     capacity = max(1, 2 * len(samples) - 1)
     nodes = np.empty(capacity, dtype=NODE_DTYPE)
     values = np.empty(capacity, dtype=FLOAT_DTYPE)

@@ -482,6 +482,10 @@ def prepare_node(
         contribution = 0.0
         shifted = 0.0
         relevant_only = slot_values[s, GAIN] == 0.0
+        # CD at the block's start, unshifted and shifted: a kept block's end is the
+        # next block's start, so each block looks up two values instead of four.
+        start_value = start_shifted = 0.0
+        fresh = False
         for k in range(query_boundaries[q], query_boundaries[q] + n_query_blocks[q]):
             count = tree_blocks[k, BLOCK_COUNT]
             gain = tree_blocks[k, BLOCK_GAIN]
@@ -492,6 +496,7 @@ def prepare_node(
                 count -= node_count
             if relevant_only and gain == 0.0:  # worth 0 wherever the node's (gainless) parts go
                 position += count
+                fresh = False
                 continue
             blocks[n_blocks, SCORE] = tree_blocks[k, SCORE]
             blocks[n_blocks, BLOCK_COUNT] = count
@@ -499,8 +504,17 @@ def prepare_node(
             blocks[n_blocks, POSITION] = position
             blocks[n_blocks, BEFORE] = contribution
             blocks[n_blocks, BEFORE_SHIFTED] = shifted
-            contribution += _block_value(cumulative_discount, position, count, gain)
-            shifted += _block_value(cumulative_discount, position + node_count, count, gain)
+            if not fresh:
+                start_value = _cumulative(cumulative_discount, position)
+                start_shifted = _cumulative(cumulative_discount, position + node_count)
+            end_value = _cumulative(cumulative_discount, position + count)
+            end_shifted = _cumulative(cumulative_discount, position + node_count + count)
+            mean_gain = gain / count  # the block's expected gain per position (_block_value)
+            contribution += mean_gain * (end_value - start_value)
+            shifted += mean_gain * (end_shifted - start_shifted)
+            start_value = end_value
+            start_shifted = end_shifted
+            fresh = True
             position += count
             n_blocks += 1
         slot_ints[s, FIRST_BLOCK] = first
