@@ -164,11 +164,19 @@ def _cumulative(cumulative_discount, position):
 
 
 @jit(inline="always")
+def _spread_value(gain, count, discount_at_start, discount_at_end):
+    """Expected DCG of a tie block: its mean gain times the discounts of its positions (``CD`` at its ends)."""
+    return gain / count * (discount_at_end - discount_at_start)
+
+
+@jit(inline="always")
 def _block_value(cumulative_discount, start, count, gain):
     """Expected DCG of a tie block of ``count`` copies with total ``gain`` after ``start`` copies."""
     if count <= 0.0:
         return 0.0
-    return gain / count * (_cumulative(cumulative_discount, start + count) - _cumulative(cumulative_discount, start))
+    return _spread_value(
+        gain, count, _cumulative(cumulative_discount, start), _cumulative(cumulative_discount, start + count)
+    )
 
 
 @jit(inline="always")
@@ -509,9 +517,8 @@ def prepare_node(
                 start_shifted = _cumulative(cumulative_discount, position + node_count)
             end_value = _cumulative(cumulative_discount, position + count)
             end_shifted = _cumulative(cumulative_discount, position + node_count + count)
-            mean_gain = gain / count  # the block's expected gain per position (_block_value)
-            contribution += mean_gain * (end_value - start_value)
-            shifted += mean_gain * (end_shifted - start_shifted)
+            contribution += _spread_value(gain, count, start_value, end_value)
+            shifted += _spread_value(gain, count, start_shifted, end_shifted)
             start_value = end_value
             start_shifted = end_shifted
             fresh = True
