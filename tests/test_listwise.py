@@ -121,7 +121,7 @@ def sweep(case, table, max_queries=-1):
     slot_values = np.empty((n_queries, _listwise.N_SLOT_COLUMNS))
     slot_ints = np.empty((n_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
     blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
-    event_scores, event_slots = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
+    event_scores, event_blocks = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
     rng_state = np.array([1, 2], dtype=np.uint64)
     tree_blocks, n_query_blocks = tree_blocks_of(case)
     weights = case["row_weights"][samples]
@@ -129,14 +129,14 @@ def sweep(case, table, max_queries=-1):
     n_slots, n_events, parent_total = _listwise.prepare_node(
         samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
         tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
-        slot_values, slot_ints, blocks, event_scores, event_slots, np.empty(n_rows), np.empty(n_rows, dtype=np.int64),
+        slot_values, slot_ints, blocks, event_scores, event_blocks, np.empty(n_rows), np.empty(n_rows, dtype=np.int64),
         position_slot, position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
     candidate_gains = np.full(MAX_BINS, np.nan)
     constant, gain, b, _ = _listwise.listwise_sweep(
         case["bins"][:, None], 0, samples, 0, n, weights, position_slot, position_values, weights.sum(), target_sum,
-        case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots,
+        case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks,
         n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
         np.empty((n, 3), dtype=np.int64),
         np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
@@ -220,24 +220,22 @@ def test_cumulative_discount_tables_match_their_formulas(discount):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 6), max_size=6), min_size=1, max_size=40), st.integers(0, 2**31 - 1))
 def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores, seed):
-    """The run merge orders the blocks like a stable sort by score (equal scores in slot order)."""
+    """The run merge lists the blocks like a stable sort by score (equal scores in block order)."""
     rng = np.random.default_rng(seed)
     scores = [np.unique(values)[::-1].astype(float) for values in slot_scores]  # one block per score, decreasing
     n_slots, n_events = len(scores), sum(len(values) for values in scores)
     blocks = np.zeros((n_events, _listwise.N_BLOCK_COLUMNS))
     slot_ints = np.zeros((n_slots, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-    owner = np.repeat(np.arange(n_slots), [len(values) for values in scores])
     blocks[:, _listwise.SCORE] = np.concatenate(scores) if n_events else []
     blocks[:, _listwise.BLOCK_GAIN] = rng.integers(0, 2, n_events)
     ends = np.cumsum([len(values) for values in scores])
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends
-    event_scores, event_slots = np.full(n_events, np.nan), np.full(n_events, -99, dtype=np.int64)
+    event_scores, event_blocks = np.full(n_events, np.nan), np.full(n_events, -99, dtype=np.int64)
     _listwise._sort_events(
-        blocks, slot_ints, n_slots, n_events, event_scores, event_slots, np.empty(n_events),
+        blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, np.empty(n_events),
         np.empty(n_events, dtype=np.int64),
     )  # fmt: skip
     by_score = np.argsort(blocks[:, _listwise.SCORE], kind="stable")
-    expected_slots = np.where(blocks[:, _listwise.BLOCK_GAIN] != 0, owner, ~owner)[by_score]
     np.testing.assert_array_equal(event_scores, blocks[by_score, _listwise.SCORE])
-    np.testing.assert_array_equal(event_slots, expected_slots)
+    np.testing.assert_array_equal(event_blocks, by_score)

@@ -443,9 +443,9 @@ def build_tree(
         slot_ints = np.empty((n_list_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
         blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
         event_scores = np.empty(n_list_rows)
-        event_slots = np.empty(n_list_rows, dtype=np.int64)
+        event_blocks = np.empty(n_list_rows, dtype=np.int64)
         spare_scores = np.empty(n_list_rows)
-        spare_slots = np.empty(n_list_rows, dtype=np.int64)
+        spare_blocks = np.empty(n_list_rows, dtype=np.int64)
         touched = np.empty(n_list_queries, dtype=np.int64)
         listed = np.empty(n_list_queries, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)
@@ -600,13 +600,13 @@ def build_tree(
                 n_slots, n_events, parent_total = _listwise.prepare_node(
                     samples, start, end, values[node], row_weights, leaf_targets, query_of_row, query_boundaries,
                     tree_blocks, n_query_blocks, row_gains, copies, query_scales, max_queries, rng_state,
-                    cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_slots,
-                    spare_scores, spare_slots, position_slot, position_values,
+                    cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_blocks,
+                    spare_scores, spare_blocks, position_slot, position_values,
                 )  # fmt: skip
                 feature, b, after, gain = _listwise.best_listwise_split(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,
                     target_sum, values[node], min_samples_leaf, min_child_weight, max_features, features, rng_state,
-                    cumulative_discount, slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events,
+                    cumulative_discount, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events,
                     parent_total, histogram_count, occupied, order, touched, listed, open_slots,
                 )  # fmt: skip
                 _listwise.release_node(query_slot, slot_ints, n_slots)

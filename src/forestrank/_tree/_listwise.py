@@ -29,21 +29,29 @@ positions, blocks below both move down by ``n_q`` whatever the split, so with th
 prefix sums one query's E[DCG] costs O(log m_q + b_q): two binary searches among its
 ``m_q`` blocks plus the ``b_q`` blocks that lie *between* ``s_L`` and ``s_R`` (they
 move by the upper part's size). The sweep keeps the total ``sum_q`` up to date and,
-between two consecutive candidates, re-evaluates only the queries whose value can
-have changed:
+between two consecutive candidates, changes only the queries whose value can have
+changed:
 
-* queries with a document that moved left (their part sizes changed);
-* queries with a block whose score lies between the previous and the new ``s_L``
-  (or ``s_R``), inclusive, and a part on that side: found in the node's sorted
+* queries with a document that moved left (their part sizes changed) are
+  re-evaluated;
+* a block whose score lies between the previous and the new ``s_L`` (or ``s_R``),
+  inclusive, of a query with a part on that side, is found in the node's sorted
   array of all block scores by galloping from the previous score's place
-  (``_list_crossed`` through ``_move_score``, logarithmic in the blocks crossed;
-  nothing when the score did not move). When the crossed blocks outnumber the
-  queries that have a left part (for ``s_L``) or a right part (for ``s_R``), those
-  queries are listed instead — the early moves make ``s_L`` jump across most
-  blocks, the last ones ``s_R``;
-* when ``s_L - s_R`` changes sign, the queries that have both a left and a right
-  part (the two parts swap places or merge); a query with one part does not see
-  the other child's score, and in deep nodes most queries have one document there.
+  (``_cross_blocks`` through ``_move_score``, logarithmic in the blocks crossed;
+  nothing when the score did not move). The part and the block swap places
+  (or tie, or part), and only their two contributions change: with the block's
+  outside copies above it and the other part's copies when that part is above
+  both, it is an O(1) update (``_crossing_change``). These updates use positions
+  that do not depend on where the part is, so the crossings of one query
+  telescope in any order. When the crossed blocks outnumber four times the
+  queries that have a left part (for ``s_L``) or a right part (for ``s_R``),
+  those queries are re-evaluated instead — the early moves make ``s_L`` jump
+  across most blocks, the last ones ``s_R``;
+* where ``s_L`` moving reaches or leaves the previous ``s_R``, or ``s_R`` moving
+  reaches or leaves the new ``s_L``, the queries that have both a left and a
+  right part are re-evaluated (their parts swap places, merge or part, which the
+  block updates do not cover); a query with one part does not see the other
+  child's score, and in deep nodes most queries have one document there.
 
 Documents without gain (grade 0, most of LETOR) prune this further; each rule below
 is exact, and ``tests/test_listwise.py`` checks the running total against a
@@ -59,15 +67,18 @@ brute-force recomputation at every candidate:
 * a part without gain crossing a block without gain changes nothing.
 
 On MQ2008 Fold1 (one tree, default settings) these cut the re-evaluations from
-1.28 M to 0.57 M per tree and the tree's time by a third.
+1.28 M to 0.57 M per tree and the tree's time by a third. The O(1) crossing updates
+replaced ~210 k of the remaining re-evaluations there (-3% time) and made a tree of
+``make_ranking`` 18-20% faster at 20k and 50k rows.
 
 Per node: O(n + sum_q m_q + M log M) to build the blocks and the sorted array of
 their ``M`` scores; per feature: O(n + Q_node + sum over re-evaluations of
-(log m + b)), where the re-evaluations number at most the moves plus, per
-candidate, the queries with a block crossed by ``s_L`` or ``s_R`` (at most the
-queries with a part on that side) plus, per sign change, the queries split in two.
-That last term is the cost of exactness: each query whose order with respect to a
-child changes must be re-scored, so a candidate costs up to O(Q_node log m). With a
+(log m + b)) plus O(1) per crossing, where the re-evaluations number at most the
+moves plus, per candidate where a score jumps across more than four blocks per query
+on its side, those queries, plus, where the parts pass each other, the queries
+split in two. The crossings are the cost of exactness: each query whose order with
+respect to a child changes must be updated, so a candidate costs up to
+O(Q_node log m). With a
 fixed number of documents per query, Q_node of a node of given size grows with the
 number of queries, and so the time per tree grows faster than the rows
 (``benchmarks/bench_listwise_scaling.py``; exponent in ``benchmarks/RESULTS.md``).
@@ -110,7 +121,8 @@ BLOCK_GAIN = 2
 POSITION = 3  # copies ranked above the block
 BEFORE = 4  # prefix sum of the query's earlier blocks' contributions
 BEFORE_SHIFTED = 5
-N_BLOCK_COLUMNS = 6
+BLOCK_SLOT = 6  # the slot whose block it is
+N_BLOCK_COLUMNS = 7
 # Columns of the per-position table (the node's rows in the builder's sample order).
 COPIES_AT = 0
 GAIN_AT = 1  # copies * gain
@@ -400,7 +412,7 @@ def move_to_child(
 def prepare_node(
     samples, start, end, node_score, row_weights, leaf_targets, query_of_row, query_boundaries, tree_blocks,
     n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values,
-    slot_ints, blocks, event_scores, event_slots, spare_scores, spare_slots, position_slot, position_values,
+    slot_ints, blocks, event_scores, event_blocks, spare_scores, spare_blocks, position_slot, position_values,
 ):  # fmt: skip
     """Per-query structures of one node for the listwise sweeps over its features.
 
@@ -432,10 +444,9 @@ def prepare_node(
         Output: per-slot state.
     blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
         Output: outside blocks of every slot, scores decreasing within a slot.
-    event_scores, event_slots : float64, int64 arrays of shape (n_rows,)
-        Output: every block's score and slot (``~slot`` for a block without
-        gain), scores increasing.
-    spare_scores, spare_slots : float64, int64 arrays of shape (n_rows,)
+    event_scores, event_blocks : float64, int64 arrays of shape (n_rows,)
+        Output: every block's score and index in ``blocks``, scores increasing.
+    spare_scores, spare_blocks : float64, int64 arrays of shape (n_rows,)
         Scratch of the events' sort.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
         Output, at the node's positions: the slot of the row's query (-1 when not
@@ -512,6 +523,7 @@ def prepare_node(
             blocks[n_blocks, POSITION] = position
             blocks[n_blocks, BEFORE] = contribution
             blocks[n_blocks, BEFORE_SHIFTED] = shifted
+            blocks[n_blocks, BLOCK_SLOT] = s
             if not fresh:
                 start_value = _cumulative(cumulative_discount, position)
                 start_shifted = _cumulative(cumulative_discount, position + node_count)
@@ -535,29 +547,29 @@ def prepare_node(
         )  # fmt: skip
         slot_values[s, PARENT] = value
         parent_total += value
-    _sort_events(blocks, slot_ints, n_slots, n_blocks, event_scores, event_slots, spare_scores, spare_slots)
+    _sort_events(blocks, slot_ints, n_slots, n_blocks, event_scores, event_blocks, spare_scores, spare_blocks)
     return n_slots, n_blocks, parent_total
 
 
 @jit(inline="always")
-def _merge_runs(source_scores, source_slots, target_scores, target_slots, low, middle, high):
+def _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low, middle, high):
     """Stable merge of the increasing runs ``[low, middle)`` and ``[middle, high)`` into ``target``."""
     i = low
     j = middle
     for k in range(low, high):
         if j >= high or (i < middle and source_scores[nowrap(i)] <= source_scores[nowrap(j)]):
             target_scores[nowrap(k)] = source_scores[nowrap(i)]
-            target_slots[nowrap(k)] = source_slots[nowrap(i)]
+            target_blocks[nowrap(k)] = source_blocks[nowrap(i)]
             i += 1
         else:
             target_scores[nowrap(k)] = source_scores[nowrap(j)]
-            target_slots[nowrap(k)] = source_slots[nowrap(j)]
+            target_blocks[nowrap(k)] = source_blocks[nowrap(j)]
             j += 1
 
 
 @jit(refcounted=False)
-def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_slots, spare_scores, spare_slots):
-    """Every outside block's score and slot (``~slot`` for a block without gain), scores increasing.
+def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, spare_scores, spare_blocks):
+    """Every outside block's score and index in ``blocks``, scores increasing.
 
     Slot ``s``'s blocks ``[FIRST_BLOCK, END_BLOCK)`` are contiguous and sorted
     (decreasing), so read backwards they are one increasing run, and the runs of
@@ -571,23 +583,23 @@ def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_slots
     while width < n_slots:
         width *= 2
         n_passes += 1
-    source_scores, source_slots = (spare_scores, spare_slots) if n_passes % 2 else (event_scores, event_slots)
-    target_scores, target_slots = (event_scores, event_slots) if n_passes % 2 else (spare_scores, spare_slots)
+    source_scores, source_blocks = (spare_scores, spare_blocks) if n_passes % 2 else (event_scores, event_blocks)
+    target_scores, target_blocks = (event_scores, event_blocks) if n_passes % 2 else (spare_scores, spare_blocks)
     for s in range(n_slots):
         first = slot_ints[s, FIRST_BLOCK]
         end = slot_ints[s, END_BLOCK]
         for b in range(first, end):
             source_scores[first + end - 1 - b] = blocks[b, SCORE]
-            source_slots[first + end - 1 - b] = s if blocks[b, BLOCK_GAIN] != 0.0 else ~s
+            source_blocks[first + end - 1 - b] = b
     width = 1
     while width < n_slots:
         for group in range(0, n_slots, 2 * width):
             low = slot_ints[group, FIRST_BLOCK]
             middle = slot_ints[group + width, FIRST_BLOCK] if group + width < n_slots else n_events
             high = slot_ints[group + 2 * width, FIRST_BLOCK] if group + 2 * width < n_slots else n_events
-            _merge_runs(source_scores, source_slots, target_scores, target_slots, low, middle, high)
+            _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low, middle, high)
         source_scores, target_scores = target_scores, source_scores
-        source_slots, target_slots = target_slots, source_slots
+        source_blocks, target_blocks = target_blocks, source_blocks
         width *= 2
 
 
@@ -681,44 +693,120 @@ def _list_once(slot_ints, s, stamp, listed, n_listed):
 
 
 @jit(inline="always")
-def _list_crossed(
-    event_scores, n_events, low, high, previous, score, slot_values, slot_ints, event_slots, side_slots, n_side,
-    left_side, stamp, listed, n_listed,
-):  # fmt: skip
-    """List the queries whose blocks a child's score crossed moving from ``previous`` to ``score``.
+def _pair_value(before_pair, after_pair, middle, count, gain, block_count, block_gain, relation):
+    """Expected DCG of a part and a block ranked next to each other.
 
-    ``[low, high)`` are the events equal to ``previous`` (``_move_score``). Only
-    queries with a part on that child's side (``left_side``: a left part, else a
-    right part) can change, and not by crossing a block without gain with a part
-    without gain (neither moves any other block nor has value). When the crossed
-    blocks outnumber those queries (``side_slots[:n_side]``), those are listed
-    instead. Returns the new length of ``listed`` and the events equal to ``score``.
+    ``before_pair``/``after_pair`` are ``CD`` at the pair's first and last position
+    and ``middle`` is ``CD`` where the upper one ends; ``relation`` is 1 when the
+    part is above the block, -1 below, 0 tied (one block).
+    """
+    if relation > 0:
+        return _spread_value(gain, count, before_pair, middle) + _spread_value(
+            block_gain, block_count, middle, after_pair
+        )
+    if relation < 0:
+        return _spread_value(block_gain, block_count, before_pair, middle) + _spread_value(
+            gain, count, middle, after_pair
+        )
+    return _spread_value(gain + block_gain, count + block_count, before_pair, after_pair)
+
+
+@jit(inline="always")
+def _crossing_change(cumulative_discount, above, count, gain, block_count, block_gain, was, becomes):
+    """Change of a query's expected DCG when a part of ``count`` copies (total ``gain``)
+    goes from relation ``was`` to ``becomes`` with an adjacent block (1 above it, 0
+    tied, -1 below), ``above`` copies ranked over both.
+
+    Only the two change: a block further away keeps its position, since the part
+    and the block swap positions among themselves.
+    """
+    before_pair = _cumulative(cumulative_discount, above)
+    after_pair = _cumulative(cumulative_discount, above + count + block_count)
+    part_first = _cumulative(cumulative_discount, above + count) if was > 0 or becomes > 0 else 0.0
+    block_first = _cumulative(cumulative_discount, above + block_count) if was < 0 or becomes < 0 else 0.0
+    return _pair_value(
+        before_pair, after_pair, part_first if becomes > 0 else block_first, count, gain, block_count, block_gain,
+        becomes,
+    ) - _pair_value(
+        before_pair, after_pair, part_first if was > 0 else block_first, count, gain, block_count, block_gain, was
+    )  # fmt: skip
+
+
+@jit(inline="always")
+def _relation(score, block_score):
+    """1 when a part at ``score`` ranks above a block at ``block_score``, -1 below, 0 tied."""
+    return int(score > block_score) - int(score < block_score)
+
+
+@jit(inline="always")
+def _cross_blocks(
+    event_scores, event_blocks, n_events, low, high, previous, score, other_score, blocks, cumulative_discount,
+    slot_values, slot_ints, side_slots, n_side, left_side, stamp, listed, n_listed,
+):  # fmt: skip
+    """Move one child's score from ``previous`` to ``score`` across the node's blocks.
+
+    ``[low, high)`` are the events equal to ``previous`` (``_move_score``); the other
+    child's score is ``other_score`` meanwhile. For every block crossed (or tied,
+    or untied) the query's value changes by the swap of the part and the block
+    alone (``_crossing_change``); the copies above both are the block's outside
+    copies above plus the other part when it is above (it is not between them: the
+    sweep re-evaluates the queries whose two parts pass each other). A query
+    already listed for this candidate is skipped (it is re-evaluated whole), as is
+    a query without a part on this side (``left_side``: a left part, else a right
+    part) and a part without gain crossing a block without gain. When the crossed
+    blocks outnumber four times the queries with a part on this side
+    (``side_slots[:n_side]``), those queries are listed instead: an update costs a
+    fraction of a re-evaluation (on ``make_ranking`` at 20k rows, listing beyond
+    1x took 1.71 s per tree, 3x 1.37-1.45 s, 4x-8x 1.36-1.37 s).
+
+    Returns the change of the running total, the new length of ``listed`` and the
+    events equal to ``score``.
     """
     crossed_start, crossed_end, low, high = _move_score(event_scores, n_events, low, high, previous, score)
-    if crossed_end - crossed_start > n_side:
+    change = 0.0
+    if crossed_end - crossed_start > 4 * n_side:
         for k in range(n_side):
             n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
-        return n_listed, low, high
+        return change, n_listed, low, high
     for k in range(crossed_start, crossed_end):
-        gainless_block = event_slots[k] < 0
-        s = nowrap(~event_slots[k] if gainless_block else event_slots[k])
+        b = nowrap(event_blocks[k])
+        s = nowrap(int(blocks[b, BLOCK_SLOT]))
+        if slot_ints[s, LISTED] == stamp:
+            continue
         left_count = slot_values[s, LEFT_COUNT]
         if left_side:
-            has_part = left_count > 0.0
-            part_gain = slot_values[s, LEFT_GAIN]
+            count = left_count
+            gain = slot_values[s, LEFT_GAIN]
         else:
-            has_part = slot_values[s, COUNT] > left_count
-            part_gain = slot_values[s, GAIN] - slot_values[s, LEFT_GAIN]
-        if has_part and not (gainless_block and part_gain == 0.0):
-            n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
-    return n_listed, low, high
+            count = slot_values[s, COUNT] - left_count
+            gain = slot_values[s, GAIN] - slot_values[s, LEFT_GAIN]
+        block_gain = blocks[b, BLOCK_GAIN]
+        if count <= 0.0 or (gain == 0.0 and block_gain == 0.0):
+            continue
+        block_score = event_scores[k]
+        above = blocks[b, POSITION]
+        if other_score > block_score:
+            above += slot_values[s, COUNT] - count
+        value_change = slot_values[s, SCALE] * _crossing_change(
+            cumulative_discount, above, count, gain, blocks[b, BLOCK_COUNT], block_gain,
+            _relation(previous, block_score), _relation(score, block_score),
+        )  # fmt: skip
+        slot_values[s, VALUE] += value_change
+        change += value_change
+    return change, n_listed, low, high
+
+
+@jit(inline="always")
+def _reaches(previous, score, other):
+    """Whether a score moving from ``previous`` to ``score`` reaches or leaves ``other``."""
+    return previous != score and min(previous, score) <= other <= max(previous, score)
 
 
 @jit(refcounted=False)
 def listwise_sweep(
     X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
     node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
-    blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied, order, touched,
+    blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied, order, touched,
     listed, open_slots, best_gain, candidate_gains,
 ):  # fmt: skip
     """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
@@ -766,7 +854,6 @@ def listwise_sweep(
     # Events with a score equal to the previous left / right score: [low, high).
     right_low = left_low = _first_at_least(event_scores, 0, n_events, node_score)
     right_high = left_high = _first_above(event_scores, 0, n_events, node_score)
-    previous_sign = 0
     best_bin = -1
     best_next = -1
     for rank in range(n_node - 1):
@@ -800,22 +887,29 @@ def listwise_sweep(
             continue
         left_score = left_sum / left_weight
         right_score = (node_target_sum - left_sum) / right_weight
-        sign = int(left_score > right_score) - int(left_score < right_score)
-        if stamp > 0 and sign != previous_sign:  # the parts swap places (or merge) in every query that has both
+        # The left score moves first, then the right one. Where a moving score
+        # reaches or leaves the other's, the queries with both parts see their
+        # parts swap, merge or part: those are re-evaluated (a query with one part
+        # is blind to the other child's score).
+        if stamp > 0 and (
+            _reaches(previous_left, left_score, previous_right) or _reaches(previous_right, right_score, left_score)
+        ):
             for k in range(n_touched):
                 s = nowrap(touched[k])
-                if slot_values[s, LEFT_COUNT] < slot_values[s, COUNT]:  # a right part too: a lone part is blind to it
+                if slot_values[s, LEFT_COUNT] < slot_values[s, COUNT]:
                     n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
-        # Queries with a block between the previous and the new left score (at the
-        # first candidate every query with a left part is listed already, as moved).
-        n_listed, left_low, left_high = _list_crossed(
-            event_scores, n_events, left_low, left_high, previous_left, left_score, slot_values, slot_ints,
-            event_slots, touched, n_touched, True, stamp, listed, n_listed,
+        # Blocks crossed by the left score (at the first candidate every query with
+        # a left part is listed already, as moved), then by the right score.
+        change, n_listed, left_low, left_high = _cross_blocks(
+            event_scores, event_blocks, n_events, left_low, left_high, previous_left, left_score, previous_right,
+            blocks, cumulative_discount, slot_values, slot_ints, touched, n_touched, True, stamp, listed, n_listed,
         )  # fmt: skip
-        n_listed, right_low, right_high = _list_crossed(
-            event_scores, n_events, right_low, right_high, previous_right, right_score, slot_values, slot_ints,
-            event_slots, open_slots, n_open, False, stamp, listed, n_listed,
+        total += change
+        change, n_listed, right_low, right_high = _cross_blocks(
+            event_scores, event_blocks, n_events, right_low, right_high, previous_right, right_score, left_score,
+            blocks, cumulative_discount, slot_values, slot_ints, open_slots, n_open, False, stamp, listed, n_listed,
         )  # fmt: skip
+        total += change
         span_low = min(left_score, right_score, previous_left, previous_right)
         span_high = max(left_score, right_score, previous_left, previous_right)
         for k in range(n_listed):
@@ -834,7 +928,6 @@ def listwise_sweep(
         n_listed = 0
         previous_left = left_score
         previous_right = right_score
-        previous_sign = sign
         stamp += 1
         gain = total - parent_total
         if candidate_gains is not None:
@@ -850,7 +943,7 @@ def listwise_sweep(
 def best_listwise_split(
     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
     node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
-    slot_values, slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count,
+    slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count,
     occupied, order, touched, listed, open_slots,
 ):  # fmt: skip
     """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
@@ -869,7 +962,7 @@ def best_listwise_split(
         constant, gain, b, after = listwise_sweep(
             X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
             node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values,
-            slot_ints, blocks, n_slots, event_scores, event_slots, n_events, parent_total, histogram_count, occupied,
+            slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied,
             order, touched, listed, open_slots, best_gain, None,
         )  # fmt: skip
         if constant:
