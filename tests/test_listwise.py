@@ -218,16 +218,14 @@ def test_cumulative_discount_tables_match_their_formulas(discount):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 6), max_size=6), min_size=1, max_size=40), st.integers(0, 2**31 - 1))
-def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores, seed):
+@given(st.lists(st.lists(st.integers(0, 6), max_size=6), min_size=1, max_size=40))
+def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     """The run merge lists the blocks like a stable sort by score (equal scores in block order)."""
-    rng = np.random.default_rng(seed)
     scores = [np.unique(values)[::-1].astype(float) for values in slot_scores]  # one block per score, decreasing
     n_slots, n_events = len(scores), sum(len(values) for values in scores)
     blocks = np.zeros((n_events, _listwise.N_BLOCK_COLUMNS))
     slot_ints = np.zeros((n_slots, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
     blocks[:, _listwise.SCORE] = np.concatenate(scores) if n_events else []
-    blocks[:, _listwise.BLOCK_GAIN] = rng.integers(0, 2, n_events)
     ends = np.cumsum([len(values) for values in scores])
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends

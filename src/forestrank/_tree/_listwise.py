@@ -700,15 +700,15 @@ def _pair_value(before_pair, after_pair, middle, count, gain, block_count, block
     and ``middle`` is ``CD`` where the upper one ends; ``relation`` is 1 when the
     part is above the block, -1 below, 0 tied (one block).
     """
+    if relation == 0:
+        return _spread_value(gain + block_gain, count + block_count, before_pair, after_pair)
     if relation > 0:
-        return _spread_value(gain, count, before_pair, middle) + _spread_value(
-            block_gain, block_count, middle, after_pair
-        )
-    if relation < 0:
-        return _spread_value(block_gain, block_count, before_pair, middle) + _spread_value(
-            gain, count, middle, after_pair
-        )
-    return _spread_value(gain + block_gain, count + block_count, before_pair, after_pair)
+        upper_gain, upper_count, lower_gain, lower_count = gain, count, block_gain, block_count
+    else:
+        upper_gain, upper_count, lower_gain, lower_count = block_gain, block_count, gain, count
+    return _spread_value(upper_gain, upper_count, before_pair, middle) + _spread_value(
+        lower_gain, lower_count, middle, after_pair
+    )
 
 
 @jit(inline="always")
