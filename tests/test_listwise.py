@@ -220,7 +220,7 @@ def test_cumulative_discount_tables_match_their_formulas(discount):
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 6), max_size=6), min_size=1, max_size=40))
 def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
-    """The run merge lists the blocks like a stable sort by score (equal scores in block order)."""
+    """The run merge lists the blocks like a stable sort by score (equal scores in block order), each with its slot."""
     scores = [np.unique(values)[::-1].astype(float) for values in slot_scores]  # one block per score, decreasing
     n_slots, n_events = len(scores), sum(len(values) for values in scores)
     blocks = np.zeros((n_events, _listwise.N_BLOCK_COLUMNS))
@@ -235,5 +235,7 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
         np.empty(n_events, dtype=np.int64),
     )  # fmt: skip
     by_score = np.argsort(blocks[:, _listwise.SCORE], kind="stable")
+    slot_of_block = np.repeat(np.arange(n_slots), [len(values) for values in scores])
     np.testing.assert_array_equal(event_scores, blocks[by_score, _listwise.SCORE])
-    np.testing.assert_array_equal(event_blocks, by_score)
+    np.testing.assert_array_equal(event_blocks & _listwise.EVENT_BLOCK_MASK, by_score)
+    np.testing.assert_array_equal(event_blocks >> _listwise.EVENT_SLOT_SHIFT, slot_of_block[by_score])

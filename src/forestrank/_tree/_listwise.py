@@ -111,9 +111,14 @@ N_SLOT_COLUMNS = 10
 QUERY = 0
 FIRST_BLOCK = 1
 END_BLOCK = 2
-LISTED = 3  # the last candidate for which the query was listed for re-evaluation
+STATE = 3  # (last candidate for which the query was listed) << 2 | LEFT_PART | RIGHT_PART
 OPEN_INDEX = 4  # position in the list of queries that still have documents on the right
 N_SLOT_INT_COLUMNS = 5
+# Bits of ``STATE``: which children hold some of the query's node documents. One
+# word answers both questions a crossing asks first (listed already? a part on
+# this side?), and most crossings stop there.
+LEFT_PART = 1
+RIGHT_PART = 2
 # Columns of the per-block table.
 SCORE = 0
 BLOCK_COUNT = 1
@@ -121,8 +126,12 @@ BLOCK_GAIN = 2
 POSITION = 3  # copies ranked above the block
 BEFORE = 4  # prefix sum of the query's earlier blocks' contributions
 BEFORE_SHIFTED = 5
-BLOCK_SLOT = 6  # the slot whose block it is
-N_BLOCK_COLUMNS = 7
+N_BLOCK_COLUMNS = 6
+# An event (an outside block in the node's score order) packs the block's slot and
+# its row in ``blocks`` into one int64, so a crossing learns whose block it is without
+# reading the block's row (most crossings are skipped on the slot's state alone).
+EVENT_SLOT_SHIFT = 32
+EVENT_BLOCK_MASK = (1 << EVENT_SLOT_SHIFT) - 1
 # Columns of the per-position table (the node's rows in the builder's sample order).
 COPIES_AT = 0
 GAIN_AT = 1  # copies * gain
@@ -523,7 +532,6 @@ def prepare_node(
             blocks[n_blocks, POSITION] = position
             blocks[n_blocks, BEFORE] = contribution
             blocks[n_blocks, BEFORE_SHIFTED] = shifted
-            blocks[n_blocks, BLOCK_SLOT] = s
             if not fresh:
                 start_value = _cumulative(cumulative_discount, position)
                 start_shifted = _cumulative(cumulative_discount, position + node_count)
@@ -590,7 +598,7 @@ def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_block
         end = slot_ints[s, END_BLOCK]
         for b in range(first, end):
             source_scores[first + end - 1 - b] = blocks[b, SCORE]
-            source_blocks[first + end - 1 - b] = b
+            source_blocks[first + end - 1 - b] = (s << EVENT_SLOT_SHIFT) | b
     width = 1
     while width < n_slots:
         for group in range(0, n_slots, 2 * width):
@@ -685,51 +693,51 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
 @jit(inline="always")
 def _list_once(slot_ints, s, stamp, listed, n_listed):
     """Append slot ``s`` to ``listed`` unless already listed for candidate ``stamp``; returns the new length."""
-    if slot_ints[s, LISTED] != stamp:
-        slot_ints[s, LISTED] = stamp
+    state = slot_ints[s, STATE]
+    if state >> 2 != stamp:
+        slot_ints[s, STATE] = (stamp << 2) | (state & (LEFT_PART | RIGHT_PART))
         listed[n_listed] = s
         n_listed += 1
     return n_listed
 
 
 @jit(inline="always")
-def _pair_value(before_pair, after_pair, middle, count, gain, block_count, block_gain, relation):
-    """Expected DCG of a part and a block ranked next to each other.
-
-    ``before_pair``/``after_pair`` are ``CD`` at the pair's first and last position
-    and ``middle`` is ``CD`` where the upper one ends; ``relation`` is 1 when the
-    part is above the block, -1 below, 0 tied (one block).
-    """
-    if relation == 0:
-        return _spread_value(gain + block_gain, count + block_count, before_pair, after_pair)
-    if relation > 0:
-        upper_gain, upper_count, lower_gain, lower_count = gain, count, block_gain, block_count
-    else:
-        upper_gain, upper_count, lower_gain, lower_count = block_gain, block_count, gain, count
-    return _spread_value(upper_gain, upper_count, before_pair, middle) + _spread_value(
-        lower_gain, lower_count, middle, after_pair
-    )
-
-
-@jit(inline="always")
 def _crossing_change(cumulative_discount, above, count, gain, block_count, block_gain, was, becomes):
     """Change of a query's expected DCG when a part of ``count`` copies (total ``gain``)
     goes from relation ``was`` to ``becomes`` with an adjacent block (1 above it, 0
-    tied, -1 below), ``above`` copies ranked over both.
+    tied, -1 below; the two differ), ``above`` copies ranked over both.
 
     Only the two change: a block further away keeps its position, since the part
-    and the block swap positions among themselves.
+    and the block swap positions among themselves. With ``a = above``, ``c`` the
+    part's copies and ``n`` the block's, the pair is worth (Eq. 12, means ``m``)
+
+        part above:  m_part (CD(a+c) - CD(a)) + m_block (CD(a+c+n) - CD(a+c))
+        block above: m_block (CD(a+n) - CD(a)) + m_part (CD(a+c+n) - CD(a+n))
+        tied:        m_pair (CD(a+c+n) - CD(a))
+
+    and a swap, the difference of the first two, is
+    ``(m_part - m_block) (CD(a+c) + CD(a+n) - CD(a) - CD(a+c+n))``.
     """
-    before_pair = _cumulative(cumulative_discount, above)
-    after_pair = _cumulative(cumulative_discount, above + count + block_count)
-    part_first = _cumulative(cumulative_discount, above + count) if was > 0 or becomes > 0 else 0.0
-    block_first = _cumulative(cumulative_discount, above + block_count) if was < 0 or becomes < 0 else 0.0
-    return _pair_value(
-        before_pair, after_pair, part_first if becomes > 0 else block_first, count, gain, block_count, block_gain,
-        becomes,
-    ) - _pair_value(
-        before_pair, after_pair, part_first if was > 0 else block_first, count, gain, block_count, block_gain, was
-    )  # fmt: skip
+    start = _cumulative(cumulative_discount, above)
+    end = _cumulative(cumulative_discount, above + count + block_count)
+    part_mean = gain / count
+    block_mean = block_gain / block_count
+    if was != 0 and becomes != 0:
+        swap = (part_mean - block_mean) * (
+            _cumulative(cumulative_discount, above + count)
+            + _cumulative(cumulative_discount, above + block_count)
+            - start
+            - end
+        )
+        return swap if becomes > 0 else -swap
+    if was + becomes > 0:  # the relation other than the tie: part above
+        middle = _cumulative(cumulative_discount, above + count)
+        apart = part_mean * (middle - start) + block_mean * (end - middle)
+    else:
+        middle = _cumulative(cumulative_discount, above + block_count)
+        apart = block_mean * (middle - start) + part_mean * (end - middle)
+    tied = _spread_value(gain + block_gain, count + block_count, start, end)
+    return apart - tied if becomes != 0 else tied - apart
 
 
 @jit(inline="always")
@@ -763,15 +771,17 @@ def _cross_blocks(
     events equal to ``score``.
     """
     crossed_start, crossed_end, low, high = _move_score(event_scores, n_events, low, high, previous, score)
+    side = LEFT_PART if left_side else RIGHT_PART
     change = 0.0
     if crossed_end - crossed_start > 4 * n_side:
         for k in range(n_side):
             n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
         return change, n_listed, low, high
     for k in range(crossed_start, crossed_end):
-        b = nowrap(event_blocks[k])
-        s = nowrap(int(blocks[b, BLOCK_SLOT]))
-        if slot_ints[s, LISTED] == stamp:
+        event = event_blocks[k]
+        s = nowrap(event >> EVENT_SLOT_SHIFT)
+        state = slot_ints[s, STATE]
+        if state >> 2 == stamp or state & side == 0:
             continue
         left_count = slot_values[s, LEFT_COUNT]
         if left_side:
@@ -780,8 +790,9 @@ def _cross_blocks(
         else:
             count = slot_values[s, COUNT] - left_count
             gain = slot_values[s, GAIN] - slot_values[s, LEFT_GAIN]
+        b = nowrap(event & EVENT_BLOCK_MASK)
         block_gain = blocks[b, BLOCK_GAIN]
-        if count <= 0.0 or (gain == 0.0 and block_gain == 0.0):
+        if gain == 0.0 and block_gain == 0.0:
             continue
         block_score = event_scores[k]
         above = blocks[b, POSITION]
@@ -840,7 +851,7 @@ def listwise_sweep(
         slot_values[s, LEFT_COUNT] = 0.0
         slot_values[s, LEFT_GAIN] = 0.0
         slot_values[s, VALUE] = slot_values[s, PARENT]
-        slot_ints[s, LISTED] = -1
+        slot_ints[s, STATE] = (-1 << 2) | RIGHT_PART  # listed for no candidate; all on the right
         slot_ints[s, OPEN_INDEX] = s
         open_slots[s] = s
     n_open = n_slots
@@ -867,7 +878,10 @@ def listwise_sweep(
                 n_touched += 1
             slot_values[s, LEFT_COUNT] += position_values[position, COPIES_AT]
             slot_values[s, LEFT_GAIN] += position_values[position, GAIN_AT]
+            if slot_values[s, LEFT_COUNT] > 0.0:
+                slot_ints[s, STATE] |= LEFT_PART
             if slot_values[s, LEFT_COUNT] >= slot_values[s, COUNT]:  # no right part left: swap-remove
+                slot_ints[s, STATE] &= ~RIGHT_PART
                 n_open -= 1
                 last = open_slots[n_open]
                 open_slots[slot_ints[s, OPEN_INDEX]] = last
