@@ -38,7 +38,9 @@ changed:
   inclusive, of a query with a part on that side, is found in the node's sorted
   array of all block scores by galloping from the previous score's place
   (``_cross_blocks`` through ``_move_score``, logarithmic in the blocks crossed;
-  nothing when the score did not move). The part and the block swap places
+  nothing when the score did not move; each event carries its block's slot, whose
+  state word says whether it is listed already and which children hold its parts,
+  so a crossing that changes nothing costs one load). The part and the block swap places
   (or tie, or part), and only their two contributions change: with the block's
   outside copies above it and the other part's copies when that part is above
   both, it is an O(1) update (``_crossing_change``). These updates use positions
