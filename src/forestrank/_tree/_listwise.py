@@ -456,7 +456,8 @@ def prepare_node(
     blocks : float64 array of shape (n_rows, N_BLOCK_COLUMNS)
         Output: outside blocks of every slot, scores decreasing within a slot.
     event_scores, event_blocks : float64, int64 arrays of shape (n_rows,)
-        Output: every block's score and index in ``blocks``, scores increasing.
+        Output: every block's score and event (its slot and row in ``blocks``, see
+        ``EVENT_SLOT_SHIFT``), scores increasing.
     spare_scores, spare_blocks : float64, int64 arrays of shape (n_rows,)
         Scratch of the events' sort.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
@@ -579,7 +580,7 @@ def _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low,
 
 @jit(refcounted=False)
 def _sort_events(blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, spare_scores, spare_blocks):
-    """Every outside block's score and index in ``blocks``, scores increasing.
+    """Every outside block's score and event (slot and row in ``blocks``), scores increasing.
 
     Slot ``s``'s blocks ``[FIRST_BLOCK, END_BLOCK)`` are contiguous and sorted
     (decreasing), so read backwards they are one increasing run, and the runs of
