@@ -113,7 +113,7 @@ N_SLOT_COLUMNS = 10
 QUERY = 0
 FIRST_BLOCK = 1
 END_BLOCK = 2
-STATE = 3  # (last candidate for which the query was listed) << 2 | LEFT_PART | RIGHT_PART
+STATE = 3  # (last candidate for which the query was listed) << LISTED_SHIFT | LEFT_PART | RIGHT_PART
 OPEN_INDEX = 4  # position in the list of queries that still have documents on the right
 N_SLOT_INT_COLUMNS = 5
 # Bits of ``STATE``: which children hold some of the query's node documents. One
@@ -121,6 +121,7 @@ N_SLOT_INT_COLUMNS = 5
 # this side?), and most crossings stop there.
 LEFT_PART = 1
 RIGHT_PART = 2
+LISTED_SHIFT = 2
 # Columns of the per-block table.
 SCORE = 0
 BLOCK_COUNT = 1
@@ -697,8 +698,8 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
 def _list_once(slot_ints, s, stamp, listed, n_listed):
     """Append slot ``s`` to ``listed`` unless already listed for candidate ``stamp``; returns the new length."""
     state = slot_ints[s, STATE]
-    if state >> 2 != stamp:
-        slot_ints[s, STATE] = (stamp << 2) | (state & (LEFT_PART | RIGHT_PART))
+    if state >> LISTED_SHIFT != stamp:
+        slot_ints[s, STATE] = (stamp << LISTED_SHIFT) | (state & (LEFT_PART | RIGHT_PART))
         listed[n_listed] = s
         n_listed += 1
     return n_listed
@@ -784,7 +785,7 @@ def _cross_blocks(
         event = event_blocks[k]
         s = nowrap(event >> EVENT_SLOT_SHIFT)
         state = slot_ints[s, STATE]
-        if state >> 2 == stamp or state & side == 0:
+        if state >> LISTED_SHIFT == stamp or state & side == 0:
             continue
         left_count = slot_values[s, LEFT_COUNT]
         if left_side:
@@ -854,7 +855,7 @@ def listwise_sweep(
         slot_values[s, LEFT_COUNT] = 0.0
         slot_values[s, LEFT_GAIN] = 0.0
         slot_values[s, VALUE] = slot_values[s, PARENT]
-        slot_ints[s, STATE] = (-1 << 2) | RIGHT_PART  # listed for no candidate; all on the right
+        slot_ints[s, STATE] = (-1 << LISTED_SHIFT) | RIGHT_PART  # listed for no candidate; all on the right
         slot_ints[s, OPEN_INDEX] = s
         open_slots[s] = s
     n_open = n_slots
