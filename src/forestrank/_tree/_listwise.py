@@ -914,7 +914,7 @@ def listwise_sweep(
         ):
             for k in range(n_touched):
                 s = nowrap(touched[k])
-                if slot_values[s, LEFT_COUNT] < slot_values[s, COUNT]:
+                if slot_ints[s, STATE] & RIGHT_PART:  # a right part too: a lone part is blind to the other score
                     n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
         # Blocks crossed by the left score (at the first candidate every query with
         # a left part is listed already, as moved), then by the right score.
