@@ -689,8 +689,14 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
     """
     if slot_values[s, GAIN] != 0.0:
         return False
+    first = slot_ints[s, FIRST_BLOCK]
     end = slot_ints[s, END_BLOCK]
-    j = _first_not_above(blocks, slot_ints[s, FIRST_BLOCK], end, span_high)
+    # Most such queries have every relevant block above the span (their relevant
+    # documents sit in high-scoring leaves; on MQ2008 Fold1, 127 k of the 147 k per
+    # tree that cannot change): the lowest block decides without a search.
+    if first == end or blocks[nowrap(end - 1), SCORE] > span_high or blocks[nowrap(first), SCORE] < span_low:
+        return True
+    j = _first_not_above(blocks, first, end, span_high)
     return j == end or blocks[nowrap(j), SCORE] < span_low
 
 
