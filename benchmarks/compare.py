@@ -61,10 +61,10 @@ class Contender:
     fit_kind: str
 
 
-def _rf_point(n_estimators, shape, seed, n_jobs=2):
+def _rf_point(n_estimators, shape, seed, n_jobs=2, **params):
     from forestrank import RFPointRanker
 
-    return RFPointRanker(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed)
+    return RFPointRanker(n_estimators=n_estimators, n_jobs=n_jobs, random_state=seed, **params)
 
 
 def _sklearn_forest(n_estimators, shape, seed):
@@ -177,6 +177,8 @@ CONTENDERS["rflist"] = [
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank RFHybridRanker L=6", _rf_hybrid, "qid"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+    Contender("forestrank RFListRanker bootstrap=True", functools.partial(_rf_list, bootstrap=True), "qid"),
+    Contender("forestrank RFPointRanker bootstrap=True", functools.partial(_rf_point, bootstrap=True), "qid"),
 ]
 CONTENDERS["plrank"] = [
     Contender("forestrank PLRank top_k=10", _plrank, "qid"),
