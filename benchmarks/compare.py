@@ -3,6 +3,7 @@
     python benchmarks/compare.py rfpoint --data mq2008 --n-estimators 500 --seeds 3
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
+    python benchmarks/compare.py rflist --data mq2008 --n-estimators 500 --seeds 3 --only RFListRanker RFPointRanker --versus "RFListRanker bootstrap"
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-queries
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-documents
