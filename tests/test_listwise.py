@@ -130,7 +130,7 @@ def sweep(case, table, max_queries=-1):
         samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
         tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
         slot_values, slot_ints, blocks, event_scores, event_blocks, np.empty(n_rows), np.empty(n_rows, dtype=np.int64),
-        position_slot, position_values,
+        np.empty(4 * n_rows + 2), np.full(4 * n_rows + 2, -1, dtype=np.int64), position_slot, position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
     candidate_gains = np.full(MAX_BINS, np.nan)
@@ -218,10 +218,11 @@ def test_cumulative_discount_tables_match_their_formulas(discount):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.lists(st.integers(0, 6), max_size=6), min_size=1, max_size=40))
+@given(st.lists(st.lists(st.integers(0, 30), max_size=6), min_size=1, max_size=40))
 def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
-    """The run merge lists the blocks like a stable sort by score (equal scores in block order), each with its slot."""
-    scores = [np.unique(values)[::-1].astype(float) for values in slot_scores]  # one block per score, decreasing
+    """The counting sort lists the blocks like a stable sort by score (equal scores in block order), each with its
+    slot; thirds make scores that are not dyadic, and small tables make their hashes collide."""
+    scores = [np.unique(values)[::-1] / 3.0 for values in slot_scores]  # one block per score, decreasing
     n_slots, n_events = len(scores), sum(len(values) for values in scores)
     blocks = np.zeros((n_events, _listwise.N_BLOCK_COLUMNS))
     slot_ints = np.zeros((n_slots, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
@@ -230,10 +231,12 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends
     event_scores, event_blocks = np.full(n_events, np.nan), np.full(n_events, -99, dtype=np.int64)
+    table_counts = np.full(4 * n_events + 2, -1, dtype=np.int64)
     _listwise._sort_events(
         blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, np.empty(n_events),
-        np.empty(n_events, dtype=np.int64),
+        np.empty(n_events, dtype=np.int64), np.empty(4 * n_events + 2), table_counts,
     )  # fmt: skip
+    assert (table_counts == -1).all()  # the hash table is left empty for the next node
     by_score = np.argsort(blocks[:, _listwise.SCORE], kind="stable")
     slot_of_block = np.repeat(np.arange(n_slots), [len(values) for values in scores])
     np.testing.assert_array_equal(event_scores, blocks[by_score, _listwise.SCORE])

@@ -446,6 +446,8 @@ def build_tree(
         event_blocks = np.empty(n_list_rows, dtype=np.int64)
         spare_scores = np.empty(n_list_rows)
         spare_blocks = np.empty(n_list_rows, dtype=np.int64)
+        table_scores = np.empty(4 * n_list_rows + 2)  # a power of two >= 2 x the events is < 4 x the rows
+        table_counts = np.full(4 * n_list_rows + 2, -1, dtype=np.int64)
         touched = np.empty(n_list_queries, dtype=np.int64)
         listed = np.empty(n_list_queries, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)
@@ -601,7 +603,7 @@ def build_tree(
                     samples, start, end, values[node], row_weights, leaf_targets, query_of_row, query_boundaries,
                     tree_blocks, n_query_blocks, row_gains, copies, query_scales, max_queries, rng_state,
                     cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_blocks,
-                    spare_scores, spare_blocks, position_slot, position_values,
+                    spare_scores, spare_blocks, table_scores, table_counts, position_slot, position_values,
                 )  # fmt: skip
                 feature, b, after, gain = _listwise.best_listwise_split(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,
