@@ -74,15 +74,15 @@ replaced ~210 k of the remaining re-evaluations there (-3% time) and made a tree
 ``make_ranking`` 18-20% faster at 20k and 50k rows.
 
 Per node: O(n + sum_q m_q + D log D) to build the blocks and the sorted array of
-their ``M`` scores, ``D`` of them distinct (a counting sort, ``_sort_events``); per feature: O(n + Q_node + sum over re-evaluations of
-(log m + b)) plus O(1) per crossing, where the re-evaluations number at most the
-moves plus, per candidate where a score jumps across more than four blocks per query
-on its side, those queries, plus, where the parts pass each other, the queries
-split in two. The crossings are the cost of exactness: each query whose order with
-respect to a child changes must be updated, so a candidate costs up to
-O(Q_node log m). With a
-fixed number of documents per query, Q_node of a node of given size grows with the
-number of queries, and so the time per tree grows faster than the rows
+their ``M`` scores, ``D`` of them distinct (a counting sort, ``_sort_events``); per
+feature: O(n + Q_node + sum over re-evaluations of (log m + b)) plus O(1) per
+crossing, where the re-evaluations number at most the moves plus, per candidate
+where a score jumps across more than four blocks per query on its side, those
+queries, plus, where the parts pass each other, the queries split in two. The
+crossings are the cost of exactness: each query whose order with respect to a child
+changes must be updated, so a candidate costs up to O(Q_node log m). With a fixed
+number of documents per query, Q_node of a node of given size grows with the number
+of queries, and so the time per tree grows faster than the rows
 (``benchmarks/bench_listwise_scaling.py``; exponent in ``benchmarks/RESULTS.md``).
 Measured on ``make_ranking`` (100 documents per query): from 20k to 200k rows the
 events summed over a tree's nodes grow 26-fold while the cycles per event stay flat,
@@ -465,9 +465,9 @@ def prepare_node(
         ``EVENT_SLOT_SHIFT``), scores increasing.
     spare_scores, spare_blocks : float64, int64 arrays of shape (n_rows,)
         Scratch of the events' sort.
-    table_scores, table_counts : float64, int64 arrays of shape (at least 2 n_rows,)
-        The events' sort's hash table of distinct scores; counts all -1 on entry, and
-        so left.
+    table_scores, table_counts : float64, int64 arrays of shape (4 n_rows + 2,)
+        The events' sort's hash table of distinct scores (room for the power of two
+        >= 2 x the events); counts all -1 on entry, and so left.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
         Output, at the node's positions: the slot of the row's query (-1 when not
         scored) and the row's copies, copies * gain and weight * leaf target, so the
@@ -594,7 +594,7 @@ def _table_slot(table_scores, table_counts, bits, score):
     """Slot of ``score`` in the open-addressing table of ``2**bits`` slots: its own, or
     the empty one (count -1) where it goes. Multiplicative hashing (Knuth, TAOCP 3,
     §6.4) of the score in units of 2^-20, linear probing."""
-    key = np.uint64(int(min(score, 1e12) * 1048576.0))
+    key = np.uint64(int(min(score, 1e12) * 1048576.0))  # capped: the conversion stays defined
     slot = (key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)
     mask = np.uint64((1 << bits) - 1)
     while table_counts[slot] >= 0 and table_scores[slot] != score:
