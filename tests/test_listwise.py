@@ -130,7 +130,7 @@ def sweep(case, table, max_queries=-1):
         samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
         tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
         slot_values, slot_ints, blocks, event_scores, event_blocks, np.empty(n_rows), np.empty(n_rows, dtype=np.int64),
-        np.empty(4 * n_rows + 2), np.full(4 * n_rows + 2, -1, dtype=np.int64), position_slot, position_values,
+        *_listwise.event_sort_table(n_rows), position_slot, position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
     candidate_gains = np.full(MAX_BINS, np.nan)
@@ -231,10 +231,10 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends
     event_scores, event_blocks = np.full(n_events, np.nan), np.full(n_events, -99, dtype=np.int64)
-    table_counts = np.full(4 * n_events + 2, -1, dtype=np.int64)
+    table_scores, table_counts = _listwise.event_sort_table(n_events)
     _listwise._sort_events(
         blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, np.empty(n_events),
-        np.empty(n_events, dtype=np.int64), np.empty(4 * n_events + 2), table_counts,
+        np.empty(n_events, dtype=np.int64), table_scores, table_counts,
     )  # fmt: skip
     assert (table_counts == -1).all()  # the hash table is left empty for the next node
     by_score = np.argsort(blocks[:, _listwise.SCORE], kind="stable")

@@ -446,8 +446,7 @@ def build_tree(
         event_blocks = np.empty(n_list_rows, dtype=np.int64)
         spare_scores = np.empty(n_list_rows)
         spare_blocks = np.empty(n_list_rows, dtype=np.int64)
-        table_scores = np.empty(4 * n_list_rows + 2)  # a power of two >= 2 x the events is < 4 x the rows
-        table_counts = np.full(4 * n_list_rows + 2, -1, dtype=np.int64)
+        table_scores, table_counts = _listwise.event_sort_table(n_list_rows)
         touched = np.empty(n_list_queries, dtype=np.int64)
         listed = np.empty(n_list_queries, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)

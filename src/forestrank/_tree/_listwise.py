@@ -40,8 +40,8 @@ changed:
   (``_cross_blocks`` through ``_move_score``, logarithmic in the blocks crossed;
   nothing when the score did not move; each event carries its block's slot, whose
   state word says whether it is listed already and which children hold its parts,
-  so a crossing that changes nothing costs one load). The part and the block swap places
-  (or tie, or part), and only their two contributions change: with the block's
+  so a crossing that changes nothing costs one load). The part and the block swap
+  places (or tie, or part), and only their two contributions change: with the block's
   outside copies above it and the other part's copies when that part is above
   both, it is an O(1) update (``_crossing_change``). These updates use positions
   that do not depend on where the part is, so the crossings of one query
@@ -465,9 +465,9 @@ def prepare_node(
         ``EVENT_SLOT_SHIFT``), scores increasing.
     spare_scores, spare_blocks : float64, int64 arrays of shape (n_rows,)
         Scratch of the events' sort.
-    table_scores, table_counts : float64, int64 arrays of shape (4 n_rows + 2,)
-        The events' sort's hash table of distinct scores (room for the power of two
-        >= 2 x the events); counts all -1 on entry, and so left.
+    table_scores, table_counts :
+        The events' sort's hash table of distinct scores (``event_sort_table``);
+        counts all -1 on entry, and so left.
     position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
         Output, at the node's positions: the slot of the row's query (-1 when not
         scored) and the row's copies, copies * gain and weight * leaf target, so the
@@ -587,6 +587,20 @@ def _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low,
             target_scores[nowrap(k)] = source_scores[nowrap(j)]
             target_blocks[nowrap(k)] = source_blocks[nowrap(j)]
             j += 1
+
+
+@jit
+def event_sort_table(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The empty hash table of ``_sort_events`` for up to ``n_rows`` events.
+
+    Returns
+    -------
+    table_scores : ndarray of shape (4 n_rows + 2,), float64
+    table_counts : ndarray of shape (4 n_rows + 2,), int64
+        All -1 (empty). The size holds the power of two >= 2 x the events that the
+        sort uses (less than 4 x), and its 2 slots when there are none.
+    """
+    return np.empty(4 * n_rows + 2), np.full(4 * n_rows + 2, -1, dtype=np.int64)
 
 
 @jit(inline="always")
