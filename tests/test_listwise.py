@@ -242,3 +242,41 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     np.testing.assert_array_equal(event_scores, blocks[by_score, _listwise.SCORE])
     np.testing.assert_array_equal(event_blocks & _listwise.EVENT_BLOCK_MASK, by_score)
     np.testing.assert_array_equal(event_blocks >> _listwise.EVENT_SLOT_SHIFT, slot_of_block[by_score])
+
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 8), st.integers(1, 3)), min_size=1, max_size=12),
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 8)), max_size=30),
+)
+def test_moving_copies_between_blocks_keeps_the_blocks_of_the_scores(documents, moves):
+    """A query's tree blocks after any moves are its distinct scores (decreasing) with their copies and gains:
+    moves up and down, into an existing block or a new one, emptying their block or not (an emptied block's place
+    is reused by shifting only the blocks in between). The query's blocks start at row 2, after another query's."""
+    scores = np.array([score for score, _ in documents], dtype=np.float64) / 3.0
+    copies = np.array([count for _, count in documents], dtype=np.float64)
+    gains = np.arange(1, len(documents) + 1, dtype=np.float64)
+    first = 2
+    tree_blocks = np.full((first + len(documents) + 1, _listwise.N_BLOCK_COLUMNS), np.nan)
+    size = 0
+    for score in np.unique(scores)[::-1]:
+        at = scores == score
+        tree_blocks[first + size, : _listwise.BLOCK_GAIN + 1] = score, copies[at].sum(), (copies[at] * gains[at]).sum()
+        size += 1
+    for document, new_score in moves:
+        if document >= len(documents) or new_score / 3.0 == scores[document]:
+            continue
+        size = _listwise._move_between_blocks(
+            tree_blocks, first, size, scores[document], new_score / 3.0, copies[document],
+            copies[document] * gains[document],
+        )  # fmt: skip
+        scores[document] = new_score / 3.0
+    distinct = np.unique(scores)[::-1]
+    assert size == len(distinct)
+    assert np.isnan(tree_blocks[:first]).all()  # the other query's rows are untouched
+    np.testing.assert_array_equal(tree_blocks[first : first + size, _listwise.SCORE], distinct)
+    for block, score in zip(tree_blocks[first : first + size], distinct):
+        at = scores == score
+        assert block[_listwise.BLOCK_COUNT] == copies[at].sum()
+        assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())

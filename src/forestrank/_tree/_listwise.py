@@ -356,35 +356,59 @@ def start_query_blocks(query_boundaries, row_gains, copies, root_score, tree_blo
             n_query_blocks[q] = 1
 
 
+@jit(inline="always")
+def _copy_block(tree_blocks, target, source):
+    """``tree_blocks[target] = tree_blocks[source]`` over the columns the tree blocks use."""
+    for column in range(3):
+        tree_blocks[target, column] = tree_blocks[source, column]
+
+
 @jit(refcounted=False)
 def _move_between_blocks(tree_blocks, first, size, from_score, to_score, count, gain):
     """Move ``count`` copies of total ``gain`` from the block at ``from_score`` to ``to_score``.
 
     Blocks are ``tree_blocks[first:first + size]``; a block left empty is deleted
     and a missing one inserted, keeping scores decreasing. Returns the new size.
+    When the emptied block's place is taken by the new one, only the blocks between
+    the two places shift, by one (a node's queries have ``m_q`` blocks, and most
+    moves empty the parent's block: its other part went to the sibling):
+
+        emptied j, new score between blocks k-1 and k (k > j):
+            [ .. | j | j+1 .. k-1 | k .. ]  ->  [ .. | j .. k-2 | new | k .. ]
     """
-    j = _first_not_above(tree_blocks, first, first + size, from_score)
+    end = first + size
+    j = _first_not_above(tree_blocks, first, end, from_score)
     remaining = tree_blocks[j, BLOCK_COUNT] - count
-    if remaining <= 1e-9 * tree_blocks[j, BLOCK_COUNT]:  # empty (up to fractional-weight rounding)
-        for k in range(j, first + size - 1):
-            for column in range(3):
-                tree_blocks[k, column] = tree_blocks[k + 1, column]
-        size -= 1
+    emptied = remaining <= 1e-9 * tree_blocks[j, BLOCK_COUNT]  # up to fractional-weight rounding
+    k = _first_not_above(tree_blocks, first, end, to_score)
+    if k < end and tree_blocks[k, SCORE] == to_score:  # an existing block takes the copies
+        tree_blocks[k, BLOCK_COUNT] += count
+        tree_blocks[k, BLOCK_GAIN] += gain
+        if not emptied:
+            tree_blocks[j, BLOCK_COUNT] = remaining
+            tree_blocks[j, BLOCK_GAIN] -= gain
+            return size
+        for i in range(j, end - 1):
+            _copy_block(tree_blocks, i, i + 1)
+        return size - 1
+    if emptied:
+        if k > j:  # the new score is lower: the blocks in between move up one place
+            for i in range(j, k - 1):
+                _copy_block(tree_blocks, i, i + 1)
+            k -= 1
+        else:
+            for i in range(j, k, -1):
+                _copy_block(tree_blocks, i, i - 1)
     else:
         tree_blocks[j, BLOCK_COUNT] = remaining
         tree_blocks[j, BLOCK_GAIN] -= gain
-    j = _first_not_above(tree_blocks, first, first + size, to_score)
-    if j < first + size and tree_blocks[j, SCORE] == to_score:
-        tree_blocks[j, BLOCK_COUNT] += count
-        tree_blocks[j, BLOCK_GAIN] += gain
-        return size
-    for k in range(first + size, j, -1):
-        for column in range(3):
-            tree_blocks[k, column] = tree_blocks[k - 1, column]
-    tree_blocks[j, SCORE] = to_score
-    tree_blocks[j, BLOCK_COUNT] = count
-    tree_blocks[j, BLOCK_GAIN] = gain
-    return size + 1
+        for i in range(end, k, -1):
+            _copy_block(tree_blocks, i, i - 1)
+        size += 1
+    tree_blocks[k, SCORE] = to_score
+    tree_blocks[k, BLOCK_COUNT] = count
+    tree_blocks[k, BLOCK_GAIN] = gain
+    return size
 
 
 @jit(refcounted=False)
