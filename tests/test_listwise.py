@@ -280,3 +280,25 @@ def test_moving_copies_between_blocks_keeps_the_blocks_of_the_scores(documents, 
         at = scores == score
         assert block[_listwise.BLOCK_COUNT] == copies[at].sum()
         assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), max_size=30),
+    st.lists(st.integers(-1, 13), min_size=2, max_size=8),
+)
+def test_a_moving_score_crosses_the_events_between_its_values(values, path):
+    """Along any path of scores, each move's crossed range is the events with scores between the old and new value
+    (both included; none when the score stays) and the equal range is the events at the new score, whatever the
+    ties before and after (integers in thirds make many)."""
+    event_scores = np.sort(np.array(values, dtype=np.float64)) / 3.0
+    n_events = len(event_scores)
+    scores = np.array(path, dtype=np.float64) / 3.0
+    low = int(np.searchsorted(event_scores, scores[0], "left"))
+    high = int(np.searchsorted(event_scores, scores[0], "right"))
+    for previous, score in zip(scores[:-1], scores[1:]):
+        start, end, low, high = _listwise._move_score(event_scores, n_events, low, high, previous, score)
+        between = (event_scores >= min(previous, score)) & (event_scores <= max(previous, score))
+        expected = np.flatnonzero(between) if score != previous else np.array([], dtype=np.int64)
+        np.testing.assert_array_equal(np.arange(start, end), expected)
+        np.testing.assert_array_equal(np.arange(low, high), np.flatnonzero(event_scores == score))

@@ -764,6 +764,8 @@ def _move_score(event_scores, n_events, low, high, previous, score):
             reached += step
             step *= 2
         new_high = _first_above(event_scores, reached, min(reached + step, n_events), score)
+        if new_high == low or event_scores[new_high - 1] < score:  # most new scores tie no block
+            return low, new_high, new_high, new_high
         return low, new_high, _first_at_least(event_scores, low, new_high, score), new_high
     reached = low  # every event from ``reached`` on (up to ``high``) is >= score
     step = 1
@@ -771,6 +773,8 @@ def _move_score(event_scores, n_events, low, high, previous, score):
         reached -= step
         step *= 2
     new_low = _first_at_least(event_scores, max(reached - step, 0), reached, score)
+    if new_low == high or event_scores[new_low] > score:
+        return new_low, high, new_low, new_low
     return new_low, high, new_low, _first_above(event_scores, new_low, high, score)
 
 
