@@ -92,18 +92,25 @@ def tree_blocks_of(case):
             rows, 0, len(rows), start, score, case["query_of_row"], case["boundaries"], case["gains"], case["copies"],
             tree_blocks, n_query_blocks, *scratch,
         )  # fmt: skip
-    for q in range(n_queries):  # the blocks are the query's distinct scores with their copies and gains
+    for q in range(n_queries):
         rows = np.arange(case["boundaries"][q], case["boundaries"][q + 1])
         rows = rows[case["copies"][rows] > 0]
         first = case["boundaries"][q]
-        stored = tree_blocks[first : first + n_query_blocks[q]]
-        distinct = np.unique(case["row_score"][rows])[::-1]
-        np.testing.assert_array_equal(stored[:, _listwise.SCORE], distinct)
-        for block, score in zip(stored, distinct):
-            at = rows[case["row_score"][rows] == score]
-            assert block[_listwise.BLOCK_COUNT] == case["copies"][at].sum()
-            assert block[_listwise.BLOCK_GAIN] == pytest.approx((case["copies"][at] * case["gains"][at]).sum())
+        assert_blocks_of_scores(
+            tree_blocks[first : first + n_query_blocks[q]], case["row_score"][rows], case["copies"][rows],
+            case["gains"][rows],
+        )  # fmt: skip
     return tree_blocks, n_query_blocks
+
+
+def assert_blocks_of_scores(stored, scores, copies, gains):
+    """The stored tree blocks are the documents' distinct scores, decreasing, with their copies and gains."""
+    distinct = np.unique(scores)[::-1]
+    np.testing.assert_array_equal(stored[:, _listwise.SCORE], distinct)
+    for block, score in zip(stored, distinct):
+        at = scores == score
+        assert block[_listwise.BLOCK_COUNT] == copies[at].sum()
+        assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())
 
 
 def sweep(case, table, max_queries=-1):
@@ -244,7 +251,6 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     np.testing.assert_array_equal(event_blocks >> _listwise.EVENT_SLOT_SHIFT, slot_of_block[by_score])
 
 
-
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 8), st.integers(1, 3)), min_size=1, max_size=12),
@@ -272,14 +278,9 @@ def test_moving_copies_between_blocks_keeps_the_blocks_of_the_scores(documents, 
             copies[document] * gains[document],
         )  # fmt: skip
         scores[document] = new_score / 3.0
-    distinct = np.unique(scores)[::-1]
-    assert size == len(distinct)
+    assert size == len(np.unique(scores))
     assert np.isnan(tree_blocks[:first]).all()  # the other query's rows are untouched
-    np.testing.assert_array_equal(tree_blocks[first : first + size, _listwise.SCORE], distinct)
-    for block, score in zip(tree_blocks[first : first + size], distinct):
-        at = scores == score
-        assert block[_listwise.BLOCK_COUNT] == copies[at].sum()
-        assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())
+    assert_blocks_of_scores(tree_blocks[first : first + size], scores, copies, gains)
 
 
 @settings(max_examples=200, deadline=None)
