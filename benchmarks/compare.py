@@ -180,6 +180,7 @@ CONTENDERS["rflist"] = [
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
     Contender("forestrank RFListRanker bootstrap=True", functools.partial(_rf_list, bootstrap=True), "qid"),
     Contender("forestrank RFPointRanker bootstrap=True", functools.partial(_rf_point, bootstrap=True), "qid"),
+    Contender("forestrank RFListRanker max_bins=None", functools.partial(_rf_list, max_bins=None), "qid"),
 ]
 CONTENDERS["plrank"] = [
     Contender("forestrank PLRank top_k=10", _plrank, "qid"),
