@@ -1048,6 +1048,10 @@ def listwise_sweep(
         span_low = min(left_score, right_score, previous_left, previous_right)
         span_high = max(left_score, right_score, previous_left, previous_right)
         for k in range(n_listed):
+            if k + 4 < n_listed:  # listed queries are scattered over the slots: ask for one ahead
+                ahead = listed[k + 4]
+                prefetch(slot_values, (ahead, 0))
+                prefetch(blocks, ((slot_ints[ahead, FIRST_BLOCK] + slot_ints[ahead, END_BLOCK]) >> 1, 0))
             s = nowrap(listed[k])
             if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
                 continue
