@@ -64,11 +64,16 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[20_000, 50_000, 100_000, 200_000])
-    parser.add_argument("--trees", type=int, default=2, help="trees timed after the first (RF-list; all with --letor)")
+    parser.add_argument(
+        "--trees", type=int, default=2,
+        help="trees timed after the first: RF-list at the largest --rows, scaled up inversely to the rows below "
+        "it (so each point fits about as long and a busy spell of a shared host weighs as much); every forest "
+        "with --letor",
+    )
     parser.add_argument(
         "--cheap-trees", type=int, default=20,
-        help="trees timed after the first for RF-hybrid and RF-point on make_ranking (their trees cost a tenth of "
-        "RF-list's or less, so a few of them would be a small difference of two fits dominated by binning)",
+        help="the same for RF-hybrid and RF-point on make_ranking (their trees cost a tenth of RF-list's or less, "
+        "so a few of them would be a small difference of two fits dominated by binning)",
     )
     parser.add_argument("--letor", type=Path, help="time the forests on this LETOR file instead")
     args = parser.parse_args()
@@ -83,13 +88,13 @@ def main() -> None:
         return
     print(
         f"make_ranking, 100 docs/query, 136 features, query_subsample=0.63, n_jobs=1, marginal time of {args.trees} "
-        f"(RF-list) or {args.cheap_trees} (others) trees after the first per point"
+        f"(RF-list) or {args.cheap_trees} (others) trees after the first at {max(args.rows)} rows, more below"
     )
     times = {name: [] for name in models}
     for rows in args.rows:
         X, y, qid = make_ranking(n_queries=rows // 100, docs_per_query=100, n_features=136, random_state=0)
         for name, (estimator_class, params) in models.items():
-            n_trees = args.trees if name == "RF-list" else args.cheap_trees
+            n_trees = round((args.trees if name == "RF-list" else args.cheap_trees) * max(args.rows) / rows)
             times[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
             print(f"  {rows:>7} rows  {name:<14} {times[name][-1]:8.3f} s/tree", flush=True)
     print("\n" + "rows".ljust(16) + "".join(f"{rows:>10}" for rows in args.rows) + "   exponent")
