@@ -146,8 +146,8 @@ def sweep(case, table, max_queries=-1):
         case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks,
         n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
         np.empty((n, 3), dtype=np.int64),
-        np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
-        -np.inf, candidate_gains,
+        np.empty(n_queries + 1, dtype=np.int64), np.empty(n_queries + 1, dtype=np.int64),
+        np.empty(n_queries, dtype=np.int64), np.empty(n_rows + 1, dtype=np.int64), -np.inf, candidate_gains,
     )  # fmt: skip
     _listwise.release_node(query_slot, slot_ints, n_slots)
     assert (query_slot == -1).all()

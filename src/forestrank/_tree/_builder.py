@@ -445,10 +445,10 @@ def build_tree(
         event_scores = np.empty(n_list_rows)
         event_blocks = np.empty(n_list_rows, dtype=np.int64)
         spare_scores = np.empty(n_list_rows)
-        spare_blocks = np.empty(n_list_rows, dtype=np.int64)
+        spare_blocks = np.empty(n_list_rows, dtype=np.int64)  # also the sweeps' kept events (a node has 2+ rows)
         table_scores, table_counts = _listwise.event_sort_table(n_list_rows)
-        touched = np.empty(n_list_queries, dtype=np.int64)
-        listed = np.empty(n_list_queries, dtype=np.int64)
+        touched = np.empty(n_list_queries + 1, dtype=np.int64)  # a spare entry: ``_listwise._list_once``
+        listed = np.empty(n_list_queries + 1, dtype=np.int64)
         open_slots = np.empty(n_list_queries, dtype=np.int64)
         position_slot = np.empty(n_rows, dtype=np.int64)
         position_values = np.empty((n_rows, _listwise.N_POSITION_COLUMNS))
@@ -608,7 +608,7 @@ def build_tree(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,
                     target_sum, values[node], min_samples_leaf, min_child_weight, max_features, features, rng_state,
                     cumulative_discount, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events,
-                    parent_total, histogram_count, occupied, order, touched, listed, open_slots,
+                    parent_total, histogram_count, occupied, order, touched, listed, open_slots, spare_blocks,
                 )  # fmt: skip
                 _listwise.release_node(query_slot, slot_ints, n_slots)
                 gain *= listwise_scale

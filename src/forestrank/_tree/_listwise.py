@@ -806,13 +806,16 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
 
 @jit(inline="always")
 def _list_once(slot_ints, s, stamp, listed, n_listed):
-    """Append slot ``s`` to ``listed`` unless already listed for candidate ``stamp``; returns the new length."""
+    """Append slot ``s`` to ``listed`` unless already listed for candidate ``stamp``; returns the new length.
+
+    Without a branch: whether a query is listed already is a coin toss in the sweep,
+    so ``s`` is always written at ``listed[n_listed]`` (``listed`` has one spare
+    entry) and the length grows only when it was not listed.
+    """
     state = slot_ints[s, STATE]
-    if state >> LISTED_SHIFT != stamp:
-        slot_ints[s, STATE] = (stamp << LISTED_SHIFT) | (state & (LEFT_PART | RIGHT_PART))
-        listed[n_listed] = s
-        n_listed += 1
-    return n_listed
+    slot_ints[s, STATE] = (stamp << LISTED_SHIFT) | (state & (LEFT_PART | RIGHT_PART))
+    listed[n_listed] = s
+    return n_listed + int(state >> LISTED_SHIFT != stamp)
 
 
 @jit(inline="always")
@@ -863,7 +866,7 @@ def _relation(score, block_score):
 @jit(inline="always")
 def _cross_blocks(
     event_scores, event_blocks, n_events, low, high, previous, score, other_score, blocks, cumulative_discount,
-    slot_values, slot_ints, side_slots, n_side, left_side, stamp, listed, n_listed,
+    slot_values, slot_ints, side_slots, n_side, left_side, stamp, listed, n_listed, kept_events,
 ):  # fmt: skip
     """Move one child's score from ``previous`` to ``score`` across the node's blocks.
 
@@ -879,7 +882,8 @@ def _cross_blocks(
     blocks outnumber four times the queries with a part on this side
     (``side_slots[:n_side]``), those queries are listed instead: an update costs a
     fraction of a re-evaluation (on ``make_ranking`` at 20k rows, listing beyond
-    1x took 1.71 s per tree, 3x 1.37-1.45 s, 4x-8x 1.36-1.37 s).
+    1x took 1.71 s per tree, 3x 1.37-1.45 s, 4x-8x 1.36-1.37 s). ``kept_events`` is
+    int64 scratch for one more entry than the events crossed.
 
     Returns the change of the running total, the new length of ``listed`` and the
     events equal to ``score``.
@@ -891,12 +895,17 @@ def _cross_blocks(
         for k in range(n_side):
             n_listed = _list_once(slot_ints, side_slots[k], stamp, listed, n_listed)
         return change, n_listed, low, high
+    # Whether a crossing matters is a coin toss per event (half are skipped on
+    # MQ2008), so the events that do are gathered first without a branch.
+    n_kept = 0
     for k in range(crossed_start, crossed_end):
+        state = slot_ints[nowrap(event_blocks[k] >> EVENT_SLOT_SHIFT), STATE]
+        kept_events[n_kept] = k
+        n_kept += int(state >> LISTED_SHIFT != stamp) & int(state & side != 0)
+    for i in range(n_kept):
+        k = kept_events[i]
         event = event_blocks[k]
         s = nowrap(event >> EVENT_SLOT_SHIFT)
-        state = slot_ints[s, STATE]
-        if state >> LISTED_SHIFT == stamp or state & side == 0:
-            continue
         left_count = slot_values[s, LEFT_COUNT]
         if left_side:
             count = left_count
@@ -932,7 +941,7 @@ def listwise_sweep(
     X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
     node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
     blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied, order, touched,
-    listed, open_slots, best_gain, candidate_gains,
+    listed, open_slots, kept_events, best_gain, candidate_gains,
 ):  # fmt: skip
     """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
 
@@ -950,9 +959,13 @@ def listwise_sweep(
     position_slot, position_values : see ``prepare_node``
     node_weight, node_target_sum, node_score : float
         The node's weight, ``sum w * leaf_target`` and score (their ratio).
-    touched, listed, open_slots : int64 arrays of shape (n_queries,)
-        Scratch: queries with a left part, queries to re-evaluate at the next
-        candidate, queries with a right part.
+    touched, listed : int64 arrays of shape (n_queries + 1,)
+        Scratch (one spare entry each, for the branch-free appends): queries with a
+        left part, queries to re-evaluate at the next candidate.
+    open_slots : int64 array of shape (n_queries,)
+        Scratch: queries with a right part.
+    kept_events : int64 array of shape (n_events + 1,) at least
+        Scratch of ``_cross_blocks``.
     candidate_gains : None or float64 array of shape (n_bins,)
         When given, receives the gain of every evaluated cut at its bin (tests
         compare each with a brute-force recomputation); None compiles it away.
@@ -994,14 +1007,14 @@ def listwise_sweep(
         left_sum += position_values[position, TARGET_AT]
         if position_slot[position] >= 0:
             s = nowrap(position_slot[position])
-            if slot_values[s, LEFT_COUNT] == 0.0:
-                touched[n_touched] = s
-                n_touched += 1
-            slot_values[s, LEFT_COUNT] += position_values[position, COPIES_AT]
+            left_count = slot_values[s, LEFT_COUNT]
+            touched[n_touched] = s  # kept only for the query's first move (no branch: ``_list_once``)
+            n_touched += int(left_count == 0.0)
+            left_count += position_values[position, COPIES_AT]
+            slot_values[s, LEFT_COUNT] = left_count
             slot_values[s, LEFT_GAIN] += position_values[position, GAIN_AT]
-            if slot_values[s, LEFT_COUNT] > 0.0:
-                slot_ints[s, STATE] |= LEFT_PART
-            if slot_values[s, LEFT_COUNT] >= slot_values[s, COUNT]:  # no right part left: swap-remove
+            slot_ints[s, STATE] |= LEFT_PART * int(left_count > 0.0)
+            if left_count >= slot_values[s, COUNT]:  # no right part left: swap-remove
                 slot_ints[s, STATE] &= ~RIGHT_PART
                 n_open -= 1
                 last = open_slots[n_open]
@@ -1038,11 +1051,13 @@ def listwise_sweep(
         change, n_listed, left_low, left_high = _cross_blocks(
             event_scores, event_blocks, n_events, left_low, left_high, previous_left, left_score, previous_right,
             blocks, cumulative_discount, slot_values, slot_ints, touched, n_touched, True, stamp, listed, n_listed,
+            kept_events,
         )  # fmt: skip
         total += change
         change, n_listed, right_low, right_high = _cross_blocks(
             event_scores, event_blocks, n_events, right_low, right_high, previous_right, right_score, left_score,
             blocks, cumulative_discount, slot_values, slot_ints, open_slots, n_open, False, stamp, listed, n_listed,
+            kept_events,
         )  # fmt: skip
         total += change
         span_low = min(left_score, right_score, previous_left, previous_right)
@@ -1083,7 +1098,7 @@ def best_listwise_split(
     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
     node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
     slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count,
-    occupied, order, touched, listed, open_slots,
+    occupied, order, touched, listed, open_slots, kept_events,
 ):  # fmt: skip
     """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
 
@@ -1102,7 +1117,7 @@ def best_listwise_split(
             X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
             node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values,
             slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied,
-            order, touched, listed, open_slots, best_gain, None,
+            order, touched, listed, open_slots, kept_events, best_gain, None,
         )  # fmt: skip
         if constant:
             continue
