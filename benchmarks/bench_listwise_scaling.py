@@ -2,6 +2,7 @@
 
     python benchmarks/bench_listwise_scaling.py --rows 20000 50000 100000 200000 --trees 2 --cheap-trees 20
     python benchmarks/bench_listwise_scaling.py --letor ../shared/datasets/MQ2008/Fold1/train.txt --trees 20
+    python benchmarks/bench_listwise_scaling.py --letor ../shared/datasets/MQ2008/Fold1/train.txt --trees 20 --heuristics
 
 Data: ``make_ranking`` with 100 documents per query and 136 features (so the number
 of queries grows with the rows), the full 63% query sub-sample per tree, one thread.
@@ -9,7 +10,9 @@ Prints seconds per tree and the growth exponent ``b`` of ``time = a * rows**b``
 fitted by least squares on the log-log points (the paper's RF-list is quadratic in
 the rows of a query set; RF-point is about ``n log n``). With ``--letor``, the
 per-tree time on that LETOR file instead (the issue's "RF-list per tree <= 5 x
-RF-point on MQ2008 Fold1"): the three forests fitted in turn, three rounds, medians.
+RF-point on MQ2008 Fold1"): the three forests fitted in turn, three rounds, medians;
+``--heuristics`` adds RF-list with the scalability heuristics of the paper's §4.4.2
+(queries sampled per node, NDCG@10 as the objective, fewer bins).
 
 A tree's time is the marginal cost of one more tree: a fit of ``1 + trees`` trees
 less a fit of one tree (the same first tree: trees are seeded by their index),
@@ -56,7 +59,7 @@ def per_tree_on_letor(models, path, n_trees, rounds=3):
     point = np.median(seconds["RF-point"])
     for name, values in seconds.items():
         runs = ", ".join(f"{1e3 * v:.1f}" for v in values)
-        print(f"{name:<14} {1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
+        print(f"{name:<32} {1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
 
 
 def main() -> None:
@@ -76,12 +79,28 @@ def main() -> None:
         "so a few of them would be a small difference of two fits dominated by binning)",
     )
     parser.add_argument("--letor", type=Path, help="time the forests on this LETOR file instead")
+    parser.add_argument(
+        "--heuristics", action="store_true",
+        help="also the heuristics of the paper's §4.4.2: with --letor RF-list with 50 or 25 queries per node, NDCG@10 "
+        "or 63 bins; on make_ranking RF-list and RF-hybrid with 50 queries per node",
+    )  # fmt: skip
     args = parser.parse_args()
     models = {
         "RF-list": (RFListRanker, {}),
         "RF-hybrid L=6": (RFHybridRanker, {"listwise_depth": 6}),
         "RF-point": (RFPointRanker, {}),
     }
+    if args.heuristics and args.letor is not None:
+        models.update({
+            f"RF-list {name}={value}": (RFListRanker, {name: value})
+            for name, value in (("max_queries_per_split", 50), ("max_queries_per_split", 25), ("ndcg_k", 10),
+                                ("max_bins", 63))
+        })  # fmt: skip
+    elif args.heuristics:
+        models["RF-list max_queries_per_split=50"] = (RFListRanker, {"max_queries_per_split": 50})
+        models["RF-hybrid L=6 max_queries_per_split=50"] = (
+            RFHybridRanker, {"listwise_depth": 6, "max_queries_per_split": 50}
+        )  # fmt: skip
     print(f"machine: {describe_machine()}")
     if args.letor is not None:
         per_tree_on_letor(models, args.letor, args.trees)
@@ -94,14 +113,16 @@ def main() -> None:
     for rows in args.rows:
         X, y, qid = make_ranking(n_queries=rows // 100, docs_per_query=100, n_features=136, random_state=0)
         for name, (estimator_class, params) in models.items():
-            n_trees = round((args.trees if name == "RF-list" else args.cheap_trees) * max(args.rows) / rows)
+            trees = args.trees if name.startswith("RF-list") else args.cheap_trees
+            n_trees = round(trees * max(args.rows) / rows)
             times[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
             print(f"  {rows:>7} rows  {name:<14} {times[name][-1]:8.3f} s/tree", flush=True)
-    print("\n" + "rows".ljust(16) + "".join(f"{rows:>10}" for rows in args.rows) + "   exponent")
+    width = max(map(len, times)) + 2
+    print("\n" + "rows".ljust(width) + "".join(f"{rows:>10}" for rows in args.rows) + "   exponent")
     for name, seconds in times.items():
-        exponent = np.polyfit(np.log(args.rows), np.log(seconds), 1)[0]
-        print(name.ljust(16) + "".join(f"{s:>10.3f}" for s in seconds) + f"   {exponent:8.2f}")
-    for name in ("RF-list", "RF-hybrid L=6"):
+        exponent = np.polyfit(np.log(args.rows), np.log(seconds), 1)[0] if len(seconds) > 1 else np.nan
+        print(name.ljust(width) + "".join(f"{s:>10.3f}" for s in seconds) + f"   {exponent:8.2f}")
+    for name in (name for name in times if name != "RF-point"):
         ratios = np.array(times[name]) / np.array(times["RF-point"])
         print(f"{name} / RF-point per tree: " + ", ".join(f"{r:.2f}" for r in ratios))
 

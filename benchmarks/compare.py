@@ -4,6 +4,7 @@
     python benchmarks/compare.py rfpoint --data synthetic --n-estimators 100 --thread-scaling
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500
     python benchmarks/compare.py rflist --data mq2008 --n-estimators 500 --seeds 3 --only RFListRanker RFPointRanker --versus "RFListRanker bootstrap"
+    python benchmarks/compare.py rflist-heuristics --data mq2008 --n-estimators 500 --seeds 3
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-queries
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-documents
@@ -181,6 +182,22 @@ CONTENDERS["rflist"] = [
     Contender("forestrank RFListRanker bootstrap=True", functools.partial(_rf_list, bootstrap=True), "qid"),
     Contender("forestrank RFPointRanker bootstrap=True", functools.partial(_rf_point, bootstrap=True), "qid"),
     Contender("forestrank RFListRanker max_bins=None", functools.partial(_rf_list, max_bins=None), "qid"),
+]
+# The scalability heuristics of the paper's §4.4.2 against the exact default: what each
+# costs in quality and saves in time (the "fit s/iteration" column), RF-point as the unit.
+CONTENDERS["rflist-heuristics"] = [
+    Contender("forestrank RFListRanker", _rf_list, "qid"),
+    Contender("forestrank RFPointRanker", _rf_point, "qid"),
+    Contender(
+        "forestrank RFListRanker max_queries_per_split=50",
+        functools.partial(_rf_list, max_queries_per_split=50), "qid",
+    ),  # fmt: skip
+    Contender(
+        "forestrank RFListRanker max_queries_per_split=25",
+        functools.partial(_rf_list, max_queries_per_split=25), "qid",
+    ),  # fmt: skip
+    Contender("forestrank RFListRanker ndcg_k=10", functools.partial(_rf_list, ndcg_k=10), "qid"),
+    Contender("forestrank RFListRanker max_bins=63", functools.partial(_rf_list, max_bins=63), "qid"),
 ]
 CONTENDERS["plrank"] = [
     Contender("forestrank PLRank top_k=10", _plrank, "qid"),
