@@ -207,6 +207,18 @@ def test_truncated_objective_is_ndcg_at_k(case, cutoff):
         assert gain == pytest.approx(max(gains.values()), abs=1e-12)
 
 
+@pytest.mark.parametrize("discount", list(DISCOUNTS))
+@pytest.mark.parametrize("cutoff", [None, 1, 3, 10])
+def test_horizon_is_where_the_cumulative_discount_stops_growing(discount, cutoff):
+    """Blocks starting at the horizon are left out as worth 0: it must be the cutoff, and beyond every position
+    (the table's last entry) without one."""
+    (name, power), _ = DISCOUNTS[discount]
+    table = _listwise.cumulative_discounts(12, name, power, cutoff=cutoff)
+    horizon = _listwise._horizon(table)
+    assert horizon == (len(table) - 1 if cutoff is None else cutoff)
+    assert (table[horizon:] == table[-1]).all() and (np.diff(table[: horizon + 1]) > 0).all()
+
+
 def test_reference_expected_ndcg_agrees_with_sklearn():
     rng = np.random.default_rng(0)
     gains = rng.integers(0, 3, 12).astype(float)
