@@ -36,6 +36,7 @@ import functools
 import multiprocessing
 import resource
 from queue import Empty
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -426,7 +427,11 @@ def main() -> None:
         "every contender)",
     )  # fmt: skip
     parser.add_argument("--thread-scaling", action="store_true", help="also fit ours with n_jobs=1")
-    parser.add_argument("--only", nargs="*", help="names (substrings) of the contenders to run; the first stays ours")
+    parser.add_argument(
+        "--only", nargs="*",
+        help="the contenders to run, by regular expressions searched in their names (a plain word matches every name "
+        "that contains it; 'RFListRanker$' only the default); the first stays ours",
+    )  # fmt: skip
     parser.add_argument(
         "--versus", metavar="NAME",
         help="also compare every other contender with the one whose name contains NAME (metric differences, paired tests)",
@@ -439,7 +444,7 @@ def main() -> None:
     splits = load_splits(args.data, args.datasets)
     contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])
     if args.only:
-        contenders = [c for c in contenders if any(part in c.name for part in args.only)]
+        contenders = [c for c in contenders if any(re.search(part, c.name) for part in args.only)]
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data} ({len(splits)} split(s), {sum(len(s[1]) for s in splits)} training rows in total), "
           f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits"
