@@ -59,9 +59,10 @@ def per_tree_on_letor(models, path, n_trees, rounds=3):
         for name, (estimator_class, params) in models.items():
             seconds[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
     point = np.median(seconds["RF-point"])
+    width = max(map(len, seconds)) + 2
     for name, values in seconds.items():
         runs = ", ".join(f"{1e3 * v:.1f}" for v in values)
-        print(f"{name:<32} {1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
+        print(f"{name:<{width}}{1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
 
 
 def main() -> None:
@@ -92,16 +93,17 @@ def main() -> None:
         "RF-hybrid L=6": (RFHybridRanker, {"listwise_depth": 6}),
         "RF-point": (RFPointRanker, {}),
     }
-    if args.heuristics and args.letor is not None:
-        models.update({
-            f"RF-list {name}={value}": (RFListRanker, {name: value})
-            for name, value in (("max_queries_per_split", 50), ("max_queries_per_split", 25), ("ndcg_k", 10),
-                                ("max_bins", 63))
-        })  # fmt: skip
-    elif args.heuristics:
-        for name, value in (("max_queries_per_split", 50), ("ndcg_k", 10)):
-            models[f"RF-list {name}={value}"] = (RFListRanker, {name: value})
-            models[f"RF-hybrid L=6 {name}={value}"] = (RFHybridRanker, {"listwise_depth": 6, name: value})
+    if args.heuristics:
+        if args.letor is not None:
+            settings = (("max_queries_per_split", 50), ("max_queries_per_split", 25), ("ndcg_k", 10), ("max_bins", 63))
+            listwise = ("RF-list",)
+        else:
+            settings = (("max_queries_per_split", 50), ("ndcg_k", 10))
+            listwise = ("RF-list", "RF-hybrid L=6")
+        for parameter, value in settings:
+            for name in listwise:
+                estimator_class, params = models[name]
+                models[f"{name} {parameter}={value}"] = (estimator_class, {**params, parameter: value})
     print(f"machine: {describe_machine()}")
     if args.letor is not None:
         per_tree_on_letor(models, args.letor, args.trees)
