@@ -135,9 +135,10 @@ def sweep(case, table, max_queries=-1):
     position_slot, position_values = np.empty(n, dtype=np.int64), np.empty((n, _listwise.N_POSITION_COLUMNS))
     n_slots, n_events, parent_total = _listwise.prepare_node(
         samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
-        tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table, query_slot,
-        slot_values, slot_ints, blocks, event_scores, event_blocks, np.empty(n_rows), np.empty(n_rows, dtype=np.int64),
-        *_listwise.event_sort_table(n_rows), position_slot, position_values,
+        tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table,
+        _listwise.discount_horizon(table), query_slot, slot_values, slot_ints, blocks, event_scores, event_blocks,
+        np.empty(n_rows), np.empty(n_rows, dtype=np.int64), *_listwise.event_sort_table(n_rows), position_slot,
+        position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
     candidate_gains = np.full(MAX_BINS, np.nan)
@@ -214,7 +215,7 @@ def test_horizon_is_where_the_cumulative_discount_stops_growing(discount, cutoff
     (the table's last entry) without one."""
     (name, power), _ = DISCOUNTS[discount]
     table = _listwise.cumulative_discounts(12, name, power, cutoff=cutoff)
-    horizon = _listwise._horizon(table)
+    horizon = _listwise.discount_horizon(table)
     assert horizon == (len(table) - 1 if cutoff is None else cutoff)
     assert (table[horizon:] == table[-1]).all() and (np.diff(table[: horizon + 1]) > 0).all()
 

@@ -461,6 +461,7 @@ def build_tree(
             np.empty(largest_query),
         )  # fmt: skip
         listwise_scale = 1.0 / total_query_weight if total_query_weight > 0.0 else 0.0
+        horizon = _listwise.discount_horizon(cumulative_discount)
 
     # Targets and weights in sample order, permuted with ``samples`` by every
     # partition, so that scans read them sequentially instead of by row id.
@@ -601,8 +602,9 @@ def build_tree(
                 n_slots, n_events, parent_total = _listwise.prepare_node(
                     samples, start, end, values[node], row_weights, leaf_targets, query_of_row, query_boundaries,
                     tree_blocks, n_query_blocks, row_gains, copies, query_scales, max_queries, rng_state,
-                    cumulative_discount, query_slot, slot_values, slot_ints, blocks, event_scores, event_blocks,
-                    spare_scores, spare_blocks, table_scores, table_counts, position_slot, position_values,
+                    cumulative_discount, horizon, query_slot, slot_values, slot_ints, blocks, event_scores,
+                    event_blocks, spare_scores, spare_blocks, table_scores, table_counts, position_slot,
+                    position_values,
                 )  # fmt: skip
                 feature, b, after, gain = _listwise.best_listwise_split(
                     X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight,

@@ -195,8 +195,8 @@ def _cumulative(cumulative_discount, position):
     return low + (position - whole) * (cumulative_discount[nowrap(whole + 1)] - low)
 
 
-@jit(inline="always")
-def _horizon(cumulative_discount):
+@jit
+def discount_horizon(cumulative_discount: np.ndarray) -> int:
     """First position from which ``CD`` stays flat: ``ndcg_k`` with a cutoff, past the
     longest query (never reached) without. A block starting there is worth 0."""
     horizon = len(cumulative_discount) - 1
@@ -465,8 +465,8 @@ def move_to_child(
 @jit(refcounted=False)
 def prepare_node(
     samples, start, end, node_score, row_weights, leaf_targets, query_of_row, query_boundaries, tree_blocks,
-    n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, query_slot, slot_values,
-    slot_ints, blocks, event_scores, event_blocks, spare_scores, spare_blocks, table_scores, table_counts,
+    n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, horizon, query_slot,
+    slot_values, slot_ints, blocks, event_scores, event_blocks, spare_scores, spare_blocks, table_scores, table_counts,
     position_slot, position_values,
 ):  # fmt: skip
     """Per-query structures of one node for the listwise sweeps over its features.
@@ -492,6 +492,9 @@ def prepare_node(
         (§4.4.2, heuristic 1); -1 for all.
     rng_state : uint64 array of shape (2,)
     cumulative_discount : float64 array
+    horizon : int
+        ``discount_horizon(cumulative_discount)``: outside blocks starting there or
+        later are worth 0 and left out.
     query_slot : int64 array of shape (n_queries,)
         -1 on entry for every query; the slot of each of the node's queries on
         return (``release_node`` resets it).
@@ -550,7 +553,6 @@ def prepare_node(
             slot_values[nowrap(s), COUNT] += copies[row]
             slot_values[nowrap(s), GAIN] += copies[row] * row_gains[row]
 
-    horizon = _horizon(cumulative_discount)
     n_blocks = 0
     parent_total = 0.0
     for s in range(n_slots):
