@@ -51,8 +51,8 @@ def per_tree_on_letor(models, path, n_trees, rounds=3):
 
     X, y, qid = load_letor(path)[:3]
     print(
-        f"{path}: {len(y)} rows, {len(np.unique(qid))} queries; default parameters, n_jobs=1, marginal time of "
-        f"{n_trees} trees after the first"
+        f"{path}: {len(y)} rows, {len(np.unique(qid))} queries; default parameters unless named, n_jobs=1, "
+        f"marginal time of {n_trees} trees after the first"
     )
     seconds = {name: [] for name in models}
     for _ in range(rounds):  # interleaved, so that a slow spell of a shared host hits every forest
