@@ -405,7 +405,9 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
     ``X_binned`` (row-major: a cache line per row) is gathered once, not once per
     pass. O(n_node + occupied bins) through the occupancy bitmap; stable, so equal
     bins keep increasing positions. ``histogram_count`` and ``occupied`` are all
-    zero on entry and are left so. Returns the number of distinct bins.
+    zero on entry and are left so. Returns the number of distinct bins; when it is
+    1 (the feature is constant in the node, which the callers skip) ``order`` is
+    not written.
     """
     for position in range(start, end):
         if position + GATHER_DISTANCE < end:
@@ -427,6 +429,8 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
             histogram_count[b] = offset
             offset += count
             n_runs += 1
+    if n_runs == 1:  # a constant feature (a quarter of the sweeps on MQ2008): its single bin's offset is 0 already
+        return n_runs
     for position in range(start, end):  # ranks are below n_node: column 2 is not overwritten
         b = order[position, 2]
         rank = histogram_count[b]
