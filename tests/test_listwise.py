@@ -75,7 +75,7 @@ def tree_blocks_of(case):
     """The builder's per-query blocks for the case's scores, through its own update path:
     every query starts as one block at score 0, then each leaf's rows move to their score."""
     n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
-    tree_blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
+    tree_blocks = np.empty((n_rows, _listwise.N_TREE_BLOCK_COLUMNS))
     n_query_blocks = np.zeros(n_queries, dtype=np.int64)
     start = -7.0  # below every score: no leaf keeps it
     _listwise.start_query_blocks(case["boundaries"], case["gains"], case["copies"], start, tree_blocks, n_query_blocks)
@@ -127,7 +127,7 @@ def sweep(case, table, max_queries=-1):
     query_slot = np.full(n_queries, -1, dtype=np.int64)
     slot_values = np.empty((n_queries, _listwise.N_SLOT_COLUMNS))
     slot_ints = np.empty((n_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-    blocks = np.empty((n_rows, _listwise.N_BLOCK_COLUMNS))
+    blocks = np.empty((_listwise.N_BLOCK_FIELDS, n_rows))
     event_scores, event_blocks = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
     rng_state = np.array([1, 2], dtype=np.uint64)
     tree_blocks, n_query_blocks = tree_blocks_of(case)
@@ -244,9 +244,9 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     slot; thirds make scores that are not dyadic, and small tables make their hashes collide."""
     scores = [np.unique(values)[::-1] / 3.0 for values in slot_scores]  # one block per score, decreasing
     n_slots, n_events = len(scores), sum(len(values) for values in scores)
-    blocks = np.zeros((n_events, _listwise.N_BLOCK_COLUMNS))
+    blocks = np.zeros((_listwise.N_BLOCK_FIELDS, n_events))
     slot_ints = np.zeros((n_slots, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-    blocks[:, _listwise.SCORE] = np.concatenate(scores) if n_events else []
+    blocks[_listwise.SCORE] = np.concatenate(scores) if n_events else []
     ends = np.cumsum([len(values) for values in scores])
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends
@@ -257,9 +257,9 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
         np.empty(n_events, dtype=np.int64), table_scores, table_counts,
     )  # fmt: skip
     assert (table_counts == -1).all()  # the hash table is left empty for the next node
-    by_score = np.argsort(blocks[:, _listwise.SCORE], kind="stable")
+    by_score = np.argsort(blocks[_listwise.SCORE], kind="stable")
     slot_of_block = np.repeat(np.arange(n_slots), [len(values) for values in scores])
-    np.testing.assert_array_equal(event_scores, blocks[by_score, _listwise.SCORE])
+    np.testing.assert_array_equal(event_scores, blocks[_listwise.SCORE, by_score])
     np.testing.assert_array_equal(event_blocks & _listwise.EVENT_BLOCK_MASK, by_score)
     np.testing.assert_array_equal(event_blocks >> _listwise.EVENT_SLOT_SHIFT, slot_of_block[by_score])
 
@@ -277,7 +277,7 @@ def test_moving_copies_between_blocks_keeps_the_blocks_of_the_scores(documents, 
     copies = np.array([count for _, count in documents], dtype=np.float64)
     gains = np.arange(1, len(documents) + 1, dtype=np.float64)
     first = 2
-    tree_blocks = np.full((first + len(documents) + 1, _listwise.N_BLOCK_COLUMNS), np.nan)
+    tree_blocks = np.full((first + len(documents) + 1, _listwise.N_TREE_BLOCK_COLUMNS), np.nan)
     size = 0
     for score in np.unique(scores)[::-1]:
         at = scores == score

@@ -435,13 +435,13 @@ def build_tree(
         listwise_depth, max_queries, query_of_row, query_boundaries, row_gains, copies, query_weights, cumulative_discount = listwise  # fmt: skip
         n_list_rows = X_binned.shape[0]
         n_list_queries = len(query_boundaries) - 1
-        tree_blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+        tree_blocks = np.empty((n_list_rows, _listwise.N_TREE_BLOCK_COLUMNS))
         n_query_blocks = np.zeros(n_list_queries, dtype=np.int64)
         query_scales = np.zeros(n_list_queries)
         query_slot = np.full(n_list_queries, -1, dtype=np.int64)
         slot_values = np.empty((n_list_queries, _listwise.N_SLOT_COLUMNS))
         slot_ints = np.empty((n_list_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-        blocks = np.empty((n_list_rows, _listwise.N_BLOCK_COLUMNS))
+        blocks = np.empty((_listwise.N_BLOCK_FIELDS, n_list_rows))
         event_scores = np.empty(n_list_rows)
         event_blocks = np.empty(n_list_rows, dtype=np.int64)
         spare_scores = np.empty(n_list_rows)
