@@ -630,18 +630,16 @@ def prepare_node(
 
 
 @jit(inline="always")
-def _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low, middle, high):
-    """Stable merge of the increasing runs ``[low, middle)`` and ``[middle, high)`` into ``target``."""
+def _merge_runs(source, target, low, middle, high):
+    """Merge of the increasing runs ``source[low:middle]`` and ``source[middle:high]`` into ``target[low:high]``."""
     i = low
     j = middle
     for k in range(low, high):
-        if j >= high or (i < middle and source_scores[nowrap(i)] <= source_scores[nowrap(j)]):
-            target_scores[nowrap(k)] = source_scores[nowrap(i)]
-            target_blocks[nowrap(k)] = source_blocks[nowrap(i)]
+        if j >= high or (i < middle and source[nowrap(i)] <= source[nowrap(j)]):
+            target[nowrap(k)] = source[nowrap(i)]
             i += 1
         else:
-            target_scores[nowrap(k)] = source_scores[nowrap(j)]
-            target_blocks[nowrap(k)] = source_blocks[nowrap(j)]
+            target[nowrap(k)] = source[nowrap(j)]
             j += 1
 
 
@@ -683,13 +681,14 @@ def _sort_events(
     score recurs in every query with documents in it: 3.1 blocks per distinct score
     on MQ2008 Fold1, 5.3 on 100k rows of ``make_ranking``), so the ``D`` distinct
     scores are collected in a hash table (``table_*``, all counts -1 on entry and on
-    return; ``2**bits >= 2 n_events`` slots are used), sorted by a bottom-up merge
-    (O(D log D), ``spare_*`` and ``event_*`` as its two buffers, each score carrying
-    its table slot), and turned into output offsets; then every block is placed at
-    its score's next offset. O(n_events + D log D) against the O(n_events log
-    n_slots) of merging the slots' runs. The blocks are placed slot by slot, each
-    slot's (decreasing) blocks read backwards, so equal scores stay in slot order,
-    as a stable sort of the blocks would leave them.
+    return; ``2**bits >= 2 n_events`` slots are used; ``spare_blocks[b]`` keeps
+    block ``b``'s table slot, so each block is hashed once), sorted by a bottom-up
+    merge (O(D log D), ``spare_scores`` and ``event_scores`` as its two buffers),
+    and turned into output offsets; then every block is placed at its score's next
+    offset. O(n_events + D log D) against the O(n_events log n_slots) of merging
+    the slots' runs. The blocks are placed slot by slot, each slot's (decreasing)
+    blocks read backwards, so equal scores stay in slot order, as a stable sort of
+    the blocks would leave them.
     """
     bits = 1
     while (1 << bits) < 2 * n_events:
@@ -702,48 +701,32 @@ def _sort_events(
             table_scores[slot] = score
             table_counts[slot] = 0
             spare_scores[n_distinct] = score
-            spare_blocks[n_distinct] = slot
             n_distinct += 1
         table_counts[slot] += 1
-    n_passes = 0
-    width = 1
-    while width < n_distinct:
-        width *= 2
-        n_passes += 1
-    source_scores, source_blocks = spare_scores, spare_blocks
-    target_scores, target_blocks = event_scores, event_blocks
-    if n_passes % 2:  # start from ``event_*`` so that the sorted scores end in ``spare_*``
-        for d in range(n_distinct):
-            event_scores[d] = spare_scores[d]
-            event_blocks[d] = spare_blocks[d]
-        source_scores, target_scores = target_scores, source_scores
-        source_blocks, target_blocks = target_blocks, source_blocks
+        spare_blocks[b] = slot
+    source, target = spare_scores, event_scores
     width = 1
     while width < n_distinct:
         for low in range(0, n_distinct, 2 * width):
-            middle = min(low + width, n_distinct)
-            high = min(low + 2 * width, n_distinct)
-            _merge_runs(source_scores, source_blocks, target_scores, target_blocks, low, middle, high)
-        source_scores, target_scores = target_scores, source_scores
-        source_blocks, target_blocks = target_blocks, source_blocks
+            _merge_runs(source, target, low, min(low + width, n_distinct), min(low + 2 * width, n_distinct))
+        source, target = target, source
         width *= 2
     offset = 0
-    for d in range(n_distinct):  # counts -> first output position of each score
-        slot = nowrap(spare_blocks[d])
+    for d in range(n_distinct):  # counts -> first output position of each score (``source``: sorted)
+        slot = _table_slot(table_scores, table_counts, bits, source[d])
         count = table_counts[slot]
         table_counts[slot] = offset
         offset += count
     for s in range(n_slots):
         first = slot_ints[s, FIRST_BLOCK]
         for b in range(slot_ints[s, END_BLOCK] - 1, first - 1, -1):
-            score = blocks[SCORE, b]
-            slot = _table_slot(table_scores, table_counts, bits, score)
+            slot = nowrap(spare_blocks[b])
             k = table_counts[slot]
             table_counts[slot] = k + 1
-            event_scores[k] = score
+            event_scores[k] = blocks[SCORE, b]
             event_blocks[k] = (s << EVENT_SLOT_SHIFT) | b
-    for d in range(n_distinct):
-        table_counts[nowrap(spare_blocks[d])] = -1
+    for b in range(n_events):
+        table_counts[nowrap(spare_blocks[b])] = -1
 
 
 @jit(refcounted=False)
