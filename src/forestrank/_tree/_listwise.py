@@ -212,9 +212,15 @@ def discount_horizon(cumulative_discount: np.ndarray) -> int:
 
 
 @jit(inline="always")
-def _spread_value(gain, count, discount_at_start, discount_at_end):
+def _spread_value(mean, discount_at_start, discount_at_end):
     """Expected DCG of a tie block: its mean gain times the discounts of its positions (``CD`` at its ends)."""
-    return gain / count * (discount_at_end - discount_at_start)
+    return mean * (discount_at_end - discount_at_start)
+
+
+@jit(inline="always")
+def _mean_block_value(cumulative_discount, start, count, mean):
+    """Expected DCG of a tie block of ``count`` copies with mean gain ``mean`` after ``start`` copies."""
+    return _spread_value(mean, _cumulative(cumulative_discount, start), _cumulative(cumulative_discount, start + count))
 
 
 @jit(inline="always")
@@ -222,9 +228,7 @@ def _block_value(cumulative_discount, start, count, gain):
     """Expected DCG of a tie block of ``count`` copies with total ``gain`` after ``start`` copies."""
     if count <= 0.0:
         return 0.0
-    return _spread_value(
-        gain, count, _cumulative(cumulative_discount, start), _cumulative(cumulative_discount, start + count)
-    )
+    return _mean_block_value(cumulative_discount, start, count, gain / count)
 
 
 @jit(inline="always")
@@ -287,11 +291,10 @@ def query_dcg(
     value += part
     k = _first_not_above(blocks[SCORE], j, end, lower_score)
     for between in range(j, k):  # blocks between the parts move down by the upper part
-        start = blocks[POSITION, nowrap(between)] + upper_count
-        value += blocks[BLOCK_MEAN, nowrap(between)] * (
-            _cumulative(cumulative_discount, start + blocks[BLOCK_COUNT, nowrap(between)])
-            - _cumulative(cumulative_discount, start)
-        )
+        value += _mean_block_value(
+            cumulative_discount, blocks[POSITION, nowrap(between)] + upper_count, blocks[BLOCK_COUNT, nowrap(between)],
+            blocks[BLOCK_MEAN, nowrap(between)],
+        )  # fmt: skip
     part, k = _part_value(blocks, cumulative_discount, k, end, others, upper_count, lower_count, lower_gain, lower_score)
     return value + part + total_shifted - (blocks[BEFORE_SHIFTED, nowrap(k)] if k < end else total_shifted)
 
@@ -604,8 +607,8 @@ def prepare_node(
                 start_shifted = _cumulative(cumulative_discount, position + node_count)
             end_value = _cumulative(cumulative_discount, position + count)
             end_shifted = _cumulative(cumulative_discount, position + node_count + count)
-            contribution += mean * (end_value - start_value)
-            shifted += mean * (end_shifted - start_shifted)
+            contribution += _spread_value(mean, start_value, end_value)
+            shifted += _spread_value(mean, start_shifted, end_shifted)
             start_value = end_value
             start_shifted = end_shifted
             fresh = True
@@ -863,11 +866,11 @@ def _crossing_change(cumulative_discount, above, count, gain, block_count, block
         return swap if becomes > 0 else -swap
     if was + becomes > 0:  # the relation other than the tie: part above
         middle = _cumulative(cumulative_discount, above + count)
-        apart = part_mean * (middle - start) + block_mean * (end - middle)
+        apart = _spread_value(part_mean, start, middle) + _spread_value(block_mean, middle, end)
     else:
         middle = _cumulative(cumulative_discount, above + block_count)
-        apart = block_mean * (middle - start) + part_mean * (end - middle)
-    tied = _spread_value(gain + block_gain, count + block_count, start, end)
+        apart = _spread_value(block_mean, start, middle) + _spread_value(part_mean, middle, end)
+    tied = _spread_value((gain + block_gain) / (count + block_count), start, end)
     return apart - tied if becomes != 0 else tied - apart
 
 
