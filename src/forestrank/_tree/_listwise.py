@@ -1083,7 +1083,7 @@ def listwise_sweep(
             if k + 4 < n_listed:  # listed queries are scattered over the slots: ask for one ahead
                 ahead = listed[k + 4]
                 prefetch(slot_values, (ahead, 0))
-                prefetch(blocks, (0, (slot_ints[ahead, FIRST_BLOCK] + slot_ints[ahead, END_BLOCK]) >> 1))
+                prefetch(blocks, (SCORE, (slot_ints[ahead, FIRST_BLOCK] + slot_ints[ahead, END_BLOCK]) >> 1))
             s = nowrap(listed[k])
             if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
                 continue
