@@ -416,7 +416,7 @@ def main() -> None:
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
     parser.add_argument(
-        "--folds", type=int, nargs="+", choices=range(1, 6), default=[1, 2, 3, 4, 5], metavar="FOLD",
+        "--folds", type=int, nargs="+", choices=range(1, 6), metavar="FOLD",
         help="the MQ2008 folds to fit and score (default all five; e.g. '--folds 1' times Fold1 alone)",
     )  # fmt: skip
     parser.add_argument(
@@ -446,8 +446,10 @@ def main() -> None:
         "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
     )
     args = parser.parse_args()
+    if args.folds and args.data != "mq2008":
+        parser.error(f"--folds selects MQ2008 folds; --data {args.data} has a single split")
 
-    splits = load_splits(args.data, args.datasets, args.folds)
+    splits = load_splits(args.data, args.datasets, args.folds or [1, 2, 3, 4, 5])
     contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])
     if args.only:
         contenders = [c for c in contenders if any(re.search(part, c.name) for part in args.only)]
