@@ -55,7 +55,10 @@ def tree_strength_curve(
     nodes ``2i + 1`` and ``2i + 2``), so a tree "after ``s`` splits" keeps the nodes
     with ids ``<= 2s`` and scores each row by the deepest of them on its path. For the
     paper's curves grow breadth-first (RFListRanker's default; RFPointRanker needs
-    ``expansion="breadth"``). Call once with training data and once with test data.
+    ``expansion="breadth"``; RFHybridRanker grows its pointwise nodes depth-first once
+    its last listwise split is made unless ``max_leaf_nodes`` is set, so give it one
+    that cannot bind, such as the number of training rows). Call once with training
+    data and once with test data.
 
     Parameters
     ----------

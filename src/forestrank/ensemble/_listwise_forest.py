@@ -72,7 +72,9 @@ class RFListRanker(BaseForestRanker):
         depends on the tree at the moment the node is split. Without
         ``max_leaf_nodes``, the nodes left once a tree's last listwise split is
         made (RF-hybrid's pointwise ones) grow depth-first, whatever the order:
-        theirs changes only their random draws, and depth-first is faster.
+        theirs changes only their random draws, and depth-first is faster. A
+        ``max_leaf_nodes`` that cannot bind (the number of training rows) keeps
+        the order throughout, as ``tree_strength_curve`` needs.
     query_subsample : float in (0, 1], default=0.63
     bootstrap : bool, default=False
         Queries drawn with replacement count as many times in the mean.
