@@ -46,7 +46,7 @@ def per_tree_seconds(estimator_class, params, X, y, qid, n_trees):
     return (seconds[1] - seconds[0]) / n_trees
 
 
-def per_tree_on_letor(models, path, n_trees, rounds=3):
+def per_tree_on_letor(models, path, n_trees, width, rounds=3):
     from forestrank.datasets import load_letor
 
     X, y, qid = load_letor(path)[:3]
@@ -59,7 +59,6 @@ def per_tree_on_letor(models, path, n_trees, rounds=3):
         for name, (estimator_class, params) in models.items():
             seconds[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
     point = np.median(seconds["RF-point"])
-    width = max(map(len, seconds)) + 2
     for name, values in seconds.items():
         runs = ", ".join(f"{1e3 * v:.1f}" for v in values)
         print(f"{name:<{width}}{1e3 * np.median(values):8.1f} ms/tree (runs: {runs})  / RF-point {np.median(values) / point:.2f}")
@@ -104,9 +103,10 @@ def main() -> None:
             for name in listwise:
                 estimator_class, params = models[name]
                 models[f"{name} {parameter}={value}"] = (estimator_class, {**params, parameter: value})
+    width = max(map(len, models)) + 2  # the name column fits every forest
     print(f"machine: {describe_machine()}")
     if args.letor is not None:
-        per_tree_on_letor(models, args.letor, args.trees)
+        per_tree_on_letor(models, args.letor, args.trees, width)
         return
     print(
         f"make_ranking, 100 docs/query, 136 features, query_subsample=0.63, n_jobs=1, marginal time of {args.trees} "
@@ -119,8 +119,7 @@ def main() -> None:
             trees = args.trees if name.startswith("RF-list") else args.cheap_trees
             n_trees = round(trees * max(args.rows) / rows)
             times[name].append(per_tree_seconds(estimator_class, params, X, y, qid, n_trees))
-            print(f"  {rows:>7} rows  {name:<14} {times[name][-1]:8.3f} s/tree", flush=True)
-    width = max(map(len, times)) + 2
+            print(f"  {rows:>7} rows  {name:<{width}}{times[name][-1]:8.3f} s/tree", flush=True)
     print("\n" + "rows".ljust(width) + "".join(f"{rows:>10}" for rows in args.rows) + "   exponent")
     for name, seconds in times.items():
         exponent = np.polyfit(np.log(args.rows), np.log(seconds), 1)[0] if len(seconds) > 1 else np.nan
