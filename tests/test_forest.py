@@ -24,6 +24,7 @@ from forestrank import (
     ndcg_scorer,
 )
 from forestrank._tree import _predictor
+from forestrank.ensemble._forest import draw_counts
 
 
 @pytest.fixture(scope="module")
@@ -195,6 +196,58 @@ def test_query_level_sampling_takes_whole_queries(data):
     documents = RFPointRanker(n_estimators=2, sample_level="document", random_state=0).fit(X, y, qid=qid)
     counts = documents._sample_counts(0, query_of_row)
     assert counts.sum() == round(0.63 * len(y))
+
+
+def without_relevance(data, n_queries=30):
+    """``data`` with every label of its first ``n_queries`` queries set to 0, and the
+    mask of the rows whose query keeps a positive label."""
+    X, y, qid = data
+    y = np.where(np.isin(qid, np.unique(qid)[:n_queries]), 0.0, y)
+    return X, y, qid, np.isin(qid, np.unique(qid[y > 0]))
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+@pytest.mark.parametrize("by_query", [False, True])
+def test_a_pool_restricts_the_draw_to_its_units(bootstrap, by_query):
+    query_of_row = np.repeat(np.arange(40), 3)
+    n_units = 40 if by_query else 120
+    pool = np.random.default_rng(1).random(n_units) < 0.5
+    for seed in range(5):
+        counts = draw_counts(np.random.default_rng(seed), query_of_row, 0.6, by_query, bootstrap, pool)
+        per_unit = counts[::3] if by_query else counts
+        assert per_unit[~pool].sum() == 0
+        assert per_unit.sum() == round(0.6 * pool.sum())
+        assert bootstrap or per_unit.max() == 1
+    everything = draw_counts(np.random.default_rng(0), query_of_row, 0.6, by_query, bootstrap)
+    np.testing.assert_array_equal(
+        everything, draw_counts(np.random.default_rng(0), query_of_row, 0.6, by_query, bootstrap, np.ones(n_units, bool))
+    )
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"bootstrap": True}, {"sample_level": "document"}, {"criterion": "variance", "min_samples_leaf": 0.01}]
+)
+def test_skipping_queries_without_relevance_equals_dropping_them(data, params):
+    X, y, qid, kept = without_relevance(data)
+    skipping = RFPointRanker(n_estimators=6, skip_queries_without_relevance=True, random_state=0, **params)
+    skipping.fit(X, y, qid=qid)
+    dropped = RFPointRanker(n_estimators=6, random_state=0, **params).fit(X[kept], y[kept], qid=qid[kept])
+    np.testing.assert_array_equal(skipping.predict(X), dropped.predict(X))
+    every_query = RFPointRanker(n_estimators=6, random_state=0, **params).fit(X, y, qid=qid)
+    assert not np.array_equal(every_query.predict(X), skipping.predict(X))
+
+
+def test_skipped_queries_are_out_of_every_trees_bag(data):
+    X, y, qid, kept = without_relevance(data)
+    ranker = RFPointRanker(n_estimators=6, skip_queries_without_relevance=True, oob_score=True, random_state=0)
+    ranker.fit(X, y, qid=qid)
+    np.testing.assert_allclose(ranker.oob_prediction_[~kept], ranker.predict(X[~kept]), rtol=1e-12)
+
+
+def test_skipping_every_query_is_refused(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="skip_queries_without_relevance=True skips every query"):
+        RFPointRanker(n_estimators=2, skip_queries_without_relevance=True).fit(X, np.zeros_like(y), qid=qid)
 
 
 def test_out_of_bag_predictions_use_only_trees_that_did_not_see_the_row(data):

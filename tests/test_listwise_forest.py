@@ -23,7 +23,7 @@ from forestrank import (
     paired_test,
     tree_strength_curve,
 )
-from test_forest import expected_failed_checks
+from test_forest import expected_failed_checks, without_relevance
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +49,24 @@ def test_serial_and_threaded_fits_are_bitwise_identical(data):
     serial = RFListRanker(n_estimators=6, random_state=3, n_jobs=1).fit(X, y, qid=qid)
     threaded = RFListRanker(n_estimators=6, random_state=3, n_jobs=2).fit(X, y, qid=qid)
     np.testing.assert_array_equal(serial.predict(X), threaded.predict(X))
+
+
+@pytest.mark.parametrize(
+    "forest",
+    [
+        RFListRanker(n_estimators=4, random_state=2),
+        RFListRanker(n_estimators=4, sample_level="document", bootstrap=True, random_state=2),
+        RFHybridRanker(n_estimators=4, listwise_depth=3, random_state=2),
+    ],
+)
+def test_skipping_queries_without_relevance_equals_dropping_them(data, forest):
+    """The skipped queries are outside the objective either way; their documents still
+    shape the leaf scores (and so the listwise gains) unless skipped."""
+    X, y, qid, kept = without_relevance(data, n_queries=20)
+    skipping = clone(forest).set_params(skip_queries_without_relevance=True).fit(X, y, qid=qid)
+    dropped = clone(forest).fit(X[kept], y[kept], qid=qid[kept])
+    np.testing.assert_array_equal(skipping.predict(X), dropped.predict(X))
+    assert not np.array_equal(clone(forest).fit(X, y, qid=qid).predict(X), skipping.predict(X))
 
 
 def test_sum_of_split_gains_is_the_trees_expected_ndcg(data):

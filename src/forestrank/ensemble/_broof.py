@@ -126,7 +126,9 @@ class BROOF(BaseRanker):
         ``n_estimators``, ``n_jobs`` and ``random_state`` are set by this estimator;
         pass a forest to tune the rest as ``forest__<name>`` (e.g. in ``GridSearchCV``). Residues
         are real numbers: ``update_examples="residue"`` needs a forest that fits
-        real targets (``criterion="variance"``, linear leaf values).
+        real targets (``criterion="variance"``, linear leaf values). A forest with
+        ``skip_queries_without_relevance=True`` is refused: drop those queries from
+        the data instead.
     init_weights : {"uniform", "random"} or None, default=None
         InitializeWeights: all 1, or independent uniform draws in (0, 1]
         (multiplied by ``sample_weight``).
@@ -244,6 +246,12 @@ class BROOF(BaseRanker):
         }
         forest = clone(default_forest() if self.forest is None else self.forest)
         forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
+        if forest.skip_queries_without_relevance:
+            raise ValueError(
+                "forest.skip_queries_without_relevance=True is not supported by BROOF: its rounds validate and "
+                "reweight every training row, so the skipped queries would still weigh in; drop the queries "
+                "without a positive label from X, y and qid instead."
+            )
         needs_oob = strategy["validation"] == "oob" or strategy["update_weights"] == "oob"
         if needs_oob and not forest._leaves_rows_out:
             raise ValueError(

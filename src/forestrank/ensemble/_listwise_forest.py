@@ -80,6 +80,12 @@ class RFListRanker(BaseForestRanker):
         Queries drawn with replacement count as many times in the mean.
     sample_level : {"query", "document"}, default="query"
         With ``"document"`` the drawn documents count as copies within their query.
+    skip_queries_without_relevance : bool, default=False
+        Train on the queries that have a document with a positive label only, as if
+        the others were not in the data. They have no part in the objective either
+        way (their IDCG is 0); what changes is that their documents no longer lower
+        the expected relevance of the leaves they fall in, nor shape the bins.
+        See RFPointRanker.
     discount : "log2", ("log_power", alpha) or ("rank_power", beta), default="log2"
         Position discount of the objective: ``1/log2(r+1)`` (Eq. 8),
         ``1/log2(r+1)**alpha`` (Eq. 14), ``1/r**beta`` (Eq. 15) (§5.2.2).
@@ -143,6 +149,7 @@ class RFListRanker(BaseForestRanker):
         query_subsample: float = 0.63,
         bootstrap: bool = False,
         sample_level: str = "query",
+        skip_queries_without_relevance: bool = False,
         discount: str | tuple = "log2",
         ndcg_k: int | None = None,
         max_queries_per_split: int | None = None,
@@ -165,6 +172,7 @@ class RFListRanker(BaseForestRanker):
         self.query_subsample = query_subsample
         self.bootstrap = bootstrap
         self.sample_level = sample_level
+        self.skip_queries_without_relevance = skip_queries_without_relevance
         self.discount = discount
         self.ndcg_k = ndcg_k
         self.max_queries_per_split = max_queries_per_split
@@ -292,6 +300,7 @@ class RFHybridRanker(RFListRanker):
         query_subsample: float = 0.63,
         bootstrap: bool = False,
         sample_level: str = "query",
+        skip_queries_without_relevance: bool = False,
         discount: str | tuple = "log2",
         ndcg_k: int | None = None,
         max_queries_per_split: int | None = None,
@@ -315,6 +324,7 @@ class RFHybridRanker(RFListRanker):
             query_subsample=query_subsample,
             bootstrap=bootstrap,
             sample_level=sample_level,
+            skip_queries_without_relevance=skip_queries_without_relevance,
             discount=discount,
             ndcg_k=ndcg_k,
             max_queries_per_split=max_queries_per_split,
