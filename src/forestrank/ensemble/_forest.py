@@ -380,12 +380,13 @@ class RFPointRanker(BaseForestRanker):
     skip_queries_without_relevance : bool, default=False
         Train on the queries that have a document with a positive label only, as if
         the others were not in the data (their documents are drawn by no tree and
-        do not shape the bins). Such queries score 0 or are left out under every
-        metric convention of ``forestrank.metrics``, whatever the ranking, and
-        LambdaRank gives them no gradient; here their documents (all grade 0)
-        still lower the expected relevance of the leaves they fall in. On MQ2008
-        (5 folds, 500 trees, 5 seeds) ``True`` scored NDCG@10 0.2264 and MAP
-        0.4729 (letor4) against 0.2232 and 0.4683 (``benchmarks/RESULTS.md``).
+        do not shape the bins). No ranking changes such a query's score under any
+        metric convention of ``forestrank.metrics`` (0 by default, a set value, or
+        left out), and LambdaRank gives it no gradient; without this option its
+        documents (all grade 0) still lower the expected relevance of the leaves
+        they fall in. On MQ2008 (5 folds, 500 trees, 10 seeds) ``True`` scored
+        NDCG@10 0.2270 and MAP 0.4733 (letor4) against 0.2229 and 0.4679
+        (``benchmarks/RESULTS.md``).
     leaf_score : {"expected", "mean"}, default="expected"
         ``"expected"``: ``sum_c P(c | leaf) F(c)`` with ``F`` from
         ``relevance_weights``. ``"mean"``: the leaf's mean label.
