@@ -87,8 +87,9 @@ def main() -> None:
     parser.add_argument("--letor", type=Path, help="time the forests on this LETOR file instead")
     parser.add_argument(
         "--heuristics", action="store_true",
-        help="also the heuristics of the paper's §4.4.2: with --letor RF-list with 50 or 25 queries per node, NDCG@10 "
-        "or 63 bins; on make_ranking RF-list and RF-hybrid with 50 queries per node or NDCG@10",
+        help="also the heuristics of the paper's §4.4.2: with --letor RF-list with 50, 25 or 200 queries per node, "
+        "NDCG@10 or 63 bins; on make_ranking RF-list and RF-hybrid with 50 or 200 queries per node or NDCG@10; both "
+        "with NDCG@10 and 200 queries per node together",
     )  # fmt: skip
     parser.add_argument(
         "--forests", metavar="REGEX",
