@@ -96,7 +96,12 @@ class RFListRanker(BaseForestRanker):
         two thirds of the time of the full objective at the same NDCG@10 and MAP.
     max_queries_per_split : int or None, default=None
         Score each node's candidates on at most this many of its queries, drawn at
-        random per node (§4.4.2, heuristic 1).
+        random per node (§4.4.2, heuristic 1). A cap that binds only in the
+        largest nodes keeps the others exact and bounds how a tree's time grows
+        with the queries: 200 binds only in MQ2008's top nodes (its roots hold
+        about 210 scored queries) and scores as the default there, and with
+        ``ndcg_k=10`` makes a tree's time linear in the rows of ``make_ranking``
+        (see ``docs/listwise.md``).
     relevance_weights : {"linear", "square", "exp"}, default="linear"
         Leaf score ``sum_c P(c | leaf) F(c)`` with ``F(c) = c, c**2, 2**c``.
     max_bins : int in [2, 255] or None, default=255
