@@ -102,8 +102,8 @@ def main() -> None:
         "RF-point": (RFPointRanker, {}),
     }
     if args.heuristics:
-        # A cap of 200 queries binds only in the largest nodes (MQ2008's roots hold 203-223
-        # scored queries); with NDCG@10 as the objective it is measured against every bound.
+        # A cap of 200 queries binds only in the largest nodes (MQ2008's roots hold about
+        # 203-223 scored queries); with NDCG@10 as the objective it is measured against every bound.
         combined = {"ndcg_k": 10, "max_queries_per_split": 200}
         if args.letor is not None:
             settings = (

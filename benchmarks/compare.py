@@ -170,8 +170,8 @@ def _xgboost_ranker(n_estimators, shape, seed):
     )  # fmt: skip
 
 
-# RF-point trained on the queries with a relevant document only: the reference of every
-# listwise forest with the same option.
+# RF-point trained on the queries with a relevant document only (issue 3); also the
+# reference of the listwise forests with the same option.
 RF_POINT_SKIPPING = Contender(
     "forestrank RFPointRanker skip_queries_without_relevance=True",
     functools.partial(_rf_point, skip_queries_without_relevance=True), "qid",
@@ -213,8 +213,8 @@ CONTENDERS["rflist-heuristics"] = [
     ),  # fmt: skip
     Contender("forestrank RFListRanker ndcg_k=10", functools.partial(_rf_list, ndcg_k=10), "qid"),
     Contender("forestrank RFListRanker max_bins=63", functools.partial(_rf_list, max_bins=63), "qid"),
-    # A cap that binds only in the largest nodes (MQ2008's roots hold 203-223 scored
-    # queries) bounds the growth with the rows; with the NDCG@10 objective it meets every
+    # A cap that binds only in the largest nodes (MQ2008's roots hold about 203-223
+    # scored queries) bounds the growth with the rows; with the NDCG@10 objective it meets every
     # speed bound of issue 4 (benchmarks/RESULTS.md).
     Contender(
         "forestrank RFListRanker max_queries_per_split=200",
