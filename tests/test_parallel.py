@@ -1,9 +1,22 @@
-"""Row ranges handed to threads by the row-wise kernels."""
+"""Parallel work under every joblib backend: the same model as the default threads, or an error.
 
+Shared-memory kernels (binning rows, summing trees over rows) must run in threads
+whatever backend the caller configured; independent trees may run anywhere, and the
+model must not depend on where.
+"""
+
+import joblib
+import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank._parallel import row_ranges
+from forestrank import BROOF, LambdaMART, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank._binning import BinMapper
+from forestrank._parallel import row_ranges, thread_count
+
+PROCESS_BACKENDS = ["loky", "multiprocessing"]
+LOCAL_BACKENDS = ["threading", "sequential", *PROCESS_BACKENDS]
 
 
 @given(
@@ -18,3 +31,58 @@ def test_row_ranges_tile_the_rows_in_aligned_ranges(n_rows, n_jobs, min_rows, al
     assert ranges[0][0] == 0 and ranges[-1][1] == n_rows
     assert all(stop == start for (_, stop), (start, _) in zip(ranges, ranges[1:]))  # contiguous, no overlap
     assert all(start % align == 0 and start <= stop for start, stop in ranges)
+
+
+@pytest.mark.parametrize("backend", LOCAL_BACKENDS)
+def test_thread_count_follows_n_jobs_and_the_configured_n_jobs_not_the_backend(backend):
+    with joblib.parallel_config(backend=backend):
+        assert [thread_count(n) for n in (None, 1, 2)] == [1, 1, 2]
+        assert thread_count(-1) == joblib.cpu_count()
+    with joblib.parallel_config(backend=backend, n_jobs=2):
+        assert thread_count(None) == 2
+
+
+@pytest.fixture(scope="module")
+def data():
+    # Enough rows for binning and prediction to split them over two threads.
+    return make_ranking(n_queries=300, docs_per_query=30, n_features=10, random_state=0)
+
+
+ESTIMATORS = {
+    "RF-point": lambda: RFPointRanker(n_estimators=6, random_state=0, n_jobs=2),
+    "RF-list": lambda: RFListRanker(n_estimators=3, max_depth=6, random_state=0, n_jobs=2),
+    "RF-hybrid": lambda: RFHybridRanker(n_estimators=3, listwise_depth=2, max_depth=8, random_state=0, n_jobs=2),
+    "BROOF": lambda: BROOF(n_estimators=2, n_trees=4, random_state=0, n_jobs=2),
+    "LambdaMART": lambda: LambdaMART(n_estimators=5, random_state=0, n_jobs=2),
+}
+
+
+@pytest.fixture(scope="module")
+def reference_predictions(data):
+    """Each estimator's training-set prediction under joblib's default (threads)."""
+    X, y, qid = data
+    return {name: make().fit(X, y, qid=qid).predict(X) for name, make in ESTIMATORS.items()}
+
+
+def _assert_same_models(backend, data, reference_predictions):
+    X, y, qid = data
+    with joblib.parallel_config(backend=backend):
+        binned = BinMapper(255, random_state=0, n_jobs=2).fit(X).transform(X)
+        for name, make in ESTIMATORS.items():
+            prediction = make().fit(X, y, qid=qid).predict(X)
+            np.testing.assert_array_equal(prediction, reference_predictions[name], err_msg=f"{name} under {backend}")
+    np.testing.assert_array_equal(binned, BinMapper(255, random_state=0, n_jobs=2).fit(X).transform(X))
+
+
+@pytest.mark.parametrize("backend", LOCAL_BACKENDS)
+def test_every_local_backend_fits_and_predicts_the_default_model(backend, data, reference_predictions):
+    _assert_same_models(backend, data, reference_predictions)
+
+
+def test_the_dask_backend_fits_and_predicts_the_default_model(data, reference_predictions):
+    distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.Client(cluster),
+    ):
+        _assert_same_models("dask", data, reference_predictions)

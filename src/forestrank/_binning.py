@@ -15,12 +15,12 @@ and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
 """
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.utils import check_random_state
 
 from ._common import FLOAT_DTYPE, as_kernel_array
 from ._jit import jit
-from ._parallel import row_ranges
+from ._parallel import row_ranges, run_in_threads
 
 # Rows used to place quantile cuts; as scikit-learn's HistGradientBoosting, a random
 # subsample keeps binning linear for very large inputs.
@@ -172,9 +172,7 @@ class BinMapper:
         else:
             sample = X
         # np.sort releases the GIL: columns sort in parallel threads.
-        tables = Parallel(n_jobs=self.n_jobs, prefer="threads")(
-            delayed(self._column_cuts)(column) for column in sample.T
-        )
+        tables = run_in_threads((delayed(self._column_cuts)(column) for column in sample.T), self.n_jobs)
         self.thresholds_ = [thresholds for thresholds, _ in tables]
         self.bin_values_ = [representatives for _, representatives in tables]
         self.n_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
@@ -211,9 +209,7 @@ class BinMapper:
         X = as_kernel_array(X, FLOAT_DTYPE)
         binned = np.empty(X.shape, dtype=self.bin_dtype_)
         ranges = row_ranges(len(X), self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
-        Parallel(n_jobs=len(ranges), prefer="threads")(
-            delayed(_bin_rows)(X[a:b], thresholds, self.n_bins_, binned[a:b]) for a, b in ranges
-        )
+        run_in_threads((delayed(_bin_rows)(X[a:b], thresholds, self.n_bins_, binned[a:b]) for a, b in ranges), len(ranges))
         return binned
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:

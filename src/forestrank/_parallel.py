@@ -1,17 +1,61 @@
-"""Splitting rows across joblib threads for the row-wise ``nogil`` kernels (ARCHITECTURE.md §4)."""
+"""joblib for the package: threads for shared-memory kernels, the user's backend for trees.
+
+Two kinds of parallel work, under whatever ``joblib.parallel_config`` the caller set:
+
+- Kernels that write into one output array from several tasks (binning rows,
+  summing trees over rows) only work where the tasks share the process's memory.
+  ``prefer="threads"`` is a hint that a configured backend (loky, multiprocessing,
+  dask) overrides, and the writes then land in a worker's copy of the array while
+  the caller's array stays as allocated: a silently wrong result. They run through
+  :func:`run_in_threads` (``require="sharedmem"``), which joblib always honours.
+- Independent tasks that return their result (trees) follow the configured backend,
+  so a forest can grow its trees in other processes or on a cluster
+  (:func:`ordered_parallel`).
+"""
+
+from collections.abc import Iterable
 
 import numpy as np
-from joblib import effective_n_jobs
+from joblib import Parallel, effective_n_jobs, parallel_config
+from joblib.parallel import get_active_backend
+
+
+def thread_count(n_jobs: int | None) -> int:
+    """Threads a shared-memory ``Parallel(n_jobs)`` runs under the active joblib config.
+
+    ``None`` means 1 unless ``joblib.parallel_config(n_jobs=...)`` says otherwise,
+    negative values count back from the number of cores (joblib's convention), and a
+    configured process or cluster backend does not change the count.
+    """
+    with parallel_config(backend="threading"):
+        return effective_n_jobs(n_jobs)
+
+
+def run_in_threads(tasks: Iterable, n_jobs: int | None) -> list:
+    """Run joblib ``delayed`` tasks in ``thread_count(n_jobs)`` threads of this process, whatever the backend."""
+    return Parallel(n_jobs=thread_count(n_jobs), require="sharedmem")(tasks)
+
+
+def ordered_parallel(n_jobs: int | None) -> Parallel:
+    """A ``Parallel`` over independent tasks that follows the configured backend (threads by default).
+
+    Its results come in task order, as a generator where the backend can stream them
+    (so progress can be reported as they arrive) and as a list where it cannot
+    (joblib's multiprocessing backend).
+    """
+    backend, _ = get_active_backend(prefer="threads")
+    return_as = "generator" if getattr(backend, "supports_return_generator", False) else "list"
+    return Parallel(n_jobs=n_jobs, prefer="threads", return_as=return_as)
 
 
 def row_ranges(n_rows: int, n_jobs: int | None, min_rows: int, align: int = 1) -> list[tuple[int, int]]:
     """Contiguous ``(start, stop)`` ranges covering ``range(n_rows)``, one per thread.
 
-    At most ``effective_n_jobs(n_jobs)`` ranges, each of at least ``min_rows`` rows
+    At most ``thread_count(n_jobs)`` ranges, each of at least ``min_rows`` rows
     (fewer rows give one range: a thread costs more than it saves); every start is a
     multiple of ``align``, so kernels that work in blocks of rows see whole blocks.
     """
-    n_ranges = min(effective_n_jobs(n_jobs), max(1, n_rows // min_rows))
+    n_ranges = min(thread_count(n_jobs), max(1, n_rows // min_rows))
     bounds = np.linspace(0, n_rows // align, n_ranges + 1).astype(np.int64) * align
     bounds[-1] = n_rows
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))

@@ -18,10 +18,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from joblib import Parallel, delayed
+from joblib import delayed
 
 from .._common import FLOAT_DTYPE, NODE_DTYPE
-from .._parallel import row_ranges
+from .._parallel import row_ranges, run_in_threads
 from .._queries import QueryGroups, group_queries
 from .._tree import _predictor
 from .._validation import check_relevance, check_sample_weight
@@ -157,9 +157,9 @@ class TreeEnsembleMixin:
         if len(ranges) == 1:  # no joblib round trip for small batches
             add_tree_values(X, nodes, offsets, self._predict_pass_bytes, out)
         else:
-            Parallel(n_jobs=len(ranges), prefer="threads")(
-                delayed(add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b])
-                for a, b in ranges
+            run_in_threads(
+                (delayed(add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b]) for a, b in ranges),
+                len(ranges),
             )
         return out
 

@@ -30,13 +30,13 @@ from numbers import Integral, Real
 
 import numba
 import numpy as np
-from joblib import effective_n_jobs
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _builder, _criteria, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
@@ -52,7 +52,7 @@ from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_fea
 def numba_threads(n_jobs: int | None) -> Iterator[None]:
     """Run the block with numba's thread count set from ``n_jobs`` (restored after)."""
     previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(effective_n_jobs(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+    numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
     try:
         yield
     finally:

@@ -6,10 +6,11 @@ a sub-sample of *queries* drawn without replacement, splits minimise the entropy
 the relevance grades, a leaf scores its documents with their expected relevance
 ``sum_c P(c | leaf) F(c)`` (Eq. 9), and the forest averages its trees (Eq. 10).
 
-Trees are built in parallel with joblib threads (ARCHITECTURE.md §4): the binned
-matrix is shared read-only and every tree runs one ``nogil`` kernel with its own
-random state, derived from ``random_state`` and the tree's index only, so the model
-is identical for any ``n_jobs`` and a ``warm_start`` continuation equals a single fit.
+Trees are built in parallel with joblib (threads, or the backend the caller configured;
+ARCHITECTURE.md §4): the binned matrix is shared read-only and every tree runs one
+``nogil`` kernel with its own random state, derived from ``random_state`` and the
+tree's index only, so the model is identical for any ``n_jobs`` or joblib backend and
+a ``warm_start`` continuation equals a single fit.
 """
 
 import math
@@ -17,10 +18,11 @@ import time
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import delayed
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, as_kernel_array
+from .._parallel import ordered_parallel
 from .._tree import _builder, _criteria, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from ..metrics._ranking import evaluate
@@ -239,8 +241,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         start = time.perf_counter()
         jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params) for index in new_indices)
         trees = list(previous)
-        parallel = Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator")
-        for tree in parallel(jobs):
+        for tree in ordered_parallel(self.n_jobs)(jobs):
             trees.append(tree)
             if self.verbose and (len(trees) % max(1, self.n_estimators // 10) == 0 or len(trees) == self.n_estimators):
                 print(f"{type(self).__name__}: {len(trees)}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
