@@ -4,7 +4,7 @@ An objective is a small picklable object built from the estimator's parameters; 
 fit time :meth:`~RankingObjective.prepare` precomputes what depends on the labels
 only, and :meth:`~RankingObjective.gradients` fills ``g = dL/ds`` and ``h`` (a
 positive curvature) for the current scores ``s``. The numba kernels run ``prange``
-over queries (ARCHITECTURE.md §4: boosting parallelises inside an iteration; the
+over queries (``docs/design.md``, "Parallelism": boosting parallelises inside an iteration; the
 thread count is set by the estimator from ``n_jobs``).
 
 * :class:`LambdaRank` — Burges, "From RankNet to LambdaRank to LambdaMART: An
@@ -50,16 +50,11 @@ import numpy as np
 
 from ._common import FLOAT_DTYPE, INDEX_DTYPE
 from ._jit import jit
-
-
-@jit(inline="always")
-def _discount(rank):
-    """``1 / log2(rank + 2)`` for a 0-based rank."""
-    return 1.0 / np.log2(rank + 2.0)
+from .metrics._discount import discount_table
 
 
 @jit
-def _inverse_max_dcg(labels, query_boundaries, cutoff, out):
+def _inverse_max_dcg(labels, query_boundaries, cutoff, discounts, out):
     """``1 / max DCG@cutoff`` of every query (0 when the query has no relevant document).
 
     Parameters
@@ -67,14 +62,18 @@ def _inverse_max_dcg(labels, query_boundaries, cutoff, out):
     labels : float64 array of shape (n_rows,), rows grouped by query
     query_boundaries : int64 array of shape (n_queries + 1,)
     cutoff : int
+    discounts : float64 array of shape (>= min(cutoff, largest query),)
+        Discount of each 0-based rank (``metrics._discount.discount_table``).
     out : float64 array of shape (n_queries,)
         Output.
     """
     for q in range(len(query_boundaries) - 1):
-        ideal = -np.sort(-labels[query_boundaries[q] : query_boundaries[q + 1]])
+        query_labels = labels[query_boundaries[q] : query_boundaries[q + 1]]
+        # The stable argsort the gradients use: np.sort would compile a second sort.
+        ideal = np.argsort(-query_labels, kind="mergesort")
         dcg = 0.0
         for rank in range(min(cutoff, len(ideal))):
-            dcg += (2.0 ** ideal[rank] - 1.0) * _discount(rank)
+            dcg += (2.0 ** query_labels[ideal[rank]] - 1.0) * discounts[rank]
         out[q] = 1.0 / dcg if dcg > 0.0 else 0.0
 
 
@@ -94,7 +93,8 @@ def _lambdarank_gradients(
     inverse_max_dcg : float64 array of shape (n_queries,)
         ``1 / max DCG@truncation_level`` (``_inverse_max_dcg``).
     discounts : float64 array of shape (largest query size,)
-        ``_discount`` of every rank, looked up instead of two logarithms per pair.
+        Discount of every 0-based rank (``metrics._discount.discount_table``), looked up
+        instead of two logarithms per pair.
     sigma : float
         Steepness of the pairwise logistic.
     truncation_level : int
@@ -439,10 +439,10 @@ class LambdaRank(RankingObjective):
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
-        _inverse_max_dcg(self.labels_, self.query_boundaries_, self.truncation_level, self.inverse_max_dcg_)
         largest = int(np.diff(self.query_boundaries_).max(initial=1))
-        self.discounts_ = 1.0 / np.log2(np.arange(largest) + 2.0)
+        self.discounts_ = discount_table(largest)
+        self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
+        _inverse_max_dcg(self.labels_, self.query_boundaries_, self.truncation_level, self.discounts_, self.inverse_max_dcg_)
         self.gains_ = 2.0**self.labels_ - 1.0
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:

@@ -103,6 +103,7 @@ import numpy as np
 
 from .._jit import jit, nowrap
 from .._prefetch import GATHER_DISTANCE, prefetch
+from ..metrics._discount import discount_table
 from . import _rng, _splitter
 
 # Columns of the per-query ("slot") float table.
@@ -155,9 +156,6 @@ GAIN_AT = 1  # copies * gain
 TARGET_AT = 2  # weight * leaf target
 N_POSITION_COLUMNS = 3
 
-DISCOUNTS = ("log2", "log_power", "rank_power")
-
-
 def cumulative_discounts(n_positions: int, discount: str = "log2", power: float = 1.0, cutoff: int | None = None) -> np.ndarray:
     """``CD[r] = sum_{i=1}^{r} D(i)`` for ``r = 0 .. n_positions + 1``.
 
@@ -165,29 +163,16 @@ def cumulative_discounts(n_positions: int, discount: str = "log2", power: float 
     ----------
     n_positions : int
         Largest position needed (the most copies in one query).
-    discount : {"log2", "log_power", "rank_power"}
-        ``D(r) = 1 / log2(r + 1)`` (Eq. 8); ``1 / log2(r + 1)**power`` (Eq. 14, the
-        "log power" family; ``power=1`` is the standard discount); ``1 / r**power``
-        (Eq. 15, "rank power").
-    cutoff : int or None
-        ``D(r) = 0`` for ``r > cutoff`` (NDCG@k, heuristic 6 of §4.4.2).
+    discount, power, cutoff :
+        ``D`` (``metrics._discount.discount_table``): ``"log2"`` (Eq. 8),
+        ``"log_power"`` (Eq. 14), ``"rank_power"`` (Eq. 15); a cutoff is NDCG@k
+        (heuristic 6 of §4.4.2).
 
     Returns
     -------
     ndarray of shape (n_positions + 2,), float64
     """
-    ranks = np.arange(1, n_positions + 2, dtype=np.float64)
-    if discount == "log2":
-        per_rank = 1.0 / np.log2(ranks + 1.0)
-    elif discount == "log_power":
-        per_rank = 1.0 / np.log2(ranks + 1.0) ** power
-    elif discount == "rank_power":
-        per_rank = 1.0 / ranks**power
-    else:
-        raise ValueError(f"discount must be one of {DISCOUNTS}, got {discount!r}.")
-    if cutoff is not None:
-        per_rank[cutoff:] = 0.0
-    return np.concatenate(([0.0], np.cumsum(per_rank)))
+    return np.concatenate(([0.0], np.cumsum(discount_table(n_positions + 1, discount, power, cutoff))))
 
 
 @jit(inline="always")

@@ -1,7 +1,7 @@
 """Metric conventions: the explicit choices behind every ranking number.
 
 The same ranking of MQ2008 scores NDCG@10 ~0.23 under the official LETOR 4.0 script
-and ~0.50 under the textbook definition (ARCHITECTURE.md §5, §7.6), so every metric
+and ~0.50 under the textbook definition (``docs/design.md``, "Metric conventions"), so every metric
 call resolves its choices into a :class:`Convention`, and every printed number can
 name it with :meth:`Convention.describe`.
 
@@ -34,7 +34,6 @@ METRICS = {
     "precision": _kernels.METRIC_PRECISION,
 }
 GAINS = {"exp": _kernels.GAIN_EXP, "linear": _kernels.GAIN_LINEAR}
-DISCOUNTS = {"log2": _kernels.DISCOUNT_LOG2, "letor": _kernels.DISCOUNT_LETOR}
 TIES = {
     "expected": _kernels.TIES_EXPECTED,
     "input_order": _kernels.TIES_INPUT_ORDER,

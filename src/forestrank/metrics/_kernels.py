@@ -3,7 +3,7 @@
 One driver, :func:`per_query_metric`, evaluates NDCG, ERR, AP or precision for every
 query of rows grouped by ``query_boundaries`` (see ``forestrank._queries``); options
 are small integers so that a single compiled signature serves every metric and
-convention (ARCHITECTURE.md §7.5: few kernels, short cold compiles).
+convention (few kernels, short cold compiles: ``docs/design.md``, "Numba rules").
 
 Tie blocks
 ----------
@@ -48,9 +48,6 @@ METRIC_PRECISION = 3
 GAIN_EXP = 0
 GAIN_LINEAR = 1
 
-DISCOUNT_LOG2 = 0
-DISCOUNT_LETOR = 1
-
 TIES_EXPECTED = 0
 TIES_INPUT_ORDER = 1
 TIES_PESSIMISTIC = 2
@@ -73,32 +70,6 @@ def gain(label, gain_id):
     if gain_id == GAIN_EXP:
         return 2.0**label - 1.0
     return label
-
-
-@jit(inline="always")
-def discount(rank, discount_id):
-    """Position discount of a 1-based ``rank``.
-
-    ``DISCOUNT_LOG2``: ``1 / log2(rank + 1)`` (Järvelin & Kekäläinen 2002 as used by
-    Burges et al.). ``DISCOUNT_LETOR``: the official LETOR 3.0 *and* 4.0 evaluation
-    scripts, where ranks 1 and 2 are undiscounted and rank ``r >= 3`` gets
-    ``1 / log2(r)``.
-
-    Parameters
-    ----------
-    rank : int
-        1-based position.
-    discount_id : int
-
-    Returns
-    -------
-    float64
-    """
-    if discount_id == DISCOUNT_LOG2:
-        return 1.0 / np.log2(rank + 1.0)
-    if rank <= 2:
-        return 1.0
-    return 1.0 / np.log2(float(rank))
 
 
 @jit(inline="always")
@@ -245,7 +216,7 @@ def _precision(ranked, block_starts, n_blocks, cutoff, denominator):
 
 @jit
 def per_query_metric(
-    labels, scores, query_boundaries, metric, k, gain_id, discount_id, ties, short_query_zero, max_grade
+    labels, scores, query_boundaries, metric, k, gain_id, discounts, ties, short_query_zero, max_grade
 ):
     """Metric value of every query.
 
@@ -261,8 +232,10 @@ def per_query_metric(
         ``METRIC_NDCG``, ``METRIC_ERR``, ``METRIC_AP`` or ``METRIC_PRECISION``.
     k : int
         Cutoff; ``0`` means the whole list.
-    gain_id, discount_id, ties : int
-        NDCG gain, NDCG discount, tie handling (module constants).
+    gain_id, ties : int
+        NDCG gain and tie handling (module constants).
+    discounts : float64 array of shape (>= the largest query's size,)
+        NDCG discount of each rank (``_discount.discount_table``).
     short_query_zero : bool
         Score 0 for a query with fewer than ``k`` documents (the LETOR scripts' rule).
     max_grade : float64
@@ -279,9 +252,6 @@ def per_query_metric(
     max_size = 0
     for q in range(n_queries):
         max_size = max(max_size, query_boundaries[q + 1] - query_boundaries[q])
-    discounts = np.empty(max_size)
-    for r in range(max_size):
-        discounts[r] = discount(r + 1, discount_id)
     ranked = np.empty(max_size)
     block_starts = np.empty(max_size + 1, dtype=np.int64)
 

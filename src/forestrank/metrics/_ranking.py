@@ -16,7 +16,8 @@ from .._common import FLOAT_DTYPE, as_kernel_array
 from .._queries import group_queries
 from .._validation import check_relevance, check_scores
 from . import _kernels
-from ._conventions import DISCOUNTS, GAINS, METRICS, TIES, Convention, resolve_convention
+from ._conventions import GAINS, METRICS, TIES, Convention, resolve_convention
+from ._discount import discount_table
 
 
 def _check_cutoff(k: object, *, allow_none: bool = True) -> int | None:
@@ -60,7 +61,7 @@ def evaluate_grouped(
         METRICS[convention.metric],
         0 if k is None else k,
         GAINS[convention.gain],
-        DISCOUNTS[convention.discount],
+        discount_table(int(np.diff(query_boundaries).max(initial=0)), convention.discount),
         TIES[convention.ties],
         convention.short_query_zero,
         float(max_grade),
