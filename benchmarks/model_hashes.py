@@ -36,6 +36,7 @@ ESTIMATORS = {
     "variance forest": lambda: RFPointRanker(
         criterion="variance", max_features=0.1, bootstrap=True, sample_level="document", **FOREST
     ),
+    "variance forest pooled": lambda: RFPointRanker(criterion="variance", max_features=None, min_samples_leaf=5, **FOREST),
     "RF-list": lambda: RFListRanker(**FOREST),
     "RF-list ndcg@10": lambda: RFListRanker(ndcg_k=10, max_queries_per_split=200, **FOREST),
     "RF-hybrid": lambda: RFHybridRanker(**FOREST),
@@ -80,7 +81,7 @@ def main() -> None:
         model = ESTIMATORS[name]().fit(X, y, qid=qid)
         seconds = time.perf_counter() - start
         print(
-            f"{name:<20} predictions {fingerprint([model.predict(X_test)])}  trees {fingerprint(tree_arrays(model))}"
+            f"{name:<24} predictions {fingerprint([model.predict(X_test)])}  trees {fingerprint(tree_arrays(model))}"
             f"  fit {seconds:6.2f} s",
             flush=True,
         )

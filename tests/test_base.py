@@ -1,4 +1,4 @@
-"""The ranking contract of ARCHITECTURE.md §1, exercised through DummyRanker."""
+"""The ranking contract (docs/design.md, "Public contract"), exercised through DummyRanker."""
 
 import pickle
 import warnings

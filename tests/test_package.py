@@ -42,14 +42,18 @@ def test_importing_everything_compiles_no_kernel():
 import json, forestrank
 from numba.core.registry import CPUDispatcher
 from forestrank import _binning, _svmlight, datasets, dummy, model_selection
-from forestrank._tree import _builder, _predictor, _splitter
+from forestrank import objectives
+from forestrank._tree import _builder, _criteria, _frontier, _histograms, _listwise, _predictor, _rows, _scans, _splitter
 from forestrank.metrics import _kernels
 names = [name for name in forestrank.__all__]
 for name in names:
     getattr(forestrank, name)
 compiled = {
     f"{module.__name__}.{attribute}": len(value.signatures)
-    for module in (_svmlight, _kernels, _binning, _builder, _predictor, _splitter)
+    for module in (
+        _svmlight, _kernels, _binning, objectives, _builder, _criteria, _frontier, _histograms, _listwise, _predictor,
+        _rows, _scans, _splitter,
+    )
     for attribute, value in vars(module).items()
     if isinstance(value, CPUDispatcher)
 }

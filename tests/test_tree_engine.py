@@ -11,8 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forestrank._binning import BinMapper
-from forestrank._tree import _builder, _criteria, _rng, _splitter
+from forestrank._tree import _builder, _criteria, _frontier, _histograms, _rng, _rows, _scans, _splitter
 from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree, histogram_pool
+from forestrank.ensemble._boosting import newton_node_values
 
 CLASS_CRITERIA = [_criteria.ENTROPY, _criteria.GINI]
 
@@ -21,7 +22,7 @@ def training_set(X, targets, leaf_targets=None, max_bins=255):
     binner = BinMapper(max_bins).fit(X)
     thresholds, values = binner.padded_tables()
     targets = np.asarray(targets, dtype=float).reshape(len(X), -1)
-    leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)
+    leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)  # empty: no values
     return TrainingSet(binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf), binner
 
 
@@ -71,36 +72,41 @@ def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, 
 HISTOGRAM, POOLED, SORTED_SWEEP = 0, 1, 2
 
 
+def statistics_second_moments(criterion, targets, weights):
+    """Each row's second moment: ``w y^2`` (variance) or ``w h`` (newton)."""
+    return weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])
+
+
 def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0):
     """Run the numba split search on the whole data set as one node, every feature examined."""
     n_rows, n_features = data.X_binned.shape
     samples = np.arange(n_rows, dtype=np.int64)
     n_stats = _criteria.n_statistics(criterion, n_classes)
     statistics = np.zeros(n_stats)
-    targets = data.targets
+    targets = np.ascontiguousarray(data.targets)
     if criterion in CLASS_CRITERIA:
         np.add.at(statistics, targets[:, 0].astype(int), weights)
     else:
         statistics[0] = (weights * targets[:, 0]).sum()
-        statistics[1] = (weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])).sum()
-    node_cost = brute_cost(criterion, targets, weights, l2, n_classes)
+        statistics[1] = statistics_second_moments(criterion, targets, weights).sum()
+    node = _scans.Node(0, n_rows, weights.sum(), brute_cost(criterion, targets, weights, l2, n_classes), statistics)
     max_bins = data.bin_thresholds.shape[1]
-    integer = bool(np.array_equal(weights, np.floor(weights)))
-    histograms = None
+    rows = _rows.sorted_rows(samples, targets, weights)
+    pool = None
     slot = -1
-    if path == POOLED:
-        histograms = np.zeros((1, n_features, max_bins, _splitter.n_hist_columns(criterion)))
+    if path == POOLED:  # the node's pooled histograms, summed here independently of the engine's fill
+        histograms = np.zeros((1, n_features, max_bins, _criteria.n_hist_columns(criterion)))
+        moments = np.column_stack([weights * targets[:, 0], statistics_second_moments(criterion, targets, weights)])
+        for feature in range(n_features):
+            for column, values in enumerate([*moments.T, np.ones(n_rows), weights][: histograms.shape[3]]):
+                np.add.at(histograms[0, feature, :, column], data.X_binned[:, feature], values)
+        pool = _histograms.new_pool(histograms, 1)
         slot = 0
-        _splitter.fill_histograms(
-            data.X_binned, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows,
-            criterion == _criteria.VARIANCE, histograms, slot,
-        )  # fmt: skip
+    params = TreeParams(criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf)
     return _splitter.best_split(
-        data.X_binned, data.n_bins, np.ascontiguousarray(targets), weights.copy(), samples, 0, n_rows, criterion, l2,
-        integer, statistics, weights.sum(), node_cost, min_samples_leaf, 0.0, n_features,
-        np.arange(n_features, dtype=np.int32), seed(), np.zeros((max_bins, n_stats)), np.zeros(max_bins),
-        np.zeros(max_bins, dtype=np.int64), np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, np.uint64),
-        np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, np.empty(n_stats), histograms, slot,
+        _builder.Binned(data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values), rows, node,
+        params.growth_params(), _scans.new_scratch(max_bins, n_stats), np.arange(n_features, dtype=np.int32), seed(),
+        np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
     )  # fmt: skip
 
 
@@ -198,14 +204,13 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
 
     def params(sweep):
         return TreeParams(
-            criterion, 0, max_features=n_features, expansion=_builder.EXPANSIONS[expansion], min_samples_leaf=3,
+            criterion, 0, max_features=n_features, expansion=_frontier.EXPANSIONS[expansion], min_samples_leaf=3,
             max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, sorted_sweep=sweep,
-            leaf_kind=_builder.LEAF_NEWTON if criterion == _criteria.NEWTON else _builder.LEAF_MEAN,
         )
 
     assert histogram_pool(training, params(True), n_rows) is None
     pool = histogram_pool(training, params(False), n_rows)
-    assert pool.shape[1:] == (n_features, binner.n_bins_.max(), _splitter.n_hist_columns(criterion))
+    assert pool.shape[1:] == (n_features, binner.n_bins_.max(), _criteria.n_hist_columns(criterion))
     grow_tree(training, weights[::-1].copy(), params(False), seed(9), histograms=pool)  # leaves sums behind
     trees = []
     for sweep, histograms in ((True, None), (False, None), (False, pool), (False, pool[:4])):
@@ -320,36 +325,40 @@ def test_threaded_binning_equals_serial_binning():
     np.testing.assert_array_equal(binned[:, 0], np.searchsorted(cuts, X[:, 0], side="left"))  # = #{cuts < x}
 
 
-def test_newton_criterion_gain_and_leaf_values():
+def test_newton_criterion_gain_and_boostings_leaf_values():
     rng = np.random.default_rng(3)
     X = rng.normal(size=(500, 3))
     gradients = np.where(X[:, 0] > 0.2, -1.0, 1.0) + 0.1 * rng.normal(size=500)
     hessians = rng.uniform(0.5, 1.0, size=500)
     l2 = 2.0
-    training, _ = training_set(X, np.column_stack([gradients, hessians]))
-    params = TreeParams(_criteria.NEWTON, 0, max_features=3, leaf_kind=_builder.LEAF_NEWTON, l2_regularization=l2, max_depth=1)
-    tree = grow_tree(training, np.ones(500), params, seed())
+    training, _ = training_set(X, np.column_stack([gradients, hessians]), leaf_targets=np.zeros(0))
+    params = TreeParams(_criteria.NEWTON, 0, max_features=3, l2_regularization=l2, max_depth=1)
+    row_leaf = np.full(500, -1, dtype=np.int64)
+    tree = grow_tree(training, np.ones(500), params, seed(), row_leaf=row_leaf)
     assert tree.nodes["feature"][0] == 0
+    np.testing.assert_array_equal(tree.values, 0.0)  # no leaf targets: boosting computes the values
+    values = newton_node_values(tree.nodes, row_leaf, gradients, hessians, l2)
     leaves = tree.apply(X)
-    for leaf in np.unique(leaves):
-        rows = leaves == leaf
-        assert tree.values[leaf] == pytest.approx(-gradients[rows].sum() / (hessians[rows].sum() + l2))
+    np.testing.assert_array_equal(leaves, row_leaf)
+    for node in range(tree.node_count):
+        rows = leaves == node if tree.nodes["feature"][node] < 0 else np.ones(500, dtype=bool)
+        assert values[node] == pytest.approx(-gradients[rows].sum() / (hessians[rows].sum() + l2))
     G, H = gradients.sum(), hessians.sum()
     left = leaves == tree.nodes["left"][0]
     GL, HL = gradients[left].sum(), hessians[left].sum()
     expected = 0.5 * (GL**2 / (HL + l2) + (G - GL) ** 2 / (H - HL + l2) - G**2 / (H + l2))
     assert tree.feature_gains[0] == pytest.approx(expected)
-    heavy = grow_tree(training, np.ones(500), TreeParams(_criteria.NEWTON, 0, max_features=3, leaf_kind=_builder.LEAF_NEWTON, min_child_weight=1e6), seed())
+    heavy = grow_tree(training, np.ones(500), TreeParams(_criteria.NEWTON, 0, max_features=3, min_child_weight=1e6), seed())
     assert heavy.node_count == 1  # no child can reach the hessian minimum
 
 
-@pytest.mark.parametrize("expansion", list(_builder.EXPANSIONS))
+@pytest.mark.parametrize("expansion", list(_frontier.EXPANSIONS))
 def test_every_expansion_order_respects_the_leaf_budget(expansion):
     rng = np.random.default_rng(4)
     X = rng.normal(size=(800, 4))
     y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
     training, _ = training_set(X, y)
-    params = TreeParams(_criteria.ENTROPY, 3, max_features=4, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=7)
+    params = TreeParams(_criteria.ENTROPY, 3, max_features=4, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=7)
     tree = grow_tree(training, np.ones(800), params, seed())
     assert tree.n_leaves == 7
 
@@ -362,7 +371,7 @@ def test_expansion_orders_pick_the_documented_node():
     training, _ = training_set(X, y)
 
     def second_split_parent(expansion):
-        params = TreeParams(_criteria.ENTROPY, 3, max_features=2, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=3)
+        params = TreeParams(_criteria.ENTROPY, 3, max_features=2, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=3)
         tree = grow_tree(training, np.ones(800), params, seed())
         internal = np.flatnonzero(tree.nodes["feature"] >= 0)
         return tree.n_node_samples[internal[1]], tree.values[internal[1]]
@@ -379,7 +388,7 @@ def test_breadth_first_finishes_a_level_before_the_next_and_depth_first_dives():
     training, _ = training_set(X, y)
 
     def grow(expansion):
-        params = TreeParams(_criteria.GINI, 2, max_features=5, expansion=_builder.EXPANSIONS[expansion], max_leaf_nodes=40)
+        params = TreeParams(_criteria.GINI, 2, max_features=5, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=40)
         return grow_tree(training, np.ones(2000), params, seed())
 
     # Children are numbered when their parent is split, so split order shows in the depths.

@@ -1,4 +1,4 @@
-"""Feature binning: real values to small integer bins, once per fit (ARCHITECTURE.md §3).
+"""Feature binning: real values to small integer bins, once per fit (``docs/design.md``, "The engine's layers").
 
 Each feature gets at most ``max_bins`` bins. A feature with at most ``max_bins``
 distinct values gets one bin per value, cut at the midpoints between consecutive
@@ -104,9 +104,9 @@ def _bin_rows(X, thresholds, n_bins, binned):
     """
     n_rows = X.shape[0]
     # Blocks of rows, features outermost inside a block: one feature's cuts (<= 2 KB)
-    # stay in L1 while a block of output rows stays in cache (200k x 136: 1.34 s,
-    # 1.57 s looping over all features row by row). The remaining cost is the chain
-    # of dependent loads of the binary search, paid once per fit.
+    # stay in L1 while a block of output rows stays in cache, which measured faster than
+    # looping over all features row by row. The remaining cost is the chain of
+    # dependent loads of the binary search, paid once per fit.
     for block_start in range(0, n_rows, _ROW_BLOCK):
         block_end = min(block_start + _ROW_BLOCK, n_rows)
         for feature in range(X.shape[1]):
@@ -201,9 +201,8 @@ class BinMapper:
 
         Row-major because deep nodes of fully grown trees re-read the same few rows
         for every candidate feature: one row (136 bytes for LETOR features) stays in
-        cache across features, where columns cost one cache line per row and feature.
-        Measured on a 126k-row tree, 8 of 136 features per node: 0.53 s vs 0.78 s
-        for the Fortran layout.
+        cache across features, where columns cost one cache line per row and feature
+        (the Fortran layout measured a third slower: ``docs/design.md``, "Numba rules").
         """
         thresholds, _ = self.padded_tables()
         X = as_kernel_array(X, FLOAT_DTYPE)

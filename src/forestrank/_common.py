@@ -1,7 +1,7 @@
 """Dtypes shared by the numba kernels and the coercion that enforces them.
 
 Every distinct dtype, memory layout or read-only flag reaching a kernel is a new
-numba compilation (ARCHITECTURE.md §7.2, 1.5-4.5 s each on two cores), so arrays are
+numba compilation (seconds each: ``docs/design.md``, "Numba rules"), so arrays are
 coerced here, at the Python boundary, to exactly one signature per argument.
 """
 

@@ -14,10 +14,9 @@ from numba import types
 # Positions ahead that the tree builder's gathers ``X_binned[samples[p], ...]``
 # prefetch. Below the root a node's rows are scattered over ``X_binned``, so each
 # gather misses the caches at an address the hardware prefetcher cannot guess, while
-# ``samples`` tells it 16 positions early. Measured (2026-11-22, 200k x 136 rows,
-# bitwise-equal models): RF-point tree building 6.0-6.4 -> 4.3 G cycles for 3 trees
-# (histogram fill 44 -> 23 cycles per row and feature), LambdaMART 30 iterations
-# 9.6 -> 8.0 s, a 20k-row scattered all-feature histogram fill 8.6 -> 5.7 ms.
+# ``samples`` tells it 16 positions early. The prefetches roughly halved the cycles of
+# the scattered histogram fills, with bitwise-equal models (``docs/design.md``,
+# "Numba rules").
 GATHER_DISTANCE = 16
 
 if numba.config.DISABLE_JIT:

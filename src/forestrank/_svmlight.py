@@ -1,7 +1,7 @@
 """Linear-time parser of LETOR / svmlight text (``label qid:Q i:v ... # comment``).
 
 scikit-learn's ``load_svmlight_file`` parses about 13k LETOR rows per second here and
-is reported quadratic with ``query_id=True`` on older versions (ARCHITECTURE.md §6).
+is reported quadratic with ``query_id=True`` on older versions (``docs/design.md``, "Data").
 This parser walks the raw bytes once to size the output and once to fill a dense
 matrix, both in one numba kernel (``fill=False`` / ``fill=True``).
 

@@ -1,1 +1,1 @@
-"""The shared numba tree engine: criteria, splitter, builder, predictor (ARCHITECTURE.md §3)."""
+"""The shared numba tree engine: criteria, scans, splitter, builder, predictor (``docs/design.md``)."""

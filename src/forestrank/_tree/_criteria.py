@@ -1,8 +1,17 @@
-"""Split criteria of the tree engine, selected by integer id (ARCHITECTURE.md §3).
+"""The split criteria of the tree engine: the only code that knows what a criterion is.
 
-Decomposable criteria summarise a set of samples by a short vector of sums (the
-*statistics*) plus its total weight; a node's *cost* is a function of those sums, and
-the gain of a split is ``cost(parent) - cost(left) - cost(right)``:
+A criterion is an integer id (``NAMES``). Every question the scans, the splitter and
+the builder ask of it is a function here that dispatches on that id; they never
+compare ids themselves (``docs/design.md``, "Adding a criterion"). Two families:
+
+* **class criteria** summarise a node by one weight per class (grade). A sweep keeps
+  ``A_L = sum_c f(l_c)`` and ``A_R = sum_c f(p_c - l_c)`` (``class_term``), so moving
+  weight of one class costs O(1) (``class_move``); a candidate is screened on
+  ``class_cost(W_L, A_L) + class_cost(W_R, A_R)`` and compared on its exact gain,
+  recomputed from the left counts (``exact_class_gain``);
+* **moment criteria** summarise a node by two weighted sums of per-row moments
+  (``row_moments``), which histograms can hold and subtract (the pool of
+  ``_histograms``).
 
 ===========  ===================================  =========================================
 criterion    statistics (weighted sums)           cost
@@ -14,25 +23,20 @@ newton       w*g, w*h                             -G^2 / (H + lambda)
 random       w per class c (for importances)      as entropy
 ===========  ===================================  =========================================
 
-Entropy and gini are the impurity criteria of CART/C4.5 used by RF-point (Ibrahim &
-Carman, Algorithm 3); variance is the least-squares regression tree (Breiman et al.
-1984) of Mohan's regression forest; newton is the second-order gain of gradient
-boosting, ``G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)`` (Chen & Guestrin, XGBoost,
-Eq. 7; the OLE gain of "Analysis of Regression Tree Fitting Algorithms in
-Learning to Rank", Eq. 13). Reported gains are scaled (``gain_scale``) to match the
-libraries users compare with: impurity decrease per unit of the tree's total weight
-(scikit-learn's ``min_impurity_decrease``) and half the Newton gain (LightGBM's
-``min_gain_to_split``).
+The gain of a split is ``cost(parent) - cost(left) - cost(right)``. Entropy and gini
+are the impurity criteria of CART/C4.5 used by RF-point (Ibrahim & Carman,
+Algorithm 3); variance is the least-squares regression tree (Breiman et al. 1984)
+of Mohan's regression forest; newton is the second-order gain of gradient boosting,
+``G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)`` (Chen & Guestrin, XGBoost, Eq. 7; the
+OLE gain of "Analysis of Regression Tree Fitting Algorithms in Learning to Rank",
+Eq. 13); random is RF-rand (a drawn split, ``draws_split``). Reported gains are
+scaled (``gain_scale``) to match the libraries users compare with: impurity decrease
+per unit of the tree's total weight (scikit-learn's ``min_impurity_decrease``) and
+half the Newton gain (LightGBM's ``min_gain_to_split``).
 
-The class criteria are evaluated incrementally: a sweep keeps
-``A_L = sum_c f(l_c)`` and ``A_R = sum_c f(p_c - l_c)`` (``f(x) = x ln x`` for
-entropy, ``x^2`` for gini), so moving weight of one class costs O(1) (``class_move``)
-and a candidate's cost is ``class_cost(W_L, A_L) + class_cost(W_R, A_R)``.
-
-Every function here takes and returns scalars only. Measured: an inlined helper that
-takes arrays costs about 8x more in a per-sample loop than the same code written in
-the loop (numba reference-counts array arguments), so the scans index their arrays
-themselves and call these for the arithmetic (ARCHITECTURE.md §3).
+The functions called per row or per candidate take and return scalars: an inlined
+helper that takes arrays costs reference counting in a per-row loop unless its
+caller is compiled without it (``docs/design.md``, "Numba rules").
 """
 
 import numpy as np
@@ -46,7 +50,9 @@ NEWTON = 3
 RANDOM = 4
 
 NAMES = {"entropy": ENTROPY, "gini": GINI, "variance": VARIANCE, "newton": NEWTON, "random": RANDOM}
+# The criteria whose statistics are per-class weights; the others are moment criteria.
 CLASS_CRITERIA = (ENTROPY, GINI, RANDOM)
+_USES_CLASSES = np.array([criterion in CLASS_CRITERIA for criterion in range(len(NAMES))])
 
 # n ln n for integer n below the table size: with unit weights or bootstrap counts every
 # class count is an integer, and a lookup replaces the logarithms that dominate entropy
@@ -55,17 +61,56 @@ _X_LOG_X_SIZE = 1 << 15
 _X_LOG_X = np.concatenate(([0.0], np.arange(1, _X_LOG_X_SIZE) * np.log(np.arange(1, _X_LOG_X_SIZE))))
 
 
+def pools_histograms(criterion: int) -> bool:
+    """Whether a node's per-bin sums can be pooled and subtracted (moment criteria)."""
+    return criterion not in CLASS_CRITERIA
+
+
+# --- statistics -----------------------------------------------------------------------
+
+
 @jit(inline="always")
 def uses_classes(criterion):
-    return criterion == ENTROPY or criterion == GINI or criterion == RANDOM
+    """Whether the statistics are one weight per class (else the two moments)."""
+    return _USES_CLASSES[criterion]
+
+
+def n_statistics(criterion: int, n_classes: int) -> int:
+    """Length of the statistics vector: one weight per class, or two moments."""
+    return n_classes if criterion in CLASS_CRITERIA else 2
 
 
 @jit(inline="always")
-def n_statistics(criterion, n_classes):
-    """Length of the statistics vector: one weight per class, or two moments."""
+def row_moments(criterion, weight, target, last_target):
+    """A row's two moments for a moment criterion: ``(w y, w y^2)`` (variance) or ``(w g, w h)`` (newton).
+
+    ``target`` and ``last_target`` are the row's first and last target columns (the
+    same column for variance, whose targets are ``y`` alone).
+    """
+    if criterion == VARIANCE:
+        return weight * target, weight * (target * target)
+    return weight * target, weight * last_target
+
+
+@jit(inline="always")
+def accumulate(criterion, statistics, weight, target, last_target):
+    """Add a row to ``statistics`` (float64, (n_statistics,)): its weight to its class, or its moments."""
     if uses_classes(criterion):
-        return n_classes
-    return 2
+        statistics[int(target)] += weight
+    else:
+        first, second = row_moments(criterion, weight, target, last_target)
+        statistics[0] += first
+        statistics[1] += second
+
+
+def n_hist_columns(criterion: int) -> int:
+    """Columns of a pooled histogram bin (``_histograms``): the two moments, the count, and
+    the weight when the child minimum applies to it (newton's applies to the hessian, so
+    its bins skip the weight: 24 instead of 32 bytes)."""
+    return 3 if criterion == NEWTON else 4
+
+
+# --- the cost of a node -----------------------------------------------------------------
 
 
 @jit(inline="always")
@@ -97,6 +142,40 @@ def class_cost(criterion, weight, term_sum, integer_weights):
 
 
 @jit(inline="always")
+def moment_cost(criterion, first, second, weight, l2_regularization):
+    """Cost from the two moments: SSE ``second - first^2 / W`` (variance) or ``-G^2/(H+l)`` (newton)."""
+    if criterion == VARIANCE:
+        if weight <= 0.0:
+            return 0.0
+        return second - first * first / weight
+    curvature = second + l2_regularization
+    if curvature <= 0.0:  # no curvature (e.g. documents without pairs): no step, no cost
+        return 0.0
+    return -first * first / curvature
+
+
+@jit(inline="always")
+def node_cost(criterion, statistics, node_weight, l2_regularization, integer_weights):
+    """The node's cost and whether it is pure (no split can lower the cost).
+
+    A class node is pure when it holds one class; a variance node when its SSE is
+    rounding noise; a newton node never is.
+    """
+    if uses_classes(criterion):
+        term_sum = 0.0
+        n_present = 0
+        for c in range(len(statistics)):
+            term_sum += class_term(criterion, statistics[c], integer_weights)
+            n_present += statistics[c] > 0.0
+        return class_cost(criterion, node_weight, term_sum, integer_weights), n_present <= 1
+    cost = moment_cost(criterion, statistics[0], statistics[1], node_weight, l2_regularization)
+    return cost, criterion == VARIANCE and cost <= 1e-12 * max(statistics[1], 1e-300)
+
+
+# --- the gain of a candidate ------------------------------------------------------------
+
+
+@jit(inline="always")
 def class_move(criterion, left_before, moved, parent, integer_weights):
     """Changes of ``A_L`` and ``A_R`` when ``moved`` weight of a class goes left.
 
@@ -112,16 +191,85 @@ def class_move(criterion, left_before, moved, parent, integer_weights):
 
 
 @jit(inline="always")
-def moment_cost(criterion, first, second, weight, l2_regularization):
-    """Cost from the two moments: SSE ``second - first^2 / W`` (variance) or ``-G^2/(H+l)`` (newton)."""
-    if criterion == VARIANCE:
-        if weight <= 0.0:
-            return 0.0
-        return second - first * first / weight
-    curvature = second + l2_regularization
-    if curvature <= 0.0:  # no curvature (e.g. documents without pairs): no step, no cost
-        return 0.0
-    return -first * first / curvature
+def sweep_start(criterion, left, node_statistics, integer_weights):
+    """Empty the left child (``left``, float64 (n_statistics,)); returns ``A_R = sum_c f(p_c)``
+    (0 for moment criteria). Once per scan, so taking arrays costs nothing measurable here."""
+    right_terms = 0.0
+    for s in range(len(left)):
+        left[s] = 0.0
+        if uses_classes(criterion):
+            right_terms += class_term(criterion, node_statistics[s], integer_weights)
+    return right_terms
+
+
+@jit(inline="always")
+def candidate_gain(
+    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left_first, left_second,
+    node_first, node_second, node_cost, l2, integer_weights, min_samples_leaf, min_child_weight,
+):  # fmt: skip
+    """Cost decrease of the split at a sweep position, or -inf if a child is too small.
+
+    Class criteria use the sweep sums ``left_terms``/``right_terms`` (``A_L``, ``A_R``);
+    moment criteria use the left child's moments and the node's. A child must hold
+    ``min_samples_leaf`` rows and ``min_child_weight`` of weight (of hessian for
+    newton: LightGBM's ``min_sum_hessian_in_leaf``).
+    """
+    if left_count < min_samples_leaf or n_node - left_count < min_samples_leaf:
+        return -np.inf
+    right_weight = node_weight - left_weight
+    if uses_classes(criterion):
+        if left_weight < min_child_weight or right_weight < min_child_weight:
+            return -np.inf
+        children = class_cost(criterion, left_weight, left_terms, integer_weights) + class_cost(
+            criterion, right_weight, right_terms, integer_weights
+        )
+    else:
+        right_first = node_first - left_first
+        right_second = node_second - left_second
+        if criterion == NEWTON:
+            if left_second < min_child_weight or right_second < min_child_weight:
+                return -np.inf
+        elif left_weight < min_child_weight or right_weight < min_child_weight:
+            return -np.inf
+        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
+            criterion, right_first, right_second, right_weight, l2
+        )
+    return node_cost - children
+
+
+@jit(inline="always")
+def screening_tolerance(node_weight):
+    """Slack of the incremental class sums: bound of their rounding drift over a scan.
+
+    The sums ``A_L``, ``A_R`` are of size about ``W ln W`` and drift by a few ulps per
+    move; 1e-9 relative covers any scan with margin.
+    """
+    return 1e-9 * node_weight * (1.0 + np.log(node_weight + 1.0))
+
+
+@jit
+def exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights):
+    """Gain of a class-criterion candidate recomputed from its left counts.
+
+    Candidates are screened with the incremental sums, but compared on this value:
+    with integer weights the counts are exact, so the histogram scan and the sorted
+    sweep (whose incremental sums round differently) make identical choices, ties
+    included. Called only for candidates within the screening tolerance of the best.
+
+    Parameters
+    ----------
+    left, node_statistics : float64 arrays of shape (n_classes,)
+        Per-class weights of the left child and of the node.
+    """
+    left_terms = 0.0
+    right_terms = 0.0
+    for c in range(len(left)):
+        left_terms += class_term(criterion, left[c], integer_weights)
+        right_terms += class_term(criterion, node_statistics[c] - left[c], integer_weights)
+    return node_cost - (
+        class_cost(criterion, left_weight, left_terms, integer_weights)
+        + class_cost(criterion, node_weight - left_weight, right_terms, integer_weights)
+    )
 
 
 @jit(inline="always")
@@ -135,6 +283,12 @@ def boundary_points_suffice(criterion, min_samples_leaf, min_child_weight):
     can make a non-boundary cut the best feasible one, so the shortcut is off then.
     """
     return (criterion == ENTROPY or criterion == GINI) and min_samples_leaf <= 1 and min_child_weight <= 0.0
+
+
+@jit(inline="always")
+def draws_split(criterion):
+    """Whether the split is drawn at random (RF-rand, ``_scans.random_split``) instead of searched."""
+    return criterion == RANDOM
 
 
 @jit(inline="always")

@@ -6,7 +6,7 @@ import numpy as np
 
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
-from . import _builder, _criteria, _splitter
+from . import _builder, _criteria, _frontier, _histograms, _listwise, _rows
 from ._tree import Tree
 
 
@@ -21,8 +21,7 @@ class TreeParams:
     criterion: int
     n_classes: int
     max_features: int
-    expansion: int = _builder.DEPTH
-    leaf_kind: int = _builder.LEAF_MEAN
+    expansion: int = _frontier.DEPTH
     l2_regularization: float = 0.0
     max_depth: int = -1
     min_samples_split: int = 2
@@ -35,6 +34,15 @@ class TreeParams:
     max_queries: int = -1
     n_threads: int = 1
 
+    def growth_params(self) -> "_builder.GrowthParams":
+        """The builder's bundle, every field with the type its compiled signature has."""
+        return _builder.GrowthParams(
+            int(self.criterion), int(self.n_classes), float(self.l2_regularization), int(self.max_depth),
+            int(self.min_samples_split), int(self.min_samples_leaf), float(self.min_child_weight),
+            float(self.min_gain_to_split), int(self.max_leaf_nodes), int(self.max_features), int(self.expansion),
+            int(self.n_threads),
+        )  # fmt: skip
+
 
 @dataclass(frozen=True)
 class TrainingSet:
@@ -46,7 +54,9 @@ class TrainingSet:
     n_bins : ndarray of shape (n_features,), int32
     bin_thresholds, bin_values : ndarray of shape (n_features, max_bins), float64
     targets : ndarray of shape (n_rows, n_target_columns), float64
-    leaf_targets : ndarray of shape (n_rows,), float64
+    leaf_targets : ndarray of shape (n_rows,) or (0,), float64
+        The values averaged into node values; empty when the caller computes its
+        own (boosting).
     query_of_row : ndarray of shape (n_rows,), int64
     query_boundaries : ndarray of shape (n_queries + 1,), int64
     row_gains : ndarray of shape (n_rows,), float64
@@ -86,43 +96,18 @@ def binned_features(
     return {"X_binned": binner.transform(X), "n_bins": binner.n_bins_, "bin_thresholds": thresholds, "bin_values": bin_values}
 
 
-# Histogram pool of the sibling subtraction: at most this many bytes per tree. A node
-# that finds no free slot has its histograms summed from its rows again: slower,
-# never different.
-POOL_BYTES = 1 << 27
-
-
 def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> np.ndarray | None:
-    """The pooled all-feature histograms of ``build_tree``, or None where they do not apply.
+    """The tree's histogram pool (``_histograms.histogram_pool``), or None where it does not apply.
 
-    They apply to moment criteria (variance, newton) examining every feature at every
-    node, in pointwise trees grown with histogram scans: the sibling subtraction needs
-    a node's histograms of all features. The pool holds at most ``POOL_BYTES``, and
-    never more slots than the tree can have frontier nodes (plus scratch); fewer
-    than two slots is no pool.
-
-    Returns
-    -------
-    ndarray of shape (n_slots, n_features, max_bins, n_hist_columns), float64, or None
-        Uninitialised: the builder overwrites a slot before reading it, so one pool
-        serves every tree of a fit grown one at a time (boosting).
+    Listwise trees and the sorted sweep search without one; a pool serves every tree
+    of a fit grown one at a time (boosting).
     """
-    n_features = data.X_binned.shape[1]
-    if (
-        _criteria.uses_classes(params.criterion)
-        or params.listwise_depth > 0
-        or params.sorted_sweep
-        or params.max_features < n_features
-    ):
+    if params.listwise_depth > 0 or params.sorted_sweep:
         return None
-    max_bins = data.bin_thresholds.shape[1]
-    n_columns = _splitter.n_hist_columns(params.criterion)
-    slot_bytes = max(n_features * max_bins * n_columns * 8, 1)
     max_frontier = params.max_leaf_nodes if params.max_leaf_nodes > 0 else n_tree_rows
-    n_slots = min(POOL_BYTES // slot_bytes, max_frontier + 2)
-    if n_slots < 2:
-        return None
-    return np.empty((n_slots, n_features, max_bins, n_columns), dtype=FLOAT_DTYPE)
+    return _histograms.histogram_pool(
+        params.criterion, data.X_binned.shape[1], data.bin_thresholds.shape[1], params.max_features, max_frontier
+    )
 
 
 def grow_tree(
@@ -152,31 +137,31 @@ def grow_tree(
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     if histograms is None:
         histograms = histogram_pool(data, params, len(samples))
+    capacity = max(1, 2 * len(samples) - 1)
     listwise = None
     if params.listwise_depth > 0:
-        listwise = (
+        listwise = _listwise.new_listwise(
             params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries, data.row_gains,
-            copies, query_weights, cumulative_discount,
+            copies, query_weights, cumulative_discount, len(samples), data.bin_thresholds.shape[1],
         )  # fmt: skip
-    sweep_order = np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None
-    capacity = max(1, 2 * len(samples) - 1)
-    nodes = np.empty(capacity, dtype=NODE_DTYPE)
-    values = np.empty(capacity, dtype=FLOAT_DTYPE)
-    n_node_samples = np.empty(capacity, dtype=INDEX_DTYPE)
-    weighted_n_node_samples = np.empty(capacity, dtype=FLOAT_DTYPE)
-    feature_gains = np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE)
+    n_features = data.X_binned.shape[1]
+    output = _builder.TreeOutput(
+        np.empty(capacity, dtype=NODE_DTYPE), np.empty(capacity, dtype=FLOAT_DTYPE), np.empty(capacity, dtype=INDEX_DTYPE),
+        np.empty(capacity, dtype=FLOAT_DTYPE), np.zeros(n_features, dtype=FLOAT_DTYPE), row_leaf,
+    )  # fmt: skip
     n_nodes = _builder.build_tree(
-        data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values, data.targets, data.leaf_targets,
-        weights, samples, params.criterion, params.n_classes, params.l2_regularization, params.leaf_kind,
-        params.max_depth, params.min_samples_split, params.min_samples_leaf, params.min_child_weight,
-        params.min_gain_to_split, params.max_leaf_nodes, params.max_features, params.expansion, rng_state,
-        sweep_order, histograms, listwise, params.n_threads, nodes, values, n_node_samples, weighted_n_node_samples,
-        feature_gains, row_leaf,
+        _builder.Binned(data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values),
+        _rows.sorted_rows(samples, data.targets, weights), data.leaf_targets, params.growth_params(),
+        _builder.new_workspace(
+            capacity, n_features, data.bin_thresholds.shape[1], _criteria.n_statistics(params.criterion, params.n_classes)
+        ),
+        rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
+        None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,
     )  # fmt: skip
     return Tree(
-        nodes=nodes[:n_nodes].copy(),
-        values=values[:n_nodes].copy(),
-        n_node_samples=n_node_samples[:n_nodes].copy(),
-        weighted_n_node_samples=weighted_n_node_samples[:n_nodes].copy(),
-        feature_gains=feature_gains,
+        nodes=output.nodes[:n_nodes].copy(),
+        values=output.values[:n_nodes].copy(),
+        n_node_samples=output.n_node_samples[:n_nodes].copy(),
+        weighted_n_node_samples=output.weighted_n_node_samples[:n_nodes].copy(),
+        feature_gains=output.feature_gains,
     )

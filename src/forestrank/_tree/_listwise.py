@@ -72,10 +72,9 @@ With a cutoff (``ndcg_k``) the same holds of the outside blocks starting at or p
 it: the node's parts can only push them further down, so they are worth 0 and are
 left out like the blocks without gain (their copies still count in the positions).
 
-On MQ2008 Fold1 (one tree, default settings) these cut the re-evaluations from
-1.28 M to 0.57 M per tree and the tree's time by a third. The O(1) crossing updates
-replaced ~210 k of the remaining re-evaluations there (-3% time) and made a tree of
-``make_ranking`` 18-20% faster at 20k and 50k rows.
+On MQ2008 these rules leave fewer than half of the re-evaluations, and the O(1)
+crossing updates replace a further sixth (``docs/design.md``, "The listwise
+criterion", has the counts).
 
 Per node: O(n + sum_q m_q + D log D) to build the blocks and the sorted array of
 their ``M`` scores, ``D`` of them distinct (a counting sort, ``_sort_events``); per
@@ -87,10 +86,9 @@ crossings are the cost of exactness: each query whose order with respect to a ch
 changes must be updated, so a candidate costs up to O(Q_node log m). With a fixed
 number of documents per query, Q_node of a node of given size grows with the number
 of queries, and so the time per tree grows faster than the rows
-(``benchmarks/bench_listwise_scaling.py``; exponent in ``benchmarks/RESULTS.md``).
-Measured on ``make_ranking`` (100 documents per query): from 20k to 200k rows the
-events summed over a tree's nodes grow 26-fold while the cycles per event stay flat,
-so that growth is the one of ``sum_q m_q`` per node, not of cache misses.
+(``benchmarks/bench_listwise_scaling.py``; exponent in ``benchmarks/RESULTS.md``);
+the cost per event stays flat as the data grows, so that growth is the one of
+``sum_q m_q`` per node, not of cache misses.
 
 Document weights count as copies (a weight-2 document is two identical documents,
 so scikit-learn's sample-weight equivalence holds); positions are then real numbers
@@ -99,12 +97,14 @@ with integer weights and grades the sweep's means are the very doubles the build
 stores in the children, so ties are detected exactly.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._jit import jit, nowrap
 from .._prefetch import GATHER_DISTANCE, prefetch
 from ..metrics._discount import discount_table
-from . import _rng, _splitter
+from . import _rng, _scans
 
 # Columns of the per-query ("slot") float table.
 COUNT = 0  # node documents of the query (copies)
@@ -135,7 +135,7 @@ LISTED_SHIFT = 2
 # table with the first three as columns. The node's blocks (``prepare_node``) are
 # columns of a field-major table, ``blocks[field, block]``: a query's scores are
 # then contiguous, so its binary searches read one or two cache lines, not one
-# per probe (re-evaluations on 200k rows of ``make_ranking`` miss the caches).
+# per probe (on large data the re-evaluations miss the caches).
 SCORE = 0
 BLOCK_COUNT = 1
 BLOCK_GAIN = 2
@@ -549,7 +549,7 @@ def prepare_node(
             slot_values[nowrap(s), COUNT] += copies[row]
             slot_values[nowrap(s), GAIN] += copies[row] * row_gains[row]
 
-    n_blocks = 0
+    n_blocks = np.int64(0)  # not a literal 0: ``_sort_events`` would compile for Literal[int](0) too
     parent_total = 0.0
     for s in range(n_slots):
         q = slot_ints[s, QUERY]
@@ -631,7 +631,6 @@ def _merge_runs(source, target, low, middle, high):
             j += 1
 
 
-@jit
 def event_sort_table(n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """The empty hash table of ``_sort_events`` for up to ``n_rows`` events.
 
@@ -666,8 +665,8 @@ def _sort_events(
     """Every outside block's score and event (slot and row in ``blocks``), scores increasing.
 
     A counting sort by distinct score: a node's blocks share few scores (a leaf's
-    score recurs in every query with documents in it: 3.1 blocks per distinct score
-    on MQ2008 Fold1, 5.3 on 100k rows of ``make_ranking``), so the ``D`` distinct
+    score recurs in every query with documents in it: three to five blocks per
+    distinct score on MQ2008 and ``make_ranking``), so the ``D`` distinct
     scores are collected in a hash table (``table_*``, all counts -1 on entry and on
     return; ``2**bits >= 2 n_events`` slots are used; ``spare_blocks[b]`` keeps
     block ``b``'s table slot, so each block is hashed once), sorted by a bottom-up
@@ -798,8 +797,8 @@ def _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
     first = slot_ints[s, FIRST_BLOCK]
     end = slot_ints[s, END_BLOCK]
     # Most such queries have every relevant block above the span (their relevant
-    # documents sit in high-scoring leaves; on MQ2008 Fold1, 127 k of the 147 k per
-    # tree that cannot change): the lowest block decides without a search.
+    # documents sit in high-scoring leaves; on MQ2008 most of those that cannot
+    # change): the lowest block decides without a search.
     if first == end or blocks[SCORE, nowrap(end - 1)] > span_high or blocks[SCORE, nowrap(first)] < span_low:
         return True
     j = _first_not_above(blocks[SCORE], first, end, span_high)
@@ -883,8 +882,8 @@ def _cross_blocks(
     part) and a part without gain crossing a block without gain. When the crossed
     blocks outnumber four times the queries with a part on this side
     (``side_slots[:n_side]``), those queries are listed instead: an update costs a
-    fraction of a re-evaluation (on ``make_ranking`` at 20k rows, listing beyond
-    1x took 1.71 s per tree, 3x 1.37-1.45 s, 4x-8x 1.36-1.37 s). ``kept_events`` is
+    fraction of a re-evaluation (the factor 4 was the fastest of 1 to 8 tried on
+    ``make_ranking``; ``docs/design.md``, "The listwise criterion"). ``kept_events`` is
     int64 scratch for one more entry than the events crossed.
 
     Returns the change of the running total, the new length of ``listed`` and the
@@ -947,7 +946,7 @@ def listwise_sweep(
 ):  # fmt: skip
     """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
 
-    Samples move to the left child in bin order (``_splitter.sort_by_bin``); at each
+    Samples move to the left child in bin order (``_scans.sort_by_bin``); at each
     end of a run of equal bins the children's scores are the running weighted means
     of ``leaf_targets`` and only the queries listed in the module docstring are
     re-evaluated. Returns (is_constant, gain, bin, next bin) like the other scans;
@@ -971,10 +970,10 @@ def listwise_sweep(
     candidate_gains : None or float64 array of shape (n_bins,)
         When given, receives the gain of every evaluated cut at its bin (tests
         compare each with a brute-force recomputation); None compiles it away.
-    Others : see ``prepare_node`` and ``_splitter.best_split``.
+    Others : see ``prepare_node`` and ``_scans.histogram_scan``.
     """
     n_node = end - start
-    if _splitter.sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order) == 1:
+    if _scans.sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order) == 1:
         return True, best_gain, -1, -1
     for s in range(n_slots):
         slot_values[s, LEFT_COUNT] = 0.0
@@ -1095,38 +1094,137 @@ def listwise_sweep(
     return False, best_gain, best_bin, best_next
 
 
-@jit(refcounted=False)
-def best_listwise_split(
-    X_binned, samples, start, end, row_weights, position_slot, position_values, node_weight, node_target_sum,
-    node_score, min_samples_leaf, min_child_weight, max_features, features, rng_state, cumulative_discount,
-    slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count,
-    occupied, order, touched, listed, open_slots, kept_events,
-):  # fmt: skip
-    """Best listwise split over up to ``max_features`` usable features (``_splitter.best_split``'s rule).
+# --- the interface the builder and the splitter use ------------------------------------
 
-    Returns (feature, bin, next bin, gain) with feature -1 when no split is valid.
+Listwise = namedtuple(
+    "Listwise",
+    [
+        "depth", "max_queries", "query_of_row", "query_boundaries", "row_gains", "copies", "cumulative_discount",
+        "query_scales", "scale", "horizon", "tree_blocks", "n_query_blocks", "query_slot", "slot_values", "slot_ints",
+        "blocks", "event_scores", "event_blocks", "spare_scores", "spare_blocks", "table_scores", "table_counts",
+        "touched", "listed", "open_slots", "position_slot", "position_values", "order", "histogram_count", "occupied",
+    ],
+)  # fmt: skip
+Listwise.__doc__ = """What one tree's listwise splits read and the scratch they write (``new_listwise``).
+
+depth : int
+    Nodes shallower than this (root = 0) split listwise (> 0).
+max_queries : int
+    Queries sampled per listwise split (-1: all; §4.4.2, heuristic 1).
+query_of_row : int64 array of shape (n_rows,)
+query_boundaries : int64 array of shape (n_queries + 1,)
+    The queries (rows grouped by query).
+row_gains, copies : float64 arrays of shape (n_rows,)
+    ``2^l - 1`` of every row, and its copies in this tree (0: not in the tree).
+cumulative_discount : float64 array
+    ``cumulative_discounts`` for those copies.
+query_scales : float64 array of shape (n_queries,)
+    ``w_q / IDCG_q`` (``query_scales``).
+scale : float
+    ``1 / sum_q w_q``: a gain times this is the change of the mean expected NDCG.
+horizon : int
+    ``discount_horizon(cumulative_discount)``.
+The rest : every query's tie blocks over the tree (``start_query_blocks``) and the
+    scratch of ``prepare_node`` and ``listwise_sweep`` (the last two, all zero
+    between sweeps, that of ``_scans.sort_by_bin``).
+"""
+
+NodeLists = namedtuple("NodeLists", ["n_slots", "n_events", "parent_total", "target_sum", "score"])
+NodeLists.__doc__ = """A listwise node after ``open_node``: its scored queries (slots), outside
+blocks (events) and ``sum_q w_q E[DCG_q] / IDCG_q`` before the split; its
+``sum w * leaf_target`` and score."""
+
+
+def new_listwise(
+    depth: int,
+    max_queries: int,
+    query_of_row: np.ndarray,
+    query_boundaries: np.ndarray,
+    row_gains: np.ndarray,
+    copies: np.ndarray,
+    query_weights: np.ndarray,
+    cumulative_discount: np.ndarray,
+    n_tree_rows: int,
+    max_bins: int,
+) -> Listwise:
+    """A tree's ``Listwise``: its queries' scales and the scratch of every node evaluation.
+
+    ``query_weights`` (float64, (n_queries,)) is each query's weight in the mean
+    expected NDCG; ``n_tree_rows`` the rows of the tree (weight > 0); ``max_bins``
+    the widest feature's bins. The other arguments are the fields of the same names.
     """
-    best_gain = -np.inf
-    best_feature = -1
-    best_bin = -1
-    best_next = -1
-    n_usable = 0
-    for i in range(len(features)):
-        if n_usable >= max_features:
-            break
-        feature = _splitter.draw_feature(features, i, rng_state)
-        constant, gain, b, after = listwise_sweep(
-            X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
-            node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values,
-            slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied,
-            order, touched, listed, open_slots, kept_events, best_gain, None,
+    n_rows = len(query_of_row)
+    n_queries = len(query_boundaries) - 1
+    scales = np.zeros(n_queries)
+    largest_query = int(np.diff(query_boundaries).max(initial=0))
+    total_query_weight = query_scales(
+        query_boundaries, row_gains, copies, query_weights, cumulative_discount, scales, np.empty(largest_query)
+    )
+    table_scores, table_counts = event_sort_table(n_rows)
+    return Listwise(
+        int(depth), int(max_queries), query_of_row, query_boundaries, row_gains, copies, cumulative_discount, scales,
+        1.0 / total_query_weight if total_query_weight > 0.0 else 0.0, int(discount_horizon(cumulative_discount)),
+        np.empty((n_rows, N_TREE_BLOCK_COLUMNS)), np.zeros(n_queries, dtype=np.int64), np.full(n_queries, -1, dtype=np.int64),
+        np.empty((n_queries, N_SLOT_COLUMNS)), np.empty((n_queries, N_SLOT_INT_COLUMNS), dtype=np.int64),
+        np.empty((N_BLOCK_FIELDS, n_rows)), np.empty(n_rows), np.empty(n_rows, dtype=np.int64), np.empty(n_rows),
+        np.empty(n_rows, dtype=np.int64),  # spare_blocks: also the sweeps' kept events (a node has 2+ rows)
+        table_scores, table_counts,
+        np.empty(n_queries + 1, dtype=np.int64),  # touched and listed: a spare entry each (``_list_once``)
+        np.empty(n_queries + 1, dtype=np.int64), np.empty(n_queries, dtype=np.int64),
+        np.empty(n_tree_rows, dtype=np.int64), np.empty((n_tree_rows, N_POSITION_COLUMNS)),
+        np.empty((n_tree_rows, 3), dtype=np.int64), np.zeros(max_bins, dtype=np.int64),
+        np.zeros((max_bins + 63) // 64, dtype=np.uint64),
+    )  # fmt: skip
+
+
+@jit(inline="always")
+def place_node(listwise, samples, start, end, is_root, parent_score, score):
+    """Give the rows ``samples[start:end]`` of a new node its score in the tree's blocks."""
+    if is_root:
+        start_query_blocks(
+            listwise.query_boundaries, listwise.row_gains, listwise.copies, score, listwise.tree_blocks,
+            listwise.n_query_blocks,
         )  # fmt: skip
-        if constant:
-            continue
-        n_usable += 1
-        if b >= 0:
-            best_gain = gain
-            best_feature = feature
-            best_bin = b
-            best_next = after
-    return best_feature, best_bin, best_next, best_gain
+    else:
+        move_to_child(
+            samples, start, end, parent_score, score, listwise.query_of_row, listwise.query_boundaries,
+            listwise.row_gains, listwise.copies, listwise.tree_blocks, listwise.n_query_blocks, listwise.query_slot,
+            listwise.slot_values, listwise.slot_ints,
+        )  # fmt: skip
+
+
+@jit(inline="always")
+def single_grade(statistics):
+    """Whether a node's documents all have one grade (``statistics``: float64, the weight of
+    each grade); then every split leaves every query's expected DCG as it is."""
+    n_present = 0
+    for c in range(len(statistics)):
+        n_present += statistics[c] > 0.0
+    return n_present <= 1
+
+
+@jit(inline="always")
+def open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state):
+    """``prepare_node`` for the node ``rows.samples[start:end]`` of score ``score``; the sweeps follow."""
+    n_slots, n_events, parent_total = prepare_node(
+        rows.samples, start, end, score, rows.weights, leaf_targets, listwise.query_of_row, listwise.query_boundaries,
+        listwise.tree_blocks, listwise.n_query_blocks, listwise.row_gains, listwise.copies, listwise.query_scales,
+        listwise.max_queries, rng_state, listwise.cumulative_discount, listwise.horizon, listwise.query_slot,
+        listwise.slot_values, listwise.slot_ints, listwise.blocks, listwise.event_scores, listwise.event_blocks,
+        listwise.spare_scores, listwise.spare_blocks, listwise.table_scores, listwise.table_counts,
+        listwise.position_slot, listwise.position_values,
+    )  # fmt: skip
+    return NodeLists(n_slots, n_events, parent_total, target_sum, score)
+
+
+@jit(inline="always")
+def sweep_feature(X_binned, feature, rows, node, params, listwise, lists, best_gain):
+    """``listwise_sweep`` of ``feature`` in the node ``open_node`` prepared: (is_constant, gain, bin, next bin)."""
+    return listwise_sweep(
+        X_binned, feature, rows.samples, node.start, node.end, rows.weights, listwise.position_slot,
+        listwise.position_values, node.weight, lists.target_sum, lists.score, params.min_samples_leaf,
+        params.min_child_weight, listwise.cumulative_discount, listwise.slot_values, listwise.slot_ints,
+        listwise.blocks, lists.n_slots, listwise.event_scores, listwise.event_blocks, lists.n_events,
+        lists.parent_total, listwise.histogram_count, listwise.occupied, listwise.order, listwise.touched,
+        listwise.listed, listwise.open_slots, listwise.spare_blocks, best_gain, None,
+    )  # fmt: skip

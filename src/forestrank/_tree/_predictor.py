@@ -13,10 +13,9 @@ which of the two kernels runs:
   of rows is about to read, so their cache misses overlap. On trees that fit the
   caches the prefetches and the bookkeeping only cost time.
 
-Every array index in these loops goes through ``nowrap`` (``_jit.py``): on 100 fully
-grown trees x 50k rows that alone took the deep kernel from 0.75 to 0.54 s, the plain
-one on MQ2008 forests from 1.37 to 1.13 s and on 31-leaf boosted trees from 0.60 to
-0.52 s (one thread, same process, bitwise-equal sums).
+Every array index in these loops goes through ``nowrap`` (``_jit.py``), which alone
+made both kernels 15-30% faster with bitwise-equal sums. The block sizes and pass
+lengths below were chosen by measurement (``docs/design.md``, "Prediction").
 """
 
 import numpy as np
@@ -24,21 +23,17 @@ import numpy as np
 from .._jit import jit, nowrap
 from .._prefetch import prefetch
 
-ROW_BLOCK = 16  # rows descending together; 8-16 measured best (0.15 s vs 0.22 s at 128, 200k rows)
+ROW_BLOCK = 16  # rows descending together (8-16 measured best, 128 a third slower)
 # Bytes of X visited by every tree before the next tree: a fully grown tree on 126k
 # rows holds ~1 MB of nodes, so its deep levels stay cached while a pass of rows
-# reuses them, and the pass's rows stay in the last-level cache across trees.
-# Measured on 50k rows x 136 float64 features x 100 such trees: 0.84 s with 4096-row
-# passes (4.5 MB), vs 1.04-1.17 s one block at a time and 1.15-1.6 s at 16k+ rows.
+# reuses them, and the pass's rows stay in the last-level cache across trees (4096
+# rows of 136 features measured faster than one block at a time or 16k+ rows).
 PASS_BYTES = 4096 * 136 * 8
-# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs. Measured
-# single-threaded (benchmarks/RESULTS.md, "Prediction experiments"): at 1.1 MB per tree
-# (fully grown, 126k rows) it takes 0.72 s vs 0.96 s; at 34 KB (fully grown on MQ2008)
-# 0.76 s vs 0.61 s and at 1 KB (31-leaf boosted trees) 0.48 s vs 0.38 s. Between
-# the two measured sizes the switch sits at half of this machine's 512 KiB L2.
+# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs: it wins
+# on trees of a megabyte and loses on trees that fit L2 (34 KB, 1 KB); the switch
+# sits between the measured sizes, at half of a typical 512 KiB L2.
 DEEP_TREE_BYTES = 256 * 1024
-# Rows descending together in ``add_deep_tree_values``: 128 rows 0.359 s, 64 0.385 s,
-# 32 0.414 s on the 1.1 MB trees with 2 threads.
+# Rows descending together in ``add_deep_tree_values`` (128 measured faster than 64 or 32).
 DEEP_ROW_BLOCK = 128
 
 
@@ -58,7 +53,8 @@ def add_tree_values(X, nodes, tree_offsets, pass_bytes, out):
     tree_offsets : int64 array of shape (n_trees,)
         First node of each tree.
     pass_bytes : int
-        Bytes of X per pass (``PASS_BYTES`` for forests; see ``pass_bytes_for``).
+        Bytes of X per pass: ``PASS_BYTES`` for forests, less for boosting's small trees
+        (the estimators' ``_predict_pass_bytes``).
     out : float64 array of shape (n_rows,)
         Accumulator, updated in place.
     """

@@ -1,4 +1,4 @@
-"""Per-tree random numbers with explicit state (ARCHITECTURE.md §3).
+"""Per-tree random numbers with explicit state (``docs/design.md``, "Reproducibility").
 
 numba's ``np.random`` keeps one hidden state per thread, so results would depend on
 which thread built which tree. Every tree instead carries its own xoroshiro128+

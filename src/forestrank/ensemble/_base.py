@@ -1,4 +1,4 @@
-"""The ranking contract every forestrank estimator follows (ARCHITECTURE.md §1).
+"""The ranking contract every forestrank estimator follows (``docs/design.md``, "Public contract").
 
 ``fit(X, y, qid=None, sample_weight=None)`` takes rows in any order with one query id
 per row; :meth:`BaseRanker._validate_training_data` validates everything once and

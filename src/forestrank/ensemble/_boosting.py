@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
-from .._tree import _builder, _criteria, _rng
+from .._tree import _criteria, _frontier, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
@@ -126,8 +126,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     """
 
     # Small trees: a few rows at a time through all of them, so the rows stay in L1
-    # and every tree's nodes in L2. 50k rows x 136 features x 100 trees of 31
-    # leaves: 0.098 s with 64 KiB passes, 0.120 s with the forests' 4.5 MB passes.
+    # and every tree's nodes in L2 (measured faster than the forests' large passes).
     _predict_pass_bytes = 1 << 16
 
     _parameter_constraints = {
@@ -215,7 +214,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
         binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
-        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(n_rows))
+        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
         X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
         train_eval = _EvalSet("train", X_train_kernel, y_train, boundaries, raw)
 
@@ -354,8 +353,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             criterion=_criteria.VARIANCE if squared else _criteria.NEWTON,
             n_classes=0,
             max_features=resolve_max_features(self.max_features, n_features),
-            expansion=_builder.BEST,
-            leaf_kind=_builder.LEAF_MEAN if squared else _builder.LEAF_NEWTON,
+            expansion=_frontier.BEST,
             l2_regularization=0.0 if squared else self.l2_regularization,
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=2,
@@ -508,7 +506,7 @@ class LambdaMART(BaseBoostingRanker):
     iteration every score is tied, so the order of each query's documents in ``X``
     shapes the first trees' |dNDCG| weights and, through them, the model. On MQ2008
     that order alone moves the 5-fold MAP of either implementation by about ±0.002
-    (``benchmarks/RESULTS.md``, issue 5); compare rankers over several orders.
+    (``benchmarks/RESULTS.md``, "LambdaMART and PLRank"); compare rankers over several orders.
 
     Examples
     --------

@@ -7,7 +7,7 @@ the relevance grades, a leaf scores its documents with their expected relevance
 ``sum_c P(c | leaf) F(c)`` (Eq. 9), and the forest averages its trees (Eq. 10).
 
 Trees are built in parallel with joblib (threads, or the backend the caller configured;
-ARCHITECTURE.md §4): the binned matrix is shared read-only and every tree runs one
+``docs/design.md``, "Parallelism"): the binned matrix is shared read-only and every tree runs one
 ``nogil`` kernel with its own random state, derived from ``random_state`` and the
 tree's index only, so the model is identical for any ``n_jobs`` or joblib backend and
 a ``warm_start`` continuation equals a single fit.
@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
-from .._tree import _builder, _criteria, _rng
+from .._tree import _criteria, _frontier, _rng
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
@@ -117,7 +117,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
         "min_gain_to_split": [Interval(Real, 0.0, None, closed="left")],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
-        "expansion": [StrOptions(set(_builder.EXPANSIONS))],
+        "expansion": [StrOptions(set(_frontier.EXPANSIONS))],
         "query_subsample": [Interval(Real, 0.0, 1.0, closed="right")],
         "bootstrap": ["boolean"],
         "sample_level": [StrOptions({"query", "document"})],
@@ -485,10 +485,10 @@ class RFPointRanker(BaseForestRanker):
 
     @property
     def _requires_grades(self) -> bool:
-        return self.criterion != "variance"
+        return _criteria.NAMES[self.criterion] in _criteria.CLASS_CRITERIA
 
     def _targets(self, y: np.ndarray) -> np.ndarray:
-        if self.criterion == "variance":
+        if not self._requires_grades:
             return y[:, None].copy()
         self.classes_ = np.unique(y)
         return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
@@ -504,7 +504,7 @@ class RFPointRanker(BaseForestRanker):
             criterion=criterion,
             n_classes=len(self.classes_) if criterion in _criteria.CLASS_CRITERIA else 0,
             max_features=resolve_max_features(self.max_features, n_features),
-            expansion=_builder.EXPANSIONS[self.expansion],
+            expansion=_frontier.EXPANSIONS[self.expansion],
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=_resolve_count(self.min_samples_split, n_rows),
             min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._tree import _builder, _criteria, _listwise
+from .._tree import _criteria, _frontier, _listwise
 from .._tree._grow import TrainingSet, TreeParams
 from ._base import RankingData
 from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
@@ -133,7 +133,7 @@ class RFListRanker(BaseForestRanker):
     _requires_grades = True
     _parameter_constraints = {
         **BaseForestRanker._parameter_constraints,
-        "expansion": [StrOptions(set(_builder.EXPANSIONS) - {"best"})],
+        "expansion": [StrOptions(set(_frontier.EXPANSIONS) - {"best"})],
         "discount": "no_validation",  # checked by _resolve_discount
         "ndcg_k": [Interval(Integral, 1, None, closed="left"), None],
         "max_queries_per_split": [Interval(Integral, 1, None, closed="left"), None],
@@ -231,7 +231,7 @@ class RFListRanker(BaseForestRanker):
             criterion=_criteria.ENTROPY,
             n_classes=len(self.classes_),
             max_features=resolve_max_features(self.max_features, n_features),
-            expansion=_builder.EXPANSIONS[self.expansion],
+            expansion=_frontier.EXPANSIONS[self.expansion],
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=_resolve_count(self.min_samples_split, n_rows),
             min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),

@@ -1,0 +1,254 @@
+"""The histogram pool: per-bin sums of every feature kept per frontier node, and the sibling subtraction.
+
+A moment criterion examining every feature at every node (boosting) can keep each
+frontier node's all-feature histograms: a split then costs one pass over the
+*smaller* child's rows, and the larger child's histograms are the parent's minus
+the smaller child's (``pair_histograms``; scikit-learn's ``histogram.pyx`` and
+LightGBM do the same). ``fill_histograms`` sums all features of a node in one pass
+over its rows, since a row's bins are contiguous in the C-ordered ``X_binned``; the
+split search reads a feature's candidates from a slot (``_scans.pooled_scan``).
+Random forests draw a new feature subset at every node and class criteria have
+per-class statistics, so neither uses the pool (``histogram_pool`` returns None).
+
+The pool is an array of slots, ``histograms[slot, feature, bin, column]``. Each node
+holds at most one slot; the last slot is scratch, filled and released within one
+node when no slot is free (slower, never different).
+"""
+
+from collections import namedtuple
+
+import numba
+import numpy as np
+
+from .._common import FLOAT_DTYPE
+from .._jit import jit
+from .._prefetch import GATHER_DISTANCE, prefetch
+from . import _criteria
+
+# Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).
+HIST_FIRST = 0  # sum of the first moment (w * g, or w * y)
+HIST_SECOND = 1  # sum of the second moment (w * h, or w * y^2)
+HIST_COUNT = 2
+HIST_WEIGHT = 3  # only where the child minimum is on the weight
+
+# At most this many bytes of pooled histograms per tree.
+POOL_BYTES = 1 << 27
+
+FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is searched
+
+Pool = namedtuple("Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch"])
+Pool.__doc__ = """A tree's histograms and their bookkeeping (``new_pool``).
+
+histograms : float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+node_slot : int64 array of shape (n_nodes capacity,)
+    Each node's slot, -1 for none, ``FILL_LATER`` for one to fill when searched.
+free_slots : int64 array of shape (n_slots - 1,)
+    A stack of the free slots; ``n_free[0]`` of them.
+n_free : int64 array of shape (1,)
+scratch : int
+    The last slot.
+"""
+
+
+def histogram_pool(criterion: int, n_features: int, max_bins: int, max_features: int, max_frontier: int) -> np.ndarray | None:
+    """The pooled all-feature histograms of a tree, or None where the pool does not apply.
+
+    It applies to moment criteria (``_criteria.pools_histograms``) examining every
+    feature at every node with histogram scans (callers pass None for listwise trees
+    and the sorted sweep). It holds at most ``POOL_BYTES`` and never more slots than
+    the tree can have frontier nodes (``max_frontier``) plus scratch; fewer than two
+    slots is no pool.
+
+    Returns
+    -------
+    ndarray of shape (n_slots, n_features, max_bins, n_hist_columns), float64, or None
+        Uninitialised: a slot is overwritten before it is read, so one pool serves
+        every tree of a fit grown one at a time (boosting).
+    """
+    if not _criteria.pools_histograms(criterion) or max_features < n_features:
+        return None
+    n_columns = _criteria.n_hist_columns(criterion)
+    slot_bytes = max(n_features * max_bins * n_columns * 8, 1)
+    n_slots = min(POOL_BYTES // slot_bytes, max_frontier + 2)
+    if n_slots < 2:
+        return None
+    return np.empty((n_slots, n_features, max_bins, n_columns), dtype=FLOAT_DTYPE)
+
+
+def new_pool(histograms: np.ndarray, capacity: int) -> Pool:
+    """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free."""
+    scratch = len(histograms) - 1
+    return Pool(histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]), scratch)
+
+
+@jit(inline="always")
+def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature):
+    """Add the node's rows to the histograms of features ``first_feature:last_feature``."""
+    last_column = row_targets.shape[1] - 1
+    weighted = histogram.shape[2] > HIST_WEIGHT
+    for position in range(start, end):
+        if position + GATHER_DISTANCE < end and first_feature < last_feature:  # every line of the row's range ahead
+            ahead = samples[position + GATHER_DISTANCE]
+            for column in range(first_feature, last_feature, 64 // X_binned.itemsize):
+                prefetch(X_binned, (ahead, column))
+            prefetch(X_binned, (ahead, last_feature - 1))
+        row = samples[position]
+        weight = row_weights[position]
+        weighted_first, weighted_second = _criteria.row_moments(
+            criterion, weight, row_targets[position, 0], row_targets[position, last_column]
+        )
+        for feature in range(first_feature, last_feature):
+            b = X_binned[row, feature]
+            histogram[feature, b, HIST_FIRST] += weighted_first
+            histogram[feature, b, HIST_SECOND] += weighted_second
+            histogram[feature, b, HIST_COUNT] += 1.0
+            if weighted:
+                histogram[feature, b, HIST_WEIGHT] += weight
+
+
+@jit(refcounted=False, callable_from_python=False)
+def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot):
+    """Per-bin sums of every feature for the node ``samples[start:end]``, in one pass over its rows.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    criterion : int
+        A moment criterion (``_criteria.row_moments``).
+    row_targets : float64 array of shape (n_tree_rows, n_target_columns)
+        In the order of ``samples``: y (variance) or g and h (newton).
+    row_weights : float64 array of shape (n_tree_rows,)
+    samples : int64 array of shape (n_tree_rows,)
+    histograms : float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+        ``histograms[slot]`` is overwritten.
+    """
+    histogram = histograms[slot]
+    histogram[:] = 0.0
+    _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, 0, X_binned.shape[1])
+
+
+@jit(parallel=True, callable_from_python=False)
+def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, n_threads):
+    """``fill_histograms`` with the features split into ``n_threads`` blocks run by numba's threads.
+
+    Each thread owns whole features, so no two threads write the same bins and the
+    sums are added in the serial order (identical results). Only the boosting loop
+    calls it, from the main thread: a parallel kernel must not run in joblib's
+    threads (``docs/design.md``, "Parallelism").
+    """
+    n_features = X_binned.shape[1]
+    for block in numba.prange(n_threads):
+        first_feature = block * n_features // n_threads
+        last_feature = (block + 1) * n_features // n_threads
+        histograms[slot, first_feature:last_feature] = 0.0
+        _fill_feature_range(
+            X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], first_feature,
+            last_feature,
+        )  # fmt: skip
+
+
+@jit(refcounted=False, callable_from_python=False)
+def subtract_histograms(histograms, parent_slot, child_slot):
+    """``histograms[parent_slot] -= histograms[child_slot]``: the parent's slot becomes the sibling's.
+
+    Counts stay exact (integers below 2^53); sums carry one extra rounding.
+    """
+    parent = histograms[parent_slot]
+    child = histograms[child_slot]
+    for feature in range(parent.shape[0]):
+        for b in range(parent.shape[1]):
+            for column in range(parent.shape[2]):
+                parent[feature, b, column] -= child[feature, b, column]
+
+
+@jit(inline="always")
+def _fill(X_binned, criterion, rows, start, end, histograms, slot, n_threads):
+    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``), on ``n_threads`` numba threads when more than one."""
+    if n_threads > 1:
+        fill_histograms_parallel(
+            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, n_threads
+        )
+    else:
+        fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot)
+
+
+@jit(inline="always")
+def _take_slot(pool):
+    """A free slot, or the scratch slot (filled and released within one node) if none is left."""
+    n_free = pool.n_free[0]
+    if n_free == 0:
+        return pool.scratch
+    pool.n_free[0] = n_free - 1
+    return pool.free_slots[n_free - 1]
+
+
+@jit(inline="always")
+def _free_slot(pool, slot):
+    pool.free_slots[pool.n_free[0]] = slot
+    pool.n_free[0] += 1
+
+
+@jit(inline="always")
+def release_slot(pool, node):
+    """Return the node's slot to the free list (the scratch slot needs no return)."""
+    slot = pool.node_slot[node]
+    pool.node_slot[node] = -1
+    if slot >= 0 and slot != pool.scratch:
+        _free_slot(pool, slot)
+
+
+@jit(inline="always")
+def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_left, need_right, node_start, node_end, n_threads):
+    """Histograms of two new siblings by the subtraction trick.
+
+    The smaller child's histograms are summed from its rows and the larger child's
+    are the parent's minus them, computed in the parent's slot (which passes to the
+    larger child). Siblings that will not be searched (``need_*`` false) get no
+    slot; without a parent slot each needed child is summed when searched.
+    """
+    right_child = left_child + 1
+    parent_slot = pool.node_slot[parent]
+    pool.node_slot[parent] = -1
+    if node_end[left_child] - node_start[left_child] <= node_end[right_child] - node_start[right_child]:
+        small, large, need_small, need_large = left_child, right_child, need_left, need_right
+    else:
+        small, large, need_small, need_large = right_child, left_child, need_right, need_left
+    if parent_slot >= 0 and need_large:
+        slot = pool.scratch
+        if need_small:
+            slot = _take_slot(pool)
+        _fill(X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, n_threads)
+        subtract_histograms(pool.histograms, parent_slot, slot)
+        pool.node_slot[large] = parent_slot
+        pool.node_slot[small] = slot if need_small else -1
+        return
+    if parent_slot >= 0:
+        _free_slot(pool, parent_slot)
+    pool.node_slot[left_child] = FILL_LATER if need_left else -1
+    pool.node_slot[right_child] = FILL_LATER if need_right else -1
+
+
+@jit(refcounted=False, callable_from_python=False)
+def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child, searched, sibling_searched, node_start, node_end, n_threads):
+    """The slot holding a new node's histograms (-1 when it will not be searched).
+
+    The root's are summed when it is searched; a left child pairs itself with its
+    right sibling (created together) by ``_pair_histograms``, so the right child
+    finds its slot assigned.
+    """
+    if node == 0:
+        pool.node_slot[0] = FILL_LATER if searched else -1
+    elif is_left_child:
+        _pair_histograms(X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads)
+    if pool.node_slot[node] == FILL_LATER:
+        slot = _take_slot(pool)
+        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, n_threads)
+        pool.node_slot[node] = slot
+    return pool.node_slot[node]
+
+
+@jit(inline="always")
+def release_searched(pool, node, slot, found):
+    """After a node's search: its slot waits for its children only if it splits and is not scratch."""
+    if slot >= 0 and (not found or slot == pool.scratch):
+        release_slot(pool, node)

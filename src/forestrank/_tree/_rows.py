@@ -1,0 +1,100 @@
+"""A tree's rows in node order: every node owns a contiguous range, and splitting a node partitions its range.
+
+The builder keeps the tree's row indices (``samples``) with their targets and
+weights copied into the same order, so the scans read them sequentially instead of
+gathering them by row id, and every partition moves the three together.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._jit import jit
+from .._prefetch import GATHER_DISTANCE, prefetch
+
+SortedRows = namedtuple(
+    "SortedRows", ["samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "integer_weights"]
+)
+SortedRows.__doc__ = """The rows of one tree in node order.
+
+samples : int64 array of shape (n_tree_rows,)
+    Row indices; node ``i`` owns ``samples[node_start[i]:node_end[i]]``.
+targets : float64 array of shape (n_tree_rows, n_target_columns)
+    The criterion's targets of those rows (class index, y, or gradient and hessian).
+weights : float64 array of shape (n_tree_rows,)
+    Their weights in this tree.
+spill_samples, spill_targets, spill_weights :
+    Scratch of ``partition``, shaped as the three above.
+integer_weights : bool
+    Every weight is an integer (``_criteria.x_log_x`` looks its values up).
+"""
+
+
+def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> SortedRows:
+    """The tree's rows ``samples`` (int64, increasing; reordered in place by the builder)
+    with their targets (float64, (n_rows, n_target_columns)) and weights (float64,
+    (n_rows,)) gathered in that order."""
+    row_weights = weights[samples]
+    return SortedRows(
+        samples, targets[samples], row_weights, np.empty_like(samples), np.empty((len(samples), targets.shape[1])),
+        np.empty(len(samples)), bool(np.all(row_weights == np.floor(row_weights))),
+    )  # fmt: skip
+
+
+@jit(inline="always")
+def total_weight(rows):
+    """Sum of the tree's weights, added in row order (the scale of every gain depends on its last bit)."""
+    total = 0.0
+    for i in range(len(rows.weights)):
+        total += rows.weights[i]
+    return total
+
+
+@jit(refcounted=False, callable_from_python=False)
+def partition(X_binned, rows, start, end, feature, threshold_bin):
+    """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first.
+
+    ``samples``, ``targets`` and ``weights`` move together. Stability keeps every
+    node's rows in increasing row order, so the per-feature gathers of ``X_binned``
+    walk each column forwards (shared cache lines, hardware prefetch); measured
+    faster than the in-place two-pointer swap despite the extra copy::
+
+        before   | a1 b1 a2 a3 b2 |        a = goes left, b = goes right
+        scan     | a1 a2 a3 .. .. |  spill: b1 b2
+        after    | a1 a2 a3 b1 b2 |
+
+    Left rows are compacted in place (the write index never passes the read index);
+    right rows wait in the ``spill_*`` scratch and are copied back behind them.
+    Returns the first right position.
+    """
+    samples = rows.samples
+    row_targets = rows.targets
+    row_weights = rows.weights
+    spill_samples = rows.spill_samples
+    spill_targets = rows.spill_targets
+    spill_weights = rows.spill_weights
+    n_columns = row_targets.shape[1]
+    write = start
+    n_spilled = 0
+    for read in range(start, end):
+        if read + GATHER_DISTANCE < end:
+            prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
+        if X_binned[samples[read], feature] <= threshold_bin:
+            samples[write] = samples[read]
+            row_weights[write] = row_weights[read]
+            for column in range(n_columns):
+                row_targets[write, column] = row_targets[read, column]
+            write += 1
+        else:
+            spill_samples[n_spilled] = samples[read]
+            spill_weights[n_spilled] = row_weights[read]
+            for column in range(n_columns):
+                spill_targets[n_spilled, column] = row_targets[read, column]
+            n_spilled += 1
+    middle = write
+    for k in range(n_spilled):
+        samples[middle + k] = spill_samples[k]
+        row_weights[middle + k] = spill_weights[k]
+        for column in range(n_columns):
+            row_targets[middle + k, column] = spill_targets[k, column]
+    return middle

@@ -1,0 +1,430 @@
+"""The pointwise scans: the best cut of one feature in one node.
+
+For a feature, the candidate splits are "bin <= b" between consecutive occupied bins
+of the node. The scans visit the same candidates in the same increasing-bin order
+(strict ``>`` keeps the first of equal gains), so they agree (tested):
+
+* ``histogram_scan`` (decomposable criteria): accumulate per-bin statistics, then
+  walk the occupied bins, found through an occupancy bitmap of 64-bit words, so a
+  node costs O(n_node + occupied bins) whatever the number of bins. No comparison
+  sort: its mispredicted branches dominated deep nodes;
+* ``pooled_scan``: the same walk over a node's pooled histograms (``_histograms``);
+* ``sorted_sweep`` (stateful criteria, and tests): a counting sort by bin over the
+  same bitmap (``sort_by_bin``), then samples move to the left child one at a time.
+
+For entropy and gini only boundary points are evaluated
+(``_criteria.boundary_points_suffice``), identically in every scan. RF-rand draws
+its split instead (``random_split``).
+
+The loops index their arrays themselves and call only scalar helpers of
+``_criteria`` (``docs/design.md``, "Numba rules").
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._jit import jit
+from .._prefetch import GATHER_DISTANCE, prefetch
+from . import _criteria, _histograms, _rng
+
+ScanScratch = namedtuple("ScanScratch", ["histogram", "histogram_weight", "histogram_count", "bin_class", "occupied", "left"])
+ScanScratch.__doc__ = """Per-bin scratch of the scans, all zero between scans.
+
+histogram : float64 array of shape (max_bins, n_statistics)
+histogram_weight : float64 array of shape (max_bins,)
+histogram_count, bin_class : int64 arrays of shape (max_bins,)
+occupied : uint64 array of shape (ceil(max_bins / 64),)
+    Occupancy bitmap of the bins.
+left : float64 array of shape (n_statistics,)
+    The left child's statistics during a sweep.
+"""
+
+Node = namedtuple("Node", ["start", "end", "weight", "cost", "statistics"])
+Node.__doc__ = """A node being searched: its positions ``start:end`` in ``SortedRows``, weight,
+cost (``_criteria.node_cost``) and statistics (float64, (n_statistics,))."""
+
+
+def new_scratch(max_bins: int, n_statistics: int) -> ScanScratch:
+    """Zeroed ``ScanScratch``."""
+    return ScanScratch(
+        np.zeros((max_bins, n_statistics)), np.zeros(max_bins), np.zeros(max_bins, dtype=np.int64),
+        np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, dtype=np.uint64), np.empty(n_statistics),
+    )  # fmt: skip
+
+
+# 64-bit de Bruijn sequence and table: index of the lowest set bit without a loop
+# (Leiserson, Prokop & Randall, "Using de Bruijn sequences to index a 1 in a
+# computer word", 1998).
+_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
+_DE_BRUIJN_INDEX = np.array(
+    [0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24,
+     18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25,
+     14, 19, 9, 13, 8, 7, 6],
+    dtype=np.int64,
+)  # fmt: skip
+
+
+@jit(inline="always")
+def _pop_lowest_bit(word):
+    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index)."""
+    isolated = word & (~word + np.uint64(1))
+    return word ^ isolated, _DE_BRUIJN_INDEX[int((isolated * _DE_BRUIJN) >> np.uint64(58))]
+
+
+@jit(inline="always")
+def draw_feature(features, i, rng_state):
+    """Step ``i`` of a partial Fisher-Yates shuffle of ``features``: the ``i``-th candidate."""
+    j = i + _rng.randint(rng_state, len(features) - i)
+    feature = features[j]
+    features[j] = features[i]
+    features[i] = feature
+    return feature
+
+
+@jit(refcounted=False, callable_from_python=False)
+def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
+    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin).
+
+    ``next bin`` is the first occupied bin right of the cut (for the threshold).
+    ``gain`` is the cost decrease, kept only when it beats ``best_gain``. The
+    per-bin buffers and the bitmap are all zero on entry and are left so.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    feature : int
+    rows : _rows.SortedRows
+    node : Node
+    params : _builder.GrowthParams
+    scratch : ScanScratch
+    best_gain : float
+    """
+    criterion = params.criterion
+    integer_weights = rows.integer_weights
+    min_samples_leaf = params.min_samples_leaf
+    min_child_weight = params.min_child_weight
+    samples = rows.samples
+    row_targets = rows.targets
+    row_weights = rows.weights
+    start = node.start
+    end = node.end
+    node_statistics = node.statistics
+    node_weight = node.weight
+    histogram = scratch.histogram
+    histogram_weight = scratch.histogram_weight
+    histogram_count = scratch.histogram_count
+    bin_class = scratch.bin_class
+    occupied = scratch.occupied
+    left = scratch.left
+    classes = _criteria.uses_classes(criterion)
+    last_column = row_targets.shape[1] - 1
+    if classes:
+        for position in range(start, end):
+            if position + GATHER_DISTANCE < end:
+                prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
+            b = X_binned[samples[position], feature]
+            weight = row_weights[position]
+            c = int(row_targets[position, 0])
+            histogram[b, c] += weight
+            histogram_weight[b] += weight
+            histogram_count[b] += 1
+            bin_class[b] = c  # the bin's class when it holds a single sample
+            occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    else:
+        for position in range(start, end):
+            if position + GATHER_DISTANCE < end:
+                prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
+            b = X_binned[samples[position], feature]
+            weight = row_weights[position]
+            first, second = _criteria.row_moments(
+                criterion, weight, row_targets[position, 0], row_targets[position, last_column]
+            )
+            histogram[b, 0] += first
+            histogram[b, 1] += second
+            histogram_weight[b] += weight
+            histogram_count[b] += 1
+            occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+
+    n_node = end - start
+    n_classes = histogram.shape[1]
+    boundaries_only = _criteria.boundary_points_suffice(criterion, min_samples_leaf, min_child_weight)
+    tolerance = _criteria.screening_tolerance(node_weight)
+    left_terms = 0.0
+    right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
+    left_weight = 0.0
+    left_count = 0
+    previous = -1  # last bin moved left: the candidate "bin <= previous" is pending
+    previous_class = -1
+    n_occupied = 0
+    best_bin = -1
+    best_next = -1
+    for word_index in range(len(occupied)):
+        word = occupied[word_index]
+        occupied[word_index] = np.uint64(0)
+        while word != np.uint64(0):
+            word, bit = _pop_lowest_bit(word)
+            b = word_index * 64 + bit
+            n_occupied += 1
+            count = histogram_count[b]
+            current_class = -1
+            if boundaries_only:
+                if count == 1:
+                    current_class = bin_class[b]
+                else:
+                    for c in range(n_classes):
+                        if histogram[b, c] > 0.0:
+                            current_class = c if current_class == -1 else -2
+                    current_class = max(current_class, -1)
+            if previous >= 0 and not (current_class >= 0 and current_class == previous_class):
+                gain = _criteria.candidate_gain(
+                    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
+                    0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1],
+                    node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight,
+                )  # fmt: skip
+                if classes and gain > best_gain - tolerance:
+                    gain = _criteria.exact_class_gain(
+                        criterion, left, node_statistics, left_weight, node_weight, node.cost, integer_weights
+                    )
+                if gain > best_gain:
+                    best_gain = gain
+                    best_bin = previous
+                    best_next = b
+            # Move bin b to the left child and clear it.
+            if classes:
+                # A one-sample bin holds its known class only: skip the class loop.
+                first_class = bin_class[b] if count == 1 else 0
+                last_class = first_class + 1 if count == 1 else n_classes
+                for c in range(first_class, last_class):
+                    moved = histogram[b, c]
+                    if moved != 0.0:
+                        delta_left, delta_right = _criteria.class_move(
+                            criterion, left[c], moved, node_statistics[c], integer_weights
+                        )
+                        left[c] += moved
+                        left_terms += delta_left
+                        right_terms += delta_right
+                        histogram[b, c] = 0.0
+            else:
+                left[0] += histogram[b, 0]
+                left[1] += histogram[b, 1]
+                histogram[b, 0] = 0.0
+                histogram[b, 1] = 0.0
+            left_weight += histogram_weight[b]
+            left_count += count
+            histogram_weight[b] = 0.0
+            histogram_count[b] = 0
+            previous = b
+            previous_class = current_class
+    return n_occupied == 1, best_gain, best_bin, best_next
+
+
+@jit(refcounted=False, callable_from_python=False)
+def pooled_scan(histograms, slot, feature, n_bins, node, params, best_gain):
+    """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
+
+    Same candidates in the same order (between consecutive occupied bins), same
+    return values: (is_constant, gain, bin, next bin).
+    """
+    histogram = histograms[slot, feature]
+    node_statistics = node.statistics
+    n_node = node.end - node.start
+    left_first = 0.0
+    left_second = 0.0
+    left_weight = 0.0
+    left_count = 0
+    previous = -1
+    n_occupied = 0
+    best_bin = -1
+    best_next = -1
+    for b in range(n_bins):
+        count = int(histogram[b, _histograms.HIST_COUNT])
+        if count == 0:
+            continue
+        n_occupied += 1
+        if previous >= 0:
+            gain = _criteria.candidate_gain(
+                params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
+                node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, False,
+                params.min_samples_leaf, params.min_child_weight,
+            )  # fmt: skip
+            if gain > best_gain:
+                best_gain = gain
+                best_bin = previous
+                best_next = b
+        left_first += histogram[b, _histograms.HIST_FIRST]
+        left_second += histogram[b, _histograms.HIST_SECOND]
+        if histogram.shape[1] > _histograms.HIST_WEIGHT:
+            left_weight += histogram[b, _histograms.HIST_WEIGHT]
+        left_count += count
+        previous = b
+        if left_count == n_node:
+            break
+    return n_occupied == 1, best_gain, best_bin, best_next
+
+
+@jit(refcounted=False, callable_from_python=False)
+def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
+    """Counting sort of the node's positions by bin of ``feature``.
+
+    Writes ``order[r, 0]``, the position of rank ``r``, and ``order[r, 1]``, its bin,
+    for ``r < n_node`` (the sweeps then read bins sequentially instead of gathering
+    them from ``X_binned``); ``order[position, 2]`` keeps each position's bin, so
+    ``X_binned`` (row-major: a cache line per row) is gathered once, not once per
+    pass. O(n_node + occupied bins) through the occupancy bitmap; stable, so equal
+    bins keep increasing positions. ``histogram_count`` and ``occupied`` are all
+    zero on entry and are left so. Returns the number of distinct bins; when it is
+    1 (the feature is constant in the node, which the callers skip) ``order`` is
+    not written.
+    """
+    for position in range(start, end):
+        if position + GATHER_DISTANCE < end:
+            prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
+        b = X_binned[samples[position], feature]
+        order[position, 2] = b
+        histogram_count[b] += 1
+        occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    # Exclusive prefix sums over the occupied bins turn counts into output offsets.
+    offset = 0
+    n_runs = 0
+    for word_index in range(len(occupied)):
+        word = occupied[word_index]
+        occupied[word_index] = np.uint64(0)
+        while word != np.uint64(0):
+            word, bit = _pop_lowest_bit(word)
+            b = word_index * 64 + bit
+            count = histogram_count[b]
+            histogram_count[b] = offset
+            offset += count
+            n_runs += 1
+    if n_runs == 1:  # a constant feature: its single bin's offset is 0 already
+        return n_runs
+    for position in range(start, end):  # ranks are below n_node: column 2 is not overwritten
+        b = order[position, 2]
+        rank = histogram_count[b]
+        order[rank, 0] = position
+        order[rank, 1] = b
+        histogram_count[b] = rank + 1
+    for rank in range(end - start):
+        histogram_count[order[rank, 1]] = 0
+    return n_runs
+
+
+@jit(refcounted=False, callable_from_python=False)
+def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gain):
+    """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
+
+    ``sort_by_bin`` orders the node's positions (``order``: int64 scratch of shape
+    (>= n_tree_rows, 3)); samples then shift to the left child one by one and
+    every end of a run of equal bins is a candidate. Stateful criteria need this
+    path; for decomposable ones it must agree with the histogram scan.
+    """
+    criterion = params.criterion
+    integer_weights = rows.integer_weights
+    min_samples_leaf = params.min_samples_leaf
+    min_child_weight = params.min_child_weight
+    row_targets = rows.targets
+    row_weights = rows.weights
+    node_statistics = node.statistics
+    node_weight = node.weight
+    left = scratch.left
+    n_node = node.end - node.start
+    if sort_by_bin(X_binned, feature, rows.samples, node.start, node.end, scratch.histogram_count, scratch.occupied, order) == 1:
+        return True, best_gain, -1, -1
+
+    classes = _criteria.uses_classes(criterion)
+    last_column = row_targets.shape[1] - 1
+    boundaries_only = _criteria.boundary_points_suffice(criterion, min_samples_leaf, min_child_weight)
+    tolerance = _criteria.screening_tolerance(node_weight)
+    left_terms = 0.0
+    right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
+    left_weight = 0.0
+    best_bin = -1
+    best_next = -1
+    run_class = -2  # class shared by the current run of equal bins so far (-1: mixed, -2: empty)
+    for rank in range(n_node - 1):
+        position = order[rank, 0]
+        weight = row_weights[position]
+        if classes:
+            c = int(row_targets[position, 0])
+            delta_left, delta_right = _criteria.class_move(criterion, left[c], weight, node_statistics[c], integer_weights)
+            left[c] += weight
+            left_terms += delta_left
+            right_terms += delta_right
+            if boundaries_only:
+                run_class = c if run_class == -2 or run_class == c else -1
+        else:
+            first, second = _criteria.row_moments(
+                criterion, weight, row_targets[position, 0], row_targets[position, last_column]
+            )
+            left[0] += first
+            left[1] += second
+        left_weight += weight
+        b = order[rank, 1]
+        next_bin = order[rank + 1, 1]
+        if next_bin == b:
+            continue  # not a boundary between bins
+        skip = False
+        if boundaries_only and run_class >= 0:  # skip when the next run holds run_class only, too
+            skip = True
+            for ahead in range(rank + 1, n_node):
+                if order[ahead, 1] != next_bin:
+                    break
+                if int(row_targets[order[ahead, 0], 0]) != run_class:
+                    skip = False
+                    break
+        run_class = -2
+        if skip:
+            continue
+        gain = _criteria.candidate_gain(
+            criterion, rank + 1, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
+            0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1], node.cost,
+            params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight,
+        )  # fmt: skip
+        if classes and gain > best_gain - tolerance:
+            gain = _criteria.exact_class_gain(
+                criterion, left, node_statistics, left_weight, node_weight, node.cost, integer_weights
+            )
+        if gain > best_gain:
+            best_gain = gain
+            best_bin = b
+            best_next = next_bin
+    return False, best_gain, best_bin, best_next
+
+
+@jit(refcounted=False, callable_from_python=False)
+def random_split(X_binned, n_bins, bin_values, samples, start, end, features, rng_state):
+    """RF-rand split (Ibrahim & Carman §6.1.1): a random usable feature, a uniform cut.
+
+    The cut ``t`` is uniform between the node's smallest and largest value of the
+    feature (bin representatives); samples whose bin value is ``<= t`` go left. The
+    builder places the threshold between that bin and the next, which partitions
+    the training rows exactly as ``t`` does.
+
+    Returns
+    -------
+    feature : int
+        -1 when every feature is constant in the node.
+    bin : int
+        Largest bin going left.
+    next_bin : int
+        Smallest bin going right whose value exceeds the cut.
+    """
+    n_features = len(features)
+    for i in range(n_features):
+        feature = draw_feature(features, i, rng_state)
+        lowest = n_bins[feature]
+        highest = -1
+        for position in range(start, end):
+            b = X_binned[samples[position], feature]
+            lowest = min(lowest, b)
+            highest = max(highest, b)
+        if lowest == highest:
+            continue
+        low_value = bin_values[feature, lowest]
+        threshold = low_value + _rng.uniform(rng_state) * (bin_values[feature, highest] - low_value)
+        b = lowest
+        while b + 1 < highest and bin_values[feature, b + 1] <= threshold:
+            b += 1
+        return feature, b, b + 1
+    return -1, -1, -1
