@@ -14,7 +14,6 @@ import reference
 from forestrank import MissingQidWarning
 from forestrank.metrics import (
     average_precision,
-    describe_metric,
     err_score,
     map_score,
     ndcg_score,
@@ -326,10 +325,6 @@ def test_bad_input_errors_name_the_argument(kwargs, error, match):
         ndcg_score(**arguments)
 
 
-def test_preset_accepts_an_agreeing_explicit_option():
-    assert ndcg_score([1, 0], [0.5, 0.1], [1, 1], convention="letor4", ties="input_order") == 1.0
-
-
 def test_inputs_are_not_modified():
     y, s, q = np.array([2.0, 0.0, 1.0]), np.array([0.1, 0.1, 0.3]), np.array([3, 1, 3])
     copies = y.copy(), s.copy(), q.copy()
@@ -337,17 +332,6 @@ def test_inputs_are_not_modified():
         metric(y, s, q, 2)
     for original, copy in zip((y, s, q), copies):
         np.testing.assert_array_equal(original, copy)
-
-
-def test_describe_metric_names_every_convention():
-    assert describe_metric("ndcg", 10) == (
-        "NDCG@10 [gain 2^l-1, discount 1/log2(r+1), ties: expectation over tied orders, no-relevant query = 0]"
-    )
-    text = describe_metric("ndcg", 10, convention="letor4")
-    assert "letor4" in text and "ties: input order" in text and "< 10 docs" in text
-    assert describe_metric("map", no_relevant="skip") == (
-        "MAP [ties: expectation over tied orders, queries without relevant docs skipped]"
-    )
 
 
 def test_large_tie_block_err_stays_in_unit_interval_and_matches_sampling():

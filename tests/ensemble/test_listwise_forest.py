@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-import scipy.stats
 import sklearn
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
@@ -20,10 +19,8 @@ from forestrank import (
     make_ranking,
     ndcg_score,
     ndcg_scorer,
-    paired_test,
-    tree_strength_curve,
 )
-from test_forest import expected_failed_checks, without_relevance
+from .test_forest import expected_failed_checks, without_relevance
 
 
 @pytest.fixture(scope="module")
@@ -195,47 +192,3 @@ def test_listwise_forests_require_grades(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="y"):
         RFListRanker(n_estimators=2).fit(X, y + 0.5, qid=qid)
-
-
-# --- diagnostics and statistics -------------------------------------------------------
-
-
-def test_strength_curve_starts_tied_ends_at_the_trees_and_climbs_on_training_data(data):
-    X, y, qid = data
-    forest = RFListRanker(n_estimators=3, query_subsample=1.0, random_state=0).fit(X, y, qid=qid)
-    curve = tree_strength_curve(forest, X, y, qid)
-    assert curve.n_splits[0] == 0
-    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, np.zeros(len(y)), qid, ties="expected"))
-    full = np.mean([ndcg_score(y, tree.predict(X), qid, ties="expected") for tree in forest.trees_])
-    assert curve.ndcg[-1] == pytest.approx(full)
-    assert (np.diff(curve.ndcg) >= -1e-12).all()  # every listwise split raised the training objective
-
-
-def test_strength_curve_at_chosen_split_counts(data):
-    X, y, qid = data
-    forest = RFPointRanker(n_estimators=2, expansion="breadth", random_state=0).fit(X, y, qid=qid)
-    tree = forest.trees_[0]
-    one_split = tree.values[np.where(X[:, tree.nodes["feature"][0]] <= tree.nodes["threshold"][0], 1, 2)]
-    single = RFPointRanker(n_estimators=1, expansion="breadth", random_state=0).fit(X, y, qid=qid)
-    single.trees_ = [tree]
-    curve = tree_strength_curve(single, X, y, qid, n_splits=[1], k=10)
-    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, one_split, qid, 10, ties="expected"))
-
-
-def test_paired_test_matches_scipy():
-    rng = np.random.default_rng(0)
-    a, b = rng.random(50), rng.random(50)
-    t = paired_test(a, b)
-    assert t.pvalue == pytest.approx(scipy.stats.ttest_rel(a, b).pvalue)
-    assert t.mean_difference == pytest.approx((a - b).mean()) and t.n_queries == 50
-    assert paired_test(a, b, test="wilcoxon").pvalue == pytest.approx(scipy.stats.wilcoxon(a, b).pvalue)
-
-
-@pytest.mark.parametrize(
-    "a, b, test, match",
-    [([0.1, 0.2], [0.1], "t", "same queries"), ([0.1, np.nan], [0.1, 0.2], "t", "per_query_a"),
-     ([0.1, 0.2], [0.1, 0.3], "sign", "test"), ([[0.1, 0.2]], [[0.1, 0.3]], "t", "1-D")],
-)  # fmt: skip
-def test_paired_test_rejects_bad_input(a, b, test, match):
-    with pytest.raises(ValueError, match=match):
-        paired_test(a, b, test=test)

@@ -1,0 +1,240 @@
+"""LambdaMART and PLRank: the boosting loop, early stopping, the scikit-learn contract."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from forestrank import (
+    LambdaMART,
+    MissingQidWarning,
+    PLRank,
+    QueryKFold,
+    QueryShuffleSplit,
+    RFPointRanker,
+    make_ranking,
+    ndcg_score,
+    ndcg_scorer,
+)
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=150, docs_per_query=(5, 40), n_features=10, random_state=0)
+
+
+def boundaries_of(qid):
+    return np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1]))).astype(np.int64)
+
+
+def test_newton_and_squared_split_gains_grow_the_same_trees_for_the_squared_loss(data):
+    """Theorem 2 of the OLE paper: with h = 1 the Newton gain and the least-squares fit of
+    the residuals rank every split identically, so the boosted models coincide."""
+    X, y, qid = data
+    models = [
+        LambdaMART(n_estimators=15, objective="mart", split_gain=gain, random_state=0).fit(X, y, qid=qid)
+        for gain in ("newton", "squared")
+    ]
+    for a, b in zip(models[0].trees_, models[1].trees_):
+        np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
+        np.testing.assert_array_equal(a.nodes["left"], b.nodes["left"])
+    np.testing.assert_allclose(models[0].predict(X), models[1].predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_mart_first_tree_is_a_least_squares_fit_of_the_grades(data):
+    X, y, qid = data
+    model = LambdaMART(n_estimators=1, objective="mart", learning_rate=1.0, random_state=0).fit(X, y, qid=qid)
+    assert model.baseline_[0] == pytest.approx(y.mean())
+    leaves = model.trees_[0].apply(X)
+    for leaf in np.unique(leaves):  # learning rate 1: each leaf predicts its rows' mean grade
+        rows = leaves == leaf
+        assert model.predict(X[rows][:1])[0] == pytest.approx(y[rows].mean())
+
+
+def test_lambdamart_matches_lightgbm_quality(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid = make_ranking(n_queries=400, docs_per_query=(10, 40), n_features=20, random_state=1)
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    ours = LambdaMART(n_estimators=60, learning_rate=0.1, random_state=0).fit(X[train], y[train], qid=qid[train])
+    order = np.argsort(qid[train], kind="stable")
+    theirs = lightgbm.LGBMRanker(n_estimators=60, learning_rate=0.1, verbose=-1, random_state=0).fit(
+        X[train][order], y[train][order], group=np.unique(qid[train], return_counts=True)[1]
+    )
+    ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
+    theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
+    assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)
+
+
+def test_plrank_fits_and_lowers_its_likelihood_loss(data):
+    X, y, qid = data
+    model = PLRank(n_estimators=30, top_k=5, random_state=0).fit(X, y, qid=qid)
+    objective = model._make_objective()
+    objective.prepare(y, boundaries_of(qid))
+    order = np.argsort(qid, kind="stable")
+    assert np.array_equal(order, np.arange(len(qid)))  # make_ranking rows are grouped
+    losses = [objective.loss(stage) for stage in model.staged_predict(X)]
+    assert losses[-1] < 0.9 * objective.loss(np.zeros(len(y)))
+    assert all(b <= a + 1e-9 for a, b in zip(losses, losses[1:]))  # Newton steps of shrunk size descend
+    with pytest.raises(ValueError, match="sample_weight constant within each query"):
+        PLRank(n_estimators=2).fit(X, y, qid=qid, sample_weight=np.arange(len(y)) % 2 + 1.0)
+
+
+def test_mcrank_grows_one_tree_per_grade_and_ranks_by_expected_relevance(data):
+    X, y, qid = data
+    grades = np.unique(y)
+    model = LambdaMART(n_estimators=8, objective="mcrank", random_state=0).fit(X, y, qid=qid)
+    assert model.n_outputs_ == len(grades) and len(model.trees_) == 8 * len(grades) and model.n_iter_ == 8
+    np.testing.assert_array_equal(model.classes_, grades)
+    prediction = model.predict(X)
+    raw = np.column_stack([sum(tree.predict(X) for tree in model.trees_[k :: len(grades)]) for k in range(len(grades))])
+    probabilities = np.exp(raw) / np.exp(raw).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(prediction, probabilities @ grades, rtol=1e-10)
+    stages = list(model.staged_predict(X))
+    assert len(stages) == 8
+    np.testing.assert_allclose(stages[-1], prediction, rtol=1e-12)
+    assert ndcg_score(y, prediction, qid=qid, k=10) > ndcg_score(y, stages[0], qid=qid, k=10)
+    stopped = LambdaMART(n_estimators=300, objective="mcrank", learning_rate=0.5, n_iter_no_change=3, random_state=0)
+    stopped.fit(X, y, qid=qid)
+    assert len(stopped.trees_) == stopped.best_iteration_ * len(grades) < 300 * len(grades)
+    with pytest.raises(ValueError, match="init is not supported"):
+        LambdaMART(objective="mcrank", init=RFPointRanker(n_estimators=2)).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="integer"):
+        LambdaMART(objective="mcrank").fit(X, y + 0.5, qid=qid)
+
+
+def test_staged_predict_and_evals_result_are_consistent(data):
+    X, y, qid = data
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    model = LambdaMART(n_estimators=12, random_state=0).fit(
+        X[train], y[train], qid=qid[train], eval_set=[(X[test], y[test], qid[test])]
+    )
+    stages = list(model.staged_predict(X[test]))
+    assert len(stages) == model.n_iter_ == 12
+    np.testing.assert_allclose(stages[-1], model.predict(X[test]), rtol=1e-12)
+    curve = [ndcg_score(y[test], stage, qid=qid[test], k=10) for stage in stages]
+    np.testing.assert_allclose(model.evals_result_["valid_0"]["ndcg@10"], curve, rtol=1e-12)
+
+
+def test_early_stopping_stops_and_keeps_the_best_iteration(data):
+    X, y, qid = data
+    model = LambdaMART(
+        n_estimators=400, learning_rate=0.5, n_iter_no_change=5, validation_fraction=0.3, random_state=0
+    ).fit(X, y, qid=qid)
+    curve = model.evals_result_["validation"]["ndcg@10"]
+    assert model.n_iter_ == model.best_iteration_ < 400
+    assert len(curve) == model.best_iteration_ + 5
+    assert max(curve) == curve[model.best_iteration_ - 1]
+    assert len(model.trees_) == model.best_iteration_
+
+
+def test_serial_and_threaded_fits_are_bitwise_identical(data):
+    X, y, qid = data
+    predictions = [
+        LambdaMART(n_estimators=10, subsample=0.7, random_state=3, n_jobs=n_jobs).fit(X, y, qid=qid).predict(X)
+        for n_jobs in (1, 2)
+    ]
+    np.testing.assert_array_equal(predictions[0], predictions[1])
+
+
+def test_subsampling_and_feature_sampling_change_the_model_reproducibly(data):
+    X, y, qid = data
+    plain = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid).predict(X)
+    for params in ({"subsample": 0.5}, {"subsample": 0.5, "subsample_level": "document"}, {"max_features": 0.5}):
+        first = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        again = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
+        np.testing.assert_array_equal(first, again)
+        assert not np.allclose(first, plain)
+
+
+def test_init_model_starts_the_boosting(data):
+    """IGBRT (Mohan §2.4): predictions are the forest's plus the boosted trees'."""
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)
+    model = LambdaMART(n_estimators=5, init=forest, random_state=0).fit(X, y, qid=qid)
+    assert model.init_ is forest
+    trees_only = sum(tree.predict(X) for tree in model.trees_)
+    np.testing.assert_allclose(model.predict(X), forest.predict(X) + trees_only, rtol=1e-12)
+    unfitted = RFPointRanker(n_estimators=10, random_state=0)
+    refit = LambdaMART(n_estimators=5, init=unfitted, random_state=0).fit(X, y, qid=qid)
+    assert not hasattr(unfitted, "trees_") and hasattr(refit.init_, "trees_")
+    np.testing.assert_allclose(refit.predict(X), model.predict(X), rtol=1e-12)
+
+
+def test_pickle_and_clone_round_trip(data):
+    X, y, qid = data
+    model = LambdaMART(n_estimators=6, random_state=0).fit(X, y, qid=qid)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    fresh = clone(model)
+    assert fresh.get_params() == model.get_params() and not hasattr(fresh, "trees_")
+
+
+def test_gridsearch_over_learning_rate(data):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        search = GridSearchCV(
+            LambdaMART(n_estimators=10, random_state=0), {"learning_rate": [0.05, 0.3]}, cv=QueryKFold(3),
+            scoring=ndcg_scorer(10),
+        )  # fmt: skip
+        search.fit(X, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 2
+    assert 0.0 < search.best_score_ <= 1.0
+
+
+def test_bad_arguments_name_themselves(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="eval_set"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): X has 3 features"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:, :3], y, qid)])
+    with pytest.raises(ValueError, match="validation_fraction"):
+        LambdaMART(n_estimators=2, n_iter_no_change=2, validation_fraction=0.001).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="objective"):
+        LambdaMART(objective="listnet").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="split_gain"):
+        LambdaMART(split_gain="gini").fit(X, y, qid=qid)
+
+
+def test_verbose_prints_train_and_validation_ndcg(data, capsys):
+    X, y, qid = data
+    LambdaMART(n_estimators=20, verbose=1, n_iter_no_change=50, random_state=0).fit(X, y, qid=qid)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and "train ndcg@10" in lines[0] and "validation ndcg@10" in lines[0] and lines[0].endswith(" s")
+
+
+def expected_failed_checks(estimator):
+    if getattr(estimator, "objective", None) == "mcrank":
+        return {}  # per-document loss; the check's data grows no tree that min_samples_leaf tells apart
+    failures = {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
+            "a repeated document also takes a rank and forms pairs (LightGBM behaves the same)"
+        )
+    }
+    if isinstance(estimator, PLRank):
+        failures["check_sample_weights_not_overwritten"] = (
+            "the check passes different weights within its single query; PLRank refuses them with a ValueError "
+            "because a weight multiplies a query's likelihood, not a document's"
+        )
+    return failures
+
+
+@parametrize_with_checks(
+    [
+        LambdaMART(n_estimators=5, random_state=0),
+        LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
+        PLRank(n_estimators=5, n_permutations=2, random_state=0),
+        LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
+    ],
+    expected_failed_checks=expected_failed_checks,
+)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)

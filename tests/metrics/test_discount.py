@@ -1,0 +1,50 @@
+"""The DCG discount table, and the three users that read it agreeing on the same ranking."""
+
+import numpy as np
+import pytest
+
+from forestrank import ndcg_score
+from forestrank._tree import _listwise
+from forestrank.metrics._discount import DISCOUNTS, discount_table
+from forestrank.objectives import LambdaRank
+
+
+@pytest.mark.parametrize(
+    "discount, power, formula",
+    [
+        ("log2", 1.0, lambda r: 1 / np.log2(r + 1)),
+        ("letor", 1.0, lambda r: 1.0 if r <= 2 else 1 / np.log2(r)),
+        ("log_power", 2.0, lambda r: 1 / np.log2(r + 1) ** 2),
+        ("rank_power", 0.5, lambda r: 1 / r**0.5),
+    ],
+)
+def test_each_discount_is_its_formula_and_a_cutoff_zeroes_the_tail(discount, power, formula):
+    table = discount_table(12, discount, power)
+    np.testing.assert_allclose(table, [formula(r) for r in range(1, 13)], rtol=1e-15)
+    cut = discount_table(12, discount, power, cutoff=5)
+    np.testing.assert_array_equal(cut[:5], table[:5])
+    assert not cut[5:].any()
+    assert discount_table(0, discount, power).shape == (0,)
+
+
+def test_an_unknown_discount_is_refused_by_name():
+    with pytest.raises(ValueError, match="discount must be one of"):
+        discount_table(3, "log10")
+    assert set(DISCOUNTS) == {"log2", "letor", "log_power", "rank_power"}
+
+
+def test_metrics_lambdarank_and_the_listwise_criterion_read_the_same_discounts():
+    """NDCG of a tie-free ranking, LambdaRank's ideal DCG and the listwise cumulative
+    discounts all follow from one table."""
+    labels = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0])
+    scores = np.array([0.9, 0.8, 0.1, 0.3, 0.5, 0.2])
+    table = discount_table(len(labels))
+    gains = 2.0**labels - 1.0
+    ideal = (np.sort(gains)[::-1] * table).sum()
+    dcg = (gains[np.argsort(-scores)] * table).sum()
+    assert ndcg_score(labels, scores, np.zeros(6), ties="input_order") == pytest.approx(dcg / ideal, rel=1e-15)
+    objective = LambdaRank(truncation_level=6)
+    objective.prepare(labels, np.array([0, 6]))
+    assert objective.inverse_max_dcg_[0] == 1.0 / ideal
+    np.testing.assert_array_equal(objective.discounts_, table)
+    np.testing.assert_array_equal(_listwise.cumulative_discounts(5), np.concatenate(([0.0], np.cumsum(table))))

@@ -1,0 +1,33 @@
+"""Tree strength curves: the NDCG of trees cut after their first splits."""
+
+import numpy as np
+import pytest
+
+from forestrank import RFListRanker, RFPointRanker, make_ranking, ndcg_score, tree_strength_curve
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=60, docs_per_query=(5, 30), n_features=8, random_state=1)
+
+
+def test_strength_curve_starts_tied_ends_at_the_trees_and_climbs_on_training_data(data):
+    X, y, qid = data
+    forest = RFListRanker(n_estimators=3, query_subsample=1.0, random_state=0).fit(X, y, qid=qid)
+    curve = tree_strength_curve(forest, X, y, qid)
+    assert curve.n_splits[0] == 0
+    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, np.zeros(len(y)), qid, ties="expected"))
+    full = np.mean([ndcg_score(y, tree.predict(X), qid, ties="expected") for tree in forest.trees_])
+    assert curve.ndcg[-1] == pytest.approx(full)
+    assert (np.diff(curve.ndcg) >= -1e-12).all()  # every listwise split raised the training objective
+
+
+def test_strength_curve_at_chosen_split_counts(data):
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=2, expansion="breadth", random_state=0).fit(X, y, qid=qid)
+    tree = forest.trees_[0]
+    one_split = tree.values[np.where(X[:, tree.nodes["feature"][0]] <= tree.nodes["threshold"][0], 1, 2)]
+    single = RFPointRanker(n_estimators=1, expansion="breadth", random_state=0).fit(X, y, qid=qid)
+    single.trees_ = [tree]
+    curve = tree_strength_curve(single, X, y, qid, n_splits=[1], k=10)
+    assert curve.ndcg[0] == pytest.approx(ndcg_score(y, one_split, qid, 10, ties="expected"))

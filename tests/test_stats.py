@@ -1,0 +1,26 @@
+"""Paired significance tests over per-query metric values."""
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from forestrank import paired_test
+
+
+def test_paired_test_matches_scipy():
+    rng = np.random.default_rng(0)
+    a, b = rng.random(50), rng.random(50)
+    t = paired_test(a, b)
+    assert t.pvalue == pytest.approx(scipy.stats.ttest_rel(a, b).pvalue)
+    assert t.mean_difference == pytest.approx((a - b).mean()) and t.n_queries == 50
+    assert paired_test(a, b, test="wilcoxon").pvalue == pytest.approx(scipy.stats.wilcoxon(a, b).pvalue)
+
+
+@pytest.mark.parametrize(
+    "a, b, test, match",
+    [([0.1, 0.2], [0.1], "t", "same queries"), ([0.1, np.nan], [0.1, 0.2], "t", "per_query_a"),
+     ([0.1, 0.2], [0.1, 0.3], "sign", "test"), ([[0.1, 0.2]], [[0.1, 0.3]], "t", "1-D")],
+)  # fmt: skip
+def test_paired_test_rejects_bad_input(a, b, test, match):
+    with pytest.raises(ValueError, match=match):
+        paired_test(a, b, test=test)

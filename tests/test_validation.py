@@ -1,0 +1,61 @@
+"""Label, score and weight checks: each error names the argument; inputs are copied, never changed."""
+
+import numpy as np
+import pytest
+
+from forestrank._validation import check_relevance, check_sample_weight, check_scores
+
+
+@pytest.mark.parametrize(
+    "y, kwargs, match",
+    [
+        ([[0, 1], [1, 0]], {}, "y_true must be 1-D"),
+        (["a", "b"], {}, "y_true must be numeric"),
+        ([1, 0], {"n_samples": 3}, "y_true has 2 entries but X has 3 rows"),
+        ([], {}, "y_true is empty"),
+        ([1, np.nan], {}, "non-finite"),
+        ([1, -1], {}, "negative values"),
+        ([1, 0.5], {"grades": True}, "integer relevance grades"),
+    ],
+)
+def test_bad_labels_are_refused_by_name(y, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        check_relevance(y, name="y_true", **kwargs)
+
+
+def test_labels_come_back_as_a_float64_copy_and_columns_are_flattened():
+    y = np.array([[2], [0], [1]], dtype=np.int32)
+    checked = check_relevance(y, name="y", n_samples=3, grades=True)
+    assert checked.dtype == np.float64 and checked.flags.c_contiguous and checked.shape == (3,)
+    checked[0] = 7
+    assert y[0, 0] == 2
+    readonly = np.array([1.0, 0.5])
+    readonly.flags.writeable = False
+    assert check_relevance(readonly, name="y").flags.writeable  # a kernel-ready copy
+
+
+@pytest.mark.parametrize(
+    "scores, match",
+    [([0.1], "y_score has 1 entries but y_true has 2"), ([0.1, np.nan], "NaN"), ([[0.1, 0.2]], "1-D")],
+)
+def test_bad_scores_are_refused_by_name(scores, match):
+    with pytest.raises(ValueError, match=match):
+        check_scores(scores, n_samples=2)
+
+
+def test_infinite_scores_are_orderable_and_kept():
+    np.testing.assert_array_equal(check_scores([np.inf, -np.inf], n_samples=2), [np.inf, -np.inf])
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        ([1.0], "sample_weight has 1 entries but X has 2 rows"),
+        ([1.0, np.inf], "non-finite"),
+        ([1.0, -1.0], "negative"),
+        ([0.0, 0.0], "zero everywhere"),
+    ],
+)
+def test_bad_weights_are_refused_by_name(weights, match):
+    with pytest.raises(ValueError, match=match):
+        check_sample_weight(weights, n_samples=2)

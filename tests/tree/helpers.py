@@ -1,0 +1,119 @@
+"""Shared helpers of the tree-engine tests: training sets, seeds, brute-force references."""
+
+import numpy as np
+from hypothesis import strategies as st
+
+from forestrank._binning import BinMapper
+from forestrank._tree import _builder, _criteria, _histograms, _rng, _rows, _scans, _splitter
+from forestrank._tree._grow import TrainingSet, TreeParams
+
+CLASS_CRITERIA = [_criteria.ENTROPY, _criteria.GINI]
+
+
+def training_set(X, targets, leaf_targets=None, max_bins=255):
+    binner = BinMapper(max_bins).fit(X)
+    thresholds, values = binner.padded_tables()
+    targets = np.asarray(targets, dtype=float).reshape(len(X), -1)
+    leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)  # empty: no values
+    return TrainingSet(binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf), binner
+
+
+def seed(value=0):
+    return _rng.new_state(np.random.SeedSequence(value))
+
+
+# --- brute force ---------------------------------------------------------------------
+
+
+def brute_cost(criterion, targets, weights, l2=0.0, n_classes=3):
+    """Node cost straight from the definitions in _criteria's table."""
+    total = weights.sum()
+    if criterion in CLASS_CRITERIA:
+        counts = np.bincount(targets[:, 0].astype(int), weights=weights, minlength=n_classes)
+        if criterion == _criteria.ENTROPY:
+            nonzero = counts[counts > 0]
+            return total * np.log(total) - (nonzero * np.log(nonzero)).sum() if total > 0 else 0.0
+        return total - (counts**2).sum() / total if total > 0 else 0.0
+    if criterion == _criteria.VARIANCE:
+        y = targets[:, 0]
+        return (weights * y**2).sum() - (weights * y).sum() ** 2 / total
+    g, h = (weights * targets[:, 0]).sum(), (weights * targets[:, 1]).sum()
+    return -(g**2) / (h + l2)
+
+
+def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3):
+    """Best (gain, feature, bin) over every feature and every cut between occupied bins."""
+    parent = brute_cost(criterion, targets, weights, l2, n_classes)
+    best = (-np.inf, -1, -1)
+    for feature in range(X_binned.shape[1]):
+        bins = X_binned[:, feature]
+        for b in np.unique(bins)[:-1]:
+            left = bins <= b
+            if left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+                continue
+            gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
+                criterion, targets[~left], weights[~left], l2, n_classes
+            )
+            if gain > best[0] + 1e-9:
+                best = (gain, feature, int(b))
+    return best
+
+
+# call_best_split's paths: histogram scan of the node's rows; scan of all-feature
+# histograms filled beforehand (moment criteria); sorted sweep.
+HISTOGRAM, POOLED, SORTED_SWEEP = 0, 1, 2
+
+
+def statistics_second_moments(criterion, targets, weights):
+    """Each row's second moment: ``w y^2`` (variance) or ``w h`` (newton)."""
+    return weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])
+
+
+def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0):
+    """Run the numba split search on the whole data set as one node, every feature examined."""
+    n_rows, n_features = data.X_binned.shape
+    samples = np.arange(n_rows, dtype=np.int64)
+    n_stats = _criteria.n_statistics(criterion, n_classes)
+    statistics = np.zeros(n_stats)
+    targets = np.ascontiguousarray(data.targets)
+    if criterion in CLASS_CRITERIA:
+        np.add.at(statistics, targets[:, 0].astype(int), weights)
+    else:
+        statistics[0] = (weights * targets[:, 0]).sum()
+        statistics[1] = statistics_second_moments(criterion, targets, weights).sum()
+    node = _scans.Node(0, n_rows, weights.sum(), brute_cost(criterion, targets, weights, l2, n_classes), statistics)
+    max_bins = data.bin_thresholds.shape[1]
+    rows = _rows.sorted_rows(samples, targets, weights)
+    pool = None
+    slot = -1
+    if path == POOLED:  # the node's pooled histograms, summed here independently of the engine's fill
+        histograms = np.zeros((1, n_features, max_bins, _criteria.n_hist_columns(criterion)))
+        moments = np.column_stack([weights * targets[:, 0], statistics_second_moments(criterion, targets, weights)])
+        for feature in range(n_features):
+            for column, values in enumerate([*moments.T, np.ones(n_rows), weights][: histograms.shape[3]]):
+                np.add.at(histograms[0, feature, :, column], data.X_binned[:, feature], values)
+        pool = _histograms.new_pool(histograms, 1)
+        slot = 0
+    params = TreeParams(criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf)
+    return _splitter.best_split(
+        _builder.Binned(data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values), rows, node,
+        params.growth_params(), _scans.new_scratch(max_bins, n_stats), np.arange(n_features, dtype=np.int32), seed(),
+        np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
+    )  # fmt: skip
+
+
+@st.composite
+def nodes(draw, criterion):
+    n = draw(st.integers(2, 40))
+    n_features = draw(st.integers(1, 4))
+    X = np.array(draw(st.lists(st.lists(st.integers(0, 6), min_size=n_features, max_size=n_features), min_size=n, max_size=n)), float)
+    if criterion in CLASS_CRITERIA:
+        targets = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), float)[:, None]
+    elif criterion == _criteria.VARIANCE:
+        targets = np.array(draw(st.lists(st.floats(-5, 5), min_size=n, max_size=n)))[:, None]
+    else:
+        gradients = draw(st.lists(st.floats(-2, 2), min_size=n, max_size=n))
+        hessians = draw(st.lists(st.floats(0.05, 1), min_size=n, max_size=n))
+        targets = np.column_stack([gradients, hessians])
+    weights = np.array(draw(st.lists(st.sampled_from([1.0, 2.0, 3.0, 0.5]), min_size=n, max_size=n)))
+    return X, targets, weights

@@ -1,0 +1,114 @@
+"""Feature binning: cuts, representatives, the exact mode, threads."""
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forestrank._binning import BinMapper
+from forestrank._tree import _criteria
+from forestrank._tree._grow import TreeParams, grow_tree
+
+from .helpers import seed, training_set
+
+
+
+def test_binned_equals_exact_when_features_have_few_values():
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 200, size=(2000, 5)).astype(float) / 7.0  # < 255 distinct values per feature
+    y = (X[:, 0] + X[:, 1] > 28).astype(float) + (X[:, 2] > 20)
+    trees = []
+    for max_bins in (255, None):
+        training, binner = training_set(X, y, max_bins=max_bins)
+        trees.append(grow_tree(training, np.ones(2000), TreeParams(_criteria.ENTROPY, 3, max_features=2), seed(2)))
+    np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
+    np.testing.assert_array_equal(trees[0].predict(X), trees[1].predict(X))
+
+
+def test_exact_mode_uses_wider_bins_when_needed():
+    X = np.arange(1000.0)[:, None]
+    binner = BinMapper(max_bins=None).fit(X)
+    assert binner.n_bins_[0] == 1000 and binner.bin_dtype_ == np.uint16
+    np.testing.assert_array_equal(binner.transform(X)[:, 0], np.arange(1000))
+    y = (np.arange(1000) % 7 == 0).astype(float)
+    training, _ = training_set(X, y, max_bins=None)
+    tree = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 2, max_features=1), seed())
+    np.testing.assert_array_equal(tree.predict(X), y)  # fully grown: every row separated
+
+
+def test_bin_mapper_cuts_and_representatives():
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [1.0, 5.0], [4.0, 5.0]])
+    binner = BinMapper().fit(X)
+    np.testing.assert_array_equal(binner.thresholds_[0], [0.5, 2.5])
+    np.testing.assert_array_equal(binner.bin_values_[0], [0.0, 1.0, 4.0])
+    assert binner.n_bins_[1] == 1  # constant feature: one bin, no cut
+    np.testing.assert_array_equal(binner.transform(np.array([[-1.0, 0], [0.5, 0], [0.6, 9], [9, 9]])), [[0, 0], [0, 0], [1, 0], [2, 0]])
+    # Midpoints that would round up to the larger value fall back to the smaller one.
+    tight = np.array([[1.0], [np.nextafter(1.0, 2.0)]])
+    assert BinMapper().fit(tight).transform(tight)[:, 0].tolist() == [0, 1]
+    many = np.random.default_rng(0).random((5000, 1))
+    quantiles = BinMapper(max_bins=16).fit(many)
+    assert quantiles.n_bins_[0] == 16
+    counts = np.bincount(quantiles.transform(many)[:, 0])
+    assert counts.min() > 250 and counts.max() < 380  # about 5000 / 16 each
+
+
+def test_quantile_cuts_without_frequent_values_are_numpy_lower_quantiles():
+    values = np.random.default_rng(4).normal(size=3001)  # all distinct
+    binner = BinMapper(max_bins=20).fit(values[:, None])
+    # Bin j closes at numpy's "lower" j/20-quantile; the cut lies midway to the next value.
+    closing = np.quantile(values, np.arange(1, 20) / 20, method="lower")
+    ordered = np.sort(values)
+    following = ordered[np.searchsorted(ordered, closing, side="right")]
+    np.testing.assert_allclose(binner.thresholds_[0], (closing + following) / 2, rtol=0, atol=0)
+
+
+def test_a_frequent_value_gets_a_bin_of_its_own_and_the_rest_share_the_others():
+    rng = np.random.default_rng(5)
+    column = np.where(rng.random(10_000) < 0.7, 0.0, rng.random(10_000) + 0.5)  # 70% zeros, as in LETOR
+    binner = BinMapper(max_bins=16).fit(column[:, None])
+    bins = binner.transform(column[:, None])[:, 0]
+    assert binner.n_bins_[0] == 16
+    assert set(bins[column == 0.0]) == {0} and np.all(bins[column != 0.0] > 0)
+    counts = np.bincount(bins)[1:]  # ~3,000 non-zeros over the 15 other bins
+    assert counts.min() > 0.8 * 3000 / 15 and counts.max() < 1.2 * 3000 / 15
+    assert binner.bin_values_[0][0] == 0.0  # a one-value bin is represented by its value
+
+
+def test_runs_between_frequent_values_get_bins_of_equal_counts():
+    rng = np.random.default_rng(6)
+    column = np.concatenate((rng.random(6000), np.full(2000, 0.25), np.full(2000, 0.75)))
+    binner = BinMapper(max_bins=16).fit(column[:, None])
+    bins = binner.transform(column[:, None])[:, 0]
+    frequent = {bins[6000], bins[8000]}
+    light = np.bincount(bins[~np.isin(bins, list(frequent))])
+    light = light[light > 0]
+    # 2 bins for the frequent values, 14 for the 6,000 others (4 + 6 + 4 over the three runs).
+    assert binner.n_bins_[0] == 16 and len(light) == 14
+    assert light.min() > 0.8 * 6000 / 14 and light.max() < 1.2 * 6000 / 14
+
+
+@given(st.lists(st.integers(1, 60), min_size=2, max_size=400), st.integers(2, 40))
+def test_frequency_cuts_respect_the_bin_budget(counts, max_bins):
+    column = np.repeat(np.arange(len(counts), dtype=float), counts)
+    binner = BinMapper(max_bins=max_bins).fit(column[:, None])
+    cuts = binner.thresholds_[0]
+    bins = binner.transform(column[:, None])[:, 0]
+    assert binner.n_bins_[0] <= max_bins and np.all(np.diff(cuts) > 0)
+    np.testing.assert_array_equal(np.unique(bins), np.arange(binner.n_bins_[0]))  # no empty bin
+    assert np.all(cuts != np.round(cuts))  # every cut lies between two values, never on one
+    heavy = np.flatnonzero(np.array(counts) * max_bins >= len(column))
+    if len(counts) > max_bins and len(heavy) <= (max_bins - 1) // 2:
+        for value in heavy:  # alone in its bin
+            assert np.sum(bins == bins[np.searchsorted(column, value)]) == counts[value]
+
+
+def test_threaded_binning_equals_serial_binning():
+    X = np.random.default_rng(3).normal(size=(20_000, 4))  # enough rows for several row ranges
+    X[:, 1] = np.round(X[:, 1], 1)  # few distinct values: midpoint cuts
+    serial, threaded = BinMapper(max_bins=64, n_jobs=1).fit(X), BinMapper(max_bins=64, n_jobs=2).fit(X)
+    for a, b in zip(serial.thresholds_ + serial.bin_values_, threaded.thresholds_ + threaded.bin_values_):
+        np.testing.assert_array_equal(a, b)
+    binned = threaded.transform(X)
+    np.testing.assert_array_equal(serial.transform(X), binned)
+    cuts = serial.thresholds_[0]
+    np.testing.assert_array_equal(binned[:, 0], np.searchsorted(cuts, X[:, 0], side="left"))  # = #{cuts < x}

@@ -1,0 +1,132 @@
+"""The tree builder: expansion orders, limits, leaf values, RF-rand, compiled == interpreted."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from forestrank._tree import _criteria, _frontier
+from forestrank._tree._grow import TreeParams, grow_tree
+
+from .helpers import seed, training_set
+
+
+
+@pytest.mark.parametrize("expansion", list(_frontier.EXPANSIONS))
+def test_every_expansion_order_respects_the_leaf_budget(expansion):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(800, 4))
+    y = (X[:, 0] > 0).astype(float) + (X[:, 1] > 0.5)
+    training, _ = training_set(X, y)
+    params = TreeParams(_criteria.ENTROPY, 3, max_features=4, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=7)
+    tree = grow_tree(training, np.ones(800), params, seed())
+    assert tree.n_leaves == 7
+
+
+def test_expansion_orders_pick_the_documented_node():
+    # Root split separates 600 low-relevance rows (left) from 200 high-relevance rows.
+    rng = np.random.default_rng(5)
+    X = np.column_stack([np.r_[np.zeros(600), np.ones(200)], rng.normal(size=800)])
+    y = np.r_[(rng.random(600) < 0.2).astype(float), 1.0 + (rng.random(200) < 0.5)]
+    training, _ = training_set(X, y)
+
+    def second_split_parent(expansion):
+        params = TreeParams(_criteria.ENTROPY, 3, max_features=2, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=3)
+        tree = grow_tree(training, np.ones(800), params, seed())
+        internal = np.flatnonzero(tree.nodes["feature"] >= 0)
+        return tree.n_node_samples[internal[1]], tree.values[internal[1]]
+
+    assert second_split_parent("biggest")[0] == 600
+    assert second_split_parent("relevant")[1] > 1.0
+    assert second_split_parent("breadth")[0] == 600  # the left child is older
+
+
+def test_breadth_first_finishes_a_level_before_the_next_and_depth_first_dives():
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(2000, 5))
+    y = (rng.random(2000) < 0.3).astype(float)
+    training, _ = training_set(X, y)
+
+    def grow(expansion):
+        params = TreeParams(_criteria.GINI, 2, max_features=5, expansion=_frontier.EXPANSIONS[expansion], max_leaf_nodes=40)
+        return grow_tree(training, np.ones(2000), params, seed())
+
+    # Children are numbered when their parent is split, so split order shows in the depths.
+    assert np.all(np.diff(grow("breadth").node_depths()) >= 0)
+    depth_first = grow("depth").node_depths()
+    assert np.any(np.diff(depth_first) < 0)
+    assert depth_first[:6].tolist() == [0, 1, 1, 2, 2, 3]  # keeps descending into the left child
+
+
+def test_depth_and_leaf_size_limits():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(1000, 4))
+    y = rng.integers(0, 3, 1000).astype(float)
+    training, _ = training_set(X, y)
+    shallow = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, max_depth=3), seed())
+    assert shallow.max_depth == 3
+    leafy = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, min_samples_leaf=25), seed())
+    assert leafy.n_node_samples[leafy.nodes["feature"] < 0].min() >= 25
+    split = grow_tree(training, np.ones(1000), TreeParams(_criteria.ENTROPY, 3, max_features=4, min_samples_split=100), seed())
+    internal = split.nodes["feature"] >= 0
+    assert split.n_node_samples[internal].min() >= 100
+
+
+def test_random_splits_stay_inside_the_node_range_and_separate_it():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] > 0).astype(float)
+    training, _ = training_set(X, y)
+    tree = grow_tree(training, np.ones(400), TreeParams(_criteria.RANDOM, 2, max_features=3), seed())
+    np.testing.assert_array_equal(tree.predict(X), y)  # grown until pure
+    leaves = tree.apply(X)
+    assert len(np.unique(leaves)) == tree.n_leaves  # every leaf holds training rows: cuts inside the range
+
+
+def test_leaf_value_is_the_weighted_mean_of_leaf_targets():
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(600, 3))
+    y = rng.integers(0, 3, 600).astype(float)
+    weights = rng.integers(1, 4, 600).astype(float)
+    training, _ = training_set(X, y, leaf_targets=2.0**y)
+    tree = grow_tree(training, weights, TreeParams(_criteria.ENTROPY, 3, max_features=3, min_samples_leaf=40), seed())
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        rows = leaves == leaf
+        assert tree.values[leaf] == pytest.approx(np.average(2.0 ** y[rows], weights=weights[rows]))
+        assert tree.weighted_n_node_samples[leaf] == weights[rows].sum()
+
+
+def test_compiled_and_interpreted_builders_agree(tmp_path):
+    """NUMBA_DISABLE_JIT=1 runs the same builder as Python; its tree must be identical."""
+    code = """
+import json, numpy as np
+from forestrank._binning import BinMapper
+from forestrank._tree import _criteria, _rng
+from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree
+rng = np.random.default_rng(0)
+X = rng.normal(size=(120, 3)); y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(float)
+b = BinMapper().fit(X); t, v = b.padded_tables()
+data = TrainingSet(b.transform(X), b.n_bins_, t, v, y[:, None], y)
+out = {}
+newton = TrainingSet(b.transform(X), b.n_bins_, t, v, np.column_stack([0.5 - y, 1 + X[:, 1] ** 2]), y)
+for name, criterion, features, training in (
+    ("entropy", _criteria.ENTROPY, 2, data), ("variance", _criteria.VARIANCE, 2, data), ("pooled newton", _criteria.NEWTON, 3, newton),
+):
+    params = TreeParams(criterion, 2, max_features=features, expansion=2, max_leaf_nodes=8, min_samples_leaf=3)
+    tree = grow_tree(training, np.ones(120), params, _rng.new_state(np.random.SeedSequence(3)))
+    out[name] = [tree.nodes["feature"].tolist(), tree.nodes["threshold"].tolist(), tree.values.tolist()]
+print(json.dumps(out))
+"""
+    environment = dict(os.environ)
+    results = []
+    for disable in ("0", "1"):
+        environment["NUMBA_DISABLE_JIT"] = disable
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True)
+        results.append(json.loads(run.stdout))
+    for name in results[0]:
+        for compiled, interpreted in zip(results[0][name], results[1][name]):
+            np.testing.assert_allclose(compiled, interpreted, rtol=1e-12)
