@@ -47,6 +47,7 @@ def expected_failed_checks(estimator):
         RFPointRanker(n_estimators=5, random_state=0),
         RFPointRanker(n_estimators=5, criterion="variance", bootstrap=True, sample_level="document", random_state=0),
         RFPointRanker(n_estimators=5, criterion="random", random_state=0),
+        RFPointRanker(n_estimators=5, criterion="hellinger", random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )
@@ -112,10 +113,12 @@ def test_architecture_gridsearch_recipe(data):
     assert 0.0 < search.best_score_ <= 1.0
 
 
-def test_quality_beats_the_single_feature_baseline(data):
+@pytest.mark.parametrize("criterion", ["entropy", "hellinger"])
+def test_quality_beats_the_single_feature_baseline(data, criterion):
     X, y, qid = data
     train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
-    forest = RFPointRanker(n_estimators=60, random_state=0, n_jobs=2).fit(X[train], y[train], qid=qid[train])
+    forest = RFPointRanker(n_estimators=60, criterion=criterion, random_state=0, n_jobs=2)
+    forest.fit(X[train], y[train], qid=qid[train])
     baseline = DummyRanker().fit(X[train], y[train], qid=qid[train])
     assert forest.score(X[test], y[test], qid[test]) > baseline.score(X[test], y[test], qid[test]) + 0.05
 

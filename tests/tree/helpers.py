@@ -76,12 +76,13 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
     n_stats = _criteria.n_statistics(criterion, n_classes)
     statistics = np.zeros(n_stats)
     targets = np.ascontiguousarray(data.targets)
-    if criterion in CLASS_CRITERIA:
+    if criterion in _criteria.CLASS_CRITERIA:
         np.add.at(statistics, targets[:, 0].astype(int), weights)
     else:
         statistics[0] = (weights * targets[:, 0]).sum()
         statistics[1] = statistics_second_moments(criterion, targets, weights).sum()
-    node = _scans.Node(0, n_rows, weights.sum(), brute_cost(criterion, targets, weights, l2, n_classes), statistics)
+    cost = 0.0 if criterion == _criteria.HELLINGER else brute_cost(criterion, targets, weights, l2, n_classes)  # no cost
+    node = _scans.Node(0, n_rows, weights.sum(), cost, statistics)
     max_bins = data.bin_thresholds.shape[1]
     rows = _rows.sorted_rows(samples, targets, weights)
     pool = None

@@ -50,7 +50,8 @@ def test_every_criterion_answers_every_question_consistently(criterion):
     assert _criteria.boundary_points_suffice(criterion, 1, 0.0) == (criterion in (_criteria.ENTROPY, _criteria.GINI))
     assert not _criteria.boundary_points_suffice(criterion, 2, 0.0)  # a leaf-size limit turns the shortcut off
     assert _criteria.draws_split(criterion) == (criterion == _criteria.RANDOM)
-    assert _criteria.gain_scale(criterion, 4.0) == (0.5 if criterion == _criteria.NEWTON else 0.25)
+    expected_scale = {_criteria.NEWTON: 0.5, _criteria.HELLINGER: 1.0}.get(criterion, 0.25)
+    assert _criteria.gain_scale(criterion, 4.0) == expected_scale
 
 
 @pytest.mark.parametrize("criterion", SEARCHED, ids=IDS.get)
@@ -171,3 +172,45 @@ def test_newton_gain_is_the_second_order_gain_and_boosting_owns_the_leaf_values(
     assert tree.feature_gains[0] == pytest.approx(expected)
     heavy = grow_tree(training, np.ones(500), TreeParams(_criteria.NEWTON, 0, max_features=3, min_child_weight=1e6), seed())
     assert heavy.node_count == 1  # no child can reach the hessian minimum
+
+
+def hellinger_reference(left, node):
+    """Cieslak & Chawla's d_H summed over the grade thresholds, written from the definition."""
+    total = 0.0
+    for t in range(1, len(node)):
+        positive, negative = node[t:].sum(), node[:t].sum()
+        if positive == 0 or negative == 0:
+            continue
+        children = [(left[t:].sum(), left[:t].sum()), (positive - left[t:].sum(), negative - left[:t].sum())]
+        total += np.sqrt(sum((np.sqrt(p / positive) - np.sqrt(n / negative)) ** 2 for p, n in children))
+    return total
+
+
+@given(st.lists(st.integers(0, 6), min_size=3, max_size=5), st.data())
+def test_hellinger_gain_is_the_ordinal_hellinger_distance(node_counts, data):
+    node = np.array(node_counts, dtype=float)
+    left = np.array([data.draw(st.integers(0, int(count))) for count in node], dtype=float)
+    gain = _criteria.exact_class_gain(_criteria.HELLINGER, left, node, left.sum(), node.sum(), 0.0, True)
+    assert gain == pytest.approx(hellinger_reference(left, node), rel=1e-12, abs=1e-12)
+    assert 0.0 <= gain <= np.sqrt(2.0) * (len(node) - 1) + 1e-12
+    # Screened as "evaluate exactly" whenever both children are large enough.
+    screened = _criteria.candidate_gain(
+        _criteria.HELLINGER, 1, 2, left.sum(), node.sum(), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True, 1, 0.0
+    )
+    assert screened == np.inf
+
+
+def test_hellinger_distance_does_not_depend_on_how_rare_the_relevant_documents_are():
+    """Scaling the irrelevant documents' weight by k leaves d_H unchanged (the property
+    that makes it the criterion for skewed classes); entropy's gain changes."""
+    node, left = np.array([80.0, 20.0]), np.array([70.0, 5.0])
+    for criterion, invariant in ((_criteria.HELLINGER, True), (_criteria.ENTROPY, False)):
+        gains = []
+        for scale in (1.0, 10.0):
+            scaled_node, scaled_left = node * [scale, 1.0], left * [scale, 1.0]
+            cost, _ = _criteria.node_cost(criterion, scaled_node, scaled_node.sum(), 0.0, True)
+            gains.append(
+                _criteria.exact_class_gain(criterion, scaled_left, scaled_node, scaled_left.sum(), scaled_node.sum(), cost, True)
+                / (1.0 if criterion == _criteria.HELLINGER else scaled_node.sum())
+            )
+        assert (gains[0] == pytest.approx(gains[1], rel=1e-12)) == invariant

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from forestrank._tree import _criteria
 from forestrank._tree._grow import TreeParams, grow_tree
 
+from .test_criteria import hellinger_reference
 from .helpers import (
     CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, nodes, seed,
     training_set,
@@ -56,7 +57,7 @@ def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
     X = rng.normal(size=(3000, 6))
     y = (X[:, 0] + np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=3000) > 0.5).astype(float) + (X[:, 2] > 1)
     weights = rng.integers(1, 3, 3000).astype(float)
-    for criterion in (_criteria.ENTROPY, _criteria.GINI, _criteria.VARIANCE):
+    for criterion in (_criteria.ENTROPY, _criteria.GINI, _criteria.HELLINGER, _criteria.VARIANCE):
         training, _ = training_set(X, y)
         for tree_seed in range(3):
             trees = [
@@ -65,3 +66,27 @@ def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
             ]
             np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
             np.testing.assert_array_equal(trees[0].values, trees[1].values)
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 3])
+@given(data=st.data())
+def test_hellinger_scans_find_the_cut_of_largest_ordinal_hellinger_distance(min_samples_leaf, data):
+    X, targets, weights = data.draw(nodes(_criteria.ENTROPY))
+    training, _ = training_set(X, targets)
+    counts = lambda rows: np.bincount(targets[rows, 0].astype(int), weights=weights[rows], minlength=3)
+    node = counts(np.ones(len(weights), dtype=bool))
+    best = -np.inf
+    for feature in range(training.X_binned.shape[1]):
+        bins = training.X_binned[:, feature]
+        for b in np.unique(bins)[:-1]:
+            left = bins <= b
+            if min(left.sum(), (~left).sum()) >= min_samples_leaf:
+                best = max(best, hellinger_reference(counts(left), node))
+    for path in (HISTOGRAM, SORTED_SWEEP):
+        feature, b, _, gain = call_best_split(training, _criteria.HELLINGER, weights, path, min_samples_leaf=min_samples_leaf)
+        if best == -np.inf:
+            assert feature == -1
+            continue
+        left = training.X_binned[:, feature] <= b
+        assert gain == pytest.approx(hellinger_reference(counts(left), node), rel=1e-9, abs=1e-12)
+        assert gain == pytest.approx(best, rel=1e-9, abs=1e-12)

@@ -21,6 +21,7 @@ gini         w per class c                        W - sum_c w_c^2 / W        (= 
 variance     w*y, w*y^2                           sum w y^2 - (sum w y)^2 / W  (SSE)
 newton       w*g, w*h                             -G^2 / (H + lambda)
 random       w per class c (for importances)      as entropy
+hellinger    w per class c                        none: the gain is a distance (below)
 ===========  ===================================  =========================================
 
 The gain of a split is ``cost(parent) - cost(left) - cost(right)``. Entropy and gini
@@ -29,10 +30,25 @@ Algorithm 3); variance is the least-squares regression tree (Breiman et al. 1984
 of Mohan's regression forest; newton is the second-order gain of gradient boosting,
 ``G_L^2/(H_L+l) + G_R^2/(H_R+l) - G^2/(H+l)`` (Chen & Guestrin, XGBoost, Eq. 7; the
 OLE gain of "Analysis of Regression Tree Fitting Algorithms in Learning to Rank",
-Eq. 13); random is RF-rand (a drawn split, ``draws_split``). Reported gains are
-scaled (``gain_scale``) to match the libraries users compare with: impurity decrease
-per unit of the tree's total weight (scikit-learn's ``min_impurity_decrease``) and
-half the Newton gain (LightGBM's ``min_gain_to_split``).
+Eq. 13); random is RF-rand (a drawn split, ``draws_split``).
+
+Hellinger is the split criterion of Hellinger distance decision trees (Cieslak &
+Chawla, "Learning Decision Trees for Unbalanced Data", ECML PKDD 2008, Eq. 5): the
+gain of a cut is the Hellinger distance between the distributions that the
+positive and the negative class put on its two children,
+``d_H = sqrt(sum_{j in L, R} (sqrt(P_j / P) - sqrt(N_j / N))^2)``, which does not
+depend on the ratio of the two classes (the reason to use it on skewed data: most
+documents of a LETOR query are irrelevant). Graded relevance is ordinal, so the gain
+sums ``d_H`` over the ordinal splits of the grades, positive = "grade >= t" for every
+grade threshold t (Frank & Hall, "A Simple Approach to Ordinal Classification", ECML
+2001); with two grades it is Cieslak & Chawla's criterion. It has no cost to
+subtract, so ``candidate_gain`` screens nothing and every valid cut is evaluated by
+``exact_class_gain``.
+
+Reported gains are scaled (``gain_scale``) to match the libraries users compare with:
+impurity decrease per unit of the tree's total weight (scikit-learn's
+``min_impurity_decrease``), half the Newton gain (LightGBM's ``min_gain_to_split``),
+and the Hellinger distance as it is.
 
 The functions called per row or per candidate take and return scalars: an inlined
 helper that takes arrays costs reference counting in a per-row loop unless its
@@ -48,10 +64,11 @@ GINI = 1
 VARIANCE = 2
 NEWTON = 3
 RANDOM = 4
+HELLINGER = 5
 
-NAMES = {"entropy": ENTROPY, "gini": GINI, "variance": VARIANCE, "newton": NEWTON, "random": RANDOM}
+NAMES = {"entropy": ENTROPY, "gini": GINI, "variance": VARIANCE, "newton": NEWTON, "random": RANDOM, "hellinger": HELLINGER}
 # The criteria whose statistics are per-class weights; the others are moment criteria.
-CLASS_CRITERIA = (ENTROPY, GINI, RANDOM)
+CLASS_CRITERIA = (ENTROPY, GINI, RANDOM, HELLINGER)
 _USES_CLASSES = np.array([criterion in CLASS_CRITERIA for criterion in range(len(NAMES))])
 
 # n ln n for integer n below the table size: with unit weights or bootstrap counts every
@@ -125,19 +142,23 @@ def x_log_x(value, integer_weights):
 
 @jit(inline="always")
 def class_term(criterion, weight, integer_weights):
-    """``f(w_c)``: ``w ln w`` (entropy, random) or ``w^2`` (gini)."""
+    """``f(w_c)``: ``w ln w`` (entropy, random) or ``w^2`` (gini); 0 for hellinger (no cost)."""
     if criterion == GINI:
         return weight * weight
+    if criterion == HELLINGER:
+        return 0.0
     return x_log_x(weight, integer_weights)
 
 
 @jit(inline="always")
 def class_cost(criterion, weight, term_sum, integer_weights):
-    """Class-criterion cost from the total weight and ``sum_c f(w_c)``."""
+    """Class-criterion cost from the total weight and ``sum_c f(w_c)``; 0 for hellinger."""
     if criterion == GINI:
         if weight <= 0.0:
             return 0.0
         return weight - term_sum / weight
+    if criterion == HELLINGER:
+        return 0.0
     return x_log_x(weight, integer_weights) - term_sum
 
 
@@ -220,6 +241,8 @@ def candidate_gain(
     if uses_classes(criterion):
         if left_weight < min_child_weight or right_weight < min_child_weight:
             return -np.inf
+        if criterion == HELLINGER:  # no incremental screen: every valid cut is evaluated exactly
+            return np.inf
         children = class_cost(criterion, left_weight, left_terms, integer_weights) + class_cost(
             criterion, right_weight, right_terms, integer_weights
         )
@@ -247,6 +270,32 @@ def screening_tolerance(node_weight):
     return 1e-9 * node_weight * (1.0 + np.log(node_weight + 1.0))
 
 
+@jit(inline="always")
+def _ordinal_hellinger_distance(left, node_statistics):
+    """``sum_t d_H`` over the grade thresholds t (module docstring): each splits the classes
+    into negative (index < t) and positive (index >= t); a threshold with an empty side
+    in the node adds nothing."""
+    total = 0.0
+    n_classes = len(left)
+    for t in range(1, n_classes):
+        positive = negative = left_positive = left_negative = 0.0
+        for c in range(n_classes):
+            if c >= t:
+                positive += node_statistics[c]
+                left_positive += left[c]
+            else:
+                negative += node_statistics[c]
+                left_negative += left[c]
+        if positive <= 0.0 or negative <= 0.0:
+            continue
+        share_positive = left_positive / positive
+        share_negative = left_negative / negative
+        on_left = np.sqrt(share_positive) - np.sqrt(share_negative)
+        on_right = np.sqrt(max(1.0 - share_positive, 0.0)) - np.sqrt(max(1.0 - share_negative, 0.0))
+        total += np.sqrt(on_left * on_left + on_right * on_right)
+    return total
+
+
 @jit
 def exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights):
     """Gain of a class-criterion candidate recomputed from its left counts.
@@ -261,6 +310,8 @@ def exact_class_gain(criterion, left, node_statistics, left_weight, node_weight,
     left, node_statistics : float64 arrays of shape (n_classes,)
         Per-class weights of the left child and of the node.
     """
+    if criterion == HELLINGER:
+        return _ordinal_hellinger_distance(left, node_statistics)
     left_terms = 0.0
     right_terms = 0.0
     for c in range(len(left)):
@@ -293,7 +344,9 @@ def draws_split(criterion):
 
 @jit(inline="always")
 def gain_scale(criterion, total_weight):
-    """Factor from ``cost(parent) - cost(children)`` to the reported gain."""
+    """Factor from ``cost(parent) - cost(children)`` (a distance for hellinger) to the reported gain."""
     if criterion == NEWTON:
         return 0.5
+    if criterion == HELLINGER:
+        return 1.0
     return 1.0 / total_weight

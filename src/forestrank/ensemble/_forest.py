@@ -346,8 +346,12 @@ class RFPointRanker(BaseForestRanker):
     ----------
     n_estimators : int, default=500
         Number of trees.
-    criterion : {"entropy", "gini", "variance", "random"}, default="entropy"
-        ``"entropy"``/``"gini"``: impurity of the grades (RF-point). ``"variance"``:
+    criterion : {"entropy", "gini", "hellinger", "variance", "random"}, default="entropy"
+        ``"entropy"``/``"gini"``: impurity of the grades (RF-point). ``"hellinger"``:
+        the Hellinger distance between the children's distributions of each grade
+        threshold's relevant and irrelevant documents (Cieslak & Chawla's criterion for
+        skewed classes, summed over the ordinal grade thresholds), insensitive to how
+        rare the relevant documents are. ``"variance"``:
         least-squares regression tree on the labels (Mohan's regression forest:
         ``criterion="variance", max_features=0.1, bootstrap=True,
         sample_level="document"``). ``"random"``: RF-rand, a random feature and a
@@ -362,7 +366,8 @@ class RFPointRanker(BaseForestRanker):
         Fractions are of the tree's training rows (scikit-learn's convention).
     min_gain_to_split : float, default=0.0
         Minimum impurity decrease per unit of the tree's total weight
-        (scikit-learn's ``min_impurity_decrease``).
+        (scikit-learn's ``min_impurity_decrease``); the minimum Hellinger distance
+        with ``criterion="hellinger"``.
     max_leaf_nodes : int or None, default=None
         Leaf budget; the ``expansion`` order decides which nodes get split.
     expansion : {"depth", "breadth", "best", "random", "biggest", "relevant"}, default="depth"
@@ -431,7 +436,7 @@ class RFPointRanker(BaseForestRanker):
 
     _parameter_constraints = {
         **BaseForestRanker._parameter_constraints,
-        "criterion": [StrOptions({"entropy", "gini", "variance", "random"})],
+        "criterion": [StrOptions({"entropy", "gini", "hellinger", "variance", "random"})],
         "leaf_score": [StrOptions({"expected", "mean"})],
         "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
     }
