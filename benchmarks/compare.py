@@ -182,6 +182,7 @@ CONTENDERS = {
         Contender("sklearn RandomForestClassifier", _sklearn_forest, "classifier"),
         Contender("LightGBM rf (regression)", _lightgbm_forest, "regressor"),
         RF_POINT_SKIPPING,
+        Contender("forestrank RFPointRanker criterion=hellinger", functools.partial(_rf_point, criterion="hellinger"), "qid"),
     ],
 }
 CONTENDERS["rflist"] = [

@@ -261,6 +261,25 @@ def candidate_gain(
 
 
 @jit(inline="always")
+def sweep_gain(
+    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics, node_cost,
+    l2, integer_weights, min_samples_leaf, min_child_weight, best_gain, tolerance,
+):  # fmt: skip
+    """The gain a sweep compares at a cut: ``candidate_gain`` from the sweep's state
+    (``left``: the left child's statistics, float64 (n_statistics,)), recomputed exactly
+    (``exact_class_gain``) for a class criterion within ``tolerance`` of ``best_gain``."""
+    classes = uses_classes(criterion)
+    gain = candidate_gain(
+        criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
+        0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1], node_cost, l2,
+        integer_weights, min_samples_leaf, min_child_weight,
+    )  # fmt: skip
+    if classes and gain > best_gain - tolerance:
+        gain = exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)
+    return gain
+
+
+@jit(inline="always")
 def screening_tolerance(node_weight):
     """Slack of the incremental class sums: bound of their rounding drift over a scan.
 

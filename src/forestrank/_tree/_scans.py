@@ -177,15 +177,11 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
                             current_class = c if current_class == -1 else -2
                     current_class = max(current_class, -1)
             if previous >= 0 and not (current_class >= 0 and current_class == previous_class):
-                gain = _criteria.candidate_gain(
-                    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
-                    0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1],
-                    node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight,
+                gain = _criteria.sweep_gain(
+                    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left,
+                    node_statistics, node.cost, params.l2_regularization, integer_weights, min_samples_leaf,
+                    min_child_weight, best_gain, tolerance,
                 )  # fmt: skip
-                if classes and gain > best_gain - tolerance:
-                    gain = _criteria.exact_class_gain(
-                        criterion, left, node_statistics, left_weight, node_weight, node.cost, integer_weights
-                    )
                 if gain > best_gain:
                     best_gain = gain
                     best_bin = previous
@@ -376,15 +372,11 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
         run_class = -2
         if skip:
             continue
-        gain = _criteria.candidate_gain(
-            criterion, rank + 1, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
-            0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1], node.cost,
-            params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight,
+        gain = _criteria.sweep_gain(
+            criterion, rank + 1, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
+            node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
+            tolerance,
         )  # fmt: skip
-        if classes and gain > best_gain - tolerance:
-            gain = _criteria.exact_class_gain(
-                criterion, left, node_statistics, left_weight, node_weight, node.cost, integer_weights
-            )
         if gain > best_gain:
             best_gain = gain
             best_bin = b
