@@ -21,7 +21,7 @@ gini         w per class c                        W - sum_c w_c^2 / W        (= 
 variance     w*y, w*y^2                           sum w y^2 - (sum w y)^2 / W  (SSE)
 newton       w*g, w*h                             -G^2 / (H + lambda)
 random       w per class c (for importances)      as entropy
-hellinger    w per class c                        none: the gain is a distance (below)
+hellinger    w per class c                        as entropy, unused: the gain is a distance
 ===========  ===================================  =========================================
 
 The gain of a split is ``cost(parent) - cost(left) - cost(right)``. Entropy and gini
@@ -42,17 +42,20 @@ documents of a LETOR query are irrelevant). Graded relevance is ordinal, so the 
 sums ``d_H`` over the ordinal splits of the grades, positive = "grade >= t" for every
 grade threshold t (Frank & Hall, "A Simple Approach to Ordinal Classification", ECML
 2001); with two grades it is Cieslak & Chawla's criterion. It has no cost to
-subtract, so ``candidate_gain`` screens nothing and every valid cut is evaluated by
-``exact_class_gain``.
+subtract: the sweeps keep their entropy sums for it (a node's cost only decides its
+purity, one grade), ``candidate_gain`` screens nothing and every valid cut is
+evaluated by ``exact_class_gain``. The per-row helpers get no branch for it: they
+are inlined in every scan of every criterion.
 
 Reported gains are scaled (``gain_scale``) to match the libraries users compare with:
 impurity decrease per unit of the tree's total weight (scikit-learn's
 ``min_impurity_decrease``), half the Newton gain (LightGBM's ``min_gain_to_split``),
 and the Hellinger distance as it is.
 
-The functions called per row or per candidate take and return scalars: an inlined
-helper that takes arrays costs reference counting in a per-row loop unless its
-caller is compiled without it (``docs/design.md``, "Numba rules").
+The functions called per row or per candidate take and return scalars. The small
+ones that nest (``x_log_x`` in ``class_term`` in ``class_move``) are plain jitted
+functions, which LLVM inlines, rather than numba-inlined ones, whose IR numba copies
+at every call site (``docs/design.md``, "Numba rules").
 """
 
 import numpy as np
@@ -130,7 +133,7 @@ def n_hist_columns(criterion: int) -> int:
 # --- the cost of a node -----------------------------------------------------------------
 
 
-@jit(inline="always")
+@jit
 def x_log_x(value, integer_weights):
     """``x ln x`` (0 for x <= 0), looked up for integer ``x`` when weights are integers."""
     if value <= 0.0:
@@ -140,29 +143,25 @@ def x_log_x(value, integer_weights):
     return value * np.log(value)
 
 
-@jit(inline="always")
+@jit
 def class_term(criterion, weight, integer_weights):
-    """``f(w_c)``: ``w ln w`` (entropy, random) or ``w^2`` (gini); 0 for hellinger (no cost)."""
+    """``f(w_c)``: ``w ln w`` (entropy, random, and hellinger, whose gain ignores it) or ``w^2`` (gini)."""
     if criterion == GINI:
         return weight * weight
-    if criterion == HELLINGER:
-        return 0.0
     return x_log_x(weight, integer_weights)
 
 
-@jit(inline="always")
+@jit
 def class_cost(criterion, weight, term_sum, integer_weights):
-    """Class-criterion cost from the total weight and ``sum_c f(w_c)``; 0 for hellinger."""
+    """Class-criterion cost from the total weight and ``sum_c f(w_c)``."""
     if criterion == GINI:
         if weight <= 0.0:
             return 0.0
         return weight - term_sum / weight
-    if criterion == HELLINGER:
-        return 0.0
     return x_log_x(weight, integer_weights) - term_sum
 
 
-@jit(inline="always")
+@jit
 def moment_cost(criterion, first, second, weight, l2_regularization):
     """Cost from the two moments: SSE ``second - first^2 / W`` (variance) or ``-G^2/(H+l)`` (newton)."""
     if criterion == VARIANCE:
@@ -289,7 +288,7 @@ def screening_tolerance(node_weight):
     return 1e-9 * node_weight * (1.0 + np.log(node_weight + 1.0))
 
 
-@jit(inline="always")
+@jit(callable_from_python=False)
 def _ordinal_hellinger_distance(left, node_statistics):
     """``sum_t d_H`` over the grade thresholds t (module docstring): each splits the classes
     into negative (index < t) and positive (index >= t); a threshold with an empty side
