@@ -51,7 +51,7 @@ from _machine import describe_machine  # noqa: E402
 
 METRIC_NAMES = ("NDCG@10 letor4", "NDCG@10 plain", "MAP letor4", "ERR@10")
 # Predict time is the median of this many predictions of the test set: on a shared host one
-# prediction moved by up to 2x from run to run (benchmarks/RESULTS.md, issue 3).
+# prediction moved by up to 2x from run to run (benchmarks/RESULTS.md, "RFPointRanker").
 PREDICT_REPEATS = 3
 
 
@@ -280,7 +280,7 @@ def relabel_queries(split: tuple, seed: int) -> tuple:
     another order. Our boosted models depend on that order through the summation
     order of their float64 histograms (near-equal splits go either way; MAP moves by
     about ±0.001 on MQ2008), LightGBM's do not (the same metrics for every order,
-    benchmarks/RESULTS.md, issue 5); averaging over several orders measures a
+    benchmarks/RESULTS.md, "LambdaMART and PLRank"); averaging over several orders measures a
     deterministic contender's spread.
     """
     X, y, qid, *rest = split
@@ -297,7 +297,7 @@ def shuffle_documents(split: tuple, seed: int) -> tuple:
     input order, so the |dNDCG| weights of the first trees, and through them the
     whole model, depend on the order of the documents in the file: on
     MQ2008, LightGBM's 5-fold MAP moves between 0.4689 and 0.4758 over ten orders
-    (benchmarks/RESULTS.md, issue 5). Averaging over orders compares the
+    (benchmarks/RESULTS.md, "LambdaMART and PLRank"). Averaging over orders compares the
     algorithms rather than one draw of that order.
     """
     X, y, qid, *rest = split
