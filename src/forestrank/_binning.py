@@ -12,6 +12,13 @@ are, on the same code path (wider bin dtype).
 A sample with value ``x`` falls in bin ``b = #{thresholds < x}``: ``x <= thresholds[b]``
 and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
 "x <= thresholds[b]" on raw values, which is how trees predict without binning.
+
+NaN means "missing" (``docs/missing_values.md``). The cuts are learned from the
+present values only, and a feature that has missing values where ``fit`` saw them
+gets one more bin, its last (``missing_bins_``), which every missing value falls in.
+The missing bin sorts after every value bin, so a scan in bin order that reaches it
+last evaluates "missing go right"; the scans evaluate "missing go left" by moving it
+first (``_tree/_scans.py``).
 """
 
 import numpy as np
@@ -90,15 +97,21 @@ def _frequency_cuts(counts: np.ndarray, max_bins: int) -> np.ndarray:
 
 
 @jit
-def _bin_rows(X, thresholds, n_bins, binned):
-    """``binned[i, f]`` = number of cuts of feature ``f`` below ``X[i, f]`` (binary search).
+def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
+    """``binned[i, f]`` = number of cuts of feature ``f`` below ``X[i, f]`` (binary search);
+    ``missing_bins[f]`` for a NaN.
 
     Parameters
     ----------
     X : float64 array of shape (n_rows, n_features), C order
     thresholds : float64 array of shape (n_features, max_bins)
-        Cuts of each feature in its first ``n_bins[f] - 1`` entries.
-    n_bins : int32 array of shape (n_features,)
+        Cuts of each feature in its first ``n_value_bins[f] - 1`` entries.
+    n_value_bins : int32 array of shape (n_features,)
+        Bins of present values per feature.
+    missing_bins : int32 array of shape (n_features,)
+        The missing bin of each feature, or -1. A NaN in a feature without one (a row
+        that ``BinMapper.fit`` did not see) falls in bin 0: the callers grow trees on
+        the rows they fitted the bins on only.
     binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
         Output, written row by row.
     """
@@ -110,9 +123,13 @@ def _bin_rows(X, thresholds, n_bins, binned):
     for block_start in range(0, n_rows, _ROW_BLOCK):
         block_end = min(block_start + _ROW_BLOCK, n_rows)
         for feature in range(X.shape[1]):
-            n_cuts = n_bins[feature] - 1
+            n_cuts = n_value_bins[feature] - 1
+            missing_bin = max(missing_bins[feature], 0)
             for i in range(block_start, block_end):
                 value = X[i, feature]
+                if value != value:
+                    binned[i, feature] = missing_bin
+                    continue
                 # Branchless lower bound: the trip count depends on n_cuts only and
                 # the select becomes a conditional move.
                 base = 0
@@ -151,11 +168,17 @@ class BinMapper:
     Attributes
     ----------
     thresholds_ : list of ndarray of float64
-        ``thresholds_[f]`` has ``n_bins_[f] - 1`` increasing cuts.
+        ``thresholds_[f]`` has ``n_value_bins_[f] - 1`` increasing cuts.
     n_bins_ : ndarray of shape (n_features,), int32
+        Bins per feature, the missing bin included.
+    n_value_bins_ : ndarray of shape (n_features,), int32
+        Bins of present values per feature (at least 1).
+    missing_bins_ : ndarray of shape (n_features,), int32
+        The missing bin of each feature (``n_bins_[f] - 1``) when ``fit`` saw a NaN
+        in it, else -1.
     bin_values_ : list of ndarray of float64
-        A representative value per bin (the value itself for one-value bins, else
-        the middle of the bin's range of training values).
+        A representative value per value bin (the value itself for one-value bins,
+        else the middle of the bin's range of training values).
     """
 
     def __init__(self, max_bins: int | None = 255, random_state: object = None, n_jobs: int | None = None) -> None:
@@ -164,8 +187,11 @@ class BinMapper:
         self.n_jobs = n_jobs
 
     def fit(self, X: np.ndarray) -> "BinMapper":
-        """Learn the cuts of each column of ``X`` (float64, no NaN)."""
+        """Learn the cuts of each column of ``X`` (float64, NaN = missing, no inf)."""
         rng = check_random_state(self.random_state)
+        # From every row, not the quantile sub-sample: a missing value the sub-sample
+        # missed must still get the missing bin.
+        has_missing = np.isnan(X).any(axis=0)
         if self.max_bins is not None and len(X) > QUANTILE_SUBSAMPLE:
             rows = np.sort(rng.choice(len(X), QUANTILE_SUBSAMPLE, replace=False))
             sample = X[rows]
@@ -175,13 +201,18 @@ class BinMapper:
         tables = run_in_threads((delayed(self._column_cuts)(column) for column in sample.T), self.n_jobs)
         self.thresholds_ = [thresholds for thresholds, _ in tables]
         self.bin_values_ = [representatives for _, representatives in tables]
-        self.n_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
+        self.n_value_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
+        self.n_bins_ = (self.n_value_bins_ + has_missing).astype(np.int32)
+        self.missing_bins_ = np.where(has_missing, self.n_bins_ - 1, -1).astype(np.int32)
         self.bin_dtype_ = _bin_dtype(int(self.n_bins_.max()))
         return self
 
     def _column_cuts(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cuts and bin representatives of one column (float64)."""
-        ordered = np.sort(column)
+        """Cuts and bin representatives of one column (float64), from its present values."""
+        ordered = np.sort(column)  # NaN sort last
+        ordered = ordered[: len(ordered) - np.count_nonzero(np.isnan(ordered))]
+        if len(ordered) == 0:  # every value missing: one empty value bin
+            return np.zeros(0, dtype=FLOAT_DTYPE), np.zeros(1, dtype=FLOAT_DTYPE)
         first_of_value = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
         distinct = ordered[first_of_value]
         if self.max_bins is None or len(distinct) <= self.max_bins:
@@ -208,14 +239,19 @@ class BinMapper:
         X = as_kernel_array(X, FLOAT_DTYPE)
         binned = np.empty(X.shape, dtype=self.bin_dtype_)
         ranges = row_ranges(len(X), self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
-        run_in_threads((delayed(_bin_rows)(X[a:b], thresholds, self.n_bins_, binned[a:b]) for a, b in ranges), len(ranges))
+        run_in_threads(
+            (delayed(_bin_rows)(X[a:b], thresholds, self.n_value_bins_, self.missing_bins_, binned[a:b]) for a, b in ranges),
+            len(ranges),
+        )
         return binned
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.
 
         Row ``f`` holds ``thresholds_[f]`` (then +inf) and ``bin_values_[f]`` (then
-        +inf); kernels only read entries below ``n_bins_[f]``.
+        +inf); kernels only read entries below ``n_bins_[f]``. The missing bin's
+        value and the cut below it are therefore +inf: a split between the last value
+        bin and the missing bin has the threshold +inf (every present value left).
         """
         width = int(self.n_bins_.max())
         thresholds = np.full((len(self.n_bins_), width), np.inf)

@@ -36,7 +36,7 @@ def _node_paths(tree, X: np.ndarray) -> np.ndarray:
         if not inner.any():
             break
         rows, current, feature = rows[inner], current[inner], feature[inner]
-        right = X[rows, feature] > nodes["threshold"][current]
+        right = ~tree.goes_left(current, X[rows, feature])
         current = nodes["left"][current] + right
     return paths
 

@@ -25,7 +25,8 @@ class DummyRanker(BaseRanker):
     ----------
     strategy : {"best_feature", "constant"}, default="best_feature"
         ``"constant"``: every document scores 0. ``"best_feature"``: score by
-        ``sign * X[:, j]`` for the feature ``j`` and sign with the highest mean
+        ``sign * X[:, j]`` (a missing value, NaN, scores ``-inf``: it ranks last)
+        for the feature ``j`` and sign with the highest mean
         training NDCG@k (default convention, queries weighted by the mean
         ``sample_weight`` of their rows, as LightGBM weights queries); ties go to the
         lowest feature index, then to the positive sign.
@@ -94,7 +95,7 @@ class DummyRanker(BaseRanker):
         for feature in range(data.X.shape[1]):
             column = data.X[:, feature]
             for sign in (1.0, -1.0):
-                values = evaluate_grouped(data.y, sign * column, boundaries, convention, self.k)
+                values = evaluate_grouped(data.y, _feature_scores(column, sign), boundaries, convention, self.k)
                 mean = np.average(values, weights=query_weights)
                 if mean > best:
                     best, self.feature_, self.feature_sign_ = mean, feature, sign
@@ -115,4 +116,9 @@ class DummyRanker(BaseRanker):
         X = self._validate_prediction_data(X)
         if self.strategy == "constant":
             return np.zeros(X.shape[0])
-        return self.feature_sign_ * X[:, self.feature_]
+        return _feature_scores(X[:, self.feature_], self.feature_sign_)
+
+
+def _feature_scores(column: np.ndarray, sign: float) -> np.ndarray:
+    """``sign * column``, with ``-inf`` for a missing value: a document without the feature ranks last."""
+    return np.where(np.isnan(column), -np.inf, sign * column)

@@ -179,7 +179,7 @@ class GradedRanker(BaseRanker):
         (DummyRanker(), dict(y=None), ValueError, "requires y to be passed"),
         (GradedRanker(), dict(y=[0, 1, 0.5, 0, 1, 0]), ValueError, "y must hold integer relevance grades"),
         (DummyRanker(), dict(X=np.full((6, 2), np.inf)), ValueError, "Input X contains infinity"),
-        (DummyRanker(), dict(X=np.full((6, 2), np.nan)), ValueError, "Input X contains NaN"),
+        (DummyRanker(), dict(X=np.zeros((6, 2, 1))), ValueError, "Found array with dim 3"),
         (DummyRanker(), dict(X=np.zeros((0, 2)), y=[], qid=[]), ValueError, "0 sample"),
         (DummyRanker(strategy="random"), {}, ValueError, "'strategy' parameter of DummyRanker"),
         (DummyRanker(k=0), {}, ValueError, "'k' parameter of DummyRanker"),

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from forestrank._binning import BinMapper
-from forestrank._tree import _builder, _criteria, _histograms, _rng, _rows, _scans, _splitter
+from forestrank._tree import _criteria, _histograms, _rng, _rows, _scans, _splitter
 from forestrank._tree._grow import TrainingSet, TreeParams
 
 CLASS_CRITERIA = [_criteria.ENTROPY, _criteria.GINI]
@@ -15,7 +15,10 @@ def training_set(X, targets, leaf_targets=None, max_bins=255):
     thresholds, values = binner.padded_tables()
     targets = np.asarray(targets, dtype=float).reshape(len(X), -1)
     leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)  # empty: no values
-    return TrainingSet(binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf), binner
+    training = TrainingSet(
+        binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf, missing_bins=binner.missing_bins_
+    )
+    return training, binner
 
 
 def seed(value=0):
@@ -41,21 +44,30 @@ def brute_cost(criterion, targets, weights, l2=0.0, n_classes=3):
     return -(g**2) / (h + l2)
 
 
-def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3):
-    """Best (gain, feature, bin) over every feature and every cut between occupied bins."""
+def left_rows(training, feature, b, missing_left):
+    """Rows a split sends left: bin <= b, and the missing ones when ``missing_left``."""
+    bins = training.X_binned[:, feature]
+    missing = bins == training.missing_bins[feature] if training.missing_bins is not None else np.zeros(len(bins), bool)
+    return (bins <= b) & ~missing | (missing & bool(missing_left))
+
+
+def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3, missing_bins=None):
+    """Best (gain, feature, bin) over every feature and every cut between occupied bins,
+    the rows in a feature's missing bin (``missing_bins``, -1: none) on either side."""
     parent = brute_cost(criterion, targets, weights, l2, n_classes)
     best = (-np.inf, -1, -1)
     for feature in range(X_binned.shape[1]):
         bins = X_binned[:, feature]
+        missing = bins == (missing_bins[feature] if missing_bins is not None else -1)
         for b in np.unique(bins)[:-1]:
-            left = bins <= b
-            if left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
-                continue
-            gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
-                criterion, targets[~left], weights[~left], l2, n_classes
-            )
-            if gain > best[0] + 1e-9:
-                best = (gain, feature, int(b))
+            for left in (bins <= b, (bins <= b) | missing):
+                if left.all() or left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+                    continue
+                gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
+                    criterion, targets[~left], weights[~left], l2, n_classes
+                )
+                if gain > best[0] + 1e-9:
+                    best = (gain, feature, int(b))
     return best
 
 
@@ -97,17 +109,19 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
         slot = 0
     params = TreeParams(criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf)
     return _splitter.best_split(
-        _builder.Binned(data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values), rows, node,
+        data.binned(), rows, node,
         params.growth_params(), _scans.new_scratch(max_bins, n_stats), np.arange(n_features, dtype=np.int32), seed(),
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
     )  # fmt: skip
 
 
 @st.composite
-def nodes(draw, criterion):
+def nodes(draw, criterion, missing=False):
+    """A node's X (small integers; some NaN when ``missing``), targets of ``criterion`` and weights."""
     n = draw(st.integers(2, 40))
     n_features = draw(st.integers(1, 4))
-    X = np.array(draw(st.lists(st.lists(st.integers(0, 6), min_size=n_features, max_size=n_features), min_size=n, max_size=n)), float)
+    value = st.one_of(st.integers(0, 6), st.just(np.nan)) if missing else st.integers(0, 6)
+    X = np.array(draw(st.lists(st.lists(value, min_size=n_features, max_size=n_features), min_size=n, max_size=n)), float)
     if criterion in CLASS_CRITERIA:
         targets = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), float)[:, None]
     elif criterion == _criteria.VARIANCE:

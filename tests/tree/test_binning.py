@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank._binning import BinMapper
+from forestrank._binning import QUANTILE_SUBSAMPLE, BinMapper
 from forestrank._tree import _criteria
 from forestrank._tree._grow import TreeParams, grow_tree
 
@@ -112,3 +112,41 @@ def test_threaded_binning_equals_serial_binning():
     np.testing.assert_array_equal(serial.transform(X), binned)
     cuts = serial.thresholds_[0]
     np.testing.assert_array_equal(binned[:, 0], np.searchsorted(cuts, X[:, 0], side="left"))  # = #{cuts < x}
+
+
+def test_missing_values_get_the_last_bin_and_leave_the_cuts_of_the_present_values():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    X[:, 1] = rng.integers(0, 5, size=3000)
+    with_missing = X.copy()
+    missing = rng.random(X.shape) < 0.3
+    missing[:, 2] = False
+    with_missing[missing] = np.nan
+    complete = BinMapper(255).fit(X[~missing.any(axis=1)])
+    binner = BinMapper(255).fit(with_missing)
+    np.testing.assert_array_equal(binner.missing_bins_, [binner.n_bins_[0] - 1, binner.n_bins_[1] - 1, -1])
+    np.testing.assert_array_equal(binner.n_bins_, binner.n_value_bins_ + [1, 1, 0])
+    # The cuts come from the present values alone: those of a feature with few values
+    # are its midpoints whatever is missing.
+    np.testing.assert_array_equal(binner.thresholds_[1], complete.thresholds_[1])
+    binned = binner.transform(with_missing)
+    for feature in (0, 1):
+        assert (binned[missing[:, feature], feature] == binner.missing_bins_[feature]).all()
+        assert (binned[~missing[:, feature], feature] < binner.n_value_bins_[feature]).all()
+    np.testing.assert_array_equal(binned[:, 2], binner.transform(X)[:, 2])
+
+
+def test_a_missing_value_outside_the_quantile_subsample_still_gets_the_missing_bin():
+    X = np.arange(QUANTILE_SUBSAMPLE + 1, dtype=float)[:, None]
+    X[QUANTILE_SUBSAMPLE // 2] = np.nan  # one row: the sub-sample misses it at this seed or another
+    for random_state in range(3):
+        binner = BinMapper(255, random_state=random_state).fit(X)
+        assert binner.missing_bins_[0] == binner.n_bins_[0] - 1
+        assert binner.transform(X)[QUANTILE_SUBSAMPLE // 2, 0] == binner.missing_bins_[0]
+
+
+def test_a_feature_missing_everywhere_has_an_empty_value_bin_and_the_missing_bin():
+    X = np.column_stack([np.full(10, np.nan), np.arange(10.0)])
+    binner = BinMapper(255).fit(X)
+    np.testing.assert_array_equal(binner.n_bins_, [2, 10])
+    assert (binner.transform(X)[:, 0] == 1).all()

@@ -47,8 +47,8 @@ def test_both_predictor_kernels_give_the_same_sums(monkeypatch):
     nodes, offsets = forest._forest_nodes, forest._tree_offsets
     for pass_bytes in (_predictor.PASS_BYTES, 4096):  # one pass, and passes of 12 rows (< a block)
         plain, deep = np.zeros(len(X)), np.zeros(len(X))
-        _predictor.add_tree_values(X, nodes, offsets, pass_bytes, plain)
-        _predictor.add_deep_tree_values(X, nodes, offsets, pass_bytes, deep)
+        _predictor.add_tree_values(X, nodes, forest._forest_missing_left, offsets, pass_bytes, plain)
+        _predictor.add_deep_tree_values(X, nodes, forest._forest_missing_left, offsets, pass_bytes, deep)
         np.testing.assert_array_equal(plain, deep)
     expected = forest.predict(X)
     monkeypatch.setattr(_predictor, "DEEP_TREE_BYTES", 1024)

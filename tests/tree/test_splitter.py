@@ -10,8 +10,8 @@ from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
 from .helpers import (
-    CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, nodes, seed,
-    training_set,
+    CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, left_rows, nodes,
+    seed, training_set,
 )
 
 
@@ -20,23 +20,29 @@ from .helpers import (
     "criterion", [_criteria.ENTROPY, _criteria.GINI, _criteria.VARIANCE, _criteria.NEWTON], ids=["entropy", "gini", "variance", "newton"]
 )
 @pytest.mark.parametrize("min_samples_leaf", [1, 3])
+@pytest.mark.parametrize("missing", [False, True], ids=["complete", "with-missing"])
 @given(data=st.data())
-def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, data):
-    X, targets, weights = data.draw(nodes(criterion))
+def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, data):
+    """With missing values, every cut is tried with the missing rows on either side."""
+    X, targets, weights = data.draw(nodes(criterion, missing))
     training, _ = training_set(X, targets)
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
-    expected_gain, _, _ = brute_best_split(criterion, training.X_binned, targets, weights, min_samples_leaf, l2)
+    expected_gain, _, _ = brute_best_split(
+        criterion, training.X_binned, targets, weights, min_samples_leaf, l2, missing_bins=training.missing_bins
+    )
     pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
     paths = (HISTOGRAM, POOLED, SORTED_SWEEP) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (HISTOGRAM, SORTED_SWEEP)
     for path in paths:
-        feature, b, after, gain = call_best_split(training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2)
+        feature, b, after, gain, missing_left = call_best_split(
+            training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2
+        )
         if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
             # No candidate, or a pure node (the builder never searches those): with
             # boundary points only, a pure node has no candidate left.
             assert feature == -1
             continue
         # The reported gain is that of the chosen split, recomputed from scratch ...
-        left = training.X_binned[:, feature] <= b
+        left = left_rows(training, feature, b, missing_left)
         recomputed = brute_cost(criterion, targets, weights, l2) - brute_cost(
             criterion, targets[left], weights[left], l2
         ) - brute_cost(criterion, targets[~left], weights[~left], l2)
@@ -83,7 +89,7 @@ def test_hellinger_scans_find_the_cut_of_largest_ordinal_hellinger_distance(min_
             if min(left.sum(), (~left).sum()) >= min_samples_leaf:
                 best = max(best, hellinger_reference(counts(left), node))
     for path in (HISTOGRAM, SORTED_SWEEP):
-        feature, b, _, gain = call_best_split(training, _criteria.HELLINGER, weights, path, min_samples_leaf=min_samples_leaf)
+        feature, b, _, gain, _ = call_best_split(training, _criteria.HELLINGER, weights, path, min_samples_leaf=min_samples_leaf)
         if best == -np.inf:
             assert feature == -1
             continue

@@ -26,11 +26,17 @@ import numpy as np
 from .._jit import jit
 from . import _criteria, _frontier, _histograms, _listwise, _rows, _scans, _splitter
 
-Binned = namedtuple("Binned", ["X_binned", "n_bins", "bin_thresholds", "bin_values"])
+# ``TreeOutput.missing_left`` of a split node that had no missing rows, until settled.
+_UNSEEN = 2
+
+Binned = namedtuple("Binned", ["X_binned", "n_bins", "missing_bins", "bin_thresholds", "bin_values"])
 Binned.__doc__ = """The binned training matrix, shared read-only by every tree of a fit.
 
 X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
 n_bins : int32 array of shape (n_features,)
+    Bins per feature, the missing bin included.
+missing_bins : int32 array of shape (n_features,)
+    Each feature's missing bin (its last), -1 when it has none.
 bin_thresholds, bin_values : float64 arrays of shape (n_features, max_bins)
     Upper edge and representative value of each bin (``_binning.BinMapper``).
 """
@@ -62,12 +68,18 @@ n_threads : int
     joblib thread (forests): parallel kernels must not run there.
 """
 
-TreeOutput = namedtuple("TreeOutput", ["nodes", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "row_leaf"])
+TreeOutput = namedtuple(
+    "TreeOutput", ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "row_leaf"]
+)
 TreeOutput.__doc__ = """Where ``build_tree`` writes the tree.
 
 nodes : NODE_DTYPE array of shape (>= 2 * n_tree_rows - 1,)
     ``feature`` (-1 for leaves), ``left`` (the right child is ``left + 1``),
     ``threshold`` (raw-value cut, ``_splitter.threshold``; the value for leaves).
+missing_left : uint8 array of the same length
+    1 where a missing value of the node's feature goes left: the split's learned
+    direction when the node had missing rows in training, else towards the child of
+    more training weight (the left one on a tie). 0 for leaves.
 values, n_node_samples, weighted_n_node_samples : arrays of the same length
     Value, row count and weight of every node.
 feature_gains : float64 array of shape (n_features,)
@@ -77,10 +89,13 @@ row_leaf : int64 array of shape (n_rows,) or (0,)
     boosting updates its training scores without traversing the tree.
 """
 
-NodeTable = namedtuple("NodeTable", ["start", "end", "depth", "parent", "split_feature", "split_bin", "split_threshold", "split_gain"])
+NodeTable = namedtuple(
+    "NodeTable",
+    ["start", "end", "depth", "parent", "split_feature", "split_bin", "split_missing_left", "split_threshold", "split_gain"],
+)
 NodeTable.__doc__ = """Per-node bookkeeping, arrays of the node capacity: the row range (int64), depth and
-parent (int64), and the split found for the node (feature, bin: int64; raw threshold
-and scaled gain: float64)."""
+parent (int64), and the split found for the node (feature, bin, missing rows left:
+int64; raw threshold and scaled gain: float64)."""
 
 Workspace = namedtuple("Workspace", ["table", "frontier", "scratch", "features", "statistics"])
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -97,7 +112,7 @@ statistics : float64 array of shape (n_statistics,)
 
 def new_workspace(capacity: int, n_features: int, max_bins: int, n_statistics: int) -> Workspace:
     """Working memory for a tree of at most ``capacity`` nodes."""
-    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(6)), np.empty(capacity), np.empty(capacity))
+    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(7)), np.empty(capacity), np.empty(capacity))
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics),
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics),
@@ -136,9 +151,10 @@ def _splittable(count, depth, params):
 
 
 @jit(inline="always")
-def _record_split(table, binned, node, feature, b, after, gain):
+def _record_split(table, binned, node, feature, b, after, gain, missing_left):
     table.split_feature[node] = feature
     table.split_bin[node] = b
+    table.split_missing_left[node] = missing_left
     table.split_threshold[node] = _splitter.threshold(binned.bin_thresholds, binned.bin_values, feature, b, after)
     table.split_gain[node] = gain
 
@@ -160,6 +176,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     output.nodes[node]["feature"] = -1
     output.nodes[node]["left"] = -1
     output.nodes[node]["threshold"] = value
+    output.missing_left[node] = 0
     output.values[node] = value
     output.n_node_samples[node] = count
     output.weighted_n_node_samples[node] = node_weight
@@ -179,7 +196,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         return False
     best_priority = -float(node)  # listwise gains are known only at expansion
     if listwise is None:
-        feature, b, after, gain = _splitter.pointwise_split(
+        feature, b, after, gain, missing_left = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
             rng_state, sweep_order, pool, slot,
         )  # fmt: skip
@@ -187,7 +204,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
             _histograms.release_searched(pool, node, slot, feature >= 0)
         if feature < 0:
             return False
-        _record_split(table, binned, node, feature, b, after, gain * scale)
+        _record_split(table, binned, node, feature, b, after, gain * scale, missing_left)
         best_priority = gain
     frontier = work.frontier
     frontier.priority[node] = _frontier.order_priority(expansion, node, depth, count, value, rng_state, best_priority)
@@ -203,19 +220,19 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
     end = table.end[node]
     node_weight, target_sum = _summarise(params.criterion, rows, leaf_targets, start, end, work.statistics)
     if table.depth[node] < listwise.depth:
-        feature, b, after, gain = _splitter.listwise_split(
+        feature, b, after, gain, missing_left = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, work.features, rng_state, listwise,
             target_sum, output.values[node], leaf_targets,
         )  # fmt: skip
     else:
-        feature, b, after, gain = _splitter.pointwise_split(
+        feature, b, after, gain, missing_left = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
             rng_state, sweep_order, None, np.int64(-1),
         )  # fmt: skip
         gain *= scale
     if feature < 0:
         return False
-    _record_split(table, binned, node, feature, b, after, gain)
+    _record_split(table, binned, node, feature, b, after, gain, missing_left)
     return True
 
 
@@ -225,10 +242,15 @@ def _split(node, n_nodes, binned, rows, output, table):
     start = table.start[node]
     end = table.end[node]
     feature = table.split_feature[node]
-    middle = _rows.partition(binned.X_binned, rows, start, end, feature, table.split_bin[node])
+    missing_bin = binned.missing_bins[feature]
+    missing_left = table.split_missing_left[node]
+    middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, table.split_bin[node], missing_bin, missing_left)
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = table.split_threshold[node]
+    # Without missing rows here the direction is settled once the children's weights
+    # are known (the end of build_tree).
+    output.missing_left[node] = missing_left if n_missing > 0 else _UNSEEN
     output.feature_gains[feature] += table.split_gain[node]
     for child, child_start, child_end in ((n_nodes, start, middle), (n_nodes + 1, middle, end)):
         table.start[child] = child_start
@@ -310,6 +332,11 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         _split(node, n_nodes, binned, rows, output, table)
         n_nodes += 2
         n_leaves += 1
+    for node in range(n_nodes):
+        if output.missing_left[node] == _UNSEEN:
+            left = output.nodes[node]["left"]
+            heavier_left = output.weighted_n_node_samples[left] >= output.weighted_n_node_samples[left + 1]
+            output.missing_left[node] = 1 if heavier_left else 0
     if len(output.row_leaf) > 0:
         for node in range(n_nodes):
             if output.nodes[node]["feature"] < 0:

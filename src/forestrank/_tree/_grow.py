@@ -61,6 +61,9 @@ class TrainingSet:
     query_boundaries : ndarray of shape (n_queries + 1,), int64
     row_gains : ndarray of shape (n_rows,), float64
         ``2^l - 1`` per row (listwise criterion; empty otherwise).
+    missing_bins : ndarray of shape (n_features,), int32, or None
+        Each feature's missing bin or -1 (``BinMapper.missing_bins_``); None: no
+        feature has one.
     """
 
     X_binned: np.ndarray
@@ -72,13 +75,21 @@ class TrainingSet:
     query_of_row: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=INDEX_DTYPE))
     query_boundaries: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=INDEX_DTYPE))
     row_gains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=FLOAT_DTYPE))
+    missing_bins: np.ndarray | None = None
+
+    def binned(self) -> "_builder.Binned":
+        """The builder's view of the binned matrix."""
+        missing_bins = self.missing_bins
+        if missing_bins is None:
+            missing_bins = np.full(self.X_binned.shape[1], -1, dtype=np.int32)
+        return _builder.Binned(self.X_binned, self.n_bins, missing_bins, self.bin_thresholds, self.bin_values)
 
 
 def binned_features(
     X: np.ndarray, max_bins: int | None, seed: int, n_jobs: int | None, fit_rows: np.ndarray | None = None
 ) -> dict:
     """Bin ``X`` once for a fit: the ``TrainingSet`` fields (binned matrix, bin counts,
-    thresholds, bin values).
+    missing bins, thresholds, bin values).
 
     Parameters
     ----------
@@ -93,7 +104,10 @@ def binned_features(
     binner = BinMapper(max_bins, random_state=seed, n_jobs=n_jobs)
     binner.fit(X if fit_rows is None or fit_rows.all() else X[fit_rows])
     thresholds, bin_values = binner.padded_tables()
-    return {"X_binned": binner.transform(X), "n_bins": binner.n_bins_, "bin_thresholds": thresholds, "bin_values": bin_values}
+    return {
+        "X_binned": binner.transform(X), "n_bins": binner.n_bins_, "missing_bins": binner.missing_bins_,
+        "bin_thresholds": thresholds, "bin_values": bin_values,
+    }  # fmt: skip
 
 
 def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> np.ndarray | None:
@@ -146,11 +160,11 @@ def grow_tree(
         )  # fmt: skip
     n_features = data.X_binned.shape[1]
     output = _builder.TreeOutput(
-        np.empty(capacity, dtype=NODE_DTYPE), np.empty(capacity, dtype=FLOAT_DTYPE), np.empty(capacity, dtype=INDEX_DTYPE),
+        np.empty(capacity, dtype=NODE_DTYPE), np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=FLOAT_DTYPE), np.empty(capacity, dtype=INDEX_DTYPE),
         np.empty(capacity, dtype=FLOAT_DTYPE), np.zeros(n_features, dtype=FLOAT_DTYPE), row_leaf,
     )  # fmt: skip
     n_nodes = _builder.build_tree(
-        _builder.Binned(data.X_binned, data.n_bins, data.bin_thresholds, data.bin_values),
+        data.binned(),
         _rows.sorted_rows(samples, data.targets, weights), data.leaf_targets, params.growth_params(),
         _builder.new_workspace(
             capacity, n_features, data.bin_thresholds.shape[1], _criteria.n_statistics(params.criterion, params.n_classes)
@@ -160,6 +174,7 @@ def grow_tree(
     )  # fmt: skip
     return Tree(
         nodes=output.nodes[:n_nodes].copy(),
+        missing_left=output.missing_left[:n_nodes].copy(),
         values=output.values[:n_nodes].copy(),
         n_node_samples=output.n_node_samples[:n_nodes].copy(),
         weighted_n_node_samples=output.weighted_n_node_samples[:n_nodes].copy(),

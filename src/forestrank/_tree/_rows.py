@@ -51,8 +51,9 @@ def total_weight(rows):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def partition(X_binned, rows, start, end, feature, threshold_bin):
-    """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first.
+def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left):
+    """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first,
+    and those in ``missing_bin`` (-1: none) with them when ``missing_left``.
 
     ``samples``, ``targets`` and ``weights`` move together. Stability keeps every
     node's rows in increasing row order, so the per-feature gathers of ``X_binned``
@@ -65,7 +66,7 @@ def partition(X_binned, rows, start, end, feature, threshold_bin):
 
     Left rows are compacted in place (the write index never passes the read index);
     right rows wait in the ``spill_*`` scratch and are copied back behind them.
-    Returns the first right position.
+    Returns the first right position and the number of rows in ``missing_bin``.
     """
     samples = rows.samples
     row_targets = rows.targets
@@ -76,10 +77,14 @@ def partition(X_binned, rows, start, end, feature, threshold_bin):
     n_columns = row_targets.shape[1]
     write = start
     n_spilled = 0
+    n_missing = 0
     for read in range(start, end):
         if read + GATHER_DISTANCE < end:
             prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
-        if X_binned[samples[read], feature] <= threshold_bin:
+        b = X_binned[samples[read], feature]
+        missing = b == missing_bin
+        n_missing += missing
+        if b <= threshold_bin or (missing and missing_left):
             samples[write] = samples[read]
             row_weights[write] = row_weights[read]
             for column in range(n_columns):
@@ -97,4 +102,4 @@ def partition(X_binned, rows, start, end, feature, threshold_bin):
         row_weights[middle + k] = spill_weights[k]
         for column in range(n_columns):
             row_targets[middle + k, column] = spill_targets[k, column]
-    return middle
+    return middle, n_missing

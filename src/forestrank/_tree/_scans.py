@@ -83,17 +83,20 @@ def draw_feature(features, i, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
-    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin).
+def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, best_gain):
+    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing left).
 
     ``next bin`` is the first occupied bin right of the cut (for the threshold).
-    ``gain`` is the cost decrease, kept only when it beats ``best_gain``. The
-    per-bin buffers and the bitmap are all zero on entry and are left so.
+    ``gain`` is the cost decrease, kept only when it beats ``best_gain``. When the
+    node has rows in the feature's ``missing_bin`` (-1: none), the cuts are evaluated
+    with the missing rows on each side (``missing left`` says which side won), the
+    "missing left" ones first. The per-bin buffers and the bitmap are all zero on
+    entry and are left so.
 
     Parameters
     ----------
     X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
-    feature : int
+    feature, missing_bin : int
     rows : _rows.SortedRows
     node : Node
     params : _builder.GrowthParams
@@ -101,25 +104,18 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
     best_gain : float
     """
     criterion = params.criterion
-    integer_weights = rows.integer_weights
-    min_samples_leaf = params.min_samples_leaf
-    min_child_weight = params.min_child_weight
     samples = rows.samples
     row_targets = rows.targets
     row_weights = rows.weights
-    start = node.start
-    end = node.end
-    node_statistics = node.statistics
-    node_weight = node.weight
     histogram = scratch.histogram
     histogram_weight = scratch.histogram_weight
     histogram_count = scratch.histogram_count
     bin_class = scratch.bin_class
     occupied = scratch.occupied
-    left = scratch.left
-    classes = _criteria.uses_classes(criterion)
+    start = node.start
+    end = node.end
     last_column = row_targets.shape[1] - 1
-    if classes:
+    if _criteria.uses_classes(criterion):
         for position in range(start, end):
             if position + GATHER_DISTANCE < end:
                 prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
@@ -145,8 +141,82 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
             histogram_weight[b] += weight
             histogram_count[b] += 1
             occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+    return _two_sweeps(scratch, node, params, rows.integer_weights, missing_bin, best_gain)
 
-    n_node = end - start
+
+@jit(inline="always")
+def _two_sweeps(scratch, node, params, integer_weights, missing_bin, best_gain):
+    """``_sweep_bins`` with the node's missing rows left (when it has any), then right:
+    the scans' (is_constant, gain, bin, next bin, missing left)."""
+    best_bin = -1
+    best_next = -1
+    missing_left = False
+    if missing_bin >= 0 and scratch.histogram_count[missing_bin] > 0:
+        gain, b, after = _sweep_bins(scratch, node, params, integer_weights, missing_bin, True, best_gain)[1:]
+        if b >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, True
+    n_occupied, gain, b, after = _sweep_bins(scratch, node, params, integer_weights, -1, False, best_gain)
+    if b >= 0:
+        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    return n_occupied == 1, best_gain, best_bin, best_next, missing_left
+
+
+@jit(inline="always")
+def _move_bin(scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, clear):
+    """Add bin ``b`` of the scratch histogram to the left child (``scratch.left``); clear it if ``clear``.
+
+    Returns the new ``A_L``, ``A_R`` (class criteria) and the bin's weight and row count.
+    """
+    histogram = scratch.histogram
+    left = scratch.left
+    count = scratch.histogram_count[b]
+    weight = scratch.histogram_weight[b]
+    if _criteria.uses_classes(criterion):
+        # A one-sample bin holds its known class only: skip the class loop.
+        first_class = scratch.bin_class[b] if count == 1 else 0
+        last_class = first_class + 1 if count == 1 else histogram.shape[1]
+        for c in range(first_class, last_class):
+            moved = histogram[b, c]
+            if moved != 0.0:
+                delta_left, delta_right = _criteria.class_move(criterion, left[c], moved, node_statistics[c], integer_weights)
+                left[c] += moved
+                left_terms += delta_left
+                right_terms += delta_right
+                if clear:
+                    histogram[b, c] = 0.0
+    else:
+        left[0] += histogram[b, 0]
+        left[1] += histogram[b, 1]
+        if clear:
+            histogram[b, 0] = 0.0
+            histogram[b, 1] = 0.0
+    if clear:
+        scratch.histogram_weight[b] = 0.0
+        scratch.histogram_count[b] = 0
+    return left_terms, right_terms, weight, count
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _sweep_bins(scratch, node, params, integer_weights, missing_first, keep, best_gain):
+    """Walk the occupied bins of the scratch histogram, moving each to the left child, and
+    evaluate the cut before each; returns (occupied bins, gain, bin, next bin).
+
+    With ``missing_first >= 0`` that bin (the missing one) is moved left before the walk
+    and skipped by it, so every cut sends the missing rows left. ``keep`` leaves the
+    histogram and the bitmap as they are for a second sweep; otherwise they are
+    cleared on the way.
+    """
+    criterion = params.criterion
+    min_samples_leaf = params.min_samples_leaf
+    min_child_weight = params.min_child_weight
+    node_statistics = node.statistics
+    node_weight = node.weight
+    histogram = scratch.histogram
+    histogram_count = scratch.histogram_count
+    bin_class = scratch.bin_class
+    occupied = scratch.occupied
+    left = scratch.left
+    n_node = node.end - node.start
     n_classes = histogram.shape[1]
     boundaries_only = _criteria.boundary_points_suffice(criterion, min_samples_leaf, min_child_weight)
     tolerance = _criteria.screening_tolerance(node_weight)
@@ -154,6 +224,10 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
     right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
     left_weight = 0.0
     left_count = 0
+    if missing_first >= 0:
+        left_terms, right_terms, left_weight, left_count = _move_bin(
+            scratch, missing_first, criterion, node_statistics, integer_weights, left_terms, right_terms, False
+        )
     previous = -1  # last bin moved left: the candidate "bin <= previous" is pending
     previous_class = -1
     n_occupied = 0
@@ -161,11 +235,14 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
     best_next = -1
     for word_index in range(len(occupied)):
         word = occupied[word_index]
-        occupied[word_index] = np.uint64(0)
+        if not keep:
+            occupied[word_index] = np.uint64(0)
         while word != np.uint64(0):
             word, bit = _pop_lowest_bit(word)
             b = word_index * 64 + bit
             n_occupied += 1
+            if b == missing_first:
+                continue
             count = histogram_count[b]
             current_class = -1
             if boundaries_only:
@@ -186,49 +263,55 @@ def histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain):
                     best_gain = gain
                     best_bin = previous
                     best_next = b
-            # Move bin b to the left child and clear it.
-            if classes:
-                # A one-sample bin holds its known class only: skip the class loop.
-                first_class = bin_class[b] if count == 1 else 0
-                last_class = first_class + 1 if count == 1 else n_classes
-                for c in range(first_class, last_class):
-                    moved = histogram[b, c]
-                    if moved != 0.0:
-                        delta_left, delta_right = _criteria.class_move(
-                            criterion, left[c], moved, node_statistics[c], integer_weights
-                        )
-                        left[c] += moved
-                        left_terms += delta_left
-                        right_terms += delta_right
-                        histogram[b, c] = 0.0
-            else:
-                left[0] += histogram[b, 0]
-                left[1] += histogram[b, 1]
-                histogram[b, 0] = 0.0
-                histogram[b, 1] = 0.0
-            left_weight += histogram_weight[b]
-            left_count += count
-            histogram_weight[b] = 0.0
-            histogram_count[b] = 0
+            left_terms, right_terms, moved_weight, moved_count = _move_bin(
+                scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
+            )
+            left_weight += moved_weight
+            left_count += moved_count
             previous = b
             previous_class = current_class
-    return n_occupied == 1, best_gain, best_bin, best_next
+    return n_occupied, best_gain, best_bin, best_next
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scan(histograms, slot, feature, n_bins, node, params, best_gain):
+def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, best_gain):
     """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
 
-    Same candidates in the same order (between consecutive occupied bins), same
-    return values: (is_constant, gain, bin, next bin).
+    Same candidates in the same order (between consecutive occupied bins, the missing
+    rows left, then right), same return values: (is_constant, gain, bin, next bin,
+    missing left).
     """
     histogram = histograms[slot, feature]
+    best_bin = -1
+    best_next = -1
+    missing_left = False
+    if missing_bin >= 0 and histogram[missing_bin, _histograms.HIST_COUNT] > 0:
+        gain, b, after = _pooled_sweep(histogram, n_bins, missing_bin, node, params, best_gain)[1:]
+        if b >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, True
+    n_occupied, gain, b, after = _pooled_sweep(histogram, n_bins, -1, node, params, best_gain)
+    if b >= 0:
+        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    return n_occupied == 1, best_gain, best_bin, best_next, missing_left
+
+
+@jit(inline="always")
+def _pooled_sweep(histogram, n_bins, missing_first, node, params, best_gain):
+    """The bins of one pooled histogram in increasing order, ``missing_first`` (>= 0) moved
+    left before them; returns (occupied bins, gain, bin, next bin) as ``_sweep_bins``."""
     node_statistics = node.statistics
     n_node = node.end - node.start
     left_first = 0.0
     left_second = 0.0
     left_weight = 0.0
     left_count = 0
+    weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
+    if missing_first >= 0:
+        left_first = histogram[missing_first, _histograms.HIST_FIRST]
+        left_second = histogram[missing_first, _histograms.HIST_SECOND]
+        if weighted:
+            left_weight = histogram[missing_first, _histograms.HIST_WEIGHT]
+        left_count = int(histogram[missing_first, _histograms.HIST_COUNT])
     previous = -1
     n_occupied = 0
     best_bin = -1
@@ -238,6 +321,8 @@ def pooled_scan(histograms, slot, feature, n_bins, node, params, best_gain):
         if count == 0:
             continue
         n_occupied += 1
+        if b == missing_first:
+            continue
         if previous >= 0:
             gain = _criteria.candidate_gain(
                 params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
@@ -250,13 +335,13 @@ def pooled_scan(histograms, slot, feature, n_bins, node, params, best_gain):
                 best_next = b
         left_first += histogram[b, _histograms.HIST_FIRST]
         left_second += histogram[b, _histograms.HIST_SECOND]
-        if histogram.shape[1] > _histograms.HIST_WEIGHT:
+        if weighted:
             left_weight += histogram[b, _histograms.HIST_WEIGHT]
         left_count += count
         previous = b
         if left_count == n_node:
             break
-    return n_occupied == 1, best_gain, best_bin, best_next
+    return n_occupied, best_gain, best_bin, best_next
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -307,14 +392,42 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
 
 
 @jit(refcounted=False, callable_from_python=False)
-def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gain):
+def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, order, best_gain):
     """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
 
     ``sort_by_bin`` orders the node's positions (``order``: int64 scratch of shape
     (>= n_tree_rows, 3)); samples then shift to the left child one by one and
-    every end of a run of equal bins is a candidate. Stateful criteria need this
-    path; for decomposable ones it must agree with the histogram scan.
+    every end of a run of equal bins is a candidate. The node's rows in
+    ``missing_bin`` sort last; when there are any, a first sweep moves them left
+    before the others. Stateful criteria need this path; for decomposable ones it
+    must agree with the histogram scan. Returns (is_constant, gain, bin, next bin,
+    missing left).
     """
+    n_node = node.end - node.start
+    if sort_by_bin(X_binned, feature, rows.samples, node.start, node.end, scratch.histogram_count, scratch.occupied, order) == 1:
+        return True, best_gain, -1, -1, False
+    n_missing = 0
+    while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
+        n_missing += 1
+    best_bin = -1
+    best_next = -1
+    missing_left = False
+    if n_missing > 0:
+        gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, n_missing, best_gain)
+        if b >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, True
+    gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, 0, best_gain)
+    if b >= 0:
+        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    return False, best_gain, best_bin, best_next, missing_left
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _sorted_pass(rows, node, params, left, order, n_missing_first, best_gain):
+    """One sweep of ``sorted_sweep`` over the node's positions in ``order``; the last
+    ``n_missing_first`` of them (the missing rows) move left before the others and
+    are no candidate's end. Returns (gain, bin, next bin) of the best cut that beats
+    ``best_gain``, bin -1 if none."""
     criterion = params.criterion
     integer_weights = rows.integer_weights
     min_samples_leaf = params.min_samples_leaf
@@ -323,11 +436,7 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
     row_weights = rows.weights
     node_statistics = node.statistics
     node_weight = node.weight
-    left = scratch.left
     n_node = node.end - node.start
-    if sort_by_bin(X_binned, feature, rows.samples, node.start, node.end, scratch.histogram_count, scratch.occupied, order) == 1:
-        return True, best_gain, -1, -1
-
     classes = _criteria.uses_classes(criterion)
     last_column = row_targets.shape[1] - 1
     boundaries_only = _criteria.boundary_points_suffice(criterion, min_samples_leaf, min_child_weight)
@@ -335,10 +444,13 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
     left_terms = 0.0
     right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
     left_weight = 0.0
+    n_present = n_node - n_missing_first
     best_bin = -1
     best_next = -1
     run_class = -2  # class shared by the current run of equal bins so far (-1: mixed, -2: empty)
-    for rank in range(n_node - 1):
+    for step in range(n_node - 1):
+        # The missing rows first when they lead (the positions n_present.. of the order).
+        rank = (step + n_present) % n_node if n_missing_first > 0 else step
         position = order[rank, 0]
         weight = row_weights[position]
         if classes:
@@ -347,7 +459,7 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
             left[c] += weight
             left_terms += delta_left
             right_terms += delta_right
-            if boundaries_only:
+            if boundaries_only and step >= n_missing_first:
                 run_class = c if run_class == -2 or run_class == c else -1
         else:
             first, second = _criteria.row_moments(
@@ -356,6 +468,8 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
             left[0] += first
             left[1] += second
         left_weight += weight
+        if step < n_missing_first:
+            continue  # the missing rows' own moves end no cut
         b = order[rank, 1]
         next_bin = order[rank + 1, 1]
         if next_bin == b:
@@ -373,7 +487,7 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
         if skip:
             continue
         gain = _criteria.sweep_gain(
-            criterion, rank + 1, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
+            criterion, step + 1, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
             node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
             tolerance,
         )  # fmt: skip
@@ -381,17 +495,18 @@ def sorted_sweep(X_binned, feature, rows, node, params, scratch, order, best_gai
             best_gain = gain
             best_bin = b
             best_next = next_bin
-    return False, best_gain, best_bin, best_next
+    return best_gain, best_bin, best_next
 
 
 @jit(refcounted=False, callable_from_python=False)
-def random_split(X_binned, n_bins, bin_values, samples, start, end, features, rng_state):
+def random_split(X_binned, n_bins, missing_bins, bin_values, samples, start, end, features, rng_state):
     """RF-rand split (Ibrahim & Carman §6.1.1): a random usable feature, a uniform cut.
 
-    The cut ``t`` is uniform between the node's smallest and largest value of the
-    feature (bin representatives); samples whose bin value is ``<= t`` go left. The
-    builder places the threshold between that bin and the next, which partitions
-    the training rows exactly as ``t`` does.
+    The cut ``t`` is uniform between the node's smallest and largest present value
+    of the feature (bin representatives); samples whose bin value is ``<= t`` go
+    left, missing ones right (the split draws, it does not learn). The builder
+    places the threshold between that bin and the next, which partitions the
+    training rows exactly as ``t`` does.
 
     Returns
     -------
@@ -407,11 +522,13 @@ def random_split(X_binned, n_bins, bin_values, samples, start, end, features, rn
         feature = draw_feature(features, i, rng_state)
         lowest = n_bins[feature]
         highest = -1
+        missing_bin = missing_bins[feature]
         for position in range(start, end):
             b = X_binned[samples[position], feature]
-            lowest = min(lowest, b)
-            highest = max(highest, b)
-        if lowest == highest:
+            if b != missing_bin:
+                lowest = min(lowest, b)
+                highest = max(highest, b)
+        if lowest >= highest:  # one present value or none
             continue
         low_value = bin_values[feature, lowest]
         threshold = low_value + _rng.uniform(rng_state) * (bin_values[feature, highest] - low_value)

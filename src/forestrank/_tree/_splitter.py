@@ -26,22 +26,32 @@ _LISTWISE_GAIN_NOISE = 1e-12
 
 
 @jit(inline="always")
-def _scan_feature(X_binned, n_bins, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists):
-    """(is_constant, gain, bin, next bin) of ``feature`` by the scan the node calls for.
+def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists):
+    """(is_constant, gain, bin, next bin, missing left) of ``feature`` by the scan the node calls for.
 
     A listwise node comes without ``scratch``: its None type, unlike a listwise
     argument's, lets numba drop the pointwise scans from the listwise specialisation.
+    The listwise sweep treats the missing bin as the last bin: its missing rows go
+    right.
     """
+    missing_bin = binned.missing_bins[feature]
     if scratch is not None:
         if pool is not None:
             if slot >= 0:
-                return _scans.pooled_scan(pool.histograms, slot, feature, n_bins[feature], node, params, best_gain)
+                return _scans.pooled_scan(
+                    pool.histograms, slot, feature, binned.n_bins[feature], missing_bin, node, params, best_gain
+                )
         if sweep_order is not None:
-            return _scans.sorted_sweep(X_binned, feature, rows, node, params, scratch, sweep_order, best_gain)
-        return _scans.histogram_scan(X_binned, feature, rows, node, params, scratch, best_gain)
+            return _scans.sorted_sweep(
+                binned.X_binned, feature, missing_bin, rows, node, params, scratch, sweep_order, best_gain
+            )
+        return _scans.histogram_scan(binned.X_binned, feature, missing_bin, rows, node, params, scratch, best_gain)
     if listwise is not None:
-        return _listwise.sweep_feature(X_binned, feature, rows, node, params, listwise, lists, best_gain)
-    return True, best_gain, np.int64(-1), np.int64(-1)
+        constant, gain, b, after = _listwise.sweep_feature(
+            binned.X_binned, feature, rows, node, params, listwise, lists, best_gain
+        )
+        return constant, gain, b, after, False
+    return True, best_gain, np.int64(-1), np.int64(-1), False
 
 
 @jit(inline="always")
@@ -81,20 +91,22 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     gain : float
         Cost decrease of the split (unscaled), or the change of ``sum_q w_q E[DCG_q] /
         IDCG_q`` for a listwise node.
+    missing_left : bool
+        Whether the node's rows with a missing value of ``feature`` go left.
     """
     best_gain = -np.inf
     best_feature = -1
     best_bin = -1
     best_next = -1
+    best_missing_left = False
     n_usable = 0
     for i in range(len(features)):
         if n_usable >= params.max_features:
             break
         feature = _scans.draw_feature(features, i, rng_state)
-        constant, gain, b, after = _scan_feature(
-            binned.X_binned, binned.n_bins, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot,
-            listwise, lists,
-        )  # fmt: skip
+        constant, gain, b, after, missing_left = _scan_feature(
+            binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists
+        )
         if constant:
             continue
         n_usable += 1
@@ -103,7 +115,8 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
             best_feature = feature
             best_bin = b
             best_next = after
-    return best_feature, best_bin, best_next, best_gain
+            best_missing_left = missing_left
+    return best_feature, best_bin, best_next, best_gain, best_missing_left
 
 
 @jit(inline="always")
@@ -128,8 +141,9 @@ def threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
 def _random_split(binned, rows, node, params, scratch, features, rng_state):
     """RF-rand's drawn split and its impurity decrease (for feature importances)."""
     feature, b, after = _scans.random_split(
-        binned.X_binned, binned.n_bins, binned.bin_values, rows.samples, node.start, node.end, features, rng_state
-    )
+        binned.X_binned, binned.n_bins, binned.missing_bins, binned.bin_values, rows.samples, node.start, node.end,
+        features, rng_state,
+    )  # fmt: skip
     gain = 0.0
     if feature >= 0:
         left = scratch.left
@@ -143,7 +157,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
         gain = _criteria.exact_class_gain(
             params.criterion, left, node.statistics, left_weight, node.weight, node.cost, rows.integer_weights
         )
-    return feature, b, after, gain
+    return feature, b, after, gain, False
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -175,19 +189,21 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         Smallest occupied bin going right.
     gain : float
         Cost decrease of the split (unscaled).
+    missing_left : bool
+        Whether the node's missing values of ``feature`` go left.
     """
     cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, rows.integer_weights)
     if pure:
-        return -1, -1, -1, 0.0
+        return -1, -1, -1, 0.0, False
     node = _scans.Node(start, end, node_weight, cost, statistics)
     if _criteria.draws_split(params.criterion):
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
-    feature, b, after, gain = best_split(
+    feature, b, after, gain, missing_left = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None
     )
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
-    return feature, b, after, gain
+    return feature, b, after, gain, missing_left
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -196,18 +212,18 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
 
     ``target_sum`` and ``score`` are the node's ``sum w * leaf_target`` and value,
     ``listwise`` the tree's ``_listwise.Listwise``; the rest as in ``pointwise_split``.
-    Returns (feature, bin, next bin, gain) with the gain the change of the mean
-    expected NDCG; feature -1 when no split passes ``min_gain_to_split``.
+    Returns (feature, bin, next bin, gain, missing left) with the gain the change of
+    the mean expected NDCG; feature -1 when no split passes ``min_gain_to_split``.
     """
     if _listwise.single_grade(statistics):  # no split changes any score
-        return -1, -1, -1, 0.0
+        return -1, -1, -1, 0.0, False
     lists = _listwise.open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state)
     node = _scans.Node(start, end, node_weight, 0.0, statistics)  # the sweeps need no pointwise cost
-    feature, b, after, gain = best_split(
+    feature, b, after, gain, missing_left = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists
     )
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale
     if feature >= 0 and not gain > max(params.min_gain_to_split, _LISTWISE_GAIN_NOISE):
         feature = -1
-    return feature, b, after, gain
+    return feature, b, after, gain, missing_left

@@ -17,6 +17,9 @@ class Tree:
     nodes : ndarray of NODE_DTYPE, shape (n_nodes,)
         ``feature`` (-1 for leaves), ``left`` (right child = ``left + 1``),
         ``threshold`` (go left when ``x[feature] <= threshold``; the value for leaves).
+    missing_left : ndarray of shape (n_nodes,), uint8
+        1 where a missing (NaN) ``x[feature]`` goes left, 0 where it goes right
+        (``goes_left``).
     values : ndarray of shape (n_nodes,), float64
         Value of every node, internal ones included.
     n_node_samples : ndarray of shape (n_nodes,), int64
@@ -28,6 +31,7 @@ class Tree:
     """
 
     nodes: np.ndarray
+    missing_left: np.ndarray
     values: np.ndarray
     n_node_samples: np.ndarray
     weighted_n_node_samples: np.ndarray
@@ -55,10 +59,15 @@ class Tree:
         return int(self.node_depths().max())
 
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """Leaf index of each row of ``X`` (float64, n_rows x n_features)."""
+        """Leaf index of each row of ``X`` (float64, n_rows x n_features, NaN = missing)."""
         leaves = np.empty(len(X), dtype=INDEX_DTYPE)
-        _predictor.apply_tree(as_kernel_array(X, FLOAT_DTYPE), self.nodes, leaves)
+        _predictor.apply_tree(as_kernel_array(X, FLOAT_DTYPE), self.nodes, self.missing_left, leaves)
         return leaves
+
+    def goes_left(self, node: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Whether a row with ``value`` of the split feature goes left at internal ``node``
+        (int64 and float64 arrays of one shape): the rule of the predictor's kernels."""
+        return (value <= self.nodes["threshold"][node]) | (np.isnan(value) & (self.missing_left[node] == 1))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Leaf value of each row."""

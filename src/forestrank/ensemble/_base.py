@@ -67,6 +67,7 @@ class BaseRanker(BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
         tags.target_tags.positive_only = True
+        tags.input_tags.allow_nan = True  # NaN = missing (docs/missing_values.md)
         return tags
 
     def _validate_training_data(
@@ -79,7 +80,7 @@ class BaseRanker(BaseEstimator):
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        X = validate_data(self, X, reset=True, dtype=FLOAT_DTYPE)
+        X = validate_data(self, X, reset=True, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)
         weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=n_samples)
@@ -94,7 +95,7 @@ class BaseRanker(BaseEstimator):
     def _validate_prediction_data(self, X: object) -> np.ndarray:
         """Check the estimator is fitted and ``X`` matches the training features."""
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=FLOAT_DTYPE)
+        return validate_data(self, X, reset=False, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
 
     def score(self, X: object, y: object, qid: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries in ``qid``.
@@ -136,11 +137,14 @@ class TreeEnsembleMixin:
     def _index_trees(self) -> None:
         """Put all trees' nodes back to back; each tree keeps a view (no second copy)."""
         nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
+        missing_left = np.concatenate([tree.missing_left for tree in self.trees_]).astype(np.uint8, copy=False)
         sizes = np.array([tree.node_count for tree in self.trees_])
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
         for tree, start, size in zip(self.trees_, offsets, sizes):
             tree.nodes = nodes[start : start + size]
+            tree.missing_left = missing_left[start : start + size]
         self._forest_nodes = nodes
+        self._forest_missing_left = missing_left
         self._tree_offsets = offsets
         self._deep_trees = bool(nodes.nbytes > _predictor.DEEP_TREE_BYTES * len(sizes))
 
@@ -151,14 +155,18 @@ class TreeEnsembleMixin:
         """
         offsets = np.ascontiguousarray(self._tree_offsets[trees])
         nodes = self._forest_nodes
+        missing_left = self._forest_missing_left
         add_tree_values = _predictor.add_deep_tree_values if self._deep_trees else _predictor.add_tree_values
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         if len(ranges) == 1:  # no joblib round trip for small batches
-            add_tree_values(X, nodes, offsets, self._predict_pass_bytes, out)
+            add_tree_values(X, nodes, missing_left, offsets, self._predict_pass_bytes, out)
         else:
             run_in_threads(
-                (delayed(add_tree_values)(X[a:b], nodes, offsets, self._predict_pass_bytes, out[a:b]) for a, b in ranges),
+                (
+                    delayed(add_tree_values)(X[a:b], nodes, missing_left, offsets, self._predict_pass_bytes, out[a:b])
+                    for a, b in ranges
+                ),
                 len(ranges),
             )
         return out
@@ -166,6 +174,7 @@ class TreeEnsembleMixin:
     def __getstate__(self) -> dict:
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
         state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
+        state.pop("_forest_missing_left", None)
         state.pop("_tree_offsets", None)
         state.pop("_deep_trees", None)
         return state

@@ -287,7 +287,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
         X_val, y_val, qid_val = item
         try:
-            X_val = as_kernel_array(validate_data(self, X_val, reset=False, dtype=FLOAT_DTYPE), FLOAT_DTYPE)
+            X_val = validate_data(self, X_val, reset=False, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
+            X_val = as_kernel_array(X_val, FLOAT_DTYPE)
         except ValueError as error:
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=len(X_val))

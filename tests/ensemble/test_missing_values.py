@@ -1,0 +1,127 @@
+"""Missing values (NaN) through every estimator: fit, predict, pickle, and where they go."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+
+ESTIMATORS = [
+    RFPointRanker(n_estimators=4, random_state=0),
+    RFPointRanker(criterion="random", n_estimators=4, random_state=0),
+    RFPointRanker(criterion="variance", n_estimators=4, random_state=0),
+    RFListRanker(n_estimators=2, random_state=0),
+    RFHybridRanker(n_estimators=2, listwise_depth=2, random_state=0),
+    LambdaMART(n_estimators=5, random_state=0),
+    LambdaMART(objective="mart", n_estimators=5, random_state=0),
+    PLRank(n_estimators=5, random_state=0),
+    BROOF(n_estimators=2, random_state=0),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=(5, 25), n_features=6, random_state=0)
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.25] = np.nan
+    return X, y, qid
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: repr(e))
+def test_fit_and_predict_with_missing_values_and_pickle_round_trip(estimator, data):
+    X, y, qid = data
+    model = estimator.fit(X, y, qid=qid)
+    scores = model.predict(X)
+    assert np.isfinite(scores).all()
+    assert len(np.unique(scores)) > 1
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), scores)
+
+
+def _one_tree(**params):
+    """A single fully grown tree on every row: its leaves are the training rows' own."""
+    return RFPointRanker(n_estimators=1, max_features=None, query_subsample=1.0, random_state=0, **params)
+
+
+def test_missing_rows_all_relevant_go_to_the_relevant_side():
+    """x < 0.5 is relevant, x >= 0.5 irrelevant; the missing rows are all relevant, so
+    the learned direction sends them left, with the low values, in training and at
+    predict time."""
+    x = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9, np.nan, np.nan, np.nan])
+    y = np.array([1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1])
+    model = _one_tree().fit(x[:, None], y, qid=np.zeros(len(y)))
+    tree = model.trees_[0]
+    assert tree.nodes["feature"][0] == 0 and 0.4 < tree.nodes["threshold"][0] < 0.6
+    assert tree.missing_left[0] == 1
+    assert tree.node_count == 3  # one split separates the grades exactly
+    np.testing.assert_array_equal(model.predict(np.array([[np.nan], [0.05], [0.95]])), [1.0, 1.0, 0.0])
+
+
+def test_a_node_without_missing_rows_in_training_sends_them_to_its_heavier_child():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] + 0.5 * X[:, 1] > 0.7).astype(float)
+    model = RFPointRanker(n_estimators=3, max_depth=4, random_state=0).fit(X, y, qid=np.repeat(np.arange(20), 20))
+    for tree in model.trees_:
+        inner = np.flatnonzero(tree.nodes["feature"] >= 0)
+        left = tree.nodes["left"][inner]
+        heavier_left = tree.weighted_n_node_samples[left] >= tree.weighted_n_node_samples[left + 1]
+        np.testing.assert_array_equal(tree.missing_left[inner], heavier_left.astype(np.uint8))
+        # Prediction follows the flags: a row missing every feature ends where they lead.
+        node = 0
+        while tree.nodes["feature"][node] >= 0:
+            node = tree.nodes["left"][node] + (1 - tree.missing_left[node])
+        np.testing.assert_array_equal(tree.apply(np.full((1, 3), np.nan)), [node])
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "variance"])
+def test_binned_and_exact_thresholds_grow_the_same_trees_with_missing_values(criterion):
+    """Fewer distinct values than bins: the binned mode is the exact mode, missing bin included."""
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 30, size=(600, 4)).astype(float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    y = ((np.nan_to_num(X[:, 0], nan=40) + X[:, 1] % 7) > 25).astype(float) + (np.isnan(X[:, 2]))
+    qid = np.repeat(np.arange(30), 20)
+    binned, exact = (
+        RFPointRanker(criterion=criterion, n_estimators=3, max_bins=max_bins, random_state=0).fit(X, y, qid=qid)
+        for max_bins in (255, None)
+    )
+    for a, b in zip(binned.trees_, exact.trees_):
+        np.testing.assert_array_equal(a.nodes, b.nodes)
+        np.testing.assert_array_equal(a.missing_left, b.missing_left)
+    np.testing.assert_array_equal(binned.predict(X), exact.predict(X))
+
+
+def test_missing_values_carry_information_the_trees_use():
+    """Missingness not at random: the rows whose feature is missing are the relevant ones.
+    The forest ranks them first; zero-filling the same data hides them among the zeros."""
+    rng = np.random.default_rng(3)
+    n = 2000
+    X = rng.normal(size=(n, 3))
+    y = rng.random(n) < 0.3
+    X[y, 0] = np.nan
+    X[~y, 0] = np.where(rng.random((~y).sum()) < 0.3, 0.0, X[~y, 0])
+    qid = np.repeat(np.arange(100), 20)
+    learned = RFPointRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)
+    assert learned.score(X, y, qid=qid) > 0.99
+    zero_filled = RFPointRanker(n_estimators=10, random_state=0).fit(np.nan_to_num(X), y, qid=qid)
+    assert zero_filled.score(np.nan_to_num(X), y, qid=qid) < learned.score(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("estimator", [RFPointRanker(n_estimators=2), LambdaMART(n_estimators=2)], ids=repr)
+def test_infinite_values_are_an_error_that_names_X(estimator, data):
+    X, y, qid = data
+    X = X.copy()
+    X[0, 0] = np.inf
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        estimator.fit(X, y, qid=qid)
+    model = estimator.fit(np.nan_to_num(X, posinf=0.0), y, qid=qid)
+    with pytest.raises(ValueError, match="Input X contains infinity"):
+        model.predict(X)
+
+
+def test_the_single_feature_baseline_ranks_documents_missing_its_feature_last():
+    X = np.array([[3.0], [np.nan], [1.0], [2.0]])
+    model = DummyRanker().fit(X, [2, 0, 0, 1], qid=[0, 0, 0, 0])
+    assert model.feature_sign_ == 1.0 and model.train_score_ == 1.0
+    np.testing.assert_array_equal(model.predict(X), [3.0, -np.inf, 1.0, 2.0])
