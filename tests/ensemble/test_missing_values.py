@@ -4,6 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
 from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 
@@ -125,3 +126,33 @@ def test_the_single_feature_baseline_ranks_documents_missing_its_feature_last():
     model = DummyRanker().fit(X, [2, 0, 0, 1], qid=[0, 0, 0, 0])
     assert model.feature_sign_ == 1.0 and model.train_score_ == 1.0
     np.testing.assert_array_equal(model.predict(X), [3.0, -np.inf, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("direction, imputed", [("left", -1.0), ("right", 100.0)])
+@pytest.mark.parametrize(
+    "estimator",
+    [RFPointRanker(n_estimators=3, random_state=0), RFPointRanker(criterion="variance", n_estimators=3, random_state=0),
+     LambdaMART(n_estimators=5, random_state=0), PLRank(n_estimators=3, random_state=0)],
+    ids=repr,
+)  # fmt: skip
+def test_a_fixed_direction_is_imputing_a_value_below_or_above_every_other(estimator, direction, imputed):
+    """Mohan's strategies 1 and 2 (0 / -inf, 1 / +inf): with exact bins, the model that sends
+    missing values left (right) partitions its training rows as the model trained on the
+    data with a value below (above) every present one."""
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 40, size=(800, 4)).astype(float)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    y = rng.integers(0, 3, size=800) * (np.nan_to_num(X[:, 0], nan=20) > 15)
+    qid = np.repeat(np.arange(40), 20)
+    fixed = clone(estimator).set_params(missing_direction=direction).fit(X, y, qid=qid)
+    X_imputed = np.where(np.isnan(X), imputed, X)
+    reference = clone(estimator).fit(X_imputed, y, qid=qid)
+    # The same trees but for the thresholds, which differ between a value the model
+    # never saw and the missing rows (-inf against a cut below the present values).
+    for tree, twin in zip(fixed.trees_, reference.trees_):
+        for field in ("feature", "left"):
+            np.testing.assert_array_equal(tree.nodes[field], twin.nodes[field])
+        np.testing.assert_array_equal(tree.values, twin.values)
+        np.testing.assert_array_equal(tree.n_node_samples, twin.n_node_samples)
+    flags = np.concatenate([tree.missing_left[tree.nodes["feature"] >= 0] for tree in fixed.trees_])
+    assert (flags == (direction == "left")).all()

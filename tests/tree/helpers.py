@@ -51,23 +51,33 @@ def left_rows(training, feature, b, missing_left):
     return (bins <= b) & ~missing | (missing & bool(missing_left))
 
 
-def brute_best_split(criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3, missing_bins=None):
-    """Best (gain, feature, bin) over every feature and every cut between occupied bins,
-    the rows in a feature's missing bin (``missing_bins``, -1: none) on either side."""
+def brute_best_split(
+    criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3, missing_bins=None,
+    missing_direction=_scans.LEARN,
+):  # fmt: skip
+    """Best (gain, feature, rows going left) over every feature and every cut between occupied bins,
+    the rows in a feature's missing bin (``missing_bins``, -1: none) on the side(s)
+    ``missing_direction`` allows: the cuts of the values with the missing rows imputed
+    +inf (right), -inf (left), or both (learn)."""
     parent = brute_cost(criterion, targets, weights, l2, n_classes)
     best = (-np.inf, -1, -1)
     for feature in range(X_binned.shape[1]):
         bins = X_binned[:, feature]
         missing = bins == (missing_bins[feature] if missing_bins is not None else -1)
-        for b in np.unique(bins)[:-1]:
-            for left in (bins <= b, (bins <= b) | missing):
-                if left.all() or left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
-                    continue
-                gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
-                    criterion, targets[~left], weights[~left], l2, n_classes
-                )
-                if gain > best[0] + 1e-9:
-                    best = (gain, feature, int(b))
+        present_bins = np.unique(bins[~missing])
+        partitions = []
+        if missing_direction != _scans.LEFT or not missing.any():
+            partitions += [bins <= b for b in np.unique(bins)[:-1]]
+        if missing_direction != _scans.RIGHT and missing.any():
+            partitions += [missing] + [(bins <= b) | missing for b in present_bins[:-1]]
+        for left in partitions:
+            if left.all() or left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+                continue
+            gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
+                criterion, targets[~left], weights[~left], l2, n_classes
+            )
+            if gain > best[0] + 1e-9:
+                best = (gain, feature, left)
     return best
 
 
@@ -81,7 +91,7 @@ def statistics_second_moments(criterion, targets, weights):
     return weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])
 
 
-def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0):
+def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0, missing_direction=_scans.LEARN):
     """Run the numba split search on the whole data set as one node, every feature examined."""
     n_rows, n_features = data.X_binned.shape
     samples = np.arange(n_rows, dtype=np.int64)
@@ -107,7 +117,10 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
                 np.add.at(histograms[0, feature, :, column], data.X_binned[:, feature], values)
         pool = _histograms.new_pool(histograms, 1)
         slot = 0
-    params = TreeParams(criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf)
+    params = TreeParams(
+        criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf,
+        missing_direction=missing_direction,
+    )  # fmt: skip
     return _splitter.best_split(
         data.binned(), rows, node,
         params.growth_params(), _scans.new_scratch(max_bins, n_stats), np.arange(n_features, dtype=np.int32), seed(),

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank._tree import _criteria
+from forestrank._tree import _criteria, _scans
 from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
@@ -20,21 +20,27 @@ from .helpers import (
     "criterion", [_criteria.ENTROPY, _criteria.GINI, _criteria.VARIANCE, _criteria.NEWTON], ids=["entropy", "gini", "variance", "newton"]
 )
 @pytest.mark.parametrize("min_samples_leaf", [1, 3])
-@pytest.mark.parametrize("missing", [False, True], ids=["complete", "with-missing"])
+@pytest.mark.parametrize(
+    "missing, direction",
+    [(False, _scans.LEARN), (True, _scans.LEARN), (True, _scans.LEFT), (True, _scans.RIGHT)],
+    ids=["complete", "missing-learn", "missing-left", "missing-right"],
+)
 @given(data=st.data())
-def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, data):
-    """With missing values, every cut is tried with the missing rows on either side."""
+def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, direction, data):
+    """With missing values, every cut is tried with the missing rows on the sides the
+    direction allows (both when learned)."""
     X, targets, weights = data.draw(nodes(criterion, missing))
     training, _ = training_set(X, targets)
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
     expected_gain, _, _ = brute_best_split(
-        criterion, training.X_binned, targets, weights, min_samples_leaf, l2, missing_bins=training.missing_bins
-    )
+        criterion, training.X_binned, targets, weights, min_samples_leaf, l2, missing_bins=training.missing_bins,
+        missing_direction=direction,
+    )  # fmt: skip
     pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
     paths = (HISTOGRAM, POOLED, SORTED_SWEEP) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (HISTOGRAM, SORTED_SWEEP)
     for path in paths:
         feature, b, after, gain, missing_left = call_best_split(
-            training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2
+            training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2, missing_direction=direction
         )
         if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
             # No candidate, or a pure node (the builder never searches those): with
@@ -50,6 +56,9 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
         # ... and no candidate split is better; ``after`` is the first occupied bin right of it.
         assert gain == pytest.approx(expected_gain, rel=1e-9, abs=1e-9)
         assert after == training.X_binned[~left, feature].min()
+        has_missing = (training.X_binned[:, feature] == training.missing_bins[feature]).any()
+        if has_missing and direction != _scans.LEARN:
+            assert missing_left == (direction == _scans.LEFT)
 
 
 @pytest.mark.parametrize("max_features", [1, 3, 6])

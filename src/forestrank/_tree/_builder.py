@@ -46,6 +46,7 @@ GrowthParams = namedtuple(
     [
         "criterion", "n_classes", "l2_regularization", "max_depth", "min_samples_split", "min_samples_leaf",
         "min_child_weight", "min_gain_to_split", "max_leaf_nodes", "max_features", "expansion", "n_threads",
+        "missing_direction",
     ],
 )  # fmt: skip
 GrowthParams.__doc__ = """Integer-coded growth parameters (ints as int64, the rest float64; -1 = no limit).
@@ -66,6 +67,8 @@ expansion : int
 n_threads : int
     numba threads summing the pooled histograms; 1 whenever the caller runs in a
     joblib thread (forests): parallel kernels must not run there.
+missing_direction : int
+    ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``): where splits send missing values.
 """
 
 TreeOutput = namedtuple(
@@ -237,7 +240,7 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
 
 
 @jit(inline="always")
-def _split(node, n_nodes, binned, rows, output, table):
+def _split(node, n_nodes, binned, rows, params, output, table):
     """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``."""
     start = table.start[node]
     end = table.end[node]
@@ -248,9 +251,11 @@ def _split(node, n_nodes, binned, rows, output, table):
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = table.split_threshold[node]
-    # Without missing rows here the direction is settled once the children's weights
-    # are known (the end of build_tree).
-    output.missing_left[node] = missing_left if n_missing > 0 else _UNSEEN
+    # Without missing rows here, a fixed direction applies, or the learned one is
+    # settled once the children's weights are known (the end of build_tree).
+    if n_missing == 0:
+        missing_left = _UNSEEN if params.missing_direction == _scans.LEARN else int(params.missing_direction == _scans.LEFT)
+    output.missing_left[node] = missing_left
     output.feature_gains[feature] += table.split_gain[node]
     for child, child_start, child_end in ((n_nodes, start, middle), (n_nodes + 1, middle, end)):
         table.start[child] = child_start
@@ -329,7 +334,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
                 node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise
             ):
                 continue
-        _split(node, n_nodes, binned, rows, output, table)
+        _split(node, n_nodes, binned, rows, params, output, table)
         n_nodes += 2
         n_leaves += 1
     for node in range(n_nodes):

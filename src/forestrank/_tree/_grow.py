@@ -6,7 +6,7 @@ import numpy as np
 
 from .._binning import BinMapper
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
-from . import _builder, _criteria, _frontier, _histograms, _listwise, _rows
+from . import _builder, _criteria, _frontier, _histograms, _listwise, _rows, _scans
 from ._tree import Tree
 
 
@@ -33,6 +33,7 @@ class TreeParams:
     listwise_depth: int = 0
     max_queries: int = -1
     n_threads: int = 1
+    missing_direction: int = _scans.LEARN
 
     def growth_params(self) -> "_builder.GrowthParams":
         """The builder's bundle, every field with the type its compiled signature has."""
@@ -40,7 +41,7 @@ class TreeParams:
             int(self.criterion), int(self.n_classes), float(self.l2_regularization), int(self.max_depth),
             int(self.min_samples_split), int(self.min_samples_leaf), float(self.min_child_weight),
             float(self.min_gain_to_split), int(self.max_leaf_nodes), int(self.max_features), int(self.expansion),
-            int(self.n_threads),
+            int(self.n_threads), int(self.missing_direction),
         )  # fmt: skip
 
 

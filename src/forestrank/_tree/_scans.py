@@ -28,6 +28,10 @@ from .._jit import jit
 from .._prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _histograms, _rng
 
+# ``GrowthParams.missing_direction``: where a split sends the missing values of its feature.
+LEARN, LEFT, RIGHT = 0, 1, 2
+MISSING_DIRECTIONS = {"learn": LEARN, "left": LEFT, "right": RIGHT}
+
 ScanScratch = namedtuple("ScanScratch", ["histogram", "histogram_weight", "histogram_count", "bin_class", "occupied", "left"])
 ScanScratch.__doc__ = """Per-bin scratch of the scans, all zero between scans.
 
@@ -141,24 +145,52 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
             histogram_weight[b] += weight
             histogram_count[b] += 1
             occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
-    return _two_sweeps(scratch, node, params, rows.integer_weights, missing_bin, best_gain)
-
-
-@jit(inline="always")
-def _two_sweeps(scratch, node, params, integer_weights, missing_bin, best_gain):
-    """``_sweep_bins`` with the node's missing rows left (when it has any), then right:
-    the scans' (is_constant, gain, bin, next bin, missing left)."""
+    has_missing = missing_bin >= 0 and histogram_count[missing_bin] > 0
+    missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, has_missing)
+    n_occupied = 0
     best_bin = -1
     best_next = -1
     missing_left = False
-    if missing_bin >= 0 and scratch.histogram_count[missing_bin] > 0:
-        gain, b, after = _sweep_bins(scratch, node, params, integer_weights, missing_bin, True, best_gain)[1:]
-        if b >= 0:
+    if missing_first:
+        n_occupied, gain, b, after = _sweep_bins(
+            scratch, node, params, rows.integer_weights, missing_bin, True, missing_last, False, best_gain
+        )
+        if after >= 0:
             best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    n_occupied, gain, b, after = _sweep_bins(scratch, node, params, integer_weights, -1, False, best_gain)
-    if b >= 0:
-        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    if missing_last:
+        n_occupied, gain, b, after = _sweep_bins(
+            scratch, node, params, rows.integer_weights, missing_bin, False, False, cut_before_missing, best_gain
+        )
+        if after >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, False
     return n_occupied == 1, best_gain, best_bin, best_next, missing_left
+
+
+@jit(inline="always")
+def missing_sweeps(missing_direction, has_missing):
+    """The sweeps a feature's scan makes: (missing rows first, missing rows last, whether
+    the second evaluates the cut between the present rows and the missing ones).
+
+    Without missing rows in the node: one sweep, as if the feature had no missing bin.
+    ``LEARN`` makes both; the cut "missing | present" is the first sweep's first
+    candidate (the missing rows alone on the left: bin -1), so the second skips it.
+    ``LEFT`` and ``RIGHT`` make one, which is what imputing -inf or +inf would search.
+    """
+    if not has_missing:
+        return False, True, True
+    return missing_direction != RIGHT, missing_direction != LEFT, missing_direction == RIGHT
+
+
+@jit(inline="always")
+def _pure_class(scratch, b):
+    """The class of every row in bin ``b`` of the scratch histogram, or -1 if it holds several."""
+    if scratch.histogram_count[b] == 1:
+        return scratch.bin_class[b]
+    pure = -1
+    for c in range(scratch.histogram.shape[1]):
+        if scratch.histogram[b, c] > 0.0:
+            pure = c if pure == -1 else -2
+    return max(pure, -1)
 
 
 @jit(inline="always")
@@ -197,40 +229,39 @@ def _move_bin(scratch, b, criterion, node_statistics, integer_weights, left_term
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _sweep_bins(scratch, node, params, integer_weights, missing_first, keep, best_gain):
+def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_first, keep, cut_before_missing, best_gain):
     """Walk the occupied bins of the scratch histogram, moving each to the left child, and
-    evaluate the cut before each; returns (occupied bins, gain, bin, next bin).
+    evaluate the cut before each; returns (occupied bins, gain, bin, next bin), next bin
+    -1 when no cut beats ``best_gain``.
 
-    With ``missing_first >= 0`` that bin (the missing one) is moved left before the walk
-    and skipped by it, so every cut sends the missing rows left. ``keep`` leaves the
-    histogram and the bitmap as they are for a second sweep; otherwise they are
-    cleared on the way.
+    With ``missing_first`` the ``missing_bin`` is moved left before the walk and skipped
+    by it, so every cut sends the missing rows left, the first (bin -1) them alone.
+    Otherwise the missing bin comes last, and the cut before it is evaluated only with
+    ``cut_before_missing``. ``keep`` leaves the histogram and the bitmap as they are
+    for another sweep; otherwise they are cleared on the way.
     """
     criterion = params.criterion
     min_samples_leaf = params.min_samples_leaf
     min_child_weight = params.min_child_weight
     node_statistics = node.statistics
     node_weight = node.weight
-    histogram = scratch.histogram
-    histogram_count = scratch.histogram_count
-    bin_class = scratch.bin_class
     occupied = scratch.occupied
     left = scratch.left
     n_node = node.end - node.start
-    n_classes = histogram.shape[1]
     boundaries_only = _criteria.boundary_points_suffice(criterion, min_samples_leaf, min_child_weight)
     tolerance = _criteria.screening_tolerance(node_weight)
     left_terms = 0.0
     right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
     left_weight = 0.0
     left_count = 0
-    if missing_first >= 0:
-        left_terms, right_terms, left_weight, left_count = _move_bin(
-            scratch, missing_first, criterion, node_statistics, integer_weights, left_terms, right_terms, False
-        )
     previous = -1  # last bin moved left: the candidate "bin <= previous" is pending
     previous_class = -1
-    n_occupied = 0
+    if missing_first:
+        previous_class = _pure_class(scratch, missing_bin) if boundaries_only else -1
+        left_terms, right_terms, left_weight, left_count = _move_bin(
+            scratch, missing_bin, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
+        )
+    n_occupied = int(missing_first)
     best_bin = -1
     best_next = -1
     for word_index in range(len(occupied)):
@@ -240,20 +271,12 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_first, keep, bes
         while word != np.uint64(0):
             word, bit = _pop_lowest_bit(word)
             b = word_index * 64 + bit
-            n_occupied += 1
-            if b == missing_first:
+            if missing_first and b == missing_bin:
                 continue
-            count = histogram_count[b]
-            current_class = -1
-            if boundaries_only:
-                if count == 1:
-                    current_class = bin_class[b]
-                else:
-                    for c in range(n_classes):
-                        if histogram[b, c] > 0.0:
-                            current_class = c if current_class == -1 else -2
-                    current_class = max(current_class, -1)
-            if previous >= 0 and not (current_class >= 0 and current_class == previous_class):
+            n_occupied += 1
+            current_class = _pure_class(scratch, b) if boundaries_only else -1
+            evaluate = (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin)
+            if evaluate and not (current_class >= 0 and current_class == previous_class):
                 gain = _criteria.sweep_gain(
                     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left,
                     node_statistics, node.cost, params.l2_regularization, integer_weights, min_samples_leaf,
@@ -282,23 +305,28 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, be
     missing left).
     """
     histogram = histograms[slot, feature]
+    has_missing = missing_bin >= 0 and histogram[missing_bin, _histograms.HIST_COUNT] > 0
+    missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, has_missing)
+    n_occupied = 0
     best_bin = -1
     best_next = -1
     missing_left = False
-    if missing_bin >= 0 and histogram[missing_bin, _histograms.HIST_COUNT] > 0:
-        gain, b, after = _pooled_sweep(histogram, n_bins, missing_bin, node, params, best_gain)[1:]
-        if b >= 0:
+    if missing_first:
+        n_occupied, gain, b, after = _pooled_sweep(histogram, n_bins, missing_bin, True, False, node, params, best_gain)
+        if after >= 0:
             best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    n_occupied, gain, b, after = _pooled_sweep(histogram, n_bins, -1, node, params, best_gain)
-    if b >= 0:
-        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    if missing_last:
+        n_occupied, gain, b, after = _pooled_sweep(
+            histogram, n_bins, missing_bin, False, cut_before_missing, node, params, best_gain
+        )
+        if after >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, False
     return n_occupied == 1, best_gain, best_bin, best_next, missing_left
 
 
 @jit(inline="always")
-def _pooled_sweep(histogram, n_bins, missing_first, node, params, best_gain):
-    """The bins of one pooled histogram in increasing order, ``missing_first`` (>= 0) moved
-    left before them; returns (occupied bins, gain, bin, next bin) as ``_sweep_bins``."""
+def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_missing, node, params, best_gain):
+    """``_sweep_bins`` over the bins of one pooled histogram in increasing order."""
     node_statistics = node.statistics
     n_node = node.end - node.start
     left_first = 0.0
@@ -306,24 +334,24 @@ def _pooled_sweep(histogram, n_bins, missing_first, node, params, best_gain):
     left_weight = 0.0
     left_count = 0
     weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
-    if missing_first >= 0:
-        left_first = histogram[missing_first, _histograms.HIST_FIRST]
-        left_second = histogram[missing_first, _histograms.HIST_SECOND]
+    if missing_first:
+        left_first = histogram[missing_bin, _histograms.HIST_FIRST]
+        left_second = histogram[missing_bin, _histograms.HIST_SECOND]
         if weighted:
-            left_weight = histogram[missing_first, _histograms.HIST_WEIGHT]
-        left_count = int(histogram[missing_first, _histograms.HIST_COUNT])
+            left_weight = histogram[missing_bin, _histograms.HIST_WEIGHT]
+        left_count = int(histogram[missing_bin, _histograms.HIST_COUNT])
     previous = -1
-    n_occupied = 0
+    n_occupied = int(missing_first)
     best_bin = -1
     best_next = -1
     for b in range(n_bins):
         count = int(histogram[b, _histograms.HIST_COUNT])
         if count == 0:
             continue
-        n_occupied += 1
-        if b == missing_first:
+        if missing_first and b == missing_bin:
             continue
-        if previous >= 0:
+        n_occupied += 1
+        if (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin):
             gain = _criteria.candidate_gain(
                 params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
                 node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, False,
@@ -409,25 +437,31 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, or
     n_missing = 0
     while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
         n_missing += 1
+    missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     best_bin = -1
     best_next = -1
     missing_left = False
-    if n_missing > 0:
-        gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, n_missing, best_gain)
-        if b >= 0:
+    if missing_first:
+        gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, n_missing, True, False, best_gain)
+        if after >= 0:
             best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, 0, best_gain)
-    if b >= 0:
-        best_gain, best_bin, best_next, missing_left = gain, b, after, False
+    if missing_last:
+        gain, b, after = _sorted_pass(
+            rows, node, params, scratch.left, order, n_missing, False, cut_before_missing, best_gain
+        )
+        if after >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, False
     return False, best_gain, best_bin, best_next, missing_left
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _sorted_pass(rows, node, params, left, order, n_missing_first, best_gain):
-    """One sweep of ``sorted_sweep`` over the node's positions in ``order``; the last
-    ``n_missing_first`` of them (the missing rows) move left before the others and
-    are no candidate's end. Returns (gain, bin, next bin) of the best cut that beats
-    ``best_gain``, bin -1 if none."""
+def _sorted_pass(rows, node, params, left, order, n_missing, missing_first, cut_before_missing, best_gain):
+    """One sweep of ``sorted_sweep`` over the node's positions in ``order``, whose last
+    ``n_missing`` are the missing rows: with ``missing_first`` they move left before the
+    others (the first cut, bin -1, leaves them alone on the left); otherwise they come
+    last, and the cut before them is evaluated only with ``cut_before_missing``.
+    Returns (gain, bin, next bin) of the best cut that beats ``best_gain``, next bin -1
+    if none."""
     criterion = params.criterion
     integer_weights = rows.integer_weights
     min_samples_leaf = params.min_samples_leaf
@@ -444,7 +478,8 @@ def _sorted_pass(rows, node, params, left, order, n_missing_first, best_gain):
     left_terms = 0.0
     right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
     left_weight = 0.0
-    n_present = n_node - n_missing_first
+    n_present = n_node - n_missing
+    n_missing_first = n_missing if missing_first else 0
     best_bin = -1
     best_next = -1
     run_class = -2  # class shared by the current run of equal bins so far (-1: mixed, -2: empty)
@@ -459,7 +494,7 @@ def _sorted_pass(rows, node, params, left, order, n_missing_first, best_gain):
             left[c] += weight
             left_terms += delta_left
             right_terms += delta_right
-            if boundaries_only and step >= n_missing_first:
+            if boundaries_only:
                 run_class = c if run_class == -2 or run_class == c else -1
         else:
             first, second = _criteria.row_moments(
@@ -468,16 +503,22 @@ def _sorted_pass(rows, node, params, left, order, n_missing_first, best_gain):
             left[0] += first
             left[1] += second
         left_weight += weight
-        if step < n_missing_first:
-            continue  # the missing rows' own moves end no cut
-        b = order[rank, 1]
-        next_bin = order[rank + 1, 1]
-        if next_bin == b:
-            continue  # not a boundary between bins
+        if step < n_missing_first - 1:
+            continue  # the missing rows' own moves end no cut but the last
+        if step == n_missing_first - 1:
+            b = -1  # the missing rows alone on the left
+            next_bin = order[0, 1]
+        else:
+            b = order[rank, 1]
+            next_bin = order[rank + 1, 1]
+            if next_bin == b:
+                continue  # not a boundary between bins
+            if n_missing > 0 and not missing_first and not cut_before_missing and rank + 1 == n_present:
+                continue
         skip = False
         if boundaries_only and run_class >= 0:  # skip when the next run holds run_class only, too
             skip = True
-            for ahead in range(rank + 1, n_node):
+            for ahead in range(0 if b < 0 else rank + 1, n_node):  # b -1: the present rows start at 0
                 if order[ahead, 1] != next_bin:
                     break
                 if int(row_targets[order[ahead, 0], 0]) != run_class:

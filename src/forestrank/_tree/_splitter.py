@@ -85,7 +85,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     feature : int
         -1 when no split is valid.
     bin : int
-        Largest bin going left.
+        Largest bin going left (-1: no present value goes left, only the missing ones).
     next_bin : int
         Smallest occupied bin going right.
     gain : float
@@ -110,7 +110,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         if constant:
             continue
         n_usable += 1
-        if b >= 0:
+        if after >= 0:
             best_gain = gain
             best_feature = feature
             best_bin = b
@@ -127,8 +127,11 @@ def threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
     neighbouring values (Breiman et al. 1984; scikit-learn), kept within
     ``[edge(left_bin), edge(right_bin - 1)]`` so that raw values partition the
     training rows exactly as the bins did. With one bin per distinct value
-    (``max_bins=None`` or few values) it is scikit-learn's threshold.
+    (``max_bins=None`` or few values) it is scikit-learn's threshold. ``left_bin`` -1
+    (the missing rows alone on the left) gives -inf: every present value goes right.
     """
+    if left_bin < 0:
+        return -np.inf
     low = bin_values[feature, left_bin]
     high = bin_values[feature, right_bin]
     middle = (low + high) / 2
@@ -139,25 +142,31 @@ def threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
 
 @jit(inline="always")
 def _random_split(binned, rows, node, params, scratch, features, rng_state):
-    """RF-rand's drawn split and its impurity decrease (for feature importances)."""
+    """RF-rand's drawn split and its impurity decrease (for feature importances).
+
+    The missing rows go left only when ``missing_direction`` is ``LEFT``: a drawn cut
+    learns nothing, so it follows the ``RIGHT`` rule otherwise."""
     feature, b, after = _scans.random_split(
         binned.X_binned, binned.n_bins, binned.missing_bins, binned.bin_values, rows.samples, node.start, node.end,
         features, rng_state,
     )  # fmt: skip
     gain = 0.0
+    missing_left = params.missing_direction == _scans.LEFT
     if feature >= 0:
+        missing_bin = binned.missing_bins[feature]
         left = scratch.left
         for c in range(len(left)):
             left[c] = 0.0
         left_weight = 0.0
         for position in range(node.start, node.end):
-            if binned.X_binned[rows.samples[position], feature] <= b:
+            row_bin = binned.X_binned[rows.samples[position], feature]
+            if (row_bin <= b and row_bin != missing_bin) or (row_bin == missing_bin and missing_left):
                 left[int(rows.targets[position, 0])] += rows.weights[position]
                 left_weight += rows.weights[position]
         gain = _criteria.exact_class_gain(
             params.criterion, left, node.statistics, left_weight, node.weight, node.cost, rows.integer_weights
         )
-    return feature, b, after, gain, False
+    return feature, b, after, gain, missing_left
 
 
 @jit(refcounted=False, callable_from_python=False)

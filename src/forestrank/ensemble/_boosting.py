@@ -38,7 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
-from .._tree import _criteria, _frontier, _rng
+from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
@@ -148,6 +148,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             None,
         ],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
+        "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
         "init": [HasMethods(["fit", "predict"]), None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
@@ -355,6 +356,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             n_classes=0,
             max_features=resolve_max_features(self.max_features, n_features),
             expansion=_frontier.BEST,
+            missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             l2_regularization=0.0 if squared else self.l2_regularization,
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=2,
@@ -452,6 +454,11 @@ class LambdaMART(BaseBoostingRanker):
         Features examined per split (kSGBRT); ``None`` examines all of them and
         enables the histogram subtraction.
     max_bins : int in [2, 255] or None, default=255
+    missing_direction : {"learn", "left", "right"}, default="learn"
+        Where a split sends the missing values (NaN) of its feature: ``"learn"``
+        tries both sides and keeps the better one, a node that saw none sending them
+        to its heavier child; ``"left"`` and ``"right"`` always send them that way,
+        as imputing -inf or +inf would (``docs/missing_values.md``).
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30
@@ -544,6 +551,7 @@ class LambdaMART(BaseBoostingRanker):
         subsample_level: str = "query",
         max_features: int | float | str | None = None,
         max_bins: int | None = 255,
+        missing_direction: str = "learn",
         sigma: float = 1.0,
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
@@ -571,6 +579,7 @@ class LambdaMART(BaseBoostingRanker):
         self.subsample_level = subsample_level
         self.max_features = max_features
         self.max_bins = max_bins
+        self.missing_direction = missing_direction
         self.sigma = sigma
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
@@ -619,7 +628,7 @@ class PLRank(BaseBoostingRanker):
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
-    max_bins, init, validation_fraction, n_iter_no_change, tol, eval_at, n_jobs,
+    max_bins, missing_direction, init, validation_fraction, n_iter_no_change, tol, eval_at, n_jobs,
     random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
@@ -666,6 +675,7 @@ class PLRank(BaseBoostingRanker):
         subsample: float = 1.0,
         max_features: int | float | str | None = None,
         max_bins: int | None = 255,
+        missing_direction: str = "learn",
         init: object = None,
         validation_fraction: float = 0.1,
         n_iter_no_change: int | None = None,
@@ -690,6 +700,7 @@ class PLRank(BaseBoostingRanker):
         self.subsample = subsample
         self.max_features = max_features
         self.max_bins = max_bins
+        self.missing_direction = missing_direction
         self.init = init
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

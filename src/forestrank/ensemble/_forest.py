@@ -23,7 +23,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
-from .._tree import _criteria, _frontier, _rng
+from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
@@ -123,6 +123,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         "sample_level": [StrOptions({"query", "document"})],
         "skip_queries_without_relevance": ["boolean"],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
+        "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
         "oob_score": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -400,6 +401,11 @@ class RFPointRanker(BaseForestRanker):
         ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3) for ``leaf_score="expected"``.
     max_bins : int in [2, 255] or None, default=255
         Bins per feature; ``None`` splits on exact values.
+    missing_direction : {"learn", "left", "right"}, default="learn"
+        Where a split sends the missing values (NaN) of its feature: ``"learn"``
+        tries both sides and keeps the better one, a node that saw none sending them
+        to its heavier child; ``"left"`` and ``"right"`` always send them that way,
+        as imputing -inf or +inf would (``docs/missing_values.md``).
     oob_score : bool, default=False
         Compute out-of-bag predictions and their NDCG@10.
     n_jobs : int or None, default=None
@@ -460,6 +466,7 @@ class RFPointRanker(BaseForestRanker):
         leaf_score: str = "expected",
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
+        missing_direction: str = "learn",
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -482,6 +489,7 @@ class RFPointRanker(BaseForestRanker):
         self.leaf_score = leaf_score
         self.relevance_weights = relevance_weights
         self.max_bins = max_bins
+        self.missing_direction = missing_direction
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -510,6 +518,7 @@ class RFPointRanker(BaseForestRanker):
             n_classes=len(self.classes_) if criterion in _criteria.CLASS_CRITERIA else 0,
             max_features=resolve_max_features(self.max_features, n_features),
             expansion=_frontier.EXPANSIONS[self.expansion],
+            missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=_resolve_count(self.min_samples_split, n_rows),
             min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._tree import _criteria, _frontier, _listwise
+from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
 from ._base import RankingData
 from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
@@ -105,6 +105,12 @@ class RFListRanker(BaseForestRanker):
     relevance_weights : {"linear", "square", "exp"}, default="linear"
         Leaf score ``sum_c P(c | leaf) F(c)`` with ``F(c) = c, c**2, 2**c``.
     max_bins : int in [2, 255] or None, default=255
+    missing_direction : {"learn", "left", "right"}, default="learn"
+        Where a split sends the missing values (NaN) of its feature: ``"learn"``
+        tries both sides and keeps the better one, a node that saw none sending them
+        to its heavier child; ``"left"`` and ``"right"`` always send them that way,
+        as imputing -inf or +inf would (``docs/missing_values.md``).
+        The listwise splits evaluate their cuts with the missing rows on the right.
     oob_score : bool, default=False
     n_jobs : int or None, default=None
     random_state : int, RandomState or None, default=None
@@ -160,6 +166,7 @@ class RFListRanker(BaseForestRanker):
         max_queries_per_split: int | None = None,
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
+        missing_direction: str = "learn",
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -183,6 +190,7 @@ class RFListRanker(BaseForestRanker):
         self.max_queries_per_split = max_queries_per_split
         self.relevance_weights = relevance_weights
         self.max_bins = max_bins
+        self.missing_direction = missing_direction
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -232,6 +240,7 @@ class RFListRanker(BaseForestRanker):
             n_classes=len(self.classes_),
             max_features=resolve_max_features(self.max_features, n_features),
             expansion=_frontier.EXPANSIONS[self.expansion],
+            missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=_resolve_count(self.min_samples_split, n_rows),
             min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
@@ -311,6 +320,7 @@ class RFHybridRanker(RFListRanker):
         max_queries_per_split: int | None = None,
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
+        missing_direction: str = "learn",
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -335,6 +345,7 @@ class RFHybridRanker(RFListRanker):
             max_queries_per_split=max_queries_per_split,
             relevance_weights=relevance_weights,
             max_bins=max_bins,
+            missing_direction=missing_direction,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,
