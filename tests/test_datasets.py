@@ -257,3 +257,30 @@ def test_make_ranking_is_learnable_beyond_a_random_order():
 def test_make_ranking_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_ranking(**kwargs)
+
+
+@pytest.mark.parametrize("missing", ["mcar", "mnar"])
+def test_make_ranking_hides_the_asked_fraction_of_the_informative_values(missing):
+    X, y, _ = make_ranking(
+        n_queries=400, n_features=12, n_informative=4, missing_fraction=0.3, missing=missing, random_state=0
+    )
+    complete, _, _ = make_ranking(n_queries=400, n_features=12, n_informative=4, random_state=0)
+    hidden = np.isnan(X)
+    affected = hidden.any(axis=0)
+    assert affected.sum() == 4  # the informative features only
+    assert hidden[:, affected].mean() == pytest.approx(0.3, abs=0.01)
+    np.testing.assert_array_equal(X[~hidden], complete[~hidden])  # the present values are the same
+    by_grade = [hidden[y == grade][:, affected].mean() for grade in (0, 3)]
+    if missing == "mcar":
+        assert by_grade[0] == pytest.approx(by_grade[1], abs=0.05)
+    else:  # absent mostly from the less relevant documents
+        assert by_grade[0] > 0.4 > 0.1 > by_grade[1]
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"missing_fraction": 1.0}, "missing_fraction must be a number in"), ({"missing": "mar"}, "missing must be")],
+)
+def test_make_ranking_rejects_bad_missing_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_ranking(n_queries=5, **kwargs)

@@ -253,6 +253,8 @@ def make_ranking(
     *,
     n_informative: int | None = None,
     noise: float = 0.5,
+    missing_fraction: float = 0.0,
+    missing: str = "mcar",
     shuffle: bool = False,
     random_state: int | np.random.RandomState | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -280,6 +282,14 @@ def make_ranking(
         ``max(2, n_features // 3)`` (capped at ``n_features``).
     noise : float, default=0.5
         Standard deviation of the label noise, relative to the unit-variance signal.
+    missing_fraction : float in [0, 1), default=0.0
+        Fraction of the informative features' values replaced by NaN (missing).
+    missing : {"mcar", "mnar"}, default="mcar"
+        ``"mcar"``: missing completely at random, each value independently.
+        ``"mnar"``: missing not at random, as web features are (absent more often
+        from the less relevant documents): a document's informative values are each
+        missing with probability ``sigmoid(a - r)``, ``r`` its standardised latent
+        relevance and ``a`` set so that the mean is ``missing_fraction``.
     shuffle : bool, default=False
         Shuffle rows so that queries are not contiguous.
     random_state : int, RandomState instance or None, default=None
@@ -310,13 +320,18 @@ def make_ranking(
         raise ValueError(f"n_informative={n_informative} exceeds n_features={n_features}.")
     if isinstance(noise, bool) or not isinstance(noise, Real) or noise < 0:
         raise ValueError(f"noise must be a number >= 0; got {noise!r}.")
+    if isinstance(missing_fraction, bool) or not isinstance(missing_fraction, Real) or not 0 <= missing_fraction < 1:
+        raise ValueError(f"missing_fraction must be a number in [0, 1); got {missing_fraction!r}.")
+    if missing not in ("mcar", "mnar"):
+        raise ValueError(f"missing must be 'mcar' or 'mnar'; got {missing!r}.")
     rng = check_random_state(random_state)
 
     sizes = rng.randint(low, high + 1, size=n_queries)
     qid = np.repeat(np.arange(n_queries, dtype=INDEX_DTYPE), sizes)
     X = rng.standard_normal((len(qid), n_features)) + rng.normal(scale=0.5, size=(n_queries, n_features))[qid]
 
-    informative = X[:, rng.permutation(n_features)[:n_informative]]
+    informative_columns = rng.permutation(n_features)[:n_informative]
+    informative = X[:, informative_columns]
     n_hidden = 2 * n_informative
     hidden = np.tanh(informative @ (rng.standard_normal((n_informative, n_hidden)) / np.sqrt(n_informative)))
     latent = hidden @ rng.standard_normal(n_hidden)
@@ -328,7 +343,34 @@ def make_ranking(
     shares = 0.5 ** np.arange(n_grades)
     thresholds = np.quantile(latent, np.cumsum(shares)[:-1] / shares.sum())
     y = np.searchsorted(thresholds, latent, side="right").astype(INDEX_DTYPE)
+    if missing_fraction > 0:
+        probability = missing_fraction if missing == "mcar" else _mnar_probability(latent, missing_fraction)[:, None]
+        hidden_values = rng.random_sample((len(qid), n_informative)) < probability
+        X[:, informative_columns] = np.where(hidden_values, np.nan, X[:, informative_columns])
     if shuffle:
         permutation = rng.permutation(len(qid))
         X, y, qid = X[permutation], y[permutation], qid[permutation]
     return X, y, qid
+
+
+def _mnar_probability(latent: np.ndarray, fraction: float) -> np.ndarray:
+    """``sigmoid(a - latent)`` per document, ``a`` found by bisection so that its mean is ``fraction``.
+
+    Parameters
+    ----------
+    latent : float64 array of shape (n_samples,)
+        Standardised latent relevance.
+    fraction : float in (0, 1)
+
+    Returns
+    -------
+    float64 array of shape (n_samples,)
+    """
+    low, high = -50.0, 50.0  # the mean is increasing in a, from ~0 to ~1 over this range
+    for _ in range(100):
+        middle = (low + high) / 2
+        if np.mean(1 / (1 + np.exp(latent - middle))) < fraction:
+            low = middle
+        else:
+            high = middle
+    return 1 / (1 + np.exp(latent - (low + high) / 2))
