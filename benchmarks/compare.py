@@ -12,6 +12,7 @@
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
     python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
     python benchmarks/compare.py broof --data mq2008 --n-estimators 500 --versus RFPointRanker
+    python benchmarks/compare.py missing --data missing --n-estimators 200
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit and predict (numba's cache load is neither fit nor
@@ -23,6 +24,10 @@ predict time; predict time is the median of ``PREDICT_REPEATS`` predictions); on
   the folds.
 * ``synthetic``: ``make_ranking(2500 queries x 100 documents, 136 features,
   random_state=0)``; the first 2,000 queries (200k rows) train, the last 500 test.
+* ``missing``: ``make_ranking(1250 queries x 100 documents, 40 features, 10 of them
+  informative, missing_fraction=0.3, missing="mnar", random_state=0)``: 30% of the
+  informative features' values missing, more often in the less relevant documents;
+  the first 1,000 queries (100k rows) train, the last 250 test.
 
 Metrics (test mean over queries), each with its convention: NDCG@10 under the
 official LETOR 4.0 script (``letor4``) and the plain definition (gain 2^l-1,
@@ -170,6 +175,32 @@ def _xgboost_ranker(n_estimators, shape, seed):
     )  # fmt: skip
 
 
+def _imputer(kind, seed):
+    """The imputation step of a missing-value strategy (Mohan's thesis, §2.2)."""
+    import importlib
+
+    from sklearn.ensemble import RandomForestRegressor
+
+    importlib.import_module("sklearn.experimental.enable_iterative_imputer")  # IterativeImputer is experimental
+    from sklearn.impute import IterativeImputer, SimpleImputer
+
+    if kind == "iterative":  # Algorithm 2: each feature predicted by a forest of the others, in turns
+        forest = RandomForestRegressor(n_estimators=10, max_depth=12, n_jobs=2, random_state=seed)
+        return IterativeImputer(estimator=forest, max_iter=3, random_state=seed)
+    if kind == "zero":
+        return SimpleImputer(strategy="constant", fill_value=0.0)
+    return SimpleImputer(strategy=kind)
+
+
+def _imputed(n_estimators, shape, seed, kind, ranker):
+    """``Pipeline(imputer, ranker)`` with ``qid`` routed to the ranker (the documented recipe)."""
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    sklearn.set_config(enable_metadata_routing=True)
+    return make_pipeline(_imputer(kind, seed), ranker(n_estimators, shape, seed).set_fit_request(qid=True))
+
+
 # RF-point trained on the queries with a relevant document only (issue 3); also the
 # reference of the listwise forests with the same option.
 RF_POINT_SKIPPING = Contender(
@@ -255,6 +286,26 @@ CONTENDERS["broof"] = [
     Contender("forestrank BROOF height", functools.partial(_broof, variant="height"), "qid"),
     Contender("forestrank BROOF's weak learner alone", _broof_weak_learner, "qid"),
 ]
+CONTENDERS["missing"] = [
+    Contender("forestrank LambdaMART", _lambdamart, "qid"),
+    Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+    Contender("forestrank LambdaMART zero-imputed", functools.partial(_imputed, kind="zero", ranker=_lambdamart), "qid"),
+    Contender("forestrank RFPointRanker", _rf_point, "qid"),
+    Contender("sklearn RandomForestClassifier", _sklearn_forest, "classifier"),
+    Contender("forestrank RFPointRanker missing_direction=left", functools.partial(_rf_point, missing_direction="left"), "qid"),
+    Contender(
+        "forestrank RFPointRanker missing_direction=right", functools.partial(_rf_point, missing_direction="right"), "qid"
+    ),
+    Contender("forestrank RFPointRanker mean-imputed", functools.partial(_imputed, kind="mean", ranker=_rf_point), "qid"),
+    Contender(
+        "forestrank RFPointRanker median-imputed", functools.partial(_imputed, kind="median", ranker=_rf_point), "qid"
+    ),
+    Contender(
+        "forestrank RFPointRanker iteratively imputed", functools.partial(_imputed, kind="iterative", ranker=_rf_point),
+        "qid",
+    ),  # fmt: skip
+    Contender("forestrank RFPointRanker zero-imputed", functools.partial(_imputed, kind="zero", ranker=_rf_point), "qid"),
+]
 SINGLE_THREAD = Contender("forestrank RFPointRanker n_jobs=1", functools.partial(_rf_point, n_jobs=1), "qid")
 
 
@@ -267,6 +318,13 @@ def load_splits(data: str, datasets: Path, folds: list[int]) -> list[tuple]:
             (X, y, qid), validation, (X_test, y_test, qid_test) = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
             splits.append((X, y, qid, X_test, y_test, qid_test, tuple(validation)))
         return splits
+    if data == "missing":
+        X, y, qid = make_ranking(
+            n_queries=1250, docs_per_query=100, n_features=40, n_informative=10, missing_fraction=0.3, missing="mnar",
+            random_state=0,
+        )  # fmt: skip
+        train = qid < 1000
+        return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
     X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
     train = qid < 2000
     return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
@@ -441,7 +499,7 @@ def _paired_tests(ours: Summary, other: Summary) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("estimator", choices=sorted(CONTENDERS))
-    parser.add_argument("--data", choices=["mq2008", "synthetic"], default="mq2008")
+    parser.add_argument("--data", choices=["mq2008", "synthetic", "missing"], default="mq2008")
     parser.add_argument("--datasets", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")

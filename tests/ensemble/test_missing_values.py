@@ -1,12 +1,25 @@
 """Missing values (NaN) through every estimator: fit, predict, pickle, and where they go."""
 
+import importlib
 import pickle
+import warnings
 
 import numpy as np
 import pytest
+import sklearn
 from sklearn.base import clone
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
 
-from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import (
+    BROOF, DummyRanker, LambdaMART, MissingQidWarning, PLRank, QueryKFold, RFHybridRanker, RFListRanker, RFPointRanker,
+    make_ranking, ndcg_scorer,
+)  # fmt: skip
+
+importlib.import_module("sklearn.experimental.enable_iterative_imputer")  # IterativeImputer is experimental
+from sklearn.impute import IterativeImputer, SimpleImputer  # noqa: E402
 
 ESTIMATORS = [
     RFPointRanker(n_estimators=4, random_state=0),
@@ -156,3 +169,33 @@ def test_a_fixed_direction_is_imputing_a_value_below_or_above_every_other(estima
         np.testing.assert_array_equal(tree.n_node_samples, twin.n_node_samples)
     flags = np.concatenate([tree.missing_left[tree.nodes["feature"] >= 0] for tree in fixed.trees_])
     assert (flags == (direction == "left")).all()
+
+
+def test_mean_and_median_imputation_recipe_tunes_through_gridsearch_with_qid_routed(data):
+    """Mohan's strategies 3 and 4: SimpleImputer in a Pipeline, the strategy a grid parameter."""
+    X, y, qid = data
+    grid = {"simpleimputer__strategy": ["mean", "median"]}
+    with sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        pipeline = make_pipeline(SimpleImputer(), RFPointRanker(n_estimators=5, random_state=0))
+        search = GridSearchCV(pipeline, grid, cv=QueryKFold(3), scoring=ndcg_scorer(10)).fit(X, y, qid=qid)
+        # The refitted recipe is the two steps done by hand.
+        strategy = search.best_params_["simpleimputer__strategy"]
+        imputed = SimpleImputer(strategy=strategy).fit_transform(X)
+        by_hand = RFPointRanker(n_estimators=5, random_state=0).fit(imputed, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 2
+    np.testing.assert_array_equal(search.predict(X), by_hand.predict(imputed))
+
+
+@pytest.mark.filterwarnings("ignore", category=ConvergenceWarning)  # two rounds, not convergence, are the recipe here
+def test_iterative_imputation_recipe_with_a_forest_predicting_each_feature(data):
+    """Mohan's strategy 5 (Algorithm 2): IterativeImputer with a random forest as its estimator."""
+    X, y, qid = data
+    imputer = IterativeImputer(estimator=RandomForestRegressor(n_estimators=5, random_state=0), max_iter=2, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipeline = make_pipeline(clone(imputer), RFPointRanker(n_estimators=5, random_state=0).set_fit_request(qid=True))
+        pipeline.fit(X, y, qid=qid)
+    imputed = clone(imputer).fit_transform(X)
+    assert not np.isnan(imputed).any()
+    by_hand = RFPointRanker(n_estimators=5, random_state=0).fit(imputed, y, qid=qid)
+    np.testing.assert_array_equal(pipeline.predict(X), by_hand.predict(imputed))
