@@ -6,7 +6,7 @@ import sklearn.metrics
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from forestrank._tree import _listwise
+from forestrank._tree import _listwise, _scans
 
 MAX_BINS = 8
 
@@ -113,8 +113,12 @@ def assert_blocks_of_scores(stored, scores, copies, gains):
         assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())
 
 
-def sweep(case, table, max_queries=-1):
+def sweep(case, table, max_queries=-1, missing_first=False):
     """prepare_node + listwise_sweep on the case's node.
+
+    With ``missing_first`` the node's rows in its highest bin play the missing rows and
+    lead the sweep (``sweep_feature``'s rotation): the cuts are then "bin <= b or
+    missing", the first (bin -1) the missing rows alone.
 
     Returns (is_constant, best gain in mean NDCG, its bin, {bin: gain} of every cut)."""
     n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
@@ -141,29 +145,40 @@ def sweep(case, table, max_queries=-1):
         position_values,
     )  # fmt: skip
     target_sum = (weights * case["grades"][samples]).sum()
-    candidate_gains = np.full(MAX_BINS, np.nan)
-    constant, gain, b, _ = _listwise.listwise_sweep(
-        case["bins"][:, None], 0, samples, 0, n, weights, position_slot, position_values, weights.sum(), target_sum,
-        case["node_score"], 1, 0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks,
-        n_events, parent_total, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64),
-        np.empty((n, 3), dtype=np.int64),
-        np.empty(n_queries + 1, dtype=np.int64), np.empty(n_queries + 1, dtype=np.int64),
-        np.empty(n_queries, dtype=np.int64), np.empty(n_rows + 1, dtype=np.int64), -np.inf, candidate_gains,
-    )  # fmt: skip
+    candidate_gains = np.full(MAX_BINS + 1, np.nan)
+    order = np.empty((n, 3), dtype=np.int64)
+    bins = case["bins"][:, None]
+    constant = _scans.sort_by_bin(bins, 0, samples, 0, n, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64), order) == 1
+    gain, b = -np.inf, -1
+    if not constant:
+        if missing_first:
+            missing_bin = bins[samples, 0].max()
+            _listwise._rotate_missing(order, n, int((bins[samples, 0] == missing_bin).sum()), True, missing_bin)
+        gain, b, _ = _listwise.listwise_sweep(
+            order, n, -1, weights, position_slot, position_values, weights.sum(), target_sum, case["node_score"], 1,
+            0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total,
+            np.empty(n_queries + 1, dtype=np.int64), np.empty(n_queries + 1, dtype=np.int64),
+            np.empty(n_queries, dtype=np.int64), np.empty(n_rows + 1, dtype=np.int64), -np.inf, candidate_gains,
+        )  # fmt: skip
     _listwise.release_node(query_slot, slot_ints, n_slots)
     assert (query_slot == -1).all()
-    every = {int(c): g / total_weight for c, g in enumerate(candidate_gains) if not np.isnan(g)}
+    every = {int(c) - 1: g / total_weight for c, g in enumerate(candidate_gains) if not np.isnan(g)}
     return constant, gain / total_weight, b, every
 
 
-def brute_gains(case, discount):
-    """Change of mean expected NDCG for every cut "bin <= b" of the node."""
+def brute_gains(case, discount, missing_first=False):
+    """Change of mean expected NDCG for every cut "bin <= b" of the node (with
+    ``missing_first``: "bin <= b or in the highest bin", -1 for that bin alone)."""
     rows = case["node_rows"]
+    bins = case["bins"][rows]
+    missing = bins == bins.max() if missing_first else np.zeros(len(rows), bool)
     before = mean_expected_ndcg(case, case["row_score"], discount)
     gains = {}
-    for b in np.unique(case["bins"][rows])[:-1]:
-        left = rows[case["bins"][rows] <= b]
-        right = rows[case["bins"][rows] > b]
+    for b in ([-1] if missing_first else []) + list(np.unique(bins[~missing])[:-1 if not missing_first else None]):
+        goes_left = (bins <= b) | missing
+        left, right = rows[goes_left], rows[~goes_left]
+        if len(right) == 0:
+            continue
         scores = case["row_score"].copy()
         for part in (left, right):
             w = case["row_weights"][part]
@@ -194,6 +209,23 @@ def test_incremental_gain_equals_brute_force_expected_ndcg(discount, case):
     if gains:
         assert gain == pytest.approx(max(gains.values()), abs=1e-12)
         assert gains[b] == pytest.approx(max(gains.values()), abs=1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=node_cases())
+def test_incremental_gain_equals_brute_force_with_the_missing_rows_leading(case):
+    """Missing values: with the missing rows moved left first, every cut's running gain is
+    still the brute-force change of mean expected NDCG (the missing-left sweep)."""
+    (name, power), formula = DISCOUNTS["log2"]
+    table = _listwise.cumulative_discounts(40, name, power)
+    constant, gain, b, every = sweep(case, table, missing_first=True)
+    gains = brute_gains(case, formula, missing_first=True)
+    assume(not constant)
+    assert every.keys() == gains.keys()
+    for cut, brute in gains.items():
+        assert every[cut] == pytest.approx(brute, abs=1e-12)
+    assert gain == pytest.approx(max(gains.values()), abs=1e-12)
+    assert gains[b] == pytest.approx(max(gains.values()), abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)

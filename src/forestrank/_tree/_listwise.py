@@ -939,18 +939,21 @@ def _reaches(previous, score, other):
 
 @jit(refcounted=False)
 def listwise_sweep(
-    X_binned, feature, samples, start, end, row_weights, position_slot, position_values, node_weight,
+    order, n_node, skip_bin, row_weights, position_slot, position_values, node_weight,
     node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
-    blocks, n_slots, event_scores, event_blocks, n_events, parent_total, histogram_count, occupied, order, touched,
+    blocks, n_slots, event_scores, event_blocks, n_events, parent_total, touched,
     listed, open_slots, kept_events, best_gain, candidate_gains,
 ):  # fmt: skip
-    """Best "bin <= b" of ``feature`` for the listwise criterion (after ``prepare_node``).
+    """Best "bin <= b" of a feature for the listwise criterion (after ``prepare_node``).
 
-    Samples move to the left child in bin order (``_scans.sort_by_bin``); at each
-    end of a run of equal bins the children's scores are the running weighted means
-    of ``leaf_targets`` and only the queries listed in the module docstring are
-    re-evaluated. Returns (is_constant, gain, bin, next bin) like the other scans;
-    ``gain`` is the change of ``sum_q w_q E[DCG_q] / IDCG_q``.
+    Samples move to the left child in the order of ``order`` (the node's positions
+    and their bins, ``order[:n_node]``, sorted by bin: ``_scans.sort_by_bin``, or
+    with the missing rows first, their bin -1: ``sweep_feature``); at each end of a
+    run of equal bins the children's scores are the running weighted means of
+    ``leaf_targets`` and only the queries listed in the module docstring are
+    re-evaluated. The cut before ``skip_bin`` (-1: none) is not evaluated. Returns
+    (gain, bin, next bin) of the best cut that beats ``best_gain`` (next bin -1 if
+    none); ``gain`` is the change of ``sum_q w_q E[DCG_q] / IDCG_q``.
 
     Parameters
     ----------
@@ -967,14 +970,11 @@ def listwise_sweep(
         Scratch: queries with a right part.
     kept_events : int64 array of shape (n_events + 1,) at least
         Scratch of ``_cross_blocks``.
-    candidate_gains : None or float64 array of shape (n_bins,)
-        When given, receives the gain of every evaluated cut at its bin (tests
+    candidate_gains : None or float64 array of shape (n_bins + 1,)
+        When given, receives the gain of every evaluated cut at its bin + 1 (tests
         compare each with a brute-force recomputation); None compiles it away.
     Others : see ``prepare_node`` and ``_scans.histogram_scan``.
     """
-    n_node = end - start
-    if _scans.sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order) == 1:
-        return True, best_gain, -1, -1
     for s in range(n_slots):
         slot_values[s, LEFT_COUNT] = 0.0
         slot_values[s, LEFT_GAIN] = 0.0
@@ -1024,7 +1024,7 @@ def listwise_sweep(
             n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
         b = order[rank, 1]
         next_bin = order[rank + 1, 1]
-        if next_bin == b:
+        if next_bin == b or next_bin == skip_bin:
             continue
         right_weight = node_weight - left_weight
         if (
@@ -1086,12 +1086,12 @@ def listwise_sweep(
         stamp += 1
         gain = total - parent_total
         if candidate_gains is not None:
-            candidate_gains[b] = gain
+            candidate_gains[b + 1] = gain
         if gain > best_gain:
             best_gain = gain
             best_bin = b
             best_next = next_bin
-    return False, best_gain, best_bin, best_next
+    return best_gain, best_bin, best_next
 
 
 # --- the interface the builder and the splitter use ------------------------------------
@@ -1218,13 +1218,57 @@ def open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_s
 
 
 @jit(inline="always")
-def sweep_feature(X_binned, feature, rows, node, params, listwise, lists, best_gain):
-    """``listwise_sweep`` of ``feature`` in the node ``open_node`` prepared: (is_constant, gain, bin, next bin)."""
-    return listwise_sweep(
-        X_binned, feature, rows.samples, node.start, node.end, rows.weights, listwise.position_slot,
-        listwise.position_values, node.weight, lists.target_sum, lists.score, params.min_samples_leaf,
-        params.min_child_weight, listwise.cumulative_discount, listwise.slot_values, listwise.slot_ints,
-        listwise.blocks, lists.n_slots, listwise.event_scores, listwise.event_blocks, lists.n_events,
-        lists.parent_total, listwise.histogram_count, listwise.occupied, listwise.order, listwise.touched,
-        listwise.listed, listwise.open_slots, listwise.spare_blocks, best_gain, None,
-    )  # fmt: skip
+def sweep_feature(X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain):
+    """``listwise_sweep`` of ``feature`` in the node ``open_node`` prepared: (is_constant, gain, bin, next bin,
+    missing left).
+
+    The node's rows in ``missing_bin`` sort last; the sweeps ``params.missing_direction``
+    asks for (``_scans.missing_sweeps``) see them first (rotated to the front, bin -1:
+    the first cut leaves them alone on the left), last, or both, as the pointwise scans.
+    """
+    order = listwise.order
+    n_node = node.end - node.start
+    if _scans.sort_by_bin(
+        X_binned, feature, rows.samples, node.start, node.end, listwise.histogram_count, listwise.occupied, order
+    ) == 1:
+        return True, best_gain, -1, -1, False
+    n_missing = 0
+    while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
+        n_missing += 1
+    missing_first, missing_last, cut_before_missing = _scans.missing_sweeps(params.missing_direction, n_missing > 0)
+    best_bin = -1
+    best_next = -1
+    missing_left = False
+    for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in _scans.histogram_scan
+        leading = missing_first and sweep == 0
+        if leading or sweep == 1:  # missing rows to the front (bin -1), or back to the end
+            _rotate_missing(order, n_node, n_missing, leading, missing_bin)
+        skip_bin = missing_bin if not (leading or cut_before_missing) else -1
+        gain, b, after = listwise_sweep(
+            order, n_node, skip_bin, rows.weights, listwise.position_slot, listwise.position_values, node.weight,
+            lists.target_sum, lists.score, params.min_samples_leaf, params.min_child_weight,
+            listwise.cumulative_discount, listwise.slot_values, listwise.slot_ints, listwise.blocks, lists.n_slots,
+            listwise.event_scores, listwise.event_blocks, lists.n_events, lists.parent_total, listwise.touched,
+            listwise.listed, listwise.open_slots, listwise.spare_blocks, best_gain, None,
+        )  # fmt: skip
+        if after >= 0:
+            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
+    return False, best_gain, best_bin, best_next, missing_left
+
+
+@jit(inline="always")
+def _rotate_missing(order, n_node, n_missing, to_front, missing_bin):
+    """Move the ``n_missing`` rows of ``order[:n_node]`` in the missing bin from its end to its
+    front (``to_front``, their bin -1) or back (their bin ``missing_bin``), keeping the
+    order within both parts: three reversals, no scratch."""
+    split = n_node - n_missing if to_front else n_missing
+    for low, high in ((0, split), (split, n_node), (0, n_node)):
+        high -= 1
+        while low < high:
+            for column in range(2):
+                order[low, column], order[high, column] = order[high, column], order[low, column]
+            low += 1
+            high -= 1
+    first = 0 if to_front else n_node - n_missing
+    for rank in range(first, first + n_missing):
+        order[rank, 1] = -1 if to_front else missing_bin

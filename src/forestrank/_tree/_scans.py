@@ -151,18 +151,18 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     best_bin = -1
     best_next = -1
     missing_left = False
-    if missing_first:
+    # One call site in a loop: the sweep is inlined once (two copies cost a third more
+    # compile time, a called sweep time per tree: benchmarks/RESULTS.md, "Engine design
+    # measurements"), and its flags are variables (a literal True or False would
+    # compile a second specialisation).
+    for sweep in range(int(missing_first) + int(missing_last)):
+        leading = missing_first and sweep == 0  # the missing rows lead this sweep
         n_occupied, gain, b, after = _sweep_bins(
-            scratch, node, params, rows.integer_weights, missing_bin, True, missing_last, False, best_gain
-        )
+            scratch, node, params, rows.integer_weights, missing_bin, leading, leading and missing_last,
+            cut_before_missing, best_gain,
+        )  # fmt: skip
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    if missing_last:
-        n_occupied, gain, b, after = _sweep_bins(
-            scratch, node, params, rows.integer_weights, missing_bin, False, False, cut_before_missing, best_gain
-        )
-        if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, False
+            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
     return n_occupied == 1, best_gain, best_bin, best_next, missing_left
 
 
@@ -228,7 +228,7 @@ def _move_bin(scratch, b, criterion, node_statistics, integer_weights, left_term
     return left_terms, right_terms, weight, count
 
 
-@jit(refcounted=False, callable_from_python=False)
+@jit(inline="always")
 def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_first, keep, cut_before_missing, best_gain):
     """Walk the occupied bins of the scratch histogram, moving each to the left child, and
     evaluate the cut before each; returns (occupied bins, gain, bin, next bin), next bin
@@ -254,45 +254,51 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
     right_terms = _criteria.sweep_start(criterion, left, node_statistics, integer_weights)
     left_weight = 0.0
     left_count = 0
-    previous = -1  # last bin moved left: the candidate "bin <= previous" is pending
+    previous = -1  # last bin moved left (-1: the missing one): the cut "bin <= previous" is pending
     previous_class = -1
-    if missing_first:
-        previous_class = _pure_class(scratch, missing_bin) if boundaries_only else -1
-        left_terms, right_terms, left_weight, left_count = _move_bin(
-            scratch, missing_bin, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
-        )
-    n_occupied = int(missing_first)
+    n_occupied = 0
     best_bin = -1
     best_next = -1
-    for word_index in range(len(occupied)):
-        word = occupied[word_index]
-        if not keep:
-            occupied[word_index] = np.uint64(0)
-        while word != np.uint64(0):
+    word_index = -1
+    word = np.uint64(0)
+    pending_missing = missing_first
+    while True:
+        # The next bin: the missing one first when it leads, then the bitmap's in order.
+        if pending_missing:
+            b = missing_bin
+            pending_missing = False
+        else:
+            while word == np.uint64(0) and word_index + 1 < len(occupied):
+                word_index += 1
+                word = occupied[word_index]
+                if not keep:
+                    occupied[word_index] = np.uint64(0)
+            if word == np.uint64(0):
+                break
             word, bit = _pop_lowest_bit(word)
             b = word_index * 64 + bit
             if missing_first and b == missing_bin:
                 continue
-            n_occupied += 1
-            current_class = _pure_class(scratch, b) if boundaries_only else -1
-            evaluate = (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin)
-            if evaluate and not (current_class >= 0 and current_class == previous_class):
-                gain = _criteria.sweep_gain(
-                    criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left,
-                    node_statistics, node.cost, params.l2_regularization, integer_weights, min_samples_leaf,
-                    min_child_weight, best_gain, tolerance,
-                )  # fmt: skip
-                if gain > best_gain:
-                    best_gain = gain
-                    best_bin = previous
-                    best_next = b
-            left_terms, right_terms, moved_weight, moved_count = _move_bin(
-                scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
-            )
-            left_weight += moved_weight
-            left_count += moved_count
-            previous = b
-            previous_class = current_class
+        n_occupied += 1
+        current_class = _pure_class(scratch, b) if boundaries_only else -1
+        evaluate = n_occupied > 1 and (cut_before_missing or b != missing_bin)
+        if evaluate and not (current_class >= 0 and current_class == previous_class):
+            gain = _criteria.sweep_gain(
+                criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
+                node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
+                tolerance,
+            )  # fmt: skip
+            if gain > best_gain:
+                best_gain = gain
+                best_bin = previous
+                best_next = b
+        left_terms, right_terms, moved_weight, moved_count = _move_bin(
+            scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
+        )
+        left_weight += moved_weight
+        left_count += moved_count
+        previous = b if b != missing_bin else -1
+        previous_class = current_class
     return n_occupied, best_gain, best_bin, best_next
 
 
@@ -311,20 +317,17 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, be
     best_bin = -1
     best_next = -1
     missing_left = False
-    if missing_first:
-        n_occupied, gain, b, after = _pooled_sweep(histogram, n_bins, missing_bin, True, False, node, params, best_gain)
-        if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    if missing_last:
+    for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
+        leading = missing_first and sweep == 0
         n_occupied, gain, b, after = _pooled_sweep(
-            histogram, n_bins, missing_bin, False, cut_before_missing, node, params, best_gain
+            histogram, n_bins, missing_bin, leading, cut_before_missing, node, params, best_gain
         )
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, False
+            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
     return n_occupied == 1, best_gain, best_bin, best_next, missing_left
 
 
-@jit(inline="always")
+@jit(refcounted=False, callable_from_python=False)
 def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_missing, node, params, best_gain):
     """``_sweep_bins`` over the bins of one pooled histogram in increasing order."""
     node_statistics = node.statistics
@@ -372,7 +375,7 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
     return n_occupied, best_gain, best_bin, best_next
 
 
-@jit(refcounted=False, callable_from_python=False)
+@jit(refcounted=False)  # tests sort a node before calling the listwise sweep
 def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
     """Counting sort of the node's positions by bin of ``feature``.
 
@@ -441,16 +444,13 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, or
     best_bin = -1
     best_next = -1
     missing_left = False
-    if missing_first:
-        gain, b, after = _sorted_pass(rows, node, params, scratch.left, order, n_missing, True, False, best_gain)
-        if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, True
-    if missing_last:
+    for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
+        leading = missing_first and sweep == 0
         gain, b, after = _sorted_pass(
-            rows, node, params, scratch.left, order, n_missing, False, cut_before_missing, best_gain
+            rows, node, params, scratch.left, order, n_missing, leading, cut_before_missing, best_gain
         )
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, False
+            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
     return False, best_gain, best_bin, best_next, missing_left
 
 

@@ -31,8 +31,6 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
 
     A listwise node comes without ``scratch``: its None type, unlike a listwise
     argument's, lets numba drop the pointwise scans from the listwise specialisation.
-    The listwise sweep treats the missing bin as the last bin: its missing rows go
-    right.
     """
     missing_bin = binned.missing_bins[feature]
     if scratch is not None:
@@ -47,10 +45,7 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
             )
         return _scans.histogram_scan(binned.X_binned, feature, missing_bin, rows, node, params, scratch, best_gain)
     if listwise is not None:
-        constant, gain, b, after = _listwise.sweep_feature(
-            binned.X_binned, feature, rows, node, params, listwise, lists, best_gain
-        )
-        return constant, gain, b, after, False
+        return _listwise.sweep_feature(binned.X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain)
     return True, best_gain, np.int64(-1), np.int64(-1), False
 
 

@@ -110,7 +110,6 @@ class RFListRanker(BaseForestRanker):
         tries both sides and keeps the better one, a node that saw none sending them
         to its heavier child; ``"left"`` and ``"right"`` always send them that way,
         as imputing -inf or +inf would (``docs/missing_values.md``).
-        The listwise splits evaluate their cuts with the missing rows on the right.
     oob_score : bool, default=False
     n_jobs : int or None, default=None
     random_state : int, RandomState or None, default=None
