@@ -22,10 +22,12 @@ first (``_tree/_scans.py``).
 """
 
 import numpy as np
+import scipy.sparse
 from joblib import delayed
 from sklearn.utils import check_random_state
 
-from ._common import FLOAT_DTYPE, as_kernel_array
+from ._common import FLOAT_DTYPE
+from ._features import SPARSE_ROW_BLOCK, as_feature_array, dense_column, missing_columns
 from ._jit import jit
 from ._parallel import row_ranges, run_in_threads
 
@@ -103,7 +105,7 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
 
     Parameters
     ----------
-    X : float64 array of shape (n_rows, n_features), C order
+    X : float64 or float32 array of shape (n_rows, n_features), C order
     thresholds : float64 array of shape (n_features, max_bins)
         Cuts of each feature in its first ``n_value_bins[f] - 1`` entries.
     n_value_bins : int32 array of shape (n_features,)
@@ -187,18 +189,24 @@ class BinMapper:
         self.n_jobs = n_jobs
 
     def fit(self, X: np.ndarray) -> "BinMapper":
-        """Learn the cuts of each column of ``X`` (float64, NaN = missing, no inf)."""
+        """Learn the cuts of each column of ``X`` (float64 or float32, dense or scipy.sparse;
+        NaN = missing, no inf)."""
         rng = check_random_state(self.random_state)
+        X = as_feature_array(X)
         # From every row, not the quantile sub-sample: a missing value the sub-sample
         # missed must still get the missing bin.
-        has_missing = np.isnan(X).any(axis=0)
-        if self.max_bins is not None and len(X) > QUANTILE_SUBSAMPLE:
-            rows = np.sort(rng.choice(len(X), QUANTILE_SUBSAMPLE, replace=False))
-            sample = X[rows]
+        has_missing = missing_columns(X)
+        n_rows = X.shape[0]
+        if self.max_bins is not None and n_rows > QUANTILE_SUBSAMPLE:
+            sample = X[np.sort(rng.choice(n_rows, QUANTILE_SUBSAMPLE, replace=False))]
         else:
             sample = X
+        if scipy.sparse.issparse(sample):
+            sample = sample.tocsc()  # columns one at a time
         # np.sort releases the GIL: columns sort in parallel threads.
-        tables = run_in_threads((delayed(self._column_cuts)(column) for column in sample.T), self.n_jobs)
+        tables = run_in_threads(
+            (delayed(self._column_cuts)(dense_column(sample, feature)) for feature in range(X.shape[1])), self.n_jobs
+        )
         self.thresholds_ = [thresholds for thresholds, _ in tables]
         self.bin_values_ = [representatives for _, representatives in tables]
         self.n_value_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
@@ -208,8 +216,8 @@ class BinMapper:
         return self
 
     def _column_cuts(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Cuts and bin representatives of one column (float64), from its present values."""
-        ordered = np.sort(column)  # NaN sort last
+        """Cuts and bin representatives of one column (float64 or float32), from its present values."""
+        ordered = np.sort(column).astype(FLOAT_DTYPE, copy=False)  # NaN sort last
         ordered = ordered[: len(ordered) - np.count_nonzero(np.isnan(ordered))]
         if len(ordered) == 0:  # every value missing: one empty value bin
             return np.zeros(0, dtype=FLOAT_DTYPE), np.zeros(1, dtype=FLOAT_DTYPE)
@@ -228,7 +236,7 @@ class BinMapper:
         return np.ascontiguousarray(thresholds, dtype=FLOAT_DTYPE), np.ascontiguousarray(representatives, dtype=FLOAT_DTYPE)
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """Bins of ``X``: row-major (C order), dtype ``bin_dtype_`` (uint8 unless exact mode needs more).
+        """Bins of ``X`` (as in ``fit``): row-major (C order), dtype ``bin_dtype_`` (uint8 unless exact mode needs more).
 
         Row-major because deep nodes of fully grown trees re-read the same few rows
         for every candidate feature: one row (136 bytes for LETOR features) stays in
@@ -236,14 +244,20 @@ class BinMapper:
         (the Fortran layout measured a third slower: ``docs/design.md``, "Numba rules").
         """
         thresholds, _ = self.padded_tables()
-        X = as_kernel_array(X, FLOAT_DTYPE)
+        X = as_feature_array(X)
         binned = np.empty(X.shape, dtype=self.bin_dtype_)
-        ranges = row_ranges(len(X), self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
-        run_in_threads(
-            (delayed(_bin_rows)(X[a:b], thresholds, self.n_value_bins_, self.missing_bins_, binned[a:b]) for a, b in ranges),
-            len(ranges),
-        )
+        ranges = row_ranges(X.shape[0], self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
+        run_in_threads((delayed(self._bin_range)(X, a, b, thresholds, binned) for a, b in ranges), len(ranges))
         return binned
+
+    def _bin_range(self, X: np.ndarray, start: int, stop: int, thresholds: np.ndarray, binned: np.ndarray) -> None:
+        """Bin the rows ``start:stop`` of ``X`` into ``binned``; a sparse ``X`` a dense block at a time."""
+        if not scipy.sparse.issparse(X):
+            _bin_rows(X[start:stop], thresholds, self.n_value_bins_, self.missing_bins_, binned[start:stop])
+            return
+        for block in range(start, stop, SPARSE_ROW_BLOCK):
+            end = min(block + SPARSE_ROW_BLOCK, stop)
+            _bin_rows(X[block:end].toarray(), thresholds, self.n_value_bins_, self.missing_bins_, binned[block:end])
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.

@@ -13,6 +13,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._features import dense_column
 from .ensemble._base import BaseRanker
 from .metrics._conventions import resolve_convention
 from .metrics._ranking import evaluate_grouped
@@ -93,7 +94,7 @@ class DummyRanker(BaseRanker):
         convention = resolve_convention("ndcg")
         best = -np.inf
         for feature in range(data.X.shape[1]):
-            column = data.X[:, feature]
+            column = dense_column(data.X, feature)
             for sign in (1.0, -1.0):
                 values = evaluate_grouped(data.y, _feature_scores(column, sign), boundaries, convention, self.k)
                 mean = np.average(values, weights=query_weights)
@@ -116,7 +117,7 @@ class DummyRanker(BaseRanker):
         X = self._validate_prediction_data(X)
         if self.strategy == "constant":
             return np.zeros(X.shape[0])
-        return _feature_scores(X[:, self.feature_], self.feature_sign_)
+        return _feature_scores(dense_column(X, self.feature_), self.feature_sign_)
 
 
 def _feature_scores(column: np.ndarray, sign: float) -> np.ndarray:

@@ -211,12 +211,11 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
 def expected_failed_checks(estimator):
     if getattr(estimator, "objective", None) == "mcrank":
         return {}  # per-document loss; the check's data grows no tree that min_samples_leaf tells apart
-    failures = {
-        "check_sample_weight_equivalence_on_dense_data": (
-            "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
-            "a repeated document also takes a rank and forms pairs (LightGBM behaves the same)"
-        )
-    }
+    reason = (
+        "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank "
+        "a repeated document also takes a rank and forms pairs (LightGBM behaves the same)"
+    )
+    failures = {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
     if isinstance(estimator, PLRank):
         failures["check_sample_weights_not_overwritten"] = (
             "the check passes different weights within its single query; PLRank refuses them with a ValueError "

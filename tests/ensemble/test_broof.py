@@ -345,12 +345,11 @@ def test_bad_arguments_name_themselves(data):
 
 
 def expected_failed_checks(estimator):
-    return {
-        "check_sample_weight_equivalence_on_dense_data": (
-            "the weak learners sub-sample queries and the out-of-bag errors re-weight documents, so a repeated "
-            "row and an integer weight are drawn and re-weighted differently"
-        )
-    }
+    reason = (
+        "the weak learners sub-sample queries and the out-of-bag errors re-weight documents, so a repeated "
+        "row and an integer weight are drawn and re-weighted differently"
+    )
+    return {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
 
 
 # scikit-learn's checks pass no qid (one query): out-of-bag rows need document-level sampling there.

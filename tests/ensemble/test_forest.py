@@ -33,12 +33,11 @@ def data():
 
 def expected_failed_checks(estimator):
     if estimator.bootstrap or estimator.sample_level == "document":
-        return {
-            "check_sample_weight_equivalence_on_dense_data": (
-                "sub-sampling draws a repeated row independently of its copy, so an integer weight and "
-                "repetition give different samples (scikit-learn lists this failure for its bootstrapped forests)"
-            )
-        }
+        reason = (
+            "sub-sampling draws a repeated row independently of its copy, so an integer weight and "
+            "repetition give different samples (scikit-learn lists this failure for its bootstrapped forests)"
+        )
+        return {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
     return {}
 
 

@@ -111,6 +111,17 @@ def binned_features(
     }  # fmt: skip
 
 
+def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
+    """Most nodes a tree can have: every row a leaf, or fewer by ``max_leaf_nodes`` and
+    ``max_depth`` (boosting's trees allocate for their 31 leaves, not their rows)."""
+    capacity = max(1, 2 * n_tree_rows - 1)
+    if params.max_leaf_nodes > 0:
+        capacity = min(capacity, 2 * params.max_leaf_nodes - 1)
+    if 0 <= params.max_depth < 40:
+        capacity = min(capacity, 2 ** (params.max_depth + 1) - 1)
+    return capacity
+
+
 def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> np.ndarray | None:
     """The tree's histogram pool (``_histograms.histogram_pool``), or None where it does not apply.
 
@@ -152,7 +163,7 @@ def grow_tree(
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     if histograms is None:
         histograms = histogram_pool(data, params, len(samples))
-    capacity = max(1, 2 * len(samples) - 1)
+    capacity = max_nodes(params, len(samples))
     listwise = None
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(

@@ -4,7 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._common import INDEX_DTYPE
+from .._features import as_feature_array, dense_blocks
 from . import _predictor
 
 
@@ -59,9 +60,12 @@ class Tree:
         return int(self.node_depths().max())
 
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """Leaf index of each row of ``X`` (float64, n_rows x n_features, NaN = missing)."""
-        leaves = np.empty(len(X), dtype=INDEX_DTYPE)
-        _predictor.apply_tree(as_kernel_array(X, FLOAT_DTYPE), self.nodes, self.missing_left, leaves)
+        """Leaf index of each row of ``X`` (n_rows x n_features: float64 or float32, dense or
+        scipy.sparse; NaN = missing)."""
+        X = as_feature_array(X)
+        leaves = np.empty(X.shape[0], dtype=INDEX_DTYPE)
+        for start, stop, rows in dense_blocks(X):
+            _predictor.apply_tree(rows, self.nodes, self.missing_left, leaves[start:stop])
         return leaves
 
     def goes_left(self, node: np.ndarray, value: np.ndarray) -> np.ndarray:

@@ -15,12 +15,14 @@ Pipelines, ``cross_validate`` and ``GridSearchCV`` without ``set_*_request`` cal
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from joblib import delayed
 
-from .._common import FLOAT_DTYPE, NODE_DTYPE
+from .._common import NODE_DTYPE
+from .._features import check_features, dense_blocks
 from .._parallel import row_ranges, run_in_threads
 from .._queries import QueryGroups, group_queries
 from .._tree import _predictor
@@ -68,6 +70,7 @@ class BaseRanker(BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.positive_only = True
         tags.input_tags.allow_nan = True  # NaN = missing (docs/missing_values.md)
+        tags.input_tags.sparse = True  # scipy.sparse in fit and predict (_features.py)
         return tags
 
     def _validate_training_data(
@@ -80,7 +83,7 @@ class BaseRanker(BaseEstimator):
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        X = validate_data(self, X, reset=True, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
+        X = check_features(self, X, reset=True)
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)
         weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=n_samples)
@@ -95,7 +98,7 @@ class BaseRanker(BaseEstimator):
     def _validate_prediction_data(self, X: object) -> np.ndarray:
         """Check the estimator is fitted and ``X`` matches the training features."""
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
+        return check_features(self, X, reset=False)
 
     def score(self, X: object, y: object, qid: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries in ``qid``.
@@ -151,8 +154,15 @@ class TreeEnsembleMixin:
     def _sum_trees(self, X: np.ndarray, trees: slice = slice(None)) -> np.ndarray:
         """Sum over the trees ``trees_[trees]`` (all by default) of each row's leaf value.
 
-        ``X`` is validated float64, C order; rows are split over ``n_jobs`` threads.
+        ``X`` is validated (``_features.check_features``): dense float64 or float32, C
+        order, or CSR, whose blocks of rows are made dense one after another; rows are
+        split over ``n_jobs`` threads.
         """
+        if scipy.sparse.issparse(X):
+            out = np.empty(X.shape[0])
+            for start, stop, rows in dense_blocks(X):
+                out[start:stop] = self._sum_trees(rows, trees)
+            return out
         offsets = np.ascontiguousarray(self._tree_offsets[trees])
         nodes = self._forest_nodes
         missing_left = self._forest_missing_left

@@ -33,9 +33,10 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from .._common import FLOAT_DTYPE, INDEX_DTYPE, as_kernel_array
+from .._common import FLOAT_DTYPE, INDEX_DTYPE
+from .._features import check_features
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -199,7 +200,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         train = np.ones(len(data.y), dtype=bool)
         if self.n_iter_no_change is not None and not evals:
             train = self._hold_out(data, query_of_row, evals)
-        X_train, y_train = data.X[train], data.y[train]
+        X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
         boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
 
@@ -216,8 +217,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         targets = np.empty((n_rows, 2))
         binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
         training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
-        X_train_kernel = as_kernel_array(X_train, FLOAT_DTYPE)
-        train_eval = _EvalSet("train", X_train_kernel, y_train, boundaries, raw)
+        train_eval = _EvalSet("train", X_train, y_train, boundaries, raw)
 
         n_outputs = self.n_outputs_
         gradients = np.empty((n_rows, n_outputs))
@@ -258,7 +258,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     self.trees_.append(tree)
                     raw[grown, output] += values[row_leaf[grown]]
                     if not grown.all():
-                        raw[~grown, output] += tree.predict(X_train_kernel[~grown])
+                        raw[~grown, output] += tree.predict(X_train[~grown])
                     for item in evals:
                         item.raw[:, output] += tree.predict(item.X)
                 for item in evals:
@@ -288,13 +288,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
         X_val, y_val, qid_val = item
         try:
-            X_val = validate_data(self, X_val, reset=False, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
-            X_val = as_kernel_array(X_val, FLOAT_DTYPE)
+            X_val = check_features(self, X_val, reset=False)
         except ValueError as error:
             raise ValueError(f"eval_set ({name}): {error}") from error
-        y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=len(X_val))
-        groups = group_queries(qid_val, len(X_val), caller=f"{type(self).__name__}.fit eval_set")
-        raw = np.zeros((len(X_val), 1))
+        y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0])
+        groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
+        raw = np.zeros((X_val.shape[0], 1))
         return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
 
     def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
@@ -311,8 +310,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         held[rng.choice(n_queries, n_held, replace=False)] = True
         held_rows = held[query_of_row]
         boundaries = boundaries_of_grouped(query_of_row[held_rows])
-        X_val = as_kernel_array(data.X[held_rows], FLOAT_DTYPE)
-        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((len(X_val), 1))))
+        X_val = data.X[held_rows]
+        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1))))
         return ~held_rows
 
     def _start(self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective) -> np.ndarray:
@@ -334,7 +333,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _baseline(self, X: np.ndarray) -> np.ndarray:
         """Raw starting scores of ``X``, shape (n_rows, n_outputs)."""
         if self.init_ is None:
-            return np.tile(self.baseline_, (len(X), 1))
+            return np.tile(self.baseline_, (X.shape[0], 1))
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _ranking_scores(self, raw: np.ndarray) -> np.ndarray:
@@ -390,7 +389,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         -------
         ndarray of shape (n_samples,), float64
         """
-        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for output in range(self.n_outputs_):
             raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
@@ -401,7 +400,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         The last one equals ``predict(X)``.
         """
-        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for iteration in range(self.n_iter_):
             for output in range(self.n_outputs_):

@@ -59,7 +59,6 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._common import FLOAT_DTYPE, as_kernel_array
 from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
 from ._base import BaseRanker
@@ -297,7 +296,7 @@ class BROOF(BaseRanker):
             raise ValueError("sample_weight is zero for every row.")
 
         binned = binned_features(data.X, template.max_bins, entropy % (2**32), self.n_jobs, weights > 0)
-        X_kernel = as_kernel_array(data.X, FLOAT_DTYPE)
+        X_kernel = data.X
 
         residue = strategy["update_examples"] == "residue"
         eta = self.learning_rate_ = self.learning_rate if self.learning_rate is not None else (0.1 if residue else 1.0)
@@ -379,7 +378,7 @@ class BROOF(BaseRanker):
             out_of_bag = forest._oob_prediction(X, weights, query_of_row)
             if not (weights[~np.isnan(out_of_bag)] > 0).any():
                 raise ValueError(
-                    f"every row (n_samples={len(X)}) is in every tree of the forest, so no row has an out-of-bag "
+                    f"every row (n_samples={X.shape[0]}) is in every tree of the forest, so no row has an out-of-bag "
                     "prediction; lower forest.query_subsample or raise n_trees (with a single query, sample "
                     "documents: forest=RFPointRanker(criterion='variance', sample_level='document'))."
                 )
@@ -427,7 +426,7 @@ class BROOF(BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
-        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        X = self._validate_prediction_data(X)
         return sum(a * forest._mean_of_trees(X) for a, forest in zip(self.estimator_weights_, self.estimators_))
 
     def staged_predict(self, X: object) -> Iterator[np.ndarray]:
@@ -441,7 +440,7 @@ class BROOF(BaseRanker):
         ------
         ndarray of shape (n_samples,), float64
         """
-        X = as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE)
+        X = self._validate_prediction_data(X)
         forest_predictions = []
         for rounds, forest in enumerate(self.estimators_, start=1):
             forest_predictions.append(forest._mean_of_trees(X))

@@ -174,7 +174,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._grow_trees(data, query_of_row, base_weight, binned, previous)
 
         if self.oob_score:
-            prediction = self._oob_prediction(as_kernel_array(data.X, FLOAT_DTYPE), base_weight, query_of_row)
+            prediction = self._oob_prediction(data.X, base_weight, query_of_row)
             self.oob_prediction_ = data.groups.ungroup(prediction)
             scored = ~np.isnan(prediction)
             if not scored.any():
@@ -284,7 +284,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features), float64, C order
+        X : ndarray or CSR matrix of shape (n_samples, n_features) (``_features.check_features``)
             The training rows, grouped by query.
         base_weight : ndarray of shape (n_samples,), float64
             The row weights of the fit (a row of weight 0 is in no tree's sample).
@@ -294,8 +294,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
-        totals = np.zeros(len(X))
-        seen_by = np.zeros(len(X))
+        totals = np.zeros(X.shape[0])
+        seen_by = np.zeros(X.shape[0])
         for index, tree in enumerate(self.trees_):
             out_of_bag = np.flatnonzero(self._sample_counts(index, query_of_row) * base_weight == 0)
             if len(out_of_bag):
@@ -319,10 +319,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
-        return self._mean_of_trees(as_kernel_array(self._validate_prediction_data(X), FLOAT_DTYPE))
+        return self._mean_of_trees(self._validate_prediction_data(X))
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
-        """``predict`` on validated rows (float64, C order, shape (n_samples, n_features))."""
+        """``predict`` on validated rows (``_features.check_features``), shape (n_samples, n_features)."""
         return self._sum_trees(X) / len(self.trees_)
 
     @property

@@ -1,0 +1,73 @@
+"""Feature matrices as the estimators take them: dense float64 or float32, or scipy.sparse.
+
+A dense matrix reaches the kernels in its own float dtype (float32 stays float32: the
+kernels compare its values with float64 thresholds, which is exact), C-contiguous. A
+sparse one (CSR, CSC, or the sparse arrays) is kept sparse, as CSR: binning reads it
+column by column and prediction in blocks of ``SPARSE_ROW_BLOCK`` rows, each block
+made dense on its own, so no dense copy of the whole matrix is ever made. An absent
+entry is the value 0, as in scikit-learn; NaN (stored, or in a dense matrix) is a
+missing value.
+"""
+
+from collections.abc import Iterator
+
+import numpy as np
+import scipy.sparse
+from sklearn.utils.validation import validate_data
+
+from ._common import FLOAT_DTYPE, as_kernel_array
+
+FEATURE_DTYPES = (np.float64, np.float32)
+# Rows made dense at a time from a sparse matrix: 4096 rows of 700 float32 features
+# are 11 MB, a few blocks per thread.
+SPARSE_ROW_BLOCK = 4096
+
+
+def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray | scipy.sparse.csr_matrix:
+    """Validate ``X`` for ``estimator`` (scikit-learn's ``validate_data``) and return it as the kernels take it.
+
+    NaN is allowed (missing values); inf, also a stored one of a sparse matrix, is an
+    error that names X. Other dtypes become float64.
+    """
+    X = validate_data(
+        estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
+    )
+    return as_feature_array(X)
+
+
+def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scipy.sparse.csr_matrix:
+    """``X`` in the layout of the kernels: CSR if sparse, else C-contiguous float32 or float64."""
+    if scipy.sparse.issparse(X):
+        return scipy.sparse.csr_matrix(X)  # a CSR matrix stays as it is (no copy)
+    return as_kernel_array(X, X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE)
+
+
+def dense_blocks(X: np.ndarray | scipy.sparse.csr_matrix) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(start, stop, rows)``: the rows ``start:stop`` of ``X`` as a dense C-contiguous array.
+
+    A dense ``X`` is one block (itself); a sparse one comes in blocks of
+    ``SPARSE_ROW_BLOCK`` rows.
+    """
+    if not scipy.sparse.issparse(X):
+        yield 0, X.shape[0], X
+        return
+    for start in range(0, X.shape[0], SPARSE_ROW_BLOCK):
+        stop = min(start + SPARSE_ROW_BLOCK, X.shape[0])
+        yield start, stop, X[start:stop].toarray()
+
+
+def dense_column(X: np.ndarray | scipy.sparse.spmatrix, feature: int) -> np.ndarray:
+    """Column ``feature`` of ``X`` as a dense 1-D array (of X's dtype)."""
+    if scipy.sparse.issparse(X):
+        return X[:, [feature]].toarray().ravel()
+    return X[:, feature]
+
+
+def missing_columns(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray:
+    """Whether each column of ``X`` holds a NaN, bool array of shape (n_features,)."""
+    if scipy.sparse.issparse(X):
+        csr = scipy.sparse.csr_matrix(X)
+        flags = np.zeros(X.shape[1], dtype=bool)
+        flags[csr.indices[np.isnan(csr.data)]] = True
+        return flags
+    return np.isnan(X).any(axis=0)

@@ -1,0 +1,96 @@
+"""Dense, sparse and float32 feature matrices: the same models, and no float64 copy of float32 input."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse
+from sklearn.base import clone
+
+from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank._features import SPARSE_ROW_BLOCK
+
+ESTIMATORS = [
+    RFPointRanker(n_estimators=4, random_state=0, oob_score=True),
+    RFPointRanker(criterion="variance", n_estimators=3, max_bins=None, random_state=0),
+    RFListRanker(n_estimators=2, random_state=0),
+    RFHybridRanker(n_estimators=2, listwise_depth=2, random_state=0),
+    LambdaMART(n_estimators=5, random_state=0),
+    PLRank(n_estimators=3, random_state=0),
+    BROOF(n_estimators=2, random_state=0),
+    DummyRanker(),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=50, docs_per_query=(5, 30), n_features=10, random_state=0)
+    X = X.copy()
+    X[np.abs(X) < 0.8] = 0.0  # about 40% zeros: absent entries of the sparse matrix
+    X[::7, 3] = np.nan  # stored missing values
+    return X, y, qid
+
+
+def _fitted_state(model):
+    trees = getattr(model, "trees_", [])
+    return [(tree.nodes.tobytes(), tree.missing_left.tobytes(), tree.values.tobytes()) for tree in trees]
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
+@pytest.mark.parametrize("sparse_format", [scipy.sparse.csr_matrix, scipy.sparse.csc_matrix, scipy.sparse.csr_array])
+def test_sparse_input_gives_the_dense_model_bitwise(estimator, sparse_format, data):
+    X, y, qid = data
+    dense = clone(estimator).fit(X, y, qid=qid)
+    sparse = clone(estimator).fit(sparse_format(X), y, qid=qid)
+    assert _fitted_state(sparse) == _fitted_state(dense)
+    np.testing.assert_array_equal(sparse.predict(sparse_format(X)), dense.predict(X))
+    np.testing.assert_array_equal(dense.predict(sparse_format(X)), dense.predict(X))
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
+def test_float32_input_gives_the_model_of_its_values_in_float64(estimator, data):
+    X, y, qid = data
+    X32 = X.astype(np.float32)
+    single = clone(estimator).fit(X32, y, qid=qid)
+    double = clone(estimator).fit(X32.astype(np.float64), y, qid=qid)
+    assert _fitted_state(single) == _fitted_state(double)
+    np.testing.assert_array_equal(single.predict(X32), double.predict(X32.astype(np.float64)))
+
+
+def test_sparse_prediction_spans_several_row_blocks():
+    X, y, qid = make_ranking(n_queries=2 * SPARSE_ROW_BLOCK // 20 + 3, docs_per_query=20, n_features=5, random_state=1)
+    X[X < 0.5] = 0.0
+    model = LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    assert X.shape[0] > 2 * SPARSE_ROW_BLOCK
+    np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(X)), model.predict(X))
+
+
+@pytest.mark.parametrize("estimator", [RFPointRanker(n_estimators=2, random_state=0), LambdaMART(n_estimators=2)], ids=repr)
+def test_float32_input_is_never_copied_to_float64(estimator):
+    """The traced peak of fit and predict stays below one float64 copy of X."""
+    X, y, qid = make_ranking(n_queries=2000, docs_per_query=50, n_features=40, random_state=0)
+    X = X.astype(np.float32)
+    clone(estimator).fit(X[:500], y[:500], qid=qid[:500])  # compile and load kernels outside the trace
+    tracemalloc.start()
+    model = estimator.fit(X, y, qid=qid)
+    _, fit_peak = tracemalloc.get_traced_memory()
+    tracemalloc.reset_peak()
+    model.predict(X)
+    _, predict_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert fit_peak < 2 * X.nbytes and predict_peak < X.nbytes
+
+
+@pytest.mark.parametrize(
+    "X, message",
+    [
+        (np.full((6, 2), np.inf), "Input X contains infinity"),
+        (np.zeros((6, 2, 1)), "Found array with dim 3"),
+        (scipy.sparse.csr_matrix(np.array([[0.0, np.inf]] * 6)), "Input X contains infinity"),
+    ],
+    ids=["inf", "3-D", "sparse inf"],
+)
+def test_bad_feature_matrices_get_an_error_naming_X(X, message):
+    y, qid = [0, 1, 2, 0, 1, 0], [0, 0, 0, 1, 1, 1]
+    with pytest.raises(ValueError, match=message):
+        RFPointRanker(n_estimators=2).fit(X, y, qid=qid)
