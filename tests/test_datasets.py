@@ -284,3 +284,26 @@ def test_make_ranking_hides_the_asked_fraction_of_the_informative_values(missing
 def test_make_ranking_rejects_bad_missing_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_ranking(n_queries=5, **kwargs)
+
+
+def test_load_letor_absent_features_as_missing_values_and_float32(tmp_path):
+    path = write(tmp_path, "2 qid:1 1:0.5 3:0 # a listed zero stays 0\n0 qid:1 2:1.25\n1 qid:2 1:0.1 2:3 3:7\n")
+    X, y, qid = load_letor(path)
+    X_nan, _, _ = load_letor(path, absent=np.nan, dtype=np.float32, cache=tmp_path)
+    assert X_nan.dtype == np.float32
+    np.testing.assert_array_equal(np.isnan(X_nan), [[False, True, False], [True, False, True], [False, False, False]])
+    present = ~np.isnan(X_nan)
+    np.testing.assert_array_equal(X_nan[present], X[present].astype(np.float32))
+    # The parsed copy is keyed by the arguments too: the default comes back dense float64, zeros.
+    again, _, _ = load_letor(path, cache=tmp_path)
+    np.testing.assert_array_equal(again, X)
+    assert again.dtype == np.float64
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"absent": 1.0}, "absent must be 0.0 or numpy.nan"), ({"dtype": np.int32}, "dtype must be numpy.float64")],
+)
+def test_load_letor_rejects_other_absent_values_and_dtypes(tmp_path, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        load_letor(write(tmp_path, "1 qid:1 1:2\n"), **kwargs)

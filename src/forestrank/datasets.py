@@ -23,7 +23,7 @@ from sklearn.utils import check_random_state
 from . import _svmlight
 from ._common import FLOAT_DTYPE, INDEX_DTYPE
 
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 _INITIAL_SLOW_CAPACITY = 1024
 
 PathLike = str | os.PathLike
@@ -59,7 +59,9 @@ def _parse(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, o
     return n_rows, n_columns, n_qid_rows, n_slow
 
 
-def _parse_file(path: Path, n_features: int | None, zero_based: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+def _parse_file(
+    path: Path, n_features: int | None, zero_based: bool, absent: float = 0.0, dtype: type = FLOAT_DTYPE
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     buffer = _read_bytes(path)
     no_slow = np.zeros((0, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
     n_rows, n_columns, n_qid_rows, _ = _parse(path, buffer, zero_based, no_slow)
@@ -70,7 +72,7 @@ def _parse_file(path: Path, n_features: int | None, zero_based: bool) -> tuple[n
     if 0 < n_qid_rows < n_rows:
         raise ValueError(f"{path}: only {n_qid_rows} of {n_rows} rows carry a qid:; either all or none must.")
 
-    X = np.zeros((n_rows, n_columns if n_features is None else n_features), dtype=FLOAT_DTYPE)
+    X = np.full((n_rows, n_columns if n_features is None else n_features), absent, dtype=dtype)
     y = np.zeros(n_rows, dtype=FLOAT_DTYPE)
     qid = np.zeros(n_rows, dtype=INDEX_DTYPE)
     slow = np.zeros((_INITIAL_SLOW_CAPACITY, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
@@ -108,7 +110,9 @@ def _cache_file(path: Path, cache: bool | PathLike) -> Path:
     return Path(cache) / f"{path.name}.{digest}.forestrank-cache.npz"
 
 
-def _cache_key(path: Path, query_file: Path | None, n_features: int | None, zero_based: bool) -> np.ndarray:
+def _cache_key(
+    path: Path, query_file: Path | None, n_features: int | None, zero_based: bool, absent: float, dtype: type
+) -> np.ndarray:
     stat = path.stat()
     query_stat = query_file.stat() if query_file is not None else None
     return np.array(
@@ -120,6 +124,8 @@ def _cache_key(path: Path, query_file: Path | None, n_features: int | None, zero
             int(zero_based),
             -1 if query_stat is None else query_stat.st_size,
             -1 if query_stat is None else query_stat.st_mtime_ns,
+            int(np.isnan(absent)),
+            np.dtype(dtype).itemsize,
         ],
         dtype=INDEX_DTYPE,
     )
@@ -132,6 +138,8 @@ def load_letor(
     query_file: PathLike | None = None,
     zero_based: bool = False,
     cache: bool | PathLike = False,
+    absent: float = 0.0,
+    dtype: type = np.float64,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Load a LETOR / svmlight ranking file.
 
@@ -154,11 +162,17 @@ def load_letor(
         Keep a parsed ``.npz`` copy: ``True`` beside the file, or in the given
         directory. The copy is reused only while the file's size and modification
         time (and the arguments) are unchanged; an unwritable location only warns.
+    absent : {0.0, nan}, default=0.0
+        The value of a feature a line does not list: 0 (svmlight's meaning), or NaN,
+        a missing value the rankers learn a direction for (``docs/missing_values.md``).
+        A feature listed with the value 0 is 0 either way.
+    dtype : {numpy.float64, numpy.float32}, default=numpy.float64
+        Of ``X``; float32 halves its memory and the rankers use it as it is.
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features), float64
-        Dense features; absent entries are 0.
+    X : ndarray of shape (n_samples, n_features), float64 or float32
+        Dense features; absent entries are ``absent``.
     y : ndarray of shape (n_samples,), float64
         Relevance labels.
     qid : ndarray of shape (n_samples,), int64
@@ -174,6 +188,7 @@ def load_letor(
     path = Path(path)
     if n_features is not None:
         n_features = _check_positive_int("n_features", n_features)
+    absent, dtype = _check_absent_and_dtype(absent, dtype)
     explicit_query_file = query_file is not None
     if query_file is None and Path(str(path) + ".query").exists():
         query_file = Path(str(path) + ".query")
@@ -182,13 +197,13 @@ def load_letor(
     cache_file = None
     if cache is not False:
         cache_file = _cache_file(path, cache)
-        key = _cache_key(path, query_file, n_features, zero_based)
+        key = _cache_key(path, query_file, n_features, zero_based, absent, dtype)
         if cache_file.exists():
             with np.load(cache_file) as stored:
                 if np.array_equal(stored["key"], key):
                     return stored["X"], stored["y"], stored["qid"]
 
-    X, y, qid = _parse_file(path, n_features, zero_based)
+    X, y, qid = _parse_file(path, n_features, zero_based, absent, dtype)
     if qid is not None and explicit_query_file:
         raise ValueError(f"{path} has qid: fields and query_file={str(query_file)!r} was also given; pass one of them.")
     if qid is None:
@@ -207,7 +222,12 @@ def load_letor(
 
 
 def load_letor_fold(
-    folder: PathLike, n_features: int | None = None, *, cache: bool | PathLike = False
+    folder: PathLike,
+    n_features: int | None = None,
+    *,
+    cache: bool | PathLike = False,
+    absent: float = 0.0,
+    dtype: type = np.float64,
 ) -> LetorFold:
     """Load ``train.txt``, ``vali.txt`` and ``test.txt`` of a LETOR fold folder.
 
@@ -220,7 +240,7 @@ def load_letor_fold(
         E.g. ``.../MQ2008/Fold1``.
     n_features : int, default=None
         Number of columns.
-    cache : bool or path-like, default=False
+    cache, absent, dtype :
         See :func:`load_letor`.
 
     Returns
@@ -233,10 +253,23 @@ def load_letor_fold(
     missing = [str(path) for path in paths if not path.exists()]
     if missing:
         raise FileNotFoundError(f"LETOR fold files not found: {', '.join(missing)}")
-    splits = [load_letor(path, n_features, cache=cache) for path in paths]
+    splits = [load_letor(path, n_features, cache=cache, absent=absent, dtype=dtype) for path in paths]
     width = max(X.shape[1] for X, _, _ in splits)
-    padded = [(np.pad(X, ((0, 0), (0, width - X.shape[1]))), y, qid) for X, y, qid in splits]
+    padded = [(np.pad(X, ((0, 0), (0, width - X.shape[1])), constant_values=absent), y, qid) for X, y, qid in splits]
     return LetorFold(*padded)
+
+
+def _check_absent_and_dtype(absent: object, dtype: object) -> tuple[float, type]:
+    """``absent`` as 0.0 or NaN and ``dtype`` as np.float64 or np.float32, or a ValueError naming the argument."""
+    if isinstance(absent, bool) or not isinstance(absent, Real) or not (absent == 0 or np.isnan(absent)):
+        raise ValueError(f"absent must be 0.0 or numpy.nan; got {absent!r}.")
+    try:
+        kind = np.dtype(dtype).type
+    except TypeError:
+        kind = None
+    if kind not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
+    return float(absent), kind
 
 
 def _check_positive_int(name: str, value: object, minimum: int = 1) -> int:
