@@ -4,6 +4,7 @@ import gzip
 import os
 
 import numpy as np
+import scipy.sparse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -307,3 +308,26 @@ def test_load_letor_absent_features_as_missing_values_and_float32(tmp_path):
 def test_load_letor_rejects_other_absent_values_and_dtypes(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):
         load_letor(write(tmp_path, "1 qid:1 1:2\n"), **kwargs)
+
+
+def test_load_letor_sparse_equals_dense_across_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets_module, "_SPARSE_CHUNK_LINES", 3)  # several chunks, a blank line inside one
+    text = "".join(f"{i % 3} qid:{i // 4} {1 + i % 5}:{i * 0.5} 7:1e400\n" + ("\n" if i == 4 else "") for i in range(11))
+    path = write(tmp_path, text)
+    X, y, qid = load_letor(path, dtype=np.float32)
+    X_sparse, y_sparse, qid_sparse = load_letor(path, sparse=True, dtype=np.float32, cache=tmp_path)
+    assert scipy.sparse.isspmatrix_csr(X_sparse) and X_sparse.dtype == np.float32
+    np.testing.assert_array_equal(X_sparse.toarray(), X)
+    np.testing.assert_array_equal(y_sparse, y)
+    np.testing.assert_array_equal(qid_sparse, qid)
+    cached, _, _ = load_letor(path, sparse=True, dtype=np.float32, cache=tmp_path)
+    np.testing.assert_array_equal(cached.toarray(), X)
+    with pytest.raises(ValueError, match="absent=nan needs a dense X"):
+        load_letor(path, sparse=True, absent=np.nan)
+
+
+def test_load_letor_sparse_reports_the_file_line_of_a_bad_number(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets_module, "_SPARSE_CHUNK_LINES", 2)
+    path = write(tmp_path, "1 qid:1 1:2\n0 qid:1 1:3\n1 qid:2 1:4\n0 qid:2 1:1.2.3\n")
+    with pytest.raises(ValueError, match=r"data.txt:4: cannot parse '1.2.3'"):
+        load_letor(path, sparse=True)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse
 from sklearn.utils import check_random_state
 
 from . import _svmlight
@@ -25,6 +26,9 @@ from ._common import FLOAT_DTYPE, INDEX_DTYPE
 
 _CACHE_FORMAT = 2
 _INITIAL_SLOW_CAPACITY = 1024
+# Lines parsed into one dense block when load_letor returns a sparse matrix: at 700
+# float32 features, 50,000 lines are 140 MB at most.
+_SPARSE_CHUNK_LINES = 50_000
 
 PathLike = str | os.PathLike
 
@@ -60,8 +64,9 @@ def _parse(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, o
 
 
 def _parse_file(
-    path: Path, n_features: int | None, zero_based: bool, absent: float = 0.0, dtype: type = FLOAT_DTYPE
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    path: Path, n_features: int | None, zero_based: bool, absent: float = 0.0, dtype: type = FLOAT_DTYPE,
+    sparse: bool = False,
+) -> tuple[np.ndarray | scipy.sparse.csr_matrix, np.ndarray, np.ndarray | None]:  # fmt: skip
     buffer = _read_bytes(path)
     no_slow = np.zeros((0, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
     n_rows, n_columns, n_qid_rows, _ = _parse(path, buffer, zero_based, no_slow)
@@ -71,8 +76,38 @@ def _parse_file(
         raise ValueError(f"{path} has feature index {n_columns} but n_features={n_features}.")
     if 0 < n_qid_rows < n_rows:
         raise ValueError(f"{path}: only {n_qid_rows} of {n_rows} rows carry a qid:; either all or none must.")
+    width = n_columns if n_features is None else n_features
+    if not sparse:
+        X, y, qid = _fill(path, buffer, zero_based, n_rows, width, absent, dtype, 0)
+        return X, y, (qid if n_qid_rows else None)
+    # Chunks of lines, each filled dense and kept as CSR: never a dense copy of the whole file.
+    newlines = np.flatnonzero(buffer == ord("\n"))
+    chunk_ends = [*(newlines[_SPARSE_CHUNK_LINES - 1 :: _SPARSE_CHUNK_LINES] + 1), len(buffer)]
+    blocks, labels, queries = [], [], []
+    chunk_start = 0
+    for chunk_end in chunk_ends:
+        chunk = buffer[chunk_start:chunk_end]
+        chunk_rows = _parse(path, chunk, zero_based, no_slow)[0]
+        if chunk_rows:
+            lines_before = int(np.searchsorted(newlines, chunk_start))
+            X, y, qid = _fill(path, chunk, zero_based, chunk_rows, width, 0.0, dtype, lines_before)
+            blocks.append(scipy.sparse.csr_matrix(X))
+            labels.append(y)
+            queries.append(qid)
+        chunk_start = chunk_end
+    X = scipy.sparse.vstack(blocks, format="csr", dtype=dtype)
+    return X, np.concatenate(labels), (np.concatenate(queries) if n_qid_rows else None)
 
-    X = np.full((n_rows, n_columns if n_features is None else n_features), absent, dtype=dtype)
+
+def _fill(
+    path: Path, buffer: np.ndarray, zero_based: bool, n_rows: int, width: int, absent: float, dtype: type,
+    lines_before: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    """Parse ``buffer`` (whole lines, ``n_rows`` data rows) into a dense ``X`` of ``width`` columns.
+
+    ``lines_before`` counts the file's lines before ``buffer``, for error messages.
+    """
+    X = np.full((n_rows, width), absent, dtype=dtype)
     y = np.zeros(n_rows, dtype=FLOAT_DTYPE)
     qid = np.zeros(n_rows, dtype=INDEX_DTYPE)
     slow = np.zeros((_INITIAL_SLOW_CAPACITY, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
@@ -85,12 +120,14 @@ def _parse_file(
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(f"{path}:{line}: cannot parse {text.decode(errors='replace')!r} as a number.") from None
+            raise ValueError(
+                f"{path}:{line + lines_before}: cannot parse {text.decode(errors='replace')!r} as a number."
+            ) from None
         if column < 0:
             y[row] = value
         else:
             X[row, column] = value
-    return X, y, (qid if n_qid_rows else None)
+    return X, y, qid
 
 
 def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
@@ -140,7 +177,8 @@ def load_letor(
     cache: bool | PathLike = False,
     absent: float = 0.0,
     dtype: type = np.float64,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    sparse: bool = False,
+) -> tuple[np.ndarray | scipy.sparse.csr_matrix, np.ndarray, np.ndarray]:
     """Load a LETOR / svmlight ranking file.
 
     Parameters
@@ -168,11 +206,14 @@ def load_letor(
         A feature listed with the value 0 is 0 either way.
     dtype : {numpy.float64, numpy.float32}, default=numpy.float64
         Of ``X``; float32 halves its memory and the rankers use it as it is.
+    sparse : bool, default=False
+        Return ``X`` as a ``scipy.sparse.csr_matrix`` (the unlisted features are its
+        absent entries, so ``absent`` must be 0), never holding the whole file dense.
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features), float64 or float32
-        Dense features; absent entries are ``absent``.
+    X : ndarray or csr_matrix of shape (n_samples, n_features), float64 or float32
+        The features; unlisted entries are ``absent``.
     y : ndarray of shape (n_samples,), float64
         Relevance labels.
     qid : ndarray of shape (n_samples,), int64
@@ -189,6 +230,8 @@ def load_letor(
     if n_features is not None:
         n_features = _check_positive_int("n_features", n_features)
     absent, dtype = _check_absent_and_dtype(absent, dtype)
+    if sparse and np.isnan(absent):
+        raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
     explicit_query_file = query_file is not None
     if query_file is None and Path(str(path) + ".query").exists():
         query_file = Path(str(path) + ".query")
@@ -197,13 +240,16 @@ def load_letor(
     cache_file = None
     if cache is not False:
         cache_file = _cache_file(path, cache)
-        key = _cache_key(path, query_file, n_features, zero_based, absent, dtype)
+        key = np.append(_cache_key(path, query_file, n_features, zero_based, absent, dtype), int(sparse))
         if cache_file.exists():
             with np.load(cache_file) as stored:
                 if np.array_equal(stored["key"], key):
+                    if sparse:
+                        parts = (stored["data"], stored["indices"], stored["indptr"])
+                        return scipy.sparse.csr_matrix(parts, shape=tuple(stored["shape"])), stored["y"], stored["qid"]
                     return stored["X"], stored["y"], stored["qid"]
 
-    X, y, qid = _parse_file(path, n_features, zero_based, absent, dtype)
+    X, y, qid = _parse_file(path, n_features, zero_based, absent, dtype, sparse)
     if qid is not None and explicit_query_file:
         raise ValueError(f"{path} has qid: fields and query_file={str(query_file)!r} was also given; pass one of them.")
     if qid is None:
@@ -214,7 +260,12 @@ def load_letor(
     if cache_file is not None:
         try:
             temporary = cache_file.with_name(cache_file.name + ".tmp.npz")
-            np.savez(temporary, key=key, X=X, y=y, qid=qid)
+            if sparse:
+                np.savez(
+                    temporary, key=key, data=X.data, indices=X.indices, indptr=X.indptr, shape=X.shape, y=y, qid=qid
+                )
+            else:
+                np.savez(temporary, key=key, X=X, y=y, qid=qid)
             os.replace(temporary, cache_file)
         except OSError as exc:
             warnings.warn(f"Could not write the parsed copy {cache_file}: {exc}", UserWarning, stacklevel=2)
