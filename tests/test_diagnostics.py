@@ -31,3 +31,17 @@ def test_strength_curve_at_chosen_split_counts(data):
     single.trees_ = [tree]
     curve = tree_strength_curve(single, X, y, qid, n_splits=[1], k=10)
     assert curve.ndcg[0] == pytest.approx(ndcg_score(y, one_split, qid, 10, ties="expected"))
+
+
+def test_tree_strength_curve_takes_sparse_input_and_agrees_with_dense():
+    import scipy.sparse
+
+    from forestrank import RFPointRanker, make_ranking
+    from forestrank.diagnostics import tree_strength_curve
+
+    X, y, qid = make_ranking(n_queries=30, n_features=6, random_state=2)
+    X[X < 0.3] = 0.0
+    forest = RFPointRanker(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    dense = tree_strength_curve(forest, X, y, qid)
+    sparse = tree_strength_curve(forest, scipy.sparse.csr_matrix(X), y, qid)
+    np.testing.assert_array_equal(sparse.ndcg, dense.ndcg)

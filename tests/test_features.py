@@ -94,3 +94,9 @@ def test_bad_feature_matrices_get_an_error_naming_X(X, message):
     y, qid = [0, 1, 2, 0, 1, 0], [0, 0, 0, 1, 1, 1]
     with pytest.raises(ValueError, match=message):
         RFPointRanker(n_estimators=2).fit(X, y, qid=qid)
+
+
+def test_the_single_feature_baseline_scores_float32_input_in_float64(data):
+    X, y, qid = data
+    model = DummyRanker().fit(X.astype(np.float32), y, qid=qid)
+    assert model.predict(X.astype(np.float32)).dtype == np.float64

@@ -4,6 +4,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._features import dense_blocks
 from ._queries import check_qid
 from .metrics import ndcg_score
 
@@ -24,11 +25,13 @@ class StrengthCurve(NamedTuple):
 
 
 def _node_paths(tree, X: np.ndarray) -> np.ndarray:
-    """Node ids from the root to each row's leaf, shape (n_rows, depth + 1), int64, padded with int64 max."""
+    """Node ids from the root to each row's leaf, shape (n_rows, depth + 1), int64, padded with int64 max.
+
+    ``X`` is dense (a block of ``_features.dense_blocks``)."""
     nodes = tree.nodes
-    paths = np.full((len(X), tree.max_depth + 1), np.iinfo(np.int64).max, dtype=np.int64)
-    current = np.zeros(len(X), dtype=np.int64)
-    rows = np.arange(len(X))
+    paths = np.full((X.shape[0], tree.max_depth + 1), np.iinfo(np.int64).max, dtype=np.int64)
+    current = np.zeros(X.shape[0], dtype=np.int64)
+    rows = np.arange(X.shape[0])
     for level in range(paths.shape[1]):
         paths[rows, level] = current
         feature = nodes["feature"][current]
@@ -82,10 +85,11 @@ def tree_strength_curve(
     if trees is None:
         raise ValueError("estimator must be a fitted forest ranker (it has no trees_).")
     X = estimator._validate_prediction_data(X)
+    n_rows = X.shape[0]
     y = np.asarray(y, dtype=np.float64)
-    qid = check_qid(qid, len(X))
-    if y.shape != (len(X),):
-        raise ValueError(f"y must have one value per row of X: {y.shape} vs {len(X)} rows.")
+    qid = check_qid(qid, n_rows)
+    if y.shape != (n_rows,):
+        raise ValueError(f"y must have one value per row of X: {y.shape} vs {n_rows} rows.")
     largest = max((tree.node_count - 1) // 2 for tree in trees)
     if n_splits is None:
         n_splits = np.unique(np.concatenate(([0], np.geomspace(1, max(largest, 1), 40).astype(np.int64))))
@@ -93,10 +97,13 @@ def tree_strength_curve(
     if n_splits.ndim != 1 or (n_splits < 0).any():
         raise ValueError("n_splits must be a 1-D array of non-negative split counts.")
     ndcg = np.zeros(len(n_splits))
-    rows = np.arange(len(X))
+    scores = np.empty((len(n_splits), n_rows))  # each split count's prediction of every row
     for tree in trees:
-        paths = _node_paths(tree, X)
-        for i, splits in enumerate(n_splits):
-            deepest = (paths <= 2 * splits).sum(axis=1) - 1  # ids grow along a path
-            ndcg[i] += ndcg_score(y, tree.values[paths[rows, deepest]], qid, k, ties="expected")
+        for start, stop, block in dense_blocks(X):  # a sparse X a block of rows at a time
+            paths = _node_paths(tree, block)
+            for i, splits in enumerate(n_splits):
+                deepest = (paths <= 2 * splits).sum(axis=1) - 1  # ids grow along a path
+                scores[i, start:stop] = tree.values[paths[np.arange(stop - start), deepest]]
+        for i in range(len(n_splits)):
+            ndcg[i] += ndcg_score(y, scores[i], qid, k, ties="expected")
     return StrengthCurve(n_splits, ndcg / len(trees))

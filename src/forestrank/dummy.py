@@ -13,6 +13,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ._common import FLOAT_DTYPE
 from ._features import dense_column
 from .ensemble._base import BaseRanker
 from .metrics._conventions import resolve_convention
@@ -122,4 +123,4 @@ class DummyRanker(BaseRanker):
 
 def _feature_scores(column: np.ndarray, sign: float) -> np.ndarray:
     """``sign * column``, with ``-inf`` for a missing value: a document without the feature ranks last."""
-    return np.where(np.isnan(column), -np.inf, sign * column)
+    return np.where(np.isnan(column), -np.inf, sign * column.astype(FLOAT_DTYPE))

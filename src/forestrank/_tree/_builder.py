@@ -76,7 +76,7 @@ TreeOutput = namedtuple(
 )
 TreeOutput.__doc__ = """Where ``build_tree`` writes the tree.
 
-nodes : NODE_DTYPE array of shape (>= 2 * n_tree_rows - 1,)
+nodes : NODE_DTYPE array of shape (>= the tree's most nodes, ``_grow.max_nodes``)
     ``feature`` (-1 for leaves), ``left`` (the right child is ``left + 1``),
     ``threshold`` (raw-value cut, ``_splitter.threshold``; the value for leaves).
 missing_left : uint8 array of the same length

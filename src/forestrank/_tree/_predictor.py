@@ -57,7 +57,7 @@ def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
 
     Parameters
     ----------
-    X : float64 array of shape (n_rows, n_features), C order
+    X : float64 or float32 array of shape (n_rows, n_features), C order
     nodes : NODE_DTYPE array
         All trees, back to back.
     missing_left : uint8 array of the length of ``nodes``
@@ -112,7 +112,7 @@ def add_deep_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
 
     Parameters
     ----------
-    X : float64 array of shape (n_rows, n_features), C order
+    X : float64 or float32 array of shape (n_rows, n_features), C order
     nodes : NODE_DTYPE array
         All trees, back to back.
     missing_left : uint8 array of the length of ``nodes``
@@ -167,7 +167,7 @@ def apply_tree(X, nodes, missing_left, out):
 
     Parameters
     ----------
-    X : float64 array of shape (n_rows, n_features), C order
+    X : float64 or float32 array of shape (n_rows, n_features), C order
     nodes : NODE_DTYPE array of one tree
     missing_left : uint8 array of shape (n_nodes,)
     out : int64 array of shape (n_rows,)

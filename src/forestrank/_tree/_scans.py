@@ -93,8 +93,9 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     ``next bin`` is the first occupied bin right of the cut (for the threshold).
     ``gain`` is the cost decrease, kept only when it beats ``best_gain``. When the
     node has rows in the feature's ``missing_bin`` (-1: none), the cuts are evaluated
-    with the missing rows on each side (``missing left`` says which side won), the
-    "missing left" ones first. The per-bin buffers and the bitmap are all zero on
+    with the missing rows on the side(s) ``params.missing_direction`` allows
+    (``missing_sweeps``; ``missing left`` says which side won), the "missing left"
+    ones first. The per-bin buffers and the bitmap are all zero on
     entry and are left so.
 
     Parameters

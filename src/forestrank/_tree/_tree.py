@@ -70,7 +70,7 @@ class Tree:
 
     def goes_left(self, node: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Whether a row with ``value`` of the split feature goes left at internal ``node``
-        (int64 and float64 arrays of one shape): the rule of the predictor's kernels."""
+        (an int64 and a float array of one shape): the rule of the predictor's kernels."""
         return (value <= self.nodes["threshold"][node]) | (np.isnan(value) & (self.missing_left[node] == 1))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
