@@ -11,6 +11,7 @@ PageRank, ...).
 from numbers import Integral
 
 import numpy as np
+import scipy.sparse
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._common import FLOAT_DTYPE
@@ -94,8 +95,9 @@ class DummyRanker(BaseRanker):
             query_weights = np.add.reduceat(data.sample_weight, boundaries[:-1]) / data.groups.query_sizes()
         convention = resolve_convention("ndcg")
         best = -np.inf
+        columns = data.X.tocsc() if scipy.sparse.issparse(data.X) else data.X  # a sparse X read by column
         for feature in range(data.X.shape[1]):
-            column = dense_column(data.X, feature)
+            column = dense_column(columns, feature)
             for sign in (1.0, -1.0):
                 values = evaluate_grouped(data.y, _feature_scores(column, sign), boundaries, convention, self.k)
                 mean = np.average(values, weights=query_weights)
