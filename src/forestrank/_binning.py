@@ -27,7 +27,7 @@ from joblib import delayed
 from sklearn.utils import check_random_state
 
 from ._common import FLOAT_DTYPE
-from ._features import SPARSE_ROW_BLOCK, as_feature_array, dense_column, missing_columns
+from ._features import as_feature_array, dense_blocks, dense_column, missing_columns
 from ._jit import jit
 from ._parallel import row_ranges, run_in_threads
 
@@ -252,12 +252,8 @@ class BinMapper:
 
     def _bin_range(self, X: np.ndarray, start: int, stop: int, thresholds: np.ndarray, binned: np.ndarray) -> None:
         """Bin the rows ``start:stop`` of ``X`` into ``binned``; a sparse ``X`` a dense block at a time."""
-        if not scipy.sparse.issparse(X):
-            _bin_rows(X[start:stop], thresholds, self.n_value_bins_, self.missing_bins_, binned[start:stop])
-            return
-        for block in range(start, stop, SPARSE_ROW_BLOCK):
-            end = min(block + SPARSE_ROW_BLOCK, stop)
-            _bin_rows(X[block:end].toarray(), thresholds, self.n_value_bins_, self.missing_bins_, binned[block:end])
+        for first, last, rows in dense_blocks(X, start, stop):
+            _bin_rows(rows, thresholds, self.n_value_bins_, self.missing_bins_, binned[first:last])
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.

@@ -42,17 +42,21 @@ def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scip
     return as_kernel_array(X, X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE)
 
 
-def dense_blocks(X: np.ndarray | scipy.sparse.csr_matrix) -> Iterator[tuple[int, int, np.ndarray]]:
-    """``(start, stop, rows)``: the rows ``start:stop`` of ``X`` as a dense C-contiguous array.
+def dense_blocks(
+    X: np.ndarray | scipy.sparse.csr_matrix, first: int = 0, last: int | None = None
+) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(start, stop, rows)``: the rows ``start:stop`` of ``X`` as a dense C-contiguous array,
+    over the rows ``first:last`` (all by default).
 
-    A dense ``X`` is one block (itself); a sparse one comes in blocks of
+    A dense ``X`` is one block (a view); a sparse one comes in blocks of
     ``SPARSE_ROW_BLOCK`` rows.
     """
+    last = X.shape[0] if last is None else last
     if not scipy.sparse.issparse(X):
-        yield 0, X.shape[0], X
+        yield first, last, X[first:last]
         return
-    for start in range(0, X.shape[0], SPARSE_ROW_BLOCK):
-        stop = min(start + SPARSE_ROW_BLOCK, X.shape[0])
+    for start in range(first, last, SPARSE_ROW_BLOCK):
+        stop = min(start + SPARSE_ROW_BLOCK, last)
         yield start, stop, X[start:stop].toarray()
 
 

@@ -23,6 +23,7 @@ from sklearn.utils import check_random_state
 
 from . import _svmlight
 from ._common import FLOAT_DTYPE, INDEX_DTYPE
+from ._features import FEATURE_DTYPES
 
 _CACHE_FORMAT = 2
 _INITIAL_SLOW_CAPACITY = 1024
@@ -318,7 +319,7 @@ def _check_absent_and_dtype(absent: object, dtype: object) -> tuple[float, type]
         kind = np.dtype(dtype).type
     except TypeError:
         kind = None
-    if kind not in (np.float64, np.float32):
+    if kind not in FEATURE_DTYPES:
         raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
     return float(absent), kind
 

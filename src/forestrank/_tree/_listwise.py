@@ -1232,9 +1232,7 @@ def sweep_feature(X_binned, feature, missing_bin, rows, node, params, listwise, 
         X_binned, feature, rows.samples, node.start, node.end, listwise.histogram_count, listwise.occupied, order
     ) == 1:
         return True, best_gain, -1, -1, False
-    n_missing = 0
-    while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
-        n_missing += 1
+    n_missing = _scans.trailing_missing(order, n_node, missing_bin)
     missing_first, missing_last, cut_before_missing = _scans.missing_sweeps(params.missing_direction, n_missing > 0)
     best_bin = -1
     best_next = -1

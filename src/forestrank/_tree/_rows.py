@@ -50,6 +50,13 @@ def total_weight(rows):
     return total
 
 
+@jit(inline="always")
+def goes_left(row_bin, threshold_bin, missing_bin, missing_left):
+    """Whether a row in ``row_bin`` goes left of the split "bin <= threshold_bin", its missing
+    rows (``missing_bin``, the feature's last bin, or -1) left when ``missing_left``."""
+    return row_bin <= threshold_bin or (row_bin == missing_bin and missing_left)
+
+
 @jit(refcounted=False, callable_from_python=False)
 def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left):
     """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first,
@@ -82,9 +89,8 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
         if read + GATHER_DISTANCE < end:
             prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
         b = X_binned[samples[read], feature]
-        missing = b == missing_bin
-        n_missing += missing
-        if b <= threshold_bin or (missing and missing_left):
+        n_missing += b == missing_bin
+        if goes_left(b, threshold_bin, missing_bin, missing_left):
             samples[write] = samples[read]
             row_weights[write] = row_weights[read]
             for column in range(n_columns):

@@ -376,6 +376,15 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
     return n_occupied, best_gain, best_bin, best_next
 
 
+@jit(inline="always")
+def trailing_missing(order, n_node, missing_bin):
+    """Rows in ``missing_bin`` (-1: none) at the end of ``order[:n_node]`` sorted by bin (``sort_by_bin``)."""
+    n_missing = 0
+    while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
+        n_missing += 1
+    return n_missing
+
+
 @jit(refcounted=False)  # tests sort a node before calling the listwise sweep
 def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupied, order):
     """Counting sort of the node's positions by bin of ``feature``.
@@ -438,9 +447,7 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, or
     n_node = node.end - node.start
     if sort_by_bin(X_binned, feature, rows.samples, node.start, node.end, scratch.histogram_count, scratch.occupied, order) == 1:
         return True, best_gain, -1, -1, False
-    n_missing = 0
-    while missing_bin >= 0 and n_missing < n_node and order[n_node - 1 - n_missing, 1] == missing_bin:
-        n_missing += 1
+    n_missing = trailing_missing(order, n_node, missing_bin)
     missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     best_bin = -1
     best_next = -1

@@ -19,7 +19,7 @@ so each tree kind compiles only the scans it uses.
 import numpy as np
 
 from .._jit import jit
-from . import _criteria, _listwise, _scans
+from . import _criteria, _listwise, _rows, _scans
 
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
 _LISTWISE_GAIN_NOISE = 1e-12
@@ -154,8 +154,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
             left[c] = 0.0
         left_weight = 0.0
         for position in range(node.start, node.end):
-            row_bin = binned.X_binned[rows.samples[position], feature]
-            if (row_bin <= b and row_bin != missing_bin) or (row_bin == missing_bin and missing_left):
+            if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing_left):
                 left[int(rows.targets[position, 0])] += rows.weights[position]
                 left_weight += rows.weights[position]
         gain = _criteria.exact_class_gain(
