@@ -296,6 +296,14 @@ CONTENDERS["missing"] = [
     Contender(
         "forestrank RFPointRanker missing_direction=right", functools.partial(_rf_point, missing_direction="right"), "qid"
     ),
+    Contender(
+        "forestrank RFPointRanker missing_direction=separate",
+        functools.partial(_rf_point, missing_direction="separate"), "qid",
+    ),  # fmt: skip
+    Contender(
+        "forestrank LambdaMART missing_direction=separate", functools.partial(_lambdamart, missing_direction="separate"),
+        "qid",
+    ),  # fmt: skip
     Contender("forestrank RFPointRanker mean-imputed", functools.partial(_imputed, kind="mean", ranker=_rf_point), "qid"),
     Contender(
         "forestrank RFPointRanker median-imputed", functools.partial(_imputed, kind="median", ranker=_rf_point), "qid"

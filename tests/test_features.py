@@ -16,6 +16,7 @@ ESTIMATORS = [
     RFListRanker(n_estimators=2, random_state=0),
     RFHybridRanker(n_estimators=2, listwise_depth=2, random_state=0),
     LambdaMART(n_estimators=5, random_state=0),
+    LambdaMART(n_estimators=5, missing_direction="separate", random_state=0),
     PLRank(n_estimators=3, random_state=0),
     BROOF(n_estimators=2, random_state=0),
     DummyRanker(),

@@ -25,12 +25,16 @@ ESTIMATORS = [
     RFPointRanker(n_estimators=4, random_state=0),
     RFPointRanker(criterion="random", n_estimators=4, random_state=0),
     RFPointRanker(criterion="variance", n_estimators=4, random_state=0),
+    RFPointRanker(missing_direction="separate", n_estimators=4, random_state=0),
     RFListRanker(n_estimators=2, random_state=0),
     RFHybridRanker(n_estimators=2, listwise_depth=2, random_state=0),
     LambdaMART(n_estimators=5, random_state=0),
     LambdaMART(objective="mart", n_estimators=5, random_state=0),
+    LambdaMART(missing_direction="separate", n_estimators=5, random_state=0),
     PLRank(n_estimators=5, random_state=0),
+    PLRank(missing_direction="separate", n_estimators=5, random_state=0),
     BROOF(n_estimators=2, random_state=0),
+    BROOF(n_estimators=2, forest=RFPointRanker(criterion="variance", missing_direction="separate"), random_state=0),
 ]
 
 
@@ -86,6 +90,67 @@ def test_a_node_without_missing_rows_in_training_sends_them_to_its_heavier_child
         while tree.nodes["feature"][node] >= 0:
             node = tree.nodes["left"][node] + (1 - tree.missing_left[node])
         np.testing.assert_array_equal(tree.apply(np.full((1, 3), np.nan)), [node])
+
+
+def _three_groups():
+    """Low values irrelevant, high values very relevant, missing values in between: no
+    two-way split separates the three grades."""
+    x = np.array([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9, np.nan, np.nan, np.nan])
+    y = np.array([0, 0, 0, 0, 2, 2, 2, 2, 1, 1, 1])
+    return x[:, None], y, np.zeros(len(y))
+
+
+@pytest.mark.parametrize("criterion", ["entropy", "variance"])
+def test_separate_gives_the_missing_rows_a_child_of_their_own(criterion):
+    """Mohan's strategy 6: one three-way split (one level of ``max_depth``) puts each
+    grade in its own leaf, stored as a "missing?" test above the value split; a
+    two-way split at that depth cannot."""
+    X, y, qid = _three_groups()
+    model = _one_tree(criterion=criterion, max_depth=1, missing_direction="separate").fit(X, y, qid=qid)
+    tree = model.trees_[0]
+    assert tree.node_count == 5
+    assert tree.nodes["feature"][0] == 0 and tree.nodes["threshold"][0] == -np.inf and tree.missing_left[0] == 1
+    present = tree.nodes["left"][0] + 1
+    assert tree.nodes["feature"][present] == 0 and 0.4 < tree.nodes["threshold"][present] < 0.6
+    np.testing.assert_array_equal(model.predict(np.array([[np.nan], [0.05], [0.95]])), [1.0, 0.0, 2.0])
+    two_way = _one_tree(criterion=criterion, max_depth=1).fit(X, y, qid=qid)
+    assert two_way.trees_[0].node_count == 3
+    assert len(np.unique(two_way.predict(np.array([[np.nan], [0.05], [0.95]])))) == 2
+
+
+def test_separate_is_chosen_by_the_gain_of_the_three_way_partition():
+    """A feature whose present values say little but whose missingness says much wins
+    the three-way split over a feature that splits the present rows a little better."""
+    rng = np.random.default_rng(6)
+    n = 600
+    X = rng.normal(size=(n, 2))
+    y = (X[:, 1] > 0).astype(float)  # feature 1 alone separates the grades ...
+    absent = rng.random(n) < 0.3
+    X[absent, 0] = np.nan
+    y[absent] = 2.0  # ... but feature 0's missingness marks the most relevant rows
+    qid = np.repeat(np.arange(30), 20)
+    model = _one_tree(max_depth=1, missing_direction="separate").fit(X, y, qid=qid)
+    tree = model.trees_[0]
+    assert tree.nodes["feature"][0] == 0 and tree.nodes["threshold"][0] == -np.inf
+    assert tree.node_count == 5
+
+
+def test_separate_keeps_the_leaf_budget_of_boosting():
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=6, random_state=1)
+    X = X.copy()
+    X[np.random.default_rng(1).random(X.shape) < 0.3] = np.nan
+    model = LambdaMART(n_estimators=10, max_leaf_nodes=7, missing_direction="separate", random_state=0).fit(X, y, qid=qid)
+    leaves = [(tree.nodes["feature"] < 0).sum() for tree in model.trees_]
+    assert max(leaves) == 7
+    apart = [(tree.nodes["threshold"] == -np.inf).sum() for tree in model.trees_]
+    assert sum(apart) > 0
+
+
+@pytest.mark.parametrize("estimator", [RFListRanker(), RFHybridRanker()], ids=repr)
+def test_separate_is_refused_for_listwise_splits_naming_the_parameter(estimator):
+    X, y, qid = _three_groups()
+    with pytest.raises(ValueError, match="missing_direction"):
+        clone(estimator).set_params(missing_direction="separate").fit(X, y, qid=qid)
 
 
 @pytest.mark.parametrize("criterion", ["entropy", "variance"])

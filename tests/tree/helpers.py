@@ -44,40 +44,51 @@ def brute_cost(criterion, targets, weights, l2=0.0, n_classes=3):
     return -(g**2) / (h + l2)
 
 
-def left_rows(training, feature, b, missing_left):
-    """Rows a split sends left: bin <= b, and the missing ones when ``missing_left``."""
+def split_children(training, feature, b, missing):
+    """The rows of each child of a found split: bin <= b, then the rest, the missing rows
+    with the left one (``MISSING_LEFT``), the right one, or a first child of their own
+    (``MISSING_APART``)."""
     bins = training.X_binned[:, feature]
-    missing = bins == training.missing_bins[feature] if training.missing_bins is not None else np.zeros(len(bins), bool)
-    return (bins <= b) & ~missing | (missing & bool(missing_left))
+    absent = bins == training.missing_bins[feature] if training.missing_bins is not None else np.zeros(len(bins), bool)
+    low = (bins <= b) & ~absent
+    if missing == _scans.MISSING_APART:
+        return [absent, low, ~absent & ~low]
+    left = low | (absent & (missing == _scans.MISSING_LEFT))
+    return [left, ~left]
 
 
 def brute_best_split(
     criterion, X_binned, targets, weights, min_samples_leaf=1, l2=0.0, n_classes=3, missing_bins=None,
     missing_direction=_scans.LEARN,
 ):  # fmt: skip
-    """Best (gain, feature, rows going left) over every feature and every cut between occupied bins,
+    """Best (gain, feature, children's rows) over every feature and every cut between occupied bins,
     the rows in a feature's missing bin (``missing_bins``, -1: none) on the side(s)
     ``missing_direction`` allows: the cuts of the values with the missing rows imputed
-    +inf (right), -inf (left), or both (learn)."""
+    +inf (right), -inf (left), both (learn), or, for ``SEPARATE``, in a child of their
+    own beside the two of each cut of the present rows (Mohan's Eq. 2.1), or alone
+    against all present rows."""
     parent = brute_cost(criterion, targets, weights, l2, n_classes)
-    best = (-np.inf, -1, -1)
+    best = (-np.inf, -1, [])
     for feature in range(X_binned.shape[1]):
         bins = X_binned[:, feature]
         missing = bins == (missing_bins[feature] if missing_bins is not None else -1)
         present_bins = np.unique(bins[~missing])
         partitions = []
-        if missing_direction != _scans.LEFT or not missing.any():
-            partitions += [bins <= b for b in np.unique(bins)[:-1]]
-        if missing_direction != _scans.RIGHT and missing.any():
-            partitions += [missing] + [(bins <= b) | missing for b in present_bins[:-1]]
-        for left in partitions:
-            if left.all() or left.sum() < min_samples_leaf or (~left).sum() < min_samples_leaf:
+        if missing.any() and missing_direction == _scans.SEPARATE:
+            partitions += [[missing, ~missing]] + [[missing, ~missing & (bins <= b), ~missing & (bins > b)] for b in present_bins[:-1]]
+        else:
+            lefts = []
+            if missing_direction != _scans.LEFT or not missing.any():
+                lefts += [bins <= b for b in np.unique(bins)[:-1]]
+            if missing_direction in (_scans.LEARN, _scans.LEFT) and missing.any():
+                lefts += [missing] + [(bins <= b) | missing for b in present_bins[:-1]]
+            partitions += [[left, ~left] for left in lefts]
+        for children in partitions:
+            if any(child.sum() < max(min_samples_leaf, 1) for child in children):
                 continue
-            gain = parent - brute_cost(criterion, targets[left], weights[left], l2, n_classes) - brute_cost(
-                criterion, targets[~left], weights[~left], l2, n_classes
-            )
+            gain = parent - sum(brute_cost(criterion, targets[child], weights[child], l2, n_classes) for child in children)
             if gain > best[0] + 1e-9:
-                best = (gain, feature, left)
+                best = (gain, feature, children)
     return best
 
 
@@ -123,7 +134,7 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
     )  # fmt: skip
     return _splitter.best_split(
         data.binned(), rows, node,
-        params.growth_params(), _scans.new_scratch(max_bins, n_stats), np.arange(n_features, dtype=np.int32), seed(),
+        params.growth_params(), _scans.new_scratch(max_bins, n_stats, missing_direction), np.arange(n_features, dtype=np.int32), seed(),
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
     )  # fmt: skip
 

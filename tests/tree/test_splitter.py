@@ -10,8 +10,8 @@ from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
 from .helpers import (
-    CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, left_rows, nodes,
-    seed, training_set,
+    CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, nodes,
+    seed, split_children, training_set,
 )
 
 
@@ -22,13 +22,13 @@ from .helpers import (
 @pytest.mark.parametrize("min_samples_leaf", [1, 3])
 @pytest.mark.parametrize(
     "missing, direction",
-    [(False, _scans.LEARN), (True, _scans.LEARN), (True, _scans.LEFT), (True, _scans.RIGHT)],
-    ids=["complete", "missing-learn", "missing-left", "missing-right"],
+    [(False, _scans.LEARN), (True, _scans.LEARN), (True, _scans.LEFT), (True, _scans.RIGHT), (True, _scans.SEPARATE)],
+    ids=["complete", "missing-learn", "missing-left", "missing-right", "missing-separate"],
 )
 @given(data=st.data())
 def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, direction, data):
     """With missing values, every cut is tried with the missing rows on the sides the
-    direction allows (both when learned)."""
+    direction allows (both when learned), or in a third child (separate)."""
     X, targets, weights = data.draw(nodes(criterion, missing))
     training, _ = training_set(X, targets)
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
@@ -39,7 +39,7 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
     pure = criterion in CLASS_CRITERIA and len(np.unique(targets[:, 0])) == 1
     paths = (HISTOGRAM, POOLED, SORTED_SWEEP) if criterion in (_criteria.VARIANCE, _criteria.NEWTON) else (HISTOGRAM, SORTED_SWEEP)
     for path in paths:
-        feature, b, after, gain, missing_left = call_best_split(
+        feature, b, after, gain, missing_side = call_best_split(
             training, criterion, weights, path, min_samples_leaf=min_samples_leaf, l2=l2, missing_direction=direction
         )
         if expected_gain == -np.inf or (pure and min_samples_leaf == 1):
@@ -48,17 +48,21 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
             assert feature == -1
             continue
         # The reported gain is that of the chosen split, recomputed from scratch ...
-        left = left_rows(training, feature, b, missing_left)
-        recomputed = brute_cost(criterion, targets, weights, l2) - brute_cost(
-            criterion, targets[left], weights[left], l2
-        ) - brute_cost(criterion, targets[~left], weights[~left], l2)
+        children = split_children(training, feature, b, missing_side)
+        recomputed = brute_cost(criterion, targets, weights, l2) - sum(
+            brute_cost(criterion, targets[child], weights[child], l2) for child in children
+        )
         assert gain == pytest.approx(recomputed, rel=1e-9, abs=1e-9)
         # ... and no candidate split is better; ``after`` is the first occupied bin right of it.
         assert gain == pytest.approx(expected_gain, rel=1e-9, abs=1e-9)
-        assert after == training.X_binned[~left, feature].min()
+        assert after == training.X_binned[children[-1], feature].min()
         has_missing = (training.X_binned[:, feature] == training.missing_bins[feature]).any()
         if has_missing and direction != _scans.LEARN:
-            assert missing_left == (direction == _scans.LEFT)
+            expected_side = {_scans.LEFT: _scans.MISSING_LEFT, _scans.RIGHT: _scans.MISSING_RIGHT}.get(direction)
+            if direction == _scans.SEPARATE:  # apart, or alone against the present rows
+                expected_side = _scans.MISSING_APART if len(children) == 3 else _scans.MISSING_LEFT
+                assert len(children) == 3 or b == -1
+            assert missing_side == expected_side
 
 
 @pytest.mark.parametrize("max_features", [1, 3, 6])

@@ -7,6 +7,13 @@ blocks and the histogram pool where those apply, and looks for its best split
 priority is the expansion order. Popping a node partitions its range and creates
 its two children.
 
+A three-way split (``missing_direction="separate"``: the node's missing rows set
+apart, Mohan's Eq. 2.1) is stored as two binary nodes: a "missing?" test (threshold
+-inf, missing rows left) whose right child is *forced* to split at the value cut the
+scan chose. The forced node is expanded right after its parent, without a search, and
+its children have its depth: the three-way split counts as one level for
+``max_depth``.
+
 A tree with listwise splits evaluates each node when it is expanded, against the
 tree as it is then (Algorithm 4 of Ibrahim & Carman), not when it is created.
 Without ``max_leaf_nodes`` every expansion order yields a tree of the same shape
@@ -68,7 +75,8 @@ n_threads : int
     numba threads summing the pooled histograms; 1 whenever the caller runs in a
     joblib thread (forests): parallel kernels must not run there.
 missing_direction : int
-    ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``): where splits send missing values.
+    ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``, ``SEPARATE``): where splits send
+    missing values.
 """
 
 TreeOutput = namedtuple(
@@ -94,11 +102,16 @@ row_leaf : int64 array of shape (n_rows,) or (0,)
 
 NodeTable = namedtuple(
     "NodeTable",
-    ["start", "end", "depth", "parent", "split_feature", "split_bin", "split_missing_left", "split_threshold", "split_gain"],
-)
+    [
+        "start", "end", "depth", "parent", "split_feature", "split_bin", "split_missing", "forced", "split_threshold",
+        "split_gain",
+    ],
+)  # fmt: skip
 NodeTable.__doc__ = """Per-node bookkeeping, arrays of the node capacity: the row range (int64), depth and
-parent (int64), and the split found for the node (feature, bin, missing rows left:
-int64; raw threshold and scaled gain: float64)."""
+parent (int64), the split found for the node (feature, bin, where its missing rows go
+as an ``_scans`` ``MISSING_*`` constant: int64; raw threshold and scaled gain:
+float64), and whether the split was decided by the parent's three-way split
+(``forced``, int64: 1 or 0)."""
 
 Workspace = namedtuple("Workspace", ["table", "frontier", "scratch", "features", "statistics"])
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -113,11 +126,11 @@ statistics : float64 array of shape (n_statistics,)
 """
 
 
-def new_workspace(capacity: int, n_features: int, max_bins: int, n_statistics: int) -> Workspace:
+def new_workspace(capacity: int, n_features: int, max_bins: int, n_statistics: int, missing_direction: int) -> Workspace:
     """Working memory for a tree of at most ``capacity`` nodes."""
-    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(7)), np.empty(capacity), np.empty(capacity))
+    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), np.empty(capacity), np.empty(capacity))
     return Workspace(
-        table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics),
+        table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction),
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics),
     )  # fmt: skip
 
@@ -154,10 +167,17 @@ def _splittable(count, depth, params):
 
 
 @jit(inline="always")
-def _record_split(table, binned, node, feature, b, after, gain, missing_left):
+def _may_split(table, node, budget_left, params):
+    """Whether a new node may split: a forced one always (within the leaf budget)."""
+    count = table.end[node] - table.start[node]
+    return budget_left and (table.forced[node] == 1 or _splittable(count, table.depth[node], params))
+
+
+@jit(inline="always")
+def _record_split(table, binned, node, feature, b, after, gain, missing):
     table.split_feature[node] = feature
     table.split_bin[node] = b
-    table.split_missing_left[node] = missing_left
+    table.split_missing[node] = missing
     table.split_threshold[node] = _splitter.threshold(binned.bin_thresholds, binned.bin_values, feature, b, after)
     table.split_gain[node] = gain
 
@@ -166,8 +186,9 @@ def _record_split(table, binned, node, feature, b, after, gain, missing_left):
 def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
-    Pointwise trees search its split now; listwise trees when it is expanded.
-    Returns whether the node waits for a listwise split.
+    Pointwise trees search its split now; listwise trees when it is expanded; a forced
+    node has its split and is queued first. Returns whether the node waits for a
+    listwise split.
     """
     table = work.table
     start = table.start[node]
@@ -183,12 +204,10 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     output.values[node] = value
     output.n_node_samples[node] = count
     output.weighted_n_node_samples[node] = node_weight
-    splittable = budget_left and _splittable(count, depth, params)
+    splittable = _may_split(table, node, budget_left, params)
     if pool is not None:
         is_left_child = node > 0 and node == output.nodes[table.parent[node]]["left"]
-        sibling_splittable = is_left_child and budget_left and _splittable(
-            table.end[node + 1] - table.start[node + 1], table.depth[node + 1], params
-        )
+        sibling_splittable = is_left_child and _may_split(table, node + 1, budget_left, params)
         slot = _histograms.node_histograms(
             binned.X_binned, params.criterion, rows, pool, node, table.parent[node], is_left_child, splittable,
             sibling_splittable, table.start, table.end, params.n_threads,
@@ -197,9 +216,14 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         slot = np.int64(-1)
     if not splittable:
         return False
+    frontier = work.frontier
+    if table.forced[node] == 1:
+        frontier.priority[node] = np.inf
+        _frontier.push(frontier, node)
+        return False
     best_priority = -float(node)  # listwise gains are known only at expansion
     if listwise is None:
-        feature, b, after, gain, missing_left = _splitter.pointwise_split(
+        feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
             rng_state, sweep_order, pool, slot,
         )  # fmt: skip
@@ -207,9 +231,8 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
             _histograms.release_searched(pool, node, slot, feature >= 0)
         if feature < 0:
             return False
-        _record_split(table, binned, node, feature, b, after, gain * scale, missing_left)
+        _record_split(table, binned, node, feature, b, after, gain * scale, missing)
         best_priority = gain
-    frontier = work.frontier
     frontier.priority[node] = _frontier.order_priority(expansion, node, depth, count, value, rng_state, best_priority)
     _frontier.push(frontier, node)
     return listwise is not None and depth < listwise.depth
@@ -223,45 +246,62 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
     end = table.end[node]
     node_weight, target_sum = _summarise(params.criterion, rows, leaf_targets, start, end, work.statistics)
     if table.depth[node] < listwise.depth:
-        feature, b, after, gain, missing_left = _splitter.listwise_split(
+        feature, b, after, gain, missing = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, work.features, rng_state, listwise,
             target_sum, output.values[node], leaf_targets,
         )  # fmt: skip
     else:
-        feature, b, after, gain, missing_left = _splitter.pointwise_split(
+        feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
             rng_state, sweep_order, None, np.int64(-1),
         )  # fmt: skip
         gain *= scale
     if feature < 0:
         return False
-    _record_split(table, binned, node, feature, b, after, gain, missing_left)
+    _record_split(table, binned, node, feature, b, after, gain, missing)
     return True
 
 
 @jit(inline="always")
 def _split(node, n_nodes, binned, rows, params, output, table):
-    """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``."""
+    """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``.
+
+    A three-way split becomes the "missing?" test: the missing rows alone go left, and
+    the right child is forced to split at the recorded cut.
+    """
     start = table.start[node]
     end = table.end[node]
     feature = table.split_feature[node]
     missing_bin = binned.missing_bins[feature]
-    missing_left = table.split_missing_left[node]
-    middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, table.split_bin[node], missing_bin, missing_left)
+    apart = table.split_missing[node] == _scans.MISSING_APART
+    missing_left = 1 if apart else table.split_missing[node]
+    cut_bin = -1 if apart else table.split_bin[node]
+    middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
-    output.nodes[node]["threshold"] = table.split_threshold[node]
+    output.nodes[node]["threshold"] = -np.inf if apart else table.split_threshold[node]
     # Without missing rows here, a fixed direction applies, or the learned one is
     # settled once the children's weights are known (the end of build_tree).
     if n_missing == 0:
-        missing_left = _UNSEEN if params.missing_direction == _scans.LEARN else int(params.missing_direction == _scans.LEFT)
+        direction = params.missing_direction
+        missing_left = int(direction == _scans.LEFT) if direction == _scans.LEFT or direction == _scans.RIGHT else _UNSEEN
     output.missing_left[node] = missing_left
     output.feature_gains[feature] += table.split_gain[node]
+    depth = table.depth[node] + 1 - table.forced[node]
     for child, child_start, child_end in ((n_nodes, start, middle), (n_nodes + 1, middle, end)):
         table.start[child] = child_start
         table.end[child] = child_end
-        table.depth[child] = table.depth[node] + 1
+        table.depth[child] = depth
         table.parent[child] = node
+        table.forced[child] = 0
+    if apart:
+        present = n_nodes + 1
+        table.forced[present] = 1
+        table.split_feature[present] = feature
+        table.split_bin[present] = table.split_bin[node]
+        table.split_missing[present] = _scans.MISSING_RIGHT  # it has no missing rows
+        table.split_threshold[present] = table.split_threshold[node]
+        table.split_gain[present] = 0.0  # the parent carries the three-way gain
 
 
 @jit(refcounted=False)
@@ -296,6 +336,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
     table.start[0] = 0
     table.end[0] = len(rows.samples)
     table.depth[0] = 0
+    table.forced[0] = 0
     # Counters start as np.int64, not literals: numba would compile every function
     # they are passed to a second time, for the literal type (Literal[int](1)).
     n_nodes = np.int64(1)
@@ -328,7 +369,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             expansion = _frontier.DEPTH  # the last listwise split is made: no order matters now but the caches'
             _frontier.reorder_depth_first(work.frontier, table.depth)
         node = _frontier.pop(work.frontier)
-        if listwise is not None:
+        if listwise is not None and table.forced[node] == 0:
             listwise_waiting -= table.depth[node] < listwise.depth
             if not _search_expanded_node(
                 node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise

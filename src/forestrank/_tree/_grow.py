@@ -113,12 +113,17 @@ def binned_features(
 
 def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
     """Most nodes a tree can have: every row a leaf, or fewer by ``max_leaf_nodes`` and
-    ``max_depth`` (boosting's trees allocate for their 31 leaves, not their rows)."""
+    ``max_depth`` (boosting's trees allocate for their 31 leaves, not their rows).
+
+    A tree is binary, so it has twice its leaves less one nodes; a level of three-way
+    splits (``SEPARATE``) triples the leaves of the one above.
+    """
     capacity = max(1, 2 * n_tree_rows - 1)
     if params.max_leaf_nodes > 0:
         capacity = min(capacity, 2 * params.max_leaf_nodes - 1)
     if 0 <= params.max_depth < 40:
-        capacity = min(capacity, 2 ** (params.max_depth + 1) - 1)
+        fan_out = 3 if params.missing_direction == _scans.SEPARATE else 2
+        capacity = min(capacity, 2 * fan_out**params.max_depth - 1)
     return capacity
 
 
@@ -179,7 +184,8 @@ def grow_tree(
         data.binned(),
         _rows.sorted_rows(samples, data.targets, weights), data.leaf_targets, params.growth_params(),
         _builder.new_workspace(
-            capacity, n_features, data.bin_thresholds.shape[1], _criteria.n_statistics(params.criterion, params.n_classes)
+            capacity, n_features, data.bin_thresholds.shape[1], _criteria.n_statistics(params.criterion, params.n_classes),
+            params.missing_direction,
         ),
         rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
         None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,

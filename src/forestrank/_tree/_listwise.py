@@ -1220,23 +1220,24 @@ def open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_s
 @jit(inline="always")
 def sweep_feature(X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain):
     """``listwise_sweep`` of ``feature`` in the node ``open_node`` prepared: (is_constant, gain, bin, next bin,
-    missing left).
+    missing), ``missing`` an ``_scans`` ``MISSING_*`` constant.
 
     The node's rows in ``missing_bin`` sort last; the sweeps ``params.missing_direction``
     asks for (``_scans.missing_sweeps``) see them first (rotated to the front, bin -1:
-    the first cut leaves them alone on the left), last, or both, as the pointwise scans.
+    the first cut leaves them alone on the left), last, or both, as the pointwise scans
+    (the listwise criterion does not set them apart: ``SEPARATE`` is refused for it).
     """
     order = listwise.order
     n_node = node.end - node.start
     if _scans.sort_by_bin(
         X_binned, feature, rows.samples, node.start, node.end, listwise.histogram_count, listwise.occupied, order
     ) == 1:
-        return True, best_gain, -1, -1, False
+        return True, best_gain, -1, -1, _scans.MISSING_RIGHT
     n_missing = _scans.trailing_missing(order, n_node, missing_bin)
     missing_first, missing_last, cut_before_missing = _scans.missing_sweeps(params.missing_direction, n_missing > 0)
     best_bin = -1
     best_next = -1
-    missing_left = False
+    missing = _scans.MISSING_RIGHT
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in _scans.histogram_scan
         leading = missing_first and sweep == 0
         if leading or sweep == 1:  # missing rows to the front (bin -1), or back to the end
@@ -1250,8 +1251,8 @@ def sweep_feature(X_binned, feature, missing_bin, rows, node, params, listwise, 
             listwise.listed, listwise.open_slots, listwise.spare_blocks, best_gain, None,
         )  # fmt: skip
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
-    return False, best_gain, best_bin, best_next, missing_left
+            best_gain, best_bin, best_next, missing = gain, b, after, int(leading)
+    return False, best_gain, best_bin, best_next, missing
 
 
 @jit(inline="always")

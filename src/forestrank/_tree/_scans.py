@@ -29,10 +29,16 @@ from .._prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _histograms, _rng
 
 # ``GrowthParams.missing_direction``: where a split sends the missing values of its feature.
-LEARN, LEFT, RIGHT = 0, 1, 2
-MISSING_DIRECTIONS = {"learn": LEARN, "left": LEFT, "right": RIGHT}
+LEARN, LEFT, RIGHT, SEPARATE = 0, 1, 2, 3
+MISSING_DIRECTIONS = {"learn": LEARN, "left": LEFT, "right": RIGHT, "separate": SEPARATE}
 
-ScanScratch = namedtuple("ScanScratch", ["histogram", "histogram_weight", "histogram_count", "bin_class", "occupied", "left"])
+# Where a found split sends the node's missing rows (the scans' last return value):
+# right, left, or apart, to a child of their own (``SEPARATE``'s three-way split).
+MISSING_RIGHT, MISSING_LEFT, MISSING_APART = 0, 1, 2
+
+ScanScratch = namedtuple(
+    "ScanScratch", ["histogram", "histogram_weight", "histogram_count", "bin_class", "occupied", "left", "present"]
+)
 ScanScratch.__doc__ = """Per-bin scratch of the scans, all zero between scans.
 
 histogram : float64 array of shape (max_bins, n_statistics)
@@ -42,6 +48,10 @@ occupied : uint64 array of shape (ceil(max_bins / 64),)
     Occupancy bitmap of the bins.
 left : float64 array of shape (n_statistics,)
     The left child's statistics during a sweep.
+present : float64 array of shape (n_statistics,), or None
+    The statistics of the node's rows with a value, when its missing rows are set
+    apart (``set_apart``); None unless ``missing_direction`` is ``SEPARATE``, so
+    that numba compiles the three-way split only where it is used.
 """
 
 Node = namedtuple("Node", ["start", "end", "weight", "cost", "statistics"])
@@ -49,11 +59,12 @@ Node.__doc__ = """A node being searched: its positions ``start:end`` in ``Sorted
 cost (``_criteria.node_cost``) and statistics (float64, (n_statistics,))."""
 
 
-def new_scratch(max_bins: int, n_statistics: int) -> ScanScratch:
-    """Zeroed ``ScanScratch``."""
+def new_scratch(max_bins: int, n_statistics: int, missing_direction: int) -> ScanScratch:
+    """Zeroed ``ScanScratch`` for splits that send missing values by ``missing_direction``."""
     return ScanScratch(
         np.zeros((max_bins, n_statistics)), np.zeros(max_bins), np.zeros(max_bins, dtype=np.int64),
         np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, dtype=np.uint64), np.empty(n_statistics),
+        np.empty(n_statistics) if missing_direction == SEPARATE else None,
     )  # fmt: skip
 
 
@@ -87,16 +98,17 @@ def draw_feature(features, i, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, best_gain):
-    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing left).
+def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, present, best_gain):
+    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing).
 
     ``next bin`` is the first occupied bin right of the cut (for the threshold).
     ``gain`` is the cost decrease, kept only when it beats ``best_gain``. When the
     node has rows in the feature's ``missing_bin`` (-1: none), the cuts are evaluated
     with the missing rows on the side(s) ``params.missing_direction`` allows
-    (``missing_sweeps``; ``missing left`` says which side won), the "missing left"
-    ones first. The per-bin buffers and the bitmap are all zero on
-    entry and are left so.
+    (``missing_sweeps``), the "missing left" ones first, or set apart (``SEPARATE``:
+    ``set_apart``); ``missing`` (``MISSING_RIGHT``, ``MISSING_LEFT``,
+    ``MISSING_APART``) says where the winner sends them. The per-bin buffers and the
+    bitmap are all zero on entry and are left so.
 
     Parameters
     ----------
@@ -106,6 +118,8 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     node : Node
     params : _builder.GrowthParams
     scratch : ScanScratch
+    present : ``scratch.present``
+        A separate argument: numba drops the three-way split where it is None.
     best_gain : float
     """
     criterion = params.criterion
@@ -151,7 +165,20 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     n_occupied = 0
     best_bin = -1
     best_next = -1
-    missing_left = False
+    missing = MISSING_RIGHT
+    sweep_node = node
+    apart_gain = 0.0
+    apart = False
+    if present is not None:
+        apart = has_missing and params.missing_direction == SEPARATE
+        if apart:
+            apart_gain, sweep_node = set_apart(
+                criterion, node, params, rows.integer_weights, histogram[missing_bin], histogram_count[missing_bin],
+                histogram_weight[missing_bin], present,
+            )  # fmt: skip
+            if apart_gain > best_gain:
+                best_gain, best_bin, best_next = apart_gain, -1, _lowest_bin(occupied, missing_bin)
+                missing = MISSING_LEFT
     # One call site in a loop: the sweep is inlined once (two copies cost a third more
     # compile time, a called sweep time per tree: benchmarks/RESULTS.md, "Engine design
     # measurements"), and its flags are variables (a literal True or False would
@@ -159,12 +186,85 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     for sweep in range(int(missing_first) + int(missing_last)):
         leading = missing_first and sweep == 0  # the missing rows lead this sweep
         n_occupied, gain, b, after = _sweep_bins(
-            scratch, node, params, rows.integer_weights, missing_bin, leading, leading and missing_last,
-            cut_before_missing, best_gain,
+            scratch, sweep_node, params, rows.integer_weights, missing_bin, leading, leading and missing_last,
+            cut_before_missing, _present_floor(best_gain, apart_gain),
         )  # fmt: skip
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
-    return n_occupied == 1, best_gain, best_bin, best_next, missing_left
+            best_gain, best_bin, best_next = gain + apart_gain, b, after
+            missing = MISSING_APART if apart else int(leading)
+    return n_occupied == 1, best_gain, best_bin, best_next, missing
+
+
+@jit(refcounted=False, callable_from_python=False)  # one compiled copy serves the three scans
+def set_apart(criterion, node, params, integer_weights, missing, n_missing, missing_weight, present):
+    """The node's missing rows as a child of their own (``SEPARATE``; Mohan's three-way split).
+
+    A three-way split's cost decrease is that of the cut "missing | present" plus that
+    of the value cut among the present rows (Mohan's thesis, Eq. 2.1, grouped in two
+    steps), so a scan adds the first to what its sweep over the present rows finds.
+    For the Hellinger criterion, a distance rather than a cost, the same sum is the
+    split's score.
+
+    Parameters
+    ----------
+    criterion : int
+    node : Node
+    params : _builder.GrowthParams
+    integer_weights : bool
+    missing : float64 array of shape (>= n_statistics,)
+        The missing rows' statistics (a histogram row: only the first n_statistics
+        columns are read).
+    n_missing : int
+    missing_weight : float
+    present : float64 array of shape (n_statistics,)
+        Receives the statistics of the rows with a value.
+
+    Returns
+    -------
+    gain : float
+        Gain of "missing | present" (-inf when a side breaks a child minimum).
+    present_node : Node
+        The present rows as a node, for the sweep: its range ends ``n_missing``
+        early (the sweeps read only its length).
+    """
+    for s in range(len(present)):
+        present[s] = node.statistics[s] - missing[s]
+    gain = _criteria.sweep_gain(
+        criterion, n_missing, node.end - node.start, missing_weight, node.weight, 0.0, 0.0, missing, node.statistics,
+        node.cost, params.l2_regularization, integer_weights, params.min_samples_leaf, params.min_child_weight,
+        -np.inf, 0.0,
+    )  # fmt: skip
+    if _criteria.boundary_points_suffice(criterion, params.min_samples_leaf, params.min_child_weight):
+        # Not a boundary point when both sides hold one and the same class.
+        n_classes_apart = 0
+        for c in range(len(present)):
+            n_classes_apart += missing[c] > 0.0 or present[c] > 0.0
+        if n_classes_apart <= 1:
+            gain = -np.inf
+    present_weight = node.weight - missing_weight
+    cost, _ = _criteria.node_cost(criterion, present, present_weight, params.l2_regularization, integer_weights)
+    return gain, Node(node.start, node.end - n_missing, present_weight, cost, present)
+
+
+@jit(inline="always")
+def _present_floor(best_gain, apart_gain):
+    """The gain a sweep of the present rows must beat for its three-way split to beat
+    ``best_gain`` (``apart_gain``: 0 when no rows are set apart); none can when the
+    missing rows are too few for a child of their own (-inf)."""
+    return best_gain - apart_gain if apart_gain > -np.inf else np.inf
+
+
+@jit(inline="always")
+def _lowest_bin(occupied, skip_bin):
+    """The lowest bin set in the ``occupied`` bitmap other than ``skip_bin`` (-1 if none)."""
+    for word_index in range(len(occupied)):
+        word = occupied[word_index]
+        while word != np.uint64(0):
+            word, bit = _pop_lowest_bit(word)
+            b = word_index * 64 + bit
+            if b != skip_bin:
+                return b
+    return -1
 
 
 @jit(inline="always")
@@ -176,10 +276,12 @@ def missing_sweeps(missing_direction, has_missing):
     ``LEARN`` makes both; the cut "missing | present" is the first sweep's first
     candidate (the missing rows alone on the left: bin -1), so the second skips it.
     ``LEFT`` and ``RIGHT`` make one, which is what imputing -inf or +inf would search.
+    ``SEPARATE`` sweeps the present rows only (the missing bin comes last, uncut); the
+    caller sets the missing rows apart (``set_apart``).
     """
     if not has_missing:
         return False, True, True
-    return missing_direction != RIGHT, missing_direction != LEFT, missing_direction == RIGHT
+    return missing_direction == LEARN or missing_direction == LEFT, missing_direction != LEFT, missing_direction == RIGHT
 
 
 @jit(inline="always")
@@ -304,28 +406,48 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, best_gain):
+def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, present, best_gain):
     """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
 
     Same candidates in the same order (between consecutive occupied bins, the missing
-    rows left, then right), same return values: (is_constant, gain, bin, next bin,
-    missing left).
+    rows left, then right, or set apart), same return values: (is_constant, gain,
+    bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split).
     """
     histogram = histograms[slot, feature]
-    has_missing = missing_bin >= 0 and histogram[missing_bin, _histograms.HIST_COUNT] > 0
-    missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, has_missing)
+    n_missing = int(histogram[missing_bin, _histograms.HIST_COUNT]) if missing_bin >= 0 else 0
+    missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     n_occupied = 0
     best_bin = -1
     best_next = -1
-    missing_left = False
+    missing = MISSING_RIGHT
+    sweep_node = node
+    apart_gain = 0.0
+    apart = False
+    if present is not None:
+        apart = n_missing > 0 and params.missing_direction == SEPARATE
+        if apart:
+            weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
+            missing_weight = histogram[missing_bin, _histograms.HIST_WEIGHT] if weighted else 0.0
+            apart_gain, sweep_node = set_apart(
+                params.criterion, node, params, False, histogram[missing_bin], n_missing, missing_weight, present
+            )
+            if apart_gain > best_gain:
+                lowest = 0
+                while histogram[lowest, _histograms.HIST_COUNT] == 0.0 or lowest == missing_bin:
+                    lowest += 1
+                best_gain, best_bin, best_next, missing = apart_gain, -1, lowest, MISSING_LEFT
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         n_occupied, gain, b, after = _pooled_sweep(
-            histogram, n_bins, missing_bin, leading, cut_before_missing, node, params, best_gain
-        )
+            histogram, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params,
+            _present_floor(best_gain, apart_gain),
+        )  # fmt: skip
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
-    return n_occupied == 1, best_gain, best_bin, best_next, missing_left
+            best_gain, best_bin, best_next = gain + apart_gain, b, after
+            missing = MISSING_APART if apart else int(leading)
+    # The present rows' sweep stops at their last bin: with rows on both sides of the
+    # missing test, the feature varies even when they share one bin.
+    return n_occupied == 1 and not (apart and n_missing < node.end - node.start), best_gain, best_bin, best_next, missing
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -433,33 +555,61 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
 
 
 @jit(refcounted=False, callable_from_python=False)
-def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, order, best_gain):
+def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, present, order, best_gain):
     """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
 
     ``sort_by_bin`` orders the node's positions (``order``: int64 scratch of shape
     (>= n_tree_rows, 3)); samples then shift to the left child one by one and
     every end of a run of equal bins is a candidate. The node's rows in
     ``missing_bin`` sort last; when there are any, a first sweep moves them left
-    before the others. Stateful criteria need this path; for decomposable ones it
+    before the others, or they are set apart (``set_apart``; ``present`` as in
+    ``histogram_scan``). Stateful criteria need this path; for decomposable ones it
     must agree with the histogram scan. Returns (is_constant, gain, bin, next bin,
-    missing left).
+    missing).
     """
     n_node = node.end - node.start
     if sort_by_bin(X_binned, feature, rows.samples, node.start, node.end, scratch.histogram_count, scratch.occupied, order) == 1:
-        return True, best_gain, -1, -1, False
+        return True, best_gain, -1, -1, MISSING_RIGHT
     n_missing = trailing_missing(order, n_node, missing_bin)
     missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     best_bin = -1
     best_next = -1
-    missing_left = False
+    missing = MISSING_RIGHT
+    sweep_node = node
+    sweep_missing = n_missing  # the missing rows the sweep sees
+    apart_gain = 0.0
+    apart = False
+    if present is not None:
+        apart = n_missing > 0 and params.missing_direction == SEPARATE
+    if apart:
+        missing_statistics = scratch.left
+        for s in range(len(missing_statistics)):
+            missing_statistics[s] = 0.0
+        missing_weight = 0.0
+        last_column = rows.targets.shape[1] - 1
+        for rank in range(n_node - n_missing, n_node):
+            position = order[rank, 0]
+            weight = rows.weights[position]
+            _criteria.accumulate(
+                params.criterion, missing_statistics, weight, rows.targets[position, 0], rows.targets[position, last_column]
+            )
+            missing_weight += weight
+        apart_gain, sweep_node = set_apart(
+            params.criterion, node, params, rows.integer_weights, missing_statistics, n_missing, missing_weight, present
+        )
+        sweep_missing = 0
+        if apart_gain > best_gain:
+            best_gain, best_bin, best_next, missing = apart_gain, -1, order[0, 1], MISSING_LEFT
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         gain, b, after = _sorted_pass(
-            rows, node, params, scratch.left, order, n_missing, leading, cut_before_missing, best_gain
-        )
+            rows, sweep_node, params, scratch.left, order, sweep_missing, leading, cut_before_missing,
+            _present_floor(best_gain, apart_gain),
+        )  # fmt: skip
         if after >= 0:
-            best_gain, best_bin, best_next, missing_left = gain, b, after, leading
-    return False, best_gain, best_bin, best_next, missing_left
+            best_gain, best_bin, best_next = gain + apart_gain, b, after
+            missing = MISSING_APART if apart else int(leading)
+    return False, best_gain, best_bin, best_next, missing
 
 
 @jit(refcounted=False, callable_from_python=False)

@@ -27,7 +27,7 @@ _LISTWISE_GAIN_NOISE = 1e-12
 
 @jit(inline="always")
 def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists):
-    """(is_constant, gain, bin, next bin, missing left) of ``feature`` by the scan the node calls for.
+    """(is_constant, gain, bin, next bin, missing) of ``feature`` by the scan the node calls for.
 
     A listwise node comes without ``scratch``: its None type, unlike a listwise
     argument's, lets numba drop the pointwise scans from the listwise specialisation.
@@ -37,16 +37,20 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
         if pool is not None:
             if slot >= 0:
                 return _scans.pooled_scan(
-                    pool.histograms, slot, feature, binned.n_bins[feature], missing_bin, node, params, best_gain
-                )
+                    pool.histograms, slot, feature, binned.n_bins[feature], missing_bin, node, params, scratch.present,
+                    best_gain,
+                )  # fmt: skip
         if sweep_order is not None:
             return _scans.sorted_sweep(
-                binned.X_binned, feature, missing_bin, rows, node, params, scratch, sweep_order, best_gain
-            )
-        return _scans.histogram_scan(binned.X_binned, feature, missing_bin, rows, node, params, scratch, best_gain)
+                binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, sweep_order,
+                best_gain,
+            )  # fmt: skip
+        return _scans.histogram_scan(
+            binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, best_gain
+        )
     if listwise is not None:
         return _listwise.sweep_feature(binned.X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain)
-    return True, best_gain, np.int64(-1), np.int64(-1), False
+    return True, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
 
 
 @jit(inline="always")
@@ -86,20 +90,21 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     gain : float
         Cost decrease of the split (unscaled), or the change of ``sum_q w_q E[DCG_q] /
         IDCG_q`` for a listwise node.
-    missing_left : bool
-        Whether the node's rows with a missing value of ``feature`` go left.
+    missing : int
+        Where the node's rows with a missing value of ``feature`` go: ``_scans.MISSING_RIGHT``,
+        ``MISSING_LEFT``, or ``MISSING_APART`` (a child of their own, above the cut ``bin``).
     """
     best_gain = -np.inf
     best_feature = -1
     best_bin = -1
     best_next = -1
-    best_missing_left = False
+    best_missing = _scans.MISSING_RIGHT
     n_usable = 0
     for i in range(len(features)):
         if n_usable >= params.max_features:
             break
         feature = _scans.draw_feature(features, i, rng_state)
-        constant, gain, b, after, missing_left = _scan_feature(
+        constant, gain, b, after, missing = _scan_feature(
             binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists
         )
         if constant:
@@ -110,8 +115,8 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
             best_feature = feature
             best_bin = b
             best_next = after
-            best_missing_left = missing_left
-    return best_feature, best_bin, best_next, best_gain, best_missing_left
+            best_missing = missing
+    return best_feature, best_bin, best_next, best_gain, best_missing
 
 
 @jit(inline="always")
@@ -146,7 +151,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
         features, rng_state,
     )  # fmt: skip
     gain = 0.0
-    missing_left = params.missing_direction == _scans.LEFT
+    missing = int(params.missing_direction == _scans.LEFT)
     if feature >= 0:
         missing_bin = binned.missing_bins[feature]
         left = scratch.left
@@ -154,13 +159,13 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
             left[c] = 0.0
         left_weight = 0.0
         for position in range(node.start, node.end):
-            if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing_left):
+            if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing):
                 left[int(rows.targets[position, 0])] += rows.weights[position]
                 left_weight += rows.weights[position]
         gain = _criteria.exact_class_gain(
             params.criterion, left, node.statistics, left_weight, node.weight, node.cost, rows.integer_weights
         )
-    return feature, b, after, gain, missing_left
+    return feature, b, after, gain, missing
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -192,21 +197,21 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         Smallest occupied bin going right.
     gain : float
         Cost decrease of the split (unscaled).
-    missing_left : bool
-        Whether the node's missing values of ``feature`` go left.
+    missing : int
+        As in ``best_split``.
     """
     cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, rows.integer_weights)
     if pure:
-        return -1, -1, -1, 0.0, False
+        return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     node = _scans.Node(start, end, node_weight, cost, statistics)
     if _criteria.draws_split(params.criterion):
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
-    feature, b, after, gain, missing_left = best_split(
+    feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None
     )
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
-    return feature, b, after, gain, missing_left
+    return feature, b, after, gain, missing
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -215,18 +220,18 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
 
     ``target_sum`` and ``score`` are the node's ``sum w * leaf_target`` and value,
     ``listwise`` the tree's ``_listwise.Listwise``; the rest as in ``pointwise_split``.
-    Returns (feature, bin, next bin, gain, missing left) with the gain the change of
+    Returns (feature, bin, next bin, gain, missing) with the gain the change of
     the mean expected NDCG; feature -1 when no split passes ``min_gain_to_split``.
     """
     if _listwise.single_grade(statistics):  # no split changes any score
-        return -1, -1, -1, 0.0, False
+        return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     lists = _listwise.open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state)
     node = _scans.Node(start, end, node_weight, 0.0, statistics)  # the sweeps need no pointwise cost
-    feature, b, after, gain, missing_left = best_split(
+    feature, b, after, gain, missing = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists
     )
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale
     if feature >= 0 and not gain > max(params.min_gain_to_split, _LISTWISE_GAIN_NOISE):
         feature = -1
-    return feature, b, after, gain, missing_left
+    return feature, b, after, gain, missing

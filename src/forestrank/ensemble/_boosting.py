@@ -453,11 +453,15 @@ class LambdaMART(BaseBoostingRanker):
         Features examined per split (kSGBRT); ``None`` examines all of them and
         enables the histogram subtraction.
     max_bins : int in [2, 255] or None, default=255
-    missing_direction : {"learn", "left", "right"}, default="learn"
+    missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
         tries both sides and keeps the better one, a node that saw none sending them
         to its heavier child; ``"left"`` and ``"right"`` always send them that way,
-        as imputing -inf or +inf would (``docs/missing_values.md``).
+        as imputing -inf or +inf would; ``"separate"`` gives a node's missing rows a
+        child of their own, the split chosen by the gain of the three-way partition
+        (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
+        split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
+        nothing and sends them right unless ``"left"``.
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30

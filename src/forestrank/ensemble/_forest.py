@@ -401,11 +401,15 @@ class RFPointRanker(BaseForestRanker):
         ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3) for ``leaf_score="expected"``.
     max_bins : int in [2, 255] or None, default=255
         Bins per feature; ``None`` splits on exact values.
-    missing_direction : {"learn", "left", "right"}, default="learn"
+    missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
         tries both sides and keeps the better one, a node that saw none sending them
         to its heavier child; ``"left"`` and ``"right"`` always send them that way,
-        as imputing -inf or +inf would (``docs/missing_values.md``).
+        as imputing -inf or +inf would; ``"separate"`` gives a node's missing rows a
+        child of their own, the split chosen by the gain of the three-way partition
+        (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
+        split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
+        nothing and sends them right unless ``"left"``.
     oob_score : bool, default=False
         Compute out-of-bag predictions and their NDCG@10.
     n_jobs : int or None, default=None

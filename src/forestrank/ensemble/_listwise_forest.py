@@ -109,7 +109,9 @@ class RFListRanker(BaseForestRanker):
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
         tries both sides and keeps the better one, a node that saw none sending them
         to its heavier child; ``"left"`` and ``"right"`` always send them that way,
-        as imputing -inf or +inf would (``docs/missing_values.md``).
+        as imputing -inf or +inf would (``docs/missing_values.md``). The three-way
+        split of ``RFPointRanker`` (``"separate"``) is not offered: the listwise
+        gain of a split is not the sum of its two steps' gains.
     oob_score : bool, default=False
     n_jobs : int or None, default=None
     random_state : int, RandomState or None, default=None
@@ -139,6 +141,9 @@ class RFListRanker(BaseForestRanker):
     _parameter_constraints = {
         **BaseForestRanker._parameter_constraints,
         "expansion": [StrOptions(set(_frontier.EXPANSIONS) - {"best"})],
+        # The listwise gain of a split is not that of two cuts added up, so it sets no
+        # missing rows apart (docs/missing_values.md).
+        "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS) - {"separate"})],
         "discount": "no_validation",  # checked by _resolve_discount
         "ndcg_k": [Interval(Integral, 1, None, closed="left"), None],
         "max_queries_per_split": [Interval(Integral, 1, None, closed="left"), None],
