@@ -68,8 +68,10 @@ def test_sparse_prediction_spans_several_row_blocks():
 
 @pytest.mark.parametrize("estimator", [RFPointRanker(n_estimators=2, random_state=0), LambdaMART(n_estimators=2)], ids=repr)
 def test_float32_input_is_never_copied_to_float64(estimator):
-    """The traced peak of fit and predict stays below one float64 copy of X."""
-    X, y, qid = make_ranking(n_queries=2000, docs_per_query=50, n_features=40, random_state=0)
+    """The traced peak of fit and predict stays below one float64 copy of X (X wide
+    enough for that copy to outweigh the buffers a tree grows in, which scale with the
+    rows)."""
+    X, y, qid = make_ranking(n_queries=2000, docs_per_query=50, n_features=80, random_state=0)
     X = X.astype(np.float32)
     clone(estimator).fit(X[:500], y[:500], qid=qid[:500])  # compile and load kernels outside the trace
     tracemalloc.start()

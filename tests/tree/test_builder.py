@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from forestrank._tree import _criteria, _frontier
-from forestrank._tree._grow import TreeParams, grow_tree
+from forestrank._tree import _criteria, _frontier, _scans
+from forestrank._tree._grow import NodeStore, TreeMemory, TreeParams, grow_tree
 
 from .helpers import seed, training_set
 
@@ -130,3 +130,51 @@ print(json.dumps(out))
     for name in results[0]:
         for compiled, interpreted in zip(results[0][name], results[1][name]):
             np.testing.assert_allclose(compiled, interpreted, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        TreeParams(_criteria.ENTROPY, 3, max_features=2),
+        TreeParams(_criteria.VARIANCE, 3, max_features=3, expansion=_frontier.BEST, max_leaf_nodes=9),
+        TreeParams(_criteria.ENTROPY, 3, max_features=4, max_depth=3, missing_direction=_scans.SEPARATE),
+    ],
+    ids=["fully grown", "leaf budget", "three-way"],
+)
+def test_trees_grown_in_reused_memory_equal_trees_grown_in_new_memory(params):
+    """One ``TreeMemory`` for trees of different samples, in the order a forest grows
+    them: each tree is the tree grown alone. The leaf budget leaves nodes waiting in the
+    frontier, and a shuffled feature permutation, for the next tree to reset."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(500, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0]) + np.sin(np.nan_to_num(X[:, 1])) > 0.3).astype(float) + np.isnan(X[:, 2])
+    training, _ = training_set(X, y)
+    memory = TreeMemory(training, params)
+    store = NodeStore()
+    for tree_seed in range(4):
+        weights = rng.integers(0, 3, len(y)).astype(float)
+        reused = grow_tree(training, weights, params, seed(tree_seed), memory=memory, node_store=store)
+        alone = grow_tree(training, weights, params, seed(tree_seed))
+        for field in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+            np.testing.assert_array_equal(getattr(reused, field), getattr(alone, field))
+
+
+def test_a_large_forest_keeps_its_nodes_in_blocks_and_then_once(monkeypatch):
+    """Trees keep their nodes in the ``NodeStore``'s blocks while a forest that could
+    fill one grows (a block of 64 nodes here), and the model is the one grown without;
+    once indexed, every tree's nodes are a view of the forest's single array."""
+    from forestrank import RFPointRanker, make_ranking
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=20, n_features=5, random_state=0)
+    plain = RFPointRanker(n_estimators=6, max_depth=4, n_jobs=2, random_state=0).fit(X, y, qid=qid)
+    monkeypatch.setattr(NodeStore, "BLOCK_NODES", 64)
+    kept = []
+    original_keep = NodeStore.keep
+    monkeypatch.setattr(NodeStore, "keep", lambda store, nodes: kept.append(len(nodes)) or original_keep(store, nodes))
+    model = RFPointRanker(n_estimators=6, max_depth=4, n_jobs=2, random_state=0).fit(X, y, qid=qid)
+    assert len(kept) == 6
+    for tree, twin, offset in zip(model.trees_, plain.trees_, model._tree_offsets):
+        np.testing.assert_array_equal(tree.nodes, twin.nodes)
+        assert tree.nodes.base is model._forest_nodes
+        assert np.shares_memory(tree.nodes, model._forest_nodes[offset : offset + tree.node_count])

@@ -1,5 +1,9 @@
 """Python side of tree growing: resolved parameters, shared data, one call per tree."""
 
+import queue
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -141,6 +145,122 @@ def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> n
     )
 
 
+class TreeMemory:
+    """The buffers a tree grows in: its rows, the builder's workspace and the node
+    arrays it writes, sized for the most nodes a tree of the largest sample so far
+    can have (``max_nodes``; ``reserve`` grows them).
+
+    Trees grown one after another in the same buffers (``grow_tree(memory=...)``)
+    allocate them once: a fully grown tree's buffers are tens of MB, and allocating
+    them anew for every tree leaves the memory allocator holding hundreds of MB it
+    cannot give back between the long-lived trees (``benchmarks/RESULTS.md``, "Memory
+    at web scale"). Buffers are written before they are read, so a tree grown in
+    reused memory is the tree grown in new memory (tested).
+    """
+
+    def __init__(self, data: TrainingSet, params: TreeParams) -> None:
+        self._data = data
+        self._params = params
+        self.n_rows = -1
+
+    def reserve(self, n_tree_rows: int) -> None:
+        """Make room for a tree of ``n_tree_rows`` rows (new buffers if the current are smaller)."""
+        if n_tree_rows <= self.n_rows:
+            return
+        data, params = self._data, self._params
+        self.n_rows = n_tree_rows
+        self.capacity = max_nodes(params, n_tree_rows)
+        self.rows = _rows.row_buffers(n_tree_rows, data.targets.shape[1])
+        self.nodes = np.empty(self.capacity, dtype=NODE_DTYPE)
+        self.missing_left = np.empty(self.capacity, dtype=np.uint8)
+        self.values = np.empty(self.capacity, dtype=FLOAT_DTYPE)
+        self.n_node_samples = np.empty(self.capacity, dtype=INDEX_DTYPE)
+        self.weighted_n_node_samples = np.empty(self.capacity, dtype=FLOAT_DTYPE)
+        self.workspace = _builder.new_workspace(
+            self.capacity, data.X_binned.shape[1], data.bin_thresholds.shape[1],
+            _criteria.n_statistics(params.criterion, params.n_classes), params.missing_direction,
+        )  # fmt: skip
+
+    def fresh_workspace(self) -> "_builder.Workspace":
+        """The workspace, reset where a tree reads before it writes: an empty frontier and
+        the identity permutation the splitter draws features from."""
+        work = self.workspace
+        work.frontier.size[0] = 0
+        work.features[:] = np.arange(len(work.features), dtype=work.features.dtype)
+        return work
+
+
+class NodeStore:
+    """Where the finished trees of a forest keep their nodes: views into shared blocks.
+
+    An ensemble puts all its trees' nodes back to back for the predictor
+    (``TreeEnsembleMixin._index_trees``), copying them tree by tree. Nodes kept in
+    blocks of ``BLOCK_NODES`` (64 MB, more than glibc's largest threshold for serving
+    an allocation by its own memory map) go back to the system as soon as the last
+    tree of a block is copied, so the forest's nodes never exist twice in memory;
+    nodes kept in arrays of their own would return to the allocator's heap, which
+    keeps them. Worth it only for forests whose nodes could fill a block
+    (``TreeMemoryPool``). Thread-safe.
+    """
+
+    BLOCK_NODES = 1 << 22
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._block = np.empty(0, dtype=NODE_DTYPE)
+        self._used = 0
+
+    def keep(self, nodes: np.ndarray) -> np.ndarray:
+        """A stored copy of ``nodes`` (NODE_DTYPE array)."""
+        size = len(nodes)
+        if size > self.BLOCK_NODES // 4:  # large enough to be mapped alone
+            return nodes.copy()
+        with self._lock:
+            if self._used + size > len(self._block):
+                self._block = np.empty(self.BLOCK_NODES, dtype=NODE_DTYPE)
+                self._used = 0
+            block, start = self._block, self._used
+            self._used += size
+        kept = block[start : start + size]
+        kept[:] = nodes
+        return kept
+
+
+class TreeMemoryPool:
+    """``TreeMemory`` for the trees of one fit grown in threads: a tree takes one
+    (``memory``) and gives it back, so a forest allocates one per thread; and, when
+    the trees' nodes could fill a ``NodeStore`` block, the store they keep them in
+    (None otherwise).
+
+    Pickled (for a joblib backend of processes) it travels empty: each process then
+    allocates its own.
+    """
+
+    def __init__(self, data: TrainingSet, params: TreeParams, n_rows: int, n_trees: int) -> None:
+        self._data = data
+        self._params = params
+        self._n_rows = n_rows
+        self._n_trees = n_trees
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        large = n_trees * max_nodes(params, n_rows) > NodeStore.BLOCK_NODES
+        self.node_store = NodeStore() if large else None
+
+    def __reduce__(self) -> tuple:
+        return type(self), (self._data, self._params, self._n_rows, self._n_trees)
+
+    @contextmanager
+    def memory(self) -> Iterator[TreeMemory]:
+        """A free ``TreeMemory`` (new if none is free), given back on exit."""
+        try:
+            memory = self._free.get_nowait()
+        except queue.Empty:
+            memory = TreeMemory(self._data, self._params)
+        try:
+            yield memory
+        finally:
+            self._free.put(memory)
+
+
 def grow_tree(
     data: TrainingSet,
     weights: np.ndarray,
@@ -151,6 +271,8 @@ def grow_tree(
     cumulative_discount: np.ndarray | None = None,
     row_leaf: np.ndarray | None = None,
     histograms: np.ndarray | None = None,
+    memory: TreeMemory | None = None,
+    node_store: NodeStore | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -159,39 +281,39 @@ def grow_tree(
     within its query, and each query's weight in the mean expected NDCG;
     ``cumulative_discount`` is ``_listwise.cumulative_discounts`` for those copies.
     ``row_leaf`` (int64, one per row), when given, receives the leaf node of every
-    row with positive weight. ``histograms`` is a ``histogram_pool`` to reuse
-    (trees grown one after another); by default the tree allocates its own where one
-    applies.
+    row with positive weight. ``histograms`` is a ``histogram_pool`` and ``memory`` a
+    ``TreeMemory`` to reuse (trees grown one after another); by default the tree
+    allocates its own. ``node_store`` keeps the
+    finished tree's nodes (a forest's ``NodeStore``); by default an array of their own.
     """
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
     samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     if histograms is None:
         histograms = histogram_pool(data, params, len(samples))
-    capacity = max_nodes(params, len(samples))
+    if memory is None:
+        memory = TreeMemory(data, params)
+    memory.reserve(len(samples))
+    capacity = memory.capacity
     listwise = None
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(
             params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries, data.row_gains,
             copies, query_weights, cumulative_discount, len(samples), data.bin_thresholds.shape[1],
         )  # fmt: skip
-    n_features = data.X_binned.shape[1]
     output = _builder.TreeOutput(
-        np.empty(capacity, dtype=NODE_DTYPE), np.empty(capacity, dtype=np.uint8), np.empty(capacity, dtype=FLOAT_DTYPE), np.empty(capacity, dtype=INDEX_DTYPE),
-        np.empty(capacity, dtype=FLOAT_DTYPE), np.zeros(n_features, dtype=FLOAT_DTYPE), row_leaf,
+        memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
+        np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE), row_leaf,
     )  # fmt: skip
     n_nodes = _builder.build_tree(
         data.binned(),
-        _rows.sorted_rows(samples, data.targets, weights), data.leaf_targets, params.growth_params(),
-        _builder.new_workspace(
-            capacity, n_features, data.bin_thresholds.shape[1], _criteria.n_statistics(params.criterion, params.n_classes),
-            params.missing_direction,
-        ),
+        _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
+        memory.fresh_workspace(),
         rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
         None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,
     )  # fmt: skip
     return Tree(
-        nodes=output.nodes[:n_nodes].copy(),
+        nodes=output.nodes[:n_nodes].copy() if node_store is None else node_store.keep(output.nodes[:n_nodes]),
         missing_left=output.missing_left[:n_nodes].copy(),
         values=output.values[:n_nodes].copy(),
         n_node_samples=output.n_node_samples[:n_nodes].copy(),

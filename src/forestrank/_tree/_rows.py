@@ -30,14 +30,30 @@ integer_weights : bool
 """
 
 
-def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray) -> SortedRows:
-    """The tree's rows ``samples`` (int64, increasing; reordered in place by the builder)
-    with their targets (float64, (n_rows, n_target_columns)) and weights (float64,
-    (n_rows,)) gathered in that order."""
-    row_weights = weights[samples]
+def row_buffers(n_rows: int, n_target_columns: int) -> SortedRows:
+    """Uninitialised ``SortedRows`` arrays for trees of up to ``n_rows`` rows."""
     return SortedRows(
-        samples, targets[samples], row_weights, np.empty_like(samples), np.empty((len(samples), targets.shape[1])),
-        np.empty(len(samples)), bool(np.all(row_weights == np.floor(row_weights))),
+        np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
+        np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows), False,
+    )  # fmt: skip
+
+
+def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray, buffers: SortedRows | None = None) -> SortedRows:
+    """The tree's rows ``samples`` (int64, increasing) with their targets (float64,
+    (n_rows, n_target_columns)) and weights (float64, (n_rows,)) gathered in that
+    order, in the first ``len(samples)`` entries of ``buffers`` (``row_buffers``;
+    new arrays by default), which the builder then reorders."""
+    n_tree_rows = len(samples)
+    if buffers is None:
+        buffers = row_buffers(n_tree_rows, targets.shape[1])
+    tree_samples = buffers.samples[:n_tree_rows]
+    tree_samples[:] = samples
+    row_targets = np.take(targets, samples, axis=0, out=buffers.targets[:n_tree_rows])
+    row_weights = np.take(weights, samples, out=buffers.weights[:n_tree_rows])
+    return SortedRows(
+        tree_samples, row_targets, row_weights, buffers.spill_samples[:n_tree_rows],
+        buffers.spill_targets[:n_tree_rows], buffers.spill_weights[:n_tree_rows],
+        bool(np.all(row_weights == np.floor(row_weights))),
     )  # fmt: skip
 
 

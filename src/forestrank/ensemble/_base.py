@@ -138,12 +138,19 @@ class TreeEnsembleMixin:
     _predict_pass_bytes = _predictor.PASS_BYTES
 
     def _index_trees(self) -> None:
-        """Put all trees' nodes back to back; each tree keeps a view (no second copy)."""
-        nodes = np.concatenate([tree.nodes for tree in self.trees_]).astype(NODE_DTYPE, copy=False)
-        missing_left = np.concatenate([tree.missing_left for tree in self.trees_]).astype(np.uint8, copy=False)
+        """Put all trees' nodes back to back; each tree keeps a view (no second copy).
+
+        Tree by tree, each tree letting go of its own nodes once they are copied: a
+        forest's trees keep theirs in blocks (``_tree._grow.NodeStore``) that are
+        freed as they empty, so the nodes never exist twice.
+        """
         sizes = np.array([tree.node_count for tree in self.trees_])
         offsets = np.concatenate(([0], np.cumsum(sizes)[:-1])).astype(np.int64)
+        nodes = np.empty(sizes.sum(), dtype=NODE_DTYPE)
+        missing_left = np.empty(sizes.sum(), dtype=np.uint8)
         for tree, start, size in zip(self.trees_, offsets, sizes):
+            nodes[start : start + size] = tree.nodes
+            missing_left[start : start + size] = tree.missing_left
             tree.nodes = nodes[start : start + size]
             tree.missing_left = missing_left[start : start + size]
         self._forest_nodes = nodes

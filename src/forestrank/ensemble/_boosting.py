@@ -40,7 +40,7 @@ from .._features import check_features
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
-from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
+from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
@@ -233,6 +233,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         with numba_threads(self.n_jobs):
             params = self._tree_params(n_rows, X_train.shape[1])
             pool = histogram_pool(training, params, n_rows)  # one for every tree of the fit
+            memory = TreeMemory(training, params)
             for iteration in range(self.n_estimators):
                 if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
                     objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
@@ -245,7 +246,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     row_leaf.fill(-1)
                     key_parts = (iteration, 1) if n_outputs == 1 else (iteration, 1, output)
                     rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf, histograms=pool)
+                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory)
                     grown = row_leaf >= 0
                     curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
                     values = self.learning_rate * newton_node_values(

@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
 from .._tree import _criteria, _frontier, _rng, _scans
-from .._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree
+from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 
@@ -237,10 +237,12 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
             **self._listwise_data(data, query_of_row),
         )
-        params = self._tree_params(int((base_weight > 0).sum()), data.X.shape[1])
+        n_rows = int((base_weight > 0).sum())
+        params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
+        memory = TreeMemoryPool(training, params, n_rows, len(new_indices))
         start = time.perf_counter()
-        jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params) for index in new_indices)
+        jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params, memory) for index in new_indices)
         trees = list(previous)
         for tree in ordered_parallel(self.n_jobs)(jobs):
             trees.append(tree)
@@ -265,12 +267,16 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         )
 
     def _grow(
-        self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams
-    ):
+        self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams,
+        memory: TreeMemoryPool,
+    ):  # fmt: skip
         counts = self._sample_counts(index, query_of_row)
         rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
         extras = self._listwise_weights(training, counts, base_weight, params)
-        return grow_tree(training, counts * base_weight, params, rng_state, **extras)
+        with memory.memory() as buffers:
+            return grow_tree(
+                training, counts * base_weight, params, rng_state, memory=buffers, node_store=memory.node_store, **extras
+            )
 
     def _listwise_weights(
         self, training: TrainingSet, counts: np.ndarray, base_weight: np.ndarray, params: TreeParams
