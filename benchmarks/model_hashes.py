@@ -37,8 +37,9 @@ ESTIMATORS = {
         criterion="variance", max_features=0.1, bootstrap=True, sample_level="document", **FOREST
     ),
     "variance forest pooled": lambda: RFPointRanker(criterion="variance", max_features=None, min_samples_leaf=5, **FOREST),
+    "RF-list exact": lambda: RFListRanker(ndcg_k=None, max_queries_per_split=None, **FOREST),
     "RF-list": lambda: RFListRanker(**FOREST),
-    "RF-list ndcg@10": lambda: RFListRanker(ndcg_k=10, max_queries_per_split=200, **FOREST),
+    "RF-hybrid exact": lambda: RFHybridRanker(ndcg_k=None, max_queries_per_split=None, **FOREST),
     "RF-hybrid": lambda: RFHybridRanker(**FOREST),
     "RF-hybrid relevant": lambda: RFHybridRanker(listwise_depth=4, expansion="relevant", max_leaf_nodes=200, **FOREST),
     "LambdaMART": lambda: LambdaMART(**BOOSTING),

@@ -66,13 +66,18 @@ def test_skipping_queries_without_relevance_equals_dropping_them(data, forest):
     assert not np.array_equal(clone(forest).fit(X, y, qid=qid).predict(X), skipping.predict(X))
 
 
-def test_sum_of_split_gains_is_the_trees_expected_ndcg(data):
-    """Each gain is measured on the tree as it stands, so the gains add up to its objective."""
+@pytest.mark.parametrize("k", [None, 10], ids=["exact objective", "default NDCG@10"])
+def test_sum_of_split_gains_is_the_trees_expected_ndcg(data, k):
+    """Each gain is measured on the tree as it stands, so the gains add up to its
+    objective: the full expected NDCG, or the default's NDCG@10 (its cap of 200
+    queries per node does not bind on these)."""
     X, y, qid = data
-    forest = RFListRanker(n_estimators=2, query_subsample=1.0, random_state=0).fit(X, y, qid=qid)
-    all_tied = ndcg_score(y, np.zeros(len(y)), qid, ties="expected")
+    assert len(np.unique(qid)) <= 200
+    params = {} if k == 10 else {"ndcg_k": None, "max_queries_per_split": None}
+    forest = RFListRanker(n_estimators=2, query_subsample=1.0, random_state=0, **params).fit(X, y, qid=qid)
+    all_tied = ndcg_score(y, np.zeros(len(y)), qid, k, ties="expected")
     for tree in forest.trees_:
-        grown = ndcg_score(y, tree.predict(X), qid, ties="expected")
+        grown = ndcg_score(y, tree.predict(X), qid, k, ties="expected")
         assert grown > all_tied
         assert all_tied + tree.feature_gains.sum() == pytest.approx(grown, abs=1e-10)
 
@@ -84,8 +89,9 @@ def test_hybrid_listwise_gains_see_the_tree_as_it_stands(data, expansion):
     up to the tree's expected NDCG whatever the expansion order."""
     X, y, qid = data
     hybrid = RFHybridRanker(
-        listwise_depth=2, max_depth=2, expansion=expansion, n_estimators=3, query_subsample=1.0, random_state=0
-    ).fit(X, y, qid=qid)
+        listwise_depth=2, max_depth=2, expansion=expansion, n_estimators=3, query_subsample=1.0, ndcg_k=None,
+        max_queries_per_split=None, random_state=0,
+    ).fit(X, y, qid=qid)  # fmt: skip
     all_tied = ndcg_score(y, np.zeros(len(y)), qid, ties="expected")
     for tree in hybrid.trees_:
         assert tree.node_count == 7
