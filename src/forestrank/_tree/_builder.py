@@ -118,7 +118,9 @@ Workspace.__doc__ = """The builder's working memory for one tree (``new_workspac
 
 table : NodeTable
 frontier : _frontier.Frontier
-scratch : _scans.ScanScratch
+scratch : _scans.ScanScratch, or None
+    None for a tree whose every split is listwise (RF-list): numba then compiles no
+    pointwise scan into it.
 features : int32 array of shape (n_features,)
     The permutation the splitter draws candidate features from.
 statistics : float64 array of shape (n_statistics,)
@@ -126,11 +128,14 @@ statistics : float64 array of shape (n_statistics,)
 """
 
 
-def new_workspace(capacity: int, n_features: int, max_bins: int, n_statistics: int, missing_direction: int) -> Workspace:
-    """Working memory for a tree of at most ``capacity`` nodes."""
+def new_workspace(
+    capacity: int, n_features: int, max_bins: int, n_statistics: int, missing_direction: int, pointwise: bool = True
+) -> Workspace:
+    """Working memory for a tree of at most ``capacity`` nodes (``pointwise``: whether
+    some of its nodes may split by a pointwise criterion)."""
     table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), np.empty(capacity), np.empty(capacity))
     return Workspace(
-        table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction),
+        table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics),
     )  # fmt: skip
 

@@ -176,9 +176,12 @@ class TreeMemory:
         self.values = np.empty(self.capacity, dtype=FLOAT_DTYPE)
         self.n_node_samples = np.empty(self.capacity, dtype=INDEX_DTYPE)
         self.weighted_n_node_samples = np.empty(self.capacity, dtype=FLOAT_DTYPE)
+        # Nodes split pointwise below the listwise depth, if a tree can reach it.
+        deepest_split = params.max_depth - 1 if params.max_depth >= 0 else n_tree_rows
+        pointwise = params.listwise_depth == 0 or params.listwise_depth <= deepest_split
         self.workspace = _builder.new_workspace(
             self.capacity, data.X_binned.shape[1], data.bin_thresholds.shape[1],
-            _criteria.n_statistics(params.criterion, params.n_classes), params.missing_direction,
+            _criteria.n_statistics(params.criterion, params.n_classes), params.missing_direction, pointwise,
         )  # fmt: skip
 
     def fresh_workspace(self) -> "_builder.Workspace":

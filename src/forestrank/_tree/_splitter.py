@@ -185,7 +185,8 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         ``_criteria.gain_scale`` of the tree: a split is made only if its scaled gain
         exceeds ``params.min_gain_to_split``.
     scratch, features, rng_state, sweep_order, pool, slot :
-        As in ``best_split``.
+        As in ``best_split``; ``scratch`` None (a tree that splits listwise only) finds
+        no split.
 
     Returns
     -------
@@ -200,6 +201,8 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     missing : int
         As in ``best_split``.
     """
+    if scratch is None:  # a tree that splits listwise only never gets here: compile nothing more
+        return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, rows.integer_weights)
     if pure:
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
