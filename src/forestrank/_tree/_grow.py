@@ -151,10 +151,9 @@ class TreeMemory:
     can have (``max_nodes``; ``reserve`` grows them).
 
     Trees grown one after another in the same buffers (``grow_tree(memory=...)``)
-    allocate them once: a fully grown tree's buffers are tens of MB, and allocating
-    them anew for every tree leaves the memory allocator holding hundreds of MB it
-    cannot give back between the long-lived trees (``benchmarks/RESULTS.md``, "Memory
-    at web scale"). Buffers are written before they are read, so a tree grown in
+    allocate them once: buffers allocated anew for every tree are freed between the
+    long-lived trees, where the memory allocator keeps them instead of giving them
+    back (``benchmarks/RESULTS.md``, "Memory at web scale"). Buffers are written before they are read, so a tree grown in
     reused memory is the tree grown in new memory (tested).
     """
 

@@ -152,9 +152,9 @@ def subtract_histograms(histograms, parent_slot, child_slot):
     """``histograms[parent_slot] -= histograms[child_slot]``: the parent's slot becomes the sibling's.
 
     Counts stay exact (integers below 2^53); sums carry one extra rounding. One flat
-    loop over the slot's contiguous values, which numba vectorises; the nested loop
-    over (feature, bin, column), whose innermost runs 3 or 4 long, took four times
-    as long (``benchmarks/RESULTS.md``, "Engine design measurements").
+    loop over the slot's contiguous values, which numba vectorises, unlike a nested
+    loop over (feature, bin, column) whose innermost runs 3 or 4 long
+    (``benchmarks/RESULTS.md``, "Engine design measurements").
     """
     parent = histograms[parent_slot].reshape(-1)
     child = histograms[child_slot].reshape(-1)

@@ -1049,8 +1049,9 @@ def listwise_sweep(
                     n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
         # Blocks crossed by the left score (at the first candidate every query with
         # a left part is listed already, as moved), then by the right score. One call
-        # site in a loop: the crossing code is inlined once (twice cost a seventh of
-        # RF-list's cold compile; a called copy, 6% of its time per tree).
+        # site in a loop: the crossing code is inlined once (inlined twice it costs
+        # compile time, called it costs time per tree: benchmarks/RESULTS.md, "Engine
+        # design measurements").
         for side in range(2):
             left_side = side == 0
             if left_side:
