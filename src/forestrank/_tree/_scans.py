@@ -581,25 +581,27 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, pr
     apart = False
     if present is not None:
         apart = n_missing > 0 and params.missing_direction == SEPARATE
-    if apart:
-        missing_statistics = scratch.left
-        for s in range(len(missing_statistics)):
-            missing_statistics[s] = 0.0
-        missing_weight = 0.0
-        last_column = rows.targets.shape[1] - 1
-        for rank in range(n_node - n_missing, n_node):
-            position = order[rank, 0]
-            weight = rows.weights[position]
-            _criteria.accumulate(
-                params.criterion, missing_statistics, weight, rows.targets[position, 0], rows.targets[position, last_column]
-            )
-            missing_weight += weight
-        apart_gain, sweep_node = set_apart(
-            params.criterion, node, params, rows.integer_weights, missing_statistics, n_missing, missing_weight, present
-        )
-        sweep_missing = 0
-        if apart_gain > best_gain:
-            best_gain, best_bin, best_next, missing = apart_gain, -1, order[0, 1], MISSING_LEFT
+        if apart:
+            missing_statistics = scratch.left
+            for s in range(len(missing_statistics)):
+                missing_statistics[s] = 0.0
+            missing_weight = 0.0
+            last_column = rows.targets.shape[1] - 1
+            for rank in range(n_node - n_missing, n_node):
+                position = order[rank, 0]
+                weight = rows.weights[position]
+                _criteria.accumulate(
+                    params.criterion, missing_statistics, weight, rows.targets[position, 0],
+                    rows.targets[position, last_column],
+                )  # fmt: skip
+                missing_weight += weight
+            apart_gain, sweep_node = set_apart(
+                params.criterion, node, params, rows.integer_weights, missing_statistics, n_missing, missing_weight,
+                present,
+            )  # fmt: skip
+            sweep_missing = 0
+            if apart_gain > best_gain:
+                best_gain, best_bin, best_next, missing = apart_gain, -1, order[0, 1], MISSING_LEFT
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         gain, b, after = _sorted_pass(

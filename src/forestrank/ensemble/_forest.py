@@ -240,9 +240,11 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         n_rows = int((base_weight > 0).sum())
         params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
-        memory = TreeMemoryPool(training, params, n_rows, len(new_indices))
+        memory_pool = TreeMemoryPool(training, params, n_rows, len(new_indices))
         start = time.perf_counter()
-        jobs = (delayed(self._grow)(index, training, base_weight, query_of_row, params, memory) for index in new_indices)
+        jobs = (
+            delayed(self._grow)(index, training, base_weight, query_of_row, params, memory_pool) for index in new_indices
+        )
         trees = list(previous)
         for tree in ordered_parallel(self.n_jobs)(jobs):
             trees.append(tree)
@@ -268,15 +270,16 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
     def _grow(
         self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams,
-        memory: TreeMemoryPool,
+        memory_pool: TreeMemoryPool,
     ):  # fmt: skip
         counts = self._sample_counts(index, query_of_row)
         rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
         extras = self._listwise_weights(training, counts, base_weight, params)
-        with memory.memory() as buffers:
+        with memory_pool.memory() as memory:
             return grow_tree(
-                training, counts * base_weight, params, rng_state, memory=buffers, node_store=memory.node_store, **extras
-            )
+                training, counts * base_weight, params, rng_state, memory=memory, node_store=memory_pool.node_store,
+                **extras,
+            )  # fmt: skip
 
     def _listwise_weights(
         self, training: TrainingSet, counts: np.ndarray, base_weight: np.ndarray, params: TreeParams
