@@ -121,13 +121,13 @@ def _rf_hybrid(n_estimators, shape, seed, listwise_depth=6):
     return RFHybridRanker(n_estimators=n_estimators, listwise_depth=listwise_depth, n_jobs=2, random_state=seed)
 
 
-def _lightgbm_lambdarank(n_estimators, shape, seed):
+def _lightgbm_lambdarank(n_estimators, shape, seed, **params):
     import lightgbm
 
     # The boosting issue's reference settings: 31 leaves, learning rate 0.05, 20 documents per leaf.
     return lightgbm.LGBMRanker(
         n_estimators=n_estimators, num_leaves=31, learning_rate=0.05, min_child_samples=20, n_jobs=2,
-        random_state=seed, verbose=-1,
+        random_state=seed, verbose=-1, **params,
     )  # fmt: skip
 
 
@@ -283,6 +283,11 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
+    Contender("forestrank LambdaMART quantized_gradients=4", functools.partial(_lambdamart, quantized_gradients=4), "qid"),
+    Contender(
+        "LightGBM LGBMRanker lambdarank use_quantized_grad", functools.partial(_lightgbm_lambdarank, use_quantized_grad=True),
+        "group",
+    ),
 ]
 CONTENDERS["broof"] = [
     Contender("forestrank BROOF gradient", _broof, "qid"),

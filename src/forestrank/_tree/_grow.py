@@ -131,7 +131,7 @@ def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
     return capacity
 
 
-def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> np.ndarray | None:
+def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int, dtype: type = FLOAT_DTYPE) -> np.ndarray | None:
     """The tree's histogram pool (``_histograms.histogram_pool``), or None where it does not apply.
 
     Listwise trees and the sorted sweep search without one; a pool serves every tree
@@ -141,7 +141,7 @@ def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int) -> n
         return None
     max_frontier = params.max_leaf_nodes if params.max_leaf_nodes > 0 else n_tree_rows
     return _histograms.histogram_pool(
-        params.criterion, data.X_binned.shape[1], data.bin_thresholds.shape[1], params.max_features, max_frontier
+        params.criterion, data.X_binned.shape[1], data.bin_thresholds.shape[1], params.max_features, max_frontier, dtype
     )
 
 

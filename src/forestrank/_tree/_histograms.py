@@ -10,9 +10,11 @@ split search reads a feature's candidates from a slot (``_scans.pooled_scan``).
 Random forests draw a new feature subset at every node and class criteria have
 per-class statistics, so neither uses the pool (``histogram_pool`` returns None).
 
-The pool is an array of slots, ``histograms[slot, feature, bin, column]``. Each node
-holds at most one slot; the last slot is scratch, filled and released within one
-node when no slot is free (slower, never different).
+The pool is an array of slots, ``histograms[slot, feature, bin, column]``: float64, or
+int32 when boosting quantizes its gradients to integers (``ensemble/_quantization.py``;
+the same kernels, compiled for that type). Each node holds at most one slot; the last
+slot is scratch, filled and released within one node when no slot is free (slower,
+never different).
 """
 
 from collections import namedtuple
@@ -39,7 +41,7 @@ FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is se
 Pool = namedtuple("Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch"])
 Pool.__doc__ = """A tree's histograms and their bookkeeping (``new_pool``).
 
-histograms : float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
 node_slot : int64 array of shape (n_nodes capacity,)
     Each node's slot, -1 for none, ``FILL_LATER`` for one to fill when searched.
 free_slots : int64 array of shape (n_slots - 1,)
@@ -50,7 +52,9 @@ scratch : int
 """
 
 
-def histogram_pool(criterion: int, n_features: int, max_bins: int, max_features: int, max_frontier: int) -> np.ndarray | None:
+def histogram_pool(
+    criterion: int, n_features: int, max_bins: int, max_features: int, max_frontier: int, dtype: type = FLOAT_DTYPE
+) -> np.ndarray | None:
     """The pooled all-feature histograms of a tree, or None where the pool does not apply.
 
     It applies to moment criteria (``_criteria.pools_histograms``) examining every
@@ -61,18 +65,18 @@ def histogram_pool(criterion: int, n_features: int, max_bins: int, max_features:
 
     Returns
     -------
-    ndarray of shape (n_slots, n_features, max_bins, n_hist_columns), float64, or None
+    ndarray of shape (n_slots, n_features, max_bins, n_hist_columns), ``dtype``, or None
         Uninitialised: a slot is overwritten before it is read, so one pool serves
         every tree of a fit grown one at a time (boosting).
     """
     if not _criteria.pools_histograms(criterion) or max_features < n_features:
         return None
     n_columns = _criteria.n_hist_columns(criterion)
-    slot_bytes = max(n_features * max_bins * n_columns * 8, 1)
+    slot_bytes = max(n_features * max_bins * n_columns * np.dtype(dtype).itemsize, 1)
     n_slots = min(POOL_BYTES // slot_bytes, max_frontier + 2)
     if n_slots < 2:
         return None
-    return np.empty((n_slots, n_features, max_bins, n_columns), dtype=FLOAT_DTYPE)
+    return np.empty((n_slots, n_features, max_bins, n_columns), dtype=dtype)
 
 
 def new_pool(histograms: np.ndarray, capacity: int) -> Pool:
@@ -119,8 +123,9 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
         In the order of ``samples``: y (variance) or g and h (newton).
     row_weights : float64 array of shape (n_tree_rows,)
     samples : int64 array of shape (n_tree_rows,)
-    histograms : float64 array of shape (n_slots, n_features, max_bins, n_hist_columns)
-        ``histograms[slot]`` is overwritten.
+    histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+        ``histograms[slot]`` is overwritten. An int32 pool takes integer-valued
+        moments (quantized gradients), which it sums exactly.
     """
     histogram = histograms[slot]
     histogram[:] = 0.0

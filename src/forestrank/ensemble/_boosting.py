@@ -46,6 +46,7 @@ from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import LambdaRank, PlackettLuce, RankingObjective, Softmax, SquaredError, expected_relevance
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
 
 
@@ -58,6 +59,28 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(previous)
+
+
+def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
+    """Every node's sum of ``leaf_sums`` over the leaves below it.
+
+    Parameters
+    ----------
+    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
+    leaf_sums : float64 array of shape (n_nodes,)
+        A value per leaf (internal nodes' entries are ignored).
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), float64
+        A new array: the leaves' values, and each internal node the sum of its children's.
+    """
+    sums = leaf_sums.astype(FLOAT_DTYPE)
+    for node in range(len(tree_nodes) - 1, -1, -1):  # children come after their parent
+        if tree_nodes["feature"][node] >= 0:
+            left = tree_nodes["left"][node]
+            sums[node] = sums[left] + sums[left + 1]
+    return sums
 
 
 def newton_node_values(
@@ -88,16 +111,10 @@ def newton_node_values(
         Internal nodes get the step of all rows below them.
     """
     n_nodes = len(tree_nodes)
-    sum_g = np.bincount(row_leaf, weights=gradients, minlength=n_nodes)
+    sum_g = subtree_sums(tree_nodes, np.bincount(row_leaf, weights=gradients, minlength=n_nodes))
     if leaf_curvature is None:
-        sum_h = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
-    else:
-        sum_h = leaf_curvature.copy()
-    for node in range(n_nodes - 1, -1, -1):  # children come after their parent
-        if tree_nodes["feature"][node] >= 0:
-            left = tree_nodes["left"][node]
-            sum_g[node] = sum_g[left] + sum_g[left + 1]
-            sum_h[node] = sum_h[left] + sum_h[left + 1]
+        leaf_curvature = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
+    sum_h = subtree_sums(tree_nodes, leaf_curvature)
     denominator = sum_h + l2
     values = np.zeros(n_nodes)
     np.divide(-sum_g, denominator, out=values, where=denominator > 0)
@@ -150,6 +167,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         ],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
+        "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "init": [HasMethods(["fit", "predict"]), None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
@@ -230,9 +248,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.evals_result_["train"] = {key: []}
         best_score, best_iteration, stale = -np.inf, 0, 0
         start = time.perf_counter()
+        levels = self.quantized_gradients
+        if levels is not None:
+            check_quantization(levels, n_rows, self.split_gain)
         with numba_threads(self.n_jobs):
             params = self._tree_params(n_rows, X_train.shape[1])
-            pool = histogram_pool(training, params, n_rows)  # one for every tree of the fit
+            # one pool for every tree of the fit
+            pool = histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
             memory = TreeMemory(training, params)
             for iteration in range(self.n_estimators):
                 if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
@@ -240,14 +262,31 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 else:
                     objective.gradients(raw, gradients, hessians)
                 weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
+                tree_weights, tree_params = weights, params
+                if levels is not None:  # the weights are in the quantized targets
+                    tree_weights = (weights > 0).astype(FLOAT_DTYPE)
                 for output in range(n_outputs):
-                    targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
-                    targets[:, 1] = hessians[:, output]
-                    row_leaf.fill(-1)
                     key_parts = (iteration, 1) if n_outputs == 1 else (iteration, 1, output)
+                    if levels is None:
+                        targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
+                        targets[:, 1] = hessians[:, output]
+                    else:
+                        g_scale, h_scale = quantize_gradients(
+                            weights * gradients[:, output], weights * hessians[:, output], levels,
+                            self._rounding_rng(iteration, output), targets,
+                        )  # fmt: skip
+                        tree_params = quantized_params(params, g_scale, h_scale)
+                    row_leaf.fill(-1)
                     rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-                    tree = grow_tree(training, weights, params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory)
+                    tree = grow_tree(
+                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory
+                    )
                     grown = row_leaf >= 0
+                    if levels is not None:  # back to the units of the exact gradients
+                        tree.feature_gains *= g_scale**2 / h_scale
+                        tree.weighted_n_node_samples = subtree_sums(
+                            tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
+                        )
                     curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
                     values = self.learning_rate * newton_node_values(
                         tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
@@ -348,6 +387,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
         rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 0)))
         return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
+
+    def _rounding_rng(self, iteration: int, output: int) -> np.random.Generator:
+        """The stochastic rounding draws of one tree's quantized gradients."""
+        return np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 2, output)))
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
         squared = self.split_gain == "squared"
@@ -463,6 +506,17 @@ class LambdaMART(BaseBoostingRanker):
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
         nothing and sends them right unless ``"left"``.
+    quantized_gradients : int in [2, 254] or None, default=None
+        ``None`` searches splits on the exact gradients. An int ``B`` rounds each
+        tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
+        and its hessians to ``[0, B]`` by unbiased stochastic rounding, and sums them
+        in int32 histograms (Shi et al., "Quantized Training of Gradient Boosting
+        Decision Trees", NeurIPS 2022; LightGBM's ``use_quantized_grad`` with
+        ``num_grad_quant_bins=B``, whose default is 4). Leaf values are Newton
+        steps of the exact gradients (their leaf refitting), and ``l2_regularization``,
+        ``min_child_weight`` and ``min_gain_to_split`` keep their meaning. With
+        ``split_gain="newton"`` only. Measured speed and quality:
+        ``benchmarks/RESULTS.md``, "Quantized gradients".
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30
@@ -556,6 +610,7 @@ class LambdaMART(BaseBoostingRanker):
         max_features: int | float | str | None = None,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        quantized_gradients: int | None = None,
         sigma: float = 1.0,
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
@@ -584,6 +639,7 @@ class LambdaMART(BaseBoostingRanker):
         self.max_features = max_features
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.quantized_gradients = quantized_gradients
         self.sigma = sigma
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
@@ -632,8 +688,8 @@ class PLRank(BaseBoostingRanker):
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
-    max_bins, missing_direction, init, validation_fraction, n_iter_no_change, tol, eval_at, n_jobs,
-    random_state, verbose :
+    max_bins, missing_direction, quantized_gradients, init, validation_fraction, n_iter_no_change, tol,
+    eval_at, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
         query: it weighs the query's likelihood.
@@ -680,6 +736,7 @@ class PLRank(BaseBoostingRanker):
         max_features: int | float | str | None = None,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        quantized_gradients: int | None = None,
         init: object = None,
         validation_fraction: float = 0.1,
         n_iter_no_change: int | None = None,
@@ -705,6 +762,7 @@ class PLRank(BaseBoostingRanker):
         self.max_features = max_features
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.quantized_gradients = quantized_gradients
         self.init = init
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

@@ -1,0 +1,87 @@
+"""Quantized gradients: boosting's split search on small integers.
+
+Shi, Ke, Lin, Liu & Bian, "Quantized Training of Gradient Boosting Decision Trees"
+(NeurIPS 2022), §3 (LightGBM's ``use_quantized_grad``): before each tree the
+gradients are rounded to ``n_levels`` integer levels and the hessians to
+``n_levels`` non-negative levels,
+
+    g_q = SR(g / delta_g),  delta_g = max |g| / (n_levels / 2)     (Eq. 4)
+    h_q = SR(h / delta_h),  delta_h = max h / n_levels
+
+with stochastic rounding ``SR(x) = floor(x + u)``, ``u ~ U[0, 1)``, which is unbiased
+(``E[SR(x)] = x``; their Eq. 5). The tree's histograms then sum small integers: int32
+bins of half the float64 width, and sums that no summation order changes. The split
+gains in quantized units are the true gains times ``delta_h / delta_g^2``, so the
+thresholds that compare gains or hessians are rescaled rather than the sums
+(``quantized_params``), and the leaf values are Newton steps of the exact gradients
+(their §3.3, "leaf value refitting").
+"""
+
+import dataclasses
+
+import numpy as np
+
+from .._tree._grow import TreeParams
+
+# Histogram bins of a quantized tree: every bin sum of one tree is an integer of at
+# most n_rows * n_levels in magnitude.
+QUANTIZED_DTYPE = np.int32
+
+
+def check_quantization(n_levels: int, n_rows: int, split_gain: str) -> None:
+    """Refuse quantization where it does not apply: a least-squares split gain (it has no
+    hessians to rescale), or levels whose bin sums could overflow ``QUANTIZED_DTYPE``."""
+    if split_gain != "newton":
+        raise ValueError(
+            f"quantized_gradients applies to split_gain='newton' only; got split_gain={split_gain!r}. "
+            "Set quantized_gradients=None or split_gain='newton'."
+        )
+    if n_rows * n_levels >= np.iinfo(QUANTIZED_DTYPE).max:
+        raise ValueError(
+            f"quantized_gradients={n_levels} with {n_rows} training rows could overflow the int32 histogram sums "
+            f"(rows x levels must stay below 2^31); use fewer levels or quantized_gradients=None."
+        )
+
+
+def quantize_gradients(
+    gradients: np.ndarray, hessians: np.ndarray, n_levels: int, rng: np.random.Generator, out: np.ndarray
+) -> tuple[float, float]:
+    """Stochastically rounded integer gradients and hessians (Shi et al. 2022, Eqs. 4-5).
+
+    Parameters
+    ----------
+    gradients, hessians : float64 arrays of shape (n_rows,)
+        Weighted ``w * g`` and ``w * h`` (``h >= 0``).
+    n_levels : int
+        At least 2: gradients in ``[-n_levels/2, n_levels/2]``, hessians in ``[0, n_levels]``.
+    rng : numpy Generator
+        The rounding draws (two per row).
+    out : float64 array of shape (n_rows, 2)
+        Receives ``g_q`` and ``h_q`` (integer-valued floats: the engine's targets).
+
+    Returns
+    -------
+    (delta_g, delta_h) : tuple of float
+        The scales: ``g ~ delta_g * g_q``, ``h ~ delta_h * h_q``. 1.0 where every value is 0.
+    """
+    g_scale = float(np.max(np.abs(gradients), initial=0.0)) / (n_levels // 2) or 1.0
+    h_scale = float(np.max(hessians, initial=0.0)) / n_levels or 1.0
+    draws = rng.random((2, len(gradients)))
+    np.floor(gradients / g_scale + draws[0], out=out[:, 0])
+    np.floor(hessians / h_scale + draws[1], out=out[:, 1])
+    return g_scale, h_scale
+
+
+def quantized_params(params: TreeParams, g_scale: float, h_scale: float) -> TreeParams:
+    """``params`` with the hessian thresholds and the gain threshold in quantized units.
+
+    A Newton gain ``G^2 / (H + l2)`` with ``G = delta_g G_q`` and ``H = delta_h H_q`` is
+    ``delta_g^2 / delta_h * G_q^2 / (H_q + l2 / delta_h)``: ``l2`` and the minimum child
+    hessian divide by ``delta_h``, the minimum gain multiplies by ``delta_h / delta_g^2``.
+    """
+    return dataclasses.replace(
+        params,
+        l2_regularization=params.l2_regularization / h_scale,
+        min_child_weight=params.min_child_weight / h_scale,
+        min_gain_to_split=params.min_gain_to_split * h_scale / g_scale**2,
+    )
