@@ -107,7 +107,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shape", choices=sorted(SHAPES), default="web10k")
     parser.add_argument("--boosting-iterations", type=int, default=100)
-    parser.add_argument("--forest-trees", type=int, default=50)
+    parser.add_argument("--forest-trees", type=int, default=50, help="0 leaves the forest out (boosting's timings alone)")
     args = parser.parse_args()
     print(f"machine: {describe_machine()}")
     contenders = {
@@ -115,6 +115,7 @@ def main() -> None:
         "forestrank LambdaMART": args.boosting_iterations,
         "forestrank RFPointRanker": args.forest_trees,
     }
+    contenders = {name: n_estimators for name, n_estimators in contenders.items() if n_estimators > 0}
     with tempfile.TemporaryDirectory() as folder:
         path = make_input(args.shape, Path(folder))
         results = {}
