@@ -13,20 +13,51 @@ tree's index only, so the model is identical for any ``n_jobs`` or joblib backen
 a ``warm_start`` continuation equals a single fit.
 """
 
+import dataclasses
 import math
 import time
 from numbers import Integral, Real
 
 import numpy as np
 from joblib import delayed
+from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._cluster import dask_client, grow_on_cluster
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
+from .._tree._tree import Tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+
+
+
+def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tree]:
+    """A cluster task (``_cluster.grow_on_cluster``): trees ``indices`` of one forest.
+
+    Parameters
+    ----------
+    shared : dict
+        ``{"X_binned": ndarray of shape (n_rows, n_features)}``, the scattered binned matrix.
+    per_forest : tuple
+        ``(grower, training, base_weight, query_of_row, params)``: the forest's
+        ``_tree_grower()``, its ``TrainingSet`` without the binned matrix, the row
+        weights (float64, n_rows), the query of each row (int64, n_rows) and the
+        ``TreeParams``.
+    indices : list of int
+        The trees to grow, one after another in one set of tree buffers.
+
+    Returns
+    -------
+    list of Tree, in the order of ``indices``
+    """
+    grower, training, base_weight, query_of_row, params = per_forest
+    training = dataclasses.replace(training, X_binned=shared["X_binned"])
+    memory_pool = TreeMemoryPool(training, params, int((base_weight > 0).sum()), len(indices))
+    return [grower._grow(index, training, base_weight, query_of_row, params, memory_pool) for index in indices]
+
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
 
@@ -240,19 +271,41 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         n_rows = int((base_weight > 0).sum())
         params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
-        memory_pool = TreeMemoryPool(training, params, n_rows, len(new_indices))
         start = time.perf_counter()
-        jobs = (
-            delayed(self._grow)(index, training, base_weight, query_of_row, params, memory_pool) for index in new_indices
-        )
+
+        def report(n_trees: int) -> None:
+            if self.verbose and (n_trees % max(1, self.n_estimators // 10) == 0 or n_trees == self.n_estimators):
+                print(f"{type(self).__name__}: {n_trees}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
+
         trees = list(previous)
-        for tree in ordered_parallel(self.n_jobs)(jobs):
-            trees.append(tree)
-            if self.verbose and (len(trees) % max(1, self.n_estimators // 10) == 0 or len(trees) == self.n_estimators):
-                print(f"{type(self).__name__}: {len(trees)}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
+        client = dask_client()
+        if client is not None:
+            per_forest = (self._tree_grower(), dataclasses.replace(training, X_binned=None), base_weight, query_of_row, params)
+            shared = {"X_binned": training.X_binned}
+            trees += grow_on_cluster(
+                client, _grow_batch, shared, per_forest, new_indices, lambda n: report(len(previous) + n)
+            )  # fmt: skip
+        else:
+            memory_pool = TreeMemoryPool(training, params, n_rows, len(new_indices))
+            jobs = (
+                delayed(self._grow)(index, training, base_weight, query_of_row, params, memory_pool)
+                for index in new_indices
+            )
+            for tree in ordered_parallel(self.n_jobs)(jobs):
+                trees.append(tree)
+                report(len(trees))
         self.trees_ = trees
         self.n_trees_ = len(trees)
         self._index_trees()
+
+    def _tree_grower(self) -> "BaseForestRanker":
+        """An unfitted copy that grows this fit's trees: the parameters and the state
+        drawn by ``fit`` (seed entropy, sampling pool, listwise discount), without the
+        trees already grown or their prediction index (what a cluster task receives)."""
+        grower = clone(self)
+        state = self.__getstate__()
+        grower.__dict__.update({name: value for name, value in state.items() if name.startswith("_")})
+        return grower
 
     def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
         """Extra ``TrainingSet`` fields of the listwise criterion (none for pointwise forests)."""

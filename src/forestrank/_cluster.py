@@ -1,0 +1,133 @@
+"""Forest trees on a dask.distributed cluster, under ``joblib.parallel_config(backend="dask")``.
+
+A forest's trees are independent tasks on data that every tree reads whole. joblib's
+own dask backend would pickle the bound method that grows a tree, with its estimator
+and arguments, into every task; here the cluster receives the data once:
+
+- the binned matrix and its bin tables are scattered to every worker once per array
+  (``scatter_once``: BROOF's rounds share one binned matrix, so it travels once per
+  fit, not once per round);
+- the per-row arrays of one forest (targets, weights, query index, listwise inputs)
+  and the estimator that draws each tree's sample are scattered once per forest;
+- each task grows a contiguous batch of trees in one reused set of tree buffers, and
+  returns the finished trees (a few arrays each);
+- the trees are put back in index order, so the model is the local fit's: a tree's
+  random state depends on ``random_state`` and its index only (``docs/design.md``,
+  "Reproducibility").
+
+A worker that dies mid-fit loses its running tasks, not the data: every worker holds
+a replica, the scheduler runs the lost batches again elsewhere (or on the restarted
+worker) and the batch, a pure function of the data and the tree indices, returns the
+same trees. A scheduler that goes away ends the fit with a ``ConnectionError``.
+
+Forest trees are grown with one numba thread (``TreeParams.n_threads == 1``), so a
+task never enters a ``parallel=True`` kernel: the parallel histogram fill and the
+gradient kernels belong to boosting, which runs on the caller's machine.
+"""
+
+import sys
+import weakref
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError
+
+from joblib.parallel import get_active_backend
+
+# Tasks per worker thread: enough for the last batches to balance the load, few enough
+# that scheduling stays small against growing a tree.
+BATCHES_PER_THREAD = 2
+
+_scattered: dict = {}
+
+
+def dask_client() -> object | None:
+    """The ``distributed.Client`` of the active joblib backend, or None for any other backend."""
+    dask_backend = sys.modules.get("joblib._dask")  # imported by joblib only when the dask backend is used
+    if dask_backend is None:
+        return None
+    backend, _ = get_active_backend()
+    return backend.client if isinstance(backend, dask_backend.DaskDistributedBackend) else None
+
+
+def scatter_once(client: object, array: object) -> object:
+    """A future of ``array`` replicated on every worker of ``client``, scattered on first use.
+
+    The future is kept while ``array`` lives (a weak reference drops it), so the same
+    array passed again, for example BROOF's binned matrix in every round, is not sent
+    again.
+    """
+    key = (id(client), id(array))
+    future = _scattered.get(key)
+    if future is None or future.status != "finished":
+        future = client.scatter([array], broadcast=True, hash=False)[0]
+        _scattered[key] = future
+        weakref.finalize(array, _scattered.pop, key, None)
+    return future
+
+
+def grow_on_cluster(
+    client: object,
+    grow_batch: Callable,
+    shared: dict,
+    per_forest: object,
+    indices: Sequence[int],
+    on_tree: Callable[[int], None] | None = None,
+) -> list:
+    """Grow the trees ``indices`` on the cluster of ``client``, in batches; the trees in index order.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    grow_batch : callable
+        ``grow_batch(shared, per_forest, batch_indices) -> list of trees``, importable
+        on the workers (a module-level function).
+    shared : dict of str to ndarray
+        Arrays scattered once per array (``scatter_once``); the task receives the dict
+        with the arrays in it.
+    per_forest : object
+        Scattered once for this call and passed to every task.
+    indices : sequence of int
+        The tree indices to grow.
+    on_tree : callable, optional
+        Called with the number of trees finished so far, as batches complete.
+
+    Returns
+    -------
+    list of the trees of ``indices``, in order
+
+    Raises
+    ------
+    ConnectionError
+        The scheduler went away or the cluster has no worker.
+    """
+    from distributed import as_completed
+
+    indices = list(indices)
+    if not indices:
+        return []
+    if client.status != "running":
+        raise ConnectionError(f"the dask scheduler of {client} went away or cannot be reached (client status {client.status!r}).")
+    try:
+        n_threads = sum(client.nthreads().values())
+        if n_threads == 0:
+            raise ConnectionError(f"the dask cluster of {client} has no worker to grow trees on.")
+        shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
+        per_forest_future = client.scatter([per_forest], broadcast=True, hash=False)[0]
+        n_batches = min(len(indices), BATCHES_PER_THREAD * n_threads)
+        bounds = [len(indices) * b // n_batches for b in range(n_batches + 1)]
+        batches = [indices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        futures = [client.submit(grow_batch, shared_futures, per_forest_future, batch, pure=False) for batch in batches]
+        position = {future.key: number for number, future in enumerate(futures)}
+        results: list = [None] * len(batches)
+        finished = 0
+        for future in as_completed(futures):
+            trees = future.result()  # raises the task's error, or CancelledError when the scheduler is gone
+            results[position[future.key]] = trees
+            finished += len(trees)
+            if on_tree is not None:
+                on_tree(finished)
+    except (OSError, CancelledError, TimeoutError) as error:
+        raise ConnectionError(
+            f"the dask scheduler of {client} went away or cannot be reached while growing trees "
+            f"({type(error).__name__}: {error}); the fit is incomplete."
+        ) from error
+    return [tree for trees in results for tree in trees]
