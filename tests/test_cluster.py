@@ -35,7 +35,7 @@ def data():
 @pytest.fixture(scope="module")
 def client():
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as client,
     ):
         yield client
@@ -115,7 +115,7 @@ def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
 @pytest.mark.parametrize("when", ["before", "during"])
 def test_a_scheduler_that_went_away_ends_the_fit_with_a_clear_error(when, data):
     X, y, qid = data
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
     with distributed.Client(cluster, timeout="5s") as client, joblib.parallel_config(backend="dask"):
         if when == "before":
             cluster.close()
@@ -133,3 +133,78 @@ def _close_when_busy(cluster, client):
     while not any(client.processing().values()) and time.monotonic() < deadline:
         time.sleep(0.01)
     cluster.sync(cluster.scheduler.close)
+
+
+# --- data partitioned by query ---------------------------------------------------------
+
+
+def _as_dask(X, y, qid, rows_per_partition):
+    da = pytest.importorskip("dask.array")
+    return (
+        da.from_array(X, chunks=(rows_per_partition, X.shape[1])),
+        da.from_array(y, chunks=rows_per_partition),
+        da.from_array(qid, chunks=rows_per_partition),
+    )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RFPointRanker(n_estimators=6, query_subsample=0.3, random_state=0),
+        lambda: RFListRanker(n_estimators=3, query_subsample=0.3, max_depth=5, random_state=0),
+    ],
+    ids=["RF-point", "RF-list"],
+)
+def test_one_partition_is_the_in_memory_fit(make, data, client):
+    X, y, qid = data
+    reference = make().fit(X, y, qid=qid)
+    model = make().fit(*_as_dask(X, y, qid, len(y))[:2], qid=_as_dask(X, y, qid, len(y))[2])
+    _assert_same_trees(model, reference)
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+
+
+def test_each_tree_draws_its_queries_from_one_partition(data, client):
+    X, y, qid = data  # 200 queries of 30 rows, grouped: 4 partitions of 50 queries
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    make = lambda: RFPointRanker(n_estimators=24, query_subsample=0.1, min_samples_leaf=1, random_state=3)  # noqa: E731
+    model = make().fit(dX, dy, qid=dq)
+    again = make().fit(dX, dy, qid=dq)
+    _assert_same_trees(model, again)  # the same random_state, the same forest
+    assert len(model.trees_) == 24 and sorted(set(model.tree_partitions_)) == [0, 1, 2, 3]
+    for tree, partition in zip(model.trees_, model.tree_partitions_):
+        assert tree.n_node_samples[0] == 20 * 30  # 10% of all 200 queries, each of 30 rows
+        # A tree fitted on one partition predicts that partition's training rows
+        # at least as well as the rows of the others (it saw only its own).
+        rows = slice(1500 * partition, 1500 * (partition + 1))
+        own = np.abs(tree.predict(X[rows]) - y[rows]).mean()
+        assert own < np.abs(tree.predict(X) - y).mean()
+    np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
+
+
+def test_a_query_split_across_partitions_is_refused_by_name(data, client):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=r"query 46 has rows in partitions 0 and 1"):
+        RFPointRanker(n_estimators=2, query_subsample=0.1).fit(*_as_dask(X, y, qid, 1400)[:2], qid=_as_dask(X, y, qid, 1400)[2])
+
+
+def test_a_partition_smaller_than_a_tree_sample_is_refused(data, client):
+    X, y, qid = data
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    with pytest.raises(ValueError, match=r"draws 126 queries per tree, but partition 0 holds 50"):
+        RFPointRanker(n_estimators=2).fit(dX, dy, qid=dq)
+
+
+def test_dataframes_partitioned_by_query_fit_and_predict(data, client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, qid = data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["grade"], frame["query"] = y, qid
+    parts = dd.from_pandas(frame, npartitions=1)
+    features = parts[[f"f{j}" for j in range(X.shape[1])]]
+    model = RFPointRanker(n_estimators=4, query_subsample=0.5, random_state=0).fit(features, parts["grade"], qid=parts["query"])
+    reference = RFPointRanker(n_estimators=4, query_subsample=0.5, random_state=0).fit(frame.iloc[:, :-2], y, qid=qid)
+    assert list(model.feature_names_in_) == list(frame.columns[:-2])
+    _assert_same_trees(model, reference)
+    predicted = model.predict(features)
+    np.testing.assert_array_equal(predicted.compute().to_numpy(), reference.predict(frame.iloc[:, :-2]))

@@ -82,7 +82,7 @@ def test_every_local_backend_fits_and_predicts_the_default_model(backend, data, 
 def test_the_dask_backend_fits_and_predicts_the_default_model(data, reference_predictions):
     distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
     with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster,
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster),
     ):
         _assert_same_models("dask", data, reference_predictions)

@@ -27,8 +27,9 @@ gradient kernels belong to boosting, which runs on the caller's machine.
 
 import sys
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError
+from contextlib import contextmanager
 
 from joblib.parallel import get_active_backend
 
@@ -46,6 +47,15 @@ def dask_client() -> object | None:
         return None
     backend, _ = get_active_backend()
     return backend.client if isinstance(backend, dask_backend.DaskDistributedBackend) else None
+
+
+def is_dask_collection(value: object) -> bool:
+    """Whether ``value`` is a Dask array, DataFrame or Series (dask is imported only if it is one)."""
+    if not type(value).__module__.startswith("dask"):
+        return False
+    import dask
+
+    return dask.is_dask_collection(value)
 
 
 def scatter_once(client: object, array: object) -> object:
@@ -99,35 +109,73 @@ def grow_on_cluster(
     ConnectionError
         The scheduler went away or the cluster has no worker.
     """
-    from distributed import as_completed
-
     indices = list(indices)
     if not indices:
         return []
+    with scheduler_errors(client):
+        shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
+        per_forest_future = client.scatter([per_forest], broadcast=True, hash=False)[0]
+        count = n_batches(client, len(indices))
+    tasks = [(grow_batch, (shared_futures, per_forest_future), batch) for batch in batches(indices, count)]
+    return run_batches(client, tasks, on_tree)
+
+
+def n_batches(client: object, n_trees: int) -> int:
+    """Tasks for ``n_trees`` trees: ``BATCHES_PER_THREAD`` per worker thread, at most one per tree."""
+    n_threads = sum(client.nthreads().values())
+    if n_threads == 0:
+        raise NoWorkerError(f"the dask cluster of {client} has no worker to grow trees on.")
+    return min(n_trees, BATCHES_PER_THREAD * n_threads)
+
+
+def batches(indices: Sequence[int], count: int) -> list[list[int]]:
+    """``indices`` cut into ``count`` contiguous batches whose sizes differ by at most one."""
+    bounds = [len(indices) * b // count for b in range(count + 1)]
+    return [list(indices[a:b]) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+
+
+def run_batches(client: object, tasks: list, on_tree: Callable[[int], None] | None = None) -> list:
+    """Run ``(function, arguments, indices)`` tasks, each returning the trees of its
+    ``indices``; all the trees, ordered by index.
+
+    The arguments may hold futures (the cluster resolves them on the worker that runs
+    the task). ``on_tree`` is called with the number of trees finished so far. A task
+    that fails raises its own error here.
+    """
+    from distributed import as_completed
+
+    trees: dict = {}
+    task_error = None
+    with scheduler_errors(client):
+        futures = [client.submit(function, *arguments, indices, pure=False) for function, arguments, indices in tasks]
+        indices_of = {future.key: indices for future, (_, _, indices) in zip(futures, tasks)}
+        for future in as_completed(futures):
+            if future.status == "error":
+                task_error = future.exception()
+                break
+            trees.update(zip(indices_of[future.key], future.result()))  # CancelledError when the scheduler is gone
+            if on_tree is not None:
+                on_tree(len(trees))
+    if task_error is not None:
+        raise task_error
+    return [trees[index] for index in sorted(trees)]
+
+
+class NoWorkerError(ConnectionError):
+    """The cluster has no worker."""
+
+
+@contextmanager
+def scheduler_errors(client: object) -> Iterator[None]:
+    """Turn the ways a lost scheduler shows itself into one ``ConnectionError``."""
     if client.status != "running":
         raise ConnectionError(f"the dask scheduler of {client} went away or cannot be reached (client status {client.status!r}).")
     try:
-        n_threads = sum(client.nthreads().values())
-        if n_threads == 0:
-            raise ConnectionError(f"the dask cluster of {client} has no worker to grow trees on.")
-        shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
-        per_forest_future = client.scatter([per_forest], broadcast=True, hash=False)[0]
-        n_batches = min(len(indices), BATCHES_PER_THREAD * n_threads)
-        bounds = [len(indices) * b // n_batches for b in range(n_batches + 1)]
-        batches = [indices[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-        futures = [client.submit(grow_batch, shared_futures, per_forest_future, batch, pure=False) for batch in batches]
-        position = {future.key: number for number, future in enumerate(futures)}
-        results: list = [None] * len(batches)
-        finished = 0
-        for future in as_completed(futures):
-            trees = future.result()  # raises the task's error, or CancelledError when the scheduler is gone
-            results[position[future.key]] = trees
-            finished += len(trees)
-            if on_tree is not None:
-                on_tree(finished)
+        yield
+    except NoWorkerError:
+        raise
     except (OSError, CancelledError, TimeoutError) as error:
         raise ConnectionError(
             f"the dask scheduler of {client} went away or cannot be reached while growing trees "
             f"({type(error).__name__}: {error}); the fit is incomplete."
         ) from error
-    return [tree for trees in results for tree in trees]

@@ -23,7 +23,7 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._cluster import dask_client, grow_on_cluster
+from .._cluster import dask_client, grow_on_cluster, is_dask_collection
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -40,7 +40,8 @@ def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tre
     Parameters
     ----------
     shared : dict
-        ``{"X_binned": ndarray of shape (n_rows, n_features)}``, the scattered binned matrix.
+        ``{"X_binned": ndarray of shape (n_rows, n_features)}``, the scattered binned
+        matrix, or ``{}`` when ``per_forest``'s training set holds its own.
     per_forest : tuple
         ``(grower, training, base_weight, query_of_row, params)``: the forest's
         ``_tree_grower()``, its ``TrainingSet`` without the binned matrix, the row
@@ -54,7 +55,8 @@ def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tre
     list of Tree, in the order of ``indices``
     """
     grower, training, base_weight, query_of_row, params = per_forest
-    training = dataclasses.replace(training, X_binned=shared["X_binned"])
+    if "X_binned" in shared:
+        training = dataclasses.replace(training, X_binned=shared["X_binned"])
     memory_pool = TreeMemoryPool(training, params, int((base_weight > 0).sum()), len(indices))
     return [grower._grow(index, training, base_weight, query_of_row, params, memory_pool) for index in indices]
 
@@ -186,8 +188,11 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
+        if is_dask_collection(X):
+            from ._partitioned import fit_partitioned
+
+            return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
-        base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
 
         previous = getattr(self, "trees_", []) if self.warm_start else []
         if self.warm_start and previous and self.n_estimators < len(previous):
@@ -198,9 +203,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if not previous:
             self._entropy = _seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
-        self._pool = self._sampling_pool(data.y, query_of_row)
-        if self._pool is not None:  # the skipped rows count nowhere: not in the bins, nor in min_samples_*
-            base_weight = base_weight * (self._pool[query_of_row] if self.sample_level == "query" else self._pool)
+        base_weight = self._base_weight(data, query_of_row)
         binned = binned_features(data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0)
         self._grow_trees(data, query_of_row, base_weight, binned, previous)
 
@@ -216,6 +219,15 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
+
+    def _base_weight(self, data: RankingData, query_of_row: np.ndarray) -> np.ndarray:
+        """Each grouped row's weight in every tree (float64): its sample weight, 0 outside
+        the sampling pool; sets ``_pool`` (``_sampling_pool``)."""
+        base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
+        self._pool = self._sampling_pool(data.y, query_of_row)
+        if self._pool is not None:  # the skipped rows count nowhere: not in the bins, nor in min_samples_*
+            base_weight = base_weight * (self._pool[query_of_row] if self.sample_level == "query" else self._pool)
+        return base_weight
 
     def _sampling_pool(self, y: np.ndarray, query_of_row: np.ndarray) -> np.ndarray | None:
         """The units the trees draw from: None (all of them) unless
@@ -262,12 +274,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             ``binned_features`` of ``data.X`` (shared with BROOF's other rounds).
         previous : list of Tree
         """
-        training = TrainingSet(
-            **binned,
-            targets=self._targets(data.y),
-            leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
-            **self._listwise_data(data, query_of_row),
-        )
+        training = self._training_set(data, query_of_row, binned)
         n_rows = int((base_weight > 0).sum())
         params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
@@ -297,6 +304,24 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.trees_ = trees
         self.n_trees_ = len(trees)
         self._index_trees()
+
+    def _class_targets(self, y: np.ndarray) -> np.ndarray:
+        """Each row's class index (float64, shape (n_rows, 1)); sets ``classes_``, the
+        grades of ``y`` or, in a fit over partitions, ``_all_classes`` (the grades of
+        every partition, so that a class has one index everywhere)."""
+        classes = getattr(self, "_all_classes", None)
+        self.classes_ = np.unique(y) if classes is None else classes
+        return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
+
+    def _training_set(self, data: RankingData, query_of_row: np.ndarray, binned: dict) -> TrainingSet:
+        """The data every tree of the fit reads: ``binned`` (``binned_features``) and the
+        targets, leaf targets and listwise fields of the grouped rows."""
+        return TrainingSet(
+            **binned,
+            targets=self._targets(data.y),
+            leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
+            **self._listwise_data(data, query_of_row),
+        )
 
     def _tree_grower(self) -> "BaseForestRanker":
         """An unfitted copy that grows this fit's trees: the parameters and the state
@@ -381,6 +406,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
+        if is_dask_collection(X):
+            from ._partitioned import predict_partitioned
+
+            return predict_partitioned(self, X)
         return self._mean_of_trees(self._validate_prediction_data(X))
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
@@ -569,8 +598,7 @@ class RFPointRanker(BaseForestRanker):
     def _targets(self, y: np.ndarray) -> np.ndarray:
         if not self._requires_grades:
             return y[:, None].copy()
-        self.classes_ = np.unique(y)
-        return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
+        return self._class_targets(y)
 
     def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
         if self.leaf_score == "mean":

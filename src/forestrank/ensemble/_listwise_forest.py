@@ -16,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._common import FLOAT_DTYPE, INDEX_DTYPE
+from .._common import INDEX_DTYPE
 from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
 from ._base import RankingData
@@ -234,8 +234,7 @@ class RFListRanker(BaseForestRanker):
         return super().fit(X, y, qid, sample_weight)
 
     def _targets(self, y: np.ndarray) -> np.ndarray:
-        self.classes_ = np.unique(y)
-        return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
+        return self._class_targets(y)
 
     def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
         return RELEVANCE_WEIGHTS[self.relevance_weights](y)

@@ -1,0 +1,268 @@
+"""Forests fitted on Dask collections partitioned by query, each tree on one partition.
+
+The regime of Ibrahim & Carman's large-data experiments (§5.2.1, RF-point-S5 on
+MSLR-WEB10K and Yahoo): every tree sees a small sample of the queries, so a tree can
+draw its sample from the rows one worker holds. ``fit(X, y, qid=qid)`` with Dask
+arrays, DataFrames or Series (``docs/cluster.md``):
+
+1. every partition is validated and grouped by query on its worker; the query ids of
+   all partitions are compared, and a query found in two partitions is an error that
+   names it (a split query would be two queries to every tree);
+2. the bin thresholds are fitted on the client from a sample of at most
+   ``_binning.QUANTILE_SUBSAMPLE`` rows drawn from the partitions in proportion to
+   their rows (the sample a local fit uses for its quantiles), and every partition is
+   binned on its worker;
+3. tree ``i`` draws its partition with probability proportional to the partition's
+   queries (from ``random_state`` and ``i`` only), then ``round(query_subsample x
+   n_queries)`` of that partition's queries (or documents, ``sample_level="document"``),
+   ``n_queries`` counting every partition, so a tree's sample has the size it has in a
+   local fit;
+4. batches of trees run on the workers that hold their partition; the trees come back
+   and the forest is an ordinary in-memory model.
+
+``predict`` of a Dask collection maps the fitted forest over its partitions.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._binning import QUANTILE_SUBSAMPLE, BinMapper
+from .._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
+from ._forest import BaseForestRanker, _grow_batch, _seed_entropy
+
+
+@dataclass
+class _Partition:
+    """One partition's validated rows, grouped by query, on the worker that holds it."""
+
+    grower: BaseForestRanker
+    X: np.ndarray
+    y: np.ndarray
+    base_weight: np.ndarray
+    query_of_row: np.ndarray
+    query_ids: np.ndarray
+    data: object  # RankingData
+
+
+def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object, sample_weight: object) -> BaseForestRanker:
+    """Fit ``forest`` on Dask collections partitioned by query (the module docstring's steps).
+
+    Parameters
+    ----------
+    forest : BaseForestRanker
+        Its parameters validated.
+    X : dask Array of shape (n_samples, n_features), or dask DataFrame
+        Partitioned along the rows (a Dask array is rechunked to one block of columns).
+    y, qid : dask Array or Series of shape (n_samples,)
+        Partitioned as X.
+    sample_weight : dask Array or Series of shape (n_samples,), or None
+
+    Returns
+    -------
+    forest, fitted
+    """
+    client = _client()
+    if forest.oob_score:
+        raise ValueError("oob_score=True is not available for Dask inputs: out-of-bag rows live on the workers.")
+    columns = _partitions("X", X)
+    inputs = [columns, _partitions("y", y, len(columns)), _partitions("qid", qid, len(columns))]
+    if sample_weight is not None:
+        inputs.append(_partitions("sample_weight", sample_weight, len(columns)))
+    previous = getattr(forest, "trees_", []) if forest.warm_start else []
+    if forest.warm_start and previous and forest.n_estimators < len(previous):
+        raise ValueError(
+            f"n_estimators={forest.n_estimators} must be >= the {len(previous)} trees already fitted when warm_start=True."
+        )
+    if not previous:
+        forest._entropy = _seed_entropy(forest.random_state)
+    grower = forest._tree_grower()
+    with scheduler_errors(client):
+        inputs = [client.compute(column) for column in inputs]
+        weights = inputs[3] if len(inputs) > 3 else [None] * len(columns)
+        parts = [
+            client.submit(_prepare, grower, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
+            for p in range(len(columns))
+        ]
+        summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
+        _check_queries_in_one_partition([summary["query_ids"] for summary in summaries])
+        n_features = {summary["n_features"] for summary in summaries}
+        if len(n_features) != 1:
+            raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features)}.")
+        n_features = n_features.pop()
+        n_rows = [summary["n_rows"] for summary in summaries]
+        binner = BinMapper(forest.max_bins, random_state=forest._entropy % (2**32), n_jobs=forest.n_jobs)
+        binner.fit(np.concatenate(client.gather([
+            client.submit(_sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, pure=False)
+            for p, (part, rows) in enumerate(zip(parts, n_rows))
+        ])))  # fmt: skip
+        classes = np.unique(np.concatenate([summary["classes"] for summary in summaries]))
+        units = np.array([summary["n_units"] for summary in summaries])
+        n_draws = _draws_per_tree(forest, units)
+        trained = [
+            client.submit(_bin_partition, part, binner, classes, n_draws / max(1, count), pure=False)
+            for part, count in zip(parts, units)
+        ]
+        del parts
+    forest.n_features_in_ = n_features
+    if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
+        forest.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    if forest._requires_grades:
+        forest.classes_ = classes
+
+    new_indices = list(range(len(previous), forest.n_estimators))
+    chosen = np.array([_partition_of_tree(forest._entropy, index, units) for index in new_indices], dtype=int)
+    tasks = []
+    per_batch = math.ceil(len(new_indices) / n_batches(client, len(new_indices))) if new_indices else 1
+    for p in np.unique(chosen):
+        indices = [index for index, part in zip(new_indices, chosen) if part == p]
+        for batch in batches(indices, math.ceil(len(indices) / per_batch)):
+            tasks.append((_grow_batch, ({}, trained[p]), batch))
+    forest.trees_ = list(previous) + run_batches(client, tasks)
+    forest.tree_partitions_ = np.concatenate([getattr(forest, "tree_partitions_", np.zeros(0, dtype=int))[: len(previous)], chosen])
+    forest.n_trees_ = len(forest.trees_)
+    forest._pool = None
+    forest._index_trees()
+    for fitted in ("oob_score_", "oob_prediction_"):
+        if hasattr(forest, fitted):
+            delattr(forest, fitted)
+    return forest
+
+
+def predict_partitioned(forest: BaseForestRanker, X: object) -> object:
+    """``forest.predict`` mapped over the partitions of a Dask array or DataFrame (lazy).
+
+    Returns a Dask array of shape (n_samples,) for an array, a Dask Series (X's index)
+    for a DataFrame.
+    """
+    import dask.array as da
+
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"X must be a 2-D Dask array, got {X.ndim} dimensions.")
+        return X.rechunk({1: -1}).map_blocks(forest.predict, drop_axis=1, dtype=np.float64)
+    import pandas as pd
+
+    return X.map_partitions(lambda part: pd.Series(forest.predict(part), index=part.index), meta=(None, "f8"))
+
+
+def _client() -> object:
+    try:
+        from distributed import get_client
+    except ImportError as error:
+        raise ImportError(
+            'fitting on Dask collections needs dask.distributed: pip install "forestrank[dask]"'
+        ) from error
+    try:
+        return get_client()
+    except ValueError as error:
+        raise ValueError(
+            "fitting on Dask collections needs a dask.distributed Client (distributed.Client(...)): the "
+            "partitions are grouped, binned and grown on its workers."
+        ) from error
+
+
+def _partitions(name: str, collection: object, expected: int | None = None) -> list:
+    """The row partitions of a Dask collection as a list of Delayed objects."""
+    import dask.array as da
+
+    if isinstance(collection, da.Array):
+        if collection.ndim == 2:
+            collection = collection.rechunk({1: -1})
+        parts = list(collection.to_delayed().ravel())
+    elif is_dask_collection(collection) and hasattr(collection, "npartitions"):  # a DataFrame or Series
+        parts = list(collection.to_delayed())
+    else:
+        raise TypeError(
+            f"{name} must be a Dask array, DataFrame or Series partitioned like X when X is a Dask collection; "
+            f"got {type(collection).__name__}."
+        )
+    if expected is not None and len(parts) != expected:
+        raise ValueError(f"{name} has {len(parts)} partitions and X has {expected}: they must be partitioned alike.")
+    return parts
+
+
+def _check_queries_in_one_partition(query_ids: list[np.ndarray]) -> None:
+    """Raise ``ValueError`` naming a query whose rows lie in two partitions."""
+    ids = np.concatenate(query_ids)
+    owner = np.repeat(np.arange(len(query_ids)), [len(part) for part in query_ids])
+    order = np.argsort(ids, kind="stable")
+    repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
+    if len(repeated):
+        first, second = order[repeated[0]], order[repeated[0] + 1]
+        query = ids[first].item() if isinstance(ids[first], np.generic) else ids[first]
+        raise ValueError(
+            f"query {query!r} has rows in partitions {owner[first]} and {owner[second]}: every query must lie "
+            "wholly inside one partition (repartition by query id, for example with "
+            "DataFrame.shuffle(on=qid_column) or set_index(qid_column))."
+        )
+
+
+def _draws_per_tree(forest: BaseForestRanker, units: np.ndarray) -> int:
+    """Units (queries, or documents) a tree draws: as in a local fit on all the partitions."""
+    n_draws = max(1, round(forest.query_subsample * int(units.sum())))
+    unit = "queries" if forest.sample_level == "query" else "documents"
+    small = np.flatnonzero(units < n_draws)
+    if not forest.bootstrap and len(small):
+        raise ValueError(
+            f"query_subsample={forest.query_subsample} draws {n_draws} {unit} per tree, but partition {small[0]} "
+            f"holds {units[small[0]]}: each tree draws from one partition without replacement, so a partition must "
+            "hold a tree's sample (use fewer, larger partitions or a smaller query_subsample)."
+        )
+    return n_draws
+
+
+def _partition_of_tree(entropy: int, index: int, units: np.ndarray) -> int:
+    """The partition tree ``index`` draws from, with probability proportional to its units."""
+    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index, 2)))
+    return int(rng.choice(len(units), p=units / units.sum()))
+
+
+# --- tasks run on the workers ------------------------------------------------------
+
+
+def _prepare(grower: BaseForestRanker, X, y, qid, sample_weight) -> _Partition:
+    """Validate one partition and group its rows by query (``BaseRanker._validate_training_data``).
+
+    ``grower`` is the task's own copy (every task unpickles its arguments).
+    """
+    data = grower._validate_training_data(X, y, qid, sample_weight)
+    query_of_row = data.groups.grouped_query_index()
+    base_weight = grower._base_weight(data, query_of_row)
+    return _Partition(grower, data.X, data.y, base_weight, query_of_row, data.groups.query_ids, data)
+
+
+def _summary(part: _Partition) -> dict:
+    pool = part.grower._pool
+    by_query = part.grower.sample_level == "query"
+    n_units = (len(part.query_ids) if by_query else len(part.y)) if pool is None else int(pool.sum())
+    return {
+        "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids,
+        "classes": np.unique(part.y), "n_units": n_units,
+    }  # fmt: skip
+
+
+def _sample_rows(part: _Partition, n_rows: int, entropy: int, number: int) -> np.ndarray:
+    """At most ``n_rows`` rows of positive weight, drawn without replacement, for the bin thresholds."""
+    rows = np.flatnonzero(part.base_weight > 0)
+    if len(rows) > n_rows:
+        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2**31 + 1, number)))
+        rows = np.sort(rng.choice(rows, n_rows, replace=False))
+    X = part.X[rows]
+    return X.toarray() if hasattr(X, "toarray") else X
+
+
+def _bin_partition(part: _Partition, binner: BinMapper, classes: np.ndarray, fraction: float) -> tuple:
+    """The partition as ``_forest._grow_batch`` takes it, its trees drawing ``fraction`` of its units."""
+    grower = part.grower
+    grower._all_classes = classes if grower._requires_grades else None
+    thresholds, bin_values = binner.padded_tables()
+    binned = {
+        "X_binned": binner.transform(part.X), "n_bins": binner.n_bins_, "missing_bins": binner.missing_bins_,
+        "bin_thresholds": thresholds, "bin_values": bin_values,
+    }  # fmt: skip
+    training = grower._training_set(part.data, part.query_of_row, binned)
+    params = grower._tree_params(int((part.base_weight > 0).sum()), part.X.shape[1])
+    grower.query_subsample = fraction
+    return grower, training, part.base_weight, part.query_of_row, params
