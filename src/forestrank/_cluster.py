@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 
+import numpy as np
 from joblib.parallel import get_active_backend
 
 # Tasks per worker thread: enough for the last batches to balance the load, few enough
@@ -56,6 +57,21 @@ def is_dask_collection(value: object) -> bool:
     import dask
 
     return dask.is_dask_collection(value)
+
+
+def map_predict(estimator: object, X: object) -> object:
+    """``estimator.predict`` mapped over the row partitions of a Dask array or DataFrame (lazy).
+
+    Returns a Dask array of shape (n_samples,) for an array (rechunked to one block of
+    columns), a Dask Series with X's index for a DataFrame.
+    """
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
+    if hasattr(X, "chunks"):  # a Dask array
+        return X.rechunk({1: -1}).map_blocks(estimator.predict, drop_axis=1, dtype=np.float64)
+    import pandas as pd
+
+    return X.map_partitions(lambda part: pd.Series(estimator.predict(part), index=part.index), meta=(None, "f8"))
 
 
 def scatter_once(client: object, array: object) -> object:

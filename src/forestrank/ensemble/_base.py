@@ -21,6 +21,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from joblib import delayed
 
+from .._cluster import is_dask_collection
 from .._common import NODE_DTYPE
 from .._features import check_features, dense_blocks
 from .._parallel import row_ranges, run_in_threads
@@ -83,6 +84,12 @@ class BaseRanker(BaseEstimator):
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        if is_dask_collection(X):
+            raise TypeError(
+                f"{type(self).__name__} fits arrays in memory and X is a Dask collection: call X.compute() (and the "
+                "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker or RFHybridRanker, "
+                "which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
+            )
         X = check_features(self, X, reset=True)
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)

@@ -35,6 +35,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._cluster import is_dask_collection, map_predict
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
 from .._features import check_features
 from .._parallel import thread_count
@@ -433,6 +434,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         -------
         ndarray of shape (n_samples,), float64
         """
+        if is_dask_collection(X):
+            return map_predict(self, X)
         X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for output in range(self.n_outputs_):
@@ -444,6 +447,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         The last one equals ``predict(X)``.
         """
+        if is_dask_collection(X):
+            return map_predict(self, X)
         X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for iteration in range(self.n_iter_):

@@ -59,6 +59,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._cluster import is_dask_collection, map_predict
 from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
 from ._base import BaseRanker
@@ -426,6 +427,8 @@ class BROOF(BaseRanker):
         -------
         ndarray of shape (n_samples,), float64
         """
+        if is_dask_collection(X):
+            return map_predict(self, X)
         X = self._validate_prediction_data(X)
         return sum(a * forest._mean_of_trees(X) for a, forest in zip(self.estimator_weights_, self.estimators_))
 

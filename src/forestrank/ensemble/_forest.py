@@ -23,7 +23,7 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._cluster import dask_client, grow_on_cluster, is_dask_collection
+from .._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._parallel import ordered_parallel
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -407,9 +407,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         ndarray of shape (n_samples,), float64
         """
         if is_dask_collection(X):
-            from ._partitioned import predict_partitioned
-
-            return predict_partitioned(self, X)
+            return map_predict(self, X)
         return self._mean_of_trees(self._validate_prediction_data(X))
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:

@@ -20,7 +20,8 @@ arrays, DataFrames or Series (``docs/cluster.md``):
 4. batches of trees run on the workers that hold their partition; the trees come back
    and the forest is an ordinary in-memory model.
 
-``predict`` of a Dask collection maps the fitted forest over its partitions.
+``predict`` of a Dask collection maps the fitted model over its partitions
+(``_cluster.map_predict``), for every estimator.
 """
 
 import math
@@ -128,23 +129,6 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
         if hasattr(forest, fitted):
             delattr(forest, fitted)
     return forest
-
-
-def predict_partitioned(forest: BaseForestRanker, X: object) -> object:
-    """``forest.predict`` mapped over the partitions of a Dask array or DataFrame (lazy).
-
-    Returns a Dask array of shape (n_samples,) for an array, a Dask Series (X's index)
-    for a DataFrame.
-    """
-    import dask.array as da
-
-    if isinstance(X, da.Array):
-        if X.ndim != 2:
-            raise ValueError(f"X must be a 2-D Dask array, got {X.ndim} dimensions.")
-        return X.rechunk({1: -1}).map_blocks(forest.predict, drop_axis=1, dtype=np.float64)
-    import pandas as pd
-
-    return X.map_partitions(lambda part: pd.Series(forest.predict(part), index=part.index), meta=(None, "f8"))
 
 
 def _client() -> object:
