@@ -141,7 +141,8 @@ def partitions(args: argparse.Namespace) -> None:
           "query_subsample=0.05: 500 queries per tree)")
     print(f"  local (queries from all 10,000):            NDCG@10 {scores['local'].mean():.4f}, fit {local_s:.1f} s")
     print(f"  8 partitions of 1,250 queries, LocalCluster: NDCG@10 {scores['distributed'].mean():.4f}, fit {cluster_s:.1f} s")
-    print(f"distributed - local: {difference:+.4f} (bound 0.005); paired over {len(scores['local'])} test queries: {test}")
+    print(f"distributed - local: {difference:+.4f} (bound 0.005); paired over {len(scores['local'])} test queries: "
+          f"t-test p={test.pvalue:.2g}")
     print(f"trees per partition: {np.bincount(distributed_model.tree_partitions_, minlength=8).tolist()}")
     print("NDCG@10 plain: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant = 0")
 

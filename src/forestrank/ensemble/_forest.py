@@ -173,7 +173,11 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or a Dask array or DataFrame
+            A Dask collection must be partitioned by query (every query inside one
+            partition); its trees then grow on the cluster, each from one partition
+            (``docs/cluster.md``), and y, qid and sample_weight are Dask collections
+            partitioned alike.
         y : array-like of shape (n_samples,)
             Relevance grades (non-negative integers for the class criteria).
         qid : array-like of shape (n_samples,), default=None
@@ -193,6 +197,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
             return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
+        self.__dict__.pop("tree_partitions_", None)
 
         previous = getattr(self, "trees_", []) if self.warm_start else []
         if self.warm_start and previous and self.n_estimators < len(previous):
@@ -400,11 +405,12 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or a Dask array or DataFrame
 
         Returns
         -------
-        ndarray of shape (n_samples,), float64
+        ndarray of shape (n_samples,), float64; for a Dask collection a lazy Dask array
+        (or Series, with X's index) mapped over its partitions
         """
         if is_dask_collection(X):
             return map_predict(self, X)
@@ -522,6 +528,10 @@ class RFPointRanker(BaseForestRanker):
         NDCG@10 (default convention) of the out-of-bag predictions.
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag prediction of each training row (NaN if it was in every tree).
+    tree_partitions_ : ndarray of shape (n_trees_,), int
+        After a fit on Dask collections only: the partition each tree drew its
+        sample from (``docs/cluster.md``); -1 for trees of an earlier in-memory fit
+        continued with ``warm_start``.
     n_features_in_, feature_names_in_ : as in scikit-learn.
 
     Examples

@@ -121,7 +121,9 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
         for batch in batches(indices, math.ceil(len(indices) / per_batch)):
             tasks.append((_grow_batch, ({}, trained[p]), batch))
     forest.trees_ = list(previous) + run_batches(client, tasks)
-    forest.tree_partitions_ = np.concatenate([getattr(forest, "tree_partitions_", np.zeros(0, dtype=int))[: len(previous)], chosen])
+    earlier = getattr(forest, "tree_partitions_", np.zeros(0, dtype=int))[: len(previous)]
+    earlier = np.concatenate([earlier, np.full(len(previous) - len(earlier), -1)])  # -1: grown on in-memory data
+    forest.tree_partitions_ = np.concatenate([earlier, chosen]).astype(int)
     forest.n_trees_ = len(forest.trees_)
     forest._pool = None
     forest._index_trees()
