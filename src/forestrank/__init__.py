@@ -12,6 +12,7 @@ from ._version import __version__
 _PUBLIC = {
     "BROOF": "forestrank.ensemble",
     "DummyRanker": "forestrank.dummy",
+    "EarlyExit": "forestrank._costs",
     "LambdaMART": "forestrank.ensemble",
     "MissingQidWarning": "forestrank._queries",
     "PLRank": "forestrank.ensemble",

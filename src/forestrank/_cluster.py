@@ -97,6 +97,7 @@ def grow_on_cluster(
     per_forest: object,
     indices: Sequence[int],
     on_tree: Callable[[int], None] | None = None,
+    feature_penalty: object = None,
 ) -> list:
     """Grow the trees ``indices`` on the cluster of ``client``, in batches; the trees in index order.
 
@@ -104,8 +105,8 @@ def grow_on_cluster(
     ----------
     client : distributed.Client
     grow_batch : callable
-        ``grow_batch(shared, per_forest, batch_indices) -> list of trees``, importable
-        on the workers (a module-level function).
+        ``grow_batch(shared, per_forest, feature_penalty, batch_indices) -> list of
+        trees``, importable on the workers (a module-level function).
     shared : dict of str to ndarray
         Arrays scattered once per array (``scatter_once``); the task receives the dict
         with the arrays in it.
@@ -115,6 +116,8 @@ def grow_on_cluster(
         The tree indices to grow.
     on_tree : callable, optional
         Called with the number of trees finished so far, as batches complete.
+    feature_penalty : ndarray of shape (n_features,) or None
+        Passed to every task (the trees' cost penalty, small).
 
     Returns
     -------
@@ -132,7 +135,7 @@ def grow_on_cluster(
         shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
         per_forest_future = client.scatter([per_forest], broadcast=True, hash=False)[0]
         count = n_batches(client, len(indices))
-    tasks = [(grow_batch, (shared_futures, per_forest_future), batch) for batch in batches(indices, count)]
+    tasks = [(grow_batch, (shared_futures, per_forest_future, feature_penalty), batch) for batch in batches(indices, count)]
     return run_batches(client, tasks, on_tree)
 
 

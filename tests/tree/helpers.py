@@ -102,8 +102,12 @@ def statistics_second_moments(criterion, targets, weights):
     return weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])
 
 
-def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0, missing_direction=_scans.LEARN):
-    """Run the numba split search on the whole data set as one node, every feature examined."""
+def call_best_split(
+    data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0, missing_direction=_scans.LEARN,
+    feature_penalty=None, penalty_unit=0.0,
+):  # fmt: skip
+    """Run the numba split search on the whole data set as one node, every feature examined
+    (``feature_penalty`` and ``penalty_unit`` as in ``best_split``; no penalty by default)."""
     n_rows, n_features = data.X_binned.shape
     samples = np.arange(n_rows, dtype=np.int64)
     n_stats = _criteria.n_statistics(criterion, n_classes)
@@ -136,6 +140,7 @@ def call_best_split(data, criterion, weights, path, n_classes=3, min_samples_lea
         data.binned(), rows, node,
         params.growth_params(), _scans.new_scratch(max_bins, n_stats, missing_direction), np.arange(n_features, dtype=np.int32), seed(),
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
+        np.zeros(n_features) if feature_penalty is None else np.asarray(feature_penalty, dtype=np.float64), float(penalty_unit),
     )  # fmt: skip
 
 

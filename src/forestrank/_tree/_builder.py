@@ -113,7 +113,7 @@ as an ``_scans`` ``MISSING_*`` constant: int64; raw threshold and scaled gain:
 float64), and whether the split was decided by the parent's three-way split
 (``forced``, int64: 1 or 0)."""
 
-Workspace = namedtuple("Workspace", ["table", "frontier", "scratch", "features", "statistics"])
+Workspace = namedtuple("Workspace", ["table", "frontier", "scratch", "features", "statistics", "feature_penalty"])
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
 
 table : NodeTable
@@ -125,6 +125,9 @@ features : int32 array of shape (n_features,)
     The permutation the splitter draws candidate features from.
 statistics : float64 array of shape (n_statistics,)
     The statistics of the node being opened or searched.
+feature_penalty : float64 array of shape (n_features,)
+    The tree's cost penalty of each feature, ``lambda * c(f)`` for features it does
+    not get for free (``_splitter.best_split``); zeros when costs are off.
 """
 
 
@@ -136,7 +139,7 @@ def new_workspace(
     table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), np.empty(capacity), np.empty(capacity))
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
-        np.arange(n_features, dtype=np.int32), np.empty(n_statistics),
+        np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
     )  # fmt: skip
 
 
@@ -188,7 +191,7 @@ def _record_split(table, binned, node, feature, b, after, gain, missing):
 
 
 @jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise):
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
     Pointwise trees search its split now; listwise trees when it is expanded; a forced
@@ -230,7 +233,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     if listwise is None:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, pool, slot,
+            rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -244,7 +247,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
 
 
 @jit(inline="always")
-def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise):
+def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units):
     """Search the split of an expanded node of a listwise tree; returns whether one was found."""
     table = work.table
     start = table.start[node]
@@ -253,12 +256,12 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
     if table.depth[node] < listwise.depth:
         feature, b, after, gain, missing = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, work.features, rng_state, listwise,
-            target_sum, output.values[node], leaf_targets,
+            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1],
         )  # fmt: skip
     else:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, None, np.int64(-1),
+            rng_state, sweep_order, None, np.int64(-1), work.feature_penalty, penalty_units[0],
         )  # fmt: skip
         gain *= scale
     if feature < 0:
@@ -309,6 +312,36 @@ def _split(node, n_nodes, binned, rows, params, output, table):
         table.split_gain[present] = 0.0  # the parent carries the three-way gain
 
 
+@jit(refcounted=False, callable_from_python=False)
+def _penalty_units(params, rows, work, listwise):
+    """(pointwise, listwise) unscaled gain that a feature penalty of 1 stands for
+    (``_criteria.penalty_unit``; the listwise unit is the whole range of the mean
+    expected NDCG); zeros when no feature carries a penalty."""
+    penalised = False
+    for penalty in work.feature_penalty:
+        penalised = penalised or penalty > 0.0
+    if not penalised:
+        return 0.0, 0.0
+    statistics = work.statistics
+    for s in range(len(statistics)):
+        statistics[s] = 0.0
+    last_column = rows.targets.shape[1] - 1
+    root_weight = 0.0
+    rows_cost = 0.0
+    for position in range(len(rows.samples)):
+        weight = rows.weights[position]
+        target = rows.targets[position, 0]
+        last_target = rows.targets[position, last_column]
+        _criteria.accumulate(params.criterion, statistics, weight, target, last_target)
+        root_weight += weight
+        rows_cost += _criteria.row_cost(params.criterion, weight, target, last_target, params.l2_regularization)
+    root_cost, _ = _criteria.node_cost(params.criterion, statistics, root_weight, params.l2_regularization, rows.integer_weights)
+    listwise_unit = 0.0
+    if listwise is not None and listwise.scale > 0.0:
+        listwise_unit = 1.0 / listwise.scale
+    return _criteria.penalty_unit(params.criterion, root_cost, rows_cost), listwise_unit
+
+
 @jit(refcounted=False)
 def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output):
     """Grow one tree; returns the number of nodes written to ``output``.
@@ -338,6 +371,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
     """
     table = work.table
     scale = _criteria.gain_scale(params.criterion, _rows.total_weight(rows))
+    penalty_units = _penalty_units(params, rows, work, listwise)
     table.start[0] = 0
     table.end[0] = len(rows.samples)
     table.depth[0] = 0
@@ -358,7 +392,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         while next_node < n_nodes:
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
-                sweep_order, pool, listwise,
+                sweep_order, pool, listwise, penalty_units[0],
             )  # fmt: skip
             if listwise is not None:  # the tie blocks need the node's value
                 if next_node == 0 or listwise_waiting > 0 or table.depth[next_node] < listwise.depth:
@@ -377,10 +411,12 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         if listwise is not None and table.forced[node] == 0:
             listwise_waiting -= table.depth[node] < listwise.depth
             if not _search_expanded_node(
-                node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise
-            ):
+                node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise,
+                penalty_units,
+            ):  # fmt: skip
                 continue
         _split(node, n_nodes, binned, rows, params, output, table)
+        work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2
         n_leaves += 1
     for node in range(n_nodes):

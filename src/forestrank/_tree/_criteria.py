@@ -174,6 +174,29 @@ def moment_cost(criterion, first, second, weight, l2_regularization):
     return -first * first / curvature
 
 
+@jit
+def row_cost(criterion, weight, target, last_target, l2_regularization):
+    """The cost of a node that holds one row: 0 for every criterion but newton's
+    ``-(w g)^2 / (w h + l)``, the least cost any partition can reach."""
+    if criterion != NEWTON:
+        return 0.0
+    first, second = row_moments(criterion, weight, target, last_target)
+    return moment_cost(criterion, first, second, weight, l2_regularization)
+
+
+@jit
+def penalty_unit(criterion, root_cost, rows_cost):
+    """The unscaled gain that a feature penalty of 1 stands for: the root's reducible
+    cost, ``cost(root) - sum_i cost(row i)``, the gain of splitting the root into one
+    leaf per row. A split on ``f`` must then remove the fraction ``feature_penalty[f]``
+    of the impurity the tree started from (``docs/costs.md``). The Hellinger gain is a
+    distance, not a cost decrease: its unit is the distance 1.
+    """
+    if criterion == HELLINGER:
+        return 1.0
+    return max(root_cost - rows_cost, 0.0)
+
+
 @jit(inline="always")
 def node_cost(criterion, statistics, node_weight, l2_regularization, integer_weights):
     """The node's cost and whether it is pure (no split can lower the cost).

@@ -275,6 +275,7 @@ def grow_tree(
     histograms: np.ndarray | None = None,
     memory: TreeMemory | None = None,
     node_store: NodeStore | None = None,
+    feature_penalty: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -287,6 +288,8 @@ def grow_tree(
     ``TreeMemory`` to reuse (trees grown one after another); by default the tree
     allocates its own. ``node_store`` keeps the
     finished tree's nodes (a forest's ``NodeStore``); by default an array of their own.
+    ``feature_penalty`` (float64, one per feature) is ``lambda * c(f)`` of each feature
+    the tree does not get for free (``docs/costs.md``); None: no cost.
     """
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
@@ -297,6 +300,11 @@ def grow_tree(
         memory = TreeMemory(data, params)
     memory.reserve(len(samples))
     capacity = memory.capacity
+    work = memory.fresh_workspace()
+    if feature_penalty is None:
+        work.feature_penalty[:] = 0.0
+    else:
+        work.feature_penalty[:] = feature_penalty
     listwise = None
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(
@@ -310,7 +318,7 @@ def grow_tree(
     n_nodes = _builder.build_tree(
         data.binned(),
         _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
-        memory.fresh_workspace(),
+        work,
         rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
         None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,
     )  # fmt: skip

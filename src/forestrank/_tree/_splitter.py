@@ -54,8 +54,9 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
 
 
 @jit(inline="always")
-def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists):
-    """Best split of ``node`` over up to ``max_features`` usable features.
+def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit):
+    """Best split of ``node`` over up to ``max_features`` usable features, each feature's
+    gain less its cost penalty (Mohan's thesis, Eq. 6.1).
 
     Parameters
     ----------
@@ -78,6 +79,11 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     listwise : None or _listwise.Listwise
     lists : None or _listwise.NodeLists
         A listwise node: its sweeps (``open_node`` prepared it); None: pointwise.
+    feature_penalty : float64 array of shape (n_features,)
+        ``lambda * c(f)`` of each feature not yet free (``docs/costs.md``), 0 otherwise.
+    penalty_unit : float
+        Unscaled gain that a penalty of 1 stands for (``_criteria.penalty_unit``): a
+        split on ``f`` is scored by its gain less ``feature_penalty[f] * penalty_unit``.
 
     Returns
     -------
@@ -89,7 +95,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         Smallest occupied bin going right.
     gain : float
         Cost decrease of the split (unscaled), or the change of ``sum_q w_q E[DCG_q] /
-        IDCG_q`` for a listwise node.
+        IDCG_q`` for a listwise node, less the feature's penalty.
     missing : int
         Where the node's rows with a missing value of ``feature`` go: ``_scans.MISSING_RIGHT``,
         ``MISSING_LEFT``, or ``MISSING_APART`` (a child of their own, above the cut ``bin``).
@@ -104,14 +110,17 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         if n_usable >= params.max_features:
             break
         feature = _scans.draw_feature(features, i, rng_state)
+        # The scans look for a gain above their threshold: the best penalised gain so
+        # far plus this feature's penalty (0 when costs are off: the same comparisons).
+        penalty = feature_penalty[feature] * penalty_unit
         constant, gain, b, after, missing = _scan_feature(
-            binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists
+            binned, feature, rows, node, params, scratch, best_gain + penalty, sweep_order, pool, slot, listwise, lists
         )
         if constant:
             continue
         n_usable += 1
         if after >= 0:
-            best_gain = gain
+            best_gain = gain - penalty
             best_feature = feature
             best_bin = b
             best_next = after
@@ -169,7 +178,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -184,9 +193,9 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     scale : float
         ``_criteria.gain_scale`` of the tree: a split is made only if its scaled gain
         exceeds ``params.min_gain_to_split``.
-    scratch, features, rng_state, sweep_order, pool, slot :
+    scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit :
         As in ``best_split``; ``scratch`` None (a tree that splits listwise only) finds
-        no split.
+        no split. RF-rand's drawn split pays no penalty: it chooses nothing.
 
     Returns
     -------
@@ -210,15 +219,16 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     if _criteria.draws_split(params.criterion):
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
-        binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None
-    )
+        binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
+        penalty_unit,
+    )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
     return feature, b, after, gain, missing
 
 
 @jit(refcounted=False, callable_from_python=False)
-def listwise_split(binned, rows, start, end, node_weight, statistics, params, features, rng_state, listwise, target_sum, score, leaf_targets):
+def listwise_split(binned, rows, start, end, node_weight, statistics, params, features, rng_state, listwise, target_sum, score, leaf_targets, feature_penalty, penalty_unit):
     """Best split of a node by the listwise criterion (``_listwise``), evaluated against the tree as it is now.
 
     ``target_sum`` and ``score`` are the node's ``sum w * leaf_target`` and value,
@@ -231,8 +241,9 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
     lists = _listwise.open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state)
     node = _scans.Node(start, end, node_weight, 0.0, statistics)  # the sweeps need no pointwise cost
     feature, b, after, gain, missing = best_split(
-        binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists
-    )
+        binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists,
+        feature_penalty, penalty_unit,
+    )  # fmt: skip
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale
     if feature >= 0 and not gain > max(params.min_gain_to_split, _LISTWISE_GAIN_NOISE):

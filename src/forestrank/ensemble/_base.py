@@ -12,6 +12,7 @@ scikit-learn's metadata routing pass ``qid`` to ``fit`` and ``score`` inside
 Pipelines, ``cross_validate`` and ``GridSearchCV`` without ``set_*_request`` calls.
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -23,6 +24,7 @@ from joblib import delayed
 
 from .._cluster import is_dask_collection
 from .._common import NODE_DTYPE
+from .._costs import EarlyExit
 from .._features import check_features, dense_blocks
 from .._parallel import row_ranges, run_in_threads
 from .._queries import QueryGroups, group_queries
@@ -164,6 +166,69 @@ class TreeEnsembleMixin:
         self._forest_missing_left = missing_left
         self._tree_offsets = offsets
         self._deep_trees = bool(nodes.nbytes > _predictor.DEEP_TREE_BYTES * len(sizes))
+
+    def average_cost(self, X: object = None, qid: object = None, early_exit: EarlyExit | None = None) -> float:
+        """``c_H``, the mean cost of scoring a document (Mohan's thesis, Eqs. 6.2-6.4).
+
+        Without ``early_exit`` every document passes every tree: ``sum(tree_costs_)``.
+        With it, the mean of the per-document costs of ``predict(X, qid=qid,
+        early_exit=early_exit)`` (each document pays for the trees it passed).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), default=None
+            Needed with ``early_exit``.
+        qid : array-like of shape (n_samples,), default=None
+            Needed with ``early_exit``.
+        early_exit : EarlyExit, default=None
+
+        Returns
+        -------
+        float
+        """
+        check_is_fitted(self)
+        if early_exit is None:
+            return float(self.tree_costs_.sum())
+        if X is None:
+            raise ValueError("average_cost with early_exit needs the documents X (and their qid) to exit from.")
+        self.predict(X, qid=qid, early_exit=early_exit)
+        return early_exit.average_cost_
+
+    def _predict_with_exits(
+        self, X: np.ndarray, qid: object, early_exit: object, baseline: Callable, finish: Callable
+    ) -> np.ndarray:
+        """``predict`` under early exits (``_costs.EarlyExit``): validated ``X``; the model's
+        stages are its iterations of ``n_outputs_`` trees (one tree for a forest).
+
+        ``baseline(X)`` gives the raw scores before the first tree (n, n_outputs) and
+        ``finish(raw, stages)`` the ranking scores (n,) of documents that passed
+        ``stages`` stages (``EarlyExit.run``). ``early_exit`` gets its per-document
+        results in the caller's row order.
+        """
+        if not isinstance(early_exit, EarlyExit):
+            raise TypeError(f"early_exit must be an EarlyExit(every=..., fraction=...); got {early_exit!r}.")
+        if qid is None:
+            raise ValueError(
+                "early_exit needs qid: documents exit by their rank within their query (predict(X, qid=qid, "
+                "early_exit=...))."
+            )
+        groups = group_queries(qid, X.shape[0], caller=f"{type(self).__name__}.predict")
+        X_grouped = groups.group(X)
+        n_outputs = getattr(self, "n_outputs_", 1)
+
+        def add_stages(rows: np.ndarray, first: int, last: int, raw: np.ndarray) -> None:
+            for output in range(n_outputs):
+                raw[:, output] += self._sum_trees(
+                    X_grouped[rows], slice(first * n_outputs + output, last * n_outputs, n_outputs)
+                )
+
+        scores = early_exit.run(
+            len(self.trees_) // n_outputs, groups.query_boundaries, baseline(X_grouped), add_stages, finish,
+            self.tree_costs_.reshape(-1, n_outputs).sum(axis=1), n_outputs,
+        )  # fmt: skip
+        early_exit.trees_passed_ = groups.ungroup(early_exit.trees_passed_)
+        early_exit.document_costs_ = groups.ungroup(early_exit.document_costs_)
+        return groups.ungroup(scores)
 
     def _sum_trees(self, X: np.ndarray, trees: slice = slice(None)) -> np.ndarray:
         """Sum over the trees ``trees_[trees]`` (all by default) of each row's leaf value.

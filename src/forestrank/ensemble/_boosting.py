@@ -37,6 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._cluster import is_dask_collection, map_predict
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
+from .._costs import EarlyExit, FeatureCosts, check_feature_costs, tree_costs
 from .._features import check_features
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
@@ -169,6 +170,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
+        "feature_costs": ["array-like", None],
+        "cost_penalty": [Interval(Real, 0.0, None, closed="left")],
         "init": [HasMethods(["fit", "predict"]), None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
@@ -257,7 +260,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             # one pool for every tree of the fit
             pool = histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
             memory = TreeMemory(training, params)
+            n_features = X_train.shape[1]
+            costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
             for iteration in range(self.n_estimators):
+                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
                 if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
                     objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
                 else:
@@ -280,8 +286,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     row_leaf.fill(-1)
                     rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
                     tree = grow_tree(
-                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory
-                    )
+                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory,
+                        feature_penalty=penalty,
+                    )  # fmt: skip
                     grown = row_leaf >= 0
                     if levels is not None:  # back to the units of the exact gradients
                         tree.feature_gains *= g_scale**2 / h_scale
@@ -302,6 +309,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                         raw[~grown, output] += tree.predict(X_train[~grown])
                     for item in evals:
                         item.raw[:, output] += tree.predict(item.X)
+                costs.pay_for(self.trees_[-n_outputs:])
                 for item in evals:
                     self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
                 if self.verbose:
@@ -319,6 +327,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.best_iteration_ = best_iteration
             del self.trees_[best_iteration * n_outputs :]
         self.n_iter_ = len(self.trees_) // n_outputs
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs)
         self._index_trees()
         return self
 
@@ -422,13 +431,19 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     # --- prediction --------------------------------------------------------------------
 
-    def predict(self, X: object) -> np.ndarray:
+    def predict(self, X: object, qid: object = None, early_exit: EarlyExit | None = None) -> np.ndarray:
         """Ranking score of each row: the baseline (``init``'s prediction or the objective's
         constant) plus every tree's leaf value; for McRank the expected relevance.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; needed with ``early_exit`` only.
+        early_exit : EarlyExit, default=None
+            Freeze the bottom of each query every ``early_exit.every`` iterations
+            (Mohan's thesis, §6.1; ``docs/costs.md``); the per-document costs are
+            recorded on it.
 
         Returns
         -------
@@ -437,6 +452,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if is_dask_collection(X):
             return map_predict(self, X)
         X = self._validate_prediction_data(X)
+        if early_exit is not None:
+            return self._predict_with_exits(X, qid, early_exit, self._baseline, lambda raw, _: self._ranking_scores(raw))
         raw = self._baseline(X)
         for output in range(self.n_outputs_):
             raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
@@ -522,6 +539,15 @@ class LambdaMART(BaseBoostingRanker):
         ``min_child_weight`` and ``min_gain_to_split`` keep their meaning. With
         ``split_gain="newton"`` only. Measured speed and quality:
         ``benchmarks/RESULTS.md``, "Quantized gradients".
+    feature_costs : array-like of shape (n_features,), default=None
+        What each feature costs to compute when the model serves (finite, >= 0);
+        None: every feature is free.
+    cost_penalty : float >= 0, default=0.0
+        lambda of Mohan's cost-aware splits (thesis, Eq. 6.1): a split on feature ``f``
+        is scored by its gain less ``lambda * c(f) / sum(c)`` times the tree root's
+        reducible loss, the gain of one leaf per row (``docs/costs.md``).
+        Features used by earlier iterations, or higher in the same tree, are free.
+        0 (the default) gives the cost-oblivious model, bitwise.
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30
@@ -555,6 +581,9 @@ class LambdaMART(BaseBoostingRanker):
         Leaf values include the learning rate; iteration ``i`` holds trees
         ``i * n_outputs_ ... (i + 1) * n_outputs_ - 1``.
     n_iter_ : int
+    tree_costs_ : ndarray of shape (len(trees_),), float64
+        ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
+        that no earlier tree uses; their sum is the cost of scoring a document.
     best_iteration_ : int
         With early stopping: the iteration with the best validation NDCG.
     evals_result_ : dict
@@ -616,6 +645,8 @@ class LambdaMART(BaseBoostingRanker):
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
+        feature_costs: object = None,
+        cost_penalty: float = 0.0,
         sigma: float = 1.0,
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
@@ -645,6 +676,8 @@ class LambdaMART(BaseBoostingRanker):
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
+        self.feature_costs = feature_costs
+        self.cost_penalty = cost_penalty
         self.sigma = sigma
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
@@ -693,15 +726,15 @@ class PLRank(BaseBoostingRanker):
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
-    max_bins, missing_direction, quantized_gradients, init, validation_fraction, n_iter_no_change, tol,
-    eval_at, n_jobs, random_state, verbose :
+    max_bins, missing_direction, quantized_gradients, feature_costs, cost_penalty, init, validation_fraction,
+    n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
         query: it weighs the query's likelihood.
 
     Attributes
     ----------
-    trees_, n_iter_, best_iteration_, evals_result_, init_, baseline_,
+    trees_, n_iter_, best_iteration_, evals_result_, init_, baseline_, tree_costs_,
     feature_importances_, n_features_in_, feature_names_in_ :
         As in :class:`LambdaMART`.
 
@@ -742,6 +775,8 @@ class PLRank(BaseBoostingRanker):
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
+        feature_costs: object = None,
+        cost_penalty: float = 0.0,
         init: object = None,
         validation_fraction: float = 0.1,
         n_iter_no_change: int | None = None,
@@ -768,6 +803,8 @@ class PLRank(BaseBoostingRanker):
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
+        self.feature_costs = feature_costs
+        self.cost_penalty = cost_penalty
         self.init = init
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change

@@ -58,8 +58,10 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from .._cluster import is_dask_collection, map_predict
+from .._costs import check_feature_costs, features_used, tree_costs
 from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
 from ._base import BaseRanker
@@ -174,6 +176,10 @@ class BROOF(BaseRanker):
         The ``eta`` used.
     forest_ : BaseForestRanker
         The unfitted weak-learner template.
+    tree_costs_ : ndarray of shape (total trees,), float64
+        With the forest's ``feature_costs``: ``c(h_t)`` of every tree, round after
+        round (Mohan's thesis, Eq. 6.2; a later round's trees get the features of the
+        earlier rounds for free).
     feature_importances_ : ndarray of shape (n_features_in_,)
     n_features_in_, feature_names_in_ : as in scikit-learn.
 
@@ -306,7 +312,8 @@ class BROOF(BaseRanker):
         start = time.perf_counter()
         for round_index in range(self.n_estimators):
             target = data.y - validation_score if residue else data.y
-            forest = self._fit_forest(template, entropy, round_index, data, target, weights, query_of_row, binned)
+            paid = features_used([tree for kept in forests for tree in kept.trees_]) if forests else None
+            forest = self._fit_forest(template, entropy, round_index, data, target, weights, query_of_row, binned, paid)
             prediction, out_of_bag = self._validation_predictions(forest, strategy, X_kernel, weights, query_of_row)
             validated = ~np.isnan(prediction)
             row_errors = np.zeros(n_rows)
@@ -345,6 +352,8 @@ class BROOF(BaseRanker):
         self.estimator_errors_ = np.array(errors)
         self.estimator_weights_ = self._combination(strategy, np.array(betas))
         self.n_estimators_ = len(forests)
+        costs = check_feature_costs(template.feature_costs, self.n_features_in_)
+        self.tree_costs_ = tree_costs([tree for forest in forests for tree in forest.trees_], costs)
         self.example_weights_ = data.groups.ungroup(weights)
         return self
 
@@ -358,15 +367,16 @@ class BROOF(BaseRanker):
         rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2**31,)))
         return 1.0 - rng.random(n_rows)
 
-    def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned):
-        """Grow round ``round_index``'s forest on the shared binned matrix."""
+    def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned, paid):
+        """Grow round ``round_index``'s forest on the shared binned matrix, the features
+        ``paid`` (bool per feature, or None) free of cost."""
         seed = int(np.random.SeedSequence(entropy, spawn_key=(round_index,)).generate_state(1)[0])
         forest = clone(template).set_params(random_state=seed)
         forest.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = _seed_entropy(seed)
-        forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, weights, binned, [])
+        forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, weights, binned, [], paid)
         return forest
 
     @staticmethod
@@ -449,6 +459,12 @@ class BROOF(BaseRanker):
             forest_predictions.append(forest._mean_of_trees(X))
             weights = self._combination(self.strategy_, self.estimator_betas_[:rounds])
             yield sum(a * prediction for a, prediction in zip(weights, forest_predictions))
+
+    def average_cost(self) -> float:
+        """``c_H``, the cost of scoring a document with every kept round (Mohan's thesis,
+        Eq. 6.4): ``sum(tree_costs_)``. (BROOF offers no early exits.)"""
+        check_is_fitted(self)
+        return float(self.tree_costs_.sum())
 
     @property
     def feature_importances_(self) -> np.ndarray:

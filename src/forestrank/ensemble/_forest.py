@@ -25,7 +25,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict
 from .._common import FLOAT_DTYPE, as_kernel_array
-from .._parallel import ordered_parallel
+from .._costs import EarlyExit, FeatureCosts, check_feature_costs, tree_costs
+from .._parallel import ordered_parallel, thread_count
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
 from .._tree._tree import Tree
@@ -34,7 +35,7 @@ from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 
 
 
-def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tree]:
+def _grow_batch(shared: dict, per_forest: tuple, feature_penalty: np.ndarray | None, indices: list[int]) -> list[Tree]:
     """A cluster task (``_cluster.grow_on_cluster``): trees ``indices`` of one forest.
 
     Parameters
@@ -47,6 +48,8 @@ def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tre
         ``_tree_grower()``, its ``TrainingSet`` without the binned matrix, the row
         weights (float64, n_rows), the query of each row (int64, n_rows) and the
         ``TreeParams``.
+    feature_penalty : ndarray of shape (n_features,) or None
+        The cost penalty of the trees' wave (``_costs.FeatureCosts.penalty``).
     indices : list of int
         The trees to grow, one after another in one set of tree buffers.
 
@@ -58,7 +61,10 @@ def _grow_batch(shared: dict, per_forest: tuple, indices: list[int]) -> list[Tre
     if "X_binned" in shared:
         training = dataclasses.replace(training, X_binned=shared["X_binned"])
     memory_pool = TreeMemoryPool(training, params, int((base_weight > 0).sum()), len(indices))
-    return [grower._grow(index, training, base_weight, query_of_row, params, memory_pool) for index in indices]
+    return [
+        grower._grow(index, training, base_weight, query_of_row, params, memory_pool, feature_penalty)
+        for index in indices
+    ]
 
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
@@ -157,6 +163,9 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         "skip_queries_without_relevance": ["boolean"],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
+        "feature_costs": ["array-like", None],
+        "cost_penalty": [Interval(Real, 0.0, None, closed="left")],
+        "cost_wave_size": [Interval(Integral, 1, None, closed="left"), None],
         "oob_score": ["boolean"],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
@@ -264,8 +273,9 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         return self.bootstrap or self.query_subsample < 1.0
 
     def _grow_trees(
-        self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray, binned: dict, previous: list
-    ) -> None:
+        self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray, binned: dict, previous: list,
+        paid: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
         """Grow trees ``len(previous) .. n_estimators - 1`` after ``previous``; sets ``trees_``.
 
         Parameters
@@ -278,6 +288,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         binned : dict
             ``binned_features`` of ``data.X`` (shared with BROOF's other rounds).
         previous : list of Tree
+        paid : bool ndarray of shape (n_features,), default=None
+            Features already paid for before this forest (BROOF's earlier rounds).
         """
         training = self._training_set(data, query_of_row, binned)
         n_rows = int((base_weight > 0).sum())
@@ -290,23 +302,33 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 print(f"{type(self).__name__}: {n_trees}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
 
         trees = list(previous)
+        costs = self._feature_costs(data.X.shape[1], previous, paid)
         client = dask_client()
         if client is not None:
             per_forest = (self._tree_grower(), dataclasses.replace(training, X_binned=None), base_weight, query_of_row, params)
             shared = {"X_binned": training.X_binned}
-            trees += grow_on_cluster(
-                client, _grow_batch, shared, per_forest, new_indices, lambda n: report(len(previous) + n)
-            )  # fmt: skip
+            for wave in self._waves(new_indices, costs):
+                grown = grow_on_cluster(
+                    client, _grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
+                )  # fmt: skip
+                costs.pay_for(grown)
+                trees += grown
         else:
             memory_pool = TreeMemoryPool(training, params, n_rows, len(new_indices))
-            jobs = (
-                delayed(self._grow)(index, training, base_weight, query_of_row, params, memory_pool)
-                for index in new_indices
-            )
-            for tree in ordered_parallel(self.n_jobs)(jobs):
-                trees.append(tree)
-                report(len(trees))
+            for wave in self._waves(new_indices, costs):
+                penalty = costs.penalty()
+                jobs = (
+                    delayed(self._grow)(index, training, base_weight, query_of_row, params, memory_pool, penalty)
+                    for index in wave
+                )
+                grown = []
+                for tree in ordered_parallel(self.n_jobs)(jobs):
+                    grown.append(tree)
+                    report(len(trees) + len(grown))
+                costs.pay_for(grown)
+                trees += grown
         self.trees_ = trees
+        self.tree_costs_ = tree_costs(trees, costs.costs)
         self.n_trees_ = len(trees)
         self._index_trees()
 
@@ -327,6 +349,23 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
             **self._listwise_data(data, query_of_row),
         )
+
+    def _feature_costs(self, n_features: int, previous: list, paid: np.ndarray | None = None) -> FeatureCosts:
+        """The fit's ``FeatureCosts``, the features of ``previous`` trees (and ``paid``) already paid for."""
+        costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
+        costs.pay_for(previous)
+        if paid is not None:
+            costs.used |= paid
+        return costs
+
+    def _waves(self, indices: range, costs: FeatureCosts) -> list:
+        """The tree indices in the waves they grow in: one wave without costs, else waves of
+        ``cost_wave_size`` (default: the threads of ``n_jobs``), each seeing the features
+        the waves before it used (Mohan §6.1)."""
+        if not costs.active:
+            return [indices]
+        size = self.cost_wave_size or thread_count(self.n_jobs)
+        return [indices[start : start + size] for start in range(0, len(indices), size)]
 
     def _tree_grower(self) -> "BaseForestRanker":
         """An unfitted copy that grows this fit's trees: the parameters and the state
@@ -353,7 +392,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
     def _grow(
         self, index: int, training: TrainingSet, base_weight: np.ndarray, query_of_row: np.ndarray, params: TreeParams,
-        memory_pool: TreeMemoryPool,
+        memory_pool: TreeMemoryPool, feature_penalty: np.ndarray | None = None,
     ):  # fmt: skip
         counts = self._sample_counts(index, query_of_row)
         rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
@@ -361,7 +400,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         with memory_pool.memory() as memory:
             return grow_tree(
                 training, counts * base_weight, params, rng_state, memory=memory, node_store=memory_pool.node_store,
-                **extras,
+                feature_penalty=feature_penalty, **extras,
             )  # fmt: skip
 
     def _listwise_weights(
@@ -400,12 +439,17 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
     # --- prediction --------------------------------------------------------------------
 
-    def predict(self, X: object) -> np.ndarray:
+    def predict(self, X: object, qid: object = None, early_exit: EarlyExit | None = None) -> np.ndarray:
         """Mean of the trees' leaf values (Eq. 10).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features), or a Dask array or DataFrame
+        qid : array-like of shape (n_samples,), default=None
+            Query id of each row; needed with ``early_exit`` only.
+        early_exit : EarlyExit, default=None
+            Freeze the bottom of each query every ``early_exit.every`` trees (Mohan's
+            thesis, §6.1; ``docs/costs.md``); the per-document costs are recorded on it.
 
         Returns
         -------
@@ -414,7 +458,13 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """
         if is_dask_collection(X):
             return map_predict(self, X)
-        return self._mean_of_trees(self._validate_prediction_data(X))
+        X = self._validate_prediction_data(X)
+        if early_exit is None:
+            return self._mean_of_trees(X)
+        # A frozen document's partial score is the mean of the trees it passed.
+        return self._predict_with_exits(
+            X, qid, early_exit, lambda rows: np.zeros((len(rows), 1)), lambda raw, trees: raw[:, 0] / trees
+        )
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
         """``predict`` on validated rows (``_features.check_features``), shape (n_samples, n_features)."""
@@ -505,6 +555,19 @@ class RFPointRanker(BaseForestRanker):
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
         nothing and sends them right unless ``"left"``.
+    feature_costs : array-like of shape (n_features,), default=None
+        What each feature costs to compute when the model serves (finite, >= 0);
+        None: every feature is free. See ``cost_penalty``.
+    cost_penalty : float >= 0, default=0.0
+        lambda of Mohan's cost-aware splits (thesis, Eq. 6.1): a split on feature ``f``
+        is scored by its gain less ``lambda * c(f) / sum(c)`` times the tree root's
+        impurity, the gain of one leaf per row (``docs/costs.md``); a
+        feature used by an earlier wave of trees, or higher in the same tree, is free.
+        0 (the default) gives the cost-oblivious forest, bitwise.
+    cost_wave_size : int or None, default=None
+        With costs, trees grow in waves of this many trees, each wave seeing the
+        features the waves before it used; None: the threads of ``n_jobs``, so set it
+        for the same forest with any ``n_jobs``.
     oob_score : bool, default=False
         Compute out-of-bag predictions and their NDCG@10.
     n_jobs : int or None, default=None
@@ -528,6 +591,10 @@ class RFPointRanker(BaseForestRanker):
         NDCG@10 (default convention) of the out-of-bag predictions.
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag prediction of each training row (NaN if it was in every tree).
+    tree_costs_ : ndarray of shape (n_trees_,), float64
+        ``c(h_t)`` (thesis Eq. 6.2): the cost of the features each tree uses that no
+        earlier tree uses (0 without ``feature_costs``); their sum is the cost of
+        scoring a document (``average_cost``).
     tree_partitions_ : ndarray of shape (n_trees_,), int
         After a fit on Dask collections only: the partition each tree drew its
         sample from (``docs/cluster.md``); -1 for trees of an earlier in-memory fit
@@ -570,6 +637,9 @@ class RFPointRanker(BaseForestRanker):
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        feature_costs: object = None,
+        cost_penalty: float = 0.0,
+        cost_wave_size: int | None = None,
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -577,6 +647,9 @@ class RFPointRanker(BaseForestRanker):
         warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
+        self.feature_costs = feature_costs
+        self.cost_penalty = cost_penalty
+        self.cost_wave_size = cost_wave_size
         self.criterion = criterion
         self.max_features = max_features
         self.max_depth = max_depth

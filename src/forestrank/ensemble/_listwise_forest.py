@@ -122,6 +122,9 @@ class RFListRanker(BaseForestRanker):
         as imputing -inf or +inf would (``docs/missing_values.md``). The three-way
         split of ``RFPointRanker`` (``"separate"``) is not offered: the listwise
         gain of a split is not the sum of its two steps' gains.
+    feature_costs, cost_penalty, cost_wave_size :
+        Cost-aware splits as in ``RFPointRanker``; for a listwise split the unit of the
+        penalty is the whole range of the mean expected NDCG (``docs/costs.md``).
     oob_score : bool, default=False
     n_jobs : int or None, default=None
     random_state : int, RandomState or None, default=None
@@ -181,6 +184,9 @@ class RFListRanker(BaseForestRanker):
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        feature_costs: object = None,
+        cost_penalty: float = 0.0,
+        cost_wave_size: int | None = None,
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -205,6 +211,9 @@ class RFListRanker(BaseForestRanker):
         self.relevance_weights = relevance_weights
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.feature_costs = feature_costs
+        self.cost_penalty = cost_penalty
+        self.cost_wave_size = cost_wave_size
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -334,6 +343,9 @@ class RFHybridRanker(RFListRanker):
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        feature_costs: object = None,
+        cost_penalty: float = 0.0,
+        cost_wave_size: int | None = None,
         oob_score: bool = False,
         n_jobs: int | None = None,
         random_state: object = None,
@@ -359,6 +371,9 @@ class RFHybridRanker(RFListRanker):
             relevance_weights=relevance_weights,
             max_bins=max_bins,
             missing_direction=missing_direction,
+            feature_costs=feature_costs,
+            cost_penalty=cost_penalty,
+            cost_wave_size=cost_wave_size,
             oob_score=oob_score,
             n_jobs=n_jobs,
             random_state=random_state,

@@ -31,6 +31,7 @@ import numpy as np
 
 from .._binning import QUANTILE_SUBSAMPLE, BinMapper
 from .._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
+from .._costs import tree_costs
 from ._forest import BaseForestRanker, _grow_batch, _seed_entropy
 
 
@@ -112,15 +113,23 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
     if forest._requires_grades:
         forest.classes_ = classes
 
-    new_indices = list(range(len(previous), forest.n_estimators))
+    new_indices = range(len(previous), forest.n_estimators)
     chosen = np.array([_partition_of_tree(forest._entropy, index, units) for index in new_indices], dtype=int)
-    tasks = []
-    per_batch = math.ceil(len(new_indices) / n_batches(client, len(new_indices))) if new_indices else 1
-    for p in np.unique(chosen):
-        indices = [index for index, part in zip(new_indices, chosen) if part == p]
-        for batch in batches(indices, math.ceil(len(indices) / per_batch)):
-            tasks.append((_grow_batch, ({}, trained[p]), batch))
-    forest.trees_ = list(previous) + run_batches(client, tasks)
+    costs = forest._feature_costs(n_features, previous)
+    trees = list(previous)
+    for wave in forest._waves(new_indices, costs):
+        in_wave = chosen[wave.start - len(previous) : wave.stop - len(previous)]
+        per_batch = math.ceil(len(wave) / n_batches(client, len(wave)))
+        tasks = []
+        for p in np.unique(in_wave):
+            indices = [index for index, part in zip(wave, in_wave) if part == p]
+            for batch in batches(indices, math.ceil(len(indices) / per_batch)):
+                tasks.append((_grow_batch, ({}, trained[p], costs.penalty()), batch))
+        grown = run_batches(client, tasks)
+        costs.pay_for(grown)
+        trees += grown
+    forest.trees_ = trees
+    forest.tree_costs_ = tree_costs(trees, costs.costs)
     earlier = getattr(forest, "tree_partitions_", np.zeros(0, dtype=int))[: len(previous)]
     earlier = np.concatenate([earlier, np.full(len(previous) - len(earlier), -1)])  # -1: grown on in-memory data
     forest.tree_partitions_ = np.concatenate([earlier, chosen]).astype(int)

@@ -8,15 +8,30 @@ scorer declares ``qid`` as requested in :meth:`RankingScorer.get_metadata_routin
 :class:`~forestrank.MissingQidWarning`.
 """
 
+import warnings
+from collections.abc import Callable
+
+import numpy as np
 from sklearn.utils.metadata_routing import MetadataRequest
 
+from ._binary import auc_score, partial_auc_score, precision_at_5
 from ._conventions import resolve_convention
 from ._ranking import _check_cutoff, evaluate
 
 _SCORABLE = ("ndcg", "err", "map")
 
 
-class RankingScorer:
+class _QidScorer:
+    """A scorer that requests ``qid`` through scikit-learn's metadata routing."""
+
+    def get_metadata_routing(self) -> MetadataRequest:
+        """Request ``qid`` for scoring (scikit-learn metadata routing)."""
+        request = MetadataRequest(owner=self)
+        request.score.add_request(param="qid", alias=True)
+        return request
+
+
+class RankingScorer(_QidScorer):
     """Callable ``scorer(estimator, X, y_true, qid=None)`` for a ranking metric.
 
     Build it with :func:`ndcg_scorer`, :func:`err_scorer` or :func:`map_scorer`.
@@ -57,12 +72,6 @@ class RankingScorer:
             max_grade=self.max_grade,
             caller=repr(self),
         )
-
-    def get_metadata_routing(self) -> MetadataRequest:
-        """Request ``qid`` for scoring (scikit-learn metadata routing)."""
-        request = MetadataRequest(owner=self)
-        request.score.add_request(param="qid", alias=True)
-        return request
 
     def __repr__(self) -> str:
         options = dict(self.conventions)
@@ -108,3 +117,49 @@ def map_scorer(
 ) -> RankingScorer:
     """Scorer for MAP (see :func:`forestrank.metrics.map_score`)."""
     return RankingScorer("map", k, ties=ties, no_relevant=no_relevant, convention=convention)
+
+
+class BinaryScorer(_QidScorer):
+    """Callable ``scorer(estimator, X, y_true, qid=None)`` for a binary metric of
+    ``forestrank.metrics`` (AUC, partial AUC, PREC@5; Mohan's thesis §6.2).
+
+    Build it with :func:`auc_scorer`, :func:`partial_auc_scorer` or
+    :func:`precision_at_5_scorer`; the options are checked on a tiny example at
+    construction, so a bad one fails before a search starts.
+    """
+
+    def __init__(self, function: Callable, **options: object) -> None:
+        with warnings.catch_warnings():  # a threshold above both grades leaves no query to average
+            warnings.simplefilter("ignore")
+            function(np.array([0.0, 5.0]), np.array([0.0, 1.0]), np.array([0, 0]), **options)
+        self.function = function
+        self.options = options
+
+    def __call__(self, estimator: object, X: object, y_true: object, qid: object = None) -> float:
+        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid``."""
+        return self.function(y_true, estimator.predict(X), qid, **self.options)
+
+    def __repr__(self) -> str:
+        text = ", ".join(f"{name}={value!r}" for name, value in self.options.items())
+        return f"{self.function.__name__.removesuffix('_score')}_scorer({text})"
+
+
+def auc_scorer(*, relevant_threshold: float = 1, average: str = "query", ties: str = "expected") -> BinaryScorer:
+    """Scorer for AUC (see :func:`forestrank.metrics.auc_score`)."""
+    return BinaryScorer(auc_score, relevant_threshold=relevant_threshold, average=average, ties=ties)
+
+
+def partial_auc_scorer(
+    *, max_fpr: float = 0.05, normalization: str = "thesis", relevant_threshold: float = 1, average: str = "query",
+    ties: str = "expected",
+) -> BinaryScorer:  # fmt: skip
+    """Scorer for partial AUC (see :func:`forestrank.metrics.partial_auc_score`)."""
+    return BinaryScorer(
+        partial_auc_score, max_fpr=max_fpr, normalization=normalization, relevant_threshold=relevant_threshold,
+        average=average, ties=ties,
+    )  # fmt: skip
+
+
+def precision_at_5_scorer(*, relevant_threshold: float = 1, ties: str = "expected") -> BinaryScorer:
+    """Scorer for PREC@5 (see :func:`forestrank.metrics.precision_at_5`)."""
+    return BinaryScorer(precision_at_5, relevant_threshold=relevant_threshold, ties=ties)
