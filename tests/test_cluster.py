@@ -220,3 +220,16 @@ def test_boosting_refuses_dask_collections_in_fit_and_maps_predict_over_partitio
             make().fit(dX, dy, qid=dq)
         model = make().fit(X, y, qid=qid)
         np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
+
+
+def test_cost_aware_waves_on_the_cluster_are_the_local_forest(data, client):
+    X, y, qid = data
+    costs = np.arange(1.0, X.shape[1] + 1)
+    make = lambda: RFPointRanker(n_estimators=8, feature_costs=costs, cost_penalty=0.05, cost_wave_size=3, random_state=0)  # noqa: E731
+    reference = make().fit(X, y, qid=qid)
+    with joblib.parallel_config(backend="dask"):
+        model = make().fit(X, y, qid=qid)
+    _assert_same_trees(model, reference)
+    np.testing.assert_array_equal(model.tree_costs_, reference.tree_costs_)
+    partitioned = make().set_params(query_subsample=0.1).fit(*_as_dask(X, y, qid, 1500)[:2], qid=_as_dask(X, y, qid, 1500)[2])
+    assert len(partitioned.trees_) == 8 and partitioned.tree_costs_.sum() <= costs.sum()

@@ -260,3 +260,18 @@ def test_bad_costs_are_named(costs, penalty, error, message, data):
             make(n_estimators=2, feature_costs=costs, cost_penalty=penalty).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="feature_costs must be an array of numbers"):
         check_feature_costs(["a"] * 8, 8)
+
+
+def test_igbrt_gets_its_initial_forests_features_for_free_and_counts_their_cost(data, monkeypatch):
+    X, y, qid = data
+    seen = _record_penalties(monkeypatch, boosting_module)
+    forest = RFPointRanker(n_estimators=2, max_depth=2, random_state=0).fit(X, y, qid=qid)
+    model = LambdaMART(n_estimators=3, init=forest, feature_costs=COSTS, cost_penalty=0.05, random_state=0).fit(X, y, qid=qid)
+    initial = features_used(forest.trees_)
+    assert model.init_cost_ == pytest.approx(COSTS[initial].sum())
+    np.testing.assert_array_equal(seen[0][0], np.where(initial, 0.0, 0.05 * COSTS / COSTS.sum()))
+    np.testing.assert_array_equal(model.tree_costs_, tree_costs(model.trees_, COSTS, paid=initial))
+    assert model.average_cost() == pytest.approx(model.init_cost_ + model.tree_costs_.sum())
+    exit_ = EarlyExit(every=1, fraction=0.5)
+    model.predict(X, qid=qid, early_exit=exit_)
+    assert exit_.document_costs_.min() >= model.init_cost_

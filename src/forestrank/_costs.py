@@ -85,13 +85,14 @@ class FeatureCosts:
             self.used |= features_used(trees)
 
 
-def tree_costs(trees: list, feature_costs: np.ndarray | None) -> np.ndarray:
+def tree_costs(trees: list, feature_costs: np.ndarray | None, paid: np.ndarray | None = None) -> np.ndarray:
     """``c(h_t)`` (Eq. 6.2) of each tree in order: the cost of the features it uses that
-    no earlier tree uses; zeros without costs. float64, shape (n_trees,)."""
+    no earlier tree uses, nor ``paid`` (bool per feature: an initial model's); zeros
+    without costs. float64, shape (n_trees,)."""
     costs = np.zeros(len(trees))
     if feature_costs is None or not trees:
         return costs
-    paid = np.zeros(len(feature_costs), dtype=bool)
+    paid = np.zeros(len(feature_costs), dtype=bool) if paid is None else paid.copy()
     for t, tree in enumerate(trees):
         new = features_used([tree]) & ~paid
         costs[t] = feature_costs[new].sum()
@@ -150,6 +151,7 @@ class EarlyExit:
         finish: Callable[[np.ndarray], np.ndarray],
         stage_costs: np.ndarray,
         trees_per_stage: int,
+        start_cost: float = 0.0,
     ) -> np.ndarray:
         """Scores of rows grouped by query under early exits; records who exited where.
 
@@ -172,6 +174,8 @@ class EarlyExit:
             The cost each stage adds (its trees' ``tree_costs_``).
         trees_per_stage : int
             Trees per stage, for ``trees_passed_``.
+        start_cost : float
+            What every document pays before the first stage (IGBRT's initial forest).
 
         Returns
         -------
@@ -202,7 +206,7 @@ class EarlyExit:
         if exited.any():
             spread = float(scores.max() - scores.min()) + 1.0
             scores[exited] -= (len(checkpoints) - exit_checkpoint[exited]) * spread
-        cumulative = np.concatenate([[0.0], np.cumsum(stage_costs)])
+        cumulative = start_cost + np.concatenate([[0.0], np.cumsum(stage_costs)])
         self.trees_passed_ = passed * trees_per_stage
         self.document_costs_ = cumulative[passed]
         self.average_cost_ = float(self.document_costs_.mean()) if n_rows else 0.0

@@ -188,7 +188,7 @@ class TreeEnsembleMixin:
         """
         check_is_fitted(self)
         if early_exit is None:
-            return float(self.tree_costs_.sum())
+            return getattr(self, "init_cost_", 0.0) + float(self.tree_costs_.sum())
         if X is None:
             raise ValueError("average_cost with early_exit needs the documents X (and their qid) to exit from.")
         self.predict(X, qid=qid, early_exit=early_exit)
@@ -224,7 +224,7 @@ class TreeEnsembleMixin:
 
         scores = early_exit.run(
             len(self.trees_) // n_outputs, groups.query_boundaries, baseline(X_grouped), add_stages, finish,
-            self.tree_costs_.reshape(-1, n_outputs).sum(axis=1), n_outputs,
+            self.tree_costs_.reshape(-1, n_outputs).sum(axis=1), n_outputs, getattr(self, "init_cost_", 0.0),
         )  # fmt: skip
         early_exit.trees_passed_ = groups.ungroup(early_exit.trees_passed_)
         early_exit.document_costs_ = groups.ungroup(early_exit.document_costs_)

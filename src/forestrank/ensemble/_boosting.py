@@ -37,7 +37,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._cluster import is_dask_collection, map_predict
 from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._costs import EarlyExit, FeatureCosts, check_feature_costs, tree_costs
+from .._costs import EarlyExit, FeatureCosts, check_feature_costs, features_used, tree_costs
 from .._features import check_features
 from .._parallel import thread_count
 from .._queries import boundaries_of_grouped, group_queries
@@ -262,6 +262,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             memory = TreeMemory(training, params)
             n_features = X_train.shape[1]
             costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
+            init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
+            costs.pay_for(init_trees)
+            self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
             for iteration in range(self.n_estimators):
                 penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
                 if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
@@ -327,7 +330,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.best_iteration_ = best_iteration
             del self.trees_[best_iteration * n_outputs :]
         self.n_iter_ = len(self.trees_) // n_outputs
-        self.tree_costs_ = tree_costs(self.trees_, costs.costs)
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
         return self
 
@@ -583,7 +586,10 @@ class LambdaMART(BaseBoostingRanker):
     n_iter_ : int
     tree_costs_ : ndarray of shape (len(trees_),), float64
         ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
-        that no earlier tree uses; their sum is the cost of scoring a document.
+        that no earlier tree (nor ``init``'s forest) uses.
+    init_cost_ : float
+        The cost of the features of ``init``'s trees (IGBRT's forest), paid by every
+        document before the first iteration; ``average_cost`` adds it.
     best_iteration_ : int
         With early stopping: the iteration with the best validation NDCG.
     evals_result_ : dict
