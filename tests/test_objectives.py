@@ -2,10 +2,19 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import minimize
 
-from forestrank.objectives import LambdaRank, PlackettLuce, Softmax, SquaredError, distinct_contexts
+from forestrank.objectives import (
+    LambdaRank,
+    ListwiseSurrogate,
+    PlackettLuce,
+    Softmax,
+    SquaredError,
+    distinct_contexts,
+    normalized_gains,
+)
 
 
 def boundaries_of(qid):
@@ -295,3 +304,88 @@ def test_softmax_gradients_match_finite_differences():
             assert h[i, k] == pytest.approx(4 / 3 * second, rel=1e-5, abs=1e-9)
     with pytest.raises(ValueError, match="two distinct grades"):
         Softmax().prepare(np.zeros(5), np.array([0, 5]))
+
+
+# --- the consistent list-wise surrogates (PLRank paper §3.4; Ravikumar, Tewari & Yang 2011) ---
+
+SURROGATES = {
+    "c-mart": lambda: SquaredError("normalized_gain"),
+    "cosine": lambda: ListwiseSurrogate("cosine", consistent=False),
+    "c-cosine": lambda: ListwiseSurrogate("cosine", consistent=True),
+    "kl": lambda: ListwiseSurrogate("kl", consistent=False),
+    "c-kl": lambda: ListwiseSurrogate("kl", consistent=True),
+}
+
+
+def _prepared(make, labels, qid):
+    objective = make()
+    objective.prepare(np.asarray(labels, dtype=float), boundaries_of(np.asarray(qid)))
+    return objective
+
+
+def _gradients(objective, scores):
+    g, h = np.empty(len(scores)), np.empty(len(scores))
+    objective.gradients(np.ascontiguousarray(scores, dtype=float), g, h)
+    return g, h
+
+
+def _finite_differences(function, scores, step=1e-6):
+    out = np.empty(len(scores))
+    for i in range(len(scores)):
+        up, down = scores.copy(), scores.copy()
+        up[i] += step
+        down[i] -= step
+        out[i] = (function(up) - function(down)) / (2 * step)
+    return out
+
+
+@pytest.mark.parametrize("name", [*SURROGATES, "lambdarank"])
+def test_gradients_are_the_derivatives_of_the_loss(name):
+    rng = np.random.default_rng(1)
+    labels = rng.integers(0, 5, 40).astype(float)
+    labels[30:35] = 0.0  # one query without gain
+    qid = np.repeat(np.arange(8), 5)
+    make = SURROGATES.get(name, lambda: LambdaRank(sigma=1.0, truncation_level=30, normalize=False))
+    objective = _prepared(make, labels, qid)
+    scores = rng.normal(size=40) + 1.0
+    gradients, hessians = _gradients(objective, scores)
+    np.testing.assert_allclose(gradients, _finite_differences(objective.loss, scores), rtol=1e-5, atol=1e-8)
+    assert np.all(hessians >= 0)
+    if name in ("kl", "c-kl", "c-mart"):  # their hessians are the exact diagonal
+        diagonal = [_finite_differences(lambda s, i=i: _gradients(objective, s)[0][i], scores)[i] for i in range(40)]
+        np.testing.assert_allclose(hessians, diagonal, rtol=1e-5, atol=1e-8)
+
+
+def test_normalized_gains_divide_by_the_ideal_dcg_of_the_whole_list():
+    labels = np.array([2.0, 0.0, 1.0, 0.0, 0.0])
+    gains = 2.0**labels - 1
+    ideal = 3.0 / np.log2(2) + 1.0 / np.log2(3)
+    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 3, 5]), "dcg"), np.r_[gains[:3] / ideal, 0, 0])
+    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 5]), "l2"), gains / np.sqrt(10.0))
+    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 5]), "sum"), gains / 4.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 4), min_size=2, max_size=12).filter(lambda g: len(set(g)) > 1))
+def test_each_consistent_loss_is_minimised_by_scores_that_order_documents_by_grade(grades):
+    labels = np.array(grades, dtype=float)
+    for name in ("c-mart", "c-cosine", "c-kl"):
+        objective = _prepared(SURROGATES[name], labels, np.zeros(len(labels)))
+        start = np.full(len(labels), objective.initial_score())
+        result = minimize(objective.loss, start, jac=lambda s: _gradients(objective, s)[0], method="L-BFGS-B")
+        scores = result.x
+        higher, lower = np.nonzero(labels[:, None] > labels[None, :])
+        assert np.all(scores[higher] > scores[lower]), (name, scores)
+
+
+def test_every_objective_has_a_loss_and_the_estimator_fits_each_new_one():
+    from forestrank import LambdaMART, make_ranking, ndcg_score
+
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=15, n_features=6, random_state=0)
+    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl"):
+        model = LambdaMART(n_estimators=20, objective=objective, min_samples_leaf=5, random_state=0).fit(X, y, qid=qid)
+        assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8, objective  # every loss learns the training data
+    for make in (*SURROGATES.values(), LambdaRank, Softmax, SquaredError, lambda: PlackettLuce(top_k=5)):
+        objective = _prepared(make, y, qid)
+        raw = np.tile(np.atleast_1d(objective.initial_score()), (len(y), 1))
+        assert np.isfinite(objective.loss(raw if objective.n_outputs > 1 else raw[:, 0]))

@@ -150,6 +150,98 @@ def _lambdarank_gradients(
                 hessians[i] *= factor
 
 
+@jit(parallel=True)
+def _lambdarank_loss(scores, labels, gains, query_boundaries, inverse_max_dcg, discounts, sigma, truncation_level, out):
+    """Each query's |dNDCG|-weighted RankNet cost, ``sum_pairs |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``
+    over the pairs the gradients count (``_lambdarank_gradients``, without LightGBM's
+    normalisations); arguments as there, ``out`` float64 (n_queries,)."""
+    for q in numba.prange(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        n = end - start
+        out[q] = 0.0
+        if n < 2 or inverse_max_dcg[q] == 0.0:
+            continue
+        order = np.argsort(-scores[start:end], kind="mergesort") + start
+        for i in range(min(n - 1, truncation_level)):
+            a = order[i]
+            for j in range(i + 1, n):
+                b = order[j]
+                if labels[a] == labels[b]:
+                    continue
+                high, low = (a, b) if labels[a] > labels[b] else (b, a)
+                delta_ndcg = (gains[high] - gains[low]) * abs(discounts[i] - discounts[j]) * inverse_max_dcg[q]
+                margin = sigma * (scores[high] - scores[low])
+                # log(1 + exp(-m)) without overflow
+                out[q] += delta_ndcg * (max(-margin, 0.0) + np.log1p(np.exp(-abs(margin))))
+
+
+COSINE = 0
+CROSS_ENTROPY = 1
+
+
+@jit(parallel=True)
+def _surrogate_gradients(scores, targets, query_boundaries, kind, gradients, hessians, losses):
+    """Gradients, hessians and per-query losses of the cosine and cross-entropy surrogates.
+
+    Parameters
+    ----------
+    scores : float64 array of shape (n_rows,), rows grouped by query
+    targets : float64 array of shape (n_rows,)
+        Each document's target weight ``t`` (``ListwiseSurrogate``): its gain over the
+        query's 2-norm or total gain (inconsistent), or over its max DCG (consistent).
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    kind : int
+        ``COSINE``: ``L = 1/2 (1 - <s / |s|_2, t>)``, ``g = -(t - <s_hat, t> s_hat) / (2 |s|_2)``,
+        ``h = 1 / (2 |s|_2^2)`` (a positive curvature on the loss' scale: the step
+        ``-g/h`` moves ``s`` by ``|s|_2 (t - <s_hat, t> s_hat)``).
+        ``CROSS_ENTROPY``: ``L = -sum_i t_i log p_i``, ``p = softmax(s)``,
+        ``g = T p - t``, ``h = T p (1 - p)``, ``T = sum_i t_i``.
+    gradients, hessians : float64 arrays of shape (n_rows,)
+        Output; 0 for a query without gain (no target).
+    losses : float64 array of shape (n_queries,)
+        Output: each query's loss (0 without gain).
+    """
+    for q in numba.prange(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        total = 0.0
+        for i in range(start, end):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
+            total += targets[i]
+        losses[q] = 0.0
+        if total <= 0.0:
+            continue
+        if kind == COSINE:
+            norm = 0.0
+            inner = 0.0
+            for i in range(start, end):
+                norm += scores[i] * scores[i]
+                inner += scores[i] * targets[i]
+            norm = np.sqrt(norm)
+            if norm <= 0.0:  # no direction to turn: start the scores away from 0 (initial_score)
+                continue
+            cosine = inner / norm
+            losses[q] = 0.5 * (1.0 - cosine)
+            for i in range(start, end):
+                gradients[i] = -(targets[i] - cosine * scores[i] / norm) / (2.0 * norm)
+                hessians[i] = 1.0 / (2.0 * norm * norm)
+        else:
+            largest = scores[start]
+            for i in range(start, end):
+                largest = max(largest, scores[i])
+            normaliser = 0.0
+            for i in range(start, end):
+                normaliser += np.exp(scores[i] - largest)
+            log_normaliser = largest + np.log(normaliser)
+            for i in range(start, end):
+                probability = np.exp(scores[i] - log_normaliser)
+                losses[q] -= targets[i] * (scores[i] - log_normaliser)
+                gradients[i] = total * probability - targets[i]
+                hessians[i] = total * probability * (1.0 - probability)
+
+
 @jit(inline="always")
 def _log_add(a, b):
     """``log(exp a + exp b)`` without overflow or underflow."""
@@ -382,6 +474,23 @@ def distinct_contexts(
     return contexts, context_boundaries, top_share
 
 
+def normalized_gains(labels: np.ndarray, query_boundaries: np.ndarray, norm: str) -> np.ndarray:
+    """``G(l) = 2^l - 1`` of every grouped row over its query's norm: ``"dcg"`` the DCG
+    normaliser ``|G|_D`` (the ideal DCG of the whole list), ``"l2"`` the 2-norm, ``"sum"``
+    the total gain. A query without gain gets zeros. float64, shape (n_rows,)."""
+    gains = 2.0**labels - 1.0
+    sizes = np.diff(query_boundaries)
+    if norm == "dcg":
+        inverse = np.empty(len(sizes))
+        largest = int(sizes.max(initial=1))
+        _inverse_max_dcg(labels, query_boundaries, largest, discount_table(largest), inverse)
+    else:
+        per_query = np.add.reduceat(gains**2 if norm == "l2" else gains, query_boundaries[:-1])
+        per_query = np.sqrt(per_query) if norm == "l2" else per_query
+        inverse = np.divide(1.0, per_query, out=np.zeros(len(sizes)), where=per_query > 0)
+    return gains * np.repeat(inverse, sizes)
+
+
 def expected_relevance(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """``sum_c classes[c] softmax(raw)_c`` per row; ``raw`` float64 (n_rows, n_classes)."""
     shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
@@ -445,6 +554,17 @@ class LambdaRank(RankingObjective):
         _inverse_max_dcg(self.labels_, self.query_boundaries_, self.truncation_level, self.discounts_, self.inverse_max_dcg_)
         self.gains_ = 2.0**self.labels_ - 1.0
 
+    def loss(self, scores: np.ndarray) -> float:
+        """The |dNDCG|-weighted RankNet cost of the pairs the gradients count, summed over
+        queries (without LightGBM's normalisations, so its derivative is the lambdas'
+        direction, not their scale)."""
+        out = np.empty(len(self.query_boundaries_) - 1)
+        _lambdarank_loss(
+            np.ascontiguousarray(scores, dtype=FLOAT_DTYPE), self.labels_, self.gains_, self.query_boundaries_,
+            self.inverse_max_dcg_, self.discounts_, float(self.sigma), int(self.truncation_level), out,
+        )  # fmt: skip
+        return float(out.sum())
+
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         _lambdarank_gradients(
             scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_, float(self.sigma),
@@ -487,11 +607,20 @@ class Softmax(RankingObjective):
 
 
 class SquaredError(RankingObjective):
-    """Least squares on the grade or on ``2^l - 1`` (MART).
+    """Least squares on the grade, on ``G(l) = 2^l - 1`` (MART-2 and MART-1 of the PLRank
+    paper, Eqs. 12 and 11), or on ``G(l) / |G|_D`` (c-MART-1, Eq. 10).
+
+    ``|G|_D`` is the query's DCG normaliser, the DCG of its ideal order over the whole
+    list (``max_pi sum_i G(l_pi(i)) / log2(1 + i)``). Regressing on ``G / |G|_D`` makes
+    the least-squares surrogate NDCG-consistent (Ravikumar, Tewari & Yang, "On NDCG
+    Consistency of Listwise Ranking Methods", AISTATS 2011): its minimiser, the
+    conditional mean of the normalised gains, orders documents as the Bayes-optimal
+    ranking for NDCG does, which the mean of the raw gains need not. A query without
+    gain regresses on zeros.
 
     Parameters
     ----------
-    target : {"grade", "exp_gain"}, default="grade"
+    target : {"grade", "exp_gain", "normalized_gain"}, default="grade"
     """
 
     def __init__(self, target: str = "grade") -> None:
@@ -499,7 +628,12 @@ class SquaredError(RankingObjective):
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.targets_ = self.labels_ if self.target == "grade" else 2.0**self.labels_ - 1.0
+        if self.target == "grade":
+            self.targets_ = self.labels_
+        elif self.target == "exp_gain":
+            self.targets_ = 2.0**self.labels_ - 1.0
+        else:
+            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg")
 
     def initial_score(self) -> float:
         """The mean target, the constant minimising the loss (Friedman 2001, Algorithm 2)."""
@@ -585,3 +719,66 @@ class PlackettLuce(RankingObjective):
             weights, curvature,
         )  # fmt: skip
         return curvature
+
+
+class ListwiseSurrogate(RankingObjective):
+    """The cosine and KL listwise surrogates, inconsistent or NDCG-consistent (the PLRank
+    paper's CosMART, c-CosMART, KLMART and c-KLMART, §3.4 and Table 1).
+
+    With ``G = 2^l - 1`` per query and ``t`` its target weights, both losses are
+    Ravikumar, Tewari & Yang's (AISTATS 2011) forms:
+
+    * cosine (RankCosine, Qin et al. 2008): ``L_q = 1/2 (1 - <s, t> / |s|_2)`` with
+      ``t = G / |G|_2`` (``consistent=False``: the cosine between scores and gains) or
+      ``t = G / |G|_D`` (``consistent=True``);
+    * KL (ListNet's top-one cross entropy, Cao et al. 2007): ``L_q = -sum_i t_i log
+      softmax(s)_i`` with ``t = G / sum G`` (``consistent=False``: the KL divergence from
+      the gains' top-one distribution, up to a constant of the labels) or ``t = G / |G|_D``.
+
+    ``|G|_D`` is the ideal DCG of the whole list. Normalising by it is what makes each
+    surrogate NDCG-consistent: the minimiser of the expected loss then orders documents
+    by the conditional mean of ``G / |G|_D``, which is the Bayes-optimal order for NDCG;
+    normalising by ``|G|_2`` or ``sum G``, which vary with the labels differently from
+    ``|G|_D``, does not. Queries without gain have no target and contribute nothing.
+    Gradients and hessians: ``_surrogate_gradients``.
+
+    Parameters
+    ----------
+    kind : {"cosine", "kl"}
+    consistent : bool
+    """
+
+    def __init__(self, kind: str = "cosine", consistent: bool = False) -> None:
+        self.kind = kind
+        self.consistent = consistent
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        super().prepare(labels, query_boundaries)
+        norm = "dcg" if self.consistent else ("l2" if self.kind == "cosine" else "sum")
+        self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, norm)
+        self._kind = COSINE if self.kind == "cosine" else CROSS_ENTROPY
+
+    def initial_score(self) -> float:
+        """1 for the cosine (scores of norm 0 have no direction), 0 for KL."""
+        return 1.0 if self.kind == "cosine" else 0.0
+
+    def _evaluate(self, scores: np.ndarray) -> tuple:
+        """(gradients, hessians, per-query losses) at ``scores``."""
+        gradients = np.empty(len(scores))
+        hessians = np.empty(len(scores))
+        losses = np.empty(len(self.query_boundaries_) - 1)
+        _surrogate_gradients(
+            np.ascontiguousarray(scores, dtype=FLOAT_DTYPE), self.targets_, self.query_boundaries_, self._kind,
+            gradients, hessians, losses,
+        )  # fmt: skip
+        return gradients, hessians, losses
+
+    def loss(self, scores: np.ndarray) -> float:
+        """The surrogate summed over queries."""
+        return float(self._evaluate(scores)[2].sum())
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        _surrogate_gradients(
+            scores, self.targets_, self.query_boundaries_, self._kind, gradients, hessians,
+            np.empty(len(self.query_boundaries_) - 1),
+        )  # fmt: skip

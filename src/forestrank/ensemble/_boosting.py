@@ -46,7 +46,15 @@ from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, 
 from .._validation import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
-from ..objectives import LambdaRank, PlackettLuce, RankingObjective, Softmax, SquaredError, expected_relevance
+from ..objectives import (
+    LambdaRank,
+    ListwiseSurrogate,
+    PlackettLuce,
+    RankingObjective,
+    Softmax,
+    SquaredError,
+    expected_relevance,
+)
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
@@ -495,11 +503,17 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "mart", "mcrank"}, default="lambdarank"
+    objective : {"lambdarank", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
-        ``"mart"``: least squares on ``target`` (Friedman 2001).
+        ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
+        ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
         grade per iteration, ranking by expected relevance (Li, Burges & Wu 2007).
+        ``"c-mart"``: least squares on ``G / |G|_D`` (c-MART-1, NDCG-consistent;
+        ``target`` does not apply). ``"cosine"`` / ``"c-cosine"``: the cosine
+        surrogate (CosMART / c-CosMART), ``"kl"`` / ``"c-kl"``: ListNet's KL surrogate
+        (KLMART / c-KLMART), the ``c-`` forms NDCG-consistent (Ravikumar, Tewari & Yang
+        2011; :class:`forestrank.objectives.ListwiseSurrogate`, ``docs/boosting.md``).
     learning_rate : float, default=0.1
         Shrinkage of every leaf value.
     max_leaf_nodes : int or None, default=31
@@ -625,7 +639,7 @@ class LambdaMART(BaseBoostingRanker):
 
     _parameter_constraints = {
         **BaseBoostingRanker._parameter_constraints,
-        "objective": [StrOptions({"lambdarank", "mart", "mcrank"})],
+        "objective": [StrOptions({"lambdarank", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
@@ -704,6 +718,10 @@ class LambdaMART(BaseBoostingRanker):
     def _make_objective(self) -> RankingObjective:
         if self.objective == "mart":
             return SquaredError(self.target)
+        if self.objective == "c-mart":
+            return SquaredError("normalized_gain")
+        if self.objective in ("cosine", "c-cosine", "kl", "c-kl"):
+            return ListwiseSurrogate(self.objective.removeprefix("c-"), consistent=self.objective.startswith("c-"))
         if self.objective == "mcrank":
             return Softmax()
         return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm)
