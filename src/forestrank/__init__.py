@@ -10,6 +10,7 @@ from importlib import import_module
 from ._version import __version__
 
 _PUBLIC = {
+    "AveragedRanker": "forestrank.ensemble",
     "BROOF": "forestrank.ensemble",
     "DummyRanker": "forestrank.dummy",
     "EarlyExit": "forestrank._costs",

@@ -59,3 +59,17 @@ def row_ranges(n_rows: int, n_jobs: int | None, min_rows: int, align: int = 1) -
     bounds = np.linspace(0, n_rows // align, n_ranges + 1).astype(np.int64) * align
     bounds[-1] = n_rows
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+
+
+def process_parallel(n_jobs: int | None) -> Parallel:
+    """A ``Parallel`` over whole fits whose kernels may be numba-parallel (``prange``).
+
+    Processes (loky by default, or the configured process backend): numba's workqueue
+    threading layer aborts when parallel kernels run in several threads of one process,
+    so under a thread backend, or a cluster backend whose workers may run several tasks
+    in threads, the fits run one after another.
+    """
+    backend, _ = get_active_backend(prefer="processes")
+    if getattr(backend, "uses_threads", False) or type(backend).__name__ == "DaskDistributedBackend":
+        return Parallel(n_jobs=1)
+    return Parallel(n_jobs=n_jobs, prefer="processes")

@@ -475,8 +475,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         The last one equals ``predict(X)``.
         """
-        if is_dask_collection(X):
-            return map_predict(self, X)
         X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for iteration in range(self.n_iter_):

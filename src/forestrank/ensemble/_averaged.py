@@ -1,0 +1,120 @@
+"""Averaged rankers: the mean of models that differ only by their random state.
+
+Mohan's "Avg kSGBRT" (thesis §2.3, Table 2.4) averages ``b`` stochastic gradient-boosted
+models that each examine ``k`` random features per split (b = 20, k = 40 beat GBRT and
+kSGBRT on Yahoo Set 2): the randomness that makes one boosted model noisy averages out,
+as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)``.
+"""
+
+from numbers import Integral
+
+import numpy as np
+from joblib import delayed
+from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.validation import check_is_fitted
+
+from .._parallel import process_parallel
+from ._base import BaseRanker
+from ._forest import _seed_entropy
+
+
+def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
+    return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+
+
+class AveragedRanker(BaseRanker):
+    """The mean prediction of ``n_models`` copies of a ranker that differ only by ``random_state``.
+
+    Parameters
+    ----------
+    estimator : ranker, default=None
+        The member, cloned ``n_models`` times with random states drawn from
+        ``random_state``; None: ``LambdaMART(subsample=0.5, max_features=0.3)``, a
+        stochastic boosted model (kSGBRT).
+    n_models : int, default=20
+        ``b``, the members averaged.
+    n_jobs : int or None, default=None
+        Members fitted at once, in processes (joblib's loky backend, or the configured
+        process backend): a member's own numba-parallel kernels must not run in
+        several threads of one process, so under a thread or cluster backend the
+        members are fitted one after another. Each member keeps its own ``n_jobs``.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    estimators_ : list of rankers
+        The fitted members.
+    n_features_in_, feature_names_in_ : as in scikit-learn.
+
+    Examples
+    --------
+    >>> from forestrank import AveragedRanker, LambdaMART, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=40, random_state=0)
+    >>> model = AveragedRanker(LambdaMART(n_estimators=10, max_features=0.5), n_models=3, random_state=0)
+    >>> model.fit(X, y, qid=qid).predict(X[:2]).shape
+    (2,)
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"]), None],
+        "n_models": [Interval(Integral, 1, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, estimator: object = None, n_models: int = 20, *, n_jobs: int | None = None, random_state: object = None) -> None:
+        self.estimator = estimator
+        self.n_models = n_models
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None, **fit_params: object) -> "AveragedRanker":
+        """Fit every member on the same data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        qid : array-like of shape (n_samples,), default=None
+        sample_weight : array-like of shape (n_samples,), default=None
+        **fit_params
+            Passed to every member's ``fit`` (for example ``eval_set`` for early stopping,
+            which then works per member).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        template = self.estimator
+        if template is None:
+            from ._boosting import LambdaMART
+
+            template = LambdaMART(subsample=0.5, max_features=0.3)
+        if "random_state" not in template.get_params():
+            raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
+        seeds = np.random.SeedSequence(_seed_entropy(self.random_state)).generate_state(self.n_models)
+        members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
+        self.estimators_ = process_parallel(self.n_jobs)(
+            delayed(_fit_member)(member, X, y, qid, sample_weight, fit_params) for member in members
+        )
+        first = self.estimators_[0]
+        self.n_features_in_ = first.n_features_in_
+        if hasattr(first, "feature_names_in_"):
+            self.feature_names_in_ = first.feature_names_in_
+        return self
+
+    def predict(self, X: object) -> np.ndarray:
+        """The mean of the members' predictions, shape (n_samples,), float64."""
+        check_is_fitted(self)
+        return np.mean([member.predict(X) for member in self.estimators_], axis=0)
+
+    def staged_predict(self, X: object):
+        """The mean of the members' staged predictions, stage by stage; a member with fewer
+        stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
+        check_is_fitted(self)
+        stages = [list(member.staged_predict(X)) for member in self.estimators_]
+        for stage in range(max(len(member) for member in stages)):
+            yield np.mean([member[min(stage, len(member) - 1)] for member in stages], axis=0)
+
