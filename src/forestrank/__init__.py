@@ -36,6 +36,7 @@ _PUBLIC = {
     "ndcg_score": "forestrank.metrics",
     "ndcg_scorer": "forestrank.metrics",
     "precision_at_k": "forestrank.metrics",
+    "simulate_clicks": "forestrank.datasets",
 }
 _SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "stats"}
 

@@ -80,9 +80,10 @@ def _inverse_max_dcg(labels, query_boundaries, cutoff, discounts, out):
 @jit(parallel=True)
 def _lambdarank_gradients(
     scores, labels, gains, query_boundaries, inverse_max_dcg, discounts, sigma, truncation_level, normalize, gradients,
-    hessians,
+    hessians, positions, propensities, position_losses,
 ):  # fmt: skip
-    """LambdaRank gradients and hessians of every document (module docstring).
+    """LambdaRank gradients and hessians of every document (module docstring); with
+    ``positions``, Unbiased LambdaMART's (Hu et al., WWW 2019, Eq. 9-10).
 
     Parameters
     ----------
@@ -103,6 +104,17 @@ def _lambdarank_gradients(
         LightGBM's ``lambdarank_norm``.
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
+    positions : None or int64 array of shape (n_rows,)
+        The 0-based position each document was shown at (click data). None: plain
+        LambdaRank (numba drops the branches by type).
+    propensities : None or float64 array of shape (2, n_positions)
+        ``t+`` (row 0) and ``t-`` (row 1) of every position: a pair (clicked ``i``,
+        unclicked ``j``) counts ``1 / (t+[pos_i] t-[pos_j])``.
+    position_losses : None or float64 array of shape (n_queries, 2, n_positions)
+        Output: per query, the pair losses ``L_ij / t-[pos_j]`` summed at ``pos_i``
+        (row 0) and ``L_ij / t+[pos_i]`` summed at ``pos_j`` (row 1), ``L_ij`` the
+        |dNDCG|-weighted RankNet cost, for the propensities' update
+        (``LambdaRank.update_propensities``).
     """
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
@@ -111,6 +123,8 @@ def _lambdarank_gradients(
         for i in range(start, end):
             gradients[i] = 0.0
             hessians[i] = 0.0
+        if position_losses is not None:
+            position_losses[q] = 0.0
         if n < 2 or inverse_max_dcg[q] == 0.0:
             continue
         # Current ranking, ties in input order (stable), as LightGBM ranks them.
@@ -136,6 +150,15 @@ def _lambdarank_gradients(
                 if normalize and spread:
                     delta_ndcg /= 0.01 + abs(score_gap)
                 rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
+                if positions is not None:
+                    shown_high = positions[high]
+                    shown_low = positions[low]
+                    debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
+                    margin = sigma * score_gap
+                    pair_loss = delta_ndcg * (max(-margin, 0.0) + np.log1p(np.exp(-abs(margin))))
+                    position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
+                    position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
+                    delta_ndcg *= debias
                 lambda_ = -sigma * delta_ndcg * rho
                 curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
                 gradients[high] += lambda_
@@ -565,10 +588,37 @@ class LambdaRank(RankingObjective):
         )  # fmt: skip
         return float(out.sum())
 
+    def show_positions(self, positions: np.ndarray, regularization: float) -> None:
+        """Make the gradients Unbiased LambdaMART's (Hu et al., WWW 2019): labels are
+        clicks, ``positions`` (int64, 1 = top, one per grouped row) where each document
+        was shown; the propensities start at 1 and follow ``update_propensities``.
+        ``regularization`` is the paper's ``p``: the update takes the ``1 / (p + 1)``
+        power of the loss ratios."""
+        self.positions_ = np.ascontiguousarray(positions - 1, dtype=INDEX_DTYPE)
+        n_positions = int(self.positions_.max()) + 1
+        self.propensities_ = np.ones((2, n_positions))
+        self.regularization = regularization
+        self._position_losses = np.zeros((len(self.query_boundaries_) - 1, 2, n_positions))
+
+    def update_propensities(self) -> None:
+        """Re-estimate ``t+`` and ``t-`` from the pair losses of the last ``gradients`` call
+        (Hu et al., Eqs. 11-12): ``t+[k] = (S+[k] / S+[0]) ** (1 / (p + 1))`` with ``S+[k]``
+        the losses of the pairs whose clicked document was at position ``k``, each divided
+        by its unclicked document's ``t-``; ``t-`` likewise. A position no pair reached
+        keeps its propensity."""
+        sums = self._position_losses.sum(axis=0)
+        for row in range(2):
+            if sums[row, 0] > 0:
+                seen = sums[row] > 0
+                self.propensities_[row, seen] = (sums[row, seen] / sums[row, 0]) ** (1.0 / (self.regularization + 1.0))
+
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        unbiased = getattr(self, "positions_", None) is not None
         _lambdarank_gradients(
             scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_, float(self.sigma),
             int(self.truncation_level), bool(self.normalize), gradients, hessians,
+            self.positions_ if unbiased else None, self.propensities_ if unbiased else None,
+            self._position_losses if unbiased else None,
         )  # fmt: skip
 
 

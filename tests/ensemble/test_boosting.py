@@ -279,3 +279,96 @@ def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
     np.testing.assert_allclose(staged[-1], model.predict(X))
     with pytest.raises(ValueError, match="must have a random_state"):
         AveragedRanker(sklearn.dummy.DummyRegressor()).fit(X, y, qid=qid)
+
+
+# --- learning from clicks (position bias) ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def click_log():
+    from forestrank import simulate_clicks
+
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=15, n_features=6, random_state=0)
+    shown = X[:, 0]  # a production ranking: one feature
+    log = simulate_clicks(y, qid, shown, eta=1.0, noise=0.1, random_state=0)
+    return X, y, qid, log
+
+
+def test_simulated_click_rates_match_the_examination_model():
+    from scipy import stats
+
+    from forestrank import simulate_clicks
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 20 * 400)
+    qid = np.repeat(np.arange(400), 20)
+    scores = rng.normal(size=len(y))
+    for model in ("position", "cascade"):
+        logs = [simulate_clicks(y, qid, scores, model=model, eta=1.0, noise=0.2, random_state=seed) for seed in range(5)]
+        clicks = np.sum([log.clicks for log in logs], axis=0)
+        expected = logs[0].click_probability
+        np.testing.assert_array_equal(logs[0].click_probability, logs[1].click_probability)
+        for k in (1, 2, 5, 10):  # observed clicks at each position against the model's rate: binomial tests
+            at = logs[0].position == k
+            result = stats.binomtest(int(clicks[at].sum()), 5 * int(at.sum()), float(expected[at].mean()))
+            assert result.pvalue > 1e-3, (model, k, result)
+        if model == "position":
+            np.testing.assert_allclose(logs[0].examination, 1.0 / logs[0].position)
+        else:  # at most one click per query and session
+            assert np.bincount(qid, logs[0].clicks).max() <= 1
+
+
+def test_positions_are_routed_through_grid_search_like_qid(click_log):
+    from forestrank import QueryKFold
+
+    X, y, qid, log = click_log
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMART(n_estimators=5, position_bias="unbiased", random_state=0), {"max_leaf_nodes": [4]},
+            cv=QueryKFold(2), scoring=ndcg_scorer(10),
+        ).fit(X, log.clicks, qid=qid, position=log.position)
+    assert len(search.best_estimator_.position_bias_) == 15
+
+
+def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monkeypatch):
+    import forestrank.objectives as objectives
+
+    X, y, qid, log = click_log
+    monkeypatch.setattr(objectives.LambdaRank, "update_propensities", lambda self: None)  # t+ = t- = 1 throughout
+    unbiased = LambdaMART(n_estimators=10, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
+    np.testing.assert_array_equal(unbiased.predict(X), plain.predict(X))
+    np.testing.assert_array_equal(unbiased.position_bias_, np.ones(15))
+
+
+def test_learned_propensities_fall_with_the_position(click_log):
+    from scipy.stats import spearmanr
+
+    X, y, qid, log = click_log
+    model = LambdaMART(n_estimators=30, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    assert model.position_bias_[0] == 1.0
+    assert spearmanr(model.position_bias_[:8], -np.arange(8))[0] > 0.8
+    factor = LambdaMART(n_estimators=30, position_bias="factor", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    assert factor.position_bias_[0] > factor.position_bias_[7]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(position=np.arange(10)), "position must have one entry per row"),
+        (dict(position="full"), "position must have one entry per row"),
+        (dict(position=np.zeros(2250, dtype=int)), "position must be >= 1"),
+        (dict(position=np.full(2250, 1.5)), "position must hold whole numbers"),
+        (dict(), "position is needed with position_bias"),
+    ],
+)
+def test_bad_positions_are_named(kwargs, message, click_log):
+    X, y, qid, log = click_log
+    with pytest.raises(ValueError, match=message):
+        LambdaMART(n_estimators=2, position_bias="unbiased").fit(X, log.clicks, qid=qid, **kwargs)
+    if kwargs:
+        return
+    with pytest.raises(ValueError, match="position is needed with position_bias and only then"):
+        LambdaMART(n_estimators=2).fit(X, log.clicks, qid=qid, position=log.position)
+    with pytest.raises(ValueError, match="position_bias needs objective='lambdarank'"):
+        LambdaMART(n_estimators=2, objective="mart", position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position)

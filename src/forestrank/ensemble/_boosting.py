@@ -56,6 +56,7 @@ from ..objectives import (
     expected_relevance,
 )
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
 
@@ -201,6 +202,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         qid: object = None,
         sample_weight: object = None,
         eval_set: list[tuple] | None = None,
+        position: object = None,
     ) -> "BaseBoostingRanker":
         """Boost ``n_estimators`` trees (fewer when early stopping stops).
 
@@ -217,6 +219,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             Sets scored (NDCG@``eval_at``) after every iteration into
             ``evals_result_["valid_<i>"]``; with ``n_iter_no_change`` the last one
             decides early stopping.
+        position : array-like of shape (n_samples,), default=None
+            The rank (1 = top) at which each document was shown when ``y`` holds
+            clicks; needed by, and only by, ``position_bias`` (LambdaMART). Routed
+            as metadata like ``qid``.
 
         Returns
         -------
@@ -224,6 +230,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         data = self._validate_training_data(X, y, qid, sample_weight)
+        mode = getattr(self, "position_bias", None)
+        if (position is None) != (mode is None):
+            raise ValueError(
+                f"position is needed with position_bias and only then; got position_bias={mode!r} and "
+                f"{'no' if position is None else 'a'} position."
+            )
+        if mode is not None:
+            positions = data.groups.group(check_positions(position, len(data.y)))
         self._entropy = _seed_entropy(self.random_state)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         query_of_row = data.groups.grouped_query_index()
@@ -236,6 +250,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         objective = self._make_objective()
         objective.prepare(y_train, boundaries)
+        bias = None
+        if mode is not None:
+            if not isinstance(objective, LambdaRank):
+                raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
+            bias = PositionBias(
+                mode, positions[train], objective, self.position_bias_norm, self.position_bias_regularization,
+                self.learning_rate,
+            )  # fmt: skip
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
@@ -275,7 +297,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
             for iteration in range(self.n_estimators):
                 penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
-                if n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+                if bias is not None:
+                    objective.gradients(bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
+                    bias.update(gradients.reshape(-1), hessians.reshape(-1), base_weight)
+                elif n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
                     objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
                 else:
                     objective.gradients(raw, gradients, hessians)
@@ -337,6 +362,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if self.n_iter_no_change is not None and evals:
             self.best_iteration_ = best_iteration
             del self.trees_[best_iteration * n_outputs :]
+        if bias is not None:
+            self.position_bias_ = bias.learned()
         self.n_iter_ = len(self.trees_) // n_outputs
         self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
@@ -570,6 +597,20 @@ class LambdaMART(BaseBoostingRanker):
     target : {"grade", "exp_gain"}, default="grade"
         Regression target of ``objective="mart"``: the grade (MART-2) or
         ``2^l - 1`` (MART-1).
+    position_bias : {None, "unbiased", "factor"}, default=None
+        Learning from clicks (``y`` = 1 for a click) shown at known positions
+        (``fit(..., position=...)``), with ``objective="lambdarank"``: ``"unbiased"``
+        is Unbiased LambdaMART's joint estimation of click and non-click position
+        propensities (Hu et al., WWW 2019; XGBoost's ``lambdarank_unbiased``),
+        ``"factor"`` an additive per-position bias learned with the trees (LightGBM's
+        position bias). ``predict`` never needs positions (``docs/boosting.md``,
+        "Learning from clicks").
+    position_bias_norm : float >= 0, default=2.0
+        Unbiased LambdaMART's regularisation exponent ``p``: the propensities are the
+        ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``).
+    position_bias_regularization : float >= 0, default=0.0
+        L2 regularisation of the ``"factor"`` biases' Newton steps (LightGBM's
+        ``lambdarank_position_bias_regularization``).
     init : estimator or None, default=None
         A ranker whose predictions start the boosting; fitted on the training
         queries first unless already fitted. ``init=RFPointRanker()`` is Mohan's
@@ -596,6 +637,9 @@ class LambdaMART(BaseBoostingRanker):
         Leaf values include the learning rate; iteration ``i`` holds trees
         ``i * n_outputs_ ... (i + 1) * n_outputs_ - 1``.
     n_iter_ : int
+    position_bias_ : ndarray of shape (n_positions,)
+        With ``position_bias``: the click propensity of every position relative to
+        position 1 (``"unbiased"``), or its additive bias (``"factor"``).
     tree_costs_ : ndarray of shape (len(trees_),), float64
         ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
         that no earlier tree (nor ``init``'s forest) uses.
@@ -642,7 +686,11 @@ class LambdaMART(BaseBoostingRanker):
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
         "target": [StrOptions({"grade", "exp_gain"})],
+        "position_bias": [StrOptions({"unbiased", "factor"}), None],
+        "position_bias_norm": [Interval(Real, 0.0, None, closed="left")],
+        "position_bias_regularization": [Interval(Real, 0.0, None, closed="left")],
     }
+    __metadata_request__fit = {"qid": True, "position": True}
 
     def __init__(
         self,
@@ -669,6 +717,9 @@ class LambdaMART(BaseBoostingRanker):
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
         target: str = "grade",
+        position_bias: str | None = None,
+        position_bias_norm: float = 2.0,
+        position_bias_regularization: float = 0.0,
         init: object = None,
         validation_fraction: float = 0.1,
         n_iter_no_change: int | None = None,
@@ -700,6 +751,9 @@ class LambdaMART(BaseBoostingRanker):
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.target = target
+        self.position_bias = position_bias
+        self.position_bias_norm = position_bias_norm
+        self.position_bias_regularization = position_bias_regularization
         self.init = init
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
