@@ -6,7 +6,7 @@ against XGBoost's ``lambdarank_unbiased`` and LightGBM's position bias, in one r
 Data: ``make_ranking(3,000 queries x 30 documents, 40 features, random_state=0)``; the
 first 2,500 queries train, the last 500 test with their true grades. A production-like
 ranker (LambdaMART, 20 iterations, trained on the true grades of 5% of the training
-queries) orders every training query; ``forestrank.datasets.simulate_clicks`` then
+queries; or ``--production feature``, one feature alone) orders every training query; ``forestrank.datasets.simulate_clicks`` then
 draws ``--sessions`` click sessions per query under the position-based model
 (examination ``1 / rank**eta``, ``eta = 1``, click noise 0.1), each session a query of
 the click log. Every contender: 100 iterations, 31 leaves, learning rate 0.1, 20
@@ -34,6 +34,10 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=5)
     parser.add_argument("--eta", type=float, default=1.0)
     parser.add_argument("--positions", type=int, default=10)
+    parser.add_argument(
+        "--production", choices=["lambdamart", "feature"], default="lambdamart",
+        help="the ranking shown: LambdaMART on 5%% of the queries' grades, or one feature (X[:, 0]) alone",
+    )  # fmt: skip
     args = parser.parse_args()
 
     import lightgbm
@@ -46,9 +50,12 @@ def main() -> None:
     train = qid < 2500
     X_test, y_test, qid_test = X[~train], y[~train], qid[~train]
     X, y, qid = X[train], y[train], qid[train]
-    seed_queries = qid < 125
-    production = LambdaMART(n_estimators=20, random_state=0).fit(X[seed_queries], y[seed_queries], qid=qid[seed_queries])
-    shown = production.predict(X)
+    if args.production == "feature":
+        shown = X[:, 0]
+    else:
+        seed_queries = qid < 125
+        production = LambdaMART(n_estimators=20, random_state=0).fit(X[seed_queries], y[seed_queries], qid=qid[seed_queries])
+        shown = production.predict(X)
     sessions = [simulate_clicks(y, qid, shown, eta=args.eta, noise=0.1, random_state=s) for s in range(args.sessions)]
     X_log = np.vstack([X] * args.sessions)
     qid_log = np.concatenate([qid + 10_000 * s for s in range(args.sessions)])
@@ -56,7 +63,7 @@ def main() -> None:
     position = np.concatenate([log.position for log in sessions])
     true_examination = 1.0 / np.arange(1, args.positions + 1) ** args.eta
     print(f"machine: {describe_machine()}")
-    print(f"click log: {len(clicks)} impressions in {len(np.unique(qid_log))} sessions, click rate {clicks.mean():.3f}, "
+    print(f"production ranking: {args.production}; click log: {len(clicks)} impressions in {len(np.unique(qid_log))} sessions, click rate {clicks.mean():.3f}, "
           f"position-based model eta={args.eta}, noise 0.1; test: {len(np.unique(qid_test))} queries with true grades")
 
     results = {}

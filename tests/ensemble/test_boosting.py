@@ -288,7 +288,7 @@ def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
 def click_log():
     from forestrank import simulate_clicks
 
-    X, y, qid = make_ranking(n_queries=150, docs_per_query=15, n_features=6, random_state=0)
+    X, y, qid = make_ranking(n_queries=600, docs_per_query=15, n_features=6, random_state=0)
     shown = X[:, 0]  # a production ranking: one feature
     log = simulate_clicks(y, qid, shown, eta=1.0, noise=0.1, random_state=0)
     return X, y, qid, log
@@ -357,8 +357,8 @@ def test_learned_propensities_fall_with_the_position(click_log):
     [
         (dict(position=np.arange(10)), "position must have one entry per row"),
         (dict(position="full"), "position must have one entry per row"),
-        (dict(position=np.zeros(2250, dtype=int)), "position must be >= 1"),
-        (dict(position=np.full(2250, 1.5)), "position must hold whole numbers"),
+        (dict(position=np.zeros(9000, dtype=int)), "position must be >= 1"),
+        (dict(position=np.full(9000, 1.5)), "position must hold whole numbers"),
         (dict(), "position is needed with position_bias"),
     ],
 )

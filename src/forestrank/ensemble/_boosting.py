@@ -605,9 +605,10 @@ class LambdaMART(BaseBoostingRanker):
         ``"factor"`` an additive per-position bias learned with the trees (LightGBM's
         position bias). ``predict`` never needs positions (``docs/boosting.md``,
         "Learning from clicks").
-    position_bias_norm : float >= 0, default=2.0
+    position_bias_norm : float >= 0, default=1.0
         Unbiased LambdaMART's regularisation exponent ``p``: the propensities are the
-        ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``).
+        ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``,
+        whose default is 1 as well).
     position_bias_regularization : float >= 0, default=0.0
         L2 regularisation of the ``"factor"`` biases' Newton steps (LightGBM's
         ``lambdarank_position_bias_regularization``).
@@ -718,7 +719,7 @@ class LambdaMART(BaseBoostingRanker):
         lambdarank_norm: bool = True,
         target: str = "grade",
         position_bias: str | None = None,
-        position_bias_norm: float = 2.0,
+        position_bias_norm: float = 1.0,
         position_bias_regularization: float = 0.0,
         init: object = None,
         validation_fraction: float = 0.1,
