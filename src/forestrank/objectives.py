@@ -111,10 +111,13 @@ def _lambdarank_gradients(
         ``t+`` (row 0) and ``t-`` (row 1) of every position: a pair (clicked ``i``,
         unclicked ``j``) counts ``1 / (t+[pos_i] t-[pos_j])``.
     position_losses : None or float64 array of shape (n_queries, 2, n_positions)
-        Output: per query, the pair losses ``L_ij / t-[pos_j]`` summed at ``pos_i``
-        (row 0) and ``L_ij / t+[pos_i]`` summed at ``pos_j`` (row 1), ``L_ij`` the
-        |dNDCG|-weighted RankNet cost, for the propensities' update
-        (``LambdaRank.update_propensities``).
+        Output: per query, the pair costs ``L_ij / t-[pos_j]`` summed at ``pos_i``
+        (row 0) and ``L_ij / t+[pos_i]`` summed at ``pos_j`` (row 1), for the
+        propensities' update (``LambdaRank.update_propensities``). ``L_ij`` is
+        ``|dNDCG_ij| log(1 + exp(sigma (s_i - s_j)))``, XGBoost's cost for the update
+        (the logistic cost of the reversed pair); with the pair's own RankNet cost the
+        non-click propensities fell with the position and the model got worse
+        (``benchmarks/RESULTS.md``, "Learning from clicks").
     """
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
@@ -154,8 +157,10 @@ def _lambdarank_gradients(
                     shown_high = positions[high]
                     shown_low = positions[low]
                     debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
+                    # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
+                    # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
                     margin = sigma * score_gap
-                    pair_loss = delta_ndcg * (max(-margin, 0.0) + np.log1p(np.exp(-abs(margin))))
+                    pair_loss = delta_ndcg * (max(margin, 0.0) + np.log1p(np.exp(-abs(margin))))
                     position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
                     position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
                     delta_ndcg *= debias
