@@ -1,4 +1,6 @@
-"""``python -m forestrank``: a ranking job on the embedded synthetic dataset.
+"""``python -m forestrank``: a ranking job on the embedded synthetic dataset; with a
+command (``train``, ``predict``, ``evaluate``, ``compare``), the command line of
+:mod:`forestrank.cli`.
 
 Generates graded-relevance data with :func:`forestrank.make_ranking`, holds out a
 quarter of the queries, fits a random-forest ranker (RF-point) next to two trivial
@@ -6,6 +8,7 @@ baselines and prints test NDCG@10, ERR@10 and MAP with the conventions behind ea
 number. The first run also compiles the numba kernels (about 20 s, cached after).
 """
 
+import sys
 import time
 
 from . import __version__
@@ -60,4 +63,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1:
+        from .cli import main as command_line
+
+        sys.exit(command_line(sys.argv[1:]))
     main()

@@ -1,0 +1,271 @@
+"""The ``forestrank`` command line: train, predict, evaluate and compare on LETOR files.
+
+    forestrank train --model lambdamart --train train.txt --valid vali.txt --param n_estimators=500 --output model.joblib
+    forestrank predict --model model.joblib test.txt > scores.txt
+    forestrank evaluate test.txt --scores scores.txt --metric ndcg@10 map err@10 --convention letor4
+    forestrank compare test.txt --scores a.txt b.txt --metric ndcg@10
+
+Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
+:func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
+as RankLib and LightGBM write them. A bad file, flag or parameter ends the command with
+one line on stderr and exit status 2; ``python -m forestrank`` with no command runs the
+demo.
+"""
+
+import argparse
+import ast
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+MODELS = {
+    "rfpoint": "RFPointRanker",
+    "rflist": "RFListRanker",
+    "rfhybrid": "RFHybridRanker",
+    "lambdamart": "LambdaMART",
+    "plrank": "PLRank",
+    "broof": "BROOF",
+}
+METRICS = ("ndcg", "err", "map", "precision")
+
+
+class UsageError(Exception):
+    """A problem with the command's input, reported as one line."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a ``forestrank`` command; returns the exit status (0, or 2 on bad input)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except (UsageError, ValueError, TypeError, OSError, KeyError) as error:
+        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        print(f"forestrank {args.command}: error: {message}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def console() -> None:
+    """The ``forestrank`` console script."""
+    sys.exit(main())
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="forestrank", description="Learning-to-rank on LETOR files.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    train = commands.add_parser("train", help="fit a ranker on a LETOR file and save it")
+    train.add_argument("--model", required=True, choices=sorted(MODELS))
+    train.add_argument("--train", required=True, type=Path, help="training file")
+    train.add_argument("--valid", type=Path, help="validation file (early stopping for lambdamart and plrank)")
+    train.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE", help="estimator parameters")
+    train.add_argument("--output", required=True, type=Path, help="where to save the fitted model (joblib)")
+    train.set_defaults(run=_train)
+
+    predict = commands.add_parser("predict", help="score a LETOR file with a saved model, one score per line")
+    predict.add_argument("--model", required=True, type=Path)
+    predict.add_argument("data", type=Path)
+    predict.set_defaults(run=_predict)
+
+    evaluate = commands.add_parser("evaluate", help="ranking metrics of scores or of a model on a LETOR file")
+    evaluate.add_argument("data", type=Path)
+    source = evaluate.add_mutually_exclusive_group(required=True)
+    source.add_argument("--scores", type=Path, help="one score per line, in the file's order")
+    source.add_argument("--model", type=Path, help="a saved model")
+    evaluate.add_argument("--metric", nargs="+", default=["ndcg@10"], help="ndcg@K, err@K, map, precision@K")
+    evaluate.add_argument("--convention", choices=["letor3", "letor4"], help="an official LETOR script's conventions")
+    evaluate.add_argument("--per-query", action="store_true", help="one line per query")
+    evaluate.set_defaults(run=_evaluate)
+
+    compare = commands.add_parser("compare", help="several score files or models on the same data, with paired tests")
+    compare.add_argument("data", type=Path)
+    compare.add_argument("--scores", type=Path, nargs="*", default=[])
+    compare.add_argument("--models", type=Path, nargs="*", default=[])
+    compare.add_argument("--metric", default="ndcg@10")
+    compare.add_argument("--convention", choices=["letor3", "letor4"])
+    compare.set_defaults(run=_compare)
+    return parser
+
+
+# --- commands ------------------------------------------------------------------------
+
+
+def _train(args: argparse.Namespace) -> None:
+    import joblib
+
+    import forestrank
+
+    X, y, qid = _load(args.train)
+    params = _parse_params(args.param)
+    estimator_class = getattr(forestrank, MODELS[args.model])
+    try:
+        estimator = estimator_class(**params)
+    except TypeError as error:
+        raise UsageError(f"--param: {error}") from error
+    fit_params = {}
+    if args.valid is not None:
+        if "eval_set" not in _fit_parameters(estimator):
+            raise UsageError(f"--valid applies to lambdamart and plrank; {args.model} has no early stopping.")
+        fit_params["eval_set"] = [_load(args.valid)]
+        if estimator.get_params().get("n_iter_no_change") is None:
+            estimator.set_params(n_iter_no_change=50)
+    if "verbose" in estimator.get_params() and "verbose" not in params:
+        estimator.set_params(verbose=1)
+    start = time.perf_counter()
+    _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
+    estimator.fit(X, y, qid=qid, **fit_params)
+    joblib.dump(estimator, args.output)
+    _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
+
+
+def _predict(args: argparse.Namespace) -> None:
+    model = _load_model(args.model)
+    X, _, _ = _load(args.data, n_features=model.n_features_in_)
+    sys.stdout.write("".join(f"{score:.10g}\n" for score in model.predict(X)))
+
+
+def _evaluate(args: argparse.Namespace) -> None:
+    metrics = [_parse_metric(text) for text in args.metric]  # before any file is read: fail fast
+    X, y, qid = _load(args.data)
+    scores = _scores(args.scores, args.model, X, len(y))
+    if args.per_query:
+        columns = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for metric in metrics]
+        print("qid\t" + "\t".join(text for text in args.metric))
+        for row, query in enumerate(np.unique(qid)):
+            print(f"{query}\t" + "\t".join(f"{column[row]:.6f}" for column in columns))
+        return
+    for text, metric in zip(args.metric, metrics):
+        value = _evaluate_metric(metric, y, scores, qid, args.convention)
+        print(f"{text}\t{value:.6f}\t{_describe(metric, args.convention, y)}")
+
+
+def _compare(args: argparse.Namespace) -> None:
+    from .stats import paired_test
+
+    metric = _parse_metric(args.metric)
+    if len(args.scores) + len(args.models) < 2:
+        raise UsageError("compare needs at least two systems (--scores and/or --models).")
+    X, y, qid = _load(args.data)
+    systems = [(str(path), _scores(path, None, X, len(y))) for path in args.scores]
+    systems += [(str(path), _scores(None, path, X, len(y))) for path in args.models]
+    values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
+    width = max(len(name) for name, _ in systems)
+    print(f"{'system':<{width}}\t{args.metric}\tminus first\tt-test p\tWilcoxon p")
+    for (name, _), per_query in zip(systems, values):
+        line = f"{name:<{width}}\t{np.nanmean(per_query):.6f}"
+        if per_query is not values[0]:
+            kept = ~(np.isnan(per_query) | np.isnan(values[0]))
+            with warnings.catch_warnings():  # identical systems: the tests are undefined (nan), say so, no warning
+                warnings.simplefilter("ignore", RuntimeWarning)
+                t_test = paired_test(per_query[kept], values[0][kept])
+                wilcoxon = paired_test(per_query[kept], values[0][kept], test="wilcoxon")
+            line += f"\t{t_test.mean_difference:+.6f}\t{t_test.pvalue:.3g}\t{wilcoxon.pvalue:.3g}"
+        print(line)
+    print(_describe(metric, args.convention, y))
+
+
+# --- helpers -------------------------------------------------------------------------
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _load(path: Path, n_features: int | None = None) -> tuple:
+    from .datasets import load_letor
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file.")
+    try:
+        return load_letor(path, n_features=n_features)
+    except ValueError as error:
+        raise UsageError(f"{path}: {error}") from error
+
+
+def _load_model(path: Path) -> object:
+    import joblib
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such model file.")
+    try:
+        model = joblib.load(path)
+    except Exception as error:  # a corrupt or foreign file: one line, not a traceback
+        raise UsageError(f"{path}: not a saved forestrank model ({type(error).__name__}).") from error
+    if not hasattr(model, "predict") or not hasattr(model, "n_features_in_"):
+        raise UsageError(f"{path}: not a fitted forestrank model.")
+    return model
+
+
+def _scores(scores_path: Path | None, model_path: Path | None, X: object, n_rows: int) -> np.ndarray:
+    if model_path is not None:
+        return _load_model(model_path).predict(X)
+    if not scores_path.is_file():
+        raise UsageError(f"{scores_path}: no such file.")
+    try:
+        scores = np.loadtxt(scores_path, dtype=np.float64, ndmin=1)
+    except ValueError as error:
+        raise UsageError(f"{scores_path}: not one number per line ({error}).") from error
+    if scores.shape != (n_rows,):
+        raise UsageError(f"{scores_path}: {scores.size} scores for {n_rows} documents.")
+    return scores
+
+
+def _parse_params(items: Sequence[str]) -> dict:
+    params = {}
+    for item in items:
+        name, separator, text = item.partition("=")
+        if not separator or not name.isidentifier():
+            raise UsageError(f"--param {item!r}: expected NAME=VALUE.")
+        try:
+            params[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            params[name] = text  # a bare word: a string option such as objective=mart
+    return params
+
+
+def _fit_parameters(estimator: object) -> set:
+    import inspect
+
+    return set(inspect.signature(estimator.fit).parameters)
+
+
+def _parse_metric(text: str) -> tuple[str, int | None]:
+    name, _, cutoff = text.lower().partition("@")
+    name = {"p": "precision", "prec": "precision"}.get(name, name)
+    if name not in METRICS:
+        raise UsageError(f"--metric {text!r}: expected ndcg@K, err@K, map or precision@K.")
+    if cutoff and not cutoff.isdigit():
+        raise UsageError(f"--metric {text!r}: the cutoff must be a positive integer.")
+    k = int(cutoff) if cutoff else None
+    if name == "precision" and k is None:
+        raise UsageError(f"--metric {text!r}: precision needs a cutoff (precision@K).")
+    return name, k
+
+
+def _evaluate_metric(metric: tuple, y: np.ndarray, scores: np.ndarray, qid: np.ndarray, convention: str | None, per_query: bool = False):
+    from .metrics import err_score, map_score, ndcg_score, precision_at_k
+
+    name, k = metric
+    if name == "ndcg":
+        return ndcg_score(y, scores, qid, k=k, convention=convention, per_query=per_query)
+    if name == "map":
+        return map_score(y, scores, qid, k=k, convention=convention, per_query=per_query)
+    if name == "precision":
+        return precision_at_k(y, scores, qid, k, convention=convention, per_query=per_query)
+    if convention is not None:
+        raise UsageError("--convention applies to ndcg, map and precision; the LETOR scripts have no ERR.")
+    return err_score(y, scores, qid, k=k, per_query=per_query)
+
+
+def _describe(metric: tuple, convention: str | None, y: np.ndarray) -> str:
+    from .metrics import describe_metric
+
+    name, k = metric
+    if name == "err":
+        return describe_metric("err", k) + f", g_max = {y.max():g}"
+    return describe_metric(name, k, convention=convention)

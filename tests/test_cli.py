@@ -1,0 +1,78 @@
+"""The ``forestrank`` command line, driven in a subprocess as a user would run it."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, load_letor, ndcg_score
+
+pytestmark = pytest.mark.dataset
+
+
+def run(*args, check=True):
+    result = subprocess.run([sys.executable, "-m", "forestrank", *map(str, args)], capture_output=True, text=True)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_example, tmp_path):
+    train, test = lambdarank_example / "rank.train", lambdarank_example / "rank.test"
+    model = tmp_path / "model.joblib"
+    trained = run("train", "--model", "lambdamart", "--train", train, "--valid", test, "--param", "n_estimators=30",
+                  "learning_rate=0.1", "random_state=0", "--output", model)  # fmt: skip
+    assert "saved" in trained.stderr and model.exists()
+    scores = run("predict", "--model", model, test).stdout.split()
+    X, y, qid = load_letor(test, n_features=300)
+    X_train, y_train, qid_train = load_letor(train, n_features=300)
+    reference = LambdaMART(n_estimators=30, learning_rate=0.1, n_iter_no_change=50, random_state=0).fit(
+        X_train, y_train, qid=qid_train, eval_set=[(X, y, qid)]
+    )
+    np.testing.assert_allclose(np.array(scores, dtype=float), reference.predict(X), rtol=1e-9)  # one per row, file order
+    score_file = tmp_path / "scores.txt"
+    score_file.write_text("\n".join(scores) + "\n")
+    evaluated = run("evaluate", test, "--scores", score_file, "--metric", "ndcg@10", "map").stdout.splitlines()
+    assert evaluated[0].startswith("ndcg@10\t")
+    assert float(evaluated[0].split("\t")[1]) == pytest.approx(ndcg_score(y, reference.predict(X), qid, k=10), abs=1e-6)
+    per_query = run("evaluate", test, "--model", model, "--metric", "ndcg@10", "--per-query").stdout.splitlines()
+    assert len(per_query) == 1 + len(np.unique(qid))
+    other = tmp_path / "reversed.txt"
+    other.write_text("\n".join(str(-float(s)) for s in scores) + "\n")
+    compared = run("compare", test, "--scores", score_file, other, "--metric", "ndcg@10").stdout.splitlines()
+    assert len(compared) == 4 and float(compared[2].split("\t")[2]) < 0  # the reversed ranking is worse
+
+
+def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp_path):
+    fold = mq2008 / "Fold1"
+    model = tmp_path / "forest.joblib"
+    run("train", "--model", "rfpoint", "--train", fold / "train.txt", "--param", "n_estimators=20", "random_state=0",
+        "--output", model)  # fmt: skip
+    lines = run("evaluate", fold / "test.txt", "--model", model, "--metric", "ndcg@10", "map", "--convention", "letor4").stdout
+    ndcg = float(lines.splitlines()[0].split("\t")[1])
+    assert 0.15 < ndcg < 0.3 and "letor4 preset" in lines
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["train", "--model", "rfpoint", "--train", "missing.txt", "--output", "m.joblib"], "missing.txt: no such file"),
+        (["train", "--model", "rfpoint", "--train", "{train}", "--param", "n_estimators", "--output", "m.joblib"], "expected NAME=VALUE"),
+        (["train", "--model", "rfpoint", "--train", "{train}", "--param", "trees=5", "--output", "m.joblib"], "unexpected keyword argument 'trees'"),
+        (["train", "--model", "rfpoint", "--train", "{train}", "--valid", "{train}", "--output", "m.joblib"], "--valid applies to lambdamart and plrank"),
+        (["predict", "--model", "{train}", "{train}"], "not a saved forestrank model"),
+        (["evaluate", "{train}", "--scores", "{train}"], "not one number per line"),
+        (["evaluate", "{train}", "--scores", "{short}"], "2 scores for 3005 documents"),
+        (["evaluate", "{train}", "--scores", "{short}", "--metric", "dcg@10"], "expected ndcg@K, err@K, map or precision@K"),
+        (["compare", "{train}", "--scores", "{short}"], "at least two systems"),
+    ],
+)
+def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambdarank_example, tmp_path):
+    short = tmp_path / "short.txt"
+    short.write_text("1\n2\n")
+    filled = [a.format(train=lambdarank_example / "rank.train", short=short) for a in args]
+    result = subprocess.run([sys.executable, "-m", "forestrank", *filled], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
