@@ -1,0 +1,64 @@
+"""Explanations of fitted rankers with SHAP (``shap.TreeExplainer``).
+
+:func:`shap_tree_model` gives a forestrank ranker in shap's custom tree-model format (a
+dictionary of trees with their children, default directions, thresholds, values and
+covers), so that ``shap.TreeExplainer(shap_tree_model(model))`` computes exact
+TreeSHAP values: for every document, the SHAP values plus the expected value equal
+``model.predict``. A missing value (NaN) follows each node's learned direction
+(``children_default``). The ensemble's combination is folded into the leaf values as in
+:mod:`forestrank.export` (forest mean, BROOF's round weights, the boosting baseline as
+``base_offset``). McRank's score, the expected grade under a softmax, is not a sum over
+trees, so it has no additive TreeSHAP decomposition and is refused.
+"""
+
+import numpy as np
+
+from .export import _ensemble
+
+
+def shap_tree_model(model: object) -> dict:
+    """A fitted forestrank ranker as shap's custom tree model.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker (every estimator but McRank)
+
+    Returns
+    -------
+    dict
+        ``{"trees": [...], "base_offset": float, "tree_output": "raw_value",
+        "objective": "squared_error", "input_dtype": float64, "internal_dtype": float64}``,
+        each tree ``children_left``, ``children_right``, ``children_default``,
+        ``features``, ``thresholds``, ``values`` (n_nodes, 1) and ``node_sample_weight``
+        (the covers, each node's training weight). A row goes left when
+        ``x <= threshold``, shap's rule as well.
+
+    Examples
+    --------
+    >>> import shap  # doctest: +SKIP
+    >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
+    >>> values = explainer.shap_values(X)  # doctest: +SKIP
+    """
+    terms, base, classes = _ensemble(model)
+    if classes is not None:
+        raise ValueError(
+            "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "
+            "which is not a sum over trees: TreeSHAP has no additive explanation of it."
+        )
+    trees = []
+    for tree, weight, _ in terms:
+        features = tree.nodes["feature"].astype(np.int64)
+        leaf = features < 0
+        left = np.where(leaf, -1, tree.nodes["left"]).astype(np.int64)
+        right = np.where(leaf, -1, tree.nodes["left"] + 1).astype(np.int64)
+        trees.append({
+            "children_left": left, "children_right": right,
+            "children_default": np.where(tree.missing_left.astype(bool), left, right),
+            "features": np.where(leaf, -2, features), "thresholds": np.where(leaf, 0.0, tree.nodes["threshold"]),
+            "values": (weight * np.where(leaf, tree.nodes["threshold"], tree.values))[:, None],
+            "node_sample_weight": tree.weighted_n_node_samples.astype(np.float64),
+        })  # fmt: skip
+    return {
+        "trees": trees, "base_offset": float(base[0]), "tree_output": "raw_value", "objective": "squared_error",
+        "input_dtype": np.float64, "internal_dtype": np.float64,
+    }  # fmt: skip
