@@ -20,7 +20,7 @@ def run(*args, check=True):
 
 def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_example, tmp_path):
     train, test = lambdarank_example / "rank.train", lambdarank_example / "rank.test"
-    model = tmp_path / "model.joblib"
+    model = tmp_path / "model.skops"  # the safe format by default
     trained = run("train", "--model", "lambdamart", "--train", train, "--valid", test, "--param", "n_estimators=30",
                   "learning_rate=0.1", "random_state=0", "--output", model)  # fmt: skip
     assert "saved" in trained.stderr and model.exists()

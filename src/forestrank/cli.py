@@ -1,7 +1,7 @@
 """The ``forestrank`` command line: train, predict, evaluate and compare on LETOR files.
 
-    forestrank train --model lambdamart --train train.txt --valid vali.txt --param n_estimators=500 --output model.joblib
-    forestrank predict --model model.joblib test.txt > scores.txt
+    forestrank train --model lambdamart --train train.txt --valid vali.txt --param n_estimators=500 --output model.skops
+    forestrank predict --model model.skops test.txt > scores.txt
     forestrank evaluate test.txt --scores scores.txt --metric ndcg@10 map err@10 --convention letor4
     forestrank compare test.txt --scores a.txt b.txt --metric ndcg@10
 
@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+from .persistence import load, save
 
 MODELS = {
     "rfpoint": "RFPointRanker",
@@ -43,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.run(args)
-    except (UsageError, ValueError, TypeError, OSError, KeyError) as error:
+    except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"forestrank {args.command}: error: {message}", file=sys.stderr)
         return 2
@@ -64,7 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--train", required=True, type=Path, help="training file")
     train.add_argument("--valid", type=Path, help="validation file (early stopping for lambdamart and plrank)")
     train.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE", help="estimator parameters")
-    train.add_argument("--output", required=True, type=Path, help="where to save the fitted model (joblib)")
+    train.add_argument(
+        "--output", required=True, type=Path,
+        help="where to save the fitted model: skops format (safe to load), or pickle for a .joblib/.pkl name",
+    )  # fmt: skip
     train.set_defaults(run=_train)
 
     predict = commands.add_parser("predict", help="score a LETOR file with a saved model, one score per line")
@@ -96,8 +101,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _train(args: argparse.Namespace) -> None:
-    import joblib
-
     import forestrank
 
     X, y, qid = _load(args.train)
@@ -119,7 +122,7 @@ def _train(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     estimator.fit(X, y, qid=qid, **fit_params)
-    joblib.dump(estimator, args.output)
+    _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
 
@@ -187,15 +190,35 @@ def _load(path: Path, n_features: int | None = None) -> tuple:
         raise UsageError(f"{path}: {error}") from error
 
 
+PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
+def _save(model: object, path: Path) -> None:
+    """skops (``forestrank.persistence``) unless the name asks for pickle."""
+    if path.suffix in PICKLE_SUFFIXES:
+        import joblib
+
+        joblib.dump(model, path)
+        return
+    try:
+        save(model, path)
+    except ImportError as error:
+        raise UsageError(f"{error}; or name the output {path.with_suffix('.joblib')} to pickle it.") from error
+
+
 def _load_model(path: Path) -> object:
+    import zipfile
+
     import joblib
 
     if not path.is_file():
         raise UsageError(f"{path}: no such model file.")
     try:
-        model = joblib.load(path)
-    except Exception as error:  # a corrupt or foreign file: one line, not a traceback
-        raise UsageError(f"{path}: not a saved forestrank model ({type(error).__name__}).") from error
+        model = load(path) if zipfile.is_zipfile(path) else joblib.load(path)
+    except ImportError:
+        raise
+    except Exception as error:  # a corrupt, foreign or untrusted file: one line, not a traceback
+        raise UsageError(f"{path}: not a saved forestrank model ({type(error).__name__}: {error}).") from error
     if not hasattr(model, "predict") or not hasattr(model, "n_features_in_"):
         raise UsageError(f"{path}: not a fitted forestrank model.")
     return model

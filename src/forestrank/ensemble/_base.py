@@ -26,6 +26,7 @@ from .._cluster import is_dask_collection
 from .._common import NODE_DTYPE
 from .._costs import EarlyExit
 from .._features import check_features, dense_blocks
+from ..persistence import check_version
 from .._parallel import row_ranges, run_in_threads
 from .._queries import QueryGroups, group_queries
 from .._tree import _predictor
@@ -75,6 +76,20 @@ class BaseRanker(BaseEstimator):
         tags.input_tags.allow_nan = True  # NaN = missing (docs/missing_values.md)
         tags.input_tags.sparse = True  # scipy.sparse in fit and predict (_features.py)
         return tags
+
+    def __getstate__(self) -> dict:
+        from .. import __version__
+
+        state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
+        state["_forestrank_version"] = __version__
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        fitted = any(name.endswith("_") and not name.startswith("_") for name in state)
+        if fitted:  # an unfitted estimator is only its parameters: nothing version-dependent
+            check_version(state.get("_forestrank_version"), type(self).__name__)
+        state = {name: value for name, value in state.items() if name != "_forestrank_version"}
+        super().__setstate__(state)
 
     def _validate_training_data(
         self, X: object, y: object, qid: object, sample_weight: object

@@ -1,0 +1,67 @@
+"""Saving fitted rankers: scikit-learn's safe format (skops) and the forestrank version.
+
+Pickle (and joblib) run arbitrary code on load. :func:`save` writes the skops format,
+whose :func:`load` rebuilds only the types it is told to trust: numpy, scikit-learn and
+the forestrank types of :func:`trusted_types`; a file holding anything else is refused.
+Every saved ranker, in either format, carries the forestrank version that fitted it,
+and loading it under another version warns (``InconsistentVersionWarning``), since
+models are only guaranteed to predict the same under the version that saved them.
+"""
+
+import warnings
+from os import PathLike
+
+_SKOPS_HELP = 'the skops format needs skops: pip install "forestrank[skops]"'
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A model saved by another forestrank version was loaded."""
+
+
+def trusted_types() -> list[str]:
+    """The forestrank types a saved ranker may hold (for ``skops.io.load(trusted=...)``)."""
+    return [
+        "forestrank._tree._tree.Tree",
+        "forestrank.dummy.DummyRanker",
+        "forestrank.ensemble._averaged.AveragedRanker",
+        "forestrank.ensemble._boosting.LambdaMART",
+        "forestrank.ensemble._boosting.PLRank",
+        "forestrank.ensemble._broof.BROOF",
+        "forestrank.ensemble._forest.RFPointRanker",
+        "forestrank.ensemble._listwise_forest.RFHybridRanker",
+        "forestrank.ensemble._listwise_forest.RFListRanker",
+    ]
+
+
+def save(model: object, path: str | PathLike) -> None:
+    """Write ``model`` in the skops format to ``path``."""
+    try:
+        import skops.io
+    except ImportError as error:
+        raise ImportError(_SKOPS_HELP) from error
+    skops.io.dump(model, path)
+
+
+def load(path: str | PathLike) -> object:
+    """Read a ranker written by :func:`save`, trusting only numpy, scikit-learn and forestrank types.
+
+    Raises skops' ``UntrustedTypesFoundException`` when the file holds any other type.
+    """
+    try:
+        import skops.io
+    except ImportError as error:
+        raise ImportError(_SKOPS_HELP) from error
+    return skops.io.load(path, trusted=trusted_types())
+
+
+def check_version(saved: str | None, estimator: str) -> None:
+    """Warn when ``saved`` (the version that saved ``estimator``) is not this forestrank's."""
+    from . import __version__
+
+    if saved != __version__:
+        warnings.warn(
+            f"{estimator} was saved by forestrank {saved or 'of an unknown version'} and is loaded by "
+            f"forestrank {__version__}: its predictions are only guaranteed under the version that saved it.",
+            InconsistentVersionWarning,
+            stacklevel=3,
+        )

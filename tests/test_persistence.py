@@ -1,0 +1,77 @@
+"""Saved rankers: the skops round trip for every estimator, refusal of untrusted types, version warnings."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+from forestrank import (
+    BROOF,
+    AveragedRanker,
+    DummyRanker,
+    LambdaMART,
+    PLRank,
+    RFHybridRanker,
+    RFListRanker,
+    RFPointRanker,
+    make_ranking,
+)
+from forestrank.persistence import InconsistentVersionWarning, load, save
+
+skops_io = pytest.importorskip("skops.io", reason="the skops format needs forestrank[skops]")
+
+ESTIMATORS = [
+    RFPointRanker(n_estimators=3, random_state=0),
+    RFListRanker(n_estimators=2, random_state=0),
+    RFHybridRanker(n_estimators=2, random_state=0),
+    LambdaMART(n_estimators=4, random_state=0),
+    LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
+    LambdaMART(n_estimators=3, objective="mart", init=RFPointRanker(n_estimators=2, random_state=0), random_state=0),
+    PLRank(n_estimators=3, random_state=0),
+    BROOF(n_estimators=2, n_trees=2, random_state=0),
+    AveragedRanker(LambdaMART(n_estimators=3), n_models=2, random_state=0),
+    DummyRanker(strategy="best_feature"),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=30, docs_per_query=12, n_features=5, missing_fraction=0.1, random_state=0)
+
+
+@pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda e: f"{type(e).__name__}")
+def test_every_estimator_survives_the_skops_round_trip(estimator, data, tmp_path):
+    X, y, qid = data
+    model = estimator.fit(X, y, qid=qid)
+    save(model, tmp_path / "model.skops")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InconsistentVersionWarning)
+        loaded = load(tmp_path / "model.skops")
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_file_holding_an_untrusted_type_is_refused(tmp_path):
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    from forestrank._costs import EarlyExit  # a forestrank type that a fitted ranker never holds
+
+    skops_io.dump({"model": EarlyExit()}, tmp_path / "other.skops")
+    with pytest.raises(UntrustedTypesFoundException):
+        load(tmp_path / "other.skops")
+
+
+def test_a_model_saved_by_another_version_warns(data):
+    X, y, qid = data
+    model = RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    state = model.__getstate__()
+    assert state["_forestrank_version"]
+    state["_forestrank_version"] = "0.0.1"
+    other = RFPointRanker.__new__(RFPointRanker)
+    with pytest.warns(InconsistentVersionWarning, match="saved by forestrank 0.0.1"):
+        other.__setstate__(state)
+    np.testing.assert_array_equal(other.predict(X), model.predict(X))
+    with warnings.catch_warnings():  # the same version, or an unfitted estimator: silent
+        warnings.simplefilter("error", InconsistentVersionWarning)
+        pickle.loads(pickle.dumps(model))
+        pickle.loads(pickle.dumps(RFPointRanker()))
