@@ -45,7 +45,7 @@ class DummyRanker(BaseRanker):
     train_score_ : float or None
         Weighted mean training NDCG@k of the chosen feature.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+    feature_names_in_ : ndarray of shape (n_features,)
         Only when ``X`` had string column names.
 
     Examples

@@ -641,7 +641,7 @@ class LambdaMART(BaseBoostingRanker):
     position_bias_ : ndarray of shape (n_positions,)
         With ``position_bias``: the click propensity of every position relative to
         position 1 (``"unbiased"``), or its additive bias (``"factor"``).
-    tree_costs_ : ndarray of shape (len(trees_),), float64
+    tree_costs_ : ndarray of shape (n_trees,), float64
         ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
         that no earlier tree (nor ``init``'s forest) uses.
     init_cost_ : float
@@ -653,21 +653,22 @@ class LambdaMART(BaseBoostingRanker):
         ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
         the training set when ``verbose``).
     init_ : estimator or None
-    baseline_ : ndarray of shape (n_outputs_,)
+    baseline_ : ndarray of shape (n_outputs,)
         Constant start (0 for LambdaRank and McRank, the mean target for MART).
     n_outputs_ : int
         Raw scores per document (trees per iteration): 1, or the number of grades
         for McRank.
     classes_ : ndarray or None
         McRank's grades.
-    feature_importances_ : ndarray of shape (n_features_in_,)
-    n_features_in_, feature_names_in_ : as in scikit-learn.
+    feature_importances_ : ndarray of shape (n_features,)
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
 
     Notes
     -----
     LambdaRank ranks tied scores in input order, as LightGBM does; at the first
     iteration every score is tied, so the order of each query's documents in ``X``
-    shapes the first trees' |dNDCG| weights and, through them, the model. On MQ2008
+    shapes the first trees' ``|dNDCG|`` weights and, through them, the model. On MQ2008
     that order alone moves the 5-fold MAP of either implementation by about ±0.002
     (``benchmarks/RESULTS.md``, "LambdaMART and PLRank"); compare rankers over several orders.
 

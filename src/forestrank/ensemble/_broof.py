@@ -159,9 +159,9 @@ class BROOF(BaseRanker):
     ----------
     estimators_ : list of BaseForestRanker
         The fitted forest of every kept round.
-    estimator_weights_ : ndarray of shape (n_estimators_,)
+    estimator_weights_ : ndarray of shape (n_rounds_kept,)
         Coefficient of each forest in the prediction ``sum_t a_t h_t(x)``.
-    estimator_betas_ : ndarray of shape (n_estimators_,)
+    estimator_betas_ : ndarray of shape (n_rounds_kept,)
         ``beta_t`` of each kept round.
     estimator_errors_ : ndarray of shape (n_rounds,)
         Weighted error ``eps_t`` of every round run, including one that stopped
@@ -180,8 +180,9 @@ class BROOF(BaseRanker):
         With the forest's ``feature_costs``: ``c(h_t)`` of every tree, round after
         round (Mohan's thesis, Eq. 6.2; a later round's trees get the features of the
         earlier rounds for free).
-    feature_importances_ : ndarray of shape (n_features_in_,)
-    n_features_in_, feature_names_in_ : as in scikit-learn.
+    feature_importances_ : ndarray of shape (n_features,)
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
 
     Examples
     --------

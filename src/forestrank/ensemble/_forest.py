@@ -586,20 +586,21 @@ class RFPointRanker(BaseForestRanker):
     n_trees_ : int
     classes_ : ndarray of float64
         Distinct grades (class criteria).
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (n_features,)
     oob_score_ : float
         NDCG@10 (default convention) of the out-of-bag predictions.
     oob_prediction_ : ndarray of shape (n_samples,)
         Out-of-bag prediction of each training row (NaN if it was in every tree).
-    tree_costs_ : ndarray of shape (n_trees_,), float64
+    tree_costs_ : ndarray of shape (n_trees,), float64
         ``c(h_t)`` (thesis Eq. 6.2): the cost of the features each tree uses that no
         earlier tree uses (0 without ``feature_costs``); their sum is the cost of
         scoring a document (``average_cost``).
-    tree_partitions_ : ndarray of shape (n_trees_,), int
+    tree_partitions_ : ndarray of shape (n_trees,), int
         After a fit on Dask collections only: the partition each tree drew its
         sample from (``docs/cluster.md``); -1 for trees of an earlier in-memory fit
         continued with ``warm_start``.
-    n_features_in_, feature_names_in_ : as in scikit-learn.
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
 
     Examples
     --------

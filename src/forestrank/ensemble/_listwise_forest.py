@@ -136,10 +136,11 @@ class RFListRanker(BaseForestRanker):
     trees_ : list of Tree
     n_trees_ : int
     classes_ : ndarray of float64
-    feature_importances_ : ndarray of shape (n_features_in_,)
+    feature_importances_ : ndarray of shape (n_features,)
         Mean increase of expected NDCG per feature, normalised.
     oob_score_, oob_prediction_ : as in RFPointRanker.
-    n_features_in_, feature_names_in_ : as in scikit-learn.
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
 
     Examples
     --------
