@@ -34,7 +34,6 @@ from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin
 
 
-
 def _grow_batch(shared: dict, per_forest: tuple, feature_penalty: np.ndarray | None, indices: list[int]) -> list[Tree]:
     """A cluster task (``_cluster.grow_on_cluster``): trees ``indices`` of one forest.
 
