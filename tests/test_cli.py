@@ -76,3 +76,19 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambda
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
+
+
+def test_files_that_omit_trailing_features_are_read_with_the_models_width(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = {"train": [], "valid": [], "test": []}
+    for name, n_features in (("train", 5), ("valid", 4), ("test", 4)):  # feature 5 never written in valid/test
+        for q in range(20):
+            for _ in range(8):
+                values = " ".join(f"{j + 1}:{rng.random():.4f}" for j in range(n_features))
+                lines[name].append(f"{rng.integers(0, 3)} qid:{q} {values}")
+        (tmp_path / f"{name}.txt").write_text("\n".join(lines[name]) + "\n")
+    model = tmp_path / "model.skops"
+    run("train", "--model", "lambdamart", "--train", tmp_path / "train.txt", "--valid", tmp_path / "valid.txt",
+        "--param", "n_estimators=5", "--output", model)  # fmt: skip
+    assert run("evaluate", tmp_path / "test.txt", "--model", model).stdout.startswith("ndcg@10\t")
+    assert len(run("compare", tmp_path / "test.txt", "--models", model, model).stdout.splitlines()) == 4

@@ -233,3 +233,26 @@ def test_cost_aware_waves_on_the_cluster_are_the_local_forest(data, client):
     np.testing.assert_array_equal(model.tree_costs_, reference.tree_costs_)
     partitioned = make().set_params(query_subsample=0.1).fit(*_as_dask(X, y, qid, 1500)[:2], qid=_as_dask(X, y, qid, 1500)[2])
     assert len(partitioned.trees_) == 8 and partitioned.tree_costs_.sum() <= costs.sum()
+
+
+def test_partitioned_fit_edge_cases(data, client):
+    X, y, qid = data
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    model = RFPointRanker(n_estimators=4, query_subsample=0.1, warm_start=True, random_state=0).fit(dX, dy, qid=dq)
+    again = model.fit(dX, dy, qid=dq)  # nothing new to grow: the same forest
+    assert len(again.trees_) == 4
+    # A partition without a relevant document, while others have some: it is never drawn.
+    y_sparse = y.copy()
+    y_sparse[:1500] = 0
+    _, dy_sparse, _ = _as_dask(X, y_sparse, qid, 1500)
+    sparse = RFPointRanker(n_estimators=6, query_subsample=0.1, skip_queries_without_relevance=True, random_state=0)
+    assert 0 not in sparse.fit(dX, dy_sparse, qid=dq).tree_partitions_
+    # Empty partitions (Dask makes them) are left out of the fit and give no scores.
+    da = pytest.importorskip("dask.array")
+    with_empty = [da.concatenate([part[:1500], part[:0], part[1500:]]) for part in (dX, dy, dq)]
+    model = RFPointRanker(n_estimators=4, query_subsample=0.1, random_state=0).fit(*with_empty[:2], qid=with_empty[2])
+    np.testing.assert_array_equal(model.predict(with_empty[0]).compute(), model.predict(X))
+    from forestrank import EarlyExit
+
+    with pytest.raises(ValueError, match="early_exit \\(and qid\\) apply to in-memory X"):
+        model.predict(dX, qid=dq, early_exit=EarlyExit(2, 0.2))

@@ -84,3 +84,11 @@ def test_export_refuses_what_is_not_a_fitted_forestrank_ranker():
         to_onnx(RandomForestRegressor())
     with pytest.raises(NotFittedError):
         to_onnx(RFPointRanker())
+
+
+def test_an_init_with_one_score_per_grade_is_refused():
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    mcrank = LambdaMART(n_estimators=2, objective="mcrank", random_state=0).fit(X, y, qid=qid)
+    model = LambdaMART(n_estimators=2, objective="mart", init=mcrank, random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="init is a McRank model"):
+        to_onnx(model)

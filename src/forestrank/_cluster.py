@@ -59,19 +59,34 @@ def is_dask_collection(value: object) -> bool:
     return dask.is_dask_collection(value)
 
 
-def map_predict(estimator: object, X: object) -> object:
+def map_predict(estimator: object, X: object, qid: object = None, early_exit: object = None) -> object:
     """``estimator.predict`` mapped over the row partitions of a Dask array or DataFrame (lazy).
 
     Returns a Dask array of shape (n_samples,) for an array (rechunked to one block of
-    columns), a Dask Series with X's index for a DataFrame.
+    columns), a Dask Series with X's index for a DataFrame; an empty partition gives
+    no scores. Early exits rank documents within their query across the whole
+    collection, so they are refused here (``qid`` with them).
     """
+    if early_exit is not None or qid is not None:
+        raise ValueError(
+            "early_exit (and qid) apply to in-memory X: compute the Dask collection first, or predict without them."
+        )
     if getattr(X, "ndim", None) != 2:
         raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
+
+    def scores(block: object) -> np.ndarray:
+        return estimator.predict(block) if len(block) else np.zeros(0)
+
     if hasattr(X, "chunks"):  # a Dask array
-        return X.rechunk({1: -1}).map_blocks(estimator.predict, drop_axis=1, dtype=np.float64)
+        return X.rechunk({1: -1}).map_blocks(scores, drop_axis=1, dtype=np.float64)
     import pandas as pd
 
-    return X.map_partitions(lambda part: pd.Series(estimator.predict(part), index=part.index), meta=(None, "f8"))
+    return X.map_partitions(lambda part: pd.Series(scores(part), index=part.index, dtype=np.float64), meta=(None, "f8"))
+
+
+def scatter_to_all(client: object, value: object) -> object:
+    """A future of ``value`` replicated on every worker (sent once, used by many tasks)."""
+    return client.scatter([value], broadcast=True, hash=False)[0]
 
 
 def scatter_once(client: object, array: object) -> object:
@@ -111,7 +126,8 @@ def grow_on_cluster(
         Arrays scattered once per array (``scatter_once``); the task receives the dict
         with the arrays in it.
     per_forest : object
-        Scattered once for this call and passed to every task.
+        Passed to every task: scattered once for this call, unless it is already a
+        future (``scatter_to_all``: a forest growing in several waves sends it once).
     indices : sequence of int
         The tree indices to grow.
     on_tree : callable, optional
@@ -133,7 +149,8 @@ def grow_on_cluster(
         return []
     with scheduler_errors(client):
         shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
-        per_forest_future = client.scatter([per_forest], broadcast=True, hash=False)[0]
+        is_future = type(per_forest).__name__ == "Future"
+        per_forest_future = per_forest if is_future else scatter_to_all(client, per_forest)
         count = n_batches(client, len(indices))
     tasks = [(grow_batch, (shared_futures, per_forest_future, feature_penalty), batch) for batch in batches(indices, count)]
     return run_batches(client, tasks, on_tree)

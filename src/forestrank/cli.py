@@ -114,7 +114,7 @@ def _train(args: argparse.Namespace) -> None:
     if args.valid is not None:
         if "eval_set" not in _fit_parameters(estimator):
             raise UsageError(f"--valid applies to lambdamart and plrank; {args.model} has no early stopping.")
-        fit_params["eval_set"] = [_load(args.valid)]
+        fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1])]  # a file may omit trailing zero features
         if estimator.get_params().get("n_iter_no_change") is None:
             estimator.set_params(n_iter_no_change=50)
     if "verbose" in estimator.get_params() and "verbose" not in params:
@@ -134,8 +134,8 @@ def _predict(args: argparse.Namespace) -> None:
 
 def _evaluate(args: argparse.Namespace) -> None:
     metrics = [_parse_metric(text) for text in args.metric]  # before any file is read: fail fast
-    X, y, qid = _load(args.data)
-    scores = _scores(args.scores, args.model, X, len(y))
+    _, y, qid = _load(args.data)
+    scores = _scores(args.scores, args.model, args.data, len(y))
     if args.per_query:
         columns = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for metric in metrics]
         print("qid\t" + "\t".join(text for text in args.metric))
@@ -153,9 +153,9 @@ def _compare(args: argparse.Namespace) -> None:
     metric = _parse_metric(args.metric)
     if len(args.scores) + len(args.models) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
-    X, y, qid = _load(args.data)
-    systems = [(str(path), _scores(path, None, X, len(y))) for path in args.scores]
-    systems += [(str(path), _scores(None, path, X, len(y))) for path in args.models]
+    _, y, qid = _load(args.data)
+    systems = [(str(path), _scores(path, None, args.data, len(y))) for path in args.scores]
+    systems += [(str(path), _scores(None, path, args.data, len(y))) for path in args.models]
     values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
     width = max(len(name) for name, _ in systems)
     print(f"{'system':<{width}}\t{args.metric}\tminus first\tt-test p\tWilcoxon p")
@@ -224,9 +224,12 @@ def _load_model(path: Path) -> object:
     return model
 
 
-def _scores(scores_path: Path | None, model_path: Path | None, X: object, n_rows: int) -> np.ndarray:
+def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_rows: int) -> np.ndarray:
+    """A system's scores of ``data``'s rows: read from a file, or predicted by a saved model
+    (``data`` then read with the model's number of features: a file may omit trailing zeros)."""
     if model_path is not None:
-        return _load_model(model_path).predict(X)
+        model = _load_model(model_path)
+        return model.predict(_load(data, n_features=model.n_features_in_)[0])
     if not scores_path.is_file():
         raise UsageError(f"{scores_path}: no such file.")
     try:

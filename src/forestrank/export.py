@@ -167,7 +167,9 @@ def _ensemble(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
         if model.init_ is not None:
             if not isinstance(model.init_, BaseForestRanker | BROOF | BaseBoostingRanker):
                 raise TypeError(f"init {type(model.init_).__name__} is not a forestrank ensemble: it cannot be exported.")
-            init_terms, init_base, _ = _ensemble(model.init_)
+            init_terms, init_base, init_classes = _ensemble(model.init_)
+            if init_classes is not None:
+                raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
             terms = init_terms + terms
             base = base + init_base
         classes = model.classes_ if n_outputs > 1 else None

@@ -372,3 +372,17 @@ def test_bad_positions_are_named(kwargs, message, click_log):
         LambdaMART(n_estimators=2).fit(X, log.clicks, qid=qid, position=log.position)
     with pytest.raises(ValueError, match="position_bias needs objective='lambdarank'"):
         LambdaMART(n_estimators=2, objective="mart", position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position)
+
+
+def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees(click_log):
+    X, y, qid, log = click_log
+    train, valid = qid < 450, qid >= 450
+    stopped = LambdaMART(n_estimators=60, n_iter_no_change=3, position_bias="factor", random_state=0).fit(
+        X[train], log.clicks[train], qid=qid[train], position=log.position[train],
+        eval_set=[(X[valid], y[valid], qid[valid])],
+    )  # fmt: skip
+    assert stopped.best_iteration_ < 60
+    shorter = LambdaMART(n_estimators=stopped.best_iteration_, position_bias="factor", random_state=0).fit(
+        X[train], log.clicks[train], qid=qid[train], position=log.position[train]
+    )
+    np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)

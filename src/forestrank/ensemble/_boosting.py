@@ -281,6 +281,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if self.verbose:
             self.evals_result_["train"] = {key: []}
         best_score, best_iteration, stale = -np.inf, 0, 0
+        best_bias = None
         start = time.perf_counter()
         levels = self.quantized_gradients
         if levels is not None:
@@ -355,6 +356,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     current = self.evals_result_[evals[-1].name][key][-1]
                     if current > best_score + self.tol:
                         best_score, best_iteration, stale = current, iteration + 1, 0
+                        best_bias = bias.learned() if bias is not None else None
                     else:
                         stale += 1
                         if stale >= self.n_iter_no_change:
@@ -362,8 +364,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if self.n_iter_no_change is not None and evals:
             self.best_iteration_ = best_iteration
             del self.trees_[best_iteration * n_outputs :]
-        if bias is not None:
-            self.position_bias_ = bias.learned()
+        if bias is not None:  # as at the kept iteration when early stopping cut the trees
+            self.position_bias_ = best_bias if self.n_iter_no_change is not None and evals else bias.learned()
         self.n_iter_ = len(self.trees_) // n_outputs
         self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
@@ -488,7 +490,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         ndarray of shape (n_samples,), float64
         """
         if is_dask_collection(X):
-            return map_predict(self, X)
+            return map_predict(self, X, qid, early_exit)
         X = self._validate_prediction_data(X)
         if early_exit is not None:
             return self._predict_with_exits(X, qid, early_exit, self._baseline, lambda raw, _: self._ranking_scores(raw))

@@ -23,7 +23,7 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict
+from .._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._costs import EarlyExit, FeatureCosts, check_feature_costs, tree_costs
 from .._parallel import ordered_parallel, thread_count
@@ -233,16 +233,17 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             del self.oob_score_, self.oob_prediction_
         return self
 
-    def _base_weight(self, data: RankingData, query_of_row: np.ndarray) -> np.ndarray:
+    def _base_weight(self, data: RankingData, query_of_row: np.ndarray, allow_empty_pool: bool = False) -> np.ndarray:
         """Each grouped row's weight in every tree (float64): its sample weight, 0 outside
-        the sampling pool; sets ``_pool`` (``_sampling_pool``)."""
+        the sampling pool; sets ``_pool`` (``_sampling_pool``). ``allow_empty_pool``: a
+        pool without units is no error (one partition of a Dask fit)."""
         base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
-        self._pool = self._sampling_pool(data.y, query_of_row)
+        self._pool = self._sampling_pool(data.y, query_of_row, allow_empty_pool)
         if self._pool is not None:  # the skipped rows count nowhere: not in the bins, nor in min_samples_*
             base_weight = base_weight * (self._pool[query_of_row] if self.sample_level == "query" else self._pool)
         return base_weight
 
-    def _sampling_pool(self, y: np.ndarray, query_of_row: np.ndarray) -> np.ndarray | None:
+    def _sampling_pool(self, y: np.ndarray, query_of_row: np.ndarray, allow_empty: bool = False) -> np.ndarray | None:
         """The units the trees draw from: None (all of them) unless
         ``skip_queries_without_relevance``, which keeps the queries with a positive label.
 
@@ -259,7 +260,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if not self.skip_queries_without_relevance:
             return None
         relevant = np.bincount(query_of_row, weights=y > 0) > 0
-        if not relevant.any():
+        if not relevant.any() and not allow_empty:
             raise ValueError(
                 "skip_queries_without_relevance=True skips every query: no query has a document with a "
                 "positive label y."
@@ -306,7 +307,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if client is not None:
             per_forest = (self._tree_grower(), dataclasses.replace(training, X_binned=None), base_weight, query_of_row, params)
             shared = {"X_binned": training.X_binned}
-            for wave in self._waves(new_indices, costs):
+            waves = self._waves(new_indices, costs)
+            if len(waves) > 1:  # sent once for all the waves
+                per_forest = scatter_to_all(client, per_forest)
+            for wave in waves:
                 grown = grow_on_cluster(
                     client, _grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
                 )  # fmt: skip
@@ -361,6 +365,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """The tree indices in the waves they grow in: one wave without costs, else waves of
         ``cost_wave_size`` (default: the threads of ``n_jobs``), each seeing the features
         the waves before it used (Mohan §6.1)."""
+        if not len(indices):
+            return []
         if not costs.active:
             return [indices]
         size = self.cost_wave_size or thread_count(self.n_jobs)
@@ -456,7 +462,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         (or Series, with X's index) mapped over its partitions
         """
         if is_dask_collection(X):
-            return map_predict(self, X)
+            return map_predict(self, X, qid, early_exit)
         X = self._validate_prediction_data(X)
         if early_exit is None:
             return self._mean_of_trees(X)

@@ -89,15 +89,21 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
         ]
         summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
         _check_queries_in_one_partition([summary["query_ids"] for summary in summaries])
-        n_features = {summary["n_features"] for summary in summaries}
+        n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
         if len(n_features) != 1:
             raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features)}.")
         n_features = n_features.pop()
         n_rows = [summary["n_rows"] for summary in summaries]
+        if not sum(summary["n_units"] for summary in summaries):
+            if forest.skip_queries_without_relevance:
+                raise ValueError(
+                    "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y."
+                )
+            raise ValueError("the Dask collections hold no rows to fit.")
         binner = BinMapper(forest.max_bins, random_state=forest._entropy % (2**32), n_jobs=forest.n_jobs)
         binner.fit(np.concatenate(client.gather([
             client.submit(_sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, pure=False)
-            for p, (part, rows) in enumerate(zip(parts, n_rows))
+            for p, (part, rows) in enumerate(zip(parts, n_rows)) if rows
         ])))  # fmt: skip
         classes = np.unique(np.concatenate([summary["classes"] for summary in summaries]))
         units = np.array([summary["n_units"] for summary in summaries])
@@ -198,7 +204,7 @@ def _draws_per_tree(forest: BaseForestRanker, units: np.ndarray) -> int:
     """Units (queries, or documents) a tree draws: as in a local fit on all the partitions."""
     n_draws = max(1, round(forest.query_subsample * int(units.sum())))
     unit = "queries" if forest.sample_level == "query" else "documents"
-    small = np.flatnonzero(units < n_draws)
+    small = np.flatnonzero((units < n_draws) & (units > 0))  # a partition without units is never drawn
     if not forest.bootstrap and len(small):
         raise ValueError(
             f"query_subsample={forest.query_subsample} draws {n_draws} {unit} per tree, but partition {small[0]} "
@@ -217,18 +223,25 @@ def _partition_of_tree(entropy: int, index: int, units: np.ndarray) -> int:
 # --- tasks run on the workers ------------------------------------------------------
 
 
-def _prepare(grower: BaseForestRanker, X, y, qid, sample_weight) -> _Partition:
-    """Validate one partition and group its rows by query (``BaseRanker._validate_training_data``).
+def _prepare(grower: BaseForestRanker, X, y, qid, sample_weight) -> _Partition | None:
+    """Validate one partition and group its rows by query (``BaseRanker._validate_training_data``);
+    None for an empty partition (Dask makes them, e.g. after a shuffle).
 
-    ``grower`` is the task's own copy (every task unpickles its arguments).
+    ``grower`` is the task's own copy (every task unpickles its arguments). A partition
+    may lack relevant documents although others have them: its sampling pool is then
+    empty (0 units), and no tree draws from it.
     """
+    if len(X) == 0:
+        return None
     data = grower._validate_training_data(X, y, qid, sample_weight)
     query_of_row = data.groups.grouped_query_index()
-    base_weight = grower._base_weight(data, query_of_row)
+    base_weight = grower._base_weight(data, query_of_row, allow_empty_pool=True)
     return _Partition(grower, data.X, data.y, base_weight, query_of_row, data.groups.query_ids, data)
 
 
-def _summary(part: _Partition) -> dict:
+def _summary(part: _Partition | None) -> dict:
+    if part is None:
+        return {"n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "classes": np.zeros(0), "n_units": 0}
     pool = part.grower._pool
     by_query = part.grower.sample_level == "query"
     n_units = (len(part.query_ids) if by_query else len(part.y)) if pool is None else int(pool.sum())
@@ -248,8 +261,11 @@ def _sample_rows(part: _Partition, n_rows: int, entropy: int, number: int) -> np
     return X.toarray() if hasattr(X, "toarray") else X
 
 
-def _bin_partition(part: _Partition, binner: BinMapper, classes: np.ndarray, fraction: float) -> tuple:
-    """The partition as ``_forest._grow_batch`` takes it, its trees drawing ``fraction`` of its units."""
+def _bin_partition(part: _Partition | None, binner: BinMapper, classes: np.ndarray, fraction: float) -> tuple | None:
+    """The partition as ``_forest._grow_batch`` takes it, its trees drawing ``fraction`` of its units
+    (None for an empty partition, which no tree draws)."""
+    if part is None:
+        return None
     grower = part.grower
     grower._all_classes = classes if grower._requires_grades else None
     thresholds, bin_values = binner.padded_tables()
