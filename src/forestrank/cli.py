@@ -45,6 +45,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.run(args)
+    except BrokenPipeError:  # the reader stopped early (``forestrank predict ... | head``): not an error
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
+        return 0
     except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"forestrank {args.command}: error: {message}", file=sys.stderr)
