@@ -77,10 +77,16 @@ def _inverse_max_dcg(labels, query_boundaries, cutoff, discounts, out):
         out[q] = 1.0 / dcg if dcg > 0.0 else 0.0
 
 
+@jit
+def _softplus(x):
+    """``log(1 + exp(x))`` without overflow."""
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
 @jit(parallel=True)
 def _lambdarank_gradients(
     scores, labels, gains, query_boundaries, inverse_max_dcg, discounts, sigma, truncation_level, normalize, gradients,
-    hessians, positions, propensities, position_losses,
+    hessians, positions, propensities, position_losses, query_losses,
 ):  # fmt: skip
     """LambdaRank gradients and hessians of every document (module docstring); with
     ``positions``, Unbiased LambdaMART's (Hu et al., WWW 2019, Eq. 9-10).
@@ -118,6 +124,10 @@ def _lambdarank_gradients(
         (the logistic cost of the reversed pair); with the pair's own RankNet cost the
         non-click propensities fell with the position and the model got worse
         (``benchmarks/RESULTS.md``, "Learning from clicks").
+    query_losses : None or float64 array of shape (n_queries,)
+        Output: each query's |dNDCG|-weighted RankNet cost over the pairs counted,
+        ``sum |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``, before LightGBM's
+        normalisations (``LambdaRank.loss``); None: not computed.
     """
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
@@ -128,6 +138,8 @@ def _lambdarank_gradients(
             hessians[i] = 0.0
         if position_losses is not None:
             position_losses[q] = 0.0
+        if query_losses is not None:
+            query_losses[q] = 0.0
         if n < 2 or inverse_max_dcg[q] == 0.0:
             continue
         # Current ranking, ties in input order (stable), as LightGBM ranks them.
@@ -150,6 +162,8 @@ def _lambdarank_gradients(
                     * abs(discounts[high_rank] - discounts[low_rank])
                     * inverse_max_dcg[q]
                 )
+                if query_losses is not None:
+                    query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
                 if normalize and spread:
                     delta_ndcg /= 0.01 + abs(score_gap)
                 rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
@@ -159,8 +173,7 @@ def _lambdarank_gradients(
                     debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
                     # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
                     # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
-                    margin = sigma * score_gap
-                    pair_loss = delta_ndcg * (max(margin, 0.0) + np.log1p(np.exp(-abs(margin))))
+                    pair_loss = delta_ndcg * _softplus(sigma * score_gap)
                     position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
                     position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
                     delta_ndcg *= debias
@@ -176,32 +189,6 @@ def _lambdarank_gradients(
             for i in range(start, end):
                 gradients[i] *= factor
                 hessians[i] *= factor
-
-
-@jit(parallel=True)
-def _lambdarank_loss(scores, labels, gains, query_boundaries, inverse_max_dcg, discounts, sigma, truncation_level, out):
-    """Each query's |dNDCG|-weighted RankNet cost, ``sum_pairs |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``
-    over the pairs the gradients count (``_lambdarank_gradients``, without LightGBM's
-    normalisations); arguments as there, ``out`` float64 (n_queries,)."""
-    for q in numba.prange(len(query_boundaries) - 1):
-        start = query_boundaries[q]
-        end = query_boundaries[q + 1]
-        n = end - start
-        out[q] = 0.0
-        if n < 2 or inverse_max_dcg[q] == 0.0:
-            continue
-        order = np.argsort(-scores[start:end], kind="mergesort") + start
-        for i in range(min(n - 1, truncation_level)):
-            a = order[i]
-            for j in range(i + 1, n):
-                b = order[j]
-                if labels[a] == labels[b]:
-                    continue
-                high, low = (a, b) if labels[a] > labels[b] else (b, a)
-                delta_ndcg = (gains[high] - gains[low]) * abs(discounts[i] - discounts[j]) * inverse_max_dcg[q]
-                margin = sigma * (scores[high] - scores[low])
-                # log(1 + exp(-m)) without overflow
-                out[q] += delta_ndcg * (max(-margin, 0.0) + np.log1p(np.exp(-abs(margin))))
 
 
 COSINE = 0
@@ -586,12 +573,14 @@ class LambdaRank(RankingObjective):
         """The |dNDCG|-weighted RankNet cost of the pairs the gradients count, summed over
         queries (without LightGBM's normalisations, so its derivative is the lambdas'
         direction, not their scale)."""
-        out = np.empty(len(self.query_boundaries_) - 1)
-        _lambdarank_loss(
-            np.ascontiguousarray(scores, dtype=FLOAT_DTYPE), self.labels_, self.gains_, self.query_boundaries_,
-            self.inverse_max_dcg_, self.discounts_, float(self.sigma), int(self.truncation_level), out,
+        scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
+        losses = np.empty(len(self.query_boundaries_) - 1)
+        _lambdarank_gradients(
+            scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_,
+            float(self.sigma), int(self.truncation_level), False, np.empty(len(scores)), np.empty(len(scores)), None,
+            None, None, losses,
         )  # fmt: skip
-        return float(out.sum())
+        return float(losses.sum())
 
     def show_positions(self, positions: np.ndarray, regularization: float) -> None:
         """Make the gradients Unbiased LambdaMART's (Hu et al., WWW 2019): labels are
@@ -623,7 +612,7 @@ class LambdaRank(RankingObjective):
             scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_, float(self.sigma),
             int(self.truncation_level), bool(self.normalize), gradients, hessians,
             self.positions_ if unbiased else None, self.propensities_ if unbiased else None,
-            self._position_losses if unbiased else None,
+            self._position_losses if unbiased else None, None,
         )  # fmt: skip
 
 
