@@ -86,7 +86,8 @@ def map_predict(estimator: object, X: object, qid: object = None, early_exit: ob
 
 def scatter_to_all(client: object, value: object) -> object:
     """A future of ``value`` replicated on every worker (sent once, used by many tasks)."""
-    return client.scatter([value], broadcast=True, hash=False)[0]
+    with scheduler_errors(client):
+        return client.scatter([value], broadcast=True, hash=False)[0]
 
 
 def scatter_once(client: object, array: object) -> object:
@@ -125,9 +126,9 @@ def grow_on_cluster(
     shared : dict of str to ndarray
         Arrays scattered once per array (``scatter_once``); the task receives the dict
         with the arrays in it.
-    per_forest : object
-        Passed to every task: scattered once for this call, unless it is already a
-        future (``scatter_to_all``: a forest growing in several waves sends it once).
+    per_forest : distributed.Future
+        The forest's own data, already on every worker (``scatter_to_all``, once per
+        forest however many waves it grows in), passed to every task.
     indices : sequence of int
         The tree indices to grow.
     on_tree : callable, optional
@@ -149,10 +150,8 @@ def grow_on_cluster(
         return []
     with scheduler_errors(client):
         shared_futures = {name: scatter_once(client, array) for name, array in shared.items()}
-        is_future = type(per_forest).__name__ == "Future"
-        per_forest_future = per_forest if is_future else scatter_to_all(client, per_forest)
         count = n_batches(client, len(indices))
-    tasks = [(grow_batch, (shared_futures, per_forest_future, feature_penalty), batch) for batch in batches(indices, count)]
+    tasks = [(grow_batch, (shared_futures, per_forest, feature_penalty), batch) for batch in batches(indices, count)]
     return run_batches(client, tasks, on_tree)
 
 

@@ -305,11 +305,13 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         costs = self._feature_costs(data.X.shape[1], previous, paid)
         client = dask_client()
         if client is not None:
-            per_forest = (self._tree_grower(), dataclasses.replace(training, X_binned=None), base_weight, query_of_row, params)
-            shared = {"X_binned": training.X_binned}
             waves = self._waves(new_indices, costs)
-            if len(waves) > 1:  # sent once for all the waves
-                per_forest = scatter_to_all(client, per_forest)
+            if waves:  # the forest's own data goes to the workers once, for all its waves
+                per_forest = scatter_to_all(
+                    client,
+                    (self._tree_grower(), dataclasses.replace(training, X_binned=None), base_weight, query_of_row, params),
+                )  # fmt: skip
+            shared = {"X_binned": training.X_binned}
             for wave in waves:
                 grown = grow_on_cluster(
                     client, _grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
