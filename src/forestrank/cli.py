@@ -279,18 +279,15 @@ def _parse_metric(text: str) -> tuple[str, int | None]:
 
 
 def _evaluate_metric(metric: tuple, y: np.ndarray, scores: np.ndarray, qid: np.ndarray, convention: str | None, per_query: bool = False):
-    from .metrics import err_score, map_score, ndcg_score, precision_at_k
+    from .metrics._ranking import evaluate
 
     name, k = metric
-    if name == "ndcg":
-        return ndcg_score(y, scores, qid, k=k, convention=convention, per_query=per_query)
-    if name == "map":
-        return map_score(y, scores, qid, k=k, convention=convention, per_query=per_query)
-    if name == "precision":
-        return precision_at_k(y, scores, qid, k, convention=convention, per_query=per_query)
-    if convention is not None:
+    if name == "err" and convention is not None:
         raise UsageError("--convention applies to ndcg, map and precision; the LETOR scripts have no ERR.")
-    return err_score(y, scores, qid, k=k, per_query=per_query)
+    return evaluate(
+        name, y, scores, qid, k, conventions={"convention": convention}, per_query=per_query,
+        k_required=name == "precision", caller=f"forestrank {name}",
+    )  # fmt: skip
 
 
 def _describe(metric: tuple, convention: str | None, y: np.ndarray) -> str:
