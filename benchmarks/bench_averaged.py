@@ -23,19 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
-
-
-def _splits(name: str, datasets: Path) -> list:
-    from forestrank import load_letor_fold, make_ranking
-
-    if name == "synthetic":
-        X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
-        return [((X[:200_000], y[:200_000], qid[:200_000]), (X[200_000:], y[200_000:], qid[200_000:]))]
-    folds = []
-    for fold in range(1, 6):
-        train, _, test = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
-        folds.append((train, test))
-    return folds
+from _report import versus  # noqa: E402
+from compare import load_splits  # noqa: E402
 
 
 def main() -> None:
@@ -46,7 +35,7 @@ def main() -> None:
     parser.add_argument("--members", type=int, nargs="+", default=[1, 5, 20])
     args = parser.parse_args()
 
-    from forestrank import AveragedRanker, LambdaMART, map_score, ndcg_score, paired_test
+    from forestrank import AveragedRanker, LambdaMART, map_score, ndcg_score
 
     common = dict(
         n_estimators=args.n_estimators, objective="mart", max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20,
@@ -57,14 +46,14 @@ def main() -> None:
         member = LambdaMART(**common, max_features=0.3, subsample=0.5, n_jobs=1)
         name = "kSGBRT" if b == 1 else f"Avg kSGBRT b={b}"
         contenders[name] = lambda member=member, b=b: AveragedRanker(member, n_models=b, n_jobs=2, random_state=0)
-    splits = _splits(args.data, Path(args.datasets))
+    splits = load_splits(args.data, Path(args.datasets), [1, 2, 3, 4, 5])
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data} ({len(splits)} split(s)), {args.n_estimators} iterations")
     per_query = {}
     for name, make in contenders.items():
         start = time.perf_counter()
         ndcg, average_precision = [], []
-        for (X, y, qid), (X_test, y_test, qid_test) in splits:
+        for X, y, qid, X_test, y_test, qid_test, _ in splits:
             scores = make().fit(X, y, qid=qid).predict(X_test)
             ndcg.append(ndcg_score(y_test, scores, qid_test, k=10, convention="letor4", per_query=True))
             average_precision.append(map_score(y_test, scores, qid_test, convention="letor4", per_query=True))
@@ -74,8 +63,7 @@ def main() -> None:
             f"fit+predict {time.perf_counter() - start:6.1f} s"
         )
         if name != "GBRT":
-            test = paired_test(per_query[name], per_query["GBRT"])
-            line += f"  vs GBRT {test.mean_difference:+.4f} (t-test p={test.pvalue:.2g})"
+            line += f"  vs GBRT {versus(per_query[name], per_query['GBRT'])}"
         print(line, flush=True)
     print("NDCG@10 and MAP: letor4 convention (official LETOR 4.0 script), means over the test queries")
 

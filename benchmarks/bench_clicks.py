@@ -27,6 +27,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
+from _report import versus  # noqa: E402
 
 
 def main() -> None:
@@ -44,7 +45,7 @@ def main() -> None:
     import xgboost
     from scipy.stats import spearmanr
 
-    from forestrank import LambdaMART, make_ranking, ndcg_score, paired_test, simulate_clicks
+    from forestrank import LambdaMART, make_ranking, ndcg_score, simulate_clicks
 
     X, y, qid = make_ranking(n_queries=3000, docs_per_query=30, n_features=40, random_state=0)
     train = qid < 2500
@@ -72,8 +73,7 @@ def main() -> None:
         results[name] = ndcg_score(y_test, scores, qid_test, k=10, per_query=True)
         line = f"  {name:<44} NDCG@10 {results[name].mean():.4f}  fit {seconds:5.1f} s"
         if name != "forestrank LambdaMART, naive" and "forestrank LambdaMART, naive" in results:
-            test = paired_test(results[name], results["forestrank LambdaMART, naive"])
-            line += f"  vs naive {test.mean_difference:+.4f} (t-test p={test.pvalue:.2g})"
+            line += f"  vs naive {versus(results[name], results['forestrank LambdaMART, naive'])}"
         if effect is not None:
             line += f"  position effect rank correlation {spearmanr(effect[: args.positions], true_examination)[0]:.3f}"
         print(line, flush=True)

@@ -38,21 +38,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
+from _report import versus  # noqa: E402
+from compare import load_splits  # noqa: E402
 
 
 def _data(name: str, datasets: Path):
-    from forestrank import load_letor, make_ranking
+    from forestrank import make_ranking
 
-    if name == "synthetic":
+    if name == "synthetic":  # Yahoo-shaped: 24 documents per query, unlike compare.py's synthetic set
         X, y, qid = make_ranking(n_queries=3000, docs_per_query=24, n_features=136, n_grades=5, random_state=0)
         train = qid < 2500
         return X[train], y[train], qid[train], X[~train], y[~train], qid[~train]
-    folder = datasets / "LightGBM-lambdarank-example"
-    parts = []
-    for split in ("train", "test"):
-        X, y, qid = load_letor(folder / f"rank.{split}", n_features=300)
-        parts += [X.toarray() if hasattr(X, "toarray") else X, y, qid]
-    return tuple(parts)
+    return load_splits("lightgbm", datasets, [1])[0][:6]
 
 
 def _costs(n_features: int) -> np.ndarray:
@@ -69,7 +66,7 @@ def main() -> None:
     parser.add_argument("--penalties", type=float, nargs="+", default=[1.0])
     args = parser.parse_args()
 
-    from forestrank import EarlyExit, LambdaMART, RFPointRanker, paired_test
+    from forestrank import EarlyExit, LambdaMART, RFPointRanker
     from forestrank.metrics import auc_score, partial_auc_score, precision_at_5
 
     X, y, qid, X_test, y_test, qid_test = _data(args.data, Path(args.datasets))
@@ -94,9 +91,8 @@ def main() -> None:
         return row
 
     def compare(row, reference):
-        test = paired_test(row["prec5"], reference["prec5"])
         print(f"    vs {reference['name']}: AUC {row['auc'] - reference['auc']:+.4f}, PREC@5 "
-              f"{row['prec5'].mean() - reference['prec5'].mean():+.4f} (t-test p={test.pvalue:.2g}), cost ratio "
+              f"{versus(row['prec5'], reference['prec5'])}, cost ratio "
               f"{row['cost'] / reference['cost']:.3f}, PAUC {row['pauc'] - reference['pauc']:+.5f}")
 
     sgbrt = dict(n_estimators=args.iterations, objective="mart", learning_rate=0.1, max_features=0.1, n_jobs=2, random_state=0)

@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
+from _report import versus  # noqa: E402
 
 
 def _tail_share(y: np.ndarray, qid: np.ndarray, top_k: int) -> float:
@@ -44,7 +45,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=150_000, help="rows per set (queries = rows / documents per query)")
     args = parser.parse_args()
 
-    from forestrank import LambdaMART, PLRank, make_ranking, ndcg_score, paired_test
+    from forestrank import LambdaMART, PLRank, make_ranking, ndcg_score
 
     common = dict(n_estimators=args.n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2, random_state=0)
     contenders = {
@@ -69,8 +70,7 @@ def main() -> None:
                 scores[name] = ndcg_score(y[~train], model.predict(X[~train]), qid[~train], k=10, per_query=True)
                 line = f"  {name:<24} NDCG@10 {scores[name].mean():.4f}"
                 if name != "LambdaMART":
-                    test = paired_test(scores[name], scores["LambdaMART"])
-                    line += f"  - LambdaMART {test.mean_difference:+.4f} (t-test p={test.pvalue:.2g})"
+                    line += f"  - LambdaMART {versus(scores[name], scores['LambdaMART'])}"
                 print(line, flush=True)
     print("NDCG@10: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant query = 0")
 

@@ -29,22 +29,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
+from _report import versus  # noqa: E402
+from compare import load_splits  # noqa: E402
 
 PAIRS = [("c-MART-1", "MART-1"), ("c-CosMART", "CosMART"), ("c-KLMART", "KLMART")]
-
-
-def _data(name: str, datasets: Path):
-    from forestrank import load_letor, make_ranking
-
-    if name == "synthetic":
-        X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
-        return X[:200_000], y[:200_000], qid[:200_000], X[200_000:], y[200_000:], qid[200_000:]
-    folder = datasets / "LightGBM-lambdarank-example"
-    parts = []
-    for split in ("train", "test"):
-        X, y, qid = load_letor(folder / f"rank.{split}", n_features=300)
-        parts += [X.toarray() if hasattr(X, "toarray") else X, y, qid]
-    return tuple(parts)
 
 
 def contenders(n_estimators: int) -> dict:
@@ -67,15 +55,18 @@ def contenders(n_estimators: int) -> dict:
     return models
 
 
-def _verdict(test) -> str:
-    """Whether ``a >= b`` holds on the paired NDCG@10 differences (``test`` = paired_test(a, b))."""
+def _verdict(a: np.ndarray, b: np.ndarray) -> str:
+    """Whether ``a >= b`` holds on the paired NDCG@10 differences of two systems."""
+    from forestrank import paired_test
+
+    test = paired_test(a, b)
     if test.mean_difference >= 0:
         outcome = "holds"
     elif test.pvalue >= 0.05:
         outcome = "not significantly contradicted"
     else:
         outcome = "does not hold"
-    return f"{test.mean_difference:+.4f} (t-test p={test.pvalue:.2g}): {outcome}"
+    return f"{versus(a, b)}: {outcome}"
 
 
 def main() -> None:
@@ -85,9 +76,9 @@ def main() -> None:
     parser.add_argument("--n-estimators", type=int, default=100)
     args = parser.parse_args()
 
-    from forestrank import err_score, ndcg_score, paired_test
+    from forestrank import err_score, ndcg_score
 
-    X, y, qid, X_test, y_test, qid_test = _data(args.data, Path(args.datasets))
+    X, y, qid, X_test, y_test, qid_test, _ = load_splits(args.data, Path(args.datasets), [1])[0]
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data}, {len(y)} training rows, {len(np.unique(qid_test))} test queries, "
           f"{args.n_estimators} iterations")
@@ -105,15 +96,14 @@ def main() -> None:
             f"{per_query[name].mean():8.4f} {err_score(y_test, scores, qid_test, 10, max_grade=max_grade):8.4f} {seconds:7.1f}"
         )
         if name != "LambdaMART":
-            test = paired_test(per_query[name], per_query["LambdaMART"])
-            line += f"  {test.mean_difference:+.4f} (t-test p={test.pvalue:.2g})"
+            line += f"  {versus(per_query[name], per_query['LambdaMART'])}"
         print(line, flush=True)
     print("the paper's finding:")
     for consistent, plain in PAIRS:
-        print(f"  {consistent} >= {plain}: {_verdict(paired_test(per_query[consistent], per_query[plain]))}")
+        print(f"  {consistent} >= {plain}: {_verdict(per_query[consistent], per_query[plain])}")
     best = max(("LambdaMART", "McRank", "PLRank"), key=lambda name: per_query[name].mean())
     for name in ("MART-1", "MART-2", "c-MART-1", "CosMART", "c-CosMART", "KLMART", "c-KLMART"):
-        print(f"  {best} >= {name}: {_verdict(paired_test(per_query[best], per_query[name]))}")
+        print(f"  {best} >= {name}: {_verdict(per_query[best], per_query[name])}")
     print("NDCG: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant query = 0; ERR@10: expected ties, g_max = data max")
 
 

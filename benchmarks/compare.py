@@ -338,6 +338,12 @@ def load_splits(data: str, datasets: Path, folds: list[int]) -> list[tuple]:
             (X, y, qid), validation, (X_test, y_test, qid_test) = load_letor_fold(datasets / "MQ2008" / f"Fold{fold}")
             splits.append((X, y, qid, X_test, y_test, qid_test, tuple(validation)))
         return splits
+    if data == "lightgbm":  # LightGBM's lambdarank example: rank.train -> rank.test, query sizes in .query files
+        from forestrank import load_letor
+
+        folder = datasets / "LightGBM-lambdarank-example"
+        (X, y, qid), (X_test, y_test, qid_test) = (load_letor(folder / f"rank.{part}", n_features=300) for part in ("train", "test"))
+        return [(X, y, qid, X_test, y_test, qid_test, None)]
     if data == "missing":
         X, y, qid = make_ranking(
             n_queries=1250, docs_per_query=100, n_features=40, n_informative=10, missing_fraction=0.3, missing="mnar",
