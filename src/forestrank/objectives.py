@@ -50,16 +50,18 @@ import numpy as np
 
 from ._common import FLOAT_DTYPE, INDEX_DTYPE
 from ._jit import jit
-from .metrics._discount import discount_table
+from .metrics._discount import discount_table, exp_gains
 
 
 @jit
-def _inverse_max_dcg(labels, query_boundaries, cutoff, discounts, out):
+def _inverse_max_dcg(labels, gains, query_boundaries, cutoff, discounts, out):
     """``1 / max DCG@cutoff`` of every query (0 when the query has no relevant document).
 
     Parameters
     ----------
     labels : float64 array of shape (n_rows,), rows grouped by query
+    gains : float64 array of shape (n_rows,)
+        The rows' gains (``metrics._discount.exp_gains``).
     query_boundaries : int64 array of shape (n_queries + 1,)
     cutoff : int
     discounts : float64 array of shape (>= min(cutoff, largest query),)
@@ -73,7 +75,7 @@ def _inverse_max_dcg(labels, query_boundaries, cutoff, discounts, out):
         ideal = np.argsort(-query_labels, kind="mergesort")
         dcg = 0.0
         for rank in range(min(cutoff, len(ideal))):
-            dcg += (2.0 ** query_labels[ideal[rank]] - 1.0) * discounts[rank]
+            dcg += gains[query_boundaries[q] + ideal[rank]] * discounts[rank]
         out[q] = 1.0 / dcg if dcg > 0.0 else 0.0
 
 
@@ -492,13 +494,15 @@ def distinct_contexts(
 def normalized_gains(labels: np.ndarray, query_boundaries: np.ndarray, norm: str) -> np.ndarray:
     """``G(l) = 2^l - 1`` of every grouped row over its query's norm: ``"dcg"`` the DCG
     normaliser ``|G|_D`` (the ideal DCG of the whole list), ``"l2"`` the 2-norm, ``"sum"``
-    the total gain. A query without gain gets zeros. float64, shape (n_rows,)."""
-    gains = 2.0**labels - 1.0
+    the total gain. A query without gain gets zeros. float64, shape (n_rows,). The gains
+    are scaled per query (``metrics._discount.exp_gains``), which the norm cancels
+    exactly, so any grade gives finite targets."""
+    gains = exp_gains(labels, query_boundaries)
     sizes = np.diff(query_boundaries)
     if norm == "dcg":
         inverse = np.empty(len(sizes))
         largest = int(sizes.max(initial=1))
-        _inverse_max_dcg(labels, query_boundaries, largest, discount_table(largest), inverse)
+        _inverse_max_dcg(labels, gains, query_boundaries, largest, discount_table(largest), inverse)
     else:
         per_query = np.add.reduceat(gains**2 if norm == "l2" else gains, query_boundaries[:-1])
         per_query = np.sqrt(per_query) if norm == "l2" else per_query
@@ -565,9 +569,12 @@ class LambdaRank(RankingObjective):
         super().prepare(labels, query_boundaries)
         largest = int(np.diff(self.query_boundaries_).max(initial=1))
         self.discounts_ = discount_table(largest)
+        self.gains_ = exp_gains(self.labels_, self.query_boundaries_)
         self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
-        _inverse_max_dcg(self.labels_, self.query_boundaries_, self.truncation_level, self.discounts_, self.inverse_max_dcg_)
-        self.gains_ = 2.0**self.labels_ - 1.0
+        _inverse_max_dcg(
+            self.labels_, self.gains_, self.query_boundaries_, self.truncation_level, self.discounts_,
+            self.inverse_max_dcg_,
+        )  # fmt: skip
 
     def loss(self, scores: np.ndarray) -> float:
         """The |dNDCG|-weighted RankNet cost of the pairs the gradients count, summed over
@@ -650,6 +657,10 @@ class Softmax(RankingObjective):
         hessians *= self.n_outputs / (self.n_outputs - 1.0)
 
 
+# (2**y - 1)**2 summed over a billion rows stays below float64's 2**1024 up to this grade.
+_LARGEST_SQUARED_EXP_GRADE = 480
+
+
 class SquaredError(RankingObjective):
     """Least squares on the grade, on ``G(l) = 2^l - 1`` (MART-2 and MART-1 of the PLRank
     paper, Eqs. 12 and 11), or on ``G(l) / |G|_D`` (c-MART-1, Eq. 10).
@@ -675,6 +686,13 @@ class SquaredError(RankingObjective):
         if self.target == "grade":
             self.targets_ = self.labels_
         elif self.target == "exp_gain":
+            largest = float(self.labels_.max())
+            if largest > _LARGEST_SQUARED_EXP_GRADE:
+                raise ValueError(
+                    f"target='exp_gain' regresses on 2**y - 1, whose squared loss overflows float64 for grades above "
+                    f"{_LARGEST_SQUARED_EXP_GRADE}; y holds {largest:g}. Use target='grade', or objective='c-mart' "
+                    "(the gains normalised per query, finite for any grade)."
+                )
             self.targets_ = 2.0**self.labels_ - 1.0
         else:
             self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg")

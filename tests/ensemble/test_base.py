@@ -13,7 +13,21 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from forestrank import DummyRanker, MissingQidWarning, QueryKFold, make_ranking, ndcg_score, ndcg_scorer
+from forestrank import (
+    BROOF,
+    AveragedRanker,
+    DummyRanker,
+    LambdaMART,
+    MissingQidWarning,
+    PLRank,
+    QueryKFold,
+    RFHybridRanker,
+    RFListRanker,
+    RFPointRanker,
+    make_ranking,
+    ndcg_score,
+    ndcg_scorer,
+)
 from forestrank.ensemble import BaseRanker
 
 NOT_ADDITIVE = (
@@ -203,3 +217,33 @@ def test_predict_checks_fitted_and_feature_count(data):
     ranker = DummyRanker().fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="X has 3 features, but DummyRanker is expecting 8 features"):
         ranker.predict(X[:, :3])
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        LambdaMART(n_estimators=8, random_state=0),
+        LambdaMART(n_estimators=8, objective="c-kl", random_state=0),
+        RFListRanker(n_estimators=4, random_state=0),
+        RFHybridRanker(n_estimators=4, random_state=0),
+    ],
+    ids=repr,
+)
+def test_grades_past_float64s_exponent_fit_the_model_of_large_grades(estimator):
+    """Past grade 53, 2**l - 1 rounds to 2**l, so grades shifted by 100 or by 1000 have
+    proportional gains in every query and must give the same trees; 2**1000 - 1 and its
+    sums overflowed float64 and fitted constant models."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    near = clone(estimator).fit(X, y + 100, qid=q).predict(X)
+    far = clone(estimator).fit(X, y + 1000, qid=q).predict(X)
+    assert len(np.unique(far)) > 20
+    # The same trees: forests' leaves average the grades, so their values move by 900.
+    np.testing.assert_allclose(far - far.mean(), near - near.mean(), rtol=0, atol=1e-10)
+
+
+def test_exponential_targets_that_overflow_are_refused_by_name():
+    X, y, q = make_ranking(10, (5, 8), 4, random_state=0)
+    with pytest.raises(ValueError, match="target='exp_gain'.*grades above 480"):
+        LambdaMART(n_estimators=2, objective="mart", target="exp_gain").fit(X, y + 1100, qid=q)
+    with pytest.raises(ValueError, match="relevance_weights='exp'"):
+        RFPointRanker(n_estimators=2, relevance_weights="exp").fit(X, y + 1100, qid=q)

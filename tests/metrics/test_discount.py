@@ -1,11 +1,13 @@
 """The DCG discount table, and the three users that read it agreeing on the same ranking."""
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 
-from forestrank import ndcg_score
+from forestrank import err_score, ndcg_score
 from forestrank._tree import _listwise
-from forestrank.metrics._discount import DISCOUNTS, discount_table
+from forestrank.metrics._discount import DISCOUNTS, discount_table, exp_gains
 from forestrank.objectives import LambdaRank
 
 
@@ -45,6 +47,38 @@ def test_metrics_lambdarank_and_the_listwise_criterion_read_the_same_discounts()
     assert ndcg_score(labels, scores, np.zeros(6), ties="input_order") == pytest.approx(dcg / ideal, rel=1e-15)
     objective = LambdaRank(truncation_level=6)
     objective.prepare(labels, np.array([0, 6]))
-    assert objective.inverse_max_dcg_[0] == 1.0 / ideal
+    # LambdaRank's gains are scaled by 2**-3 (the query's largest grade; exp_gains): so is its DCG.
+    assert objective.inverse_max_dcg_[0] == 1.0 / (ideal * 2.0**-3)
     np.testing.assert_array_equal(objective.discounts_, table)
     np.testing.assert_array_equal(_listwise.cumulative_discounts(5), np.concatenate(([0.0], np.cumsum(table))))
+
+
+def test_exp_gains_are_each_querys_gains_scaled_by_one_power_of_two():
+    labels = np.array([0.0, 3.0, 1.0, 2.0, 2.0, 0.0, 40.0])
+    boundaries = np.array([0, 3, 5, 7])
+    shifts = np.repeat([3.0, 2.0, 40.0], [3, 2, 2])
+    np.testing.assert_array_equal(exp_gains(labels, boundaries), (2.0**labels - 1.0) * 2.0**-shifts)
+
+
+def _exact_ndcg(labels, order, k):
+    """NDCG@k in rational arithmetic: integer gains 2**l - 1, the float discounts taken exactly."""
+    table = [Fraction(float(value)) for value in discount_table(len(labels))]
+    gains = [2 ** int(label) - 1 for label in labels]
+    dcg = sum(gains[row] * table[rank] for rank, row in enumerate(order[:k]))
+    ideal = sum(gain * table[rank] for rank, gain in enumerate(sorted(gains, reverse=True)[:k]))
+    return dcg / ideal
+
+
+@pytest.mark.parametrize("top", [1023, 1024, 1100, 5000])
+def test_ndcg_and_err_of_grades_past_float64s_exponent_are_exact(top):
+    """2**l - 1 overflows float64 from l = 1024 (and a DCG before that): the metrics must not."""
+    assert ndcg_score([top, 0, 0], [3, 2, 1], [0, 0, 0], k=10) == 1.0
+    assert err_score([top, 0, 0], [3, 2, 1], [0, 0, 0], k=10) == 1.0
+    labels = np.array([top - 1, top, 0, top - 3, top])
+    scores = np.array([0.9, 0.5, 0.7, 0.1, 0.3])
+    order = list(np.argsort(-scores))
+    for k in (2, 5):
+        expected = float(_exact_ndcg(labels, order, k))
+        assert ndcg_score(labels, scores, np.zeros(5), k=k, ties="input_order") == pytest.approx(expected, rel=1e-13)
+    # ERR's stopping probability of grade g is (2**g - 1) / 2**max_grade: 1/2 for top - 1.
+    assert err_score([top - 1, 0], [2, 1], [0, 0], max_grade=top) == pytest.approx(0.5, rel=1e-15)

@@ -348,10 +348,17 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
     def _training_set(self, data: RankingData, query_of_row: np.ndarray, binned: dict) -> TrainingSet:
         """The data every tree of the fit reads: ``binned`` (``binned_features``) and the
         targets, leaf targets and listwise fields of the grouped rows."""
+        with np.errstate(over="ignore"):
+            leaf_targets = as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE)
+        if not np.isfinite(leaf_targets.sum()):  # a leaf's value is a weighted sum of them
+            raise ValueError(
+                f"relevance_weights={self.relevance_weights!r} turns y's largest grade, {data.y.max():g}, into a leaf "
+                "target whose sums overflow float64; use relevance_weights='linear', or smaller grades."
+            )
         return TrainingSet(
             **binned,
             targets=self._targets(data.y),
-            leaf_targets=as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE),
+            leaf_targets=leaf_targets,
             **self._listwise_data(data, query_of_row),
         )
 

@@ -19,6 +19,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._common import INDEX_DTYPE
 from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
+from ..metrics._discount import exp_gains
 from ._base import RankingData
 from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
 
@@ -251,10 +252,11 @@ class RFListRanker(BaseForestRanker):
 
     def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
         self._discount = _resolve_discount(self.discount)
+        query_boundaries = data.groups.query_boundaries.astype(INDEX_DTYPE)
         return {
             "query_of_row": query_of_row,
-            "query_boundaries": data.groups.query_boundaries.astype(INDEX_DTYPE),
-            "row_gains": np.exp2(data.y) - 1.0,
+            "query_boundaries": query_boundaries,
+            "row_gains": exp_gains(data.y, query_boundaries),
         }
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:

@@ -1,11 +1,21 @@
-"""Position discounts of DCG: the one table builder that every NDCG in the package reads.
+"""Position discounts and exponential gains of DCG: the one owner every NDCG in the package reads.
 
 The metrics, LambdaRank's ``|delta NDCG|`` and the listwise split criterion all weigh
-rank ``r`` by a table built here, so the three agree to the last bit on the same
-convention.
+rank ``r`` by a table built here and a grade by :func:`exp_gain`, so the three agree to
+the last bit on the same convention.
+
+Gains are computed scaled by a power of two per query, ``2**-shift`` with ``shift`` the
+floor of the query's largest grade. NDCG, ``|delta NDCG|`` and every normalised gain
+are ratios of sums of gains within one query, and multiplying every operand of a sum
+or a product by a power of two multiplies its rounded result by exactly the same
+power (short of underflow), so the ratios are bitwise those of the unscaled gains
+``2**l - 1``; but the scaled gains never exceed 1, where ``2**l - 1`` overflows float64
+from grade 1024 on (and a query's DCG before that).
 """
 
 import numpy as np
+
+from .._jit import jit
 
 DISCOUNTS = ("log2", "letor", "log_power", "rank_power")
 
@@ -47,3 +57,69 @@ def discount_table(n_positions: int, discount: str = "log2", power: float = 1.0,
     if cutoff is not None:
         table[cutoff:] = 0.0
     return table
+
+
+@jit
+def exp_gain(label, shift):
+    """The exponential gain ``2**label - 1`` (Burges et al., "Learning to Rank using
+    Gradient Descent", ICML 2005) scaled by ``2**-shift``: ``2**(label - shift) - 2**-shift``.
+
+    Parameters
+    ----------
+    label : float64
+        Relevance grade.
+    shift : float64
+        The floor of the largest grade of the label's query (module docstring); 0
+        gives the unscaled gain.
+
+    Returns
+    -------
+    float64
+        Below 2 (at most 1 for integer grades) when ``label < shift + 1``.
+    """
+    return 2.0 ** (label - shift) - 2.0**-shift
+
+
+@jit
+def _fill_exp_gains(labels, query_boundaries, out):
+    """Each grouped row's :func:`exp_gain`, shifted by its query's largest grade.
+
+    Parameters
+    ----------
+    labels : float64 array of shape (n_rows,), rows grouped by query
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    out : float64 array of shape (n_rows,)
+        Output.
+    """
+    for q in range(len(query_boundaries) - 1):
+        start, end = query_boundaries[q], query_boundaries[q + 1]
+        if end == start:
+            continue
+        shift = np.floor(labels[start:end].max())
+        for row in range(start, end):
+            out[row] = exp_gain(labels[row], shift)
+
+
+def exp_gains(labels: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
+    """Exponential gains of grouped rows, each query's scaled by ``2**-floor(its largest grade)``.
+
+    Within a query these are ``2**l - 1`` times one power of two, so every per-query
+    ratio (NDCG, ``|delta NDCG|``, a normalised gain) is bitwise that of ``2**l - 1``
+    (module docstring), for any grade.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_rows,), float64
+        Relevance grades, rows grouped by query.
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), float64
+        Values in [0, 2); in [0, 1] for integer grades.
+    """
+    out = np.empty(len(labels))
+    _fill_exp_gains(
+        np.ascontiguousarray(labels, dtype=np.float64), np.ascontiguousarray(query_boundaries, dtype=np.int64), out
+    )
+    return out

@@ -39,6 +39,7 @@ for NDCG/AP/precision, and for ERR whenever tie blocks are short or ``k`` is set
 import numpy as np
 
 from .._jit import jit
+from ._discount import exp_gain
 
 METRIC_NDCG = 0
 METRIC_ERR = 1
@@ -54,7 +55,7 @@ TIES_PESSIMISTIC = 2
 
 
 @jit(inline="always")
-def gain(label, gain_id):
+def gain(label, gain_id, shift):
     """Gain of a relevance label: ``2**label - 1`` (Burges et al. 2005) or ``label``.
 
     Parameters
@@ -62,13 +63,16 @@ def gain(label, gain_id):
     label : float64
     gain_id : int
         ``GAIN_EXP`` or ``GAIN_LINEAR``.
+    shift : float64
+        The exponential gain is scaled by ``2**-shift`` (``_discount.exp_gain``: NDCG,
+        a ratio within the query, is unchanged and finite for any grade).
 
     Returns
     -------
     float64
     """
     if gain_id == GAIN_EXP:
-        return 2.0**label - 1.0
+        return exp_gain(label, shift)
     return label
 
 
@@ -117,6 +121,8 @@ def _rank_query(query_labels, query_scores, ties, ranked, block_starts):
 
 @jit(inline="always")
 def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, discounts):
+    size = len(sorted_labels)
+    shift = np.floor(sorted_labels[size - 1])
     dcg = 0.0
     for b in range(n_blocks):
         start = block_starts[b]
@@ -125,21 +131,19 @@ def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, discou
         end = block_starts[b + 1]
         block_gain = 0.0
         for p in range(start, end):
-            block_gain += gain(ranked[p], gain_id)
+            block_gain += gain(ranked[p], gain_id, shift)
         block_discount = 0.0
         for p in range(start, min(end, cutoff)):
             block_discount += discounts[p]
         dcg += block_gain / (end - start) * block_discount
     ideal = 0.0
-    size = len(sorted_labels)
     for r in range(cutoff):
-        ideal += gain(sorted_labels[size - 1 - r], gain_id) * discounts[r]
+        ideal += gain(sorted_labels[size - 1 - r], gain_id, shift) * discounts[r]
     return dcg / ideal
 
 
 @jit(inline="always")
 def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
-    scale = 2.0**max_grade
     reach = 1.0  # probability that the user reaches the current block
     total = 0.0
     for b in range(n_blocks):
@@ -149,7 +153,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         end = block_starts[b + 1]
         size = end - start
         if size == 1:
-            stop = gain(ranked[start], GAIN_EXP) / scale
+            stop = exp_gain(ranked[start], max_grade)
             total += reach * stop / (start + 1)
             reach *= 1.0 - stop
             continue
@@ -158,7 +162,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         subset_mean[0] = 1.0
         block_continue = 1.0
         for i in range(1, size + 1):
-            keep = 1.0 - gain(ranked[start + i - 1], GAIN_EXP) / scale
+            keep = 1.0 - exp_gain(ranked[start + i - 1], max_grade)
             block_continue *= keep
             for j in range(min(i, depth), 0, -1):
                 subset_mean[j] = ((i - j) * subset_mean[j] + j * keep * subset_mean[j - 1]) / i
