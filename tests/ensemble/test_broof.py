@@ -380,3 +380,16 @@ def test_mq2008_fold1_gradient_variant_beats_a_random_forest(mq2008):
     theirs = forest.predict(X_test)
     assert ndcg_score(y_test, ours, qid_test, 10, convention="letor4") > ndcg_score(y_test, theirs, qid_test, 10, convention="letor4")
     assert map_score(y_test, ours, qid_test, convention="letor4") > map_score(y_test, theirs, qid_test, convention="letor4")
+
+
+def test_rows_of_zero_weight_are_never_a_trees_whole_sample():
+    """Every tree drew among all queries, so one drawing only zero-weight queries had no
+    weighted row: a bare ZeroDivisionError in half of the seeds."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    weights = (q < 8).astype(float)
+    for seed in range(6):
+        model = BROOF(n_estimators=2, n_trees=5, random_state=seed).fit(X, y, qid=q, sample_weight=weights)
+        assert all(tree.weighted_n_node_samples[0] > 0 for forest in model.estimators_ for tree in forest.trees_)
+        assert model.example_weights_[~(q < 8)].max() == 0.0
+    with pytest.raises(ValueError, match=r"every row of positive weight \(10\) is in every tree"):
+        BROOF(n_estimators=2, n_trees=5, random_state=0).fit(X, y, qid=q, sample_weight=(q == 0) * 1.0)

@@ -15,9 +15,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from forestrank import (
     DummyRanker,
+    LambdaMART,
     MissingQidWarning,
     QueryKFold,
     QueryShuffleSplit,
+    RFHybridRanker,
+    RFListRanker,
     RFPointRanker,
     make_ranking,
     ndcg_score,
@@ -311,3 +314,19 @@ def test_bad_parameters_name_themselves(data, params, match):
     X, y, qid = data
     with pytest.raises(ValueError, match=match):
         RFPointRanker(**params).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("estimator", [RFPointRanker, RFListRanker, RFHybridRanker], ids=lambda e: e.__name__)
+@pytest.mark.parametrize("params", [{}, {"bootstrap": True}, {"sample_level": "document"}])
+def test_rows_of_zero_weight_are_as_if_absent(estimator, params):
+    """A tree drew its sample among every query, so one of zero-weight queries only had no
+    weighted row and the fit raised ZeroDivisionError in half of the seeds."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    kept = q < 4
+    for seed in range(6):
+        weighted = estimator(n_estimators=5, random_state=seed, **params)
+        weighted.fit(X, y, qid=q, sample_weight=kept.astype(float))
+        dropped = estimator(n_estimators=5, random_state=seed, **params).fit(X[kept], y[kept], qid=q[kept])
+        np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))
+    only_one = estimator(n_estimators=5, random_state=0, **params).fit(X, y, qid=q, sample_weight=(q == 0) * 1.0)
+    assert all(tree.weighted_n_node_samples[0] > 0 for tree in only_one.trees_)

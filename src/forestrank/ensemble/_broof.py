@@ -377,7 +377,8 @@ class BROOF(BaseRanker):
         if hasattr(self, "feature_names_in_"):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = _seed_entropy(seed)
-        forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, weights, binned, [], paid)
+        base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
+        forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest
 
     @staticmethod
@@ -389,8 +390,10 @@ class BROOF(BaseRanker):
         if strategy["validation"] == "oob" or strategy["update_weights"] == "oob":
             out_of_bag = forest._oob_prediction(X, weights, query_of_row)
             if not (weights[~np.isnan(out_of_bag)] > 0).any():
+                weighted = int((weights > 0).sum())
+                rows = f"row (n_samples={X.shape[0]})" if weighted == X.shape[0] else f"row of positive weight ({weighted})"
                 raise ValueError(
-                    f"every row (n_samples={X.shape[0]}) is in every tree of the forest, so no row has an out-of-bag "
+                    f"every {rows} is in every tree of the forest, so no row has an out-of-bag "
                     "prediction; lower forest.query_subsample or raise n_trees (with a single query, sample "
                     "documents: forest=RFPointRanker(criterion='variance', sample_level='document'))."
                 )

@@ -238,34 +238,51 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         the sampling pool; sets ``_pool`` (``_sampling_pool``). ``allow_empty_pool``: a
         pool without units is no error (one partition of a Dask fit)."""
         base_weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
-        self._pool = self._sampling_pool(data.y, query_of_row, allow_empty_pool)
+        self._pool = self._sampling_pool(data.y, base_weight, query_of_row, allow_empty_pool)
         if self._pool is not None:  # the skipped rows count nowhere: not in the bins, nor in min_samples_*
             base_weight = base_weight * (self._pool[query_of_row] if self.sample_level == "query" else self._pool)
         return base_weight
 
-    def _sampling_pool(self, y: np.ndarray, query_of_row: np.ndarray, allow_empty: bool = False) -> np.ndarray | None:
-        """The units the trees draw from: None (all of them) unless
-        ``skip_queries_without_relevance``, which keeps the queries with a positive label.
+    def _sampling_pool(
+        self, y: np.ndarray, weight: np.ndarray, query_of_row: np.ndarray, allow_empty: bool = False
+    ) -> np.ndarray | None:
+        """The units the trees draw from: None (all of them) unless some have no weight
+        (a unit of zero weight is not drawn: a tree drawing only such units would have
+        no rows) or ``skip_queries_without_relevance`` keeps the queries with a positive label.
 
         Parameters
         ----------
         y : ndarray of shape (n_samples,), float64
             Labels grouped by query.
+        weight : ndarray of shape (n_samples,), float64
+            Sample weights grouped by query.
         query_of_row : ndarray of shape (n_samples,), int64
 
         Returns
         -------
         None or bool ndarray of shape (n_queries,), or (n_samples,) with ``sample_level="document"``
         """
+        by_query = self.sample_level == "query"
+        pool = None
+        if not (weight > 0).all():
+            pool = np.bincount(query_of_row, weights=weight > 0) > 0 if by_query else weight > 0
         if not self.skip_queries_without_relevance:
-            return None
+            return pool
         relevant = np.bincount(query_of_row, weights=y > 0) > 0
         if not relevant.any() and not allow_empty:
             raise ValueError(
                 "skip_queries_without_relevance=True skips every query: no query has a document with a "
                 "positive label y."
             )
-        return relevant if self.sample_level == "query" else relevant[query_of_row]
+        relevant = relevant if by_query else relevant[query_of_row]
+        if pool is None:
+            return relevant
+        if not (pool & relevant).any() and not allow_empty:
+            raise ValueError(
+                "skip_queries_without_relevance=True skips every query of positive sample_weight: no such query "
+                "has a document with a positive label y."
+            )
+        return pool & relevant
 
     @property
     def _leaves_rows_out(self) -> bool:
