@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from forestrank._validation import check_relevance, check_sample_weight, check_scores
+from forestrank._validation import check_relevance, check_sample_weight, check_scores, normalize_sample_weight
 
 
 @pytest.mark.parametrize(
@@ -59,3 +59,14 @@ def test_infinite_scores_are_orderable_and_kept():
 def test_bad_weights_are_refused_by_name(weights, match):
     with pytest.raises(ValueError, match=match):
         check_sample_weight(weights, n_samples=2)
+
+
+def test_weights_are_rescaled_so_that_the_lightest_weighted_row_weighs_one():
+    weights = np.array([0.0, 0.25, 1.0, 0.5])
+    np.testing.assert_array_equal(normalize_sample_weight(weights), [0.0, 1.0, 4.0, 2.0])
+    integers = np.array([1.0, 3.0, 0.0, 2.0])
+    assert normalize_sample_weight(integers) is not integers
+    np.testing.assert_array_equal(normalize_sample_weight(integers), integers)
+    np.testing.assert_array_equal(normalize_sample_weight(integers * 1e300), integers)
+    with pytest.raises(ValueError, match=r"sample_weight spans too wide a range: .*\(1e\+300 / 1e-300\)"):
+        normalize_sample_weight(np.array([1e-300, 1e300]))

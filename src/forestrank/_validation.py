@@ -101,3 +101,42 @@ def check_sample_weight(sample_weight: object, *, n_samples: int) -> np.ndarray:
     if not weights.any():
         raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
     return as_kernel_array(weights, FLOAT_DTYPE)
+
+
+def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
+    """Rescale validated weights so that the lightest row of positive weight weighs 1 (a new array).
+
+    Every weight threshold of the estimators (``min_samples_leaf``, ``min_child_weight``,
+    ...) then counts rows of the lightest weight, whatever unit the weights came in:
+    multiplying all weights by a constant changes no model, weights near float64's
+    limits neither overflow nor underflow in a fit's sums, and no weighted row is too
+    light to fill a leaf of ``min_samples_leaf=1``. Weights whose smallest positive
+    value is 1 (unit or integer weights, which count as repeated rows) are returned
+    unchanged, bit for bit.
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_samples,), float64
+        Finite, >= 0, not all zero (``check_sample_weight``).
+
+    Returns
+    -------
+    ndarray of shape (n_samples,), float64
+
+    Raises
+    ------
+    ValueError
+        When the largest weight over the smallest positive one is so large that their
+        sum overflows float64.
+    """
+    lightest = weights[weights > 0].min()
+    with np.errstate(over="ignore"):
+        rescaled = weights / lightest
+        total = rescaled.sum()
+    if not np.isfinite(total):
+        raise ValueError(
+            f"sample_weight spans too wide a range: its largest value over its smallest positive one "
+            f"({weights.max():g} / {lightest:g}) overflows float64 in a sum; give the lightest rows weight 0 or "
+            "narrow the range."
+        )
+    return rescaled

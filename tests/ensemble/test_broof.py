@@ -218,8 +218,13 @@ def test_random_initial_weights(data):
     assert np.all((weights > 0) & (weights <= 1)) and weights.std() > 0.2
     np.testing.assert_array_equal(weights, BROOF(init_weights="random", **common).fit(X, y, qid=qid).example_weights_)
     assert not np.allclose(uniform.predict(X), random.predict(X))
+    # sample_weight multiplies the initial weights, rescaled so that the lightest weighs 1
+    # (docs/design.md, "Public contract"): a constant changes nothing.
     scaled = BROOF(init_weights="random", **common).fit(X, y, qid=qid, sample_weight=np.full(len(y), 2.0))
-    np.testing.assert_allclose(scaled.example_weights_, 2 * weights)
+    np.testing.assert_array_equal(scaled.example_weights_, weights)
+    uneven = np.where(np.asarray(qid) % 2 == 0, 2.0, 6.0)
+    weighted = BROOF(init_weights="random", **common).fit(X, y, qid=qid, sample_weight=uneven)
+    np.testing.assert_allclose(weighted.example_weights_, weights * uneven / 2.0, rtol=1e-14)
 
 
 def with_errors(monkeypatch, epsilons):

@@ -330,3 +330,31 @@ def test_rows_of_zero_weight_are_as_if_absent(estimator, params):
         np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))
     only_one = estimator(n_estimators=5, random_state=0, **params).fit(X, y, qid=q, sample_weight=(q == 0) * 1.0)
     assert all(tree.weighted_n_node_samples[0] > 0 for tree in only_one.trees_)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RFPointRanker(n_estimators=5, random_state=0),
+        RFPointRanker(n_estimators=5, criterion="variance", min_samples_leaf=4, random_state=0),
+        RFListRanker(n_estimators=5, random_state=0),
+        RFHybridRanker(n_estimators=5, random_state=0),
+        LambdaMART(n_estimators=5, random_state=0),
+    ],
+    ids=repr,
+)
+def test_scaling_every_weight_by_a_constant_changes_no_model(estimator):
+    """Weight thresholds were in absolute units: weights 1/n gave constant listwise forests,
+    and weights near 1e300 overflowed. The weights and scales here are exact in float64
+    (small integers, powers of two), so the rescaled weights are bitwise equal."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    n = len(y)
+    unit = clone(estimator).fit(X, y, qid=q).predict(X)
+    np.testing.assert_array_equal(clone(estimator).fit(X, y, qid=q, sample_weight=np.full(n, 1 / n)).predict(X), unit)
+    assert len(np.unique(unit)) > 20
+    weights = np.random.default_rng(0).integers(1, 5, n).astype(float)
+    reference = clone(estimator).fit(X, y, qid=q, sample_weight=weights).predict(X)
+    assert not np.array_equal(reference, unit)
+    for scale in (2.0**-1000, 3.0, 7.0, 2.0**1000):
+        scaled = clone(estimator).fit(X, y, qid=q, sample_weight=weights * scale).predict(X)
+        np.testing.assert_array_equal(scaled, reference)

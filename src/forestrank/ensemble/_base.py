@@ -30,7 +30,7 @@ from ..persistence import check_version
 from .._parallel import row_ranges, run_in_threads
 from .._queries import QueryGroups, group_queries
 from .._tree import _predictor
-from .._validation import check_relevance, check_sample_weight
+from .._validation import check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
 
 
@@ -47,6 +47,8 @@ class RankingData(NamedTuple):
     y : ndarray of shape (n_samples,), float64
         Relevance labels (integer-valued when the estimator requires grades).
     sample_weight : ndarray of shape (n_samples,), float64, or None
+        Rescaled so that the lightest row of positive weight weighs 1
+        (``_validation.normalize_sample_weight``).
     groups : QueryGroups
         Query layout; ``groups.ungroup`` restores the caller's row order.
     """
@@ -110,7 +112,9 @@ class BaseRanker(BaseEstimator):
         X = check_features(self, X, reset=True)
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)
-        weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=n_samples)
+        weights = None
+        if sample_weight is not None:
+            weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=n_samples))
         groups = group_queries(qid, n_samples, caller=f"{type(self).__name__}.fit")
         return RankingData(
             X=groups.group(X),
