@@ -67,7 +67,10 @@ def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
         (np.zeros((3, 1)), ValueError, r"qid must be a 1-D array"),
         (np.zeros(2), ValueError, r"qid has 2 entries but X has 3 rows"),
         (np.array([1.0, np.nan, 1.0]), ValueError, "qid contains NaN"),
-        (np.array([1, "a", None], dtype=object), TypeError, "mutually comparable"),
+        (np.array([1, "a", 2.5], dtype=object), TypeError, "mutually comparable"),
+        (np.array([1, np.nan, 2], dtype=object), ValueError, r"qid contains a missing value \(nan at row 1\)"),
+        (np.array(["a", "b", None], dtype=object), ValueError, r"qid contains a missing value \(None at row 2\)"),
+        (pd.Series([1, 2, pd.NA], dtype=object), ValueError, r"qid contains a missing value \(<NA> at row 2\)"),
         ([1, "a", 2], TypeError, "mixes strings with other types"),
     ],
 )
@@ -89,3 +92,16 @@ def test_missing_qid_warnings_point_at_the_callers_line():
 def test_boundaries_of_grouped_rows_skip_absent_queries():
     np.testing.assert_array_equal(boundaries_of_grouped(np.array([0, 0, 2, 2, 2, 5])), [0, 2, 5, 6])
     assert boundaries_of_grouped(np.array([3, 3])).dtype == np.int64
+
+
+def test_a_nan_among_object_query_ids_is_refused_not_made_a_query_of_its_own():
+    """An object qid with a NaN was accepted, and after shuffling the NaN rows formed
+    queries of their own (np.unique does not merge NaNs of an object array)."""
+    from forestrank import make_ranking, ndcg_score
+
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    qid = q.astype(object)
+    qid[5] = np.nan
+    order = np.random.default_rng(0).permutation(len(y))
+    with pytest.raises(ValueError, match="qid contains a missing value"):
+        ndcg_score(y[order], X[order, 0], qid[order], per_query=True)

@@ -131,7 +131,23 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
         )
     if qid.dtype.kind == "f" and np.isnan(qid).any():
         raise ValueError("qid contains NaN; every row needs a query id.")
+    if qid.dtype.kind == "O":
+        missing = next((row for row, value in enumerate(qid) if _is_missing(value)), None)
+        if missing is not None:
+            raise ValueError(
+                f"qid contains a missing value ({qid[missing]!r} at row {missing}); every row needs a query id."
+            )
     return qid
+
+
+def _is_missing(value: object) -> bool:
+    """None, a float NaN, or pandas' NA / NaT (which raise on comparison or are unequal to themselves)."""
+    if value is None:
+        return True
+    try:
+        return bool(value != value)
+    except TypeError:  # pandas.NA: its truth value is ambiguous
+        return True
 
 
 def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X") -> QueryGroups:
