@@ -16,7 +16,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._common import FLOAT_DTYPE
 from ._features import dense_column
-from .ensemble._base import BaseRanker
+from .ensemble._base import BaseRanker, fit_atomically
 from .metrics._conventions import resolve_convention
 from .metrics._ranking import evaluate_grouped
 
@@ -66,6 +66,7 @@ class DummyRanker(BaseRanker):
         self.strategy = strategy
         self.k = k
 
+    @fit_atomically
     def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "DummyRanker":
         """Choose the scoring rule.
 

@@ -247,3 +247,66 @@ def test_exponential_targets_that_overflow_are_refused_by_name():
         LambdaMART(n_estimators=2, objective="mart", target="exp_gain").fit(X, y + 1100, qid=q)
     with pytest.raises(ValueError, match="relevance_weights='exp'"):
         RFPointRanker(n_estimators=2, relevance_weights="exp").fit(X, y + 1100, qid=q)
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RFPointRanker(n_estimators=3, random_state=0),
+        RFListRanker(n_estimators=3, random_state=0),
+        LambdaMART(n_estimators=3, random_state=0),
+        PLRank(n_estimators=3, random_state=0),
+        BROOF(n_estimators=2, n_trees=4, random_state=0),
+        DummyRanker(strategy="best_feature"),
+        AveragedRanker(LambdaMART(n_estimators=2), n_models=2, n_jobs=1, random_state=0),
+    ],
+    ids=lambda estimator: type(estimator).__name__,
+)
+def test_a_fit_that_raises_leaves_the_model_as_it_was(estimator):
+    """A re-fit on 5 columns that failed on a NaN label had already set n_features_in_ = 5,
+    and predict then read the old trees' columns 5-7 from outside each row."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    model = clone(estimator).fit(X, y, qid=q)
+    before = model.predict(X)
+    state = sorted(name for name in vars(model))
+    y_nan = y.astype(float)
+    y_nan[3] = np.nan
+    with pytest.raises(ValueError, match="y contains non-finite values"):
+        model.fit(X[:, :5], y_nan, qid=q)
+    assert model.n_features_in_ == 8 and sorted(vars(model)) == state
+    np.testing.assert_array_equal(model.predict(X), before)
+    with pytest.raises(ValueError, match="X has 5 features"):
+        model.predict(X[:, :5])
+
+
+def test_a_warm_start_on_another_width_is_refused_by_name_and_changes_nothing():
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    forest = RFPointRanker(n_estimators=3, warm_start=True, random_state=0).fit(X, y, qid=q)
+    before = forest.predict(X)
+    forest.set_params(n_estimators=5)
+    with pytest.raises(ValueError, match="X has 5 features, but RFPointRanker continues .* fitted on 8 features"):
+        forest.fit(X[:, :5], y, qid=q)
+    assert forest.n_features_in_ == 8 and len(forest.trees_) == 3
+    np.testing.assert_array_equal(forest.predict(X), before)
+
+
+def test_an_interrupted_fit_leaves_the_model_as_it_was(monkeypatch):
+    """Ctrl-C during the trees (here raised by the tree grower on its third call)."""
+    from forestrank.ensemble import _boosting
+
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    model = LambdaMART(n_estimators=4, random_state=0).fit(X, y, qid=q)
+    before = model.predict(X)
+    grow_tree, calls = _boosting.grow_tree, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return grow_tree(*args, **kwargs)
+
+    monkeypatch.setattr(_boosting, "grow_tree", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.set_params(n_estimators=6).fit(X[:, :6], y, qid=q)
+    assert model.n_features_in_ == 8 and model.n_iter_ == 4
+    np.testing.assert_array_equal(model.predict(X), before)

@@ -358,3 +358,12 @@ def test_scaling_every_weight_by_a_constant_changes_no_model(estimator):
     for scale in (2.0**-1000, 3.0, 7.0, 2.0**1000):
         scaled = clone(estimator).fit(X, y, qid=q, sample_weight=weights * scale).predict(X)
         np.testing.assert_array_equal(scaled, reference)
+
+
+def test_a_warm_start_with_no_more_trees_warns_and_changes_nothing(data):
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=3, warm_start=True, random_state=0).fit(X, y, qid=qid)
+    trees = list(forest.trees_)
+    with pytest.warns(UserWarning, match="warm_start=True with n_estimators=3, the number of trees already fitted"):
+        forest.fit(X, y, qid=qid)
+    assert all(a is b for a, b in zip(forest.trees_, trees, strict=True))

@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from .._parallel import process_parallel
-from ._base import BaseRanker
+from ._base import BaseRanker, fit_atomically
 from ._forest import _seed_entropy
 
 
@@ -69,6 +69,7 @@ class AveragedRanker(BaseRanker):
         self.n_jobs = n_jobs
         self.random_state = random_state
 
+    @fit_atomically
     def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None, **fit_params: object) -> "AveragedRanker":
         """Fit every member on the same data.
 

@@ -12,6 +12,7 @@ scikit-learn's metadata routing pass ``qid`` to ``fit`` and ``score`` inside
 Pipelines, ``cross_validate`` and ``GridSearchCV`` without ``set_*_request`` calls.
 """
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -36,6 +37,39 @@ from ..metrics._ranking import evaluate
 
 # Rows per joblib task when predicting with several threads.
 _PREDICT_CHUNK = 16_384
+
+
+def fit_atomically(fit: Callable) -> Callable:
+    """Decorate a ``fit`` so that one that raises, or is interrupted, leaves the estimator as it was.
+
+    A fit sets fitted attributes as it goes (``n_features_in_`` when it validates
+    ``X``, the trees as it grows them); without this, a fit that failed half-way left
+    a model whose width no longer matched its trees. The attributes are restored as
+    they were, lists copied (a warm start appends to them); the arrays of fitted
+    models are never written in place.
+    """
+
+    @functools.wraps(fit)
+    def fit_or_restore(self, *args, **kwargs):
+        saved = {name: list(value) if isinstance(value, list) else value for name, value in self.__dict__.items()}
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+
+    return fit_or_restore
+
+
+def check_warm_start_width(estimator: BaseEstimator, fitted_width: int, n_features: int) -> None:
+    """Refuse a warm start on data of another width than the trees it continues."""
+    if n_features != fitted_width:
+        raise ValueError(
+            f"X has {n_features} features, but {type(estimator).__name__} continues (warm_start=True) trees fitted "
+            f"on {fitted_width} features; a warm start adds trees on the same features (set warm_start=False to "
+            "fit anew)."
+        )
 
 
 class RankingData(NamedTuple):
@@ -109,7 +143,10 @@ class BaseRanker(BaseEstimator):
                 "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker or RFHybridRanker, "
                 "which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
             )
+        fitted_width = getattr(self, "n_features_in_", None)
         X = check_features(self, X, reset=True)
+        if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
+            check_warm_start_width(self, fitted_width, X.shape[1])
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)
         weights = None

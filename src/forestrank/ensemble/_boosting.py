@@ -55,7 +55,7 @@ from ..objectives import (
     SquaredError,
     expected_relevance,
 )
-from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
@@ -195,6 +195,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _make_objective(self) -> RankingObjective:
         """The objective of one fit, built from the estimator's parameters."""
 
+    @fit_atomically
     def fit(
         self,
         X: object,

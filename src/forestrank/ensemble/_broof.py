@@ -64,7 +64,7 @@ from .._cluster import is_dask_collection, map_predict
 from .._costs import check_feature_costs, features_used, tree_costs
 from .._queries import boundaries_of_grouped
 from .._tree._grow import binned_features
-from ._base import BaseRanker
+from ._base import BaseRanker, fit_atomically
 from ._broof_errors import absolute_errors, height_errors, median_region_errors
 from ._forest import BaseForestRanker, RFPointRanker, _seed_entropy
 
@@ -274,6 +274,7 @@ class BROOF(BaseRanker):
                 )
         return strategy, forest
 
+    @fit_atomically
     def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "BROOF":
         """Boost up to ``n_estimators`` forests.
 

@@ -16,6 +16,7 @@ a ``warm_start`` continuation equals a single fit.
 import dataclasses
 import math
 import time
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -31,7 +32,7 @@ from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
 from .._tree._tree import Tree
 from ..metrics._ranking import evaluate
-from ._base import BaseRanker, RankingData, TreeEnsembleMixin
+from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 
 
 def _grow_batch(shared: dict, per_forest: tuple, feature_penalty: np.ndarray | None, indices: list[int]) -> list[Tree]:
@@ -176,6 +177,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
     # --- fitting ----------------------------------------------------------------------
 
+    @fit_atomically
     def fit(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> "BaseForestRanker":
         """Grow the forest.
 
@@ -207,12 +209,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         data = self._validate_training_data(X, y, qid, sample_weight)
         self.__dict__.pop("tree_partitions_", None)
 
-        previous = getattr(self, "trees_", []) if self.warm_start else []
-        if self.warm_start and previous and self.n_estimators < len(previous):
-            raise ValueError(
-                f"n_estimators={self.n_estimators} must be >= the {len(previous)} trees already fitted "
-                "when warm_start=True."
-            )
+        previous = self._warm_start_trees()
         if not previous:
             self._entropy = _seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
@@ -232,6 +229,27 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
+
+    def _warm_start_trees(self) -> list:
+        """The trees this fit continues: the fitted ones under ``warm_start``, else none.
+
+        As scikit-learn's forests, a warm start with no more trees to grow warns and
+        returns the forest as it is.
+        """
+        previous = getattr(self, "trees_", []) if self.warm_start else []
+        if previous and self.n_estimators < len(previous):
+            raise ValueError(
+                f"n_estimators={self.n_estimators} must be >= the {len(previous)} trees already fitted "
+                "when warm_start=True."
+            )
+        if previous and self.n_estimators == len(previous):
+            warnings.warn(
+                f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
+                "is grown. Raise n_estimators to add trees.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return previous
 
     def _base_weight(self, data: RankingData, query_of_row: np.ndarray, allow_empty_pool: bool = False) -> np.ndarray:
         """Each grouped row's weight in every tree (float64): its sample weight, 0 outside

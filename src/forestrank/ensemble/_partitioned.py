@@ -32,6 +32,7 @@ import numpy as np
 from .._binning import QUANTILE_SUBSAMPLE, BinMapper
 from .._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
 from .._costs import tree_costs
+from ._base import check_warm_start_width
 from ._forest import BaseForestRanker, _grow_batch, _seed_entropy
 
 
@@ -72,11 +73,7 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
     inputs = [columns, _partitions("y", y, len(columns)), _partitions("qid", qid, len(columns))]
     if sample_weight is not None:
         inputs.append(_partitions("sample_weight", sample_weight, len(columns)))
-    previous = getattr(forest, "trees_", []) if forest.warm_start else []
-    if forest.warm_start and previous and forest.n_estimators < len(previous):
-        raise ValueError(
-            f"n_estimators={forest.n_estimators} must be >= the {len(previous)} trees already fitted when warm_start=True."
-        )
+    previous = forest._warm_start_trees()
     if not previous:
         forest._entropy = _seed_entropy(forest.random_state)
     grower = forest._tree_grower()
@@ -113,6 +110,8 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
             for part, count in zip(parts, units)
         ]
         del parts
+    if previous:
+        check_warm_start_width(forest, forest.n_features_in_, n_features)
     forest.n_features_in_ = n_features
     if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
         forest.feature_names_in_ = np.asarray(X.columns, dtype=object)
