@@ -84,8 +84,8 @@ def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", agai
     return as_kernel_array(scores, FLOAT_DTYPE)
 
 
-def check_sample_weight(sample_weight: object, *, n_samples: int) -> np.ndarray:
-    """Validate per-row weights: 1-D, one per row of X, finite, >= 0, not all zero.
+def check_sample_weight(sample_weight: object, *, n_samples: int, against: str = "X") -> np.ndarray:
+    """Validate per-row weights: 1-D, one per row of ``against``, finite, >= 0, not all zero.
 
     Returns
     -------
@@ -93,7 +93,7 @@ def check_sample_weight(sample_weight: object, *, n_samples: int) -> np.ndarray:
     """
     weights = _as_1d_float(sample_weight, "sample_weight")
     if len(weights) != n_samples:
-        raise ValueError(f"sample_weight has {len(weights)} entries but X has {n_samples} rows.")
+        raise ValueError(f"sample_weight has {len(weights)} entries but {against} has {n_samples} rows.")
     if not np.isfinite(weights).all():
         raise ValueError("sample_weight contains non-finite values (NaN or inf).")
     if (weights < 0).any():

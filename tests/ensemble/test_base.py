@@ -310,3 +310,31 @@ def test_an_interrupted_fit_leaves_the_model_as_it_was(monkeypatch):
         model.set_params(n_estimators=6).fit(X[:, :6], y, qid=q)
     assert model.n_features_in_ == 8 and model.n_iter_ == 4
     np.testing.assert_array_equal(model.predict(X), before)
+
+
+def test_pipeline_score_and_a_search_without_scoring_work_under_metadata_routing():
+    """Pipeline.score passes sample_weight to the last step's score; without that
+    parameter it raised under routing and GridSearchCV's best_score_ was NaN."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    pipe = make_pipeline(StandardScaler(), DummyRanker(strategy="best_feature"))
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipe.fit(X, y, qid=q)
+        assert pipe.score(X, y, qid=q) == ndcg_score(y, pipe.predict(X), q, k=10)
+        search = GridSearchCV(pipe, {"dummyranker__strategy": ["best_feature", "constant"]}, cv=QueryKFold(3))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a failed score is only a warning in the search
+            search.fit(X, y, qid=q)
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+def test_score_weighs_each_query_by_the_mean_weight_of_its_rows():
+    X, y, q = make_ranking(12, (3, 9), 5, random_state=1)
+    model = DummyRanker(strategy="best_feature").fit(X, y, qid=q)
+    weights = np.random.default_rng(0).uniform(0, 3, len(y))
+    per_query = ndcg_score(y, model.predict(X), q, k=10, per_query=True)
+    query_weight = np.array([weights[q == query].mean() for query in np.unique(q)])
+    expected = (per_query * query_weight).sum() / query_weight.sum()
+    assert model.score(X, y, qid=q, sample_weight=weights) == pytest.approx(expected, rel=1e-14)
+    assert model.score(X, y, qid=q, sample_weight=np.ones(len(y))) == pytest.approx(model.score(X, y, qid=q), rel=1e-15)
+    with pytest.raises(ValueError, match="sample_weight has 3 entries but y_true has"):
+        model.score(X, y, qid=q, sample_weight=np.ones(3))

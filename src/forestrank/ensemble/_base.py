@@ -165,7 +165,7 @@ class BaseRanker(BaseEstimator):
         check_is_fitted(self)
         return check_features(self, X, reset=False)
 
-    def score(self, X: object, y: object, qid: object = None) -> float:
+    def score(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries in ``qid``.
 
         Default convention: gain ``2**y - 1``, discount ``1/log2(rank + 1)``,
@@ -179,6 +179,9 @@ class BaseRanker(BaseEstimator):
             Relevance labels.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: each query's NDCG@10 is weighted by the mean weight of its
+            rows (a weight per query, as LightGBM's and XGBoost's metrics take it).
 
         Returns
         -------
@@ -186,7 +189,10 @@ class BaseRanker(BaseEstimator):
         """
         scores = self.predict(X)
         labels = check_relevance(y, name="y", n_samples=len(scores))
-        return evaluate("ndcg", labels, scores, qid, 10, conventions={}, caller=f"{type(self).__name__}.score")
+        return evaluate(
+            "ndcg", labels, scores, qid, 10, conventions={}, caller=f"{type(self).__name__}.score",
+            sample_weight=sample_weight,
+        )  # fmt: skip
 
 
 class TreeEnsembleMixin:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._common import FLOAT_DTYPE, as_kernel_array
 from .._queries import group_queries
-from .._validation import check_relevance, check_scores
+from .._validation import check_relevance, check_sample_weight, check_scores
 from . import _kernels
 from ._conventions import GAINS, METRICS, TIES, Convention, resolve_convention
 from ._discount import discount_table
@@ -71,17 +71,21 @@ def evaluate_grouped(
     return values
 
 
-def mean_over_queries(values: np.ndarray) -> float:
-    """Mean of per-query values, leaving out queries skipped as NaN."""
-    kept = values[~np.isnan(values)]
-    if len(kept) == 0:
+def mean_over_queries(values: np.ndarray, query_weights: np.ndarray | None = None) -> float:
+    """Mean of per-query values, leaving out queries skipped as NaN; weighted by
+    ``query_weights`` (float64, one per query) when given."""
+    kept = ~np.isnan(values)
+    if not kept.any() or (query_weights is not None and not query_weights[kept].any()):
         warnings.warn(
-            "Every query was skipped (no query has a relevant document); the mean is NaN.",
+            "Every query was skipped (no query has a relevant document, or every query with one has zero "
+            "weight); the mean is NaN.",
             UserWarning,
             stacklevel=3,
         )
         return float("nan")
-    return float(kept.mean())
+    if query_weights is None:
+        return float(values[kept].mean())
+    return float(np.average(values[kept], weights=query_weights[kept]))
 
 
 def evaluate(
@@ -96,10 +100,13 @@ def evaluate(
     max_grade: object = None,
     k_required: bool = False,
     caller: str | None = None,
+    sample_weight: object = None,
 ) -> float | np.ndarray:
     """Validate inputs, group by query and evaluate ``metric`` (the public functions' body).
 
-    ``caller`` names the function in the warning emitted when ``qid`` is None.
+    ``caller`` names the function in the warning emitted when ``qid`` is None. With
+    ``sample_weight`` (one per row) the mean weighs each query by the mean weight of
+    its rows, a weight per query as LightGBM's and XGBoost's ranking metrics take it.
     """
     convention = resolve_convention(metric, **conventions)
     k = _check_cutoff(k, allow_none=not k_required)
@@ -112,7 +119,13 @@ def evaluate(
     values = evaluate_grouped(
         groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
     )
-    return values if per_query else mean_over_queries(values)
+    if per_query:
+        return values
+    if sample_weight is None:
+        return mean_over_queries(values)
+    weights = groups.group(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
+    sizes = groups.query_sizes()
+    return mean_over_queries(values, np.add.reduceat(weights, groups.query_boundaries[:-1]) / sizes)
 
 
 def _check_max_grade(max_grade: object, labels: np.ndarray) -> float:
