@@ -92,3 +92,16 @@ def test_files_that_omit_trailing_features_are_read_with_the_models_width(tmp_pa
         "--param", "n_estimators=5", "--output", model)  # fmt: skip
     assert run("evaluate", tmp_path / "test.txt", "--model", model).stdout.startswith("ndcg@10\t")
     assert len(run("compare", tmp_path / "test.txt", "--models", model, model).stdout.splitlines()) == 4
+
+
+def test_a_file_too_wide_for_memory_is_one_line_not_a_traceback(tmp_path):
+    """forestrank train on a file whose dense X cannot fit printed a MemoryError traceback
+    with status 1; the loader checks the size before allocating."""
+    lines = [f"{i % 3} qid:{i // 20} 1:{i % 7} 5:0.5" for i in range(2000)]
+    lines[7] += " 3000000000:1"  # 2,000 x 3e9 float64: 44 TB
+    (tmp_path / "wide.txt").write_text("\n".join(lines) + "\n")
+    result = run("train", "--model", "rfpoint", "--train", tmp_path / "wide.txt", "--output", tmp_path / "m.skops",
+                 check=False)  # fmt: skip
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "does not fit in memory; load it with sparse=True" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

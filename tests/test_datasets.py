@@ -2,6 +2,7 @@
 
 import gzip
 import os
+import tracemalloc
 
 import numpy as np
 import scipy.sparse
@@ -310,8 +311,8 @@ def test_load_letor_rejects_other_absent_values_and_dtypes(tmp_path, kwargs, mes
         load_letor(write(tmp_path, "1 qid:1 1:2\n"), **kwargs)
 
 
-def test_load_letor_sparse_equals_dense_across_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets_module, "_SPARSE_CHUNK_LINES", 3)  # several chunks, a blank line inside one
+def test_load_letor_sparse_equals_dense(tmp_path):
+    # a blank line, explicit zeros, a number off the parser's exact path (1e400)
     text = "".join(f"{i % 3} qid:{i // 4} {1 + i % 5}:{i * 0.5} 7:1e400\n" + ("\n" if i == 4 else "") for i in range(11))
     path = write(tmp_path, text)
     X, y, qid = load_letor(path, dtype=np.float32)
@@ -326,8 +327,28 @@ def test_load_letor_sparse_equals_dense_across_chunks(tmp_path, monkeypatch):
         load_letor(path, sparse=True, absent=np.nan)
 
 
-def test_load_letor_sparse_reports_the_file_line_of_a_bad_number(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets_module, "_SPARSE_CHUNK_LINES", 2)
+def test_load_letor_sparse_reports_the_file_line_of_a_bad_number(tmp_path):
     path = write(tmp_path, "1 qid:1 1:2\n0 qid:1 1:3\n1 qid:2 1:4\n0 qid:2 1:1.2.3\n")
     with pytest.raises(ValueError, match=r"data.txt:4: cannot parse '1.2.3'"):
         load_letor(path, sparse=True)
+
+
+def test_a_sparse_file_with_a_huge_feature_index_loads_as_its_entries(tmp_path, monkeypatch):
+    """sparse=True filled dense blocks of lines: 2,000 lines and one "3000000:1" asked
+    for 44.7 GiB. It holds the entries only, as scikit-learn's reader does."""
+    lines = [f"{i % 3} qid:{i // 20} 1:{i % 7} 5:0.5" for i in range(2000)]
+    lines[1234] += " 3000000:1"
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    tracemalloc.start()
+    X, y, qid = load_letor(path, sparse=True)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 10 * 2**20
+    reference, reference_y, reference_qid = load_svmlight_file(str(path), query_id=True)
+    assert X.shape == (2000, 3_000_000) == reference.shape
+    assert (X != reference).nnz == 0
+    np.testing.assert_array_equal(y, reference_y)
+    np.testing.assert_array_equal(qid, reference_qid)
+    monkeypatch.setattr(datasets_module, "_physical_memory", lambda: 16.0 * 2**30)  # checked before allocating
+    with pytest.raises(MemoryError, match=r"a dense X of 2000 rows x 3000000 features \(44.7 GiB\).*sparse=True"):
+        load_letor(path)

@@ -2,8 +2,9 @@
 
 scikit-learn's ``load_svmlight_file`` parses about 13k LETOR rows per second here and
 is reported quadratic with ``query_id=True`` on older versions (``docs/design.md``, "Data").
-This parser walks the raw bytes once to size the output and once to fill a dense
-matrix, both in one numba kernel (``fill=False`` / ``fill=True``).
+This parser walks the raw bytes once to size the output and once to fill it, a dense
+matrix or the arrays of a CSR matrix, all in one numba kernel (``fill=False`` /
+``fill=True``, ``to_csr``): a sparse file is never held dense.
 
 Numbers are converted with the exact fast path of Clinger ("How to read floating point
 numbers accurately", PLDI 1990): a decimal mantissa ``m <= 2**53`` and a power of ten
@@ -39,7 +40,7 @@ ERROR_MESSAGES = {
 _POWERS_OF_TEN = np.array([10.0**i for i in range(23)])
 _MAX_EXACT_MANTISSA = 2**53
 _NEWLINE, _HASH, _COLON, _DOT, _MINUS, _PLUS = 10, 35, 58, 46, 45, 43
-SLOW_FIELDS = 5  # row, column (-1 = label), token start, token end, line number
+SLOW_FIELDS = 6  # row, column (-1 = label), token start, token end, line number, CSR entry (-1 = none)
 
 
 @jit(inline="always")
@@ -133,7 +134,7 @@ def _parse_float(buffer, start, end):
 
 
 @jit(inline="always")
-def _defer(slow, n_slow, row, column, start, end, line):
+def _defer(slow, n_slow, row, column, start, end, line, entry):
     """Record a token for Python's ``float``; returns the new count (kept past capacity)."""
     if n_slow < len(slow):
         slow[n_slow, 0] = row
@@ -141,11 +142,12 @@ def _defer(slow, n_slow, row, column, start, end, line):
         slow[n_slow, 2] = start
         slow[n_slow, 3] = end
         slow[n_slow, 4] = line
+        slow[n_slow, 5] = entry
     return n_slow + 1
 
 
 @jit
-def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
+def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, indices, data):
     """Scan (``fill=False``) or parse (``fill=True``) svmlight text.
 
     Parameters
@@ -157,15 +159,25 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
         ``X``, ``y`` and ``qid``.
     zero_based : bool
         Feature indices start at 0 (else at 1, the LETOR convention).
-    X : float64 array of shape (n_rows, n_features), zero-initialised
-        Output features (ignored when ``fill`` is False).
+    X : float64 or float32 array of shape (n_rows, n_features), zero-initialised
+        Output features (ignored when ``fill`` is False or ``to_csr`` is True).
     y : float64 array of shape (n_rows,)
         Output labels.
     qid : int64 array of shape (n_rows,)
         Output query ids (rows without ``qid:`` keep their value).
-    slow : int64 array of shape (capacity, 5)
+    slow : int64 array of shape (capacity, 6)
         Output: tokens left to Python as (row, column or -1 for the label, start,
-        end, line number).
+        end, line number, CSR entry or -1).
+    to_csr : bool
+        Fill ``indptr``, ``indices`` and ``data`` (a CSR matrix, the listed
+        entries in file order) instead of ``X``.
+    indptr : int64 array of shape (n_rows + 1,)
+        Output: row ``r``'s entries are ``indptr[r]:indptr[r + 1]`` (``indptr[0]``,
+        0, is left as given).
+    indices : int64 array of shape (n_entries,)
+        Output: each entry's column.
+    data : float64 or float32 array of shape (n_entries,)
+        Output: each entry's value.
 
     Returns
     -------
@@ -182,6 +194,8 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
     n_slow : int
         Deferred tokens; may exceed ``len(slow)``, in which case the caller retries
         with a larger array.
+    n_entries : int
+        ``index:value`` tokens.
     """
     n_bytes = len(buffer)
     position = 0
@@ -190,6 +204,7 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
     n_columns = 0
     n_qid_rows = 0
     n_slow = 0
+    entry = 0
     while position < n_bytes:
         line += 1
         line_end = position
@@ -206,7 +221,7 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
                 if ok:
                     y[row] = value
                 else:
-                    n_slow = _defer(slow, n_slow, row, -1, cursor, token_end, line)
+                    n_slow = _defer(slow, n_slow, row, -1, cursor, token_end, line, -1)
             cursor = _skip_spaces(buffer, token_end, data_end)
             previous_column = -1
             has_qid = False
@@ -216,7 +231,7 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
                 while colon < token_end and buffer[colon] != _COLON:
                     colon += 1
                 if colon == token_end:
-                    return ERROR_TOKEN, line, row, n_columns, n_qid_rows, n_slow
+                    return ERROR_TOKEN, line, row, n_columns, n_qid_rows, n_slow, entry
                 is_qid = (
                     colon - cursor == 3
                     and buffer[cursor] == 113  # q
@@ -226,32 +241,40 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow):
                 if is_qid:
                     query, ok = _parse_int(buffer, colon + 1, token_end)
                     if not ok or has_qid or previous_column >= 0:
-                        return ERROR_QID, line, row, n_columns, n_qid_rows, n_slow
+                        return ERROR_QID, line, row, n_columns, n_qid_rows, n_slow, entry
                     has_qid = True
                     if fill:
                         qid[row] = query
                 else:
                     index, ok = _parse_int(buffer, cursor, colon)
                     if not ok or index < 0:
-                        return ERROR_INDEX, line, row, n_columns, n_qid_rows, n_slow
+                        return ERROR_INDEX, line, row, n_columns, n_qid_rows, n_slow, entry
                     column = index if zero_based else index - 1
                     if column < 0:
-                        return ERROR_ZERO_INDEX, line, row, n_columns, n_qid_rows, n_slow
+                        return ERROR_ZERO_INDEX, line, row, n_columns, n_qid_rows, n_slow, entry
                     if column <= previous_column:
-                        return ERROR_UNSORTED, line, row, n_columns, n_qid_rows, n_slow
+                        return ERROR_UNSORTED, line, row, n_columns, n_qid_rows, n_slow, entry
                     previous_column = column
                     n_columns = max(n_columns, column + 1)
                     if fill:
-                        if column >= X.shape[1]:
-                            return ERROR_COLUMN, line, row, n_columns, n_qid_rows, n_slow
+                        if not to_csr and column >= X.shape[1]:
+                            return ERROR_COLUMN, line, row, n_columns, n_qid_rows, n_slow, entry
                         value, ok = _parse_float(buffer, colon + 1, token_end)
-                        if ok:
+                        if to_csr:
+                            indices[entry] = column
+                            data[entry] = value
+                        elif ok:
                             X[row, column] = value
-                        else:
-                            n_slow = _defer(slow, n_slow, row, column, colon + 1, token_end, line)
+                        if not ok:
+                            n_slow = _defer(
+                                slow, n_slow, row, column, colon + 1, token_end, line, entry if to_csr else -1
+                            )
+                    entry += 1
                 cursor = _skip_spaces(buffer, token_end, data_end)
             if has_qid:
                 n_qid_rows += 1
             row += 1
+            if fill and to_csr:
+                indptr[row] = entry
         position = line_end + 1
-    return OK, 0, row, n_columns, n_qid_rows, n_slow
+    return OK, 0, row, n_columns, n_qid_rows, n_slow, entry

@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
         return 0
-    except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError) as error:
+    except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError, MemoryError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         print(f"forestrank {args.command}: error: {message}", file=sys.stderr)
         return 2

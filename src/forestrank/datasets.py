@@ -27,9 +27,6 @@ from ._features import FEATURE_DTYPES
 
 _CACHE_FORMAT = 2
 _INITIAL_SLOW_CAPACITY = 1024
-# Lines parsed into one dense block when load_letor returns a sparse matrix: at 700
-# float32 features, 50,000 lines are 140 MB at most.
-_SPARSE_CHUNK_LINES = 50_000
 
 PathLike = str | os.PathLike
 
@@ -53,15 +50,26 @@ def _read_bytes(path: Path) -> np.ndarray:
 
 
 def _parse(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, outputs: tuple | None = None):
-    """Run the parser kernel: a counting scan when ``outputs`` is None, else fill ``(X, y, qid)``."""
-    fill = outputs is not None
-    X, y, qid = outputs if fill else (np.zeros((0, 0)), np.zeros(0), np.zeros(0, dtype=INDEX_DTYPE))
-    status, line, n_rows, n_columns, n_qid_rows, n_slow = _svmlight.parse_svmlight(
-        buffer, fill, zero_based, X, y, qid, slow
+    """Run the parser kernel: a counting scan when ``outputs`` is None, else fill them:
+    ``(X, y, qid)`` for a dense ``X``, ``(indptr, indices, data, y, qid)`` for a CSR one."""
+    no_index = np.zeros(0, dtype=INDEX_DTYPE)
+    if outputs is None:
+        fill, to_csr = False, False
+        X, y, qid, indptr, indices, data = np.zeros((0, 0)), np.zeros(0), no_index, no_index, no_index, np.zeros(0)
+    elif len(outputs) == 3:
+        fill, to_csr = True, False
+        X, y, qid = outputs
+        indptr, indices, data = no_index, no_index, np.zeros(0, dtype=X.dtype)
+    else:
+        fill, to_csr = True, True
+        indptr, indices, data, y, qid = outputs
+        X = np.zeros((0, 0), dtype=data.dtype)
+    status, line, n_rows, n_columns, n_qid_rows, n_slow, n_entries = _svmlight.parse_svmlight(
+        buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, indices, data
     )
     if status != _svmlight.OK:
         raise ValueError(f"{path}:{line}: {_svmlight.ERROR_MESSAGES[status]}.")
-    return n_rows, n_columns, n_qid_rows, n_slow
+    return n_rows, n_columns, n_qid_rows, n_slow, n_entries
 
 
 def _parse_file(
@@ -70,7 +78,7 @@ def _parse_file(
 ) -> tuple[np.ndarray | scipy.sparse.csr_matrix, np.ndarray, np.ndarray | None]:  # fmt: skip
     buffer = _read_bytes(path)
     no_slow = np.zeros((0, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
-    n_rows, n_columns, n_qid_rows, _ = _parse(path, buffer, zero_based, no_slow)
+    n_rows, n_columns, n_qid_rows, _, n_entries = _parse(path, buffer, zero_based, no_slow)
     if n_rows == 0:
         raise ValueError(f"{path} holds no data rows.")
     if n_features is not None and n_columns > n_features:
@@ -78,57 +86,69 @@ def _parse_file(
     if 0 < n_qid_rows < n_rows:
         raise ValueError(f"{path}: only {n_qid_rows} of {n_rows} rows carry a qid:; either all or none must.")
     width = n_columns if n_features is None else n_features
-    if not sparse:
-        X, y, qid = _fill(path, buffer, zero_based, n_rows, width, absent, dtype, 0)
-        return X, y, (qid if n_qid_rows else None)
-    # Chunks of lines, each filled dense and kept as CSR: never a dense copy of the whole file.
-    newlines = np.flatnonzero(buffer == ord("\n"))
-    chunk_ends = [*(newlines[_SPARSE_CHUNK_LINES - 1 :: _SPARSE_CHUNK_LINES] + 1), len(buffer)]
-    blocks, labels, queries = [], [], []
-    chunk_start = 0
-    for chunk_end in chunk_ends:
-        chunk = buffer[chunk_start:chunk_end]
-        chunk_rows = _parse(path, chunk, zero_based, no_slow)[0]
-        if chunk_rows:
-            lines_before = int(np.searchsorted(newlines, chunk_start))
-            X, y, qid = _fill(path, chunk, zero_based, chunk_rows, width, 0.0, dtype, lines_before)
-            blocks.append(scipy.sparse.csr_matrix(X))
-            labels.append(y)
-            queries.append(qid)
-        chunk_start = chunk_end
-    X = scipy.sparse.vstack(blocks, format="csr", dtype=dtype)
-    return X, np.concatenate(labels), (np.concatenate(queries) if n_qid_rows else None)
-
-
-def _fill(
-    path: Path, buffer: np.ndarray, zero_based: bool, n_rows: int, width: int, absent: float, dtype: type,
-    lines_before: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
-    """Parse ``buffer`` (whole lines, ``n_rows`` data rows) into a dense ``X`` of ``width`` columns.
-
-    ``lines_before`` counts the file's lines before ``buffer``, for error messages.
-    """
-    X = np.full((n_rows, width), absent, dtype=dtype)
     y = np.zeros(n_rows, dtype=FLOAT_DTYPE)
     qid = np.zeros(n_rows, dtype=INDEX_DTYPE)
+    if sparse:  # the listed entries only: never a dense copy of the file
+        indptr = np.zeros(n_rows + 1, dtype=INDEX_DTYPE)
+        indices = np.empty(n_entries, dtype=INDEX_DTYPE)
+        data = np.empty(n_entries, dtype=dtype)
+        _fill(path, buffer, zero_based, (indptr, indices, data, y, qid))
+        X = scipy.sparse.csr_matrix((data, indices, indptr), shape=(n_rows, width))
+        X.eliminate_zeros()  # "i:0" tokens are absent entries, as in a dense X
+    else:
+        X = _dense_features(path, n_rows, width, absent, dtype)
+        _fill(path, buffer, zero_based, (X, y, qid))
+    return X, y, (qid if n_qid_rows else None)
+
+
+def _dense_features(path: Path, n_rows: int, width: int, absent: float, dtype: type) -> np.ndarray:
+    """``X`` full of ``absent``, or a MemoryError saying to load sparse when it cannot fit.
+
+    Checked against the machine's memory before allocating: an allocation the system
+    grants lazily would be filled page by page until the process is killed.
+    """
+    size = n_rows * width * np.dtype(dtype).itemsize
+    message = (
+        f"{path}: a dense X of {n_rows} rows x {width} features ({size / 2**30:.1f} GiB) does not fit in memory; "
+        "load it with sparse=True (the file's entries only)."
+    )
+    if size > _physical_memory():
+        raise MemoryError(message)
+    try:
+        return np.full((n_rows, width), absent, dtype=dtype)
+    except MemoryError:
+        raise MemoryError(message) from None
+
+
+def _physical_memory() -> float:
+    """Bytes of memory of this machine (inf where the system does not say)."""
+    try:
+        return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, ValueError, OSError):
+        return float("inf")
+
+
+def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> None:
+    """Parse ``buffer`` into ``outputs`` (``_parse``'s), the tokens off the parser's exact
+    fast path converted by Python's ``float``."""
     slow = np.zeros((_INITIAL_SLOW_CAPACITY, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
-    n_slow = _parse(path, buffer, zero_based, slow, (X, y, qid))[3]
+    n_slow = _parse(path, buffer, zero_based, slow, outputs)[3]
     if n_slow > len(slow):  # rare: many numbers off the exact fast path
         slow = np.zeros((n_slow, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
-        _parse(path, buffer, zero_based, slow, (X, y, qid))
-    for row, column, start, end, line in slow[:n_slow]:
+        _parse(path, buffer, zero_based, slow, outputs)
+    y = outputs[-2]
+    for row, column, start, end, line, entry in slow[:n_slow]:
         text = buffer[start:end].tobytes()
         try:
             value = float(text)
         except ValueError:
-            raise ValueError(
-                f"{path}:{line + lines_before}: cannot parse {text.decode(errors='replace')!r} as a number."
-            ) from None
+            raise ValueError(f"{path}:{line}: cannot parse {text.decode(errors='replace')!r} as a number.") from None
         if column < 0:
             y[row] = value
+        elif entry >= 0:
+            outputs[2][entry] = value
         else:
-            X[row, column] = value
-    return X, y, qid
+            outputs[0][row, column] = value
 
 
 def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
