@@ -61,7 +61,7 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "n_estimators", "--output", "m.joblib"], "expected NAME=VALUE"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "trees=5", "--output", "m.joblib"], "unexpected keyword argument 'trees'"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--valid", "{train}", "--output", "m.joblib"], "--valid applies to lambdamart and plrank"),
-        (["predict", "--model", "{train}", "{train}"], "not a saved forestrank model"),
+        (["predict", "--model", "{train}", "{train}"], "not a skops model file"),
         (["evaluate", "{train}", "--scores", "{train}"], "not one number per line"),
         (["evaluate", "{train}", "--scores", "{short}"], "2 scores for 3005 documents"),
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "dcg@10"], "expected ndcg@K, err@K, map or precision@K"),
@@ -105,3 +105,30 @@ def test_a_file_too_wide_for_memory_is_one_line_not_a_traceback(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "does not fit in memory; load it with sparse=True" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["model.skops", "model", "model.txt"])
+def test_a_pickle_is_never_unpickled_unless_its_name_says_pickle(tmp_path, name):
+    """Any file that was not a zip was unpickled: a pickle named model.skops ran its code."""
+    import pickle
+
+    marker = tmp_path / "pwned"
+    payload = tmp_path / name
+    payload.write_bytes(pickle.dumps(_CreateFile(str(marker))))
+    data = tmp_path / "data.txt"
+    data.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.1\n")
+    for command in (["predict", "--model", payload, data], ["evaluate", data, "--model", payload],
+                    ["compare", data, "--models", payload, payload]):  # fmt: skip
+        result = run(*command, check=False)
+        assert result.returncode == 2 and "not a skops model file" in result.stderr
+        assert not marker.exists()
+
+
+class _CreateFile:
+    """A pickle payload: unpickling it creates a file."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))

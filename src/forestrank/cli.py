@@ -212,14 +212,22 @@ def _save(model: object, path: Path) -> None:
 
 
 def _load_model(path: Path) -> object:
+    """The model saved at ``path``, read by its name: a pickle only when the name says so
+    (``PICKLE_SUFFIXES``, which runs the file's code: the user asked for it), otherwise
+    the skops format, which runs none; a file that is not what its name says is refused."""
     import zipfile
 
     import joblib
 
     if not path.is_file():
         raise UsageError(f"{path}: no such model file.")
+    if path.suffix not in PICKLE_SUFFIXES and not zipfile.is_zipfile(path):
+        raise UsageError(
+            f"{path}: not a skops model file. A pickled model is loaded only from a name ending in "
+            f"{', '.join(PICKLE_SUFFIXES)} (loading a pickle runs its code: only from a source you trust)."
+        )
     try:
-        model = load(path) if zipfile.is_zipfile(path) else joblib.load(path)
+        model = joblib.load(path) if path.suffix in PICKLE_SUFFIXES else load(path)
     except ImportError:
         raise
     except Exception as error:  # a corrupt, foreign or untrusted file: one line, not a traceback
