@@ -75,3 +75,69 @@ def test_a_model_saved_by_another_version_warns(data):
         warnings.simplefilter("error", InconsistentVersionWarning)
         pickle.loads(pickle.dumps(model))
         pickle.loads(pickle.dumps(RFPointRanker()))
+
+
+def _set_feature(tree):
+    tree.nodes["feature"][np.flatnonzero(tree.nodes["feature"] >= 0)[0]] = 50_000_000
+
+
+def _set_child(tree):
+    tree.nodes["left"][np.flatnonzero(tree.nodes["feature"] >= 0)[-1]] = 2_000_000_000
+
+
+def _child_before_parent(tree):
+    internal = np.flatnonzero(tree.nodes["feature"] >= 0)
+    tree.nodes["left"][internal[-1]] = internal[0]
+
+
+def _nan_threshold(tree):
+    tree.nodes["threshold"][0] = np.nan
+
+
+def _short_values(tree):
+    tree.values = tree.values[:-1]
+
+
+def _wider_tree(tree):
+    tree.feature_gains = np.zeros(len(tree.feature_gains) + 3)
+
+
+def _node_dtype(tree):
+    tree.nodes = tree.nodes.astype([("feature", np.int64), ("left", np.int64), ("threshold", np.float64)])
+
+
+@pytest.mark.parametrize(
+    "craft, match",
+    [
+        (_set_feature, "splits on a feature beyond its 5 features"),
+        (_set_child, "child index before its parent or outside the tree"),
+        (_child_before_parent, "child index before its parent or outside the tree"),
+        (_nan_threshold, "NaN or infinite threshold"),
+        (_short_values, "values has"),
+        (_wider_tree, "holds a tree of another width"),
+        (_node_dtype, "nodes must be a non-empty array of"),
+    ],
+)
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        ESTIMATORS[0],
+        ESTIMATORS[3],
+        BROOF(n_estimators=2, n_trees=2, forest=RFPointRanker(criterion="variance", min_samples_leaf=5), random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_a_crafted_file_of_trusted_types_is_refused_before_any_tree_is_walked(estimator, craft, match, data, tmp_path):
+    """One node's feature set to 50,000,000 (or a child to 2e9) in a saved forest loaded
+    silently and predict then read far outside X: a segfault. Every loaded tree is checked."""
+    X, y, qid = data
+    model = estimator.fit(X, y, qid=qid)
+    forest = model.estimators_[0] if hasattr(model, "estimators_") else model
+    tree = max(forest.trees_, key=lambda tree: (tree.nodes["feature"] >= 0).sum())
+    assert (tree.nodes["feature"] >= 0).sum() >= 2
+    craft(tree)
+    save(model, tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match=match):
+        load(tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match=match):
+        pickle.loads(pickle.dumps(model))

@@ -3,6 +3,9 @@
 Pickle (and joblib) run arbitrary code on load. :func:`save` writes the skops format,
 whose :func:`load` rebuilds only the types it is told to trust: numpy, scikit-learn and
 the forestrank types of :func:`trusted_types`; a file holding anything else is refused.
+Trusted types are not enough: the predictor follows the node indices of the trees it
+is given, so every tree is checked as it is loaded (``_tree._tree.Tree.check``), and a
+file whose trees could send it outside the arrays is refused.
 Every saved ranker, in either format, carries the forestrank version that fitted it,
 and loading it under another version warns (``InconsistentVersionWarning``), since
 models are only guaranteed to predict the same under the version that saved them.

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._common import INDEX_DTYPE
+from .._common import INDEX_DTYPE, NODE_DTYPE
 from .._features import as_feature_array, dense_blocks
 from . import _predictor
 
@@ -37,6 +37,45 @@ class Tree:
     n_node_samples: np.ndarray
     weighted_n_node_samples: np.ndarray
     feature_gains: np.ndarray
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickling and skops loading: the predictor's kernels trust node indices, so a
+        tree read from a file is checked first (``check``)."""
+        self.__dict__.update(state)
+        self.check()
+
+    def check(self) -> None:
+        """Refuse a tree the predictor could not walk safely.
+
+        Raises
+        ------
+        ValueError
+            Arrays of the wrong type or shape; a split on a feature outside
+            ``feature_gains``' width; a child that does not come after its parent or lies
+            outside the tree; a NaN threshold, or a split threshold other than a finite
+            number or ``-inf`` (the "missing?" test of a three-way split); a NaN value.
+        """
+        arrays = {name: getattr(self, name, None) for name in self.__dataclass_fields__}
+        if not all(isinstance(array, np.ndarray) and array.ndim == 1 for array in arrays.values()):
+            raise ValueError("a tree's arrays must all be 1-D numpy arrays.")
+        if self.nodes.dtype != NODE_DTYPE or len(self.nodes) == 0:
+            raise ValueError(f"a tree's nodes must be a non-empty array of {NODE_DTYPE}; got {self.nodes.dtype}.")
+        n_nodes = len(self.nodes)
+        for name in ("missing_left", "values", "n_node_samples", "weighted_n_node_samples"):
+            if len(arrays[name]) != n_nodes:
+                raise ValueError(f"a tree's {name} has {len(arrays[name])} entries for {n_nodes} nodes.")
+        if self.missing_left.dtype != np.uint8 or self.values.dtype != np.float64:
+            raise ValueError("a tree's missing_left must be uint8 and its values float64.")
+        feature, left, threshold = self.nodes["feature"], self.nodes["left"], self.nodes["threshold"]
+        internal = np.flatnonzero(feature >= 0)
+        if (feature[internal] >= len(self.feature_gains)).any():
+            raise ValueError(f"a tree splits on a feature beyond its {len(self.feature_gains)} features.")
+        children = left[internal].astype(INDEX_DTYPE)
+        if ((children <= internal) | (children + 1 >= n_nodes)).any():
+            raise ValueError("a tree has a child index before its parent or outside the tree.")
+        split = threshold[internal]
+        if not (np.isfinite(split) | (split == -np.inf)).all() or np.isnan(threshold).any() or np.isnan(self.values).any():
+            raise ValueError("a tree has a NaN or infinite threshold, or a NaN value.")
 
     @property
     def node_count(self) -> int:

@@ -333,4 +333,10 @@ class TreeEnsembleMixin:
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         if "trees_" in state:
+            width = getattr(self, "n_features_in_", None)
+            if any(len(tree.feature_gains) != width for tree in self.trees_):
+                raise ValueError(
+                    f"a {type(self).__name__} of {width} features holds a tree of another width: not a model "
+                    "forestrank saved."
+                )
             self._index_trees()
