@@ -239,7 +239,8 @@ def test_partitioned_fit_edge_cases(data, client):
     X, y, qid = data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
     model = RFPointRanker(n_estimators=4, query_subsample=0.1, warm_start=True, random_state=0).fit(dX, dy, qid=dq)
-    again = model.fit(dX, dy, qid=dq)  # nothing new to grow: the same forest
+    with pytest.warns(UserWarning, match="no tree is grown"):
+        again = model.fit(dX, dy, qid=dq)  # nothing new to grow: the same forest
     assert len(again.trees_) == 4
     # A partition without a relevant document, while others have some: it is never drawn.
     y_sparse = y.copy()
