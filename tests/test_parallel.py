@@ -5,6 +5,10 @@ whatever backend the caller configured; independent trees may run anywhere, and 
 model must not depend on where.
 """
 
+import os
+import subprocess
+import sys
+
 import joblib
 import numpy as np
 import pytest
@@ -86,3 +90,33 @@ def test_the_dask_backend_fits_and_predicts_the_default_model(data, reference_pr
         distributed.Client(cluster),
     ):
         _assert_same_models("dask", data, reference_predictions)
+
+
+_TWO_THREADS = """
+import threading
+import numpy as np
+from forestrank import LambdaMART, PLRank, make_ranking
+X, y, q = make_ranking(60, (5, 20), 6, random_state=0)
+models = [LambdaMART(n_estimators=6, n_jobs=1, random_state=0), PLRank(n_estimators=6, n_jobs=2, random_state=0)]
+threaded = [None, None]
+def fit(i):
+    threaded[i] = models[i].fit(X, y, qid=q).predict(X)
+threads = [threading.Thread(target=fit, args=(i,)) for i in range(2)]
+[thread.start() for thread in threads]
+[thread.join() for thread in threads]
+for model, scores in zip(models, threaded):
+    assert np.array_equal(model.fit(X, y, qid=q).predict(X), scores)
+import numba
+print(numba.threading_layer())
+"""
+
+
+@pytest.mark.parametrize("layer", ["workqueue", "default"])
+def test_boosting_fits_from_two_threads_under_any_threading_layer(layer):
+    """Two fits in two threads aborted the process (SIGABRT) under numba's workqueue
+    layer, which is not threadsafe: there the fits take turns."""
+    environment = {**os.environ, "NUMBA_THREADING_LAYER": layer}
+    result = subprocess.run([sys.executable, "-c", _TWO_THREADS], capture_output=True, text=True, env=environment)
+    assert result.returncode == 0, result.stderr[-2000:]
+    if layer == "workqueue":
+        assert result.stdout.strip() == "workqueue"

@@ -23,6 +23,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 """
 
 import contextlib
+import threading
 import time
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterator
@@ -61,15 +62,36 @@ from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradien
 from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
 
 
+# Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+def _threading_layer_is_threadsafe() -> bool:
+    """Whether numba's threading layer may launch parallel kernels from two threads at once.
+
+    The tbb and omp layers may; workqueue, which numba falls back to where neither
+    library is found (or when ``NUMBA_THREADING_LAYER=workqueue``), aborts the process
+    (numba's "Threading layer" documentation). The layer is chosen at the process's
+    first parallel launch: before it, the answer is no, so that first fits are safe.
+    """
+    try:
+        return numba.threading_layer() != "workqueue"
+    except ValueError:  # no parallel kernel has run yet
+        return False
+
+
 @contextlib.contextmanager
 def numba_threads(n_jobs: int | None) -> Iterator[None]:
-    """Run the block with numba's thread count set from ``n_jobs`` (restored after)."""
-    previous = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(previous)
+    """Run the block, which launches numba-parallel kernels, with numba's thread count set
+    from ``n_jobs`` (restored after); one block at a time in the process where the
+    threading layer is not threadsafe (boosting fits from several threads take turns)."""
+    with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)
 
 
 def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
