@@ -43,8 +43,16 @@ def _midpoints(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
     The midpoint of two adjacent doubles can round up to the larger one, which would
     put it in the lower bin; the smaller value is used as the cut then.
     """
-    middle = (lower + upper) / 2
+    middle = _middle(lower, upper)
     return np.where(middle < upper, middle, lower)
+
+
+def _middle(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """``(lower + upper) / 2`` element-wise, without overflow where the sum would pass
+    float64's largest value (there as ``lower / 2 + upper / 2``, elsewhere bitwise the sum's half)."""
+    with np.errstate(over="ignore"):
+        middle = (lower + upper) / 2
+    return np.where(np.isfinite(middle), middle, lower / 2 + upper / 2)
 
 
 def _frequency_cuts(counts: np.ndarray, max_bins: int) -> np.ndarray:
@@ -232,7 +240,7 @@ class BinMapper:
             # A bin's representative: its value when it holds one, else the middle of its range.
             lowest = distinct[np.append(0, cuts + 1)]
             highest = distinct[np.append(cuts, len(distinct) - 1)]
-            representatives = np.where(lowest == highest, lowest, (lowest + highest) / 2)
+            representatives = np.where(lowest == highest, lowest, _middle(lowest, highest))
         return np.ascontiguousarray(thresholds, dtype=FLOAT_DTYPE), np.ascontiguousarray(representatives, dtype=FLOAT_DTYPE)
 
     def transform(self, X: np.ndarray) -> np.ndarray:

@@ -29,9 +29,10 @@ def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray |
     NaN is allowed (missing values); inf, also a stored one of a sparse matrix, is an
     error that names X. Other dtypes become float64.
     """
-    X = validate_data(
-        estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
-    )
+    with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness check sums X first
+        X = validate_data(
+            estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
+        )
     return as_feature_array(X)
 
 

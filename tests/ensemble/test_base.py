@@ -338,3 +338,31 @@ def test_score_weighs_each_query_by_the_mean_weight_of_its_rows():
     assert model.score(X, y, qid=q, sample_weight=np.ones(len(y))) == pytest.approx(model.score(X, y, qid=q), rel=1e-15)
     with pytest.raises(ValueError, match="sample_weight has 3 entries but y_true has"):
         model.score(X, y, qid=q, sample_weight=np.ones(3))
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        DummyRanker(strategy="best_feature"),
+        RFPointRanker(n_estimators=3, random_state=0),
+        RFListRanker(n_estimators=2, random_state=0),
+        LambdaMART(n_estimators=3, random_state=0),
+        PLRank(n_estimators=3, random_state=0),
+    ],
+    ids=lambda estimator: type(estimator).__name__,
+)
+def test_values_and_weights_near_float64s_limit_fit_without_warnings(estimator):
+    """Feature values near 1.7e308 gave overflow warnings (bin midpoints, scikit-learn's
+    finiteness sum); weights near it overflowed the dummy ranker's mean to -inf."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    huge = X / np.abs(X).max() * 1.7e308
+    weights = np.random.default_rng(0).integers(1, 4, q.max() + 1)[q] * 5e307  # one weight per query (PLRank's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = clone(estimator).fit(huge, y, qid=q)
+        scores = model.predict(huge)
+        weighted = clone(estimator).fit(X, y, qid=q, sample_weight=weights)
+    assert np.isfinite(scores).all() and len(np.unique(scores)) > 5
+    assert np.isfinite(weighted.predict(X)).all()
+    reference = clone(estimator).fit(X, y, qid=q, sample_weight=weights / 5e307).predict(X)
+    np.testing.assert_array_equal(weighted.predict(X), reference)
