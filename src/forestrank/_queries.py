@@ -24,7 +24,7 @@ from ._common import INDEX_DTYPE
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
-def _stacklevel_outside_package() -> int:
+def stacklevel_outside_package() -> int:
     """``stacklevel`` that makes a warning point at the first caller outside forestrank.
 
     The depth differs per entry point (a metric, ``fit``, ``score``, a scorer, a
@@ -180,7 +180,7 @@ def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X
             "Pass qid=<one query id per row> (with scikit-learn metadata routing: "
             "sklearn.set_config(enable_metadata_routing=True)).",
             MissingQidWarning,
-            stacklevel=_stacklevel_outside_package(),
+            stacklevel=stacklevel_outside_package(),
         )
         return QueryGroups(
             query_ids=np.zeros(1, dtype=INDEX_DTYPE),

@@ -366,3 +366,11 @@ def test_values_and_weights_near_float64s_limit_fit_without_warnings(estimator):
     assert np.isfinite(weighted.predict(X)).all()
     reference = clone(estimator).fit(X, y, qid=q, sample_weight=weights / 5e307).predict(X)
     np.testing.assert_array_equal(weighted.predict(X), reference)
+
+
+def test_one_document_per_query_warns_at_the_callers_line():
+    """qid = the row index by mistake fitted a constant model silently."""
+    X, y, _ = make_ranking(10, (5, 8), 4, random_state=0)
+    with pytest.warns(UserWarning, match="every one of the .* queries in qid holds a single document") as caught:
+        LambdaMART(n_estimators=2).fit(X, y, qid=np.arange(len(y)))
+    assert caught[0].filename == __file__

@@ -13,6 +13,7 @@ Pipelines, ``cross_validate`` and ``GridSearchCV`` without ``set_*_request`` cal
 """
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -29,7 +30,7 @@ from .._costs import EarlyExit
 from .._features import check_features, dense_blocks
 from ..persistence import check_version
 from .._parallel import row_ranges, run_in_threads
-from .._queries import QueryGroups, group_queries
+from .._queries import QueryGroups, group_queries, stacklevel_outside_package
 from .._tree import _predictor
 from .._validation import check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
@@ -153,6 +154,14 @@ class BaseRanker(BaseEstimator):
         if sample_weight is not None:
             weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=n_samples))
         groups = group_queries(qid, n_samples, caller=f"{type(self).__name__}.fit")
+        if n_samples > 1 and groups.n_queries == n_samples:
+            warnings.warn(
+                f"{type(self).__name__}.fit: every one of the {n_samples} queries in qid holds a single document, so "
+                "there is no order to learn within a query (pairwise and listwise objectives fit a constant model). "
+                "qid must give each row's query, not a row id.",
+                UserWarning,
+                stacklevel=stacklevel_outside_package(),
+            )
         return RankingData(
             X=groups.group(X),
             y=groups.group(labels),
