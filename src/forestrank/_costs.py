@@ -67,6 +67,11 @@ class FeatureCosts:
     """
 
     def __init__(self, feature_costs: np.ndarray | None, cost_penalty: float, n_features: int) -> None:
+        if feature_costs is None and cost_penalty > 0:
+            raise ValueError(
+                f"cost_penalty={cost_penalty} needs feature_costs, the cost of each feature; without them there is "
+                "nothing to penalise (set feature_costs, or cost_penalty=0)."
+            )
         self.costs = feature_costs
         self.used = np.zeros(n_features, dtype=bool)
         total = 0.0 if feature_costs is None else float(feature_costs.sum())

@@ -386,3 +386,9 @@ def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees
         X[train], log.clicks[train], qid=qid[train], position=log.position[train]
     )
     np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)
+
+
+def test_cost_penalty_without_feature_costs_is_refused():
+    X, y, qid = make_ranking(10, (5, 8), 4, random_state=0)
+    with pytest.raises(ValueError, match="cost_penalty=0.1 needs feature_costs"):
+        LambdaMART(n_estimators=2, cost_penalty=0.1).fit(X, y, qid=qid)

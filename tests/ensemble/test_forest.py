@@ -308,6 +308,8 @@ def test_verbose_reports_progress(data, capsys):
         ({"max_bins": 256}, "'max_bins' parameter of RFPointRanker"),
         ({"n_estimators": 0}, "'n_estimators' parameter of RFPointRanker"),
         ({"oob_score": True, "query_subsample": 1.0}, "oob_score=True needs rows left out of trees"),
+        ({"max_features": 11}, "max_features=11 is more than the 10 features of X"),
+        ({"cost_penalty": 0.5}, "cost_penalty=0.5 needs feature_costs"),
     ],
 )
 def test_bad_parameters_name_themselves(data, params, match):

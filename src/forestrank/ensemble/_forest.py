@@ -85,6 +85,8 @@ def resolve_max_features(max_features: object, n_features: int) -> int:
     elif max_features == "log2+1":
         count = int(np.log2(n_features)) + 1
     elif isinstance(max_features, Integral):
+        if max_features > n_features:
+            raise ValueError(f"max_features={max_features} is more than the {n_features} features of X.")
         count = int(max_features)
     else:
         count = int(max_features * n_features)
