@@ -388,6 +388,14 @@ def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees
     np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)
 
 
+def test_scores_that_diverge_are_an_error_not_a_nan_model():
+    """objective='mart' with a huge learning rate fitted a model predicting NaN everywhere."""
+    X, y, qid = make_ranking(30, (5, 15), 8, random_state=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match=r"diverged to inf or NaN at iteration \d+: learning_rate=1e\+200"):
+            LambdaMART(objective="mart", learning_rate=1e200, n_estimators=20).fit(X, y, qid=qid)
+
+
 def test_cost_penalty_without_feature_costs_is_refused():
     X, y, qid = make_ranking(10, (5, 8), 4, random_state=0)
     with pytest.raises(ValueError, match="cost_penalty=0.1 needs feature_costs"):

@@ -369,6 +369,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                         raw[~grown, output] += tree.predict(X_train[~grown])
                     for item in evals:
                         item.raw[:, output] += tree.predict(item.X)
+                if not np.isfinite(raw).all():
+                    raise ValueError(
+                        f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
+                        f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
+                        "on this data; lower it."
+                    )
                 costs.pay_for(self.trees_[-n_outputs:])
                 for item in evals:
                     self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
