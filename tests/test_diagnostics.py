@@ -45,3 +45,12 @@ def test_tree_strength_curve_takes_sparse_input_and_agrees_with_dense():
     dense = tree_strength_curve(forest, X, y, qid)
     sparse = tree_strength_curve(forest, scipy.sparse.csr_matrix(X), y, qid)
     np.testing.assert_array_equal(sparse.ndcg, dense.ndcg)
+
+
+def test_a_boosted_model_is_refused_by_name():
+    from forestrank import LambdaMART
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=0)
+    model = LambdaMART(n_estimators=3).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="RFPointRanker, RFListRanker or RFHybridRanker.*LambdaMART"):
+        tree_strength_curve(model, X, y, qid)

@@ -5,6 +5,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._features import dense_blocks
+from .ensemble._forest import BaseForestRanker
 from ._queries import check_qid
 from .metrics import ndcg_score
 
@@ -81,6 +82,11 @@ def tree_strength_curve(
     -------
     StrengthCurve
     """
+    if not isinstance(estimator, BaseForestRanker):
+        raise TypeError(
+            "estimator must be a fitted RFPointRanker, RFListRanker or RFHybridRanker: the curve averages the single "
+            f"trees of a forest, and a {type(estimator).__name__}'s trees are not rankers on their own."
+        )
     trees = getattr(estimator, "trees_", None)
     if trees is None:
         raise ValueError("estimator must be a fitted forest ranker (it has no trees_).")
