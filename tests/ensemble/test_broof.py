@@ -398,3 +398,12 @@ def test_rows_of_zero_weight_are_never_a_trees_whole_sample():
         assert model.example_weights_[~(q < 8)].max() == 0.0
     with pytest.raises(ValueError, match=r"every row of positive weight \(10\) is in every tree"):
         BROOF(n_estimators=2, n_trees=5, random_state=0).fit(X, y, qid=q, sample_weight=(q == 0) * 1.0)
+
+
+def test_the_default_weak_learner_splits_on_small_data():
+    """min_samples_leaf=200 rows made every tree of BROOF() a single leaf below about 600
+    rows; the default is now 2% of the rows (200 on MQ2008's folds of about 9,000)."""
+    X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
+    model = BROOF(n_estimators=2, n_trees=5, random_state=0).fit(X, y, qid=q)
+    assert len(np.unique(model.predict(X))) > 100
+    assert _broof.default_forest().min_samples_leaf == 0.02

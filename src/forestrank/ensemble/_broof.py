@@ -81,10 +81,12 @@ STRATEGIES = ("init_weights", "update_examples", "validation", "learner_weight",
 def default_forest() -> RFPointRanker:
     """The weak learner used when ``forest=None``: a regression forest on the targets.
 
-    ``min_samples_leaf=200`` was chosen on the MQ2008 validation folds (NDCG@10 of
-    50, 100, 200, 400, 800; ``benchmarks/RESULTS.md``, "BROOF").
+    Leaves of at least 2% of the training rows: 200 rows was chosen on the MQ2008
+    validation folds (NDCG@10 of 50, 100, 200, 400, 800; ``benchmarks/RESULTS.md``,
+    "BROOF"), about 2% of their 8,500-9,600 rows. As a fraction it holds on data of
+    any size, where 200 rows made every tree a single leaf below about 600 rows.
     """
-    return RFPointRanker(criterion="variance", min_samples_leaf=200)
+    return RFPointRanker(criterion="variance", min_samples_leaf=0.02)
 
 
 class BROOF(BaseRanker):
@@ -124,7 +126,7 @@ class BROOF(BaseRanker):
         and a large one made the residue rounds overfit.
     forest : BaseForestRanker or None, default=None
         The weak learner, cloned every round; None means
-        ``RFPointRanker(criterion="variance", min_samples_leaf=200)``. Its
+        ``RFPointRanker(criterion="variance", min_samples_leaf=0.02)``. Its
         ``n_estimators``, ``n_jobs`` and ``random_state`` are set by this estimator;
         pass a forest to tune the rest as ``forest__<name>`` (e.g. in ``GridSearchCV``). Residues
         are real numbers: ``update_examples="residue"`` needs a forest that fits
