@@ -85,10 +85,36 @@ def test_comments_blank_lines_crlf_and_tabs(tmp_path):
 
 
 def test_numbers_off_the_fast_path_equal_python_float(tmp_path):
-    tokens = ["0.12345678901234567890", "1e-30", "-0.5e+3", "123456789012345678", "7.", ".25", "nan", "inf", "1E400"]
+    tokens = ["0.12345678901234567890", "1e-30", "-0.5e+3", "123456789012345678", "7.", ".25", "nan", "1E-400"]
     line = "1 qid:1 " + " ".join(f"{i + 1}:{token}" for i, token in enumerate(tokens))
     X, _, _ = load_letor(write(tmp_path, line + "\n"))
     np.testing.assert_array_equal(X[0], [float(token) for token in tokens])
+
+
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("1 qid:1 1:0.5\n0 qid:1 1:inf\n", r"data.txt:2: feature 1 is inf; it must be finite, or nan"),
+        ("1 qid:1 1:0.5\n0 qid:1 2:-1E400\n", r"data.txt:2: feature 2 is -1E400; it must be finite"),
+        ("nan qid:1 1:0.5\n", r"data.txt:1: a label is nan; it must be finite"),
+        ("1 qid:1 1:0.5\nqid:1 1:0.3\n", r"data.txt:2: the line must start with its label"),
+        ("1 qid:1 1:1_000\n", r"data.txt:1: cannot parse '1_000' as a number"),
+    ],
+)
+def test_values_no_estimator_takes_are_refused_with_their_line(tmp_path, text, match):
+    with pytest.raises(ValueError, match=match):
+        load_letor(write(tmp_path, text))
+
+
+def test_a_utf8_byte_order_mark_is_skipped_and_query_file_errors_name_their_line(tmp_path):
+    path = write(tmp_path, "\ufeff1 qid:1 1:0.5\n0 qid:1 1:0.2\n")
+    X, y, _ = load_letor(path)
+    np.testing.assert_array_equal(y, [1.0, 0.0])
+    no_qid = tmp_path / "plain.txt"
+    no_qid.write_text("1 1:0.5\n0 1:0.2\n")
+    no_qid.with_name("plain.txt.query").write_text("2\nabc\n")
+    with pytest.raises(ValueError, match=r"plain.txt.query:2: expected a query size \(an integer\); got 'abc'"):
+        load_letor(no_qid)
 
 
 def test_more_deferred_numbers_than_the_initial_capacity(tmp_path):
@@ -312,8 +338,8 @@ def test_load_letor_rejects_other_absent_values_and_dtypes(tmp_path, kwargs, mes
 
 
 def test_load_letor_sparse_equals_dense(tmp_path):
-    # a blank line, explicit zeros, a number off the parser's exact path (1e400)
-    text = "".join(f"{i % 3} qid:{i // 4} {1 + i % 5}:{i * 0.5} 7:1e400\n" + ("\n" if i == 4 else "") for i in range(11))
+    # a blank line, explicit zeros, a number off the parser's exact path (23 digits)
+    text = "".join(f"{i % 3} qid:{i // 4} {1 + i % 5}:{i * 0.5} 7:1.2345678901234567890123\n" + ("\n" if i == 4 else "") for i in range(11))
     path = write(tmp_path, text)
     X, y, qid = load_letor(path, dtype=np.float32)
     X_sparse, y_sparse, qid_sparse = load_letor(path, sparse=True, dtype=np.float32, cache=tmp_path)

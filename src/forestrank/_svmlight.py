@@ -26,6 +26,7 @@ ERROR_ZERO_INDEX = 3
 ERROR_UNSORTED = 4
 ERROR_QID = 5
 ERROR_COLUMN = 6
+ERROR_LABEL = 7
 
 ERROR_MESSAGES = {
     ERROR_TOKEN: "expected 'index:value' or 'qid:id'",
@@ -34,6 +35,7 @@ ERROR_MESSAGES = {
     ERROR_UNSORTED: "feature indices must be strictly increasing within a line",
     ERROR_QID: "qid must be an integer, given once, right after the label",
     ERROR_COLUMN: "feature index exceeds n_features",
+    ERROR_LABEL: "the line must start with its label (a number), not 'index:value'",
 }
 
 # Exact powers of ten (Python parses these literals exactly).
@@ -216,6 +218,9 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, in
         cursor = _skip_spaces(buffer, position, data_end)
         if cursor < data_end:
             token_end = _token_end(buffer, cursor, data_end)
+            for label_byte in range(cursor, token_end):
+                if buffer[label_byte] == _COLON:
+                    return ERROR_LABEL, line, row, n_columns, n_qid_rows, n_slow, entry
             if fill:
                 value, ok = _parse_float(buffer, cursor, token_end)
                 if ok:

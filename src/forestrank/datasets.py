@@ -39,14 +39,22 @@ class LetorFold(NamedTuple):
     test: tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
+_BYTE_ORDER_MARK = b"\xef\xbb\xbf"
+
+
 def _read_bytes(path: Path) -> np.ndarray:
+    """The file's bytes (gzip and bz2 decompressed), without a leading UTF-8 byte order mark."""
     if path.suffix == ".gz":
         with gzip.open(path, "rb") as handle:
-            return np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
-    if path.suffix == ".bz2":
+            buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+    elif path.suffix == ".bz2":
         with bz2.open(path, "rb") as handle:
-            return np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
-    return np.fromfile(path, dtype=np.uint8)
+            buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+    else:
+        buffer = np.fromfile(path, dtype=np.uint8)
+    if buffer[: len(_BYTE_ORDER_MARK)].tobytes() == _BYTE_ORDER_MARK:
+        return buffer[len(_BYTE_ORDER_MARK) :]
+    return buffer
 
 
 def _parse(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, outputs: tuple | None = None):
@@ -140,9 +148,15 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
     for row, column, start, end, line, entry in slow[:n_slow]:
         text = buffer[start:end].tobytes()
         try:
+            if b"_" in text:  # Python's float reads "1_000"; no LETOR tool does
+                raise ValueError
             value = float(text)
         except ValueError:
             raise ValueError(f"{path}:{line}: cannot parse {text.decode(errors='replace')!r} as a number.") from None
+        if np.isinf(value) or (column < 0 and np.isnan(value)):
+            what = "a label" if column < 0 else f"feature {column + 1}"
+            allowed = "finite" if column < 0 else "finite, or nan for a missing value"
+            raise ValueError(f"{path}:{line}: {what} is {text.decode()}; it must be {allowed}.")
         if column < 0:
             y[row] = value
         elif entry >= 0:
@@ -152,7 +166,16 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
 
 
 def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
-    sizes = np.loadtxt(query_file, dtype=INDEX_DTYPE, ndmin=1)
+    """Each row's query position from a ``.query`` file of query sizes, one per line."""
+    sizes = []
+    for line_number, line in enumerate(query_file.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            sizes.append(int(line))
+        except ValueError:
+            raise ValueError(f"{query_file}:{line_number}: expected a query size (an integer); got {line!r}.") from None
+    sizes = np.array(sizes, dtype=INDEX_DTYPE)
     if (sizes <= 0).any() or sizes.sum() != n_rows:
         raise ValueError(
             f"{query_file}: query sizes must be positive and sum to the {n_rows} rows of the data file; "
