@@ -132,3 +132,40 @@ class _CreateFile:
 
     def __reduce__(self):
         return (open, (self.path, "w"))
+
+
+def _small_file(tmp_path):
+    rng = np.random.default_rng(0)
+    lines = [f"{rng.integers(0, 3)} qid:{q} 1:{rng.random():.4f} 2:{rng.random():.4f}" for q in range(10) for _ in range(6)]
+    path = tmp_path / "small.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--param", "n_estimators=3", "--param", "n_estimators=4"], "--param n_estimators is given twice"),
+        (["--param", "n_estimators=3", "n_estimators=4"], "--param n_estimators is given twice"),
+        (["--output", "{tmp}/missing/m.skops"], "the folder {tmp}/missing does not exist"),
+        (["--output", "{tmp}"], "is a folder"),
+    ],
+)
+def test_train_refuses_bad_params_and_outputs_before_training(args, message, tmp_path):
+    if "--output" not in args:
+        args = [*args, "--output", "{tmp}/m.skops"]
+    filled = [a.format(tmp=tmp_path) for a in args]
+    result = run("train", "--model", "lambdamart", "--train", _small_file(tmp_path), *filled, check=False)
+    assert result.returncode == 2 and message.format(tmp=tmp_path) in result.stderr
+    assert "training" not in result.stderr  # refused before the training started
+
+
+def test_file_errors_name_their_line_and_progress_goes_to_stderr_only(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n1 qid:2 1:inf\n")
+    result = run("evaluate", bad, "--scores", bad, check=False)
+    assert result.returncode == 2 and f"{bad}:3: feature 1 is inf" in result.stderr
+    assert result.stderr.count(str(bad)) == 1  # the path once, not repeated by the command line
+    trained = run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=3",
+                  "verbose=1", "--output", tmp_path / "m.skops")  # fmt: skip
+    assert trained.stdout == "" and "RFPointRanker: 3/3 trees" in trained.stderr

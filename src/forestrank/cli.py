@@ -14,6 +14,9 @@ demo.
 
 import argparse
 import ast
+import contextlib
+import importlib.util
+import os
 import sys
 import time
 import warnings
@@ -70,7 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--model", required=True, choices=sorted(MODELS))
     train.add_argument("--train", required=True, type=Path, help="training file")
     train.add_argument("--valid", type=Path, help="validation file (early stopping for lambdamart and plrank)")
-    train.add_argument("--param", nargs="*", default=[], metavar="NAME=VALUE", help="estimator parameters")
+    train.add_argument(
+        "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="estimator parameters"
+    )
     train.add_argument(
         "--output", required=True, type=Path,
         help="where to save the fitted model: skops format (safe to load), or pickle for a .joblib/.pkl name",
@@ -108,8 +113,9 @@ def _parser() -> argparse.ArgumentParser:
 def _train(args: argparse.Namespace) -> None:
     import forestrank
 
-    X, y, qid = _load(args.train)
     params = _parse_params(args.param)
+    _check_output(args.output)  # before the training, not after it
+    X, y, qid = _load(args.train)
     estimator_class = getattr(forestrank, MODELS[args.model])
     try:
         estimator = estimator_class(**params)
@@ -126,7 +132,8 @@ def _train(args: argparse.Namespace) -> None:
         estimator.set_params(verbose=1)
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
-    estimator.fit(X, y, qid=qid, **fit_params)
+    with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
+        estimator.fit(X, y, qid=qid, **fit_params)
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -191,11 +198,28 @@ def _load(path: Path, n_features: int | None = None) -> tuple:
         raise UsageError(f"{path}: no such file.")
     try:
         return load_letor(path, n_features=n_features)
-    except ValueError as error:
-        raise UsageError(f"{path}: {error}") from error
+    except ValueError as error:  # the loader's messages name the file and line, most of them
+        raise UsageError(str(error) if str(error).startswith(str(path)) else f"{path}: {error}") from error
 
 
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output the model could not be saved to: a missing or read-only folder, a
+    folder, or the skops format without skops."""
+    folder = path.parent
+    if path.is_dir():
+        raise UsageError(f"--output {path}: is a folder; give a file name.")
+    if not folder.is_dir():
+        raise UsageError(f"--output {path}: the folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"--output {path}: not writable.")
+    if path.suffix not in PICKLE_SUFFIXES and importlib.util.find_spec("skops") is None:
+        raise UsageError(
+            f"--output {path}: the skops format needs skops: pip install \"forestrank[skops]\"; or name the output "
+            f"{path.with_suffix('.joblib')} to pickle it."
+        )
 
 
 def _save(model: object, path: Path) -> None:
@@ -205,10 +229,7 @@ def _save(model: object, path: Path) -> None:
 
         joblib.dump(model, path)
         return
-    try:
-        save(model, path)
-    except ImportError as error:
-        raise UsageError(f"{error}; or name the output {path.with_suffix('.joblib')} to pickle it.") from error
+    save(model, path)  # skops is there: _check_output
 
 
 def _load_model(path: Path) -> object:
@@ -260,6 +281,8 @@ def _parse_params(items: Sequence[str]) -> dict:
         name, separator, text = item.partition("=")
         if not separator or not name.isidentifier():
             raise UsageError(f"--param {item!r}: expected NAME=VALUE.")
+        if name in params:
+            raise UsageError(f"--param {name} is given twice; give each parameter once.")
         try:
             params[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
