@@ -141,3 +141,48 @@ def test_a_crafted_file_of_trusted_types_is_refused_before_any_tree_is_walked(es
         load(tmp_path / "crafted.skops")
     with pytest.raises(ValueError, match=match):
         pickle.loads(pickle.dumps(model))
+
+
+def test_the_version_warning_points_at_the_line_that_loads(data, tmp_path, monkeypatch):
+    import forestrank
+
+    X, y, qid = data
+    model = RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    monkeypatch.setattr(forestrank, "__version__", "0.0.1")  # saved by an old version
+    pickled = pickle.dumps(model)
+    save(model, tmp_path / "m.skops")
+    monkeypatch.undo()
+    for reload in (lambda: pickle.loads(pickled), lambda: load(tmp_path / "m.skops")):
+        with pytest.warns(InconsistentVersionWarning, match="saved by forestrank 0.0.1") as caught:
+            reload()
+        assert caught[0].filename == __file__
+
+
+def test_a_lambdamart_started_from_scikit_learn_models_saves_and_loads(data, tmp_path):
+    from sklearn.linear_model import Ridge
+    from sklearn.tree import DecisionTreeRegressor
+    from skops.io.exceptions import UntrustedTypesFoundException
+
+    X, y, qid = data
+    X = np.nan_to_num(X)  # Ridge takes no missing values
+    linear = LambdaMART(n_estimators=3, objective="mart", init=Ridge().fit(X, y), random_state=0).fit(X, y, qid=qid)
+    save(linear, tmp_path / "linear.skops")
+    np.testing.assert_array_equal(load(tmp_path / "linear.skops").predict(X), linear.predict(X))
+    tree = LambdaMART(n_estimators=3, init=DecisionTreeRegressor(max_depth=3).fit(X, y), random_state=0)
+    tree.fit(X, y, qid=qid)
+    save(tree, tmp_path / "tree.skops")
+    with pytest.raises(UntrustedTypesFoundException, match="sklearn.tree._tree.Tree"):
+        load(tmp_path / "tree.skops")  # skops cannot check scikit-learn's node indices: trusted only on request
+    loaded = load(tmp_path / "tree.skops", trusted=["sklearn.tree._tree.Tree"])
+    np.testing.assert_array_equal(loaded.predict(X), tree.predict(X))
+
+
+def test_an_unfitted_scikit_learn_init_is_fitted_on_the_rows():
+    """init= an unfitted regressor raised TypeError: its fit takes no qid."""
+    from sklearn.linear_model import Ridge
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=12, n_features=5, random_state=0)
+    unfitted = LambdaMART(n_estimators=3, objective="mart", init=Ridge(), random_state=0).fit(X, y, qid=qid)
+    fitted = LambdaMART(n_estimators=3, objective="mart", init=Ridge().fit(X, y), random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_allclose(unfitted.predict(X), fitted.predict(X), rtol=1e-9)
+    np.testing.assert_allclose(unfitted.init_.coef_, Ridge().fit(X, y).coef_, rtol=1e-9)

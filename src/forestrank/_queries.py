@@ -24,15 +24,20 @@ from ._common import INDEX_DTYPE
 _PACKAGE_DIR = str(Path(__file__).resolve().parent)
 
 
-def stacklevel_outside_package() -> int:
+def stacklevel_outside_package(through: tuple[str, ...] = ()) -> int:
     """``stacklevel`` that makes a warning point at the first caller outside forestrank.
 
     The depth differs per entry point (a metric, ``fit``, ``score``, a scorer, a
-    splitter), so it is counted rather than fixed.
+    splitter), so it is counted rather than fixed. ``through`` names the top-level
+    packages that call forestrank back on the user's behalf (``"skops"``, ``"joblib"``
+    when they load a model), whose frames are passed over too.
     """
     frame = sys._getframe(1)
     level = 1
-    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE_DIR):
+    while frame is not None and (
+        str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE_DIR)
+        or frame.f_globals.get("__name__", "").partition(".")[0] in through
+    ):
         frame = frame.f_back
         level += 1
     return level

@@ -12,6 +12,7 @@ models are only guaranteed to predict the same under the version that saved them
 """
 
 import warnings
+from collections.abc import Sequence
 from os import PathLike
 
 _SKOPS_HELP = 'the skops format needs skops: pip install "forestrank[skops]"'
@@ -45,26 +46,39 @@ def save(model: object, path: str | PathLike) -> None:
     skops.io.dump(model, path)
 
 
-def load(path: str | PathLike) -> object:
+def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     """Read a ranker written by :func:`save`, trusting only numpy, scikit-learn and forestrank types.
 
-    Raises skops' ``UntrustedTypesFoundException`` when the file holds any other type.
+    Parameters
+    ----------
+    path : str or path-like
+    trusted : sequence of str, default=()
+        More types to trust, by their full names, for a model that holds them: skops
+        refuses some of scikit-learn's own, such as ``"sklearn.tree._tree.Tree"`` (a
+        LambdaMART whose ``init`` is a fitted scikit-learn tree model), whose node
+        indices it cannot check. Trust them only in a file from a source you trust.
+
+    Raises
+    ------
+    skops.io.exceptions.UntrustedTypesFoundException
+        When the file holds any other type; the message names the types.
     """
     try:
         import skops.io
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
-    return skops.io.load(path, trusted=trusted_types())
+    return skops.io.load(path, trusted=[*trusted_types(), *trusted])
 
 
 def check_version(saved: str | None, estimator: str) -> None:
     """Warn when ``saved`` (the version that saved ``estimator``) is not this forestrank's."""
     from . import __version__
+    from ._queries import stacklevel_outside_package
 
     if saved != __version__:
         warnings.warn(
             f"{estimator} was saved by forestrank {saved or 'of an unknown version'} and is loaded by "
             f"forestrank {__version__}: its predictions are only guaranteed under the version that saved it.",
             InconsistentVersionWarning,
-            stacklevel=3,
+            stacklevel=stacklevel_outside_package(through=("skops", "joblib", "pickle", "copyreg")),
         )

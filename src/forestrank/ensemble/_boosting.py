@@ -23,6 +23,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 """
 
 import contextlib
+import inspect
 import threading
 import time
 from abc import ABCMeta, abstractmethod
@@ -445,8 +446,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         try:
             check_is_fitted(self.init)
             self.init_ = self.init
-        except NotFittedError:
-            self.init_ = clone(self.init).fit(X, y, qid=query_of_row)
+        except NotFittedError:  # a ranker learns from the queries; a scikit-learn regressor from the rows
+            takes_qid = "qid" in inspect.signature(self.init.fit).parameters
+            self.init_ = clone(self.init).fit(X, y, **({"qid": query_of_row} if takes_qid else {}))
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _baseline(self, X: np.ndarray) -> np.ndarray:
@@ -644,9 +646,10 @@ class LambdaMART(BaseBoostingRanker):
         L2 regularisation of the ``"factor"`` biases' Newton steps (LightGBM's
         ``lambdarank_position_bias_regularization``).
     init : estimator or None, default=None
-        A ranker whose predictions start the boosting; fitted on the training
-        queries first unless already fitted. ``init=RFPointRanker()`` is Mohan's
-        IGBRT.
+        A ranker (or any regressor) whose predictions start the boosting; fitted on
+        the training data first unless already fitted (a regressor without ``qid`` in
+        its ``fit`` on the rows alone, as scikit-learn's gradient boosting fits its
+        ``init``). ``init=RFPointRanker()`` is Mohan's IGBRT.
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``.
