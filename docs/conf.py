@@ -40,5 +40,5 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
 }
 
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"  # scikit-learn's, the theme its users know
 html_title = f"forestrank {release}"

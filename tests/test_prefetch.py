@@ -4,8 +4,8 @@ import numba
 import numpy as np
 import pytest
 
-from forestrank._common import NODE_DTYPE
-from forestrank._prefetch import prefetch
+from forestrank._numba.dtypes import NODE_DTYPE
+from forestrank._numba.prefetch import prefetch
 
 
 @numba.njit

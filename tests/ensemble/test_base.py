@@ -175,7 +175,7 @@ class GradedRanker(BaseRanker):
     _requires_grades = True
 
     def fit(self, X, y, qid=None, sample_weight=None):
-        self._validate_training_data(X, y, qid, sample_weight)
+        self.data_ = self._validate_training_data(X, y, qid, sample_weight)
         return self
 
 
@@ -207,7 +207,10 @@ def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, m
 
 
 def test_grades_are_accepted_as_integer_valued_floats():
-    GradedRanker().fit(np.zeros((3, 1)), np.array([0.0, 2.0, 1.0]), qid=[1, 1, 1])
+    ranker = GradedRanker().fit(np.zeros((3, 1)), np.array([0.0, 2.0, 1.0]), qid=[1, 1, 1])
+    np.testing.assert_array_equal(ranker.data_.y, [0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="integer relevance grades"):
+        GradedRanker().fit(np.zeros((3, 1)), np.array([0.0, 2.5, 1.0]), qid=[1, 1, 1])
 
 
 def test_predict_checks_fitted_and_feature_count(data):

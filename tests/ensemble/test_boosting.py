@@ -144,13 +144,27 @@ def test_serial_and_threaded_fits_are_bitwise_identical(data):
 
 
 def test_subsampling_and_feature_sampling_change_the_model_reproducibly(data):
+    """Each tree grows on the sample drawn for its iteration (half of the queries, or of
+    the rows) or examines half of the features at a node, reproducibly."""
     X, y, qid = data
-    plain = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid).predict(X)
+    query_sizes = np.unique(qid, return_counts=True)[1]
+    plain = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid)
     for params in ({"subsample": 0.5}, {"subsample": 0.5, "subsample_level": "document"}, {"max_features": 0.5}):
-        first = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
-        again = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid).predict(X)
-        np.testing.assert_array_equal(first, again)
-        assert not np.allclose(first, plain)
+        first = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid)
+        again = LambdaMART(n_estimators=5, random_state=0, **params).fit(X, y, qid=qid)
+        np.testing.assert_array_equal(first.predict(X), again.predict(X))
+        assert not np.allclose(first.predict(X), plain.predict(X))
+        roots = [tree.n_node_samples[0] for tree in first.trees_]
+        if "subsample" not in params:
+            assert roots == [len(y)] * 5
+        elif params.get("subsample_level") == "document":
+            assert roots == [round(0.5 * len(y))] * 5
+        else:  # whole queries: every root holds some 75 of the 150 queries, and not always the same ones
+            query_of_row = np.repeat(np.arange(len(query_sizes)), query_sizes)
+            masks = [first._subsample_mask(iteration, query_of_row) > 0 for iteration in range(5)]
+            assert roots == [int(mask.sum()) for mask in masks]
+            assert all(len(np.unique(query_of_row[mask])) == 75 for mask in masks)
+            assert len({roots[0], *roots}) > 1
 
 
 def test_init_model_starts_the_boosting(data):
@@ -243,154 +257,6 @@ def test_sklearn_estimator_checks(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
         check(estimator)
-
-
-# --- averaged k-stochastic boosting (Mohan §2.3) ------------------------------------
-
-
-def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed():
-    import joblib
-
-    from forestrank import AveragedRanker
-
-    X, y, qid = make_ranking(n_queries=40, docs_per_query=12, n_features=6, random_state=0)
-    member = LambdaMART(n_estimators=8, max_features=0.5, subsample=0.7, random_state=None)
-    model = AveragedRanker(member, n_models=3, random_state=0).fit(X, y, qid=qid)
-    seeds = np.random.SeedSequence(0).generate_state(3)
-    alone = [clone(member).set_params(random_state=int(seed)).fit(X, y, qid=qid).predict(X) for seed in seeds]
-    np.testing.assert_array_equal(model.predict(X), np.mean(alone, axis=0))
-    assert len({tuple(p[:5]) for p in alone}) == 3  # the members differ
-    staged = list(model.staged_predict(X))
-    assert len(staged) == 8
-    np.testing.assert_allclose(staged[-1], model.predict(X))
-    with joblib.parallel_config(backend="threading"):  # members are then fitted one after another
-        threaded = AveragedRanker(member, n_models=3, n_jobs=2, random_state=0).fit(X, y, qid=qid)
-    np.testing.assert_array_equal(threaded.predict(X), model.predict(X))
-    in_processes = AveragedRanker(member, n_models=3, n_jobs=2, random_state=0).fit(X, y, qid=qid)
-    np.testing.assert_array_equal(in_processes.predict(X), model.predict(X))
-
-
-def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
-    from forestrank import AveragedRanker
-
-    X, y, qid = make_ranking(n_queries=60, docs_per_query=12, n_features=6, random_state=1)
-    valid = make_ranking(n_queries=20, docs_per_query=12, n_features=6, random_state=2)
-    member = LambdaMART(n_estimators=60, max_features=0.5, subsample=0.7, n_iter_no_change=3)
-    model = AveragedRanker(member, n_models=3, random_state=0).fit(X, y, qid=qid, eval_set=[valid])
-    iterations = [m.n_iter_ for m in model.estimators_]
-    assert all(0 < n <= 60 for n in iterations)
-    staged = list(model.staged_predict(X))
-    assert len(staged) == max(iterations)
-    np.testing.assert_allclose(staged[-1], model.predict(X))
-    with pytest.raises(ValueError, match="must have a random_state"):
-        AveragedRanker(sklearn.dummy.DummyRegressor()).fit(X, y, qid=qid)
-
-
-# --- learning from clicks (position bias) ---------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def click_log():
-    from forestrank import simulate_clicks
-
-    X, y, qid = make_ranking(n_queries=600, docs_per_query=15, n_features=6, random_state=0)
-    shown = X[:, 0]  # a production ranking: one feature
-    log = simulate_clicks(y, qid, shown, eta=1.0, noise=0.1, random_state=0)
-    return X, y, qid, log
-
-
-def test_simulated_click_rates_match_the_examination_model():
-    from scipy import stats
-
-    from forestrank import simulate_clicks
-
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, 20 * 400)
-    qid = np.repeat(np.arange(400), 20)
-    scores = rng.normal(size=len(y))
-    for model in ("position", "cascade"):
-        logs = [simulate_clicks(y, qid, scores, model=model, eta=1.0, noise=0.2, random_state=seed) for seed in range(5)]
-        clicks = np.sum([log.clicks for log in logs], axis=0)
-        expected = logs[0].click_probability
-        np.testing.assert_array_equal(logs[0].click_probability, logs[1].click_probability)
-        for k in (1, 2, 5, 10):  # observed clicks at each position against the model's rate: binomial tests
-            at = logs[0].position == k
-            result = stats.binomtest(int(clicks[at].sum()), 5 * int(at.sum()), float(expected[at].mean()))
-            assert result.pvalue > 1e-3, (model, k, result)
-        if model == "position":
-            np.testing.assert_allclose(logs[0].examination, 1.0 / logs[0].position)
-        else:  # at most one click per query and session
-            assert np.bincount(qid, logs[0].clicks).max() <= 1
-
-
-def test_positions_are_routed_through_grid_search_like_qid(click_log):
-    from forestrank import QueryKFold
-
-    X, y, qid, log = click_log
-    with sklearn.config_context(enable_metadata_routing=True):
-        search = GridSearchCV(
-            LambdaMART(n_estimators=5, position_bias="unbiased", random_state=0), {"max_leaf_nodes": [4]},
-            cv=QueryKFold(2), scoring=ndcg_scorer(10),
-        ).fit(X, log.clicks, qid=qid, position=log.position)
-    assert len(search.best_estimator_.position_bias_) == 15
-
-
-def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monkeypatch):
-    import forestrank.objectives as objectives
-
-    X, y, qid, log = click_log
-    monkeypatch.setattr(objectives.LambdaRank, "update_propensities", lambda self: None)  # t+ = t- = 1 throughout
-    unbiased = LambdaMART(n_estimators=10, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
-    plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
-    np.testing.assert_array_equal(unbiased.predict(X), plain.predict(X))
-    np.testing.assert_array_equal(unbiased.position_bias_, np.ones(15))
-
-
-def test_learned_propensities_fall_with_the_position(click_log):
-    from scipy.stats import spearmanr
-
-    X, y, qid, log = click_log
-    model = LambdaMART(n_estimators=30, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
-    assert model.position_bias_[0] == 1.0
-    assert spearmanr(model.position_bias_[:8], -np.arange(8))[0] > 0.8
-    factor = LambdaMART(n_estimators=30, position_bias="factor", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
-    assert factor.position_bias_[0] > factor.position_bias_[7]
-
-
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        (dict(position=np.arange(10)), "position must have one entry per row"),
-        (dict(position="full"), "position must have one entry per row"),
-        (dict(position=np.zeros(9000, dtype=int)), "position must be >= 1"),
-        (dict(position=np.full(9000, 1.5)), "position must hold whole numbers"),
-        (dict(), "position is needed with position_bias"),
-    ],
-)
-def test_bad_positions_are_named(kwargs, message, click_log):
-    X, y, qid, log = click_log
-    with pytest.raises(ValueError, match=message):
-        LambdaMART(n_estimators=2, position_bias="unbiased").fit(X, log.clicks, qid=qid, **kwargs)
-    if kwargs:
-        return
-    with pytest.raises(ValueError, match="position is needed with position_bias and only then"):
-        LambdaMART(n_estimators=2).fit(X, log.clicks, qid=qid, position=log.position)
-    with pytest.raises(ValueError, match="position_bias needs objective='lambdarank'"):
-        LambdaMART(n_estimators=2, objective="mart", position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position)
-
-
-def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees(click_log):
-    X, y, qid, log = click_log
-    train, valid = qid < 450, qid >= 450
-    stopped = LambdaMART(n_estimators=60, n_iter_no_change=3, position_bias="factor", random_state=0).fit(
-        X[train], log.clicks[train], qid=qid[train], position=log.position[train],
-        eval_set=[(X[valid], y[valid], qid[valid])],
-    )  # fmt: skip
-    assert stopped.best_iteration_ < 60
-    shorter = LambdaMART(n_estimators=stopped.best_iteration_, position_bias="factor", random_state=0).fit(
-        X[train], log.clicks[train], qid=qid[train], position=log.position[train]
-    )
-    np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)
 
 
 def test_scores_that_diverge_are_an_error_not_a_nan_model():

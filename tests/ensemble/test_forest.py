@@ -26,7 +26,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
-from forestrank.ensemble._forest import draw_counts
+from forestrank.ensemble._sampling import draw_counts
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 import numpy as np
 from hypothesis import strategies as st
 
-from forestrank._binning import BinMapper
+from forestrank._tree._binning import BinMapper
 from forestrank._tree import _criteria, _histograms, _rng, _rows, _scans, _splitter
 from forestrank._tree._grow import TrainingSet, TreeParams
 

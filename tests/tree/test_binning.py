@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank._binning import QUANTILE_SUBSAMPLE, BinMapper
+from forestrank._tree._binning import QUANTILE_SUBSAMPLE, BinMapper
 from forestrank._tree import _criteria
 from forestrank._tree._grow import TreeParams, grow_tree
 

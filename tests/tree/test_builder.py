@@ -104,7 +104,7 @@ def test_compiled_and_interpreted_builders_agree(tmp_path):
     """NUMBA_DISABLE_JIT=1 runs the same builder as Python; its tree must be identical."""
     code = """
 import json, numpy as np
-from forestrank._binning import BinMapper
+from forestrank._tree._binning import BinMapper
 from forestrank._tree import _criteria, _rng
 from forestrank._tree._grow import TrainingSet, TreeParams, grow_tree
 rng = np.random.default_rng(0)

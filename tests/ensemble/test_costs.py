@@ -6,7 +6,7 @@ import pytest
 import forestrank.ensemble._boosting as boosting_module
 import forestrank.ensemble._forest as forest_module
 from forestrank import BROOF, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
-from forestrank._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
+from forestrank.ensemble._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from forestrank.ensemble._broof import default_forest
 
 

@@ -13,8 +13,8 @@ from forestrank.objectives import (
     Softmax,
     SquaredError,
     distinct_contexts,
-    normalized_gains,
 )
+from forestrank._ranking import normalized_gains
 
 
 def boundaries_of(qid):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from forestrank._validation import check_relevance, check_sample_weight, check_scores, normalize_sample_weight
+from forestrank._input.labels import check_relevance, check_sample_weight, check_scores, normalize_sample_weight
 
 
 @pytest.mark.parametrize(

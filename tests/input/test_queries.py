@@ -1,4 +1,4 @@
-"""forestrank._queries: grouping rows by query id."""
+"""forestrank._input.queries: grouping rows by query id."""
 
 import numpy as np
 import pandas as pd
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from forestrank import MissingQidWarning
-from forestrank._queries import boundaries_of_grouped, group_queries
+from forestrank._input.queries import boundaries_of_grouped, group_queries
 
 
 @given(qid=hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-3, 6)))

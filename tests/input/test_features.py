@@ -8,7 +8,7 @@ import scipy.sparse
 from sklearn.base import clone
 
 from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
-from forestrank._features import SPARSE_ROW_BLOCK
+from forestrank._input.features import SPARSE_ROW_BLOCK
 
 ESTIMATORS = [
     RFPointRanker(n_estimators=4, random_state=0, oob_score=True),

@@ -54,7 +54,7 @@ def test_every_estimator_survives_the_skops_round_trip(estimator, data, tmp_path
 def test_a_file_holding_an_untrusted_type_is_refused(tmp_path):
     from skops.io.exceptions import UntrustedTypesFoundException
 
-    from forestrank._costs import EarlyExit  # a forestrank type that a fitted ranker never holds
+    from forestrank import EarlyExit  # a forestrank type that a fitted ranker never holds
 
     skops_io.dump({"model": EarlyExit()}, tmp_path / "other.skops")
     with pytest.raises(UntrustedTypesFoundException):
@@ -144,11 +144,11 @@ def test_a_crafted_file_of_trusted_types_is_refused_before_any_tree_is_walked(es
 
 
 def test_the_version_warning_points_at_the_line_that_loads(data, tmp_path, monkeypatch):
-    import forestrank
+    import forestrank._version
 
     X, y, qid = data
     model = RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
-    monkeypatch.setattr(forestrank, "__version__", "0.0.1")  # saved by an old version
+    monkeypatch.setattr(forestrank._version, "__version__", "0.0.1")  # saved by an old version
     pickled = pickle.dumps(model)
     save(model, tmp_path / "m.skops")
     monkeypatch.undo()

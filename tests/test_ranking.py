@@ -7,7 +7,7 @@ import pytest
 
 from forestrank import err_score, ndcg_score
 from forestrank._tree import _listwise
-from forestrank.metrics._discount import DISCOUNTS, discount_table, exp_gains
+from forestrank._ranking import DISCOUNTS, discount_table, exp_gains
 from forestrank.objectives import LambdaRank
 
 

@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 from sklearn.datasets import load_svmlight_file
 
 from forestrank import DummyRanker, load_letor, load_letor_fold, make_ranking
-from forestrank import datasets as datasets_module
+from forestrank.datasets import _letor as datasets_module
 
 # Row / query counts of ../shared/datasets/MQ2008 (its README).
 MQ2008_COUNTS = {

@@ -16,8 +16,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forestrank import BROOF, LambdaMART, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
-from forestrank._binning import BinMapper
-from forestrank._parallel import row_ranges, thread_count
+from forestrank._tree._binning import BinMapper
+from forestrank.parallel._local import row_ranges, thread_count
 
 PROCESS_BACKENDS = ["loky", "multiprocessing"]
 LOCAL_BACKENDS = ["threading", "sequential", *PROCESS_BACKENDS]

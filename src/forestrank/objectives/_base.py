@@ -1,0 +1,37 @@
+"""The interface every boosting objective implements (``objectives/__init__.py``)."""
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+
+
+class RankingObjective(ABC):
+    """Interface of the boosting objectives (see the module docstring).
+
+    ``n_outputs`` raw scores per document: 1, or one per grade (``Softmax``), in which
+    case ``gradients`` takes and fills arrays of shape (n_rows, n_outputs).
+    """
+
+    n_outputs = 1
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        """Precompute label-only quantities; ``labels`` float64 grouped by query."""
+        self.labels_ = np.ascontiguousarray(labels, dtype=FLOAT_DTYPE)
+        self.query_boundaries_ = np.ascontiguousarray(query_boundaries, dtype=INDEX_DTYPE)
+
+    def initial_score(self) -> float:
+        """Constant score the boosting starts from (without ``init``)."""
+        return 0.0
+
+    @abstractmethod
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        """Fill ``gradients`` and ``hessians`` (float64, one per grouped row) at ``scores``."""
+
+    def leaf_curvature(
+        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
+    ) -> np.ndarray | None:
+        """Second derivative of the loss along each leaf's value, when it is not the sum of the
+        leaf's hessians (None: it is). Arrays float64/int64, one per grouped row."""
+        return None

@@ -1,0 +1,58 @@
+"""MART's least squares on the grade, the gain or the normalised gain (``objectives/__init__.py``)."""
+
+import numpy as np
+
+from .._ranking import normalized_gains
+from ._base import RankingObjective
+
+
+_LARGEST_SQUARED_EXP_GRADE = 480
+
+
+class SquaredError(RankingObjective):
+    """Least squares on the grade, on ``G(l) = 2^l - 1`` (MART-2 and MART-1 of the PLRank
+    paper, Eqs. 12 and 11), or on ``G(l) / |G|_D`` (c-MART-1, Eq. 10).
+
+    ``|G|_D`` is the query's DCG normaliser, the DCG of its ideal order over the whole
+    list (``max_pi sum_i G(l_pi(i)) / log2(1 + i)``). Regressing on ``G / |G|_D`` makes
+    the least-squares surrogate NDCG-consistent (Ravikumar, Tewari & Yang, "On NDCG
+    Consistency of Listwise Ranking Methods", AISTATS 2011): its minimiser, the
+    conditional mean of the normalised gains, orders documents as the Bayes-optimal
+    ranking for NDCG does, which the mean of the raw gains need not. A query without
+    gain regresses on zeros.
+
+    Parameters
+    ----------
+    target : {"grade", "exp_gain", "normalized_gain"}, default="grade"
+    """
+
+    def __init__(self, target: str = "grade") -> None:
+        self.target = target
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        super().prepare(labels, query_boundaries)
+        if self.target == "grade":
+            self.targets_ = self.labels_
+        elif self.target == "exp_gain":
+            largest = float(self.labels_.max())
+            if largest > _LARGEST_SQUARED_EXP_GRADE:
+                raise ValueError(
+                    f"target='exp_gain' regresses on 2**y - 1, whose squared loss overflows float64 for grades above "
+                    f"{_LARGEST_SQUARED_EXP_GRADE}; y holds {largest:g}. Use target='grade', or objective='c-mart' "
+                    "(the gains normalised per query, finite for any grade)."
+                )
+            self.targets_ = 2.0**self.labels_ - 1.0
+        else:
+            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg")
+
+    def initial_score(self) -> float:
+        """The mean target, the constant minimising the loss (Friedman 2001, Algorithm 2)."""
+        return float(self.targets_.mean())
+
+    def loss(self, scores: np.ndarray) -> float:
+        """``1/2 sum (s - t)^2``."""
+        return 0.5 * float(((scores - self.targets_) ** 2).sum())
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        np.subtract(scores, self.targets_, out=gradients)
+        hessians[:] = 1.0

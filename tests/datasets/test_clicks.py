@@ -1,0 +1,29 @@
+"""simulate_clicks: click rates follow the examination models."""
+
+
+import numpy as np
+
+
+
+def test_simulated_click_rates_match_the_examination_model():
+    from scipy import stats
+
+    from forestrank import simulate_clicks
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 20 * 400)
+    qid = np.repeat(np.arange(400), 20)
+    scores = rng.normal(size=len(y))
+    for model in ("position", "cascade"):
+        logs = [simulate_clicks(y, qid, scores, model=model, eta=1.0, noise=0.2, random_state=seed) for seed in range(5)]
+        clicks = np.sum([log.clicks for log in logs], axis=0)
+        expected = logs[0].click_probability
+        np.testing.assert_array_equal(logs[0].click_probability, logs[1].click_probability)
+        for k in (1, 2, 5, 10):  # observed clicks at each position against the model's rate: binomial tests
+            at = logs[0].position == k
+            result = stats.binomtest(int(clicks[at].sum()), 5 * int(at.sum()), float(expected[at].mean()))
+            assert result.pvalue > 1e-3, (model, k, result)
+        if model == "position":
+            np.testing.assert_allclose(logs[0].examination, 1.0 / logs[0].position)
+        else:  # at most one click per query and session
+            assert np.bincount(qid, logs[0].clicks).max() <= 1

@@ -1,0 +1,51 @@
+"""AveragedRanker: Mohan's averaged k-stochastic boosting (thesis §2.3)."""
+
+
+import numpy as np
+import pytest
+import sklearn
+import sklearn.dummy
+from sklearn.base import clone
+
+from forestrank import (
+    LambdaMART,
+    make_ranking,
+)
+
+
+def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed():
+    import joblib
+
+    from forestrank import AveragedRanker
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=12, n_features=6, random_state=0)
+    member = LambdaMART(n_estimators=8, max_features=0.5, subsample=0.7, random_state=None)
+    model = AveragedRanker(member, n_models=3, random_state=0).fit(X, y, qid=qid)
+    seeds = np.random.SeedSequence(0).generate_state(3)
+    alone = [clone(member).set_params(random_state=int(seed)).fit(X, y, qid=qid).predict(X) for seed in seeds]
+    np.testing.assert_array_equal(model.predict(X), np.mean(alone, axis=0))
+    assert len({tuple(p[:5]) for p in alone}) == 3  # the members differ
+    staged = list(model.staged_predict(X))
+    assert len(staged) == 8
+    np.testing.assert_allclose(staged[-1], model.predict(X))
+    with joblib.parallel_config(backend="threading"):  # members are then fitted one after another
+        threaded = AveragedRanker(member, n_models=3, n_jobs=2, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(threaded.predict(X), model.predict(X))
+    in_processes = AveragedRanker(member, n_models=3, n_jobs=2, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(in_processes.predict(X), model.predict(X))
+
+
+def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
+    from forestrank import AveragedRanker
+
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=12, n_features=6, random_state=1)
+    valid = make_ranking(n_queries=20, docs_per_query=12, n_features=6, random_state=2)
+    member = LambdaMART(n_estimators=60, max_features=0.5, subsample=0.7, n_iter_no_change=3)
+    model = AveragedRanker(member, n_models=3, random_state=0).fit(X, y, qid=qid, eval_set=[valid])
+    iterations = [m.n_iter_ for m in model.estimators_]
+    assert all(0 < n <= 60 for n in iterations)
+    staged = list(model.staged_predict(X))
+    assert len(staged) == max(iterations)
+    np.testing.assert_allclose(staged[-1], model.predict(X))
+    with pytest.raises(ValueError, match="must have a random_state"):
+        AveragedRanker(sklearn.dummy.DummyRegressor()).fit(X, y, qid=qid)

@@ -1,0 +1,94 @@
+"""Learning from clicks: LambdaMART's position bias (unbiased LambdaMART and additive factors)."""
+
+
+import numpy as np
+import pytest
+import sklearn
+import sklearn.dummy
+from sklearn.model_selection import GridSearchCV
+
+from forestrank import (
+    LambdaMART,
+    make_ranking,
+    ndcg_scorer,
+)
+
+
+@pytest.fixture(scope="module")
+def click_log():
+    from forestrank import simulate_clicks
+
+    X, y, qid = make_ranking(n_queries=600, docs_per_query=15, n_features=6, random_state=0)
+    shown = X[:, 0]  # a production ranking: one feature
+    log = simulate_clicks(y, qid, shown, eta=1.0, noise=0.1, random_state=0)
+    return X, y, qid, log
+
+
+def test_positions_are_routed_through_grid_search_like_qid(click_log):
+    from forestrank import QueryKFold
+
+    X, y, qid, log = click_log
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMART(n_estimators=5, position_bias="unbiased", random_state=0), {"max_leaf_nodes": [4]},
+            cv=QueryKFold(2), scoring=ndcg_scorer(10),
+        ).fit(X, log.clicks, qid=qid, position=log.position)
+    assert len(search.best_estimator_.position_bias_) == 15
+
+
+def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monkeypatch):
+    import forestrank.objectives as objectives
+
+    X, y, qid, log = click_log
+    monkeypatch.setattr(objectives.LambdaRank, "update_propensities", lambda self: None)  # t+ = t- = 1 throughout
+    unbiased = LambdaMART(n_estimators=10, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
+    np.testing.assert_array_equal(unbiased.predict(X), plain.predict(X))
+    np.testing.assert_array_equal(unbiased.position_bias_, np.ones(15))
+
+
+def test_learned_propensities_fall_with_the_position(click_log):
+    from scipy.stats import spearmanr
+
+    X, y, qid, log = click_log
+    model = LambdaMART(n_estimators=30, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    assert model.position_bias_[0] == 1.0
+    assert spearmanr(model.position_bias_[:8], -np.arange(8))[0] > 0.8
+    factor = LambdaMART(n_estimators=30, position_bias="factor", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    assert factor.position_bias_[0] > factor.position_bias_[7]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(position=np.arange(10)), "position must have one entry per row"),
+        (dict(position="full"), "position must have one entry per row"),
+        (dict(position=np.zeros(9000, dtype=int)), "position must be >= 1"),
+        (dict(position=np.full(9000, 1.5)), "position must hold whole numbers"),
+        (dict(), "position is needed with position_bias"),
+    ],
+)
+def test_bad_positions_are_named(kwargs, message, click_log):
+    X, y, qid, log = click_log
+    with pytest.raises(ValueError, match=message):
+        LambdaMART(n_estimators=2, position_bias="unbiased").fit(X, log.clicks, qid=qid, **kwargs)
+    if kwargs:
+        return
+    with pytest.raises(ValueError, match="position is needed with position_bias and only then"):
+        LambdaMART(n_estimators=2).fit(X, log.clicks, qid=qid, position=log.position)
+    with pytest.raises(ValueError, match="position_bias needs objective='lambdarank'"):
+        LambdaMART(n_estimators=2, objective="mart", position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position)
+
+
+def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees(click_log):
+    X, y, qid, log = click_log
+    train, valid = qid < 450, qid >= 450
+    stopped = LambdaMART(n_estimators=60, n_iter_no_change=3, position_bias="factor", random_state=0).fit(
+        X[train], log.clicks[train], qid=qid[train], position=log.position[train],
+        eval_set=[(X[valid], y[valid], qid[valid])],
+    )  # fmt: skip
+    assert stopped.best_iteration_ < 60
+    shorter = LambdaMART(n_estimators=stopped.best_iteration_, position_bias="factor", random_state=0).fit(
+        X[train], log.clicks[train], qid=qid[train], position=log.position[train]
+    )
+    np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)

@@ -1,0 +1,135 @@
+"""Forests on a dask.distributed cluster: the local model, the data sent once, faults survived.
+
+Every test runs a ``LocalCluster`` of two single-threaded worker processes, the set-up
+of the cluster issue's acceptance; the models are compared bitwise with the default
+(threads) fit.
+"""
+
+import contextlib
+import os
+import signal
+import threading
+import time
+
+import joblib
+import numpy as np
+import pytest
+
+from forestrank import BROOF, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+
+distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+
+ESTIMATORS = {
+    "RF-point": lambda: RFPointRanker(n_estimators=12, random_state=0),
+    "RF-list": lambda: RFListRanker(n_estimators=4, max_depth=6, random_state=0),
+    "RF-hybrid": lambda: RFHybridRanker(n_estimators=4, listwise_depth=2, random_state=0),
+    "BROOF": lambda: BROOF(n_estimators=3, n_trees=4, random_state=0),
+}
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=200, docs_per_query=30, n_features=20, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client
+
+
+def _trees(model):
+    forests = model.estimators_ if isinstance(model, BROOF) else [model]
+    return [tree for forest in forests for tree in forest.trees_]
+
+
+def _assert_same_trees(model, reference):
+    trees, expected = _trees(model), _trees(reference)
+    assert len(trees) == len(expected)
+    for tree, other in zip(trees, expected):
+        np.testing.assert_array_equal(tree.nodes, other.nodes)
+        np.testing.assert_array_equal(tree.values, other.values)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_a_forest_grown_on_the_cluster_is_the_local_forest(name, data, client, monkeypatch):
+    X, y, qid = data
+    reference = ESTIMATORS[name]().fit(X, y, qid=qid)
+    scattered, submitted = [], []
+    monkeypatch.setattr(client, "scatter", _recording(client.scatter, scattered))
+    monkeypatch.setattr(client, "submit", _recording(client.submit, submitted))
+    with joblib.parallel_config(backend="dask"):
+        model = ESTIMATORS[name]().fit(X, y, qid=qid)
+    _assert_same_trees(model, reference)
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+    # The binned matrix travels once per fit (BROOF's rounds share it), the per-row
+    # arrays once per forest, and each task grows a batch of trees.
+    n_forests = len(reference.estimators_) if name == "BROOF" else 1
+    assert len(scattered) == 1 + n_forests
+    binned = [args[0][0] for args, _ in scattered if isinstance(args[0][0], np.ndarray)]
+    assert len(binned) == 1 and binned[0].dtype == np.uint8 and binned[0].shape == X.shape
+    assert len(submitted) == n_forests * min(len(_trees(reference)) // n_forests, 2 * 2)
+
+
+def _recording(method, calls):
+    def record(*args, **kwargs):
+        calls.append((args, kwargs))
+        return method(*args, **kwargs)
+
+    return record
+
+
+def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
+    X, y, qid = data
+    make = lambda: RFListRanker(n_estimators=16, max_queries_per_split=None, ndcg_k=None, random_state=0)  # noqa: E731
+    reference = make().fit(X, y, qid=qid)
+    pids = client.run(os.getpid)
+    outcome = {}
+
+    def fit():
+        with joblib.parallel_config(backend="dask"):
+            outcome["model"] = make().fit(X, y, qid=qid)
+
+    fitting = threading.Thread(target=fit)
+    fitting.start()
+    victim = None
+    deadline = time.monotonic() + 60
+    while victim is None and time.monotonic() < deadline:
+        busy = [address for address, keys in client.processing().items() if any("grow_batch" in k for k in keys)]
+        victim = busy[0] if busy else None
+        time.sleep(0.01)
+    assert victim is not None, "no batch of trees was seen running"
+    os.kill(pids[victim], signal.SIGKILL)
+    assert fitting.is_alive(), "the fit ended before the worker was killed: make its trees slower"
+    fitting.join(timeout=120)
+    assert not fitting.is_alive()
+    _assert_same_trees(outcome["model"], reference)
+    np.testing.assert_array_equal(outcome["model"].predict(X), reference.predict(X))
+    client.wait_for_workers(2, timeout=60)
+    assert pids[victim] not in client.run(os.getpid).values()  # the nanny started a new worker
+
+
+@pytest.mark.parametrize("when", ["before", "during"])
+def test_a_scheduler_that_went_away_ends_the_fit_with_a_clear_error(when, data):
+    X, y, qid = data
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
+    with distributed.Client(cluster, timeout="5s") as client, joblib.parallel_config(backend="dask"):
+        if when == "before":
+            cluster.close()
+        else:
+            threading.Thread(target=_close_when_busy, args=(cluster, client)).start()
+        with pytest.raises(ConnectionError, match="dask scheduler"):
+            RFListRanker(n_estimators=400, ndcg_k=None, max_queries_per_split=None, random_state=0).fit(X, y, qid=qid)
+    with contextlib.suppress(TimeoutError):  # its worker keeps looking for the scheduler; no need to wait
+        cluster.close(timeout=2)
+
+
+def _close_when_busy(cluster, client):
+    """Close the scheduler once a batch of trees runs."""
+    deadline = time.monotonic() + 60
+    while not any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    cluster.sync(cluster.scheduler.close)
