@@ -80,7 +80,7 @@ def _rf_point(n_estimators, shape, seed, n_jobs=2, **params):
 def _sklearn_forest(n_estimators, shape, seed):
     from sklearn.ensemble import RandomForestClassifier
 
-    from forestrank.ensemble._forest import resolve_max_features
+    from forestrank.ensemble._sampling import resolve_max_features
 
     return RandomForestClassifier(
         n_estimators=n_estimators, criterion="entropy", max_features=resolve_max_features("log2+1", shape[1]),
@@ -91,7 +91,7 @@ def _sklearn_forest(n_estimators, shape, seed):
 def _lightgbm_forest(n_estimators, shape, seed):
     import lightgbm
 
-    from forestrank.ensemble._forest import resolve_max_features
+    from forestrank.ensemble._sampling import resolve_max_features
 
     # "Fully grown": as many leaves as sampled rows allow. LightGBM preallocates a
     # histogram per possible leaf, so its histogram cache is capped (measured: 24 GB

@@ -15,7 +15,7 @@ from grade 1024 on (and a query's DCG before that).
 
 import numpy as np
 
-from .._jit import jit
+from ._numba.jit import jit
 
 DISCOUNTS = ("log2", "letor", "log_power", "rank_power")
 
@@ -123,3 +123,48 @@ def exp_gains(labels: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
         np.ascontiguousarray(labels, dtype=np.float64), np.ascontiguousarray(query_boundaries, dtype=np.int64), out
     )
     return out
+
+
+@jit
+def fill_inverse_max_dcg(labels, gains, query_boundaries, cutoff, discounts, out):
+    """``1 / max DCG@cutoff`` of every query (0 when the query has no relevant document).
+
+    Parameters
+    ----------
+    labels : float64 array of shape (n_rows,), rows grouped by query
+    gains : float64 array of shape (n_rows,)
+        The rows' gains (``exp_gains``).
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    cutoff : int
+    discounts : float64 array of shape (>= min(cutoff, largest query),)
+        Discount of each 0-based rank (``discount_table``).
+    out : float64 array of shape (n_queries,)
+        Output.
+    """
+    for q in range(len(query_boundaries) - 1):
+        query_labels = labels[query_boundaries[q] : query_boundaries[q + 1]]
+        # The stable argsort the gradients use: np.sort would compile a second sort.
+        ideal = np.argsort(-query_labels, kind="mergesort")
+        dcg = 0.0
+        for rank in range(min(cutoff, len(ideal))):
+            dcg += gains[query_boundaries[q] + ideal[rank]] * discounts[rank]
+        out[q] = 1.0 / dcg if dcg > 0.0 else 0.0
+
+
+def normalized_gains(labels: np.ndarray, query_boundaries: np.ndarray, norm: str) -> np.ndarray:
+    """``G(l) = 2^l - 1`` of every grouped row over its query's norm: ``"dcg"`` the DCG
+    normaliser ``|G|_D`` (the ideal DCG of the whole list), ``"l2"`` the 2-norm, ``"sum"``
+    the total gain. A query without gain gets zeros. float64, shape (n_rows,). The gains
+    are scaled per query (``exp_gains``), which the norm cancels
+    exactly, so any grade gives finite targets."""
+    gains = exp_gains(labels, query_boundaries)
+    sizes = np.diff(query_boundaries)
+    if norm == "dcg":
+        inverse = np.empty(len(sizes))
+        largest = int(sizes.max(initial=1))
+        fill_inverse_max_dcg(labels, gains, query_boundaries, largest, discount_table(largest), inverse)
+    else:
+        per_query = np.add.reduceat(gains**2 if norm == "l2" else gains, query_boundaries[:-1])
+        per_query = np.sqrt(per_query) if norm == "l2" else per_query
+        inverse = np.divide(1.0, per_query, out=np.zeros(len(sizes)), where=per_query > 0)
+    return gains * np.repeat(inverse, sizes)

@@ -4,9 +4,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._features import dense_blocks
+from ._input.features import dense_blocks
 from .ensemble._forest import BaseForestRanker
-from ._queries import check_qid
+from ._input.queries import check_qid
 from .metrics import ndcg_score
 
 
@@ -28,7 +28,7 @@ class StrengthCurve(NamedTuple):
 def _node_paths(tree, X: np.ndarray) -> np.ndarray:
     """Node ids from the root to each row's leaf, shape (n_rows, depth + 1), int64, padded with int64 max.
 
-    ``X`` is dense (a block of ``_features.dense_blocks``)."""
+    ``X`` is dense (a block of ``_input.features.dense_blocks``)."""
     nodes = tree.nodes
     paths = np.full((X.shape[0], tree.max_depth + 1), np.iinfo(np.int64).max, dtype=np.int64)
     current = np.zeros(X.shape[0], dtype=np.int64)

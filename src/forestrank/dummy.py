@@ -14,8 +14,8 @@ import numpy as np
 import scipy.sparse
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from ._common import FLOAT_DTYPE
-from ._features import dense_column
+from ._numba.dtypes import FLOAT_DTYPE
+from ._input.features import dense_column
 from .ensemble._base import BaseRanker, fit_atomically
 from .metrics._conventions import resolve_convention
 from .metrics._ranking import evaluate_grouped

@@ -14,7 +14,7 @@ import numpy as np
 from sklearn.model_selection import BaseCrossValidator, KFold, ShuffleSplit
 from sklearn.utils.validation import _num_samples
 
-from ._queries import QueryGroups, group_queries
+from ._input.queries import QueryGroups, group_queries
 
 
 class _QuerySplitter(BaseCrossValidator):

@@ -1,17 +1,12 @@
 """Forests fitted on Dask collections partitioned by query (``ensemble/_partitioned.py``),
 on a ``LocalCluster`` of two single-threaded worker processes."""
 
-import contextlib
-import os
-import signal
-import threading
-import time
 
 import joblib
 import numpy as np
 import pytest
 
-from forestrank import BROOF, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, RFListRanker, RFPointRanker, make_ranking
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.utils.validation import validate_data
 
-from ._common import FLOAT_DTYPE, as_kernel_array
+from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 
 FEATURE_DTYPES = (np.float64, np.float32)
 # Rows made dense at a time from a sparse matrix: 4096 rows of 700 float32 features

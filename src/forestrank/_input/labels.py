@@ -4,9 +4,11 @@ Each check names the offending argument in its error, copies rather than mutates
 and returns float64 C-contiguous arrays ready for the kernels.
 """
 
+from numbers import Integral
+
 import numpy as np
 
-from ._common import FLOAT_DTYPE, as_kernel_array
+from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 
 
 def _as_1d_float(values: object, name: str) -> np.ndarray:
@@ -140,3 +142,10 @@ def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
             "narrow the range."
         )
     return rescaled
+
+
+def check_positive_int(name: str, value: object, minimum: int = 1) -> int:
+    """``value`` as an int >= ``minimum``, or a ValueError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
+    return int(value)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._common import INDEX_DTYPE
+from .._numba.dtypes import INDEX_DTYPE
 
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parent)
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # forestrank/
 
 
 def stacklevel_outside_package(through: tuple[str, ...] = ()) -> int:

@@ -26,10 +26,10 @@ import scipy.sparse
 from joblib import delayed
 from sklearn.utils import check_random_state
 
-from ._common import FLOAT_DTYPE
-from ._features import as_feature_array, dense_blocks, dense_column, missing_columns
-from ._jit import jit
-from ._parallel import row_ranges, run_in_threads
+from .._numba.dtypes import FLOAT_DTYPE
+from .._input.features import as_feature_array, dense_blocks, dense_column, missing_columns
+from .._numba.jit import jit
+from ..parallel._local import row_ranges, run_in_threads
 
 # Rows used to place quantile cuts; as scikit-learn's HistGradientBoosting, a random
 # subsample keeps binning linear for very large inputs.
@@ -249,7 +249,7 @@ class BinMapper:
         Row-major because deep nodes of fully grown trees re-read the same few rows
         for every candidate feature: one row (136 bytes for LETOR features) stays in
         cache across features, where columns cost one cache line per row and feature
-        (the Fortran layout measured a third slower: ``docs/design.md``, "Numba rules").
+        (the Fortran layout measured slower: ``docs/design.md``, "Numba rules").
         """
         thresholds, _ = self.padded_tables()
         X = as_feature_array(X)

@@ -30,7 +30,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import jit
+from .._numba.jit import jit
 from . import _criteria, _frontier, _histograms, _listwise, _rows, _scans, _splitter
 
 # ``TreeOutput.missing_left`` of a split node that had no missing rows, until settled.
@@ -45,7 +45,7 @@ n_bins : int32 array of shape (n_features,)
 missing_bins : int32 array of shape (n_features,)
     Each feature's missing bin (its last), -1 when it has none.
 bin_thresholds, bin_values : float64 arrays of shape (n_features, max_bins)
-    Upper edge and representative value of each bin (``_binning.BinMapper``).
+    Upper edge and representative value of each bin (``_tree._binning.BinMapper``).
 """
 
 GrowthParams = namedtuple(

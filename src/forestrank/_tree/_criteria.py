@@ -60,7 +60,7 @@ at every call site (``docs/design.md``, "Numba rules").
 
 import numpy as np
 
-from .._jit import jit
+from .._numba.jit import jit
 
 ENTROPY = 0
 GINI = 1

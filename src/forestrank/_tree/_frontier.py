@@ -21,7 +21,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import jit
+from .._numba.jit import jit
 from . import _rng
 
 DEPTH = 0

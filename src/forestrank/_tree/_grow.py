@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._binning import BinMapper
-from .._common import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
+from ._binning import BinMapper
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from . import _builder, _criteria, _frontier, _histograms, _listwise, _rows, _scans
 from ._tree import Tree
 

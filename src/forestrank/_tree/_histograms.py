@@ -22,9 +22,9 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .._common import FLOAT_DTYPE
-from .._jit import jit
-from .._prefetch import GATHER_DISTANCE, prefetch
+from .._numba.dtypes import FLOAT_DTYPE
+from .._numba.jit import jit
+from .._numba.prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria
 
 # Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).

@@ -56,7 +56,7 @@ changed:
   child's score, and in deep nodes most queries have one document there.
 
 Documents without gain (grade 0, most of LETOR) prune this further; each rule below
-is exact, and ``tests/test_listwise.py`` checks the running total against a
+is exact, and ``tests/tree/test_listwise.py`` checks the running total against a
 brute-force recomputation at every candidate:
 
 * a query whose node documents all lack gain keeps only its relevant outside
@@ -101,9 +101,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import jit, nowrap
-from .._prefetch import GATHER_DISTANCE, prefetch
-from ..metrics._discount import discount_table
+from .._numba.jit import jit, nowrap
+from .._numba.prefetch import GATHER_DISTANCE, prefetch
+from .._ranking import discount_table
 from . import _rng, _scans
 
 # Columns of the per-query ("slot") float table.
@@ -164,7 +164,7 @@ def cumulative_discounts(n_positions: int, discount: str = "log2", power: float 
     n_positions : int
         Largest position needed (the most copies in one query).
     discount, power, cutoff :
-        ``D`` (``metrics._discount.discount_table``): ``"log2"`` (Eq. 8),
+        ``D`` (``_ranking.discount_table``): ``"log2"`` (Eq. 8),
         ``"log_power"`` (Eq. 14), ``"rank_power"`` (Eq. 15); a cutoff is NDCG@k
         (heuristic 6 of §4.4.2).
 

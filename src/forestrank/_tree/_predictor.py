@@ -17,27 +17,28 @@ A missing value (NaN) fails every ``<=`` test, so it goes right unless the node'
 ``missing_left`` flag says left (``goes_left``); the flags are read only for NaN, so
 data without missing values pays one comparison more on right turns, no memory.
 
-Every array index in these loops goes through ``nowrap`` (``_jit.py``), which alone
-made both kernels 15-30% faster with bitwise-equal sums. The block sizes and pass
-lengths below were chosen by measurement (``docs/design.md``, "Prediction").
+Every array index in these loops goes through ``nowrap`` (``_numba/jit.py``), which made
+both kernels faster with bitwise-equal sums. The block sizes and pass lengths below
+were chosen by measurement (``docs/design.md``, "Prediction"; the figures are in
+``benchmarks/RESULTS.md``, "Engine design measurements").
 """
 
 import numpy as np
 
-from .._jit import jit, nowrap
-from .._prefetch import prefetch
+from .._numba.jit import jit, nowrap
+from .._numba.prefetch import prefetch
 
-ROW_BLOCK = 16  # rows descending together (8-16 measured best, 128 a third slower)
-# Bytes of X visited by every tree before the next tree: a fully grown tree on 126k
-# rows holds ~1 MB of nodes, so its deep levels stay cached while a pass of rows
-# reuses them, and the pass's rows stay in the last-level cache across trees (4096
-# rows of 136 features measured faster than one block at a time or 16k+ rows).
+ROW_BLOCK = 16  # rows descending together (measured: larger blocks were slower)
+# Bytes of X visited by every tree before the next tree: a fully grown tree on a large
+# training set holds about a megabyte of nodes, so its deep levels stay cached while a
+# pass of rows reuses them, and the pass's rows stay in the last-level cache across
+# trees (measured against one block at a time and against longer passes).
 PASS_BYTES = 4096 * 136 * 8
-# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs: it wins
-# on trees of a megabyte and loses on trees that fit L2 (34 KB, 1 KB); the switch
-# sits between the measured sizes, at half of a typical 512 KiB L2.
+# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs: it wins on
+# trees of a megabyte and loses on trees that fit L2; the switch sits between the
+# measured sizes, at half of a typical 512 KiB L2.
 DEEP_TREE_BYTES = 256 * 1024
-# Rows descending together in ``add_deep_tree_values`` (128 measured faster than 64 or 32).
+# Rows descending together in ``add_deep_tree_values`` (measured: smaller blocks were slower).
 DEEP_ROW_BLOCK = 128
 
 

@@ -9,7 +9,7 @@ seeded from ``numpy.random.SeedSequence`` children of the estimator's
 
 import numpy as np
 
-from .._jit import jit
+from .._numba.jit import jit
 
 
 def new_state(seed_sequence: np.random.SeedSequence) -> np.ndarray:

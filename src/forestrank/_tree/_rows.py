@@ -9,8 +9,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import jit
-from .._prefetch import GATHER_DISTANCE, prefetch
+from .._numba.jit import jit
+from .._numba.prefetch import GATHER_DISTANCE, prefetch
 
 SortedRows = namedtuple(
     "SortedRows", ["samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "integer_weights"]

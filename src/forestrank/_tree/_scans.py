@@ -24,8 +24,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._jit import jit
-from .._prefetch import GATHER_DISTANCE, prefetch
+from .._numba.jit import jit
+from .._numba.prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _histograms, _rng
 
 # ``GrowthParams.missing_direction``: where a split sends the missing values of its feature.

@@ -18,7 +18,7 @@ so each tree kind compiles only the scans it uses.
 
 import numpy as np
 
-from .._jit import jit
+from .._numba.jit import jit
 from . import _criteria, _listwise, _rows, _scans
 
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.

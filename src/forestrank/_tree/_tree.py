@@ -4,8 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._common import INDEX_DTYPE, NODE_DTYPE
-from .._features import as_feature_array, dense_blocks
+from .._numba.dtypes import INDEX_DTYPE, NODE_DTYPE
+from .._input.features import as_feature_array, dense_blocks
 from . import _predictor
 
 

@@ -1,11 +1,10 @@
-"""Learning-to-rank data: LETOR/svmlight files with query ids, and a synthetic generator.
+"""LETOR/svmlight files with query ids.
 
 :func:`load_letor` reads ``label qid:Q 1:v1 2:v2 ... # comment`` files (LETOR 3.0/4.0,
 MSLR-WEB, Istella, Yahoo! LTR) in time linear in the file size, and the svmlight
 variant without ``qid:`` whose query sizes sit in a ``<file>.query`` companion (one
-group size per line, the LightGBM/RankLib convention). :func:`make_ranking`
-generates graded relevance from a non-linear latent function for tests, benchmarks
-and the demo.
+group size per line, the LightGBM/RankLib convention); the parser is
+``_svmlight.parse_svmlight``.
 """
 
 import bz2
@@ -13,17 +12,17 @@ import gzip
 import hashlib
 import os
 import warnings
-from numbers import Integral, Real
+from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse
-from sklearn.utils import check_random_state
 
+from .._input.features import FEATURE_DTYPES
+from .._input.labels import check_positive_int
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from . import _svmlight
-from ._common import FLOAT_DTYPE, INDEX_DTYPE
-from ._features import FEATURE_DTYPES
 
 _CACHE_FORMAT = 2
 _INITIAL_SLOW_CAPACITY = 1024
@@ -272,7 +271,7 @@ def load_letor(
     """
     path = Path(path)
     if n_features is not None:
-        n_features = _check_positive_int("n_features", n_features)
+        n_features = check_positive_int("n_features", n_features)
     absent, dtype = _check_absent_and_dtype(absent, dtype)
     if sparse and np.isnan(absent):
         raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
@@ -365,248 +364,3 @@ def _check_absent_and_dtype(absent: object, dtype: object) -> tuple[float, type]
     if kind not in FEATURE_DTYPES:
         raise ValueError(f"dtype must be numpy.float64 or numpy.float32; got {dtype!r}.")
     return float(absent), kind
-
-
-def _check_positive_int(name: str, value: object, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-    return int(value)
-
-
-def make_ranking(
-    n_queries: int = 200,
-    docs_per_query: int | tuple[int, int] = (10, 60),
-    n_features: int = 20,
-    n_grades: int = 5,
-    *,
-    n_informative: int | None = None,
-    noise: float = 0.5,
-    missing_fraction: float = 0.0,
-    missing: str = "mcar",
-    shuffle: bool = False,
-    random_state: int | np.random.RandomState | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Generate a synthetic learning-to-rank problem with graded relevance.
-
-    Each query ``q`` draws an offset ``mu_q ~ N(0, 0.5^2 I)`` shared by its documents'
-    features, ``x = mu_q + N(0, I)`` (query-dependent feature scales, as in LETOR). A
-    latent relevance ``f(x) = w2 . tanh(W1 x_inf) + x_a x_b`` of the informative
-    features (a random one-hidden-layer network plus one interaction) is
-    standardised, shifted by a per-query difficulty ``N(0, 0.5^2)`` and perturbed by
-    ``N(0, noise^2)``. Grades cut the result at global quantiles chosen so that
-    ``P(grade = g)`` is proportional to ``2^-g``: most documents are irrelevant and
-    some queries have no relevant document, as in real LTR data.
-
-    Parameters
-    ----------
-    n_queries : int, default=200
-    docs_per_query : int or (int, int), default=(10, 60)
-        Documents per query, fixed or drawn uniformly from the inclusive range.
-    n_features : int, default=20
-    n_grades : int, default=5
-        Grades ``0 .. n_grades-1``.
-    n_informative : int, default=None
-        Features the latent relevance depends on; ``None`` means
-        ``max(2, n_features // 3)`` (capped at ``n_features``).
-    noise : float, default=0.5
-        Standard deviation of the label noise, relative to the unit-variance signal.
-    missing_fraction : float in [0, 1), default=0.0
-        Fraction of the informative features' values replaced by NaN (missing).
-    missing : {"mcar", "mnar"}, default="mcar"
-        ``"mcar"``: missing completely at random, each value independently.
-        ``"mnar"``: missing not at random, as web features are (absent more often
-        from the less relevant documents): a document's informative values are each
-        missing with probability ``sigmoid(a - r)``, ``r`` its standardised latent
-        relevance and ``a`` set so that the mean is ``missing_fraction``.
-    shuffle : bool, default=False
-        Shuffle rows so that queries are not contiguous.
-    random_state : int, RandomState instance or None, default=None
-
-    Returns
-    -------
-    X : ndarray of shape (n_samples, n_features), float64
-    y : ndarray of shape (n_samples,), int64
-        Grades.
-    qid : ndarray of shape (n_samples,), int64
-    """
-    n_queries = _check_positive_int("n_queries", n_queries)
-    n_features = _check_positive_int("n_features", n_features)
-    n_grades = _check_positive_int("n_grades", n_grades, minimum=2)
-    if isinstance(docs_per_query, Integral):
-        low = high = _check_positive_int("docs_per_query", docs_per_query)
-    else:
-        try:
-            low, high = (int(value) for value in docs_per_query)
-        except (TypeError, ValueError):
-            raise ValueError(f"docs_per_query must be an int or a (low, high) pair; got {docs_per_query!r}.") from None
-        if not 1 <= low <= high:
-            raise ValueError(f"docs_per_query range must satisfy 1 <= low <= high; got {docs_per_query!r}.")
-    if n_informative is None:
-        n_informative = min(n_features, max(2, n_features // 3))
-    n_informative = _check_positive_int("n_informative", n_informative)
-    if n_informative > n_features:
-        raise ValueError(f"n_informative={n_informative} exceeds n_features={n_features}.")
-    if isinstance(noise, bool) or not isinstance(noise, Real) or noise < 0:
-        raise ValueError(f"noise must be a number >= 0; got {noise!r}.")
-    if isinstance(missing_fraction, bool) or not isinstance(missing_fraction, Real) or not 0 <= missing_fraction < 1:
-        raise ValueError(f"missing_fraction must be a number in [0, 1); got {missing_fraction!r}.")
-    if missing not in ("mcar", "mnar"):
-        raise ValueError(f"missing must be 'mcar' or 'mnar'; got {missing!r}.")
-    rng = check_random_state(random_state)
-
-    sizes = rng.randint(low, high + 1, size=n_queries)
-    qid = np.repeat(np.arange(n_queries, dtype=INDEX_DTYPE), sizes)
-    X = rng.standard_normal((len(qid), n_features)) + rng.normal(scale=0.5, size=(n_queries, n_features))[qid]
-
-    informative_columns = rng.permutation(n_features)[:n_informative]
-    informative = X[:, informative_columns]
-    n_hidden = 2 * n_informative
-    hidden = np.tanh(informative @ (rng.standard_normal((n_informative, n_hidden)) / np.sqrt(n_informative)))
-    latent = hidden @ rng.standard_normal(n_hidden)
-    if n_informative > 1:
-        latent += informative[:, 0] * informative[:, 1]
-    latent = (latent - latent.mean()) / latent.std()
-    latent += rng.normal(scale=0.5, size=n_queries)[qid] + noise * rng.standard_normal(len(qid))
-
-    shares = 0.5 ** np.arange(n_grades)
-    thresholds = np.quantile(latent, np.cumsum(shares)[:-1] / shares.sum())
-    y = np.searchsorted(thresholds, latent, side="right").astype(INDEX_DTYPE)
-    if missing_fraction > 0:
-        probability = missing_fraction if missing == "mcar" else _mnar_probability(latent, missing_fraction)[:, None]
-        hidden_values = rng.random_sample((len(qid), n_informative)) < probability
-        X[:, informative_columns] = np.where(hidden_values, np.nan, X[:, informative_columns])
-    if shuffle:
-        permutation = rng.permutation(len(qid))
-        X, y, qid = X[permutation], y[permutation], qid[permutation]
-    return X, y, qid
-
-
-def _mnar_probability(latent: np.ndarray, fraction: float) -> np.ndarray:
-    """``sigmoid(a - latent)`` per document, ``a`` found by bisection so that its mean is ``fraction``.
-
-    Parameters
-    ----------
-    latent : float64 array of shape (n_samples,)
-        Standardised latent relevance.
-    fraction : float in (0, 1)
-
-    Returns
-    -------
-    float64 array of shape (n_samples,)
-    """
-    low, high = -50.0, 50.0  # the mean is increasing in a, from ~0 to ~1 over this range
-    for _ in range(100):
-        middle = (low + high) / 2
-        if np.mean(1 / (1 + np.exp(latent - middle))) < fraction:
-            low = middle
-        else:
-            high = middle
-    return 1 / (1 + np.exp(latent - (low + high) / 2))
-
-
-class ClickLog(NamedTuple):
-    """Simulated clicks (``simulate_clicks``), one entry per document in the caller's row order.
-
-    Attributes
-    ----------
-    clicks : ndarray of shape (n_samples,), float64
-        1 for a clicked document, else 0.
-    position : ndarray of shape (n_samples,), int64
-        The rank (1 = top) at which the document was shown.
-    examination : ndarray of shape (n_samples,), float64
-        The probability that the user examined it (``1 / position**eta`` for the
-        position model; for the cascade, that the user reached it).
-    click_probability : ndarray of shape (n_samples,), float64
-        The probability of its click under the model.
-    """
-
-    clicks: np.ndarray
-    position: np.ndarray
-    examination: np.ndarray
-    click_probability: np.ndarray
-
-
-def simulate_clicks(
-    y: object,
-    qid: object,
-    scores: object,
-    model: str = "position",
-    *,
-    eta: float = 1.0,
-    noise: float = 0.1,
-    max_grade: float | None = None,
-    random_state: int | np.random.RandomState | None = None,
-) -> ClickLog:
-    """Click logs from graded data: each query's documents shown in the order of ``scores``.
-
-    A document of grade ``g`` is attractive with probability ``noise + (1 - noise) (2^g -
-    1) / (2^g_max - 1)`` (``noise``: clicks on irrelevant documents; Chapelle et al.,
-    "Expected reciprocal rank for graded relevance", CIKM 2009, for the grade mapping).
-
-    - ``model="position"``, the position-based model (Richardson et al. 2007; the
-      model of Unbiased LambdaMART, Hu et al., WWW 2019): the user examines rank
-      ``k`` with probability ``1 / k**eta`` and clicks an examined, attractive
-      document.
-    - ``model="cascade"`` (Craswell et al., WSDM 2008): the user scans from the top,
-      clicks the first attractive document and stops; ``eta`` does not apply.
-
-    Parameters
-    ----------
-    y : array-like of shape (n_samples,)
-        True grades, >= 0.
-    qid : array-like of shape (n_samples,)
-    scores : array-like of shape (n_samples,)
-        The ranking shown (higher first; ties in input order), e.g. a production ranker's.
-    model : {"position", "cascade"}, default="position"
-    eta : float > 0, default=1.0
-    noise : float in [0, 1], default=0.1
-    max_grade : float or None
-        ``g_max``; None: the largest grade of ``y``.
-    random_state : int, RandomState or None
-
-    Returns
-    -------
-    ClickLog
-    """
-    from ._queries import group_queries
-    from ._validation import check_relevance, check_scores
-
-    if model not in ("position", "cascade"):
-        raise ValueError(f"model must be 'position' or 'cascade'; got {model!r}.")
-    if isinstance(eta, bool) or not isinstance(eta, Real) or not eta > 0:
-        raise ValueError(f"eta must be a number > 0 (examination 1 / position**eta); got {eta!r}.")
-    if isinstance(noise, bool) or not isinstance(noise, Real) or not 0 <= noise <= 1:
-        raise ValueError(f"noise must be a number in [0, 1]; got {noise!r}.")
-    grades = check_relevance(y, name="y")
-    shown = check_scores(scores, n_samples=len(grades), name="scores", against="y")
-    top = float(grades.max()) if max_grade is None else float(max_grade)
-    if top < grades.max():
-        raise ValueError(f"max_grade must be >= the largest grade ({grades.max():g}); got {max_grade!r}.")
-    groups = group_queries(qid, len(grades), caller="simulate_clicks", against="y")
-    rng = check_random_state(random_state)
-    g, s = groups.group(grades), groups.group(shown)
-    attractive = noise + (1 - noise) * (2.0**g - 1) / (2.0**top - 1) if top > 0 else np.full(len(g), noise)
-    query_of_row = groups.grouped_query_index()
-    order = np.lexsort((np.arange(len(s)), -s, query_of_row))  # by query, then by descending score
-    starts = groups.query_boundaries[:-1]
-    position = np.empty(len(s), dtype=INDEX_DTYPE)
-    position[order] = np.arange(len(s)) - np.repeat(starts, np.diff(groups.query_boundaries)) + 1
-    draws = rng.random_sample(len(s))
-    if model == "position":
-        examination = 1.0 / position**eta
-        probability = examination * attractive
-        clicks = (draws < probability).astype(FLOAT_DTYPE)
-    else:
-        examination = np.empty(len(s))
-        clicks = np.zeros(len(s))
-        for start, end in zip(starts, groups.query_boundaries[1:]):
-            reached = 1.0
-            searching = True
-            for row in order[start:end]:
-                examination[row] = reached
-                reached *= 1 - attractive[row]
-                if searching and draws[row] < attractive[row]:
-                    clicks[row] = 1.0
-                    searching = False
-        probability = examination * attractive
-    return ClickLog(*(groups.ungroup(array) for array in (clicks, position, examination, probability)))

@@ -17,7 +17,7 @@ line number.
 
 import numpy as np
 
-from ._jit import jit
+from .._numba.jit import jit
 
 OK = 0
 ERROR_TOKEN = 1

@@ -14,9 +14,9 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
-from .._parallel import process_parallel
+from ..parallel._local import process_parallel
 from ._base import BaseRanker, fit_atomically
-from ._forest import _seed_entropy
+from ._sampling import seed_entropy
 
 
 def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
@@ -95,7 +95,7 @@ class AveragedRanker(BaseRanker):
             template = LambdaMART(subsample=0.5, max_features=0.3)
         if "random_state" not in template.get_params():
             raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
-        seeds = np.random.SeedSequence(_seed_entropy(self.random_state)).generate_state(self.n_models)
+        seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         self.estimators_ = process_parallel(self.n_jobs)(
             delayed(_fit_member)(member, X, y, qid, sample_weight, fit_params) for member in members

@@ -3,7 +3,7 @@
 ``fit(X, y, qid=None, sample_weight=None)`` takes rows in any order with one query id
 per row; :meth:`BaseRanker._validate_training_data` validates everything once and
 hands the estimator the rows grouped by query (stable sort) together with the
-:class:`~forestrank._queries.QueryGroups` needed to map results back to the caller's
+:class:`~forestrank._input.queries.QueryGroups` needed to map results back to the caller's
 order. ``predict`` scores rows independently; ``score`` is mean NDCG@10 under the
 package's default convention.
 
@@ -24,20 +24,36 @@ from sklearn.utils.validation import check_is_fitted
 
 from joblib import delayed
 
-from .._cluster import is_dask_collection
-from .._common import NODE_DTYPE
-from .._costs import EarlyExit
-from .._features import check_features, dense_blocks
-from ..persistence import check_version
-from .._parallel import row_ranges, run_in_threads
-from .._queries import QueryGroups, group_queries, stacklevel_outside_package
+from ..parallel._cluster import is_dask_collection
+from .._numba.dtypes import NODE_DTYPE
+from ._early_exit import EarlyExit
+from .._input.features import check_features, dense_blocks
+from ..parallel._local import row_ranges, run_in_threads
+from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
 from .._tree import _predictor
-from .._validation import check_relevance, check_sample_weight, normalize_sample_weight
+from .._input.labels import check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
 
 
 # Rows per joblib task when predicting with several threads.
 _PREDICT_CHUNK = 16_384
+
+
+class InconsistentVersionWarning(UserWarning):
+    """A model saved by another forestrank version was loaded."""
+
+
+def check_version(saved: str | None, estimator: str) -> None:
+    """Warn when ``saved`` (the version that saved ``estimator``) is not this forestrank's."""
+    from .._version import __version__
+
+    if saved != __version__:
+        warnings.warn(
+            f"{estimator} was saved by forestrank {saved or 'of an unknown version'} and is loaded by "
+            f"forestrank {__version__}: its predictions are only guaranteed under the version that saved it.",
+            InconsistentVersionWarning,
+            stacklevel=stacklevel_outside_package(through=("skops", "joblib", "pickle", "copyreg")),
+        )
 
 
 def fit_atomically(fit: Callable) -> Callable:
@@ -83,7 +99,7 @@ class RankingData(NamedTuple):
         Relevance labels (integer-valued when the estimator requires grades).
     sample_weight : ndarray of shape (n_samples,), float64, or None
         Rescaled so that the lightest row of positive weight weighs 1
-        (``_validation.normalize_sample_weight``).
+        (``_input.labels.normalize_sample_weight``).
     groups : QueryGroups
         Query layout; ``groups.ungroup`` restores the caller's row order.
     """
@@ -111,11 +127,11 @@ class BaseRanker(BaseEstimator):
         tags.target_tags.required = True
         tags.target_tags.positive_only = True
         tags.input_tags.allow_nan = True  # NaN = missing (docs/missing_values.md)
-        tags.input_tags.sparse = True  # scipy.sparse in fit and predict (_features.py)
+        tags.input_tags.sparse = True  # scipy.sparse in fit and predict (_input/features.py)
         return tags
 
     def __getstate__(self) -> dict:
-        from .. import __version__
+        from .._version import __version__
 
         state = dict(super().__getstate__())  # a copy: object.__getstate__ returns the live __dict__
         state["_forestrank_version"] = __version__
@@ -268,7 +284,7 @@ class TreeEnsembleMixin:
     def _predict_with_exits(
         self, X: np.ndarray, qid: object, early_exit: object, baseline: Callable, finish: Callable
     ) -> np.ndarray:
-        """``predict`` under early exits (``_costs.EarlyExit``): validated ``X``; the model's
+        """``predict`` under early exits (``_early_exit.EarlyExit``): validated ``X``; the model's
         stages are its iterations of ``n_outputs_`` trees (one tree for a forest).
 
         ``baseline(X)`` gives the raw scores before the first tree (n, n_outputs) and
@@ -304,7 +320,7 @@ class TreeEnsembleMixin:
     def _sum_trees(self, X: np.ndarray, trees: slice = slice(None)) -> np.ndarray:
         """Sum over the trees ``trees_[trees]`` (all by default) of each row's leaf value.
 
-        ``X`` is validated (``_features.check_features``): dense float64 or float32, C
+        ``X`` is validated (``_input.features.check_features``): dense float64 or float32, C
         order, or CSR, whose blocks of rows are made dense one after another; rows are
         split over ``n_jobs`` threads.
         """

@@ -23,6 +23,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 """
 
 import contextlib
+import dataclasses
 import inspect
 import threading
 import time
@@ -37,15 +38,16 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._cluster import is_dask_collection, map_predict
-from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._costs import EarlyExit, FeatureCosts, check_feature_costs, features_used, tree_costs
-from .._features import check_features
-from .._parallel import thread_count
-from .._queries import boundaries_of_grouped, group_queries
+from ..parallel._cluster import is_dask_collection, map_predict
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from ._early_exit import EarlyExit
+from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
+from .._input.features import check_features
+from ..parallel._local import thread_count
+from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool
-from .._validation import check_relevance
+from .._input.labels import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import (
@@ -60,7 +62,18 @@ from ..objectives import (
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
-from ._forest import _resolve_count, _seed_entropy, draw_counts, resolve_max_features
+from ._sampling import (
+    HOLD_OUT,
+    PERMUTATIONS,
+    ROUNDING,
+    ROWS,
+    TREE,
+    draw_counts,
+    resolve_count,
+    resolve_max_features,
+    seed_entropy,
+    stream,
+)
 
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
@@ -171,6 +184,62 @@ class _EvalSet:
         return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
 
+@dataclasses.dataclass
+class _Boosting:
+    """The working state of one boosting fit (``BaseBoostingRanker._start_boosting``).
+
+    ``X`` (n_rows, n_features), the training rows grouped by query; ``raw`` (n_rows,
+    n_outputs), their running raw scores; ``base_weight`` and ``query_of_row`` (n_rows,);
+    ``training``, ``targets`` (n_rows, 2), ``params``, ``pool`` and ``memory``, what every
+    tree reuses; ``gradients`` and ``hessians`` (n_rows, n_outputs); ``row_leaf`` (n_rows,),
+    each row's leaf in the last tree; ``levels``, the quantization or None; ``costs`` and
+    ``init_trees``, the feature costs and the trees of an ``init`` forest.
+    """
+
+    X: np.ndarray
+    raw: np.ndarray
+    base_weight: np.ndarray
+    query_of_row: np.ndarray
+    objective: RankingObjective
+    bias: PositionBias | None
+    training: TrainingSet
+    targets: np.ndarray
+    params: TreeParams
+    levels: int | None
+    pool: object
+    memory: TreeMemory
+    costs: FeatureCosts
+    init_trees: list
+    gradients: np.ndarray
+    hessians: np.ndarray
+    row_leaf: np.ndarray
+    train_eval: _EvalSet
+
+
+class _EarlyStopping:
+    """When boosting stops: after ``n_iter_no_change`` iterations whose validation score did
+    not beat the best by more than ``tol`` (scikit-learn's ``_should_stop`` of its gradient
+    boosting); keeps the best iteration and what was learned alongside it then."""
+
+    def __init__(self, n_iter_no_change: int, tol: float) -> None:
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.best_score = -np.inf
+        self.best_iteration = 0
+        self.best_state = None
+        self.stale = 0
+
+    def should_stop(self, score: float, iteration: int, learned: Callable | None = None) -> bool:
+        """Record the score of ``iteration`` (0-based); ``learned()``, when given, is kept
+        with the best iteration."""
+        if score > self.best_score + self.tol:
+            self.best_score, self.best_iteration, self.stale = score, iteration + 1, 0
+            self.best_state = None if learned is None else learned()
+            return False
+        self.stale += 1
+        return self.stale >= self.n_iter_no_change
+
+
 class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     """Boosting loop shared by the gradient-boosted rankers.
 
@@ -254,15 +323,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         data = self._validate_training_data(X, y, qid, sample_weight)
-        mode = getattr(self, "position_bias", None)
-        if (position is None) != (mode is None):
-            raise ValueError(
-                f"position is needed with position_bias and only then; got position_bias={mode!r} and "
-                f"{'no' if position is None else 'a'} position."
-            )
-        if mode is not None:
-            positions = data.groups.group(check_positions(position, len(data.y)))
-        self._entropy = _seed_entropy(self.random_state)
+        self._entropy = seed_entropy(self.random_state)
+        objective = self._make_objective()  # PLRank's draws its permutations' seed from the entropy
+        positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
+        self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         query_of_row = data.groups.grouped_query_index()
         train = np.ones(len(data.y), dtype=bool)
@@ -271,17 +335,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
         boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
-
-        objective = self._make_objective()
         objective.prepare(y_train, boundaries)
-        bias = None
-        if mode is not None:
-            if not isinstance(objective, LambdaRank):
-                raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
-            bias = PositionBias(
-                mode, positions[train], objective, self.position_bias_norm, self.position_bias_regularization,
-                self.learning_rate,
-            )  # fmt: skip
+        bias = None if positions is None else self._position_bias(positions[train], objective)
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
@@ -289,117 +344,164 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for item in evals:
             item.raw = self._baseline(item.X)
 
-        n_rows = len(y_train)
-        targets = np.empty((n_rows, 2))
-        binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
-        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
-        train_eval = _EvalSet("train", X_train, y_train, boundaries, raw)
-
-        n_outputs = self.n_outputs_
-        gradients = np.empty((n_rows, n_outputs))
-        hessians = np.empty((n_rows, n_outputs))
-        row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
         self.evals_result_ = {item.name: {key: []} for item in evals}
         if self.verbose:
             self.evals_result_["train"] = {key: []}
-        best_score, best_iteration, stale = -np.inf, 0, 0
-        best_bias = None
+        stopping = _EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
         start = time.perf_counter()
-        levels = self.quantized_gradients
-        if levels is not None:
-            check_quantization(levels, n_rows, self.split_gain)
         with numba_threads(self.n_jobs):
-            params = self._tree_params(n_rows, X_train.shape[1])
-            # one pool for every tree of the fit
-            pool = histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
-            memory = TreeMemory(training, params)
-            n_features = X_train.shape[1]
-            costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
-            init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
-            costs.pay_for(init_trees)
-            self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
+            fit = self._start_boosting(X_train, y_train, base_weight, query_of_train_row, boundaries, raw, objective, bias)
             for iteration in range(self.n_estimators):
-                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
-                if bias is not None:
-                    objective.gradients(bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
-                    bias.update(gradients.reshape(-1), hessians.reshape(-1), base_weight)
-                elif n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
-                    objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
-                else:
-                    objective.gradients(raw, gradients, hessians)
-                weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
-                tree_weights, tree_params = weights, params
-                if levels is not None:  # the weights are in the quantized targets
-                    tree_weights = (weights > 0).astype(FLOAT_DTYPE)
-                for output in range(n_outputs):
-                    key_parts = (iteration, 1) if n_outputs == 1 else (iteration, 1, output)
-                    if levels is None:
-                        targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
-                        targets[:, 1] = hessians[:, output]
-                    else:
-                        g_scale, h_scale = quantize_gradients(
-                            weights * gradients[:, output], weights * hessians[:, output], levels,
-                            self._rounding_rng(iteration, output), targets,
-                        )  # fmt: skip
-                        tree_params = quantized_params(params, g_scale, h_scale)
-                    row_leaf.fill(-1)
-                    rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-                    tree = grow_tree(
-                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory,
-                        feature_penalty=penalty,
-                    )  # fmt: skip
-                    grown = row_leaf >= 0
-                    if levels is not None:  # back to the units of the exact gradients
-                        tree.feature_gains *= g_scale**2 / h_scale
-                        tree.weighted_n_node_samples = subtree_sums(
-                            tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
-                        )
-                    curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
-                    values = self.learning_rate * newton_node_values(
-                        tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
-                        (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
-                    )  # fmt: skip
-                    tree.values = values
-                    leaves = tree.nodes["feature"] < 0
-                    tree.nodes["threshold"][leaves] = values[leaves]
-                    self.trees_.append(tree)
-                    raw[grown, output] += values[row_leaf[grown]]
-                    if not grown.all():
-                        raw[~grown, output] += tree.predict(X_train[~grown])
-                    for item in evals:
-                        item.raw[:, output] += tree.predict(item.X)
-                if not np.isfinite(raw).all():
-                    raise ValueError(
-                        f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
-                        f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
-                        "on this data; lower it."
-                    )
-                costs.pay_for(self.trees_[-n_outputs:])
+                self._compute_gradients(fit)
+                self._grow_iteration(fit, iteration, evals)
+                fit.costs.pay_for(self.trees_[-self.n_outputs_ :])
                 for item in evals:
                     self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
                 if self.verbose:
-                    self.evals_result_["train"][key].append(train_eval.ndcg(self.eval_at, self._ranking_scores))
+                    self.evals_result_["train"][key].append(fit.train_eval.ndcg(self.eval_at, self._ranking_scores))
                     self._report(iteration, evals, time.perf_counter() - start)
-                if self.n_iter_no_change is not None and evals:
-                    current = self.evals_result_[evals[-1].name][key][-1]
-                    if current > best_score + self.tol:
-                        best_score, best_iteration, stale = current, iteration + 1, 0
-                        best_bias = bias.learned() if bias is not None else None
-                    else:
-                        stale += 1
-                        if stale >= self.n_iter_no_change:
-                            break
-        if self.n_iter_no_change is not None and evals:
-            self.best_iteration_ = best_iteration
-            del self.trees_[best_iteration * n_outputs :]
+                learned = None if bias is None else bias.learned
+                if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
+                    break
+        if stopping is not None:
+            self.best_iteration_ = stopping.best_iteration
+            del self.trees_[stopping.best_iteration * self.n_outputs_ :]
         if bias is not None:  # as at the kept iteration when early stopping cut the trees
-            self.position_bias_ = best_bias if self.n_iter_no_change is not None and evals else bias.learned()
-        self.n_iter_ = len(self.trees_) // n_outputs
-        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
+            self.position_bias_ = stopping.best_state if stopping is not None else bias.learned()
+        self.n_iter_ = len(self.trees_) // self.n_outputs_
+        init_trees = fit.init_trees
+        self.tree_costs_ = tree_costs(self.trees_, fit.costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
         return self
+
+    # --- the steps of fit ---------------------------------------------------------------
+
+    def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
+        """Refuse ``position`` unless the estimator learns from them (``_position_bias``)."""
+        if positions is not None:
+            raise ValueError(f"position is for LambdaMART's position_bias; {type(self).__name__} takes none.")
+
+    def _position_bias(self, positions: np.ndarray, objective: RankingObjective) -> PositionBias | None:
+        """The fit's position bias model (LambdaMART's); never reached where positions are refused."""
+        raise NotImplementedError
+
+    def _start_boosting(
+        self, X: np.ndarray, y: np.ndarray, base_weight: np.ndarray, query_of_row: np.ndarray,
+        boundaries: np.ndarray, raw: np.ndarray, objective: RankingObjective, bias: PositionBias | None,
+    ) -> "_Boosting":  # fmt: skip
+        """The fit's working state: the binned training rows, the buffers every iteration
+        reuses, the histogram pool, the feature costs (an ``init`` forest's features paid for)."""
+        n_rows, n_features = X.shape
+        targets = np.empty((n_rows, 2))
+        binned = binned_features(X, self.max_bins, self._entropy % (2**32), self.n_jobs)
+        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
+        levels = self.quantized_gradients
+        if levels is not None:
+            check_quantization(levels, n_rows, self.split_gain)
+        params = self._tree_params(n_rows, n_features)
+        costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
+        init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
+        costs.pay_for(init_trees)
+        self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
+        return _Boosting(
+            X=X, raw=raw, base_weight=base_weight, query_of_row=query_of_row, objective=objective, bias=bias,
+            training=training, targets=targets, params=params, levels=levels,
+            pool=histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE),
+            memory=TreeMemory(training, params), costs=costs, init_trees=init_trees,
+            gradients=np.empty((n_rows, self.n_outputs_)), hessians=np.empty((n_rows, self.n_outputs_)),
+            row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), train_eval=_EvalSet("train", X, y, boundaries, raw),
+        )  # fmt: skip
+
+    def _compute_gradients(self, fit: "_Boosting") -> None:
+        """The objective's gradients and hessians at the current scores (through the position
+        bias model when there is one, which then updates its estimates)."""
+        raw, gradients, hessians = fit.raw, fit.gradients, fit.hessians
+        if fit.bias is not None:
+            fit.objective.gradients(fit.bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
+            fit.bias.update(gradients.reshape(-1), hessians.reshape(-1), fit.base_weight)
+        elif self.n_outputs_ == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+            fit.objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
+        else:
+            fit.objective.gradients(raw, gradients, hessians)
+
+    def _grow_iteration(self, fit: "_Boosting", iteration: int, evals: list) -> None:
+        """One boosting output per raw score: a tree on the iteration's sample, its Newton leaf
+        values (shrunk), and every score updated; an error when the scores diverge."""
+        penalty = fit.costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
+        weights = fit.base_weight * self._subsample_mask(iteration, fit.query_of_row)
+        for output in range(self.n_outputs_):
+            tree, grown = self._grow_output(fit, iteration, output, weights, penalty)
+            self.trees_.append(tree)
+            fit.raw[grown, output] += tree.values[fit.row_leaf[grown]]
+            if not grown.all():
+                fit.raw[~grown, output] += tree.predict(fit.X[~grown])
+            for item in evals:
+                item.raw[:, output] += tree.predict(item.X)
+        if not np.isfinite(fit.raw).all():
+            raise ValueError(
+                f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
+                f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
+                "on this data; lower it."
+            )
+
+    def _grow_output(
+        self, fit: "_Boosting", iteration: int, output: int, weights: np.ndarray, penalty: np.ndarray | None
+    ) -> tuple:
+        """The tree of one output, its leaves valued (Newton step, shrunk by the learning
+        rate); returns it and the mask of the rows it was grown on."""
+        gradients, hessians, targets, row_leaf = fit.gradients, fit.hessians, fit.targets, fit.row_leaf
+        key_parts = (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
+        tree_weights, tree_params = weights, fit.params
+        if fit.levels is None:
+            targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
+            targets[:, 1] = hessians[:, output]
+        else:  # the weights are in the quantized targets
+            tree_weights = (weights > 0).astype(FLOAT_DTYPE)
+            g_scale, h_scale = quantize_gradients(
+                weights * gradients[:, output], weights * hessians[:, output], fit.levels,
+                self._rounding_rng(iteration, output), targets,
+            )  # fmt: skip
+            tree_params = quantized_params(fit.params, g_scale, h_scale)
+        row_leaf.fill(-1)
+        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
+        tree = grow_tree(
+            fit.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=fit.pool,
+            memory=fit.memory, feature_penalty=penalty,
+        )  # fmt: skip
+        grown = row_leaf >= 0
+        if fit.levels is not None:  # back to the units of the exact gradients
+            tree.feature_gains *= g_scale**2 / h_scale
+            tree.weighted_n_node_samples = subtree_sums(
+                tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
+            )
+        curvature = fit.objective.leaf_curvature(fit.raw.reshape(-1), row_leaf, weights, tree.node_count)
+        values = self.learning_rate * newton_node_values(
+            tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
+            (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
+        )  # fmt: skip
+        tree.values = values
+        leaves = tree.nodes["feature"] < 0
+        tree.nodes["threshold"][leaves] = values[leaves]
+        return tree, grown
+
+    def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
+        """How the boosted model combines its trees, for serving (``serving/_export._ensemble``):
+        the baseline plus every tree per output, after a forestrank ``init``'s own terms;
+        McRank's grades as the classes of its softmax."""
+        n_outputs = self.n_outputs_
+        terms = [(tree, 1.0, index % n_outputs) for index, tree in enumerate(self.trees_)]
+        base = np.asarray(self.baseline_, dtype=np.float64).copy()
+        if self.init_ is not None:
+            if not hasattr(self.init_, "_additive_terms"):
+                raise TypeError(f"init {type(self.init_).__name__} is not a forestrank ensemble: it cannot be exported.")
+            init_terms, init_base, init_classes = self.init_._additive_terms()
+            if init_classes is not None:
+                raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
+            terms = init_terms + terms
+            base = base + init_base
+        return terms, base, self.classes_ if n_outputs > 1 else None
 
     # --- fit helpers ------------------------------------------------------------------
 
@@ -425,7 +527,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 f"validation_fraction={self.validation_fraction} leaves no query to validate or to train on "
                 f"({n_queries} queries); pass eval_set instead."
             )
-        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(2**31,)))
+        rng = stream(self._entropy, HOLD_OUT)
         held = np.zeros(n_queries, dtype=bool)
         held[rng.choice(n_queries, n_held, replace=False)] = True
         held_rows = held[query_of_row]
@@ -466,12 +568,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
-        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 0)))
+        rng = stream(self._entropy, (iteration, ROWS))
         return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
 
     def _rounding_rng(self, iteration: int, output: int) -> np.random.Generator:
         """The stochastic rounding draws of one tree's quantized gradients."""
-        return np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(iteration, 2, output)))
+        return stream(self._entropy, (iteration, ROUNDING, output))
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
         squared = self.split_gain == "squared"
@@ -484,7 +586,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             l2_regularization=0.0 if squared else self.l2_regularization,
             max_depth=-1 if self.max_depth is None else self.max_depth,
             min_samples_split=2,
-            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_samples_leaf=resolve_count(self.min_samples_leaf, n_rows),
             min_child_weight=self.min_child_weight,
             min_gain_to_split=self.min_gain_to_split,
             max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
@@ -803,6 +905,21 @@ class LambdaMART(BaseBoostingRanker):
     def _requires_grades(self) -> bool:
         return self.objective == "mcrank"
 
+    def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
+        if (positions is None) != (self.position_bias is None):
+            raise ValueError(
+                f"position is needed with position_bias and only then; got position_bias={self.position_bias!r} and "
+                f"{'no' if positions is None else 'a'} position."
+            )
+        if positions is not None and not objective.learns_from_positions:
+            raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
+
+    def _position_bias(self, positions: np.ndarray, objective: RankingObjective) -> PositionBias:
+        return PositionBias(
+            self.position_bias, positions, objective, self.position_bias_norm, self.position_bias_regularization,
+            self.learning_rate,
+        )  # fmt: skip
+
     def _make_objective(self) -> RankingObjective:
         if self.objective == "mart":
             return SquaredError(self.target)
@@ -938,5 +1055,5 @@ class PLRank(BaseBoostingRanker):
         return data
 
     def _make_objective(self) -> RankingObjective:
-        seed = np.random.SeedSequence(self._entropy, spawn_key=(2**31 + 1,)).generate_state(1)[0]
+        seed = np.random.SeedSequence(self._entropy, spawn_key=PERMUTATIONS).generate_state(1)[0]
         return PlackettLuce(self.top_k, self.n_permutations, self.skip_tied_tail, random_state=int(seed))

@@ -17,7 +17,7 @@ One boosting round (t = 1, 2, ...)::
     w_i   <- UpdateExampleWeights              w_i * beta ** (1 - e_i) on the chosen rows
 
 The thesis pseudocode leaves four details open; each is resolved here as
-AdaBoost.R2 and the thesis text imply, and tested in ``tests/test_broof.py``:
+AdaBoost.R2 and the thesis text imply, and tested in ``tests/ensemble/test_broof.py``:
 
 1. *Errors in [0, 1].* ``"absolute"`` is Drucker's linear loss, divided by the
    largest error on the validation rows. ``"median"`` counts a document as correct
@@ -60,13 +60,14 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._cluster import is_dask_collection, map_predict
-from .._costs import check_feature_costs, features_used, tree_costs
-from .._queries import boundaries_of_grouped
+from ..parallel._cluster import is_dask_collection, map_predict
+from ._costs import check_feature_costs, features_used, tree_costs
+from .._input.queries import boundaries_of_grouped
 from .._tree._grow import binned_features
 from ._base import BaseRanker, fit_atomically
 from ._broof_errors import absolute_errors, height_errors, median_region_errors
-from ._forest import BaseForestRanker, RFPointRanker, _seed_entropy
+from ._forest import BaseForestRanker, RFPointRanker
+from ._sampling import INITIAL_WEIGHTS, seed_entropy, stream
 
 # Table 4.1: (init_weights, update_examples, validation, learner_weight, update_weights).
 VARIANTS = {
@@ -297,7 +298,7 @@ class BROOF(BaseRanker):
         self._validate_params()
         strategy, template = self._resolve()
         data = self._validate_training_data(X, y, qid, sample_weight)
-        entropy = _seed_entropy(self.random_state)
+        entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
         n_rows = len(data.y)
         weights = self._initial_weights(strategy["init_weights"], entropy, n_rows)
@@ -361,6 +362,16 @@ class BROOF(BaseRanker):
         self.example_weights_ = data.groups.ungroup(weights)
         return self
 
+    def _additive_terms(self) -> tuple[list, np.ndarray, None]:
+        """How BROOF combines its trees, for serving (``serving/_export._ensemble``): each
+        round's forest mean weighted by the round's ``a_t`` (``estimator_weights_``)."""
+        terms = [
+            (tree, alpha / len(forest.trees_), 0)
+            for alpha, forest in zip(self.estimator_weights_, self.estimators_)
+            for tree in forest.trees_
+        ]
+        return terms, np.zeros(1), None
+
     # --- fit helpers ------------------------------------------------------------------
 
     @staticmethod
@@ -368,18 +379,18 @@ class BROOF(BaseRanker):
         """InitializeWeights: ones, or uniform draws in (0, 1] from the fit's own stream."""
         if init_weights == "uniform":
             return np.ones(n_rows)
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2**31,)))
+        rng = stream(entropy, INITIAL_WEIGHTS)
         return 1.0 - rng.random(n_rows)
 
     def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned, paid):
         """Grow round ``round_index``'s forest on the shared binned matrix, the features
         ``paid`` (bool per feature, or None) free of cost."""
-        seed = int(np.random.SeedSequence(entropy, spawn_key=(round_index,)).generate_state(1)[0])
+        seed = int(np.random.SeedSequence(entropy, spawn_key=(round_index,)).generate_state(1)[0])  # round t: (t,)
         forest = clone(template).set_params(random_state=seed)
         forest.n_features_in_ = self.n_features_in_
         if hasattr(self, "feature_names_in_"):
             forest.feature_names_in_ = self.feature_names_in_
-        forest._entropy = _seed_entropy(seed)
+        forest._entropy = seed_entropy(seed)
         base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
         forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest

@@ -10,8 +10,8 @@ Learning-to-Rank", 2016, Algorithm 1; AdaBoost.R2, Drucker 1997, steps 3-4).
 
 import numpy as np
 
-from .._common import FLOAT_DTYPE, INDEX_DTYPE
-from .._jit import jit
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._numba.jit import jit
 
 
 def absolute_errors(target: np.ndarray, prediction: np.ndarray) -> np.ndarray:

@@ -14,7 +14,6 @@ a ``warm_start`` continuation equals a single fit.
 """
 
 import dataclasses
-import math
 import time
 import warnings
 from numbers import Integral, Real
@@ -24,119 +23,21 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
-from .._common import FLOAT_DTYPE, as_kernel_array
-from .._costs import EarlyExit, FeatureCosts, check_feature_costs, tree_costs
-from .._parallel import ordered_parallel, thread_count
+from ..parallel._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
+from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
+from ._early_exit import EarlyExit
+from ._costs import FeatureCosts, check_feature_costs, tree_costs
+from ..parallel._local import ordered_parallel, thread_count
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
-from .._tree._tree import Tree
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
-
-
-def _grow_batch(shared: dict, per_forest: tuple, feature_penalty: np.ndarray | None, indices: list[int]) -> list[Tree]:
-    """A cluster task (``_cluster.grow_on_cluster``): trees ``indices`` of one forest.
-
-    Parameters
-    ----------
-    shared : dict
-        ``{"X_binned": ndarray of shape (n_rows, n_features)}``, the scattered binned
-        matrix, or ``{}`` when ``per_forest``'s training set holds its own.
-    per_forest : tuple
-        ``(grower, training, base_weight, query_of_row, params)``: the forest's
-        ``_tree_grower()``, its ``TrainingSet`` without the binned matrix, the row
-        weights (float64, n_rows), the query of each row (int64, n_rows) and the
-        ``TreeParams``.
-    feature_penalty : ndarray of shape (n_features,) or None
-        The cost penalty of the trees' wave (``_costs.FeatureCosts.penalty``).
-    indices : list of int
-        The trees to grow, one after another in one set of tree buffers.
-
-    Returns
-    -------
-    list of Tree, in the order of ``indices``
-    """
-    grower, training, base_weight, query_of_row, params = per_forest
-    if "X_binned" in shared:
-        training = dataclasses.replace(training, X_binned=shared["X_binned"])
-    memory_pool = TreeMemoryPool(training, params, int((base_weight > 0).sum()), len(indices))
-    return [
-        grower._grow(index, training, base_weight, query_of_row, params, memory_pool, feature_penalty)
-        for index in indices
-    ]
+from ._partitioned import fit_partitioned
+from ._sampling import ROWS, TREE, draw_counts, resolve_count, resolve_max_features, seed_entropy, stream
+from ._tree_batches import grow_batch
 
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
-
-
-def resolve_max_features(max_features: object, n_features: int) -> int:
-    """Number of features examined per node.
-
-    ``"log2+1"`` is the RF-LTR papers' ``floor(log2 M) + 1``; ``"sqrt"`` and ``"log2"``
-    follow scikit-learn; a float is a fraction of the features; None means all.
-    """
-    if max_features is None:
-        return n_features
-    if max_features == "sqrt":
-        count = int(np.sqrt(n_features))
-    elif max_features == "log2":
-        count = int(np.log2(n_features))
-    elif max_features == "log2+1":
-        count = int(np.log2(n_features)) + 1
-    elif isinstance(max_features, Integral):
-        if max_features > n_features:
-            raise ValueError(f"max_features={max_features} is more than the {n_features} features of X.")
-        count = int(max_features)
-    else:
-        count = int(max_features * n_features)
-    return min(max(1, count), n_features)
-
-
-def _resolve_count(value: int | float, n_rows: int) -> int:
-    """scikit-learn's convention for min_samples_*: an int, or a fraction of the rows."""
-    if isinstance(value, Integral):
-        return int(value)
-    return max(1, math.ceil(value * n_rows))
-
-
-def draw_counts(
-    rng: np.random.Generator,
-    query_of_row: np.ndarray,
-    fraction: float,
-    by_query: bool,
-    bootstrap: bool,
-    pool: np.ndarray | None = None,
-) -> np.ndarray:
-    """How many times each row is drawn (float64, one per grouped row).
-
-    ``round(fraction * n_units)`` units (whole queries when ``by_query``, else rows;
-    at least one) are drawn with replacement (``bootstrap``) or without; every unit
-    is drawn once, with no random draw, when the fraction covers them all without
-    replacement. ``query_of_row`` (int64) is the query position of each row.
-    ``pool`` (bool, one per unit) restricts the draw to its units: ``n_units`` is
-    then their number and the others are never drawn, as if absent from the data.
-    """
-    n_all = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
-    units = np.arange(n_all) if pool is None else np.flatnonzero(pool)
-    n_units = len(units)
-    n_draws = max(1, round(fraction * n_units))
-    counts = np.zeros(n_all)
-    if bootstrap:
-        counts[units] = np.bincount(rng.integers(0, n_units, n_draws), minlength=n_units)
-    elif n_draws == n_units:
-        counts[units] = 1.0
-    else:
-        counts[units[rng.choice(n_units, n_draws, replace=False)]] = 1.0
-    return counts[query_of_row] if by_query else counts
-
-
-def _seed_entropy(random_state: object) -> int:
-    if random_state is None:
-        return int(np.random.SeedSequence().entropy)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(np.iinfo(np.int32).max))
-    return int(random_state)
 
 
 class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
@@ -205,15 +106,13 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
         if is_dask_collection(X):
-            from ._partitioned import fit_partitioned
-
             return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
         if not previous:
-            self._entropy = _seed_entropy(self.random_state)
+            self._entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
         base_weight = self._base_weight(data, query_of_row)
         binned = binned_features(data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0)
@@ -231,6 +130,11 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_
         return self
+
+    def _additive_terms(self) -> tuple[list, np.ndarray, None]:
+        """How the forest combines its trees, for serving (``serving/_export._ensemble``):
+        ``([(tree, weight, target), ...], base per target, classes)``, the mean of the trees."""
+        return [(tree, 1.0 / len(self.trees_), 0) for tree in self.trees_], np.zeros(1), None
 
     def _warm_start_trees(self) -> list:
         """The trees this fit continues: the fitted ones under ``warm_start``, else none.
@@ -351,7 +255,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             shared = {"X_binned": training.X_binned}
             for wave in waves:
                 grown = grow_on_cluster(
-                    client, _grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
+                    client, grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
                 )  # fmt: skip
                 costs.pay_for(grown)
                 trees += grown
@@ -436,7 +340,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
         ``query_of_row`` (int64, one per grouped row) is the query position of each row.
         """
-        rng = np.random.default_rng(np.random.SeedSequence(self._entropy, spawn_key=(index, 0)))
+        rng = stream(self._entropy, (index, ROWS))
         return draw_counts(
             rng, query_of_row, self.query_subsample, self.sample_level == "query", self.bootstrap, self._pool
         )
@@ -446,7 +350,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         memory_pool: TreeMemoryPool, feature_penalty: np.ndarray | None = None,
     ):  # fmt: skip
         counts = self._sample_counts(index, query_of_row)
-        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, 1)))
+        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, TREE)))
         extras = self._listwise_weights(training, counts, base_weight, params)
         with memory_pool.memory() as memory:
             return grow_tree(
@@ -466,7 +370,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
         Parameters
         ----------
-        X : ndarray or CSR matrix of shape (n_samples, n_features) (``_features.check_features``)
+        X : ndarray or CSR matrix of shape (n_samples, n_features) (``_input.features.check_features``)
             The training rows, grouped by query.
         base_weight : ndarray of shape (n_samples,), float64
             The row weights of the fit (a row of weight 0 is in no tree's sample).
@@ -518,7 +422,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         )
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
-        """``predict`` on validated rows (``_features.check_features``), shape (n_samples, n_features)."""
+        """``predict`` on validated rows (``_input.features.check_features``), shape (n_samples, n_features)."""
         return self._sum_trees(X) / len(self.trees_)
 
     @property
@@ -747,8 +651,8 @@ class RFPointRanker(BaseForestRanker):
             expansion=_frontier.EXPANSIONS[self.expansion],
             missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             max_depth=-1 if self.max_depth is None else self.max_depth,
-            min_samples_split=_resolve_count(self.min_samples_split, n_rows),
-            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_samples_split=resolve_count(self.min_samples_split, n_rows),
+            min_samples_leaf=resolve_count(self.min_samples_leaf, n_rows),
             min_gain_to_split=self.min_gain_to_split,
             max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
         )

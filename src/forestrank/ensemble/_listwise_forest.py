@@ -16,12 +16,13 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._common import INDEX_DTYPE
+from .._numba.dtypes import INDEX_DTYPE
 from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
-from ..metrics._discount import exp_gains
+from .._ranking import exp_gains
 from ._base import RankingData
-from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker, _resolve_count, resolve_max_features
+from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker
+from ._sampling import resolve_count, resolve_max_features
 
 # listwise_depth of RF-list: deeper than any tree can grow.
 _EVERY_DEPTH = np.iinfo(np.int32).max
@@ -267,8 +268,8 @@ class RFListRanker(BaseForestRanker):
             expansion=_frontier.EXPANSIONS[self.expansion],
             missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             max_depth=-1 if self.max_depth is None else self.max_depth,
-            min_samples_split=_resolve_count(self.min_samples_split, n_rows),
-            min_samples_leaf=_resolve_count(self.min_samples_leaf, n_rows),
+            min_samples_split=resolve_count(self.min_samples_split, n_rows),
+            min_samples_leaf=resolve_count(self.min_samples_leaf, n_rows),
             min_gain_to_split=self.min_gain_to_split,
             max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
             listwise_depth=self._listwise_depth(),

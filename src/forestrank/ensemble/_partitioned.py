@@ -9,7 +9,7 @@ arrays, DataFrames or Series (``docs/cluster.md``):
    all partitions are compared, and a query found in two partitions is an error that
    names it (a split query would be two queries to every tree);
 2. the bin thresholds are fitted on the client from a sample of at most
-   ``_binning.QUANTILE_SUBSAMPLE`` rows drawn from the partitions in proportion to
+   ``_tree._binning.QUANTILE_SUBSAMPLE`` rows drawn from the partitions in proportion to
    their rows (the sample a local fit uses for its quantiles), and every partition is
    binned on its worker;
 3. tree ``i`` draws its partition with probability proportional to the partition's
@@ -21,7 +21,7 @@ arrays, DataFrames or Series (``docs/cluster.md``):
    and the forest is an ordinary in-memory model.
 
 ``predict`` of a Dask collection maps the fitted model over its partitions
-(``_cluster.map_predict``), for every estimator.
+(``parallel._cluster.map_predict``), for every estimator.
 """
 
 import math
@@ -29,18 +29,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._binning import QUANTILE_SUBSAMPLE, BinMapper
-from .._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
-from .._costs import tree_costs
+from .._tree._binning import QUANTILE_SUBSAMPLE, BinMapper
+from ..parallel._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
+from ._costs import tree_costs
 from ._base import check_warm_start_width
-from ._forest import BaseForestRanker, _grow_batch, _seed_entropy
+from ._sampling import BIN_SAMPLE, PARTITION, seed_entropy, stream
+from ._tree_batches import grow_batch
 
 
 @dataclass
 class _Partition:
     """One partition's validated rows, grouped by query, on the worker that holds it."""
 
-    grower: BaseForestRanker
+    grower: object
     X: np.ndarray
     y: np.ndarray
     base_weight: np.ndarray
@@ -49,12 +50,12 @@ class _Partition:
     data: object  # RankingData
 
 
-def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object, sample_weight: object) -> BaseForestRanker:
+def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_weight: object) -> object:
     """Fit ``forest`` on Dask collections partitioned by query (the module docstring's steps).
 
     Parameters
     ----------
-    forest : BaseForestRanker
+    forest : BaseForestRanker (``ensemble._forest``), passed by its own ``fit``
         Its parameters validated.
     X : dask Array of shape (n_samples, n_features), or dask DataFrame
         Partitioned along the rows (a Dask array is rechunked to one block of columns).
@@ -75,7 +76,7 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
         inputs.append(_partitions("sample_weight", sample_weight, len(columns)))
     previous = forest._warm_start_trees()
     if not previous:
-        forest._entropy = _seed_entropy(forest.random_state)
+        forest._entropy = seed_entropy(forest.random_state)
     grower = forest._tree_grower()
     with scheduler_errors(client):
         inputs = [client.compute(column) for column in inputs]
@@ -129,7 +130,7 @@ def fit_partitioned(forest: BaseForestRanker, X: object, y: object, qid: object,
         for p in np.unique(in_wave):
             indices = [index for index, part in zip(wave, in_wave) if part == p]
             for batch in batches(indices, math.ceil(len(indices) / per_batch)):
-                tasks.append((_grow_batch, ({}, trained[p], costs.penalty()), batch))
+                tasks.append((grow_batch, ({}, trained[p], costs.penalty()), batch))
         grown = run_batches(client, tasks)
         costs.pay_for(grown)
         trees += grown
@@ -199,7 +200,7 @@ def _check_queries_in_one_partition(query_ids: list[np.ndarray]) -> None:
         )
 
 
-def _draws_per_tree(forest: BaseForestRanker, units: np.ndarray) -> int:
+def _draws_per_tree(forest: object, units: np.ndarray) -> int:
     """Units (queries, or documents) a tree draws: as in a local fit on all the partitions."""
     n_draws = max(1, round(forest.query_subsample * int(units.sum())))
     unit = "queries" if forest.sample_level == "query" else "documents"
@@ -215,14 +216,14 @@ def _draws_per_tree(forest: BaseForestRanker, units: np.ndarray) -> int:
 
 def _partition_of_tree(entropy: int, index: int, units: np.ndarray) -> int:
     """The partition tree ``index`` draws from, with probability proportional to its units."""
-    rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(index, 2)))
+    rng = stream(entropy, (index, PARTITION))
     return int(rng.choice(len(units), p=units / units.sum()))
 
 
 # --- tasks run on the workers ------------------------------------------------------
 
 
-def _prepare(grower: BaseForestRanker, X, y, qid, sample_weight) -> _Partition | None:
+def _prepare(grower: object, X, y, qid, sample_weight) -> _Partition | None:
     """Validate one partition and group its rows by query (``BaseRanker._validate_training_data``);
     None for an empty partition (Dask makes them, e.g. after a shuffle).
 
@@ -254,14 +255,14 @@ def _sample_rows(part: _Partition, n_rows: int, entropy: int, number: int) -> np
     """At most ``n_rows`` rows of positive weight, drawn without replacement, for the bin thresholds."""
     rows = np.flatnonzero(part.base_weight > 0)
     if len(rows) > n_rows:
-        rng = np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(2**31 + 1, number)))
+        rng = stream(entropy, (BIN_SAMPLE, number))
         rows = np.sort(rng.choice(rows, n_rows, replace=False))
     X = part.X[rows]
     return X.toarray() if hasattr(X, "toarray") else X
 
 
 def _bin_partition(part: _Partition | None, binner: BinMapper, classes: np.ndarray, fraction: float) -> tuple | None:
-    """The partition as ``_forest._grow_batch`` takes it, its trees drawing ``fraction`` of its units
+    """The partition as ``_forest.grow_batch`` takes it, its trees drawing ``fraction`` of its units
     (None for an empty partition, which no tree draws)."""
     if part is None:
         return None

@@ -22,7 +22,7 @@ from ``fit(X, clicks, qid=qid, position=position)``:
 
 import numpy as np
 
-from .._common import INDEX_DTYPE
+from .._numba.dtypes import INDEX_DTYPE
 
 # LightGBM's floor on a factor's curvature (a position whose documents have no pairs).
 _CURVATURE_FLOOR = 1e-3

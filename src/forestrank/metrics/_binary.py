@@ -22,8 +22,8 @@ from numbers import Real
 
 import numpy as np
 
-from .._queries import group_queries
-from .._validation import check_relevance, check_scores
+from .._input.queries import group_queries
+from .._input.labels import check_relevance, check_scores
 from ._conventions import TIES
 from ._ranking import mean_over_queries, precision_at_k
 

@@ -1,7 +1,7 @@
 """Numba kernels of the ranking metrics.
 
 One driver, :func:`per_query_metric`, evaluates NDCG, ERR, AP or precision for every
-query of rows grouped by ``query_boundaries`` (see ``forestrank._queries``); options
+query of rows grouped by ``query_boundaries`` (see ``forestrank._input.queries``); options
 are small integers so that a single compiled signature serves every metric and
 convention (few kernels, short cold compiles: ``docs/design.md``, "Numba rules").
 
@@ -38,8 +38,8 @@ for NDCG/AP/precision, and for ERR whenever tie blocks are short or ``k`` is set
 
 import numpy as np
 
-from .._jit import jit
-from ._discount import exp_gain
+from .._numba.jit import jit
+from .._ranking import exp_gain
 
 METRIC_NDCG = 0
 METRIC_ERR = 1

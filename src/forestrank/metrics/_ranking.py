@@ -12,12 +12,12 @@ from numbers import Integral, Real
 
 import numpy as np
 
-from .._common import FLOAT_DTYPE, as_kernel_array
-from .._queries import group_queries
-from .._validation import check_relevance, check_sample_weight, check_scores
+from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
+from .._input.queries import group_queries
+from .._input.labels import check_relevance, check_sample_weight, check_scores
 from . import _kernels
 from ._conventions import GAINS, METRICS, TIES, Convention, resolve_convention
-from ._discount import discount_table
+from .._ranking import discount_table
 
 
 def _check_cutoff(k: object, *, allow_none: bool = True) -> int | None:

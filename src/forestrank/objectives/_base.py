@@ -11,10 +11,14 @@ class RankingObjective(ABC):
     """Interface of the boosting objectives (see the module docstring).
 
     ``n_outputs`` raw scores per document: 1, or one per grade (``Softmax``), in which
-    case ``gradients`` takes and fills arrays of shape (n_rows, n_outputs).
+    case ``gradients`` takes and fills arrays of shape (n_rows, n_outputs). Capabilities
+    are class attributes the estimators read, never the objective's type.
     """
 
     n_outputs = 1
+    # Whether the objective can weigh its pairs by where documents were shown (``show_positions``):
+    # LambdaMART's ``position_bias`` needs it.
+    learns_from_positions = False
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         """Precompute label-only quantities; ``labels`` float64 grouped by query."""

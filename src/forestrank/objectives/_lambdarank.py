@@ -4,7 +4,8 @@ import numba
 import numpy as np
 
 from .._numba.jit import jit
-from .._ranking import discount_table, exp_gains, inverse_max_dcg
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._ranking import discount_table, exp_gains, fill_inverse_max_dcg
 from ._base import RankingObjective
 
 
@@ -29,9 +30,9 @@ def _lambdarank_gradients(
         ``2^l - 1`` of every row.
     query_boundaries : int64 array of shape (n_queries + 1,)
     inverse_max_dcg : float64 array of shape (n_queries,)
-        ``1 / max DCG@truncation_level`` (``_inverse_max_dcg``).
+        ``1 / max DCG@truncation_level`` (``_ranking.fill_inverse_max_dcg``).
     discounts : float64 array of shape (largest query size,)
-        Discount of every 0-based rank (``metrics._discount.discount_table``), looked up
+        Discount of every 0-based rank (``_ranking.discount_table``), looked up
         instead of two logarithms per pair.
     sigma : float
         Steepness of the pairwise logistic.
@@ -136,6 +137,8 @@ class LambdaRank(RankingObjective):
         by ``log2(1 + S) / S`` (LightGBM's ``lambdarank_norm``).
     """
 
+    learns_from_positions = True
+
     def __init__(self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True) -> None:
         self.sigma = sigma
         self.truncation_level = truncation_level
@@ -147,7 +150,7 @@ class LambdaRank(RankingObjective):
         self.discounts_ = discount_table(largest)
         self.gains_ = exp_gains(self.labels_, self.query_boundaries_)
         self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
-        _inverse_max_dcg(
+        fill_inverse_max_dcg(
             self.labels_, self.gains_, self.query_boundaries_, self.truncation_level, self.discounts_,
             self.inverse_max_dcg_,
         )  # fmt: skip

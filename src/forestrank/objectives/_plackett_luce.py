@@ -3,7 +3,7 @@
 import numba
 import numpy as np
 
-from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._numba.dtypes import INDEX_DTYPE
 from .._numba.jit import jit
 from ._base import RankingObjective
 

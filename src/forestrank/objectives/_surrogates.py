@@ -3,6 +3,7 @@
 import numba
 import numpy as np
 
+from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit
 from .._ranking import normalized_gains
 from ._base import RankingObjective

@@ -13,7 +13,7 @@ trees, so it has no additive TreeSHAP decomposition and is refused.
 
 import numpy as np
 
-from .export import _ensemble
+from ._export import _ensemble
 
 
 def shap_tree_model(model: object) -> dict:

@@ -22,7 +22,7 @@ folded into the leaf weights:
 
 import numpy as np
 
-from . import __version__
+from .._version import __version__
 
 _ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
 
@@ -141,37 +141,11 @@ def dump_trees(model: object) -> dict:
 def _ensemble(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
     """``([(tree, weight, target), ...], base values per target, classes or None)``: the
     model's prediction is ``sum weight * leaf value`` per target plus the base, then, for
-    McRank, the expected grade under the softmax of the targets."""
+    McRank, the expected grade under the softmax of the targets. Each ensemble gives its
+    own (``_additive_terms``)."""
     from sklearn.utils.validation import check_is_fitted
 
-    from .ensemble import BROOF, BaseRanker
-    from .ensemble._boosting import BaseBoostingRanker
-    from .ensemble._forest import BaseForestRanker
-
-    if not isinstance(model, BaseRanker):
-        raise TypeError(f"model must be a fitted forestrank ranker; got {type(model).__name__}.")
+    if not hasattr(model, "_additive_terms"):
+        raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
     check_is_fitted(model)
-    if isinstance(model, BaseForestRanker):
-        return [(tree, 1.0 / len(model.trees_), 0) for tree in model.trees_], np.zeros(1), None
-    if isinstance(model, BROOF):
-        terms = [
-            (tree, alpha / len(forest.trees_), 0)
-            for alpha, forest in zip(model.estimator_weights_, model.estimators_)
-            for tree in forest.trees_
-        ]
-        return terms, np.zeros(1), None
-    if isinstance(model, BaseBoostingRanker):
-        n_outputs = model.n_outputs_
-        terms = [(tree, 1.0, index % n_outputs) for index, tree in enumerate(model.trees_)]
-        base = np.asarray(model.baseline_, dtype=np.float64).copy()
-        if model.init_ is not None:
-            if not isinstance(model.init_, BaseForestRanker | BROOF | BaseBoostingRanker):
-                raise TypeError(f"init {type(model.init_).__name__} is not a forestrank ensemble: it cannot be exported.")
-            init_terms, init_base, init_classes = _ensemble(model.init_)
-            if init_classes is not None:
-                raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
-            terms = init_terms + terms
-            base = base + init_base
-        classes = model.classes_ if n_outputs > 1 else None
-        return terms, base, classes
-    raise TypeError(f"{type(model).__name__} has no trees to export.")
+    return model._additive_terms()

@@ -11,15 +11,14 @@ and loading it under another version warns (``InconsistentVersionWarning``), sin
 models are only guaranteed to predict the same under the version that saved them.
 """
 
-import warnings
 from collections.abc import Sequence
 from os import PathLike
 
+from ..ensemble._base import InconsistentVersionWarning
+
+__all__ = ["InconsistentVersionWarning", "load", "save", "trusted_types"]
+
 _SKOPS_HELP = 'the skops format needs skops: pip install "forestrank[skops]"'
-
-
-class InconsistentVersionWarning(UserWarning):
-    """A model saved by another forestrank version was loaded."""
 
 
 def trusted_types() -> list[str]:
@@ -68,17 +67,3 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
     return skops.io.load(path, trusted=[*trusted_types(), *trusted])
-
-
-def check_version(saved: str | None, estimator: str) -> None:
-    """Warn when ``saved`` (the version that saved ``estimator``) is not this forestrank's."""
-    from . import __version__
-    from ._queries import stacklevel_outside_package
-
-    if saved != __version__:
-        warnings.warn(
-            f"{estimator} was saved by forestrank {saved or 'of an unknown version'} and is loaded by "
-            f"forestrank {__version__}: its predictions are only guaranteed under the version that saved it.",
-            InconsistentVersionWarning,
-            stacklevel=stacklevel_outside_package(through=("skops", "joblib", "pickle", "copyreg")),
-        )

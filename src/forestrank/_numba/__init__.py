@@ -1,0 +1,2 @@
+"""Numba plumbing every kernel shares: the compile flags (``jit``), the prefetch
+intrinsic (``prefetch``) and the kernels' dtypes with the coercion to them (``dtypes``)."""

@@ -1,0 +1,100 @@
+"""Sampling helpers of every ensemble: counts and fractions, the rows a tree draws, and
+the named random streams of a fit.
+
+Every random stream of a fit is ``numpy.random.SeedSequence(entropy, spawn_key=key)``
+of the fit's seed entropy (``seed_entropy``), so that a model depends on
+``random_state`` and on nothing else (not ``n_jobs``, not the backend: ``docs/design.md``,
+"Reproducibility"). The keys below name every stream; a new stream takes a new key.
+"""
+
+import math
+from numbers import Integral
+
+import numpy as np
+
+# Per tree (or boosting iteration) ``index``: ``(index, ROWS)`` draws its rows, ``(index,
+# TREE[, output])`` its candidate features and RF-rand cuts, ``(index, PARTITION)`` the
+# partition a tree of a query-partitioned fit grows on, ``(index, ROUNDING, output)`` the
+# stochastic rounding of quantized gradients (boosting has no partitions).
+ROWS, TREE, PARTITION, ROUNDING = 0, 1, 2, 2
+# BROOF's round ``t`` seeds its forest from ``(t,)``.
+# Per fit: boosting's validation hold-out and BROOF's random initial weights (two
+# estimators, one key); PLRank's sampled rankings; with a partition index, the rows a
+# query-partitioned fit samples for its bin thresholds.
+HOLD_OUT = INITIAL_WEIGHTS = (2**31,)
+PERMUTATIONS = (2**31 + 1,)
+BIN_SAMPLE = 2**31 + 1
+
+
+def stream(entropy: int, key: tuple) -> np.random.Generator:
+    """The generator of the fit's stream ``key`` (module docstring)."""
+    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+
+
+def resolve_max_features(max_features: object, n_features: int) -> int:
+    """Number of features examined per node.
+
+    ``"log2+1"`` is the RF-LTR papers' ``floor(log2 M) + 1``; ``"sqrt"`` and ``"log2"``
+    follow scikit-learn; a float is a fraction of the features; None means all.
+    """
+    if max_features is None:
+        return n_features
+    if max_features == "sqrt":
+        count = int(np.sqrt(n_features))
+    elif max_features == "log2":
+        count = int(np.log2(n_features))
+    elif max_features == "log2+1":
+        count = int(np.log2(n_features)) + 1
+    elif isinstance(max_features, Integral):
+        if max_features > n_features:
+            raise ValueError(f"max_features={max_features} is more than the {n_features} features of X.")
+        count = int(max_features)
+    else:
+        count = int(max_features * n_features)
+    return min(max(1, count), n_features)
+
+
+def resolve_count(value: int | float, n_rows: int) -> int:
+    """scikit-learn's convention for min_samples_*: an int, or a fraction of the rows."""
+    if isinstance(value, Integral):
+        return int(value)
+    return max(1, math.ceil(value * n_rows))
+
+
+def draw_counts(
+    rng: np.random.Generator,
+    query_of_row: np.ndarray,
+    fraction: float,
+    by_query: bool,
+    bootstrap: bool,
+    pool: np.ndarray | None = None,
+) -> np.ndarray:
+    """How many times each row is drawn (float64, one per grouped row).
+
+    ``round(fraction * n_units)`` units (whole queries when ``by_query``, else rows;
+    at least one) are drawn with replacement (``bootstrap``) or without; every unit
+    is drawn once, with no random draw, when the fraction covers them all without
+    replacement. ``query_of_row`` (int64) is the query position of each row.
+    ``pool`` (bool, one per unit) restricts the draw to its units: ``n_units`` is
+    then their number and the others are never drawn, as if absent from the data.
+    """
+    n_all = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
+    units = np.arange(n_all) if pool is None else np.flatnonzero(pool)
+    n_units = len(units)
+    n_draws = max(1, round(fraction * n_units))
+    counts = np.zeros(n_all)
+    if bootstrap:
+        counts[units] = np.bincount(rng.integers(0, n_units, n_draws), minlength=n_units)
+    elif n_draws == n_units:
+        counts[units] = 1.0
+    else:
+        counts[units[rng.choice(n_units, n_draws, replace=False)]] = 1.0
+    return counts[query_of_row] if by_query else counts
+
+
+def seed_entropy(random_state: object) -> int:
+    if random_state is None:
+        return int(np.random.SeedSequence().entropy)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(np.iinfo(np.int32).max))
+    return int(random_state)
