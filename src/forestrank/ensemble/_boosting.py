@@ -23,7 +23,6 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 """
 
 import contextlib
-import dataclasses
 import inspect
 import threading
 import time
@@ -184,38 +183,6 @@ class _EvalSet:
         return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
 
-@dataclasses.dataclass
-class _Boosting:
-    """The working state of one boosting fit (``BaseBoostingRanker._start_boosting``).
-
-    ``X`` (n_rows, n_features), the training rows grouped by query; ``raw`` (n_rows,
-    n_outputs), their running raw scores; ``base_weight`` and ``query_of_row`` (n_rows,);
-    ``training``, ``targets`` (n_rows, 2), ``params``, ``pool`` and ``memory``, what every
-    tree reuses; ``gradients`` and ``hessians`` (n_rows, n_outputs); ``row_leaf`` (n_rows,),
-    each row's leaf in the last tree; ``levels``, the quantization or None; ``costs`` and
-    ``init_trees``, the feature costs and the trees of an ``init`` forest.
-    """
-
-    X: np.ndarray
-    raw: np.ndarray
-    base_weight: np.ndarray
-    query_of_row: np.ndarray
-    objective: RankingObjective
-    bias: PositionBias | None
-    training: TrainingSet
-    targets: np.ndarray
-    params: TreeParams
-    levels: int | None
-    pool: object
-    memory: TreeMemory
-    costs: FeatureCosts
-    init_trees: list
-    gradients: np.ndarray
-    hessians: np.ndarray
-    row_leaf: np.ndarray
-    train_eval: _EvalSet
-
-
 class _EarlyStopping:
     """When boosting stops: after ``n_iter_no_change`` iterations whose validation score did
     not beat the best by more than ``tol`` (scikit-learn's ``_should_stop`` of its gradient
@@ -344,6 +311,16 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for item in evals:
             item.raw = self._baseline(item.X)
 
+        n_rows = len(y_train)
+        targets = np.empty((n_rows, 2))
+        binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
+        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
+        train_eval = _EvalSet("train", X_train, y_train, boundaries, raw)
+
+        n_outputs = self.n_outputs_
+        gradients = np.empty((n_rows, n_outputs))
+        hessians = np.empty((n_rows, n_outputs))
+        row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
         self.evals_result_ = {item.name: {key: []} for item in evals}
@@ -351,32 +328,95 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.evals_result_["train"] = {key: []}
         stopping = _EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
         start = time.perf_counter()
+        levels = self.quantized_gradients
+        if levels is not None:
+            check_quantization(levels, n_rows, self.split_gain)
         with numba_threads(self.n_jobs):
-            fit = self._start_boosting(X_train, y_train, base_weight, query_of_train_row, boundaries, raw, objective, bias)
+            params = self._tree_params(n_rows, X_train.shape[1])
+            # one pool for every tree of the fit
+            pool = histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
+            memory = TreeMemory(training, params)
+            n_features = X_train.shape[1]
+            costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
+            init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
+            costs.pay_for(init_trees)
+            self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
             for iteration in range(self.n_estimators):
-                self._compute_gradients(fit)
-                self._grow_iteration(fit, iteration, evals)
-                fit.costs.pay_for(self.trees_[-self.n_outputs_ :])
+                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
+                if bias is not None:
+                    objective.gradients(bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
+                    bias.update(gradients.reshape(-1), hessians.reshape(-1), base_weight)
+                elif n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+                    objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
+                else:
+                    objective.gradients(raw, gradients, hessians)
+                weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
+                tree_weights, tree_params = weights, params
+                if levels is not None:  # the weights are in the quantized targets
+                    tree_weights = (weights > 0).astype(FLOAT_DTYPE)
+                for output in range(n_outputs):
+                    key_parts = (iteration, TREE) if n_outputs == 1 else (iteration, TREE, output)
+                    if levels is None:
+                        targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
+                        targets[:, 1] = hessians[:, output]
+                    else:
+                        g_scale, h_scale = quantize_gradients(
+                            weights * gradients[:, output], weights * hessians[:, output], levels,
+                            self._rounding_rng(iteration, output), targets,
+                        )  # fmt: skip
+                        tree_params = quantized_params(params, g_scale, h_scale)
+                    row_leaf.fill(-1)
+                    rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
+                    tree = grow_tree(
+                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory,
+                        feature_penalty=penalty,
+                    )  # fmt: skip
+                    grown = row_leaf >= 0
+                    if levels is not None:  # back to the units of the exact gradients
+                        tree.feature_gains *= g_scale**2 / h_scale
+                        tree.weighted_n_node_samples = subtree_sums(
+                            tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
+                        )
+                    curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
+                    values = self.learning_rate * newton_node_values(
+                        tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
+                        (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
+                    )  # fmt: skip
+                    tree.values = values
+                    leaves = tree.nodes["feature"] < 0
+                    tree.nodes["threshold"][leaves] = values[leaves]
+                    self.trees_.append(tree)
+                    raw[grown, output] += values[row_leaf[grown]]
+                    if not grown.all():
+                        raw[~grown, output] += tree.predict(X_train[~grown])
+                    for item in evals:
+                        item.raw[:, output] += tree.predict(item.X)
+                if not np.isfinite(raw).all():
+                    raise ValueError(
+                        f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
+                        f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
+                        "on this data; lower it."
+                    )
+                costs.pay_for(self.trees_[-n_outputs:])
                 for item in evals:
                     self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
                 if self.verbose:
-                    self.evals_result_["train"][key].append(fit.train_eval.ndcg(self.eval_at, self._ranking_scores))
+                    self.evals_result_["train"][key].append(train_eval.ndcg(self.eval_at, self._ranking_scores))
                     self._report(iteration, evals, time.perf_counter() - start)
                 learned = None if bias is None else bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
                     break
         if stopping is not None:
             self.best_iteration_ = stopping.best_iteration
-            del self.trees_[stopping.best_iteration * self.n_outputs_ :]
+            del self.trees_[stopping.best_iteration * n_outputs :]
         if bias is not None:  # as at the kept iteration when early stopping cut the trees
             self.position_bias_ = stopping.best_state if stopping is not None else bias.learned()
-        self.n_iter_ = len(self.trees_) // self.n_outputs_
-        init_trees = fit.init_trees
-        self.tree_costs_ = tree_costs(self.trees_, fit.costs.costs, paid=features_used(init_trees) if init_trees else None)
+        self.n_iter_ = len(self.trees_) // n_outputs
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
         return self
 
-    # --- the steps of fit ---------------------------------------------------------------
+    # --- positions (LambdaMART learns from them) -----------------------------------------
 
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
         """Refuse ``position`` unless the estimator learns from them (``_position_bias``)."""
@@ -386,105 +426,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _position_bias(self, positions: np.ndarray, objective: RankingObjective) -> PositionBias | None:
         """The fit's position bias model (LambdaMART's); never reached where positions are refused."""
         raise NotImplementedError
-
-    def _start_boosting(
-        self, X: np.ndarray, y: np.ndarray, base_weight: np.ndarray, query_of_row: np.ndarray,
-        boundaries: np.ndarray, raw: np.ndarray, objective: RankingObjective, bias: PositionBias | None,
-    ) -> "_Boosting":  # fmt: skip
-        """The fit's working state: the binned training rows, the buffers every iteration
-        reuses, the histogram pool, the feature costs (an ``init`` forest's features paid for)."""
-        n_rows, n_features = X.shape
-        targets = np.empty((n_rows, 2))
-        binned = binned_features(X, self.max_bins, self._entropy % (2**32), self.n_jobs)
-        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
-        levels = self.quantized_gradients
-        if levels is not None:
-            check_quantization(levels, n_rows, self.split_gain)
-        params = self._tree_params(n_rows, n_features)
-        costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
-        init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
-        costs.pay_for(init_trees)
-        self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
-        return _Boosting(
-            X=X, raw=raw, base_weight=base_weight, query_of_row=query_of_row, objective=objective, bias=bias,
-            training=training, targets=targets, params=params, levels=levels,
-            pool=histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE),
-            memory=TreeMemory(training, params), costs=costs, init_trees=init_trees,
-            gradients=np.empty((n_rows, self.n_outputs_)), hessians=np.empty((n_rows, self.n_outputs_)),
-            row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), train_eval=_EvalSet("train", X, y, boundaries, raw),
-        )  # fmt: skip
-
-    def _compute_gradients(self, fit: "_Boosting") -> None:
-        """The objective's gradients and hessians at the current scores (through the position
-        bias model when there is one, which then updates its estimates)."""
-        raw, gradients, hessians = fit.raw, fit.gradients, fit.hessians
-        if fit.bias is not None:
-            fit.objective.gradients(fit.bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
-            fit.bias.update(gradients.reshape(-1), hessians.reshape(-1), fit.base_weight)
-        elif self.n_outputs_ == 1:  # 1-D C-contiguous views: the single-output kernels' signature
-            fit.objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
-        else:
-            fit.objective.gradients(raw, gradients, hessians)
-
-    def _grow_iteration(self, fit: "_Boosting", iteration: int, evals: list) -> None:
-        """One boosting output per raw score: a tree on the iteration's sample, its Newton leaf
-        values (shrunk), and every score updated; an error when the scores diverge."""
-        penalty = fit.costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
-        weights = fit.base_weight * self._subsample_mask(iteration, fit.query_of_row)
-        for output in range(self.n_outputs_):
-            tree, grown = self._grow_output(fit, iteration, output, weights, penalty)
-            self.trees_.append(tree)
-            fit.raw[grown, output] += tree.values[fit.row_leaf[grown]]
-            if not grown.all():
-                fit.raw[~grown, output] += tree.predict(fit.X[~grown])
-            for item in evals:
-                item.raw[:, output] += tree.predict(item.X)
-        if not np.isfinite(fit.raw).all():
-            raise ValueError(
-                f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
-                f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
-                "on this data; lower it."
-            )
-
-    def _grow_output(
-        self, fit: "_Boosting", iteration: int, output: int, weights: np.ndarray, penalty: np.ndarray | None
-    ) -> tuple:
-        """The tree of one output, its leaves valued (Newton step, shrunk by the learning
-        rate); returns it and the mask of the rows it was grown on."""
-        gradients, hessians, targets, row_leaf = fit.gradients, fit.hessians, fit.targets, fit.row_leaf
-        key_parts = (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
-        tree_weights, tree_params = weights, fit.params
-        if fit.levels is None:
-            targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
-            targets[:, 1] = hessians[:, output]
-        else:  # the weights are in the quantized targets
-            tree_weights = (weights > 0).astype(FLOAT_DTYPE)
-            g_scale, h_scale = quantize_gradients(
-                weights * gradients[:, output], weights * hessians[:, output], fit.levels,
-                self._rounding_rng(iteration, output), targets,
-            )  # fmt: skip
-            tree_params = quantized_params(fit.params, g_scale, h_scale)
-        row_leaf.fill(-1)
-        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-        tree = grow_tree(
-            fit.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=fit.pool,
-            memory=fit.memory, feature_penalty=penalty,
-        )  # fmt: skip
-        grown = row_leaf >= 0
-        if fit.levels is not None:  # back to the units of the exact gradients
-            tree.feature_gains *= g_scale**2 / h_scale
-            tree.weighted_n_node_samples = subtree_sums(
-                tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
-            )
-        curvature = fit.objective.leaf_curvature(fit.raw.reshape(-1), row_leaf, weights, tree.node_count)
-        values = self.learning_rate * newton_node_values(
-            tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
-            (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
-        )  # fmt: skip
-        tree.values = values
-        leaves = tree.nodes["feature"] < 0
-        tree.nodes["threshold"][leaves] = values[leaves]
-        return tree, grown
 
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
         """How the boosted model combines its trees, for serving (``serving/_export._ensemble``):

@@ -77,32 +77,9 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     previous = forest._warm_start_trees()
     if not previous:
         forest._entropy = seed_entropy(forest.random_state)
-    grower = forest._tree_grower()
     with scheduler_errors(client):
-        inputs = [client.compute(column) for column in inputs]
-        weights = inputs[3] if len(inputs) > 3 else [None] * len(columns)
-        parts = [
-            client.submit(_prepare, grower, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
-            for p in range(len(columns))
-        ]
-        summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
-        _check_queries_in_one_partition([summary["query_ids"] for summary in summaries])
-        n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
-        if len(n_features) != 1:
-            raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features)}.")
-        n_features = n_features.pop()
-        n_rows = [summary["n_rows"] for summary in summaries]
-        if not sum(summary["n_units"] for summary in summaries):
-            if forest.skip_queries_without_relevance:
-                raise ValueError(
-                    "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y."
-                )
-            raise ValueError("the Dask collections hold no rows to fit.")
-        binner = BinMapper(forest.max_bins, random_state=forest._entropy % (2**32), n_jobs=forest.n_jobs)
-        binner.fit(np.concatenate(client.gather([
-            client.submit(_sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, pure=False)
-            for p, (part, rows) in enumerate(zip(parts, n_rows)) if rows
-        ])))  # fmt: skip
+        parts, summaries, n_features = _validated_partitions(client, forest, inputs)
+        binner = _shared_bins(client, forest, parts, [summary["n_rows"] for summary in summaries])
         classes = np.unique(np.concatenate([summary["classes"] for summary in summaries]))
         units = np.array([summary["n_units"] for summary in summaries])
         n_draws = _draws_per_tree(forest, units)
@@ -118,7 +95,50 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
         forest.feature_names_in_ = np.asarray(X.columns, dtype=object)
     if forest._requires_grades:
         forest.classes_ = classes
+    _grow_in_waves(client, forest, trained, units, previous, n_features)
+    return forest
 
+
+def _validated_partitions(client: object, forest: object, inputs: list) -> tuple[list, list, int]:
+    """Each partition validated and grouped by query on its worker (``_prepare``), its
+    summary (``_summary``), and the checks across partitions: every query in one
+    partition, one number of features, some rows to fit. Returns the partitions'
+    futures, their summaries and the number of features."""
+    grower = forest._tree_grower()
+    inputs = [client.compute(column) for column in inputs]
+    weights = inputs[3] if len(inputs) > 3 else [None] * len(inputs[0])
+    parts = [
+        client.submit(_prepare, grower, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
+        for p in range(len(inputs[0]))
+    ]
+    summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
+    _check_queries_in_one_partition([summary["query_ids"] for summary in summaries])
+    n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
+    if len(n_features) != 1:
+        raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features)}.")
+    if not sum(summary["n_units"] for summary in summaries):
+        if forest.skip_queries_without_relevance:
+            raise ValueError(
+                "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y."
+            )
+        raise ValueError("the Dask collections hold no rows to fit.")
+    return parts, summaries, n_features.pop()
+
+
+def _shared_bins(client: object, forest: object, parts: list, n_rows: list) -> BinMapper:
+    """The bin thresholds every partition uses: fitted on at most ``QUANTILE_SUBSAMPLE``
+    rows drawn from the partitions in proportion to their rows."""
+    binner = BinMapper(forest.max_bins, random_state=forest._entropy % (2**32), n_jobs=forest.n_jobs)
+    binner.fit(np.concatenate(client.gather([
+        client.submit(_sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, pure=False)
+        for p, (part, rows) in enumerate(zip(parts, n_rows)) if rows
+    ])))  # fmt: skip
+    return binner
+
+
+def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndarray, previous: list, n_features: int) -> None:
+    """Grow the new trees where their partitions live, in the cost waves of the forest,
+    and set the fitted attributes (``tree_partitions_``: -1 for trees of in-memory data)."""
     new_indices = range(len(previous), forest.n_estimators)
     chosen = np.array([_partition_of_tree(forest._entropy, index, units) for index in new_indices], dtype=int)
     costs = forest._feature_costs(n_features, previous)
@@ -137,7 +157,7 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     forest.trees_ = trees
     forest.tree_costs_ = tree_costs(trees, costs.costs)
     earlier = getattr(forest, "tree_partitions_", np.zeros(0, dtype=int))[: len(previous)]
-    earlier = np.concatenate([earlier, np.full(len(previous) - len(earlier), -1)])  # -1: grown on in-memory data
+    earlier = np.concatenate([earlier, np.full(len(previous) - len(earlier), -1)])
     forest.tree_partitions_ = np.concatenate([earlier, chosen]).astype(int)
     forest.n_trees_ = len(forest.trees_)
     forest._pool = None
@@ -145,7 +165,6 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     for fitted in ("oob_score_", "oob_prediction_"):
         if hasattr(forest, fitted):
             delattr(forest, fitted)
-    return forest
 
 
 def _client() -> object:
