@@ -1,41 +1,25 @@
 """Forests fitted on Dask collections partitioned by query (``ensemble/_partitioned.py``),
 on a ``LocalCluster`` of two single-threaded worker processes."""
 
-
 import joblib
 import numpy as np
 import pytest
 
-from forestrank import BROOF, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, RFListRanker, RFPointRanker
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+
+from cluster_helpers import assert_same_trees, cluster_data, local_cluster_client  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def data():
-    return make_ranking(n_queries=200, docs_per_query=30, n_features=20, random_state=0)
+    return cluster_data()
 
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
-def _trees(model):
-    forests = model.estimators_ if isinstance(model, BROOF) else [model]
-    return [tree for forest in forests for tree in forest.trees_]
-
-
-def _assert_same_trees(model, reference):
-    trees, expected = _trees(model), _trees(reference)
-    assert len(trees) == len(expected)
-    for tree, other in zip(trees, expected):
-        np.testing.assert_array_equal(tree.nodes, other.nodes)
-        np.testing.assert_array_equal(tree.values, other.values)
+    yield from local_cluster_client()
 
 
 def _as_dask(X, y, qid, rows_per_partition):
@@ -59,7 +43,7 @@ def test_one_partition_is_the_in_memory_fit(make, data, client):
     X, y, qid = data
     reference = make().fit(X, y, qid=qid)
     model = make().fit(*_as_dask(X, y, qid, len(y))[:2], qid=_as_dask(X, y, qid, len(y))[2])
-    _assert_same_trees(model, reference)
+    assert_same_trees(model, reference)
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
 
 
@@ -69,7 +53,7 @@ def test_each_tree_draws_its_queries_from_one_partition(data, client):
     make = lambda: RFPointRanker(n_estimators=24, query_subsample=0.1, min_samples_leaf=1, random_state=3)  # noqa: E731
     model = make().fit(dX, dy, qid=dq)
     again = make().fit(dX, dy, qid=dq)
-    _assert_same_trees(model, again)  # the same random_state, the same forest
+    assert_same_trees(model, again)  # the same random_state, the same forest
     assert len(model.trees_) == 24 and sorted(set(model.tree_partitions_)) == [0, 1, 2, 3]
     for tree, partition in zip(model.trees_, model.tree_partitions_):
         assert tree.n_node_samples[0] == 20 * 30  # 10% of all 200 queries, each of 30 rows
@@ -105,7 +89,7 @@ def test_dataframes_partitioned_by_query_fit_and_predict(data, client):
     model = RFPointRanker(n_estimators=4, query_subsample=0.5, random_state=0).fit(features, parts["grade"], qid=parts["query"])
     reference = RFPointRanker(n_estimators=4, query_subsample=0.5, random_state=0).fit(frame.iloc[:, :-2], y, qid=qid)
     assert list(model.feature_names_in_) == list(frame.columns[:-2])
-    _assert_same_trees(model, reference)
+    assert_same_trees(model, reference)
     predicted = model.predict(features)
     np.testing.assert_array_equal(predicted.compute().to_numpy(), reference.predict(frame.iloc[:, :-2]))
 
@@ -129,7 +113,7 @@ def test_cost_aware_waves_on_the_cluster_are_the_local_forest(data, client):
     reference = make().fit(X, y, qid=qid)
     with joblib.parallel_config(backend="dask"):
         model = make().fit(X, y, qid=qid)
-    _assert_same_trees(model, reference)
+    assert_same_trees(model, reference)
     np.testing.assert_array_equal(model.tree_costs_, reference.tree_costs_)
     partitioned = make().set_params(query_subsample=0.1).fit(*_as_dask(X, y, qid, 1500)[:2], qid=_as_dask(X, y, qid, 1500)[2])
     assert len(partitioned.trees_) == 8 and partitioned.tree_costs_.sum() <= costs.sum()

@@ -15,9 +15,11 @@ import joblib
 import numpy as np
 import pytest
 
-from forestrank import BROOF, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, RFHybridRanker, RFListRanker, RFPointRanker
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+
+from cluster_helpers import assert_same_trees, cluster_data, forest_trees, local_cluster_client  # noqa: E402
 
 ESTIMATORS = {
     "RF-point": lambda: RFPointRanker(n_estimators=12, random_state=0),
@@ -29,29 +31,12 @@ ESTIMATORS = {
 
 @pytest.fixture(scope="module")
 def data():
-    return make_ranking(n_queries=200, docs_per_query=30, n_features=20, random_state=0)
+    return cluster_data()
 
 
 @pytest.fixture(scope="module")
 def client():
-    with (
-        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        yield client
-
-
-def _trees(model):
-    forests = model.estimators_ if isinstance(model, BROOF) else [model]
-    return [tree for forest in forests for tree in forest.trees_]
-
-
-def _assert_same_trees(model, reference):
-    trees, expected = _trees(model), _trees(reference)
-    assert len(trees) == len(expected)
-    for tree, other in zip(trees, expected):
-        np.testing.assert_array_equal(tree.nodes, other.nodes)
-        np.testing.assert_array_equal(tree.values, other.values)
+    yield from local_cluster_client()
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)
@@ -63,7 +48,7 @@ def test_a_forest_grown_on_the_cluster_is_the_local_forest(name, data, client, m
     monkeypatch.setattr(client, "submit", _recording(client.submit, submitted))
     with joblib.parallel_config(backend="dask"):
         model = ESTIMATORS[name]().fit(X, y, qid=qid)
-    _assert_same_trees(model, reference)
+    assert_same_trees(model, reference)
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
     # The binned matrix travels once per fit (BROOF's rounds share it), the per-row
     # arrays once per forest, and each task grows a batch of trees.
@@ -71,7 +56,7 @@ def test_a_forest_grown_on_the_cluster_is_the_local_forest(name, data, client, m
     assert len(scattered) == 1 + n_forests
     binned = [args[0][0] for args, _ in scattered if isinstance(args[0][0], np.ndarray)]
     assert len(binned) == 1 and binned[0].dtype == np.uint8 and binned[0].shape == X.shape
-    assert len(submitted) == n_forests * min(len(_trees(reference)) // n_forests, 2 * 2)
+    assert len(submitted) == n_forests * min(len(forest_trees(reference)) // n_forests, 2 * 2)
 
 
 def _recording(method, calls):
@@ -106,7 +91,7 @@ def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
     assert fitting.is_alive(), "the fit ended before the worker was killed: make its trees slower"
     fitting.join(timeout=120)
     assert not fitting.is_alive()
-    _assert_same_trees(outcome["model"], reference)
+    assert_same_trees(outcome["model"], reference)
     np.testing.assert_array_equal(outcome["model"].predict(X), reference.predict(X))
     client.wait_for_workers(2, timeout=60)
     assert pids[victim] not in client.run(os.getpid).values()  # the nanny started a new worker
