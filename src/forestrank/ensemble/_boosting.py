@@ -303,7 +303,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
         boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
         objective.prepare(y_train, boundaries)
-        bias = None if positions is None else self._position_bias(positions[train], objective)
+        bias = self._position_bias(None if positions is None else positions[train], objective)
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
@@ -423,9 +423,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if positions is not None:
             raise ValueError(f"position is for LambdaMART's position_bias; {type(self).__name__} takes none.")
 
-    def _position_bias(self, positions: np.ndarray, objective: RankingObjective) -> PositionBias | None:
-        """The fit's position bias model (LambdaMART's); never reached where positions are refused."""
-        raise NotImplementedError
+    def _position_bias(self, positions: np.ndarray | None, objective: RankingObjective) -> PositionBias | None:
+        """The fit's position bias model from the training rows' positions: none here, where
+        positions are refused (``_check_positions``); LambdaMART's learns one."""
+        return None
 
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
         """How the boosted model combines its trees, for serving (``serving/_export._ensemble``):
@@ -855,7 +856,9 @@ class LambdaMART(BaseBoostingRanker):
         if positions is not None and not objective.learns_from_positions:
             raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
 
-    def _position_bias(self, positions: np.ndarray, objective: RankingObjective) -> PositionBias:
+    def _position_bias(self, positions: np.ndarray | None, objective: RankingObjective) -> PositionBias | None:
+        if positions is None:
+            return None
         return PositionBias(
             self.position_bias, positions, objective, self.position_bias_norm, self.position_bias_regularization,
             self.learning_rate,
