@@ -93,7 +93,7 @@ class DummyRanker(BaseRanker):
         boundaries = data.groups.query_boundaries
         query_weights = None
         if data.sample_weight is not None:
-            query_weights = np.add.reduceat(data.sample_weight, boundaries[:-1]) / data.groups.query_sizes()
+            query_weights = data.groups.query_means(data.sample_weight)
         convention = resolve_convention("ndcg")
         best = -np.inf
         columns = data.X.tocsc() if scipy.sparse.issparse(data.X) else data.X  # a sparse X read by column

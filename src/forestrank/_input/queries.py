@@ -98,6 +98,19 @@ class QueryGroups:
         """Number of rows of each query, shape (n_queries,), int64."""
         return np.diff(self.query_boundaries)
 
+    def query_means(self, grouped_values: np.ndarray) -> np.ndarray:
+        """Mean of per-row values over each query (a query's weight from its rows' weights).
+
+        Parameters
+        ----------
+        grouped_values : ndarray of shape (n_samples,), float64, rows in grouped order
+
+        Returns
+        -------
+        ndarray of shape (n_queries,), float64
+        """
+        return np.add.reduceat(grouped_values, self.query_boundaries[:-1]) / self.query_sizes()
+
 
 def boundaries_of_grouped(query_of_row: np.ndarray) -> np.ndarray:
     """``query_boundaries`` (int64, n_present_queries + 1) of rows grouped by query.

@@ -124,8 +124,7 @@ def evaluate(
     if sample_weight is None:
         return mean_over_queries(values)
     weights = groups.group(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
-    sizes = groups.query_sizes()
-    return mean_over_queries(values, np.add.reduceat(weights, groups.query_boundaries[:-1]) / sizes)
+    return mean_over_queries(values, groups.query_means(weights))
 
 
 def _check_max_grade(max_grade: object, labels: np.ndarray) -> float:
