@@ -37,3 +37,23 @@ def mq2008() -> Path:
 @pytest.fixture(scope="session")
 def lambdarank_example() -> Path:
     return require_dataset("LightGBM-lambdarank-example")
+
+
+@pytest.fixture(scope="module")
+def cluster_data():
+    """The data of the cluster tests: 200 queries of 30 documents, 20 features."""
+    from forestrank import make_ranking
+
+    return make_ranking(n_queries=200, docs_per_query=30, n_features=20, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    """A client of a ``LocalCluster`` of two single-threaded worker processes, the set-up of
+    the cluster issue's acceptance (one per test module)."""
+    distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        yield client

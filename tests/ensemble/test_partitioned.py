@@ -9,17 +9,7 @@ from forestrank import BROOF, RFListRanker, RFPointRanker
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 
-from cluster_helpers import assert_same_trees, cluster_data, local_cluster_client  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def data():
-    return cluster_data()
-
-
-@pytest.fixture(scope="module")
-def client():
-    yield from local_cluster_client()
+from cluster_helpers import assert_same_trees  # noqa: E402
 
 
 def _as_dask(X, y, qid, rows_per_partition):
@@ -39,16 +29,16 @@ def _as_dask(X, y, qid, rows_per_partition):
     ],
     ids=["RF-point", "RF-list"],
 )
-def test_one_partition_is_the_in_memory_fit(make, data, client):
-    X, y, qid = data
+def test_one_partition_is_the_in_memory_fit(make, cluster_data, dask_client):
+    X, y, qid = cluster_data
     reference = make().fit(X, y, qid=qid)
     model = make().fit(*_as_dask(X, y, qid, len(y))[:2], qid=_as_dask(X, y, qid, len(y))[2])
     assert_same_trees(model, reference)
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
 
 
-def test_each_tree_draws_its_queries_from_one_partition(data, client):
-    X, y, qid = data  # 200 queries of 30 rows, grouped: 4 partitions of 50 queries
+def test_each_tree_draws_its_queries_from_one_partition(cluster_data, dask_client):
+    X, y, qid = cluster_data  # 200 queries of 30 rows, grouped: 4 partitions of 50 queries
     dX, dy, dq = _as_dask(X, y, qid, 1500)
     make = lambda: RFPointRanker(n_estimators=24, query_subsample=0.1, min_samples_leaf=1, random_state=3)  # noqa: E731
     model = make().fit(dX, dy, qid=dq)
@@ -65,23 +55,23 @@ def test_each_tree_draws_its_queries_from_one_partition(data, client):
     np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
 
 
-def test_a_query_split_across_partitions_is_refused_by_name(data, client):
-    X, y, qid = data
+def test_a_query_split_across_partitions_is_refused_by_name(cluster_data, dask_client):
+    X, y, qid = cluster_data
     with pytest.raises(ValueError, match=r"query 46 has rows in partitions 0 and 1"):
         RFPointRanker(n_estimators=2, query_subsample=0.1).fit(*_as_dask(X, y, qid, 1400)[:2], qid=_as_dask(X, y, qid, 1400)[2])
 
 
-def test_a_partition_smaller_than_a_tree_sample_is_refused(data, client):
-    X, y, qid = data
+def test_a_partition_smaller_than_a_tree_sample_is_refused(cluster_data, dask_client):
+    X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
     with pytest.raises(ValueError, match=r"draws 126 queries per tree, but partition 0 holds 50"):
         RFPointRanker(n_estimators=2).fit(dX, dy, qid=dq)
 
 
-def test_dataframes_partitioned_by_query_fit_and_predict(data, client):
+def test_dataframes_partitioned_by_query_fit_and_predict(cluster_data, dask_client):
     dd = pytest.importorskip("dask.dataframe")
     pd = pytest.importorskip("pandas")
-    X, y, qid = data
+    X, y, qid = cluster_data
     frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
     frame["grade"], frame["query"] = y, qid
     parts = dd.from_pandas(frame, npartitions=1)
@@ -94,10 +84,10 @@ def test_dataframes_partitioned_by_query_fit_and_predict(data, client):
     np.testing.assert_array_equal(predicted.compute().to_numpy(), reference.predict(frame.iloc[:, :-2]))
 
 
-def test_boosting_refuses_dask_collections_in_fit_and_maps_predict_over_partitions(data, client):
+def test_boosting_refuses_dask_collections_in_fit_and_maps_predict_over_partitions(cluster_data, dask_client):
     from forestrank import LambdaMART
 
-    X, y, qid = data
+    X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
     for make in (lambda: LambdaMART(n_estimators=3, random_state=0), lambda: BROOF(n_estimators=2, n_trees=2, random_state=0)):
         with pytest.raises(TypeError, match=r"X is a Dask collection: call X.compute\(\)"):
@@ -106,8 +96,8 @@ def test_boosting_refuses_dask_collections_in_fit_and_maps_predict_over_partitio
         np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
 
 
-def test_cost_aware_waves_on_the_cluster_are_the_local_forest(data, client):
-    X, y, qid = data
+def test_cost_aware_waves_on_the_cluster_are_the_local_forest(cluster_data, dask_client):
+    X, y, qid = cluster_data
     costs = np.arange(1.0, X.shape[1] + 1)
     make = lambda: RFPointRanker(n_estimators=8, feature_costs=costs, cost_penalty=0.05, cost_wave_size=3, random_state=0)  # noqa: E731
     reference = make().fit(X, y, qid=qid)
@@ -119,8 +109,8 @@ def test_cost_aware_waves_on_the_cluster_are_the_local_forest(data, client):
     assert len(partitioned.trees_) == 8 and partitioned.tree_costs_.sum() <= costs.sum()
 
 
-def test_partitioned_fit_edge_cases(data, client):
-    X, y, qid = data
+def test_partitioned_fit_edge_cases(cluster_data, dask_client):
+    X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
     model = RFPointRanker(n_estimators=4, query_subsample=0.1, warm_start=True, random_state=0).fit(dX, dy, qid=dq)
     with pytest.warns(UserWarning, match="no tree is grown"):

@@ -19,7 +19,7 @@ from forestrank import BROOF, RFHybridRanker, RFListRanker, RFPointRanker
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 
-from cluster_helpers import assert_same_trees, cluster_data, forest_trees, local_cluster_client  # noqa: E402
+from cluster_helpers import assert_same_trees, forest_trees  # noqa: E402
 
 ESTIMATORS = {
     "RF-point": lambda: RFPointRanker(n_estimators=12, random_state=0),
@@ -29,23 +29,13 @@ ESTIMATORS = {
 }
 
 
-@pytest.fixture(scope="module")
-def data():
-    return cluster_data()
-
-
-@pytest.fixture(scope="module")
-def client():
-    yield from local_cluster_client()
-
-
 @pytest.mark.parametrize("name", ESTIMATORS)
-def test_a_forest_grown_on_the_cluster_is_the_local_forest(name, data, client, monkeypatch):
-    X, y, qid = data
+def test_a_forest_grown_on_the_cluster_is_the_local_forest(name, cluster_data, dask_client, monkeypatch):
+    X, y, qid = cluster_data
     reference = ESTIMATORS[name]().fit(X, y, qid=qid)
     scattered, submitted = [], []
-    monkeypatch.setattr(client, "scatter", _recording(client.scatter, scattered))
-    monkeypatch.setattr(client, "submit", _recording(client.submit, submitted))
+    monkeypatch.setattr(dask_client, "scatter", _recording(dask_client.scatter, scattered))
+    monkeypatch.setattr(dask_client, "submit", _recording(dask_client.submit, submitted))
     with joblib.parallel_config(backend="dask"):
         model = ESTIMATORS[name]().fit(X, y, qid=qid)
     assert_same_trees(model, reference)
@@ -67,11 +57,11 @@ def _recording(method, calls):
     return record
 
 
-def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
-    X, y, qid = data
+def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(cluster_data, dask_client):
+    X, y, qid = cluster_data
     make = lambda: RFListRanker(n_estimators=16, max_queries_per_split=None, ndcg_k=None, random_state=0)  # noqa: E731
     reference = make().fit(X, y, qid=qid)
-    pids = client.run(os.getpid)
+    pids = dask_client.run(os.getpid)
     outcome = {}
 
     def fit():
@@ -83,7 +73,7 @@ def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
     victim = None
     deadline = time.monotonic() + 60
     while victim is None and time.monotonic() < deadline:
-        busy = [address for address, keys in client.processing().items() if any("grow_batch" in k for k in keys)]
+        busy = [address for address, keys in dask_client.processing().items() if any("grow_batch" in k for k in keys)]
         victim = busy[0] if busy else None
         time.sleep(0.01)
     assert victim is not None, "no batch of trees was seen running"
@@ -93,13 +83,13 @@ def test_a_worker_killed_during_the_fit_costs_a_retry_not_a_tree(data, client):
     assert not fitting.is_alive()
     assert_same_trees(outcome["model"], reference)
     np.testing.assert_array_equal(outcome["model"].predict(X), reference.predict(X))
-    client.wait_for_workers(2, timeout=60)
-    assert pids[victim] not in client.run(os.getpid).values()  # the nanny started a new worker
+    dask_client.wait_for_workers(2, timeout=60)
+    assert pids[victim] not in dask_client.run(os.getpid).values()  # the nanny started a new worker
 
 
 @pytest.mark.parametrize("when", ["before", "during"])
-def test_a_scheduler_that_went_away_ends_the_fit_with_a_clear_error(when, data):
-    X, y, qid = data
+def test_a_scheduler_that_went_away_ends_the_fit_with_a_clear_error(when, cluster_data):
+    X, y, qid = cluster_data
     cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0")
     with distributed.Client(cluster, timeout="5s") as client, joblib.parallel_config(backend="dask"):
         if when == "before":
