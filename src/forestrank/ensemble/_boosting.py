@@ -28,6 +28,7 @@ import threading
 import time
 from abc import ABCMeta, abstractmethod
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numba
@@ -46,6 +47,7 @@ from ..parallel._local import thread_count
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool
+from .._tree._tree import Tree
 from .._input.labels import check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
@@ -207,6 +209,43 @@ class _EarlyStopping:
         return self.stale >= self.n_iter_no_change
 
 
+@dataclass
+class _Boosting:
+    """The arrays a boosting fit updates at every iteration.
+
+    ``X``, ``y`` (n_rows,), ``query_of_row`` (int64) and ``base_weight`` (float64) are
+    the training rows, grouped by query; ``raw``, ``gradients`` and ``hessians``
+    (float64, (n_rows, n_outputs)) the current scores and the objective's derivatives
+    there; ``targets`` (float64, (n_rows, 2)) what the next tree splits on, which
+    ``training`` shares; ``row_leaf`` (int64, (n_rows,)) each row's leaf in it.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    query_of_row: np.ndarray
+    base_weight: np.ndarray
+    objective: RankingObjective
+    bias: PositionBias | None
+    raw: np.ndarray
+    gradients: np.ndarray
+    hessians: np.ndarray
+    targets: np.ndarray
+    training: TrainingSet
+    row_leaf: np.ndarray
+    evals: list
+    train_eval: _EvalSet
+
+
+@dataclass
+class _TreeGrower:
+    """What every tree of one fit is grown with: its parameters, one histogram pool and one
+    tree's memory, reused."""
+
+    params: TreeParams
+    pool: object
+    memory: TreeMemory
+
+
 class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     """Boosting loop shared by the gradient-boosted rankers.
 
@@ -295,6 +334,50 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
+        state = self._start_boosting(data, objective, positions, evals)
+        n_outputs = self.n_outputs_
+        self.trees_ = []
+        key = f"ndcg@{self.eval_at}"
+        self.evals_result_ = {item.name: {key: []} for item in evals}
+        if self.verbose:
+            self.evals_result_["train"] = {key: []}
+        stopping = _EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
+        start = time.perf_counter()
+        if self.quantized_gradients is not None:
+            check_quantization(self.quantized_gradients, len(state.y), self.split_gain)
+        with numba_threads(self.n_jobs):
+            grower = self._tree_grower(state)
+            costs = self._feature_costs(state.X.shape[1])
+            for iteration in range(self.n_estimators):
+                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
+                self._compute_gradients(state)
+                weights = state.base_weight * self._subsample_mask(iteration, state.query_of_row)
+                for output in range(n_outputs):
+                    self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty))
+                self._check_finite(state.raw, iteration)
+                costs.pay_for(self.trees_[-n_outputs:])
+                self._score_evals(state, iteration, time.perf_counter() - start)
+                learned = None if state.bias is None else state.bias.learned
+                if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
+                    break
+        if stopping is not None:
+            self.best_iteration_ = stopping.best_iteration
+            del self.trees_[stopping.best_iteration * n_outputs :]
+        if state.bias is not None:  # as at the kept iteration when early stopping cut the trees
+            self.position_bias_ = stopping.best_state if stopping is not None else state.bias.learned()
+        self.n_iter_ = len(self.trees_) // n_outputs
+        init_trees = getattr(self.init_, "trees_", [])
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
+        self._index_trees()
+        return self
+
+    # --- the steps of a boosting fit ----------------------------------------------------
+
+    def _start_boosting(
+        self, data: RankingData, objective: RankingObjective, positions: np.ndarray | None, evals: list
+    ) -> "_Boosting":
+        """The training rows (less an early-stopping hold-out), the prepared objective,
+        the starting scores of every set and the binned features."""
         query_of_row = data.groups.grouped_query_index()
         train = np.ones(len(data.y), dtype=bool)
         if self.n_iter_no_change is not None and not evals:
@@ -310,111 +393,109 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         raw = self._start(X_train, y_train, query_of_train_row, objective)
         for item in evals:
             item.raw = self._baseline(item.X)
-
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
         binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
-        training = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))  # values: newton_node_values
-        train_eval = _EvalSet("train", X_train, y_train, boundaries, raw)
+        return _Boosting(
+            X=X_train, y=y_train, query_of_row=query_of_train_row, base_weight=base_weight, objective=objective,
+            bias=bias, raw=raw, gradients=np.empty((n_rows, self.n_outputs_)),
+            hessians=np.empty((n_rows, self.n_outputs_)), targets=targets,
+            training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: newton_node_values
+            row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), evals=evals,
+            train_eval=_EvalSet("train", X_train, y_train, boundaries, raw),
+        )  # fmt: skip
 
-        n_outputs = self.n_outputs_
-        gradients = np.empty((n_rows, n_outputs))
-        hessians = np.empty((n_rows, n_outputs))
-        row_leaf = np.empty(n_rows, dtype=INDEX_DTYPE)
-        self.trees_ = []
-        key = f"ndcg@{self.eval_at}"
-        self.evals_result_ = {item.name: {key: []} for item in evals}
-        if self.verbose:
-            self.evals_result_["train"] = {key: []}
-        stopping = _EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
-        start = time.perf_counter()
+    def _tree_grower(self, state: "_Boosting") -> "_TreeGrower":
+        """The tree parameters and the memory every tree of the fit reuses (under the fit's
+        numba thread count, which the parameters record)."""
         levels = self.quantized_gradients
-        if levels is not None:
-            check_quantization(levels, n_rows, self.split_gain)
-        with numba_threads(self.n_jobs):
-            params = self._tree_params(n_rows, X_train.shape[1])
-            # one pool for every tree of the fit
-            pool = histogram_pool(training, params, n_rows, FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
-            memory = TreeMemory(training, params)
-            n_features = X_train.shape[1]
-            costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
-            init_trees = getattr(self.init_, "trees_", [])  # IGBRT: the initial forest's features are paid for
-            costs.pay_for(init_trees)
-            self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
-            for iteration in range(self.n_estimators):
-                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
-                if bias is not None:
-                    objective.gradients(bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
-                    bias.update(gradients.reshape(-1), hessians.reshape(-1), base_weight)
-                elif n_outputs == 1:  # 1-D C-contiguous views: the single-output kernels' signature
-                    objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
-                else:
-                    objective.gradients(raw, gradients, hessians)
-                weights = base_weight * self._subsample_mask(iteration, query_of_train_row)
-                tree_weights, tree_params = weights, params
-                if levels is not None:  # the weights are in the quantized targets
-                    tree_weights = (weights > 0).astype(FLOAT_DTYPE)
-                for output in range(n_outputs):
-                    key_parts = (iteration, TREE) if n_outputs == 1 else (iteration, TREE, output)
-                    if levels is None:
-                        targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
-                        targets[:, 1] = hessians[:, output]
-                    else:
-                        g_scale, h_scale = quantize_gradients(
-                            weights * gradients[:, output], weights * hessians[:, output], levels,
-                            self._rounding_rng(iteration, output), targets,
-                        )  # fmt: skip
-                        tree_params = quantized_params(params, g_scale, h_scale)
-                    row_leaf.fill(-1)
-                    rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
-                    tree = grow_tree(
-                        training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=pool, memory=memory,
-                        feature_penalty=penalty,
-                    )  # fmt: skip
-                    grown = row_leaf >= 0
-                    if levels is not None:  # back to the units of the exact gradients
-                        tree.feature_gains *= g_scale**2 / h_scale
-                        tree.weighted_n_node_samples = subtree_sums(
-                            tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
-                        )
-                    curvature = objective.leaf_curvature(raw.reshape(-1), row_leaf, weights, tree.node_count)
-                    values = self.learning_rate * newton_node_values(
-                        tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
-                        (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
-                    )  # fmt: skip
-                    tree.values = values
-                    leaves = tree.nodes["feature"] < 0
-                    tree.nodes["threshold"][leaves] = values[leaves]
-                    self.trees_.append(tree)
-                    raw[grown, output] += values[row_leaf[grown]]
-                    if not grown.all():
-                        raw[~grown, output] += tree.predict(X_train[~grown])
-                    for item in evals:
-                        item.raw[:, output] += tree.predict(item.X)
-                if not np.isfinite(raw).all():
-                    raise ValueError(
-                        f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
-                        f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
-                        "on this data; lower it."
-                    )
-                costs.pay_for(self.trees_[-n_outputs:])
-                for item in evals:
-                    self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
-                if self.verbose:
-                    self.evals_result_["train"][key].append(train_eval.ndcg(self.eval_at, self._ranking_scores))
-                    self._report(iteration, evals, time.perf_counter() - start)
-                learned = None if bias is None else bias.learned
-                if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
-                    break
-        if stopping is not None:
-            self.best_iteration_ = stopping.best_iteration
-            del self.trees_[stopping.best_iteration * n_outputs :]
-        if bias is not None:  # as at the kept iteration when early stopping cut the trees
-            self.position_bias_ = stopping.best_state if stopping is not None else bias.learned()
-        self.n_iter_ = len(self.trees_) // n_outputs
-        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
-        self._index_trees()
-        return self
+        params = self._tree_params(len(state.y), state.X.shape[1])
+        pool = histogram_pool(state.training, params, len(state.y), FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
+        return _TreeGrower(params, pool, TreeMemory(state.training, params))
+
+    def _feature_costs(self, n_features: int) -> FeatureCosts:
+        """The feature costs of the fit, with the features of an IGBRT initial forest paid for."""
+        costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
+        costs.pay_for(getattr(self.init_, "trees_", []))
+        self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
+        return costs
+
+    def _compute_gradients(self, state: "_Boosting") -> None:
+        """The objective's gradients and hessians at the current scores (as the position bias
+        shows them to it, whose own state then follows)."""
+        raw, gradients, hessians = state.raw, state.gradients, state.hessians
+        if state.bias is not None:
+            state.objective.gradients(state.bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
+            state.bias.update(gradients.reshape(-1), hessians.reshape(-1), state.base_weight)
+        elif raw.shape[1] == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+            state.objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
+        else:
+            state.objective.gradients(raw, gradients, hessians)
+
+    def _boost_output(
+        self, state: "_Boosting", grower: "_TreeGrower", iteration: int, output: int, weights: np.ndarray,
+        penalty: np.ndarray | None,
+    ) -> Tree:  # fmt: skip
+        """Grow one output's tree on its gradients, set its leaves to their Newton steps and add
+        it to the scores of every set."""
+        levels = self.quantized_gradients
+        gradients, hessians, targets, row_leaf = state.gradients, state.hessians, state.targets, state.row_leaf
+        tree_weights, tree_params = weights, grower.params
+        if levels is None:
+            targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
+            targets[:, 1] = hessians[:, output]
+        else:  # the weights are in the quantized targets
+            tree_weights = (weights > 0).astype(FLOAT_DTYPE)
+            g_scale, h_scale = quantize_gradients(
+                weights * gradients[:, output], weights * hessians[:, output], levels,
+                self._rounding_rng(iteration, output), targets,
+            )  # fmt: skip
+            tree_params = quantized_params(grower.params, g_scale, h_scale)
+        row_leaf.fill(-1)
+        key_parts = (iteration, TREE) if state.raw.shape[1] == 1 else (iteration, TREE, output)
+        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
+        tree = grow_tree(
+            state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
+            memory=grower.memory, feature_penalty=penalty,
+        )  # fmt: skip
+        grown = row_leaf >= 0
+        if levels is not None:  # back to the units of the exact gradients
+            tree.feature_gains *= g_scale**2 / h_scale
+            tree.weighted_n_node_samples = subtree_sums(
+                tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
+            )
+        curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
+        values = self.learning_rate * newton_node_values(
+            tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
+            (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
+        )  # fmt: skip
+        tree.values = values
+        leaves = tree.nodes["feature"] < 0
+        tree.nodes["threshold"][leaves] = values[leaves]
+        state.raw[grown, output] += values[row_leaf[grown]]
+        if not grown.all():
+            state.raw[~grown, output] += tree.predict(state.X[~grown])
+        for item in state.evals:
+            item.raw[:, output] += tree.predict(item.X)
+        return tree
+
+    def _check_finite(self, raw: np.ndarray, iteration: int) -> None:
+        if not np.isfinite(raw).all():
+            raise ValueError(
+                f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
+                f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
+                "on this data; lower it."
+            )
+
+    def _score_evals(self, state: "_Boosting", iteration: int, elapsed: float) -> None:
+        """NDCG@``eval_at`` of every evaluation set into ``evals_result_`` (and of the training
+        set, reported, when verbose)."""
+        key = f"ndcg@{self.eval_at}"
+        for item in state.evals:
+            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
+        if self.verbose:
+            self.evals_result_["train"][key].append(state.train_eval.ndcg(self.eval_at, self._ranking_scores))
+            self._report(iteration, state.evals, elapsed)
 
     # --- positions (LambdaMART learns from them) -----------------------------------------
 
