@@ -62,65 +62,79 @@ def _lambdarank_gradients(
         normalisations (``LambdaRank.loss``); None: not computed.
     """
     for q in numba.prange(len(query_boundaries) - 1):
-        start = query_boundaries[q]
-        end = query_boundaries[q + 1]
-        n = end - start
+        _query_gradients(
+            q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, inverse_max_dcg[q], discounts,
+            sigma, truncation_level, normalize, gradients, hessians, positions, propensities, position_losses,
+            query_losses,
+        )  # fmt: skip
+
+
+@jit(inline="always")
+def _query_gradients(
+    q, start, end, scores, labels, gains, inverse_max_dcg, discounts, sigma, truncation_level, normalize, gradients,
+    hessians, positions, propensities, position_losses, query_losses,
+):  # fmt: skip
+    """The gradients and hessians of one query's documents, ``start:end`` of the rows
+    (``_lambdarank_gradients``, whose arguments these are; ``inverse_max_dcg`` is the
+    query's own). Every pair (``i`` better ranked, grades differing) adds
+    ``lambda_ij = -sigma |dNDCG_ij| rho_ij`` to the better-graded document's gradient and
+    subtracts it from the other's, ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``
+    (Burges, MSR-TR-2010-82, Eq. 3 and §4); the hessians take
+    ``sigma^2 |dNDCG_ij| rho_ij (1 - rho_ij)`` (§7).
+    """
+    n = end - start
+    for i in range(start, end):
+        gradients[i] = 0.0
+        hessians[i] = 0.0
+    if position_losses is not None:
+        position_losses[q] = 0.0
+    if query_losses is not None:
+        query_losses[q] = 0.0
+    if n < 2 or inverse_max_dcg == 0.0:
+        return
+    # Current ranking, ties in input order (stable), as LightGBM ranks them.
+    order = np.argsort(-scores[start:end], kind="mergesort") + start
+    spread = scores[order[0]] != scores[order[n - 1]]
+    total = 0.0
+    for i in range(min(n - 1, truncation_level)):
+        a = order[i]
+        for j in range(i + 1, n):
+            b = order[j]
+            if labels[a] == labels[b]:
+                continue
+            if labels[a] > labels[b]:
+                high, low, high_rank, low_rank = a, b, i, j
+            else:
+                high, low, high_rank, low_rank = b, a, j, i
+            score_gap = scores[high] - scores[low]
+            delta_ndcg = (gains[high] - gains[low]) * abs(discounts[high_rank] - discounts[low_rank]) * inverse_max_dcg
+            if query_losses is not None:
+                query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
+            if normalize and spread:
+                delta_ndcg /= 0.01 + abs(score_gap)
+            rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
+            if positions is not None:
+                shown_high = positions[high]
+                shown_low = positions[low]
+                debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
+                # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
+                # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
+                pair_loss = delta_ndcg * _softplus(sigma * score_gap)
+                position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
+                position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
+                delta_ndcg *= debias
+            lambda_ = -sigma * delta_ndcg * rho
+            curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
+            gradients[high] += lambda_
+            gradients[low] -= lambda_
+            hessians[high] += curvature
+            hessians[low] += curvature
+            total -= 2.0 * lambda_
+    if normalize and total > 0.0:
+        factor = np.log2(1.0 + total) / total
         for i in range(start, end):
-            gradients[i] = 0.0
-            hessians[i] = 0.0
-        if position_losses is not None:
-            position_losses[q] = 0.0
-        if query_losses is not None:
-            query_losses[q] = 0.0
-        if n < 2 or inverse_max_dcg[q] == 0.0:
-            continue
-        # Current ranking, ties in input order (stable), as LightGBM ranks them.
-        order = np.argsort(-scores[start:end], kind="mergesort") + start
-        spread = scores[order[0]] != scores[order[n - 1]]
-        total = 0.0
-        for i in range(min(n - 1, truncation_level)):
-            a = order[i]
-            for j in range(i + 1, n):
-                b = order[j]
-                if labels[a] == labels[b]:
-                    continue
-                if labels[a] > labels[b]:
-                    high, low, high_rank, low_rank = a, b, i, j
-                else:
-                    high, low, high_rank, low_rank = b, a, j, i
-                score_gap = scores[high] - scores[low]
-                delta_ndcg = (
-                    (gains[high] - gains[low])
-                    * abs(discounts[high_rank] - discounts[low_rank])
-                    * inverse_max_dcg[q]
-                )
-                if query_losses is not None:
-                    query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
-                if normalize and spread:
-                    delta_ndcg /= 0.01 + abs(score_gap)
-                rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
-                if positions is not None:
-                    shown_high = positions[high]
-                    shown_low = positions[low]
-                    debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
-                    # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
-                    # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
-                    pair_loss = delta_ndcg * _softplus(sigma * score_gap)
-                    position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
-                    position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
-                    delta_ndcg *= debias
-                lambda_ = -sigma * delta_ndcg * rho
-                curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
-                gradients[high] += lambda_
-                gradients[low] -= lambda_
-                hessians[high] += curvature
-                hessians[low] += curvature
-                total -= 2.0 * lambda_
-        if normalize and total > 0.0:
-            factor = np.log2(1.0 + total) / total
-            for i in range(start, end):
-                gradients[i] *= factor
-                hessians[i] *= factor
+            gradients[i] *= factor
+            hessians[i] *= factor
 
 
 class LambdaRank(RankingObjective):
