@@ -1,5 +1,6 @@
 """The listwise criterion (RF-list): incremental gains against brute-force expected NDCG."""
 
+import numba
 import numpy as np
 import pytest
 import sklearn.metrics
@@ -113,6 +114,32 @@ def assert_blocks_of_scores(stored, scores, copies, gains):
         assert block[_listwise.BLOCK_GAIN] == pytest.approx((copies[at] * gains[at]).sum())
 
 
+@numba.njit
+def prepare_and_sweep(listwise, samples, node_score, weights, leaf_targets, rng_state, candidate_gains, constant):
+    """The builder's two kernels on one node (they take the bundle and are callable only from
+    compiled code): ``prepare_node``, then ``listwise_sweep`` over ``listwise.order`` unless
+    ``constant``. Returns (gain, bin) of the best cut."""
+    n = len(samples)
+    n_slots, n_events, parent_total = _listwise.prepare_node(
+        listwise, samples, 0, n, node_score, weights, leaf_targets, rng_state
+    )
+    gain, b = -np.inf, -1
+    if not constant:
+        target_sum = 0.0
+        for position in range(n):
+            target_sum += weights[position] * leaf_targets[samples[position]]
+        lists = _listwise.NodeLists(n_slots, n_events, parent_total, target_sum, node_score)
+        gain, b, _ = _listwise.listwise_sweep(listwise, lists, n, -1, weights, weights.sum(), 1, 0.0, -np.inf, candidate_gains)
+    _listwise.release_node(listwise.query_slot, listwise.slot_ints, n_slots)
+    return gain, b
+
+
+@numba.njit
+def sort_events(listwise, n_slots, n_events):
+    """``_sort_events``, callable only from compiled code."""
+    _listwise._sort_events(listwise, n_slots, n_events)
+
+
 def sweep(case, table, max_queries=-1, missing_first=False):
     """prepare_node + listwise_sweep on the case's node.
 
@@ -121,49 +148,28 @@ def sweep(case, table, max_queries=-1, missing_first=False):
     missing", the first (bin -1) the missing rows alone.
 
     Returns (is_constant, best gain in mean NDCG, its bin, {bin: gain} of every cut)."""
-    n_rows, n_queries = len(case["grades"]), len(case["query_weights"])
-    scales = np.zeros(n_queries)
-    total_weight = _listwise.query_scales(
-        case["boundaries"], case["gains"], case["copies"], case["query_weights"], table, scales, np.empty(n_rows)
-    )
     samples = case["node_rows"].copy()
     n = len(samples)
-    query_slot = np.full(n_queries, -1, dtype=np.int64)
-    slot_values = np.empty((n_queries, _listwise.N_SLOT_COLUMNS))
-    slot_ints = np.empty((n_queries, _listwise.N_SLOT_INT_COLUMNS), dtype=np.int64)
-    blocks = np.empty((_listwise.N_BLOCK_FIELDS, n_rows))
-    event_scores, event_blocks = np.empty(n_rows), np.empty(n_rows, dtype=np.int64)
-    rng_state = np.array([1, 2], dtype=np.uint64)
-    tree_blocks, n_query_blocks = tree_blocks_of(case)
-    weights = case["row_weights"][samples]
-    position_slot, position_values = np.empty(n, dtype=np.int64), np.empty((n, _listwise.N_POSITION_COLUMNS))
-    n_slots, n_events, parent_total = _listwise.prepare_node(
-        samples, 0, n, case["node_score"], weights, case["grades"], case["query_of_row"], case["boundaries"],
-        tree_blocks, n_query_blocks, case["gains"], case["copies"], scales, max_queries, rng_state, table,
-        _listwise.discount_horizon(table), query_slot, slot_values, slot_ints, blocks, event_scores, event_blocks,
-        np.empty(n_rows), np.empty(n_rows, dtype=np.int64), *_listwise.event_sort_table(n_rows), position_slot,
-        position_values,
+    listwise = _listwise.new_listwise(
+        1, max_queries, case["query_of_row"], case["boundaries"], case["gains"], case["copies"],
+        case["query_weights"], table, n, MAX_BINS,
     )  # fmt: skip
-    target_sum = (weights * case["grades"][samples]).sum()
+    listwise.tree_blocks[:], listwise.n_query_blocks[:] = tree_blocks_of(case)
+    weights = case["row_weights"][samples]
     candidate_gains = np.full(MAX_BINS + 1, np.nan)
-    order = np.empty((n, 3), dtype=np.int64)
     bins = case["bins"][:, None]
+    order = listwise.order
     constant = _scans.sort_by_bin(bins, 0, samples, 0, n, np.zeros(MAX_BINS, dtype=np.int64), np.zeros(1, dtype=np.uint64), order) == 1
-    gain, b = -np.inf, -1
-    if not constant:
-        if missing_first:
-            missing_bin = bins[samples, 0].max()
-            _listwise._rotate_missing(order, n, int((bins[samples, 0] == missing_bin).sum()), True, missing_bin)
-        gain, b, _ = _listwise.listwise_sweep(
-            order, n, -1, weights, position_slot, position_values, weights.sum(), target_sum, case["node_score"], 1,
-            0.0, table, slot_values, slot_ints, blocks, n_slots, event_scores, event_blocks, n_events, parent_total,
-            np.empty(n_queries + 1, dtype=np.int64), np.empty(n_queries + 1, dtype=np.int64),
-            np.empty(n_queries, dtype=np.int64), np.empty(n_rows + 1, dtype=np.int64), -np.inf, candidate_gains,
-        )  # fmt: skip
-    _listwise.release_node(query_slot, slot_ints, n_slots)
-    assert (query_slot == -1).all()
-    every = {int(c) - 1: g / total_weight for c, g in enumerate(candidate_gains) if not np.isnan(g)}
-    return constant, gain / total_weight, b, every
+    if missing_first and not constant:
+        missing_bin = bins[samples, 0].max()
+        _listwise._rotate_missing(order, n, int((bins[samples, 0] == missing_bin).sum()), True, missing_bin)
+    rng_state = np.array([1, 2], dtype=np.uint64)
+    gain, b = prepare_and_sweep(
+        listwise, samples, case["node_score"], weights, case["grades"], rng_state, candidate_gains, constant
+    )
+    assert (listwise.query_slot == -1).all()
+    every = {int(c) - 1: g * listwise.scale for c, g in enumerate(candidate_gains) if not np.isnan(g)}
+    return constant, gain * listwise.scale, b, every
 
 
 def brute_gains(case, discount, missing_first=False):
@@ -282,13 +288,16 @@ def test_event_sort_is_a_stable_sort_of_the_blocks(slot_scores):
     ends = np.cumsum([len(values) for values in scores])
     slot_ints[:, _listwise.FIRST_BLOCK] = ends - [len(values) for values in scores]
     slot_ints[:, _listwise.END_BLOCK] = ends
-    event_scores, event_blocks = np.full(n_events, np.nan), np.full(n_events, -99, dtype=np.int64)
-    table_scores, table_counts = _listwise.event_sort_table(n_events)
-    _listwise._sort_events(
-        blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, np.empty(n_events),
-        np.empty(n_events, dtype=np.int64), table_scores, table_counts,
+    sizes = [len(values) for values in scores]
+    listwise = _listwise.new_listwise(
+        1, -1, np.repeat(np.arange(n_slots), sizes), np.concatenate(([0], ends)), np.zeros(n_events),
+        np.ones(n_events), np.ones(n_slots), _listwise.cumulative_discounts(n_events + 1), n_events, 1,
     )  # fmt: skip
-    assert (table_counts == -1).all()  # the hash table is left empty for the next node
+    listwise.blocks[:], listwise.slot_ints[:] = blocks, slot_ints
+    listwise.event_scores[:], listwise.event_blocks[:] = np.nan, -99
+    sort_events(listwise, n_slots, np.int64(n_events))
+    event_scores, event_blocks = listwise.event_scores, listwise.event_blocks
+    assert (listwise.table_counts == -1).all()  # the hash table is left empty for the next node
     by_score = np.argsort(blocks[_listwise.SCORE], kind="stable")
     slot_of_block = np.repeat(np.arange(n_slots), [len(values) for values in scores])
     np.testing.assert_array_equal(event_scores, blocks[_listwise.SCORE, by_score])

@@ -457,17 +457,20 @@ def move_to_child(
             )  # fmt: skip
 
 
-@jit(refcounted=False)
-def prepare_node(
-    samples, start, end, node_score, row_weights, leaf_targets, query_of_row, query_boundaries, tree_blocks,
-    n_query_blocks, row_gains, copies, scales, max_queries, rng_state, cumulative_discount, horizon, query_slot,
-    slot_values, slot_ints, blocks, event_scores, event_blocks, spare_scores, spare_blocks, table_scores, table_counts,
-    position_slot, position_values,
-):  # fmt: skip
-    """Per-query structures of one node for the listwise sweeps over its features.
+@jit(refcounted=False, callable_from_python=False)
+def prepare_node(listwise, samples, start, end, node_score, row_weights, leaf_targets, rng_state):
+    """Per-query structures of one node for the listwise sweeps over its features: its
+    scored queries (slots), their outside blocks and those blocks' events in score order.
 
     Parameters
     ----------
+    listwise : Listwise
+        The tree's listwise bundle (``new_listwise``). ``query_slot`` is -1 on entry
+        for every query and holds the slot of each of the node's queries on return
+        (``release_node`` resets it); ``slot_values``, ``slot_ints``, ``blocks``,
+        ``event_scores``, ``event_blocks``, ``position_slot`` and ``position_values``
+        are written (see ``_collect_queries``, ``_fill_positions``,
+        ``_outside_blocks``, ``_sort_events``).
     samples : int64 array
         The node's rows are ``samples[start:end]``.
     node_score : float
@@ -476,40 +479,8 @@ def prepare_node(
         Weights in the order of ``samples``.
     leaf_targets : float64 array of shape (n_rows,)
         The value averaged into leaf scores.
-    query_of_row : int64 array of shape (n_rows,)
-    query_boundaries : int64 array of shape (n_queries + 1,)
-    tree_blocks, n_query_blocks :
-        Every query's blocks over the tree (``start_query_blocks``).
-    row_gains, copies, scales : float64 arrays
-        See ``query_scales``.
-    max_queries : int
-        At most this many of the node's queries (drawn at random) enter the gain
-        (§4.4.2, heuristic 1); -1 for all.
     rng_state : uint64 array of shape (2,)
-    cumulative_discount : float64 array
-    horizon : int
-        ``discount_horizon(cumulative_discount)``: outside blocks starting there or
-        later are worth 0 and left out.
-    query_slot : int64 array of shape (n_queries,)
-        -1 on entry for every query; the slot of each of the node's queries on
-        return (``release_node`` resets it).
-    slot_values, slot_ints : float64 (n_queries, N_SLOT_COLUMNS), int64 (n_queries, N_SLOT_INT_COLUMNS)
-        Output: per-slot state.
-    blocks : float64 array of shape (N_BLOCK_FIELDS, n_rows)
-        Output: outside blocks of every slot (``blocks[field, block]``), scores
-        decreasing within a slot.
-    event_scores, event_blocks : float64, int64 arrays of shape (n_rows,)
-        Output: every block's score and event (its slot and row in ``blocks``, see
-        ``EVENT_SLOT_SHIFT``), scores increasing.
-    spare_scores, spare_blocks : float64, int64 arrays of shape (n_rows,)
-        Scratch of the events' sort.
-    table_scores, table_counts :
-        The events' sort's hash table of distinct scores (``event_sort_table``);
-        counts all -1 on entry, and so left.
-    position_slot, position_values : int64 (n_tree_rows,), float64 (n_tree_rows, N_POSITION_COLUMNS)
-        Output, at the node's positions: the slot of the row's query (-1 when not
-        scored) and the row's copies, copies * gain and weight * leaf target, so the
-        sweeps read no per-row array through ``samples``.
+        Draws the queries kept when ``listwise.max_queries`` is smaller than their number.
 
     Returns
     -------
@@ -518,29 +489,67 @@ def prepare_node(
     parent_total : float
         ``sum over slots of w_q / IDCG_q * E[DCG_q]`` before the split.
     """
+    n_slots = _collect_queries(listwise, samples, start, end)
+    if 0 <= listwise.max_queries < n_slots:
+        n_slots = _sample_queries(listwise, n_slots, rng_state)
+    _fill_positions(listwise, samples, start, end, row_weights, leaf_targets, n_slots)
+    n_events = np.int64(0)  # not a literal 0: ``_sort_events`` would compile for Literal[int](0) too
+    parent_total = 0.0
+    for s in range(n_slots):
+        n_events, value = _outside_blocks(listwise, s, node_score, n_events)
+        parent_total += value
+    _sort_events(listwise, n_slots, n_events)
+    return n_slots, n_events, parent_total
+
+
+@jit(inline="always")
+def _collect_queries(listwise, samples, start, end):
+    """Give every query with scored documents (``query_scales > 0``) among
+    ``samples[start:end]`` a slot, in order of first appearance: ``query_slot[q]`` and
+    ``slot_ints[slot, QUERY]``. Returns their number."""
+    query_of_row, query_slot, slot_ints = listwise.query_of_row, listwise.query_slot, listwise.slot_ints
     n_slots = 0
     for position in range(start, end):
         q = nowrap(query_of_row[nowrap(samples[position])])
-        if scales[q] > 0.0 and query_slot[q] < 0:
+        if listwise.query_scales[q] > 0.0 and query_slot[q] < 0:
             query_slot[q] = n_slots
             slot_ints[n_slots, QUERY] = q
             n_slots += 1
-    if 0 <= max_queries < n_slots:  # keep a random subset of the queries
-        for i in range(max_queries):
-            j = i + _rng.randint(rng_state, n_slots - i)
-            kept = slot_ints[j, QUERY]
-            slot_ints[j, QUERY] = slot_ints[i, QUERY]
-            slot_ints[i, QUERY] = kept
-        for i in range(n_slots):
-            query_slot[slot_ints[i, QUERY]] = i if i < max_queries else -1
-        n_slots = max_queries
+    return n_slots
+
+
+@jit(inline="always")
+def _sample_queries(listwise, n_slots, rng_state):
+    """Keep ``max_queries`` of the ``n_slots`` queries, drawn uniformly without
+    replacement (a partial Fisher-Yates shuffle of the slots; §4.4.2, heuristic 1); the
+    others leave their slots (``query_slot`` -1). Returns the number kept."""
+    slot_ints, max_queries = listwise.slot_ints, listwise.max_queries
+    for i in range(max_queries):
+        j = i + _rng.randint(rng_state, n_slots - i)
+        kept = slot_ints[j, QUERY]
+        slot_ints[j, QUERY] = slot_ints[i, QUERY]
+        slot_ints[i, QUERY] = kept
+    for i in range(n_slots):
+        listwise.query_slot[slot_ints[i, QUERY]] = i if i < max_queries else -1
+    return max_queries
+
+
+@jit(inline="always")
+def _fill_positions(listwise, samples, start, end, row_weights, leaf_targets, n_slots):
+    """Each slot's scale and node copies and gain (``slot_values``), and at every position
+    of the node the slot of its row's query (-1 when not scored) and the row's copies,
+    copies * gain and weight * leaf target (``position_slot``, ``position_values``), so
+    the sweeps read no per-row array through ``samples``."""
+    slot_values, slot_ints = listwise.slot_values, listwise.slot_ints
+    copies, row_gains = listwise.copies, listwise.row_gains
+    position_slot, position_values = listwise.position_slot, listwise.position_values
     for s in range(n_slots):
         for column in range(N_SLOT_COLUMNS):
             slot_values[s, column] = 0.0
-        slot_values[s, SCALE] = scales[slot_ints[s, QUERY]]
+        slot_values[s, SCALE] = listwise.query_scales[slot_ints[s, QUERY]]
     for position in range(start, end):
         row = nowrap(samples[position])
-        s = query_slot[nowrap(query_of_row[row])]
+        s = listwise.query_slot[nowrap(listwise.query_of_row[row])]
         position_slot[position] = s
         position_values[position, COPIES_AT] = copies[row]
         position_values[position, GAIN_AT] = copies[row] * row_gains[row]
@@ -549,72 +558,75 @@ def prepare_node(
             slot_values[nowrap(s), COUNT] += copies[row]
             slot_values[nowrap(s), GAIN] += copies[row] * row_gains[row]
 
-    n_blocks = np.int64(0)  # not a literal 0: ``_sort_events`` would compile for Literal[int](0) too
-    parent_total = 0.0
-    for s in range(n_slots):
-        q = slot_ints[s, QUERY]
-        node_count = slot_values[s, COUNT]
-        first = n_blocks
-        position = 0.0
-        contribution = 0.0
-        shifted = 0.0
-        relevant_only = slot_values[s, GAIN] == 0.0
-        # CD at the block's start, unshifted and shifted: a kept block's end is the
-        # next block's start, so each block looks up two values instead of four.
-        start_value = start_shifted = 0.0
-        fresh = False
-        for k in range(query_boundaries[q], query_boundaries[q] + n_query_blocks[q]):
-            count = tree_blocks[k, BLOCK_COUNT]
-            gain = tree_blocks[k, BLOCK_GAIN]
-            if tree_blocks[k, SCORE] == node_score:  # the node's documents are not outside
-                gain -= slot_values[s, GAIN]
-                if count - node_count <= 1e-9 * count:
-                    continue
-                count -= node_count
-            # Worth 0 wherever the node's parts go: a block without gain when the parts
-            # have none either, and a block starting at or past the NDCG@k cutoff (the
-            # parts can only push it down, and its copies still count in ``position``
-            # and ``OTHERS``, so the parts and blocks above keep their positions).
-            if (relevant_only and gain == 0.0) or position >= horizon:
-                position += count
-                fresh = False
+
+@jit(inline="always")
+def _outside_blocks(listwise, s, node_score, n_blocks):
+    """Slot ``s``'s blocks outside the node, appended to ``blocks`` from row ``n_blocks``:
+    its tree blocks less the node's documents, each with its position and the prefix
+    sums of the contributions before it, unshifted and shifted down by the node's
+    copies of the query; the slot's totals and its value before the split. Returns
+    (the next free row of ``blocks``, the slot's value)."""
+    blocks, slot_values, slot_ints = listwise.blocks, listwise.slot_values, listwise.slot_ints
+    tree_blocks, cumulative_discount, horizon = listwise.tree_blocks, listwise.cumulative_discount, listwise.horizon
+    q = slot_ints[s, QUERY]
+    node_count = slot_values[s, COUNT]
+    first = n_blocks
+    position = 0.0
+    contribution = 0.0
+    shifted = 0.0
+    relevant_only = slot_values[s, GAIN] == 0.0
+    # CD at the block's start, unshifted and shifted: a kept block's end is the
+    # next block's start, so each block looks up two values instead of four.
+    start_value = start_shifted = 0.0
+    fresh = False
+    first_tree_block = listwise.query_boundaries[q]
+    for k in range(first_tree_block, first_tree_block + listwise.n_query_blocks[q]):
+        count = tree_blocks[k, BLOCK_COUNT]
+        gain = tree_blocks[k, BLOCK_GAIN]
+        if tree_blocks[k, SCORE] == node_score:  # the node's documents are not outside
+            gain -= slot_values[s, GAIN]
+            if count - node_count <= 1e-9 * count:
                 continue
-            blocks[SCORE, n_blocks] = tree_blocks[k, SCORE]
-            blocks[BLOCK_COUNT, n_blocks] = count
-            blocks[BLOCK_GAIN, n_blocks] = gain
-            blocks[POSITION, n_blocks] = position
-            blocks[BEFORE, n_blocks] = contribution
-            blocks[BEFORE_SHIFTED, n_blocks] = shifted
-            mean = gain / count
-            blocks[BLOCK_MEAN, n_blocks] = mean
-            if not fresh:
-                start_value = _cumulative(cumulative_discount, position)
-                start_shifted = _cumulative(cumulative_discount, position + node_count)
-            end_value = _cumulative(cumulative_discount, position + count)
-            end_shifted = _cumulative(cumulative_discount, position + node_count + count)
-            contribution += _spread_value(mean, start_value, end_value)
-            shifted += _spread_value(mean, start_shifted, end_shifted)
-            start_value = end_value
-            start_shifted = end_shifted
-            fresh = True
+            count -= node_count
+        # Worth 0 wherever the node's parts go: a block without gain when the parts
+        # have none either, and a block starting at or past the NDCG@k cutoff (the
+        # parts can only push it down, and its copies still count in ``position``
+        # and ``OTHERS``, so the parts and blocks above keep their positions).
+        if (relevant_only and gain == 0.0) or position >= horizon:
             position += count
-            n_blocks += 1
-        slot_ints[s, FIRST_BLOCK] = first
-        slot_ints[s, END_BLOCK] = n_blocks
-        slot_values[s, OTHERS] = position
-        slot_values[s, TOTAL] = contribution
-        slot_values[s, TOTAL_SHIFTED] = shifted
-        value = slot_values[s, SCALE] * query_dcg(
-            blocks, cumulative_discount, first, n_blocks, position, contribution, shifted, node_count,
-            slot_values[s, GAIN], node_score, 0.0, 0.0, node_score,
-        )  # fmt: skip
-        slot_values[s, PARENT] = value
-        parent_total += value
-    _sort_events(
-        blocks, slot_ints, n_slots, n_blocks, event_scores, event_blocks, spare_scores, spare_blocks, table_scores,
-        table_counts,
+            fresh = False
+            continue
+        blocks[SCORE, n_blocks] = tree_blocks[k, SCORE]
+        blocks[BLOCK_COUNT, n_blocks] = count
+        blocks[BLOCK_GAIN, n_blocks] = gain
+        blocks[POSITION, n_blocks] = position
+        blocks[BEFORE, n_blocks] = contribution
+        blocks[BEFORE_SHIFTED, n_blocks] = shifted
+        mean = gain / count
+        blocks[BLOCK_MEAN, n_blocks] = mean
+        if not fresh:
+            start_value = _cumulative(cumulative_discount, position)
+            start_shifted = _cumulative(cumulative_discount, position + node_count)
+        end_value = _cumulative(cumulative_discount, position + count)
+        end_shifted = _cumulative(cumulative_discount, position + node_count + count)
+        contribution += _spread_value(mean, start_value, end_value)
+        shifted += _spread_value(mean, start_shifted, end_shifted)
+        start_value = end_value
+        start_shifted = end_shifted
+        fresh = True
+        position += count
+        n_blocks += 1
+    slot_ints[s, FIRST_BLOCK] = first
+    slot_ints[s, END_BLOCK] = n_blocks
+    slot_values[s, OTHERS] = position
+    slot_values[s, TOTAL] = contribution
+    slot_values[s, TOTAL_SHIFTED] = shifted
+    value = slot_values[s, SCALE] * query_dcg(
+        blocks, cumulative_discount, first, n_blocks, position, contribution, shifted, node_count,
+        slot_values[s, GAIN], node_score, 0.0, 0.0, node_score,
     )  # fmt: skip
-    return n_slots, n_blocks, parent_total
+    slot_values[s, PARENT] = value
+    return n_blocks, value
 
 
 @jit(inline="always")
@@ -657,12 +669,10 @@ def _table_slot(table_scores, table_counts, bits, score):
     return slot
 
 
-@jit(refcounted=False)
-def _sort_events(
-    blocks, slot_ints, n_slots, n_events, event_scores, event_blocks, spare_scores, spare_blocks, table_scores,
-    table_counts,
-):  # fmt: skip
-    """Every outside block's score and event (slot and row in ``blocks``), scores increasing.
+@jit(refcounted=False, callable_from_python=False)
+def _sort_events(listwise, n_slots, n_events):
+    """Every outside block's score and event (slot and row in ``blocks``), scores increasing:
+    ``event_scores`` and ``event_blocks`` of ``listwise``.
 
     A counting sort by distinct score: a node's blocks share few scores (a leaf's
     score recurs in every query with documents in it: three to five blocks per
@@ -677,6 +687,10 @@ def _sort_events(
     blocks read backwards, so equal scores stay in slot order, as a stable sort of
     the blocks would leave them.
     """
+    blocks, slot_ints = listwise.blocks, listwise.slot_ints
+    event_scores, event_blocks = listwise.event_scores, listwise.event_blocks
+    spare_scores, spare_blocks = listwise.spare_scores, listwise.spare_blocks
+    table_scores, table_counts = listwise.table_scores, listwise.table_counts
     bits = 1
     while (1 << bits) < 2 * n_events:
         bits += 1
@@ -865,10 +879,7 @@ def _relation(score, block_score):
 
 
 @jit(inline="always")
-def _cross_blocks(
-    event_scores, event_blocks, n_events, low, high, previous, score, other_score, blocks, cumulative_discount,
-    slot_values, slot_ints, side_slots, n_side, left_side, stamp, listed, n_listed, kept_events,
-):  # fmt: skip
+def _cross_blocks(listwise, n_events, low, high, previous, score, other_score, side_slots, n_side, left_side, stamp, n_listed):
     """Move one child's score from ``previous`` to ``score`` across the node's blocks.
 
     ``[low, high)`` are the events equal to ``previous`` (``_move_score``); the other
@@ -883,12 +894,15 @@ def _cross_blocks(
     blocks outnumber four times the queries with a part on this side
     (``side_slots[:n_side]``), those queries are listed instead: an update costs a
     fraction of a re-evaluation (the factor 4 was the fastest of 1 to 8 tried on
-    ``make_ranking``; ``docs/design.md``, "The listwise criterion"). ``kept_events`` is
-    int64 scratch for one more entry than the events crossed.
+    ``make_ranking``; ``docs/design.md``, "The listwise criterion"). The events kept
+    for an update are gathered in ``spare_blocks``, free during the sweeps.
 
     Returns the change of the running total, the new length of ``listed`` and the
     events equal to ``score``.
     """
+    event_scores, event_blocks, blocks = listwise.event_scores, listwise.event_blocks, listwise.blocks
+    slot_values, slot_ints, listed = listwise.slot_values, listwise.slot_ints, listwise.listed
+    kept_events = listwise.spare_blocks
     crossed_start, crossed_end, low, high = _move_score(event_scores, n_events, low, high, previous, score)
     side = LEFT_PART if left_side else RIGHT_PART
     change = 0.0
@@ -923,7 +937,7 @@ def _cross_blocks(
         if other_score > block_score:
             above += slot_values[s, COUNT] - count
         value_change = slot_values[s, SCALE] * _crossing_change(
-            cumulative_discount, above, count, gain, blocks[BLOCK_COUNT, b], block_gain, blocks[BLOCK_MEAN, b],
+            listwise.cumulative_discount, above, count, gain, blocks[BLOCK_COUNT, b], block_gain, blocks[BLOCK_MEAN, b],
             _relation(previous, block_score), _relation(score, block_score),
         )  # fmt: skip
         slot_values[s, VALUE] += value_change
@@ -937,18 +951,16 @@ def _reaches(previous, score, other):
     return previous != score and min(previous, score) <= other <= max(previous, score)
 
 
-@jit(refcounted=False)
+@jit(refcounted=False, callable_from_python=False)
 def listwise_sweep(
-    order, n_node, skip_bin, row_weights, position_slot, position_values, node_weight,
-    node_target_sum, node_score, min_samples_leaf, min_child_weight, cumulative_discount, slot_values, slot_ints,
-    blocks, n_slots, event_scores, event_blocks, n_events, parent_total, touched,
-    listed, open_slots, kept_events, best_gain, candidate_gains,
+    listwise, lists, n_node, skip_bin, row_weights, node_weight, min_samples_leaf, min_child_weight, best_gain,
+    candidate_gains,
 ):  # fmt: skip
     """Best "bin <= b" of a feature for the listwise criterion (after ``prepare_node``).
 
-    Samples move to the left child in the order of ``order`` (the node's positions
-    and their bins, ``order[:n_node]``, sorted by bin: ``_scans.sort_by_bin``, or
-    with the missing rows first, their bin -1: ``sweep_feature``); at each end of a
+    Samples move to the left child in the order of ``listwise.order`` (the node's
+    positions and their bins, ``order[:n_node]``, sorted by bin: ``_scans.sort_by_bin``,
+    or with the missing rows first, their bin -1: ``sweep_feature``); at each end of a
     run of equal bins the children's scores are the running weighted means of
     ``leaf_targets`` and only the queries listed in the module docstring are
     re-evaluated. The cut before ``skip_bin`` (-1: none) is not evaluated. Returns
@@ -957,31 +969,27 @@ def listwise_sweep(
 
     Parameters
     ----------
+    listwise : Listwise
+        The tree's bundle, its node structures from ``prepare_node``; ``touched``,
+        ``listed``, ``open_slots`` and ``spare_blocks`` are the sweep's scratch.
+    lists : NodeLists
+        The node ``open_node`` prepared.
+    n_node : int
+    skip_bin : int
     row_weights : float64 array of shape (n_tree_rows,)
         Weights in the order of ``samples`` (for the children's scores and
         ``min_child_weight``).
-    position_slot, position_values : see ``prepare_node``
-    node_weight, node_target_sum, node_score : float
-        The node's weight, ``sum w * leaf_target`` and score (their ratio).
-    touched, listed : int64 arrays of shape (n_queries + 1,)
-        Scratch (one spare entry each, for the branch-free appends): queries with a
-        left part, queries to re-evaluate at the next candidate.
-    open_slots : int64 array of shape (n_queries,)
-        Scratch: queries with a right part.
-    kept_events : int64 array of shape (n_events + 1,) at least
-        Scratch of ``_cross_blocks``.
+    node_weight : float
+        The node's weight.
+    min_samples_leaf, min_child_weight, best_gain :
+        See ``_scans.histogram_scan``.
     candidate_gains : None or float64 array of shape (n_bins + 1,)
         When given, receives the gain of every evaluated cut at its bin + 1 (tests
         compare each with a brute-force recomputation); None compiles it away.
-    Others : see ``prepare_node`` and ``_scans.histogram_scan``.
     """
-    for s in range(n_slots):
-        slot_values[s, LEFT_COUNT] = 0.0
-        slot_values[s, LEFT_GAIN] = 0.0
-        slot_values[s, VALUE] = slot_values[s, PARENT]
-        slot_ints[s, STATE] = (-1 << LISTED_SHIFT) | RIGHT_PART  # listed for no candidate; all on the right
-        slot_ints[s, OPEN_INDEX] = s
-        open_slots[s] = s
+    order, position_slot, position_values = listwise.order, listwise.position_slot, listwise.position_values
+    n_slots, n_events, node_score, parent_total = lists.n_slots, lists.n_events, lists.score, lists.parent_total
+    _reset_slots(listwise, n_slots)
     n_open = n_slots
     total = parent_total
     n_touched = 0
@@ -991,8 +999,8 @@ def listwise_sweep(
     left_sum = 0.0
     previous_left = previous_right = node_score  # every query's right part starts as the whole node
     # Events with a score equal to the previous left / right score: [low, high).
-    right_low = left_low = _first_at_least(event_scores, 0, n_events, node_score)
-    right_high = left_high = _first_above(event_scores, 0, n_events, node_score)
+    right_low = left_low = _first_at_least(listwise.event_scores, 0, n_events, node_score)
+    right_high = left_high = _first_above(listwise.event_scores, 0, n_events, node_score)
     best_bin = -1
     best_next = -1
     for rank in range(n_node - 1):
@@ -1007,21 +1015,7 @@ def listwise_sweep(
         left_weight += row_weights[position]
         left_sum += position_values[position, TARGET_AT]
         if position_slot[position] >= 0:
-            s = nowrap(position_slot[position])
-            left_count = slot_values[s, LEFT_COUNT]
-            touched[n_touched] = s  # kept only for the query's first move (no branch: ``_list_once``)
-            n_touched += int(left_count == 0.0)
-            left_count += position_values[position, COPIES_AT]
-            slot_values[s, LEFT_COUNT] = left_count
-            slot_values[s, LEFT_GAIN] += position_values[position, GAIN_AT]
-            slot_ints[s, STATE] |= LEFT_PART * int(left_count > 0.0)
-            if left_count >= slot_values[s, COUNT]:  # no right part left: swap-remove
-                slot_ints[s, STATE] &= ~RIGHT_PART
-                n_open -= 1
-                last = open_slots[n_open]
-                open_slots[slot_ints[s, OPEN_INDEX]] = last
-                slot_ints[last, OPEN_INDEX] = slot_ints[s, OPEN_INDEX]
-            n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
+            n_touched, n_open, n_listed = _move_left(listwise, position, stamp, n_touched, n_open, n_listed)
         b = order[rank, 1]
         next_bin = order[rank + 1, 1]
         if next_bin == b or next_bin == skip_bin:
@@ -1035,7 +1029,7 @@ def listwise_sweep(
         ):
             continue
         left_score = left_sum / left_weight
-        right_score = (node_target_sum - left_sum) / right_weight
+        right_score = (lists.target_sum - left_sum) / right_weight
         # The left score moves first, then the right one. Where a moving score
         # reaches or leaves the other's, the queries with both parts see their
         # parts swap, merge or part: those are re-evaluated (a query with one part
@@ -1043,10 +1037,7 @@ def listwise_sweep(
         if stamp > 0 and (
             _reaches(previous_left, left_score, previous_right) or _reaches(previous_right, right_score, left_score)
         ):
-            for k in range(n_touched):
-                s = nowrap(touched[k])
-                if slot_ints[s, STATE] & RIGHT_PART:  # a right part too: a lone part is blind to the other score
-                    n_listed = _list_once(slot_ints, s, stamp, listed, n_listed)
+            n_listed = _list_both_parts(listwise, n_touched, stamp, n_listed)
         # Blocks crossed by the left score (at the first candidate every query with
         # a left part is listed already, as moved), then by the right score. One call
         # site in a loop: the crossing code is inlined once (inlined twice it costs
@@ -1056,14 +1047,13 @@ def listwise_sweep(
             left_side = side == 0
             if left_side:
                 low, high, previous, score, other = left_low, left_high, previous_left, left_score, previous_right
-                side_slots, n_side = touched, n_touched
+                side_slots, n_side = listwise.touched, n_touched
             else:
                 low, high, previous, score, other = right_low, right_high, previous_right, right_score, left_score
-                side_slots, n_side = open_slots, n_open
+                side_slots, n_side = listwise.open_slots, n_open
             change, n_listed, low, high = _cross_blocks(
-                event_scores, event_blocks, n_events, low, high, previous, score, other, blocks, cumulative_discount,
-                slot_values, slot_ints, side_slots, n_side, left_side, stamp, listed, n_listed, kept_events,
-            )  # fmt: skip
+                listwise, n_events, low, high, previous, score, other, side_slots, n_side, left_side, stamp, n_listed
+            )
             if left_side:
                 left_low, left_high = low, high
             else:
@@ -1071,23 +1061,7 @@ def listwise_sweep(
             total += change
         span_low = min(left_score, right_score, previous_left, previous_right)
         span_high = max(left_score, right_score, previous_left, previous_right)
-        for k in range(n_listed):
-            if k + 4 < n_listed:  # listed queries are scattered over the slots: ask for one ahead
-                ahead = listed[k + 4]
-                prefetch(slot_values, (ahead, 0))
-                prefetch(blocks, (SCORE, (slot_ints[ahead, FIRST_BLOCK] + slot_ints[ahead, END_BLOCK]) >> 1))
-            s = nowrap(listed[k])
-            if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
-                continue
-            left_count = slot_values[s, LEFT_COUNT]
-            left_gain = slot_values[s, LEFT_GAIN]
-            value = slot_values[s, SCALE] * query_dcg(
-                blocks, cumulative_discount, slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK],
-                slot_values[s, OTHERS], slot_values[s, TOTAL], slot_values[s, TOTAL_SHIFTED], left_count, left_gain,
-                left_score, slot_values[s, COUNT] - left_count, slot_values[s, GAIN] - left_gain, right_score,
-            )  # fmt: skip
-            total += value - slot_values[s, VALUE]
-            slot_values[s, VALUE] = value
+        total = _reevaluate_listed(listwise, n_listed, left_score, right_score, span_low, span_high, total)
         n_listed = 0
         previous_left = left_score
         previous_right = right_score
@@ -1100,6 +1074,82 @@ def listwise_sweep(
             best_bin = b
             best_next = next_bin
     return best_gain, best_bin, best_next
+
+
+@jit(inline="always")
+def _reset_slots(listwise, n_slots):
+    """Every slot before the first move: nothing on the left, its value the parent's, not
+    listed, all of its documents on the right (so every slot is open)."""
+    slot_values, slot_ints = listwise.slot_values, listwise.slot_ints
+    for s in range(n_slots):
+        slot_values[s, LEFT_COUNT] = 0.0
+        slot_values[s, LEFT_GAIN] = 0.0
+        slot_values[s, VALUE] = slot_values[s, PARENT]
+        slot_ints[s, STATE] = (-1 << LISTED_SHIFT) | RIGHT_PART  # listed for no candidate; all on the right
+        slot_ints[s, OPEN_INDEX] = s
+        listwise.open_slots[s] = s
+
+
+@jit(inline="always")
+def _move_left(listwise, position, stamp, n_touched, n_open, n_listed):
+    """Move the document at ``position`` (of a scored query) to the left child: its slot's
+    left part grows, the slot joins ``touched`` at its first move and leaves the open
+    slots at its last, and is listed for re-evaluation. Returns the new lengths of
+    ``touched``, the open slots and ``listed``."""
+    slot_values, slot_ints, open_slots = listwise.slot_values, listwise.slot_ints, listwise.open_slots
+    s = nowrap(listwise.position_slot[position])
+    left_count = slot_values[s, LEFT_COUNT]
+    listwise.touched[n_touched] = s  # kept only for the query's first move (no branch: ``_list_once``)
+    n_touched += int(left_count == 0.0)
+    left_count += listwise.position_values[position, COPIES_AT]
+    slot_values[s, LEFT_COUNT] = left_count
+    slot_values[s, LEFT_GAIN] += listwise.position_values[position, GAIN_AT]
+    slot_ints[s, STATE] |= LEFT_PART * int(left_count > 0.0)
+    if left_count >= slot_values[s, COUNT]:  # no right part left: swap-remove
+        slot_ints[s, STATE] &= ~RIGHT_PART
+        n_open -= 1
+        last = open_slots[n_open]
+        open_slots[slot_ints[s, OPEN_INDEX]] = last
+        slot_ints[last, OPEN_INDEX] = slot_ints[s, OPEN_INDEX]
+    n_listed = _list_once(slot_ints, s, stamp, listwise.listed, n_listed)
+    return n_touched, n_open, n_listed
+
+
+@jit(inline="always")
+def _list_both_parts(listwise, n_touched, stamp, n_listed):
+    """List the touched queries that still have a right part (both children hold some of
+    their documents); returns the new length of ``listed``."""
+    for k in range(n_touched):
+        s = nowrap(listwise.touched[k])
+        if listwise.slot_ints[s, STATE] & RIGHT_PART:  # a right part too: a lone part is blind to the other score
+            n_listed = _list_once(listwise.slot_ints, s, stamp, listwise.listed, n_listed)
+    return n_listed
+
+
+@jit(inline="always")
+def _reevaluate_listed(listwise, n_listed, left_score, right_score, span_low, span_high, total):
+    """Recompute the value of every listed query that can change (``_cannot_change``) at
+    the children's scores ``left_score`` and ``right_score``; returns ``total`` with the
+    changes added one by one."""
+    slot_values, slot_ints, blocks, listed = listwise.slot_values, listwise.slot_ints, listwise.blocks, listwise.listed
+    for k in range(n_listed):
+        if k + 4 < n_listed:  # listed queries are scattered over the slots: ask for one ahead
+            ahead = listed[k + 4]
+            prefetch(slot_values, (ahead, 0))
+            prefetch(blocks, (SCORE, (slot_ints[ahead, FIRST_BLOCK] + slot_ints[ahead, END_BLOCK]) >> 1))
+        s = nowrap(listed[k])
+        if _cannot_change(blocks, slot_values, slot_ints, s, span_low, span_high):
+            continue
+        left_count = slot_values[s, LEFT_COUNT]
+        left_gain = slot_values[s, LEFT_GAIN]
+        value = slot_values[s, SCALE] * query_dcg(
+            blocks, listwise.cumulative_discount, slot_ints[s, FIRST_BLOCK], slot_ints[s, END_BLOCK],
+            slot_values[s, OTHERS], slot_values[s, TOTAL], slot_values[s, TOTAL_SHIFTED], left_count, left_gain,
+            left_score, slot_values[s, COUNT] - left_count, slot_values[s, GAIN] - left_gain, right_score,
+        )  # fmt: skip
+        total += value - slot_values[s, VALUE]
+        slot_values[s, VALUE] = value
+    return total
 
 
 # --- the interface the builder and the splitter use ------------------------------------
@@ -1215,13 +1265,8 @@ def single_grade(statistics):
 def open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state):
     """``prepare_node`` for the node ``rows.samples[start:end]`` of score ``score``; the sweeps follow."""
     n_slots, n_events, parent_total = prepare_node(
-        rows.samples, start, end, score, rows.weights, leaf_targets, listwise.query_of_row, listwise.query_boundaries,
-        listwise.tree_blocks, listwise.n_query_blocks, listwise.row_gains, listwise.copies, listwise.query_scales,
-        listwise.max_queries, rng_state, listwise.cumulative_discount, listwise.horizon, listwise.query_slot,
-        listwise.slot_values, listwise.slot_ints, listwise.blocks, listwise.event_scores, listwise.event_blocks,
-        listwise.spare_scores, listwise.spare_blocks, listwise.table_scores, listwise.table_counts,
-        listwise.position_slot, listwise.position_values,
-    )  # fmt: skip
+        listwise, rows.samples, start, end, score, rows.weights, leaf_targets, rng_state
+    )
     return NodeLists(n_slots, n_events, parent_total, target_sum, score)
 
 
@@ -1252,11 +1297,8 @@ def sweep_feature(X_binned, feature, missing_bin, rows, node, params, listwise, 
             _rotate_missing(order, n_node, n_missing, leading, missing_bin)
         skip_bin = missing_bin if not (leading or cut_before_missing) else -1
         gain, b, after = listwise_sweep(
-            order, n_node, skip_bin, rows.weights, listwise.position_slot, listwise.position_values, node.weight,
-            lists.target_sum, lists.score, params.min_samples_leaf, params.min_child_weight,
-            listwise.cumulative_discount, listwise.slot_values, listwise.slot_ints, listwise.blocks, lists.n_slots,
-            listwise.event_scores, listwise.event_blocks, lists.n_events, lists.parent_total, listwise.touched,
-            listwise.listed, listwise.open_slots, listwise.spare_blocks, best_gain, None,
+            listwise, lists, n_node, skip_bin, rows.weights, node.weight, params.min_samples_leaf,
+            params.min_child_weight, best_gain, None,
         )  # fmt: skip
         if after >= 0:
             best_gain, best_bin, best_next, missing = gain, b, after, int(leading)
