@@ -244,7 +244,7 @@ def _part_value(blocks, cumulative_discount, j, end, others, shift, count, gain,
     return _block_value(cumulative_discount, start, count, gain), j
 
 
-@jit(inline="always")
+@jit(refcounted=False, callable_from_python=False)
 def query_dcg(
     blocks, cumulative_discount, first, end, others, total, total_shifted, count_a, gain_a, score_a, count_b, gain_b,
     score_b,
@@ -255,6 +255,11 @@ def query_dcg(
     ``total``/``total_shifted`` are their summed contributions, in place and moved
     down by the node's copies. A part with no copies is absent; parts with equal
     scores are one block.
+
+    A kernel of its own, not inlined: numba copied its IR into both callers (a slot's
+    value before the split, the sweep's re-evaluations), and those copies were a large
+    share of the listwise estimators' cold compile; called, it costs no time per tree
+    (``docs/design.md``, "Numba rules").
     """
     if count_a <= 0.0 or count_b <= 0.0 or score_a == score_b:
         count = count_a + count_b
