@@ -38,12 +38,39 @@ def test_row_ranges_tile_the_rows_in_aligned_ranges(n_rows, n_jobs, min_rows, al
 
 
 @pytest.mark.parametrize("backend", LOCAL_BACKENDS)
-def test_thread_count_follows_n_jobs_and_the_configured_n_jobs_not_the_backend(backend):
+def test_thread_count_follows_n_jobs_and_the_configured_n_jobs_not_the_backend(backend, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     with joblib.parallel_config(backend=backend):
-        assert [thread_count(n) for n in (None, 1, 2)] == [1, 1, 2]
-        assert thread_count(-1) == joblib.cpu_count()
+        assert [thread_count(n) for n in (1, 2)] == [1, 2]
+        assert thread_count(None) == thread_count(-1) == joblib.cpu_count()  # None: every core
+    with joblib.parallel_config(backend=backend, n_jobs=1):
+        assert thread_count(None) == 1
     with joblib.parallel_config(backend=backend, n_jobs=2):
         assert thread_count(None) == 2
+
+
+@pytest.mark.parametrize("limit, expected", [("1", 1), ("3", 3), ("", None), ("0", None), ("many", None)])
+def test_n_jobs_none_honours_the_thread_limit_of_joblibs_workers(limit, expected, monkeypatch):
+    """joblib's process workers get OMP_NUM_THREADS (their share of the cores); n_jobs=None keeps to it,
+    an explicit n_jobs does not, and a missing or unusable value means every core."""
+    monkeypatch.setenv("OMP_NUM_THREADS", limit)
+    assert thread_count(None) == (joblib.cpu_count() if expected is None else expected)
+    assert thread_count(2) == 2
+
+
+def test_n_jobs_none_runs_boosting_kernels_on_every_core(monkeypatch):
+    """The boosting fit's numba thread count under n_jobs=None is every core numba has (and is restored)."""
+    import numba
+
+    from forestrank.ensemble._boosting import numba_threads
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = numba.get_num_threads()
+    with numba_threads(1):
+        assert numba.get_num_threads() == 1
+    with numba_threads(None):
+        assert numba.get_num_threads() == min(joblib.cpu_count(), numba.config.NUMBA_NUM_THREADS)
+    assert numba.get_num_threads() == before
 
 
 @pytest.fixture(scope="module")

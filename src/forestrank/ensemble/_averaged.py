@@ -39,6 +39,9 @@ class AveragedRanker(BaseRanker):
         process backend): a member's own numba-parallel kernels must not run in
         several threads of one process, so under a thread or cluster backend the
         members are fitted one after another. Each member keeps its own ``n_jobs``.
+        ``None`` fits one member at a time (joblib's default), each on every core by
+        its own default; a number of processes and members with ``n_jobs=1`` split
+        the cores between members instead.
     random_state : int, RandomState or None, default=None
 
     Attributes

@@ -785,7 +785,11 @@ class LambdaMART(BaseBoostingRanker):
     eval_at : int, default=10
         Cutoff of the NDCG (package default convention) recorded per iteration.
     n_jobs : int or None, default=None
-        Threads of the gradient kernels and of prediction.
+        Threads (numba's) of the gradient and histogram kernels, of binning and of
+        prediction; the model does not depend on it. ``None`` means every core, as
+        scikit-learn's ``HistGradientBoosting*``, ``LGBMRanker`` and ``XGBRanker`` by
+        default, unless ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS``
+        (which joblib sets in its process workers) sets fewer; -1 every core.
     random_state : int, RandomState or None, default=None
     verbose : int, default=0
         Print train/validation NDCG and elapsed time every 10 iterations

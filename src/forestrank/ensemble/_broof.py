@@ -152,7 +152,8 @@ class BROOF(BaseRanker):
         an out-of-bag prediction, on every validation row, or never.
     n_jobs : int or None, default=None
         Threads over each forest's trees (and over rows at prediction); the model
-        does not depend on it.
+        does not depend on it. ``None`` means every core unless
+        ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS`` sets fewer.
     random_state : int, RandomState or None, default=None
         Seeds every round's forest (and ``init_weights="random"``).
     verbose : int, default=0

@@ -521,13 +521,16 @@ class RFPointRanker(BaseForestRanker):
         0 (the default) gives the cost-oblivious forest, bitwise.
     cost_wave_size : int or None, default=None
         With costs, trees grow in waves of this many trees, each wave seeing the
-        features the waves before it used; None: the threads of ``n_jobs``, so set it
-        for the same forest with any ``n_jobs``.
+        features the waves before it used; None: the threads of ``n_jobs`` (with
+        ``n_jobs=None`` the machine's cores), so set it for the same forest with any
+        ``n_jobs`` on any machine.
     oob_score : bool, default=False
         Compute out-of-bag predictions and their NDCG@10.
     n_jobs : int or None, default=None
         Threads over trees (over columns and rows when binning, over rows at
-        prediction); ``None`` means 1, -1 all cores.
+        prediction). ``None`` means every core, as for the boosted rankers, unless
+        ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS`` (which joblib
+        sets in its process workers) sets fewer; -1 every core.
     random_state : int, RandomState or None, default=None
         The model is identical for any ``n_jobs`` given the same value.
     verbose : int, default=0

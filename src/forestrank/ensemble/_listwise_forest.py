@@ -129,6 +129,8 @@ class RFListRanker(BaseForestRanker):
         penalty is the whole range of the mean expected NDCG (``docs/costs.md``).
     oob_score : bool, default=False
     n_jobs : int or None, default=None
+        As in ``RFPointRanker``: ``None`` means every core unless
+        ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS`` sets fewer.
     random_state : int, RandomState or None, default=None
     verbose : int, default=0
     warm_start : bool, default=False

@@ -13,6 +13,7 @@ Two kinds of parallel work, under whatever ``joblib.parallel_config`` the caller
   (:func:`ordered_parallel`).
 """
 
+import os
 from collections.abc import Iterable
 
 import numpy as np
@@ -20,15 +21,32 @@ from joblib import Parallel, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
 
 
-def thread_count(n_jobs: int | None) -> int:
-    """Threads a shared-memory ``Parallel(n_jobs)`` runs under the active joblib config.
+def resolve_n_jobs(n_jobs: int | None) -> int:
+    """What an estimator's ``n_jobs`` asks for, in joblib's terms (-1: every core).
 
-    ``None`` means 1 unless ``joblib.parallel_config(n_jobs=...)`` says otherwise,
-    negative values count back from the number of cores (joblib's convention), and a
+    ``None`` means every core, as scikit-learn's histogram gradient boosting, LightGBM
+    and XGBoost use by default, with two limits a user or a caller sets: the
+    ``n_jobs`` of ``joblib.parallel_config``, and ``OMP_NUM_THREADS``, which joblib
+    sets in its process workers (a grid search's fits then share the cores instead of
+    each taking all of them) and which OpenMP programs honour.
+    """
+    if n_jobs is not None:
+        return n_jobs
+    _, configured = get_active_backend()
+    if configured is not None:
+        return configured
+    limit = os.environ.get("OMP_NUM_THREADS", "")
+    return int(limit) if limit.isdigit() and int(limit) > 0 else -1
+
+
+def thread_count(n_jobs: int | None) -> int:
+    """Threads a shared-memory ``Parallel(n_jobs)`` runs (``resolve_n_jobs``).
+
+    Negative values count back from the number of cores (joblib's convention), and a
     configured process or cluster backend does not change the count.
     """
     with parallel_config(backend="threading"):
-        return effective_n_jobs(n_jobs)
+        return effective_n_jobs(resolve_n_jobs(n_jobs))
 
 
 def run_in_threads(tasks: Iterable, n_jobs: int | None) -> list:
@@ -45,7 +63,7 @@ def ordered_parallel(n_jobs: int | None) -> Parallel:
     """
     backend, _ = get_active_backend(prefer="threads")
     return_as = "generator" if getattr(backend, "supports_return_generator", False) else "list"
-    return Parallel(n_jobs=n_jobs, prefer="threads", return_as=return_as)
+    return Parallel(n_jobs=resolve_n_jobs(n_jobs), prefer="threads", return_as=return_as)
 
 
 def row_ranges(n_rows: int, n_jobs: int | None, min_rows: int, align: int = 1) -> list[tuple[int, int]]:
