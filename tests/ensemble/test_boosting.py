@@ -271,3 +271,64 @@ def test_cost_penalty_without_feature_costs_is_refused():
     X, y, qid = make_ranking(10, (5, 8), 4, random_state=0)
     with pytest.raises(ValueError, match="cost_penalty=0.1 needs feature_costs"):
         LambdaMART(n_estimators=2, cost_penalty=0.1).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize("estimator", [LambdaMART, PLRank])
+@pytest.mark.parametrize("fraction", [0.2, 0.5])
+def test_feature_fraction_trees_split_only_on_their_iterations_features(data, estimator, fraction):
+    """Each iteration's trees split only on the features drawn for it, the draws differ
+    between iterations, and the model does not depend on the thread count."""
+    from forestrank.ensemble._sampling import TREE_FEATURES, stream
+
+    X, y, qid = data
+    model = estimator(n_estimators=6, feature_fraction=fraction, random_state=3, n_jobs=1).fit(X, y, qid=qid)
+    n_drawn = max(1, round(fraction * X.shape[1]))
+    draws = []
+    for iteration, tree in enumerate(model.trees_):
+        drawn = set(stream(model._entropy, (iteration, TREE_FEATURES)).choice(X.shape[1], n_drawn, replace=False).tolist())
+        split_on = set(tree.nodes["feature"][tree.nodes["feature"] >= 0].tolist())
+        assert split_on and split_on <= drawn
+        draws.append(frozenset(drawn))
+    assert len(set(draws)) > 1
+    threaded = estimator(n_estimators=6, feature_fraction=fraction, random_state=3, n_jobs=2).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(threaded.predict(X), model.predict(X))
+
+
+def test_feature_fraction_one_is_the_unsampled_model_and_bad_values_are_refused(data):
+    X, y, qid = data
+    plain = LambdaMART(n_estimators=4, random_state=0).fit(X, y, qid=qid)
+    whole = LambdaMART(n_estimators=4, feature_fraction=1.0, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(whole.predict(X), plain.predict(X))
+    for bad in (0.0, 1.5, "half"):
+        with pytest.raises(ValueError, match="feature_fraction"):
+            LambdaMART(n_estimators=2, feature_fraction=bad).fit(X, y, qid=qid)
+
+
+def test_node_feature_sampling_pools_histograms_and_matches_the_unpooled_search(data):
+    """With max_features < n_features the boosting fit keeps its histogram pool (sibling
+    subtraction); every node draws and searches the same features as without the pool, so
+    the trees split on the same features at the same bins up to the subtraction's rounding."""
+    from forestrank._tree import _grow
+
+    X, y, qid = data
+    model = LambdaMART(n_estimators=3, max_features=0.5, random_state=0, n_jobs=1)
+    original = _grow.histogram_pool
+    unpooled = []
+
+    def without_pool(*args, **kwargs):
+        kwargs["sampled_features"] = False
+        unpooled.append(original(*args, **kwargs))
+        return unpooled[-1]
+
+    pooled = clone(model).fit(X, y, qid=qid)
+    import forestrank.ensemble._boosting as boosting
+
+    boosting.histogram_pool, saved = without_pool, boosting.histogram_pool
+    try:
+        reference = clone(model).fit(X, y, qid=qid)
+    finally:
+        boosting.histogram_pool = saved
+    assert unpooled == [None]  # the reference really searched without a pool
+    for a, b in zip(pooled.trees_, reference.trees_):
+        np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
+        np.testing.assert_allclose(a.nodes["threshold"], b.nodes["threshold"], rtol=1e-9, atol=1e-12)

@@ -131,18 +131,27 @@ def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
     return capacity
 
 
-def histogram_pool(data: TrainingSet, params: TreeParams, n_tree_rows: int, dtype: type = FLOAT_DTYPE) -> np.ndarray | None:
+def histogram_pool(
+    data: TrainingSet, params: TreeParams, n_tree_rows: int, dtype: type = FLOAT_DTYPE, sampled_features: bool = False
+) -> np.ndarray | None:
     """The tree's histogram pool (``_histograms.histogram_pool``), or None where it does not apply.
 
     Listwise trees and the sorted sweep search without one; a pool serves every tree
-    of a fit grown one at a time (boosting).
+    of a fit grown one at a time (boosting). ``sampled_features``: pool even when the
+    nodes sample features (``max_features``) or the tree uses a subset of them: every
+    feature's histograms are summed, those a node does not draw are never read, and
+    the sibling subtraction still halves the fills. Boosting asks for it, as LightGBM
+    keeps its histograms under ``feature_fraction`` and ``feature_fraction_bynode``;
+    forests, whose trees each sample their own rows, do not.
     """
     if params.listwise_depth > 0 or params.sorted_sweep:
         return None
     max_frontier = params.max_leaf_nodes if params.max_leaf_nodes > 0 else n_tree_rows
+    n_features = data.X_binned.shape[1]
     return _histograms.histogram_pool(
-        params.criterion, data.X_binned.shape[1], data.bin_thresholds.shape[1], params.max_features, max_frontier, dtype
-    )
+        params.criterion, n_features, data.bin_thresholds.shape[1], n_features if sampled_features else params.max_features,
+        max_frontier, dtype,
+    )  # fmt: skip
 
 
 class TreeMemory:
@@ -276,6 +285,7 @@ def grow_tree(
     memory: TreeMemory | None = None,
     node_store: NodeStore | None = None,
     feature_penalty: np.ndarray | None = None,
+    features: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -289,7 +299,9 @@ def grow_tree(
     allocates its own. ``node_store`` keeps the
     finished tree's nodes (a forest's ``NodeStore``); by default an array of their own.
     ``feature_penalty`` (float64, one per feature) is ``lambda * c(f)`` of each feature
-    the tree does not get for free (``docs/costs.md``); None: no cost.
+    the tree does not get for free (``docs/costs.md``); None: no cost. ``features``
+    (int, distinct) are the only features the tree may split on (a per-tree feature
+    fraction); None: all. Each node then draws its ``max_features`` among them.
     """
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
@@ -301,6 +313,9 @@ def grow_tree(
     memory.reserve(len(samples))
     capacity = memory.capacity
     work = memory.fresh_workspace()
+    if features is not None:  # a view of the workspace's own array: the builder's signature stays the same
+        work.features[: len(features)] = features
+        work = work._replace(features=work.features[: len(features)])
     if feature_penalty is None:
         work.feature_penalty[:] = 0.0
     else:

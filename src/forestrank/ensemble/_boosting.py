@@ -69,6 +69,7 @@ from ._sampling import (
     ROUNDING,
     ROWS,
     TREE,
+    TREE_FEATURES,
     draw_counts,
     resolve_count,
     resolve_max_features,
@@ -274,6 +275,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             StrOptions({"sqrt", "log2", "log2+1"}),
             None,
         ],
+        "feature_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
@@ -352,8 +354,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
                 self._compute_gradients(state)
                 weights = state.base_weight * self._subsample_mask(iteration, state.query_of_row)
+                features = self._tree_features(iteration, state.X.shape[1])
                 for output in range(n_outputs):
-                    self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty))
+                    self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty, features))
                 self._check_finite(state.raw, iteration)
                 costs.pay_for(self.trees_[-n_outputs:])
                 self._score_evals(state, iteration, time.perf_counter() - start)
@@ -410,7 +413,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         numba thread count, which the parameters record)."""
         levels = self.quantized_gradients
         params = self._tree_params(len(state.y), state.X.shape[1])
-        pool = histogram_pool(state.training, params, len(state.y), FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE)
+        dtype = FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE
+        pool = histogram_pool(state.training, params, len(state.y), dtype, sampled_features=True)
         return _TreeGrower(params, pool, TreeMemory(state.training, params))
 
     def _feature_costs(self, n_features: int) -> FeatureCosts:
@@ -434,7 +438,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _boost_output(
         self, state: "_Boosting", grower: "_TreeGrower", iteration: int, output: int, weights: np.ndarray,
-        penalty: np.ndarray | None,
+        penalty: np.ndarray | None, features: np.ndarray | None,
     ) -> Tree:  # fmt: skip
         """Grow one output's tree on its gradients, set its leaves to their Newton steps and add
         it to the scores of every set."""
@@ -456,7 +460,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
         tree = grow_tree(
             state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
-            memory=grower.memory, feature_penalty=penalty,
+            memory=grower.memory, feature_penalty=penalty, features=features,
         )  # fmt: skip
         grown = row_leaf >= 0
         if levels is not None:  # back to the units of the exact gradients
@@ -594,6 +598,15 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         rng = stream(self._entropy, (iteration, ROWS))
         return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
 
+    def _tree_features(self, iteration: int, n_features: int) -> np.ndarray | None:
+        """The features this iteration's trees may split on: ``feature_fraction`` of them
+        (at least one), drawn without replacement; None for all."""
+        if self.feature_fraction >= 1.0:
+            return None
+        n_drawn = max(1, int(round(self.feature_fraction * n_features)))
+        drawn = stream(self._entropy, (iteration, TREE_FEATURES)).choice(n_features, n_drawn, replace=False)
+        return np.sort(drawn).astype(np.int32)
+
     def _rounding_rng(self, iteration: int, output: int) -> np.random.Generator:
         """The stochastic rounding draws of one tree's quantized gradients."""
         return stream(self._entropy, (iteration, ROUNDING, output))
@@ -716,8 +729,16 @@ class LambdaMART(BaseBoostingRanker):
         without replacement for each tree (stochastic gradient boosting, SGBRT).
     subsample_level : {"query", "document"}, default="query"
     max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default=None
-        Features examined per split (kSGBRT); ``None`` examines all of them and
-        enables the histogram subtraction.
+        Features examined per split (kSGBRT; scikit-learn's ``max_features`` of its
+        histogram boosting, LightGBM's ``feature_fraction_bynode``), drawn at every node
+        among the tree's features; ``None`` examines all of them. Either way the
+        histograms of every feature are kept per node and the larger child's come from
+        the sibling subtraction.
+    feature_fraction : float in (0, 1], default=1.0
+        Fraction of the features each iteration's trees may split on (at least one),
+        drawn anew every iteration: LightGBM's ``feature_fraction``, XGBoost's
+        ``colsample_bytree``. Combined with ``max_features``, a node draws among the
+        tree's features.
     max_bins : int in [2, 255] or None, default=255
     missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
@@ -873,6 +894,7 @@ class LambdaMART(BaseBoostingRanker):
         subsample: float = 1.0,
         subsample_level: str = "query",
         max_features: int | float | str | None = None,
+        feature_fraction: float = 1.0,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
@@ -907,6 +929,7 @@ class LambdaMART(BaseBoostingRanker):
         self.subsample = subsample
         self.subsample_level = subsample_level
         self.max_features = max_features
+        self.feature_fraction = feature_fraction
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
@@ -983,7 +1006,7 @@ class PLRank(BaseBoostingRanker):
         order is arbitrary); an extension, off by default (the paper models all
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
-    l2_regularization, min_gain_to_split, split_gain, subsample, max_features,
+    l2_regularization, min_gain_to_split, split_gain, subsample, max_features, feature_fraction,
     max_bins, missing_direction, quantized_gradients, feature_costs, cost_penalty, init, validation_fraction,
     n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
@@ -1030,6 +1053,7 @@ class PLRank(BaseBoostingRanker):
         split_gain: str = "newton",
         subsample: float = 1.0,
         max_features: int | float | str | None = None,
+        feature_fraction: float = 1.0,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
@@ -1058,6 +1082,7 @@ class PLRank(BaseBoostingRanker):
         self.split_gain = split_gain
         self.subsample = subsample
         self.max_features = max_features
+        self.feature_fraction = feature_fraction
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients

@@ -15,8 +15,9 @@ import numpy as np
 # Per tree (or boosting iteration) ``index``: ``(index, ROWS)`` draws its rows, ``(index,
 # TREE[, output])`` its candidate features and RF-rand cuts, ``(index, PARTITION)`` the
 # partition a tree of a query-partitioned fit grows on, ``(index, ROUNDING, output)`` the
-# stochastic rounding of quantized gradients (boosting has no partitions).
-ROWS, TREE, PARTITION, ROUNDING = 0, 1, 2, 2
+# stochastic rounding of quantized gradients (boosting has no partitions), ``(index,
+# TREE_FEATURES)`` the features a boosting iteration's trees may split on.
+ROWS, TREE, PARTITION, ROUNDING, TREE_FEATURES = 0, 1, 2, 2, 3
 # BROOF's round ``t`` seeds its forest from ``(t,)``.
 # Per fit: boosting's validation hold-out and BROOF's random initial weights (two
 # estimators, one key); PLRank's sampled rankings; with a partition index, the rows a
