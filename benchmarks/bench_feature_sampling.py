@@ -31,48 +31,39 @@ SETTINGS = {
 }
 
 
+def _fitter(make_model, grouping: str):
+    """fit(X, y, qid, group_sizes) -> training scores, for a model passed ``qid=`` or ``group=``."""
+
+    def fit(X, y, qid, sizes):
+        model = make_model()
+        model.fit(X, y, **({"qid": qid} if grouping == "qid" else {"group": sizes}))
+        return model.predict(X)
+
+    return fit
+
+
 def contenders(iterations: int) -> dict:
-    """name -> (setting, fit(X, y, qid, group_sizes) -> scores of X)."""
+    """(name, setting) -> fit(X, y, qid, group_sizes) -> scores of X."""
     import lightgbm
     import xgboost
 
     from forestrank import LambdaMART
 
-    def ours(params):
-        def fit(X, y, qid, sizes):
-            model = LambdaMART(
-                n_estimators=iterations, learning_rate=0.05, max_leaf_nodes=31, min_samples_leaf=20, n_jobs=2,
-                random_state=0, **params,
-            ).fit(X, y, qid=qid)  # fmt: skip
-            return model.predict(X)
-
-        return fit
-
-    def lgbm(params):
-        def fit(X, y, qid, sizes):
-            model = lightgbm.LGBMRanker(
-                n_estimators=iterations, learning_rate=0.05, num_leaves=31, min_child_samples=20, n_jobs=2,
-                random_state=0, verbose=-1, **params,
-            ).fit(X, y, group=sizes)  # fmt: skip
-            return model.predict(X)
-
-        return fit
-
-    def xgb(params):
-        def fit(X, y, qid, sizes):
-            model = xgboost.XGBRanker(
-                n_estimators=iterations, learning_rate=0.05, tree_method="hist", max_leaves=31, max_depth=0,
-                grow_policy="lossguide", n_jobs=2, random_state=0, objective="rank:ndcg", **params,
-            ).fit(X, y, qid=qid)  # fmt: skip
-            return model.predict(X)
-
-        return fit
-
+    common = {"n_estimators": iterations, "learning_rate": 0.05, "n_jobs": 2, "random_state": 0}
     table = {}
-    for setting, (our_params, lgbm_params, xgb_params) in SETTINGS.items():
-        table[("forestrank LambdaMART", setting)] = ours(our_params)
-        table[("LightGBM LGBMRanker", setting)] = lgbm(lgbm_params)
-        table[("XGBoost XGBRanker hist", setting)] = xgb(xgb_params)
+    for setting, (ours, lgbm, xgb) in SETTINGS.items():
+        table[("forestrank LambdaMART", setting)] = _fitter(
+            lambda p=ours: LambdaMART(max_leaf_nodes=31, min_samples_leaf=20, **common, **p), "qid"
+        )
+        table[("LightGBM LGBMRanker", setting)] = _fitter(
+            lambda p=lgbm: lightgbm.LGBMRanker(num_leaves=31, min_child_samples=20, verbose=-1, **common, **p), "group"
+        )
+        table[("XGBoost XGBRanker hist", setting)] = _fitter(
+            lambda p=xgb: xgboost.XGBRanker(
+                tree_method="hist", max_leaves=31, max_depth=0, grow_policy="lossguide", objective="rank:ndcg", **common, **p
+            ),
+            "qid",
+        )
     return table
 
 
