@@ -136,22 +136,20 @@ def histogram_pool(
 ) -> np.ndarray | None:
     """The tree's histogram pool (``_histograms.histogram_pool``), or None where it does not apply.
 
-    Listwise trees and the sorted sweep search without one; a pool serves every tree
-    of a fit grown one at a time (boosting). ``sampled_features``: pool even when the
+    Listwise trees and the sorted sweep search without one, and so do trees whose nodes
+    sample features unless ``sampled_features``; a pool serves every tree of a fit
+    grown one at a time (boosting). ``sampled_features``: pool even when the
     nodes sample features (``max_features``) or the tree uses a subset of them: every
     feature's histograms are summed, those a node does not draw are never read, and
     the sibling subtraction still halves the fills. Boosting asks for it, as LightGBM
     keeps its histograms under ``feature_fraction`` and ``feature_fraction_bynode``;
     forests, whose trees each sample their own rows, do not.
     """
-    if params.listwise_depth > 0 or params.sorted_sweep:
+    n_features = data.X_binned.shape[1]
+    if params.listwise_depth > 0 or params.sorted_sweep or (params.max_features < n_features and not sampled_features):
         return None
     max_frontier = params.max_leaf_nodes if params.max_leaf_nodes > 0 else n_tree_rows
-    n_features = data.X_binned.shape[1]
-    return _histograms.histogram_pool(
-        params.criterion, n_features, data.bin_thresholds.shape[1], n_features if sampled_features else params.max_features,
-        max_frontier, dtype,
-    )  # fmt: skip
+    return _histograms.histogram_pool(params.criterion, n_features, data.bin_thresholds.shape[1], max_frontier, dtype)
 
 
 class TreeMemory:

@@ -53,15 +53,15 @@ scratch : int
 
 
 def histogram_pool(
-    criterion: int, n_features: int, max_bins: int, max_features: int, max_frontier: int, dtype: type = FLOAT_DTYPE
+    criterion: int, n_features: int, max_bins: int, max_frontier: int, dtype: type = FLOAT_DTYPE
 ) -> np.ndarray | None:
     """The pooled all-feature histograms of a tree, or None where the pool does not apply.
 
-    It applies to moment criteria (``_criteria.pools_histograms``) examining every
-    feature at every node with histogram scans (callers pass None for listwise trees
-    and the sorted sweep). It holds at most ``POOL_BYTES`` and never more slots than
-    the tree can have frontier nodes (``max_frontier``) plus scratch; fewer than two
-    slots is no pool.
+    It applies to moment criteria (``_criteria.pools_histograms``) with histogram scans
+    (``_grow.histogram_pool`` decides for the tree's sampling, listwise splits and the
+    sorted sweep). It holds at most ``POOL_BYTES`` and never more slots than the tree
+    can have frontier nodes (``max_frontier``) plus scratch; fewer than two slots is no
+    pool.
 
     Returns
     -------
@@ -69,7 +69,7 @@ def histogram_pool(
         Uninitialised: a slot is overwritten before it is read, so one pool serves
         every tree of a fit grown one at a time (boosting).
     """
-    if not _criteria.pools_histograms(criterion) or max_features < n_features:
+    if not _criteria.pools_histograms(criterion):
         return None
     n_columns = _criteria.n_hist_columns(criterion)
     slot_bytes = max(n_features * max_bins * n_columns * np.dtype(dtype).itemsize, 1)
