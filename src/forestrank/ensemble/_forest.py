@@ -33,7 +33,7 @@ from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_featur
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._partitioned import fit_partitioned
-from ._sampling import ROWS, TREE, draw_counts, resolve_count, resolve_max_features, seed_entropy, stream
+from ._sampling import ROWS, TREE, draw_counts, resolve_count, resolve_max_features, seed_entropy, seed_sequence, stream
 from ._tree_batches import grow_batch
 
 
@@ -350,7 +350,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         memory_pool: TreeMemoryPool, feature_penalty: np.ndarray | None = None,
     ):  # fmt: skip
         counts = self._sample_counts(index, query_of_row)
-        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=(index, TREE)))
+        rng_state = _rng.new_state(seed_sequence(self._entropy, (index, TREE)))
         extras = self._listwise_weights(training, counts, base_weight, params)
         with memory_pool.memory() as memory:
             return grow_tree(

@@ -27,9 +27,15 @@ PERMUTATIONS = (2**31 + 1,)
 BIN_SAMPLE = 2**31 + 1
 
 
+def seed_sequence(entropy: int, key: tuple) -> np.random.SeedSequence:
+    """The seed of the fit's stream ``key`` (module docstring), for the engine's tree
+    generators (``_tree._rng.new_state``) and the seeds handed to other objects."""
+    return np.random.SeedSequence(entropy, spawn_key=key)
+
+
 def stream(entropy: int, key: tuple) -> np.random.Generator:
     """The generator of the fit's stream ``key`` (module docstring)."""
-    return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=key))
+    return np.random.default_rng(seed_sequence(entropy, key))
 
 
 def resolve_max_features(max_features: object, n_features: int) -> int:
