@@ -74,6 +74,7 @@ from ._sampling import (
     resolve_count,
     resolve_max_features,
     seed_entropy,
+    seed_sequence,
     stream,
 )
 
@@ -457,7 +458,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             tree_params = quantized_params(grower.params, g_scale, h_scale)
         row_leaf.fill(-1)
         key_parts = (iteration, TREE) if state.raw.shape[1] == 1 else (iteration, TREE, output)
-        rng_state = _rng.new_state(np.random.SeedSequence(self._entropy, spawn_key=key_parts))
+        rng_state = _rng.new_state(seed_sequence(self._entropy, key_parts))
         tree = grow_tree(
             state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
             memory=grower.memory, feature_penalty=penalty, features=features,
@@ -1109,5 +1110,5 @@ class PLRank(BaseBoostingRanker):
         return data
 
     def _make_objective(self) -> RankingObjective:
-        seed = np.random.SeedSequence(self._entropy, spawn_key=PERMUTATIONS).generate_state(1)[0]
+        seed = seed_sequence(self._entropy, PERMUTATIONS).generate_state(1)[0]
         return PlackettLuce(self.top_k, self.n_permutations, self.skip_tied_tail, random_state=int(seed))
