@@ -282,7 +282,7 @@ def test_feature_fraction_trees_split_only_on_their_iterations_features(data, es
 
     X, y, qid = data
     model = estimator(n_estimators=6, feature_fraction=fraction, random_state=3, n_jobs=1).fit(X, y, qid=qid)
-    n_drawn = max(1, round(fraction * X.shape[1]))
+    n_drawn = max(1, int(fraction * X.shape[1]))  # a fraction of the features counts as max_features does
     draws = []
     for iteration, tree in enumerate(model.trees_):
         drawn = set(stream(model._entropy, (iteration, TREE_FEATURES)).choice(X.shape[1], n_drawn, replace=False).tolist())

@@ -600,11 +600,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
 
     def _tree_features(self, iteration: int, n_features: int) -> np.ndarray | None:
-        """The features this iteration's trees may split on: ``feature_fraction`` of them
-        (at least one), drawn without replacement; None for all."""
-        if self.feature_fraction >= 1.0:
+        """The features this iteration's trees may split on: ``feature_fraction`` of them,
+        counted as a fractional ``max_features`` is (``resolve_max_features``), drawn
+        without replacement; None for all."""
+        n_drawn = resolve_max_features(self.feature_fraction, n_features)
+        if n_drawn == n_features:
             return None
-        n_drawn = max(1, int(round(self.feature_fraction * n_features)))
         drawn = stream(self._entropy, (iteration, TREE_FEATURES)).choice(n_features, n_drawn, replace=False)
         return np.sort(drawn).astype(np.int32)
 
@@ -736,10 +737,10 @@ class LambdaMART(BaseBoostingRanker):
         histograms of every feature are kept per node and the larger child's come from
         the sibling subtraction.
     feature_fraction : float in (0, 1], default=1.0
-        Fraction of the features each iteration's trees may split on (at least one),
-        drawn anew every iteration: LightGBM's ``feature_fraction``, XGBoost's
-        ``colsample_bytree``. Combined with ``max_features``, a node draws among the
-        tree's features.
+        Fraction of the features each iteration's trees may split on (rounded down, at
+        least one, as a fractional ``max_features``), drawn anew every iteration:
+        LightGBM's ``feature_fraction``, XGBoost's ``colsample_bytree``. Combined
+        with ``max_features``, a node draws among the tree's features.
     max_bins : int in [2, 255] or None, default=255
     missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
