@@ -104,10 +104,11 @@ def statistics_second_moments(criterion, targets, weights):
 
 def call_best_split(
     data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0, missing_direction=_scans.LEARN,
-    feature_penalty=None, penalty_unit=0.0,
+    feature_penalty=None, penalty_unit=0.0, max_features=None, n_threads=1, rng_state=None,
 ):  # fmt: skip
     """Run the numba split search on the whole data set as one node, every feature examined
-    (``feature_penalty`` and ``penalty_unit`` as in ``best_split``; no penalty by default)."""
+    unless ``max_features`` (``feature_penalty`` and ``penalty_unit`` as in ``best_split``;
+    no penalty by default). ``rng_state`` (``seed()`` by default) is advanced by the draws."""
     n_rows, n_features = data.X_binned.shape
     samples = np.arange(n_rows, dtype=np.int64)
     n_stats = _criteria.n_statistics(criterion, n_classes)
@@ -133,12 +134,13 @@ def call_best_split(
         pool = _histograms.new_pool(histograms, 1)
         slot = 0
     params = TreeParams(
-        criterion, n_classes, max_features=n_features, l2_regularization=l2, min_samples_leaf=min_samples_leaf,
-        missing_direction=missing_direction,
+        criterion, n_classes, max_features=n_features if max_features is None else max_features, l2_regularization=l2,
+        min_samples_leaf=min_samples_leaf, missing_direction=missing_direction, n_threads=n_threads,
     )  # fmt: skip
     return _splitter.best_split(
         data.binned(), rows, node,
-        params.growth_params(), _scans.new_scratch(max_bins, n_stats, missing_direction), np.arange(n_features, dtype=np.int32), seed(),
+        params.growth_params(), _scans.new_scratch(max_bins, n_stats, missing_direction), np.arange(n_features, dtype=np.int32),
+        seed() if rng_state is None else rng_state,
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
         np.zeros(n_features) if feature_penalty is None else np.asarray(feature_penalty, dtype=np.float64), float(penalty_unit),
     )  # fmt: skip

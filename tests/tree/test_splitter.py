@@ -65,6 +65,36 @@ def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criteri
             assert missing_side == expected_side
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("direction", [_scans.LEARN, _scans.SEPARATE], ids=["learn", "separate"])
+@given(data=st.data())
+def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, direction, data):
+    """The pooled search scans its drawn features together (on two threads too) and
+    compares them afterwards: with sums exact in any order (integer gradients and
+    hessians, unit weights) it draws the same features, skips the same constant ones
+    and finds the same split, gain and missing side as the histogram scans' loop, with
+    per-node sampling and feature penalties."""
+    X, _, _ = data.draw(nodes(_criteria.NEWTON, missing=True))
+    n_rows, n_features = X.shape
+    integers = st.lists(st.integers(-3, 3), min_size=n_rows, max_size=n_rows)
+    targets = np.column_stack(
+        [data.draw(integers), data.draw(st.lists(st.integers(1, 3), min_size=n_rows, max_size=n_rows))]
+    ).astype(float)
+    weights = np.ones(n_rows)
+    training, _ = training_set(X, targets)
+    max_features = data.draw(st.integers(1, n_features))
+    penalty = np.array(data.draw(st.lists(st.sampled_from([0.0, 0.5, 2.0]), min_size=n_features, max_size=n_features)))
+    found = []
+    for path, threads in ((HISTOGRAM, 1), (POOLED, n_threads)):
+        state = seed(7)
+        split = call_best_split(
+            training, _criteria.NEWTON, weights, path, min_samples_leaf=2, l2=0.5, missing_direction=direction,
+            feature_penalty=penalty, penalty_unit=1.0, max_features=max_features, n_threads=threads, rng_state=state,
+        )  # fmt: skip
+        found.append((split, tuple(state)))
+    assert found[0] == found[1]
+
+
 @pytest.mark.parametrize("max_features", [1, 3, 6])
 def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
     """Bit-identical trees wherever sums are exact: class counts, integer-valued targets.

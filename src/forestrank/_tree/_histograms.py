@@ -38,8 +38,8 @@ POOL_BYTES = 1 << 27
 
 FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is searched
 
-Pool = namedtuple("Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch"])
-Pool.__doc__ = """A tree's histograms and their bookkeeping (``new_pool``).
+Pool = namedtuple("Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts"])
+Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
 
 histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
 node_slot : int64 array of shape (n_nodes capacity,)
@@ -49,6 +49,10 @@ free_slots : int64 array of shape (n_slots - 1,)
 n_free : int64 array of shape (1,)
 scratch : int
     The last slot.
+scan_gains : float64 array of shape (n_features,)
+scan_cuts : int64 array of shape (n_features, 4)
+    One node's scan of its ``i``-th drawn feature (``_scans.pooled_scans``): its best
+    gain, and whether it is constant, its bin, next bin and missing direction.
 """
 
 
@@ -82,7 +86,11 @@ def histogram_pool(
 def new_pool(histograms: np.ndarray, capacity: int) -> Pool:
     """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free."""
     scratch = len(histograms) - 1
-    return Pool(histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]), scratch)
+    n_features = histograms.shape[1]
+    return Pool(
+        histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
+        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64),
+    )  # fmt: skip
 
 
 @jit(inline="always")

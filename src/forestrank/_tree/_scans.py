@@ -22,6 +22,7 @@ The loops index their arrays themselves and call only scalar helpers of
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from .._numba.jit import jit
@@ -496,6 +497,62 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
         if left_count == n_node:
             break
     return n_occupied, best_gain, best_bin, best_next
+
+
+@jit(inline="always")
+def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, present, gains, cuts):
+    """``pooled_scan`` of the ``i``-th drawn feature against no floor, into ``gains[i]`` and ``cuts[i]``."""
+    feature = features[i]
+    constant, gain, b, after, missing = pooled_scan(
+        histograms, slot, feature, n_bins[feature], missing_bins[feature], node, params, present, -np.inf
+    )
+    gains[i] = gain
+    cuts[i, 0] = constant
+    cuts[i, 1] = b
+    cuts[i, 2] = after
+    cuts[i, 3] = missing
+
+
+@jit(parallel=True, callable_from_python=False)
+def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts):
+    """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
+    for i in numba.prange(first, last):
+        _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, None, gains, cuts)
+
+
+@jit(inline="always")
+def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, present, gains, cuts):
+    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
+
+    Each scan looks for its feature's best cut against no floor, so that the scans are
+    independent: the caller compares them in draw order (``_splitter``), which gives
+    the split the one loop over features would, on one thread or ``params.n_threads``
+    (a node's features are summed in its histograms already; LightGBM searches its
+    features in parallel likewise). The three-way split (``present``) shares its
+    scratch and scans on one thread.
+
+    Parameters
+    ----------
+    histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+    slot : int
+    features : int32 array of shape (n_features,)
+        The node's drawn features first.
+    first, last : int
+    n_bins, missing_bins : int32 arrays of shape (n_features,)
+    node : Node
+    params : _builder.GrowthParams
+    present : float64 array of shape (n_statistics,) or None
+        ``ScanScratch.present``.
+    gains : float64 array of shape (n_features,)
+    cuts : int64 array of shape (n_features, 4)
+        Written at ``first:last``: each scan's gain (-inf: no valid cut) and its
+        (is_constant, bin, next bin, missing) as ``pooled_scan`` returns them.
+    """
+    if present is None and params.n_threads > 1 and last - first > 1:
+        _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts)
+    else:
+        for i in range(first, last):
+            _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, present, gains, cuts)
 
 
 @jit(inline="always")

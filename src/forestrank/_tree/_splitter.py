@@ -7,9 +7,12 @@ were evaluated or none is left (scikit-learn's rule). One loop (``best_split``)
 serves every split path; per feature it runs the scan the node calls for:
 
 * the listwise sweep (``_listwise``) for a listwise node;
-* the scan of the node's pooled histograms (``_histograms``) when it has a slot;
 * the sorted sweep when the caller asks for it (tests compare it with the scans);
 * the histogram scan otherwise.
+
+A node with pooled histograms (``_histograms``) scans its drawn features together
+instead, on several threads where the tree has them (``_pooled_best_split``), and
+compares them in the loop's order: the same split.
 
 The optional arguments (``sweep_order``, ``pool``, the listwise ones) are None
 or not per call *type*: numba prunes the branches of a None argument before typing,
@@ -26,7 +29,7 @@ _LISTWISE_GAIN_NOISE = 1e-12
 
 
 @jit(inline="always")
-def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, pool, slot, listwise, lists):
+def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, listwise, lists):
     """(is_constant, gain, bin, next bin, missing) of ``feature`` by the scan the node calls for.
 
     A listwise node comes without ``scratch``: its None type, unlike a listwise
@@ -34,12 +37,6 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
     """
     missing_bin = binned.missing_bins[feature]
     if scratch is not None:
-        if pool is not None:
-            if slot >= 0:
-                return _scans.pooled_scan(
-                    pool.histograms, slot, feature, binned.n_bins[feature], missing_bin, node, params, scratch.present,
-                    best_gain,
-                )  # fmt: skip
         if sweep_order is not None:
             return _scans.sorted_sweep(
                 binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, sweep_order,
@@ -51,6 +48,47 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
     if listwise is not None:
         return _listwise.sweep_feature(binned.X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain)
     return True, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
+
+
+@jit(inline="always")
+def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit):
+    """``best_split`` of a node with pooled histograms: the drawn features scanned together.
+
+    The features are drawn in batches of as many as are still to be examined, each
+    batch scanned at once (``_scans.pooled_scans``, on several threads) and compared
+    in draw order. A batch holds exactly the features the one loop would examine
+    next, so the draws, the features examined and the split are the loop's.
+    """
+    gains = pool.scan_gains
+    cuts = pool.scan_cuts
+    best_gain = -np.inf
+    best_feature = -1
+    best_bin = -1
+    best_next = -1
+    best_missing = _scans.MISSING_RIGHT
+    n_usable = 0
+    drawn = 0
+    while n_usable < params.max_features and drawn < len(features):
+        first = drawn
+        drawn = min(first + params.max_features - n_usable, len(features))
+        for i in range(first, drawn):
+            _scans.draw_feature(features, i, rng_state)
+        _scans.pooled_scans(
+            pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params, present,
+            gains, cuts,
+        )  # fmt: skip
+        for i in range(first, drawn):
+            if cuts[i, 0]:
+                continue
+            n_usable += 1
+            feature = features[i]
+            if cuts[i, 2] >= 0 and gains[i] > best_gain + feature_penalty[feature] * penalty_unit:
+                best_gain = gains[i] - feature_penalty[feature] * penalty_unit
+                best_feature = feature
+                best_bin = cuts[i, 1]
+                best_next = cuts[i, 2]
+                best_missing = cuts[i, 3]
+    return best_feature, best_bin, best_next, best_gain, best_missing
 
 
 @jit(inline="always")
@@ -100,6 +138,9 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         Where the node's rows with a missing value of ``feature`` go: ``_scans.MISSING_RIGHT``,
         ``MISSING_LEFT``, or ``MISSING_APART`` (a child of their own, above the cut ``bin``).
     """
+    if pool is not None:
+        if slot >= 0:
+            return _pooled_best_split(binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit)
     best_gain = -np.inf
     best_feature = -1
     best_bin = -1
@@ -114,7 +155,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         # far plus this feature's penalty (0 when costs are off: the same comparisons).
         penalty = feature_penalty[feature] * penalty_unit
         constant, gain, b, after, missing = _scan_feature(
-            binned, feature, rows, node, params, scratch, best_gain + penalty, sweep_order, pool, slot, listwise, lists
+            binned, feature, rows, node, params, scratch, best_gain + penalty, sweep_order, listwise, lists
         )
         if constant:
             continue
