@@ -140,9 +140,20 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
     _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, 0, X_binned.shape[1])
 
 
+@jit(inline="always")
+def _subtract_flat(parent, child):
+    """``parent -= child`` over C-contiguous blocks of equal shape, as one flat loop."""
+    parent = parent.reshape(-1)
+    child = child.reshape(-1)
+    for i in range(len(parent)):
+        parent[i] -= child[i]
+
+
 @jit(parallel=True, callable_from_python=False)
-def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, n_threads):
-    """``fill_histograms`` with the features split into ``n_threads`` blocks run by numba's threads.
+def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, n_threads):
+    """``fill_histograms`` with the features split into ``n_threads`` blocks run by numba's
+    threads, and, when ``parent_slot >= 0``, ``subtract_histograms(histograms, parent_slot, slot)``
+    done by each thread for its block as soon as it is summed.
 
     Each thread owns whole features, so no two threads write the same bins and the
     sums are added in the serial order (identical results). Only the boosting loop
@@ -158,6 +169,8 @@ def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samp
             X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], first_feature,
             last_feature,
         )  # fmt: skip
+        if parent_slot >= 0:
+            _subtract_flat(histograms[parent_slot, first_feature:last_feature], histograms[slot, first_feature:last_feature])
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -169,21 +182,22 @@ def subtract_histograms(histograms, parent_slot, child_slot):
     loop over (feature, bin, column) whose innermost runs 3 or 4 long
     (``benchmarks/RESULTS.md``, "Engine design measurements").
     """
-    parent = histograms[parent_slot].reshape(-1)
-    child = histograms[child_slot].reshape(-1)
-    for i in range(len(parent)):
-        parent[i] -= child[i]
+    _subtract_flat(histograms[parent_slot], histograms[child_slot])
 
 
 @jit(inline="always")
-def _fill(X_binned, criterion, rows, start, end, histograms, slot, n_threads):
-    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``), on ``n_threads`` numba threads when more than one."""
+def _fill(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads):
+    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``), then, when ``parent_slot >= 0``,
+    ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads when more than one."""
     if n_threads > 1:
         fill_histograms_parallel(
-            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, n_threads
-        )
-    else:
-        fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot)
+            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
+            n_threads,
+        )  # fmt: skip
+        return
+    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot)
+    if parent_slot >= 0:
+        subtract_histograms(histograms, parent_slot, slot)
 
 
 @jit(inline="always")
@@ -231,8 +245,7 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
         slot = pool.scratch
         if need_small:
             slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, n_threads)
-        subtract_histograms(pool.histograms, parent_slot, slot)
+        _fill(X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, parent_slot, n_threads)
         pool.node_slot[large] = parent_slot
         pool.node_slot[small] = slot if need_small else -1
         return
@@ -256,7 +269,7 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
         _pair_histograms(X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads)
     if pool.node_slot[node] == FILL_LATER:
         slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, n_threads)
+        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, -1, n_threads)
         pool.node_slot[node] = slot
     return pool.node_slot[node]
 
