@@ -88,7 +88,10 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
         after    | a1 a2 a3 b1 b2 |
 
     Left rows are compacted in place (the write index never passes the read index);
-    right rows wait in the ``spill_*`` scratch and are copied back behind them.
+    right rows wait in the ``spill_*`` scratch and are copied back behind them. Every
+    row is copied to both places and only the index of its side advances: no branch
+    on the side, which a split's rows take in no predictable order (the other copy
+    lands on a position already read, or beyond the spilled rows, and is overwritten).
     Returns the first right position and the number of rows in ``missing_bin``.
     """
     samples = rows.samples
@@ -104,20 +107,21 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     for read in range(start, end):
         if read + GATHER_DISTANCE < end:
             prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
-        b = X_binned[samples[read], feature]
+        sample = samples[read]
+        b = X_binned[sample, feature]
         n_missing += b == missing_bin
-        if goes_left(b, threshold_bin, missing_bin, missing_left):
-            samples[write] = samples[read]
-            row_weights[write] = row_weights[read]
-            for column in range(n_columns):
-                row_targets[write, column] = row_targets[read, column]
-            write += 1
-        else:
-            spill_samples[n_spilled] = samples[read]
-            spill_weights[n_spilled] = row_weights[read]
-            for column in range(n_columns):
-                spill_targets[n_spilled, column] = row_targets[read, column]
-            n_spilled += 1
+        left = goes_left(b, threshold_bin, missing_bin, missing_left)
+        weight = row_weights[read]
+        samples[write] = sample
+        spill_samples[n_spilled] = sample
+        row_weights[write] = weight
+        spill_weights[n_spilled] = weight
+        for column in range(n_columns):
+            target = row_targets[read, column]
+            row_targets[write, column] = target
+            spill_targets[n_spilled, column] = target
+        write += left
+        n_spilled += not left
     middle = write
     for k in range(n_spilled):
         samples[middle + k] = spill_samples[k]
