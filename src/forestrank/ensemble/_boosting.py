@@ -40,6 +40,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._numba.jit import jit
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from .._input.features import check_features
@@ -126,11 +127,19 @@ def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
         A new array: the leaves' values, and each internal node the sum of its children's.
     """
     sums = leaf_sums.astype(FLOAT_DTYPE)
-    for node in range(len(tree_nodes) - 1, -1, -1):  # children come after their parent
-        if tree_nodes["feature"][node] >= 0:
-            left = tree_nodes["left"][node]
-            sums[node] = sums[left] + sums[left + 1]
+    _add_children(tree_nodes["feature"], tree_nodes["left"], sums)
     return sums
+
+
+@jit(refcounted=False)
+def _add_children(features, lefts, sums):
+    """``sums[node] = sums[left] + sums[left + 1]`` for every internal node, deepest first
+    (children come after their parent). ``features``, ``lefts``: int arrays of shape
+    (n_nodes,), -1 feature at leaves; ``sums``: float64 array of shape (n_nodes,)."""
+    for node in range(len(features) - 1, -1, -1):
+        if features[node] >= 0:
+            left = lefts[node]
+            sums[node] = sums[left] + sums[left + 1]
 
 
 def newton_node_values(
@@ -464,6 +473,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             memory=grower.memory, feature_penalty=penalty, features=features,
         )  # fmt: skip
         grown = row_leaf >= 0
+        every_row = bool(grown.all())
+        grown = slice(None) if every_row else grown  # no copies of the rows when the tree has them all
         if levels is not None:  # back to the units of the exact gradients
             tree.feature_gains *= g_scale**2 / h_scale
             tree.weighted_n_node_samples = subtree_sums(
@@ -478,7 +489,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         leaves = tree.nodes["feature"] < 0
         tree.nodes["threshold"][leaves] = values[leaves]
         state.raw[grown, output] += values[row_leaf[grown]]
-        if not grown.all():
+        if not every_row:
             state.raw[~grown, output] += tree.predict(state.X[~grown])
         for item in state.evals:
             item.raw[:, output] += tree.predict(item.X)
@@ -596,6 +607,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
+        if self.subsample == 1.0:  # every row, with no draw: spare building the stream every iteration
+            return np.ones(len(query_of_row))
         rng = stream(self._entropy, (iteration, ROWS))
         return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
 
