@@ -284,7 +284,12 @@ def _split(node, n_nodes, binned, rows, params, output, table):
     apart = table.split_missing[node] == _scans.MISSING_APART
     missing_left = 1 if apart else table.split_missing[node]
     cut_bin = -1 if apart else table.split_bin[node]
-    middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+    if params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
+        middle, n_missing = _rows.partition_parallel(
+            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, params.n_threads
+        )
+    else:
+        middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = -np.inf if apart else table.split_threshold[node]

@@ -7,13 +7,19 @@ gathering them by row id, and every partition moves the three together.
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
 
+# Nodes of at least this many rows are partitioned on several threads where the tree has
+# them: below it, starting the threads costs more than the copies they share.
+PARALLEL_PARTITION_ROWS = 1 << 15
+
 SortedRows = namedtuple(
-    "SortedRows", ["samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "integer_weights"]
+    "SortedRows",
+    ["samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "chunk_counts", "integer_weights"],
 )
 SortedRows.__doc__ = """The rows of one tree in node order.
 
@@ -25,6 +31,8 @@ weights : float64 array of shape (n_tree_rows,)
     Their weights in this tree.
 spill_samples, spill_targets, spill_weights :
     Scratch of ``partition``, shaped as the three above.
+chunk_counts : int64 array of shape (numba's most threads + 1, 2)
+    Scratch of ``partition_parallel``.
 integer_weights : bool
     Every weight is an integer (``_criteria.x_log_x`` looks its values up).
 """
@@ -34,7 +42,8 @@ def row_buffers(n_rows: int, n_target_columns: int) -> SortedRows:
     """Uninitialised ``SortedRows`` arrays for trees of up to ``n_rows`` rows."""
     return SortedRows(
         np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
-        np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows), False,
+        np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
+        np.empty((numba.config.NUMBA_NUM_THREADS + 1, 2), dtype=np.int64), False,
     )  # fmt: skip
 
 
@@ -52,7 +61,7 @@ def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray, b
     row_weights = np.take(weights, samples, out=buffers.weights[:n_tree_rows])
     return SortedRows(
         tree_samples, row_targets, row_weights, buffers.spill_samples[:n_tree_rows],
-        buffers.spill_targets[:n_tree_rows], buffers.spill_weights[:n_tree_rows],
+        buffers.spill_targets[:n_tree_rows], buffers.spill_weights[:n_tree_rows], buffers.chunk_counts,
         bool(np.all(row_weights == np.floor(row_weights))),
     )  # fmt: skip
 
@@ -128,4 +137,83 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
         row_weights[middle + k] = spill_weights[k]
         for column in range(n_columns):
             row_targets[middle + k, column] = spill_targets[k, column]
+    return middle, n_missing
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left):
+    """Copy the rows at positions ``first:last`` to ``spill_*[spill_start:spill_start + last - first]``:
+    those going left from the front in their order, those going right from the back in
+    reverse order. Returns (rows going left, rows in ``missing_bin``)."""
+    samples = rows.samples
+    row_targets = rows.targets
+    row_weights = rows.weights
+    n_columns = row_targets.shape[1]
+    n_left = 0
+    n_right = 0
+    n_missing = 0
+    back = spill_start + last - first - 1
+    for read in range(first, last):
+        if read + GATHER_DISTANCE < last:
+            prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
+        sample = samples[read]
+        b = X_binned[sample, feature]
+        n_missing += b == missing_bin
+        left = goes_left(b, threshold_bin, missing_bin, missing_left)
+        to = spill_start + n_left if left else back - n_right
+        rows.spill_samples[to] = sample
+        rows.spill_weights[to] = row_weights[read]
+        for column in range(n_columns):
+            rows.spill_targets[to, column] = row_targets[read, column]
+        n_left += left
+        n_right += not left
+    return n_left, n_missing
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
+    """Copy a chunk spilled by ``_spill_chunk`` back: its left rows to positions
+    ``left_to:``, its right rows, back in their order, to ``right_to:``."""
+    n_columns = rows.targets.shape[1]
+    for k in range(n_chunk):
+        source = spill_start + k if k < n_left else spill_start + n_chunk - 1 - (k - n_left)
+        to = left_to + k if k < n_left else right_to + (k - n_left)
+        rows.samples[to] = rows.spill_samples[source]
+        rows.weights[to] = rows.spill_weights[source]
+        for column in range(n_columns):
+            rows.targets[to, column] = rows.spill_targets[source, column]
+
+
+@jit(parallel=True, callable_from_python=False)
+def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, n_threads):
+    """``partition`` on ``n_threads`` numba threads: the same stable partition.
+
+    The range is cut into one chunk per thread; each thread spills its chunk's rows
+    to its own part of the ``spill_*`` scratch, left and right apart, and, once every
+    chunk's count of left rows is known, copies them back: chunk ``c``'s left rows after
+    the left rows of chunks ``0..c-1``, its right rows after theirs. Every left row
+    thus keeps its order, and so does every right row. Returns what ``partition`` does.
+    """
+    n_rows = end - start
+    counts = rows.chunk_counts  # per chunk: rows going left, missing rows; then left rows before it
+    for chunk in numba.prange(n_threads):
+        first = start + chunk * n_rows // n_threads
+        last = start + (chunk + 1) * n_rows // n_threads
+        n_left, n_missing = _spill_chunk(
+            X_binned, rows, first, last, first - start, feature, threshold_bin, missing_bin, missing_left
+        )
+        counts[chunk, 0] = n_left
+        counts[chunk, 1] = n_missing
+    n_missing = 0
+    left_before = 0
+    for chunk in range(n_threads):
+        n_missing += counts[chunk, 1]
+        counts[chunk, 1] = left_before
+        left_before += counts[chunk, 0]
+    middle = start + left_before
+    for chunk in numba.prange(n_threads):
+        first = start + chunk * n_rows // n_threads
+        last = start + (chunk + 1) * n_rows // n_threads
+        right_before = (first - start) - counts[chunk, 1]
+        _unspill_chunk(rows, first - start, last - first, counts[chunk, 0], start + counts[chunk, 1], middle + right_before)
     return middle, n_missing

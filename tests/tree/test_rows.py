@@ -1,0 +1,53 @@
+"""A node's rows: the partition on several threads is the one-thread partition."""
+
+import numba
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forestrank._tree import _rows
+
+
+@numba.njit
+def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, n_threads):
+    if n_threads > 0:
+        return _rows.partition_parallel(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, n_threads)
+    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
+    """Same positions for every row (stable on both sides), same targets and weights
+    with them, same first right position and missing count, rows outside the range
+    untouched; with chunks of unequal sizes, and missing rows on either side."""
+    n_rows = data.draw(st.integers(1, 60))
+    n_bins = data.draw(st.integers(1, 6))
+    X_binned = np.array(data.draw(st.lists(st.integers(0, n_bins - 1), min_size=n_rows, max_size=n_rows)), np.uint8)[:, None]
+    start = data.draw(st.integers(0, n_rows - 1))
+    end = data.draw(st.integers(start + 1, n_rows))
+    cut_bin = data.draw(st.integers(-1, n_bins - 1))
+    missing_bin = data.draw(st.sampled_from([-1, n_bins - 1]))
+    missing_left = data.draw(st.booleans())
+    rng = np.random.default_rng(n_rows)
+    samples = rng.permutation(n_rows).astype(np.int64)
+    targets = rng.normal(size=(n_rows, 2))
+    weights = rng.uniform(size=n_rows)
+    results = []
+    for threads in (0, n_threads):
+        rows = _rows.sorted_rows(samples, targets, weights)
+        middle, n_missing = _partition(X_binned, rows, start, end, 0, cut_bin, missing_bin, missing_left, threads)
+        results.append((middle, n_missing, rows.samples.copy(), rows.targets.copy(), rows.weights.copy()))
+    serial, parallel = results
+    assert serial[:2] == parallel[:2]
+    for expected, found in zip(serial[2:], parallel[2:]):
+        np.testing.assert_array_equal(found, expected)
+    # The serial partition itself: left rows first, each side in its original order.
+    bins = X_binned[samples[start:end], 0]
+    left = (bins <= cut_bin) | ((bins == missing_bin) & missing_left)
+    expected_order = np.concatenate([samples[:start], samples[start:end][left], samples[start:end][~left], samples[end:]])
+    np.testing.assert_array_equal(serial[2], expected_order)
+    assert serial[0] == start + left.sum()
+    assert serial[1] == (bins == missing_bin).sum()
