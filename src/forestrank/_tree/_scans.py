@@ -515,15 +515,9 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
 
 @jit(parallel=True, callable_from_python=False)
 def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts):
-    """``pooled_scans`` of features ``first:last`` on ``params.n_threads`` numba threads, each
-    writing its own entries. Thread ``t`` takes every ``n_threads``-th drawn feature from
-    ``first + t``: drawn features come in random order, so each thread gets a like share
-    of bins, where contiguous blocks of the feature order would not (a data set's
-    constant or few-valued features tend to sit together)."""
-    n_threads = params.n_threads
-    for thread in numba.prange(n_threads):
-        for i in range(first + thread, last, n_threads):
-            _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, None, gains, cuts)
+    """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
+    for i in numba.prange(first, last):
+        _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, None, gains, cuts)
 
 
 @jit(inline="always")
