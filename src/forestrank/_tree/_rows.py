@@ -82,6 +82,17 @@ def goes_left(row_bin, threshold_bin, missing_bin, missing_left):
     return row_bin <= threshold_bin or (row_bin == missing_bin and missing_left)
 
 
+@jit(inline="always")
+def _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left):
+    """(row, goes left, is missing) of position ``read`` of a node partitioned up to ``end``,
+    prefetching the bin of the row ``GATHER_DISTANCE`` positions ahead."""
+    if read + GATHER_DISTANCE < end:
+        prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
+    sample = samples[read]
+    b = X_binned[sample, feature]
+    return sample, goes_left(b, threshold_bin, missing_bin, missing_left), b == missing_bin
+
+
 @jit(refcounted=False, callable_from_python=False)
 def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left):
     """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first,
@@ -114,12 +125,8 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     n_spilled = 0
     n_missing = 0
     for read in range(start, end):
-        if read + GATHER_DISTANCE < end:
-            prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
-        sample = samples[read]
-        b = X_binned[sample, feature]
-        n_missing += b == missing_bin
-        left = goes_left(b, threshold_bin, missing_bin, missing_left)
+        sample, left, missing = _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left)
+        n_missing += missing
         weight = row_weights[read]
         samples[write] = sample
         spill_samples[n_spilled] = sample
@@ -154,12 +161,8 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
     n_missing = 0
     back = spill_start + last - first - 1
     for read in range(first, last):
-        if read + GATHER_DISTANCE < last:
-            prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
-        sample = samples[read]
-        b = X_binned[sample, feature]
-        n_missing += b == missing_bin
-        left = goes_left(b, threshold_bin, missing_bin, missing_left)
+        sample, left, missing = _read_side(X_binned, samples, read, last, feature, threshold_bin, missing_bin, missing_left)
+        n_missing += missing
         to = spill_start + n_left if left else back - n_right
         rows.spill_samples[to] = sample
         rows.spill_weights[to] = row_weights[read]
@@ -184,7 +187,7 @@ def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
             rows.targets[to, column] = rows.spill_targets[source, column]
 
 
-@jit(parallel=True, callable_from_python=False)
+@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, n_threads):
     """``partition`` on ``n_threads`` numba threads: the same stable partition.
 

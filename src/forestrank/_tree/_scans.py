@@ -513,7 +513,7 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
     cuts[i, 3] = missing
 
 
-@jit(parallel=True, callable_from_python=False)
+@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts):
     """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
     for i in numba.prange(first, last):

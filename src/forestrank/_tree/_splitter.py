@@ -51,6 +51,12 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
 
 
 @jit(inline="always")
+def _no_split():
+    """(gain, feature, bin, next bin, missing) before any feature is examined: no split."""
+    return -np.inf, -1, -1, -1, _scans.MISSING_RIGHT
+
+
+@jit(inline="always")
 def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
@@ -61,11 +67,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
     """
     gains = pool.scan_gains
     cuts = pool.scan_cuts
-    best_gain = -np.inf
-    best_feature = -1
-    best_bin = -1
-    best_next = -1
-    best_missing = _scans.MISSING_RIGHT
+    best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     drawn = 0
     while n_usable < params.max_features and drawn < len(features):
@@ -141,11 +143,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     if pool is not None:
         if slot >= 0:
             return _pooled_best_split(binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit)
-    best_gain = -np.inf
-    best_feature = -1
-    best_bin = -1
-    best_next = -1
-    best_missing = _scans.MISSING_RIGHT
+    best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     for i in range(len(features)):
         if n_usable >= params.max_features:
