@@ -2,7 +2,9 @@
 
 The builder keeps the tree's row indices (``samples``) with their targets and
 weights copied into the same order, so the scans read them sequentially instead of
-gathering them by row id, and every partition moves the three together.
+gathering them by row id, and every partition moves the three together: on one
+thread (``partition``), or, for large nodes of a tree with several, on numba's
+threads (``partition_parallel``), with the same result.
 """
 
 from collections import namedtuple
@@ -14,7 +16,8 @@ from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
 
 # Nodes of at least this many rows are partitioned on several threads where the tree has
-# them: below it, starting the threads costs more than the copies they share.
+# them: the parallel partition copies every row twice and starts the threads twice, which
+# pays only on large nodes (a round number, not tuned).
 PARALLEL_PARTITION_ROWS = 1 << 15
 
 SortedRows = namedtuple(
