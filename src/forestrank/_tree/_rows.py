@@ -35,7 +35,7 @@ weights : float64 array of shape (n_tree_rows,)
 spill_samples, spill_targets, spill_weights :
     Scratch of ``partition``, shaped as the three above.
 chunk_counts : int64 array of shape (numba's most threads + 1, 2)
-    Scratch of ``partition_parallel``.
+    Scratch of ``partition_parallel``: one row per chunk.
 integer_weights : bool
     Every weight is an integer (``_criteria.x_log_x`` looks its values up).
 """
@@ -198,7 +198,9 @@ def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missi
     to its own part of the ``spill_*`` scratch, left and right apart, and, once every
     chunk's count of left rows is known, copies them back: chunk ``c``'s left rows after
     the left rows of chunks ``0..c-1``, its right rows after theirs. Every left row
-    thus keeps its order, and so does every right row. Returns what ``partition`` does.
+    thus keeps its order, and so does every right row. ``n_threads`` chunks at most
+    ``len(rows.chunk_counts)`` (numba's most threads and one more, so tests can cut
+    more chunks than the machine has threads). Returns what ``partition`` does.
     """
     n_rows = end - start
     counts = rows.chunk_counts  # per chunk: rows going left, missing rows; then left rows before it

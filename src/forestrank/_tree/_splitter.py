@@ -84,8 +84,9 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
                 continue
             n_usable += 1
             feature = features[i]
-            if cuts[i, 2] >= 0 and gains[i] > best_gain + feature_penalty[feature] * penalty_unit:
-                best_gain = gains[i] - feature_penalty[feature] * penalty_unit
+            penalty = feature_penalty[feature] * penalty_unit
+            if cuts[i, 2] >= 0 and gains[i] > best_gain + penalty:  # the loop's comparison (best_split)
+                best_gain = gains[i] - penalty
                 best_feature = feature
                 best_bin = cuts[i, 1]
                 best_next = cuts[i, 2]
