@@ -38,11 +38,19 @@ def discount(rank, kind):
     return 1.0 if rank <= 2 else 1.0 / math.log2(rank)
 
 
+def gain_of(label, gain):
+    """``2**l - 1`` for "exp", ``l`` for "linear", ``gain[l]`` for a list of gains."""
+    if gain == "exp":
+        return 2.0**label - 1.0
+    if gain == "linear":
+        return float(label)
+    return float(gain[int(label)])
+
+
 def dcg(ranked, k, gain, discount_kind):
     total = 0.0
     for rank, label in enumerate(ranked[:k], start=1):
-        value = 2.0**label - 1.0 if gain == "exp" else float(label)
-        total += value * discount(rank, discount_kind)
+        total += gain_of(label, gain) * discount(rank, discount_kind)
     return total
 
 
@@ -54,11 +62,14 @@ def ndcg(labels, scores, k=None, gain="exp", discount_kind="log2", ties="expecte
     if short_query_zero and len(labels) < k:
         return 0.0
     ideal = dcg(sorted(labels, reverse=True), k, gain, discount_kind)
+    if ideal == 0.0:  # a gain list that gives every present grade 0
+        return None
     return _mean([dcg(r, k, gain, discount_kind) / ideal for r in possible_rankings(labels, scores, ties)])
 
 
-def err(labels, scores, k=None, max_grade=None, ties="expected"):
-    """ERR@k of one query (Chapelle et al. 2009); None when no document is relevant."""
+def err(labels, scores, k=None, max_grade=None, ties="expected", gain="exp"):
+    """ERR@k of one query (Chapelle et al. 2009, R = (2**g - 1) / 2**g_max; with another
+    gain G, R = G(g) / (G(g_max) + 1)); None when no document is relevant."""
     if max(labels) == 0:
         return None
     max_grade = max(labels) if max_grade is None else max_grade
@@ -67,7 +78,10 @@ def err(labels, scores, k=None, max_grade=None, ties="expected"):
     def one(ranked):
         total, reach = 0.0, 1.0
         for rank, label in enumerate(ranked[:k], start=1):
-            stop = (2.0**label - 1.0) / 2.0**max_grade
+            if gain == "exp":
+                stop = (2.0**label - 1.0) / 2.0**max_grade
+            else:
+                stop = gain_of(label, gain) / (gain_of(max_grade, gain) + 1.0)
             total += reach * stop / rank
             reach *= 1.0 - stop
         return total

@@ -1,8 +1,9 @@
-"""Position discounts and exponential gains of DCG: the one owner every NDCG in the package reads.
+"""Position discounts and the gains of grades in DCG: the one owner every NDCG in the package reads.
 
 The metrics, LambdaRank's ``|delta NDCG|`` and the listwise split criterion all weigh
-rank ``r`` by a table built here and a grade by :func:`exp_gain`, so the three agree to
-the last bit on the same convention.
+rank ``r`` by a table built here and a grade by :func:`exp_gain` (or, with a linear
+gain or a gain table, by :func:`row_gains`), so the three agree to the last bit on the
+same convention.
 
 Gains are computed scaled by a power of two per query, ``2**-shift`` with ``shift`` the
 floor of the query's largest grade. NDCG, ``|delta NDCG|`` and every normalised gain
@@ -151,13 +152,41 @@ def fill_inverse_max_dcg(labels, gains, query_boundaries, cutoff, discounts, out
         out[q] = 1.0 / dcg if dcg > 0.0 else 0.0
 
 
-def normalized_gains(labels: np.ndarray, query_boundaries: np.ndarray, norm: str) -> np.ndarray:
-    """``G(l) = 2^l - 1`` of every grouped row over its query's norm: ``"dcg"`` the DCG
-    normaliser ``|G|_D`` (the ideal DCG of the whole list), ``"l2"`` the 2-norm, ``"sum"``
-    the total gain. A query without gain gets zeros. float64, shape (n_rows,). The gains
-    are scaled per query (``exp_gains``), which the norm cancels
-    exactly, so any grade gives finite targets."""
-    gains = exp_gains(labels, query_boundaries)
+def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.ndarray) -> np.ndarray:
+    """The gain ``G(l)`` of every grouped row: ``"exp"`` the exponential gains scaled per
+    query (``exp_gains``), ``"linear"`` the grades themselves, a table ``gain[l]``.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_rows,), float64
+        Relevance grades, rows grouped by query; integers below ``len(gain)`` for a
+        table (``_input.labels.check_grades_for_gain``).
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+    gain : {"exp", "linear"} or ndarray of shape (n_grades,), float64
+        As ``_input.labels.check_gain`` returns it.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), float64
+        Each query's gains up to one positive factor per query, which every ratio
+        within a query (NDCG, ``|delta NDCG|``, a normalised gain) cancels.
+    """
+    if isinstance(gain, np.ndarray):
+        return gain[labels.astype(np.int64)]
+    if gain == "linear":
+        return np.array(labels, dtype=np.float64)
+    return exp_gains(labels, query_boundaries)
+
+
+def normalized_gains(
+    labels: np.ndarray, query_boundaries: np.ndarray, norm: str, gain: str | np.ndarray = "exp"
+) -> np.ndarray:
+    """``G(l)`` (``row_gains``; ``2^l - 1`` by default) of every grouped row over its query's
+    norm: ``"dcg"`` the DCG normaliser ``|G|_D`` (the ideal DCG of the whole list),
+    ``"l2"`` the 2-norm, ``"sum"`` the total gain. A query without gain gets zeros.
+    float64, shape (n_rows,). Exponential gains are scaled per query (``exp_gains``),
+    which the norm cancels exactly, so any grade gives finite targets."""
+    gains = row_gains(labels, query_boundaries, gain)
     sizes = np.diff(query_boundaries)
     if norm == "dcg":
         inverse = np.empty(len(sizes))

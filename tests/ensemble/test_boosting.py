@@ -332,3 +332,97 @@ def test_node_feature_sampling_pools_histograms_and_matches_the_unpooled_search(
     for a, b in zip(pooled.trees_, reference.trees_):
         np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
         np.testing.assert_allclose(a.nodes["threshold"], b.nodes["threshold"], rtol=1e-9, atol=1e-12)
+
+
+# --- label_gain: the gain of a grade wherever one appears ----------------------------
+
+EXPONENTIAL_TABLE = [2.0**grade - 1.0 for grade in range(5)]
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "c-mart", "c-kl"])
+def test_the_exponential_gain_table_fits_the_default_model(data, objective):
+    """``label_gain=[2**l - 1]`` (LightGBM's default table) is the default exponential gain:
+    the same model, to rounding (the default scales each query's gains by a power of two)."""
+    X, y, qid = data
+    default = LambdaMART(n_estimators=15, objective=objective, random_state=0).fit(X, y, qid=qid)
+    table = LambdaMART(n_estimators=15, objective=objective, label_gain=EXPONENTIAL_TABLE, random_state=0)
+    np.testing.assert_allclose(table.fit(X, y, qid=qid).predict(X), default.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_a_linear_gain_changes_the_model_and_scores_its_metric(data):
+    X, y, qid = data
+    X_val, y_val, qid_val = make_ranking(n_queries=40, docs_per_query=(5, 40), n_features=10, random_state=1)
+    exponential = LambdaMART(n_estimators=15, random_state=0).fit(X, y, qid=qid)
+    linear = LambdaMART(n_estimators=15, label_gain="linear", random_state=0)
+    linear.fit(X, y, qid=qid, eval_set=[(X_val, y_val, qid_val)])
+    assert not np.allclose(linear.predict(X), exponential.predict(X))
+    assert linear.evals_result_["valid_0"]["ndcg@10"][-1] == pytest.approx(
+        ndcg_score(y_val, linear.predict(X_val), qid_val, 10, gain="linear"), rel=1e-12
+    )
+    assert linear.score(X_val, y_val, qid_val) == ndcg_score(y_val, linear.predict(X_val), qid_val, 10, gain="linear")
+    assert linear.score(X_val, y_val, qid_val) != ndcg_score(y_val, linear.predict(X_val), qid_val, 10)
+
+
+def test_mart_on_the_linear_gain_is_mart_on_the_grade(data):
+    X, y, qid = data
+    grade = LambdaMART(n_estimators=10, objective="mart", target="grade", random_state=0).fit(X, y, qid=qid)
+    gain = LambdaMART(n_estimators=10, objective="mart", target="exp_gain", label_gain="linear", random_state=0)
+    np.testing.assert_array_equal(gain.fit(X, y, qid=qid).predict(X), grade.predict(X))
+
+
+@pytest.mark.parametrize(
+    ("label_gain", "eval_y", "match"),
+    [
+        ([0, 1, 3], None, r"label_gain gives gains to the grades 0 to 2; y holds [34]"),
+        ([0, 1, 3, 7, 9, 11], 7, r"label_gain gives gains to the grades 0 to 5; eval_set \(valid_0\) y holds 7"),
+        ([0, 4, 2, 6, 8], None, "label_gain must not decrease with the grade"),
+        ([0, np.inf, 1, 1, 1], None, "label_gain must hold finite gains >= 0"),
+    ],
+)
+def test_bad_label_gain_is_refused_by_name(data, label_gain, eval_y, match):
+    X, y, qid = data
+    eval_set = None if eval_y is None else [(X[:20], np.full(20, eval_y), qid[:20])]
+    with pytest.raises(ValueError, match=match):
+        LambdaMART(n_estimators=2, label_gain=label_gain).fit(X, y, qid=qid, eval_set=eval_set)
+
+
+def test_grid_search_tunes_label_gain(data):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMART(n_estimators=5, random_state=0), {"label_gain": ["exp", "linear", EXPONENTIAL_TABLE]},
+            cv=QueryKFold(3), scoring=ndcg_scorer(10),
+        )  # fmt: skip
+        search.fit(X, y, qid=qid)
+    assert [params["label_gain"] for params in search.cv_results_["params"]] == ["exp", "linear", EXPONENTIAL_TABLE]
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[0] == pytest.approx(scores[2], abs=1e-9)  # the table is the exponential gain
+
+
+@pytest.mark.parametrize("label_gain", [[0, 1, 2, 5, 9], [0, 1, 3, 7, 15]])
+def test_the_first_tree_with_label_gain_is_lightgbms(label_gain):
+    """One three-leaf tree on integer features (the two libraries bin them alike): the
+    LambdaRank gradients with LightGBM's ``label_gain`` give LightGBM's tree and leaves."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(60), 15)
+    X = rng.integers(0, 10, (len(qid), 3)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 2 + rng.normal(0, 1, len(qid))), 0, 4)
+    ours = LambdaMART(n_estimators=1, learning_rate=1.0, max_leaf_nodes=3, label_gain=label_gain).fit(X, y, qid=qid)
+    theirs = lightgbm.LGBMRanker(
+        n_estimators=1, learning_rate=1.0, num_leaves=3, label_gain=label_gain, verbose=-1
+    ).fit(X, y, group=np.full(60, 15))
+    expected = theirs.predict(X)
+    assert len(np.unique(expected)) == 3
+    np.testing.assert_allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("label_gain", ["exp", "linear"])
+def test_grades_above_31_fit_with_either_gain(data, label_gain):
+    """Grades up to 100: LightGBM's default table stops at 31; the exponential gain here is
+    scaled per query, so it stays finite, and the linear gain never grows fast."""
+    X, y, qid = data
+    large = y * 25.0
+    model = LambdaMART(n_estimators=5, label_gain=label_gain, random_state=0).fit(X, large, qid=qid)
+    assert np.isfinite(model.predict(X)).all()
+    assert np.isfinite(model.score(X, large, qid))

@@ -198,3 +198,19 @@ def test_listwise_forests_require_grades(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="y"):
         RFListRanker(n_estimators=2).fit(X, y + 0.5, qid=qid)
+
+
+@pytest.mark.parametrize("Forest", [RFListRanker, RFHybridRanker])
+def test_label_gain_weighs_the_listwise_objective(data, Forest):
+    """The exponential table grows the default forest; a linear gain another one; a table
+    without the data's grades is refused by name."""
+    X, y, qid = data
+    settings = dict(n_estimators=4, max_depth=4, random_state=0)
+    default = Forest(**settings).fit(X, y, qid=qid)
+    table = Forest(**settings, label_gain=[2.0**g - 1 for g in range(int(y.max()) + 1)]).fit(X, y, qid=qid)
+    linear = Forest(**settings, label_gain="linear").fit(X, y, qid=qid)
+    np.testing.assert_allclose(table.predict(X), default.predict(X), rtol=1e-12)
+    assert not np.array_equal(linear.predict(X), default.predict(X))
+    assert linear.score(X, y, qid) == ndcg_score(y, linear.predict(X), qid, 10, gain="linear")
+    with pytest.raises(ValueError, match="label_gain gives gains to the grades 0 to 1; y holds"):
+        Forest(**settings, label_gain=[0, 1]).fit(X, y, qid=qid)

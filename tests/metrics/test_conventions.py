@@ -1,5 +1,7 @@
 """Metric conventions: presets, explicit choices, and the names every number carries."""
 
+import pytest
+
 from forestrank.metrics import describe_metric, ndcg_score
 
 
@@ -16,3 +18,14 @@ def test_describe_metric_names_every_convention():
     assert describe_metric("map", no_relevant="skip") == (
         "MAP [ties: expectation over tied orders, queries without relevant docs skipped]"
     )
+
+
+def test_describe_metric_names_a_gain_table_and_the_gain_of_err():
+    assert describe_metric("ndcg", 5, gain=[0, 1, 3]).startswith("NDCG@5 [gains [0.0, 1.0, 3.0], discount 1/log2(r+1)")
+    assert describe_metric("err", 10, gain="linear").startswith("ERR@10 [gain l, ties")
+    assert describe_metric("err", 10) == "ERR@10 [ties: expectation over tied orders, no-relevant query = 0]"
+
+
+def test_a_preset_refuses_a_gain_table():
+    with pytest.raises(ValueError, match="fixes gain='exp'"):
+        ndcg_score([1, 0], [0.5, 0.1], [1, 1], convention="letor4", gain=[0, 1])

@@ -58,8 +58,13 @@ def reference_per_query(queries, query_ids, function, no_relevant=0.0):
     return np.array([no_relevant if value is None else value for value in values])
 
 
+# Gain tables (LightGBM's label_gain) for the grades 0-3 of ``rankings``: the exponential
+# one, one with ties between grades, one that gives grade 1 nothing.
+GAIN_TABLES = [[0, 1, 3, 7], [0, 0.5, 0.5, 4], [0, 0, 2, 5]]
+
+
 @pytest.mark.parametrize("ties", TIES)
-@pytest.mark.parametrize("gain", ["exp", "linear"])
+@pytest.mark.parametrize("gain", ["exp", "linear", *GAIN_TABLES])
 @pytest.mark.parametrize("k", [None, 1, 3])
 @given(data=rankings())
 def test_ndcg_matches_brute_force_reference(data, ties, gain, k):
@@ -83,6 +88,45 @@ def test_err_matches_brute_force_reference(data, ties, k, max_grade):
     grade = dataset_max if max_grade is None else max_grade
     expected = reference_per_query(queries, ids, lambda l, sc: reference.err(l, sc, k, grade, ties))
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("ties", TIES)
+@pytest.mark.parametrize("k", [None, 3])
+@pytest.mark.parametrize("max_grade", [None, 3])
+@pytest.mark.parametrize("gain", ["linear", *GAIN_TABLES])
+@given(data=rankings())
+def test_err_with_a_gain_matches_brute_force_reference(data, ties, k, max_grade, gain):
+    """``R = G(g) / (G(g_max) + 1)`` for a linear gain or a gain table."""
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    got = err_score(y, s, q, k, max_grade=max_grade, gain=gain, ties=ties, per_query=True)
+    grade = max(max(labels) for labels, _ in queries) if max_grade is None else max_grade
+    expected = reference_per_query(queries, ids, lambda l, sc: reference.err(l, sc, k, grade, ties, gain))
+    np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+
+
+@given(data=rankings())
+def test_the_exponential_gain_table_is_the_exponential_gain_bitwise(data):
+    """``gain=[2**g - 1]`` and ``gain="exp"`` agree to the last bit in NDCG (the per-query
+    scaling of the exponential gains cancels exactly) and in ERR."""
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    table = [2.0**g - 1.0 for g in range(4)]
+    for k in (None, 2):
+        np.testing.assert_array_equal(
+            ndcg_score(y, s, q, k, gain=table, per_query=True), ndcg_score(y, s, q, k, per_query=True)
+        )
+        np.testing.assert_array_equal(
+            err_score(y, s, q, k, gain=table, max_grade=3, per_query=True),
+            err_score(y, s, q, k, max_grade=3, per_query=True),
+        )
+
+
+def test_err_max_grade_must_be_a_grade_of_the_gain_table():
+    y, s, q = np.array([1, 0]), np.array([1.0, 0.0]), np.zeros(2)
+    assert err_score(y, s, q, gain=[0, 2, 6], max_grade=2) == pytest.approx(2 / 7)
+    with pytest.raises(ValueError, match="gain gives gains to the grades 0 to 2; max_grade holds 3"):
+        err_score(y, s, q, gain=[0, 2, 6], max_grade=3)
 
 
 @pytest.mark.parametrize("ties", TIES)
@@ -312,7 +356,13 @@ def test_missing_qid_warns_and_means_one_query():
         (dict(k=0), ValueError, "k must be a positive integer"),
         (dict(k=2.5), ValueError, "k must be a positive integer"),
         (dict(ties="random"), ValueError, "ties must be one of"),
-        (dict(gain="log"), ValueError, "gain must be one of"),
+        (dict(gain="log"), ValueError, "gain must be 'exp', 'linear' or an array of gains"),
+        (dict(gain=[0, 2, 1]), ValueError, "gain must not decrease"),
+        (dict(gain=[0, -1]), ValueError, "gain must hold finite gains >= 0"),
+        (dict(gain=[0, np.nan]), ValueError, "gain must hold finite gains >= 0"),
+        (dict(gain=[[0, 1]]), ValueError, "gain as an array holds one gain per grade"),
+        (dict(gain=[0.0]), ValueError, "gain gives gains to the grades 0 to 0; y_true holds 1"),
+        (dict(y_true=[1.5, 0], gain=[0, 1, 3]), ValueError, "gain gives gains to the grades 0 to 2; y_true holds 1.5"),
         (dict(no_relevant=2), ValueError, "no_relevant must be"),
         (dict(convention="letor5"), ValueError, "convention must be one of"),
         (dict(convention="letor4", ties="expected"), ValueError, "fixes ties='input_order'"),
@@ -372,6 +422,37 @@ def test_lightgbm_ndcg_is_input_order_with_no_relevant_one(tie_heavy_ranking):
     for k in (1, 5, 10):
         ours = ndcg_score(y, scores, qid, k, ties="input_order", no_relevant=1.0)
         assert history["training"][f"ndcg@{k}"][-1] == pytest.approx(ours, rel=1e-9)
+
+
+@pytest.mark.parametrize("label_gain", [[0, 1, 2, 3, 4], [0, 0.5, 0.5, 6, 10]])
+def test_lightgbm_ndcg_with_label_gain_is_a_gain_table(tie_heavy_ranking, label_gain):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid, scores = tie_heavy_ranking
+    assert y.max() < len(label_gain)
+    data = lightgbm.Dataset(X, y, group=np.unique(qid, return_counts=True)[1], init_score=scores)
+    params = dict(
+        objective="lambdarank", metric="ndcg", eval_at=[5], label_gain=label_gain, min_data_in_leaf=10**6, verbose=-1
+    )
+    history = {}
+    lightgbm.train(params, data, num_boost_round=1, valid_sets=[data], callbacks=[lightgbm.record_evaluation(history)])
+    ours = ndcg_score(y, scores, qid, 5, gain=label_gain, ties="input_order", no_relevant=1.0)
+    assert history["training"]["ndcg@5"][-1] == pytest.approx(ours, rel=1e-9)
+
+
+def test_xgboost_linear_gain_ndcg_is_the_linear_gain():
+    """XGBoost's ``ndcg_exp_gain=False`` is ``gain="linear"`` (grades above 31 allowed)."""
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(30), 12)
+    y = rng.integers(0, 60, len(qid)).astype(float)
+    scores = rng.normal(size=len(qid))
+    data = xgboost.DMatrix(np.zeros((len(qid), 1)), label=y, base_margin=scores)
+    data.set_group(np.full(30, 12))
+    history = {}
+    params = dict(objective="rank:ndcg", ndcg_exp_gain=False, eval_metric="ndcg@5", max_depth=1, min_child_weight=1e9)
+    xgboost.train(params, data, num_boost_round=1, evals=[(data, "train")], evals_result=history)
+    ours = ndcg_score(y, scores, qid, 5, gain="linear", ties="input_order", no_relevant=1.0)
+    assert history["train"]["ndcg@5"][-1] == pytest.approx(ours, rel=1e-6)
 
 
 def test_xgboost_ndcg_is_input_order_and_its_minus_variant_zeroes_no_relevant(tie_heavy_ranking):

@@ -21,20 +21,25 @@ def boundaries_of(qid):
     return np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1]))).astype(np.int64)
 
 
-def reference_lambdas(scores, labels, sigma, truncation, normalize):
-    """Burges' lambdas for one query, written from the formulas (objectives docstring)."""
+def exponential_gain(label):
+    return 2.0**label - 1.0
+
+
+def reference_lambdas(scores, labels, sigma, truncation, normalize, gain=exponential_gain):
+    """Burges' lambdas for one query, written from the formulas (objectives docstring), with
+    the gain ``gain(l)`` of a grade."""
     n = len(scores)
     order = sorted(range(n), key=lambda i: -scores[i])  # stable: ties keep input order
     rank = {doc: r for r, doc in enumerate(order)}
     ideal = sorted(labels, reverse=True)[:truncation]
-    max_dcg = sum((2**label - 1) / np.log2(r + 2) for r, label in enumerate(ideal))
+    max_dcg = sum(gain(label) / np.log2(r + 2) for r, label in enumerate(ideal))
     g, h, total = np.zeros(n), np.zeros(n), 0.0
     spread = max(scores) != min(scores)
     for i in range(n):
         for j in range(n):
             if labels[i] <= labels[j] or min(rank[i], rank[j]) >= truncation:
                 continue
-            delta = (2 ** labels[i] - 2 ** labels[j]) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2)) / max_dcg
+            delta = (gain(labels[i]) - gain(labels[j])) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2)) / max_dcg
             if normalize and spread:
                 delta /= 0.01 + abs(scores[i] - scores[j])
             rho = 1 / (1 + np.exp(sigma * (scores[i] - scores[j])))
@@ -49,21 +54,32 @@ def reference_lambdas(scores, labels, sigma, truncation, normalize):
     return g, h
 
 
+GAINS = {
+    "exp": exponential_gain,
+    "linear": float,
+    "table": lambda label: [0.0, 0.5, 0.5, 4.0, 10.0][label],  # LightGBM-style label_gain, grades 1 and 2 tied
+}
+
+
 @pytest.mark.parametrize("normalize", [True, False])
 @pytest.mark.parametrize("truncation", [2, 30])
-def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation):
+@pytest.mark.parametrize("gain", list(GAINS))
+def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation, gain):
     rng = np.random.default_rng(0)
     labels = np.array([0, 2, 1, 0, 3, 1, 0, 2, 0, 0, 4, 1, 1, 0, 0], float)
     qid = np.repeat([0, 1, 2], 5)
     scores = rng.normal(size=15)
     scores[2] = scores[3]  # a tie, ranked in input order
-    objective = LambdaRank(sigma=1.5, truncation_level=truncation, normalize=normalize)
+    label_gain = np.array([0.0, 0.5, 0.5, 4.0, 10.0]) if gain == "table" else gain
+    objective = LambdaRank(sigma=1.5, truncation_level=truncation, normalize=normalize, label_gain=label_gain)
     objective.prepare(labels, boundaries_of(qid))
     g, h = np.empty(15), np.empty(15)
     objective.gradients(scores, g, h)
     for q in range(3):
         rows = qid == q
-        expected_g, expected_h = reference_lambdas(scores[rows], labels[rows].astype(int), 1.5, truncation, normalize)
+        expected_g, expected_h = reference_lambdas(
+            scores[rows], labels[rows].astype(int), 1.5, truncation, normalize, GAINS[gain]
+        )
         np.testing.assert_allclose(g[rows], expected_g, rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(h[rows], expected_h, rtol=1e-12, atol=1e-15)
 
@@ -356,13 +372,55 @@ def test_gradients_are_the_derivatives_of_the_loss(name):
         np.testing.assert_allclose(hessians, diagonal, rtol=1e-5, atol=1e-8)
 
 
-def test_normalized_gains_divide_by_the_ideal_dcg_of_the_whole_list():
+@pytest.mark.parametrize(
+    ("label_gain", "gains"),
+    [("exp", [3.0, 0.0, 1.0, 0.0, 0.0]), ("linear", [2.0, 0.0, 1.0, 0.0, 0.0]), (np.array([0.0, 5.0, 6.0]), [6.0, 0, 5.0, 0, 0])],
+)
+def test_normalized_gains_divide_by_the_ideal_dcg_of_the_whole_list(label_gain, gains):
     labels = np.array([2.0, 0.0, 1.0, 0.0, 0.0])
-    gains = 2.0**labels - 1
-    ideal = 3.0 / np.log2(2) + 1.0 / np.log2(3)
-    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 3, 5]), "dcg"), np.r_[gains[:3] / ideal, 0, 0])
-    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 5]), "l2"), gains / np.sqrt(10.0))
-    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 5]), "sum"), gains / 4.0)
+    gains = np.array(gains)
+    ideal = gains[0] / np.log2(2) + gains[2] / np.log2(3)
+    np.testing.assert_allclose(
+        normalized_gains(labels, np.array([0, 3, 5]), "dcg", label_gain), np.r_[gains[:3] / ideal, 0, 0]
+    )
+    np.testing.assert_allclose(
+        normalized_gains(labels, np.array([0, 5]), "l2", label_gain), gains / np.sqrt((gains**2).sum())
+    )
+    np.testing.assert_allclose(normalized_gains(labels, np.array([0, 5]), "sum", label_gain), gains / gains.sum())
+
+
+@pytest.mark.parametrize("name", SURROGATES)
+def test_the_surrogates_take_their_targets_from_label_gain(name):
+    """A gain table equal to ``2**l - 1`` gives the exponential targets; a linear gain the
+    targets of the grades."""
+    labels = np.array([2.0, 0.0, 1.0, 3.0, 0.0, 1.0])
+    boundaries = np.array([0, 3, 6])
+    kind, consistent = name.removeprefix("c-"), name.startswith("c-")
+    made = {
+        gain: (
+            SquaredError("normalized_gain", gain) if name == "c-mart" else ListwiseSurrogate(kind, consistent, gain)
+        )
+        for gain in ("exp", "linear")
+    }
+    made["table"] = (
+        SquaredError("normalized_gain", np.array([0.0, 1, 3, 7]))
+        if name == "c-mart"
+        else ListwiseSurrogate(kind, consistent, np.array([0.0, 1, 3, 7]))
+    )
+    for objective in made.values():
+        objective.prepare(labels, boundaries)
+    np.testing.assert_allclose(made["table"].targets_, made["exp"].targets_, rtol=1e-15)
+    norm = "dcg" if consistent or name == "c-mart" else ("l2" if kind == "cosine" else "sum")
+    np.testing.assert_allclose(made["linear"].targets_, normalized_gains(labels, boundaries, norm, "linear"))
+    assert not np.allclose(made["linear"].targets_, made["exp"].targets_)
+
+
+def test_mart_regresses_on_label_gain():
+    labels = np.array([2.0, 0.0, 1.0, 3.0])
+    for label_gain, expected in (("exp", 2.0**labels - 1), ("linear", labels), (np.array([0.0, 2, 2, 9]), [2, 0, 2, 9])):
+        objective = SquaredError("exp_gain", label_gain)
+        objective.prepare(labels, np.array([0, 4]))
+        np.testing.assert_array_equal(objective.targets_, expected)
 
 
 @settings(max_examples=40, deadline=None)

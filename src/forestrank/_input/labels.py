@@ -149,3 +149,66 @@ def check_positive_int(name: str, value: object, minimum: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
     return int(value)
+
+
+GAIN_NAMES = ("exp", "linear")
+
+
+def check_gain(gain: object, *, name: str) -> str | np.ndarray:
+    """Validate a gain of the grades: ``"exp"`` (``2**l - 1``), ``"linear"`` (``l``) or a table.
+
+    A table gives grade ``g`` the gain ``table[g]`` (LightGBM's ``label_gain``): one
+    finite gain >= 0 per grade 0, 1, 2, ..., not decreasing with the grade, because
+    every ideal ranking in the package orders documents by grade.
+
+    Parameters
+    ----------
+    gain : str or array-like of shape (n_grades,)
+    name : str
+        Argument name used in errors (``"label_gain"``, ``"gain"``).
+
+    Returns
+    -------
+    str or ndarray of shape (n_grades,), float64
+        The name, or the table as a new array.
+    """
+    if isinstance(gain, str):
+        if gain not in GAIN_NAMES:
+            raise ValueError(f"{name} must be 'exp', 'linear' or an array of gains, one per grade; got {gain!r}.")
+        return gain
+    try:
+        table = np.array(gain, dtype=FLOAT_DTYPE)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be 'exp', 'linear' or an array of gains, one per grade; got {gain!r}.") from None
+    if table.ndim != 1 or len(table) == 0:
+        raise ValueError(f"{name} as an array holds one gain per grade 0, 1, 2, ...; got shape {table.shape}.")
+    if not np.isfinite(table).all() or (table < 0).any():
+        raise ValueError(f"{name} must hold finite gains >= 0; got {table.tolist()}.")
+    if (np.diff(table) < 0).any():
+        raise ValueError(
+            f"{name} must not decrease with the grade (the ideal rankings order documents by grade); "
+            f"got {table.tolist()}."
+        )
+    return table
+
+
+def check_grades_for_gain(labels: np.ndarray, gain: str | np.ndarray, *, name: str, gain_name: str) -> None:
+    """Refuse labels that a gain table (``check_gain``) has no gain for, naming both arguments.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,), float64
+        Validated labels (``check_relevance``).
+    gain : str or ndarray
+        ``check_gain``'s result; names accept every label.
+    name, gain_name : str
+        The labels' and the gain's argument names.
+    """
+    if isinstance(gain, str):
+        return
+    outside = (labels != np.floor(labels)) | (labels >= len(gain))
+    if outside.any():
+        raise ValueError(
+            f"{gain_name} gives gains to the grades 0 to {len(gain) - 1}; {name} holds {labels[outside][0]:g}. "
+            f"Give {gain_name} one gain per grade up to the largest in {name}."
+        )

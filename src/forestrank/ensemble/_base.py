@@ -31,7 +31,7 @@ from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
 from .._tree import _predictor
-from .._input.labels import check_relevance, check_sample_weight, normalize_sample_weight
+from .._input.labels import check_gain, check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
 
 
@@ -190,12 +190,18 @@ class BaseRanker(BaseEstimator):
         check_is_fitted(self)
         return check_features(self, X, reset=False)
 
+    def _gain(self) -> str | np.ndarray:
+        """The gain of the grades in this estimator's NDCG: its ``label_gain`` where it has
+        one (``_input.labels.check_gain``), else ``"exp"``."""
+        return check_gain(getattr(self, "label_gain", "exp"), name="label_gain")
+
     def score(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries in ``qid``.
 
-        Default convention: gain ``2**y - 1``, discount ``1/log2(rank + 1)``,
-        expectation over tied scores, 0 for queries without a relevant document
-        (see ``docs/metrics.md``). Warns when ``qid`` is None.
+        Default convention: gain ``2**y - 1`` (the estimator's ``label_gain`` where it
+        has one), discount ``1/log2(rank + 1)``, expectation over tied scores, 0 for
+        queries without a relevant document (see ``docs/metrics.md``). Warns when
+        ``qid`` is None.
 
         Parameters
         ----------
@@ -215,7 +221,7 @@ class BaseRanker(BaseEstimator):
         scores = self.predict(X)
         labels = check_relevance(y, name="y", n_samples=len(scores))
         return evaluate(
-            "ndcg", labels, scores, qid, 10, conventions={}, caller=f"{type(self).__name__}.score",
+            "ndcg", labels, scores, qid, 10, conventions={"gain": self._gain()}, caller=f"{type(self).__name__}.score",
             sample_weight=sample_weight,
         )  # fmt: skip
 

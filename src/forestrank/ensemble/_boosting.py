@@ -49,7 +49,7 @@ from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool
 from .._tree._tree import Tree
-from .._input.labels import check_relevance
+from .._input.labels import check_grades_for_gain, check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import (
@@ -190,8 +190,8 @@ class _EvalSet:
         self.query_boundaries = query_boundaries
         self.raw = raw
 
-    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray]) -> float:
-        convention = resolve_convention("ndcg")
+    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
+        convention = resolve_convention("ndcg", gain=gain)
         scores = ranking_scores(self.raw)
         return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
@@ -341,6 +341,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         data = self._validate_training_data(X, y, qid, sample_weight)
+        check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
         objective = self._make_objective()  # PLRank's draws its permutations' seed from the entropy
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
@@ -508,9 +509,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         set, reported, when verbose)."""
         key = f"ndcg@{self.eval_at}"
         for item in state.evals:
-            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores))
+            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
-            self.evals_result_["train"][key].append(state.train_eval.ndcg(self.eval_at, self._ranking_scores))
+            self.evals_result_["train"][key].append(
+                state.train_eval.ndcg(self.eval_at, self._ranking_scores, self._gain())
+            )
             self._report(iteration, state.evals, elapsed)
 
     # --- positions (LambdaMART learns from them) -----------------------------------------
@@ -553,6 +556,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         except ValueError as error:
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0])
+        check_grades_for_gain(y_val, self._gain(), name=f"eval_set ({name}) y", gain_name="label_gain")
         groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
         raw = np.zeros((X_val.shape[0], 1))
         return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
@@ -788,9 +792,17 @@ class LambdaMART(BaseBoostingRanker):
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30
     lambdarank_norm : bool, default=True
+    label_gain : {"exp", "linear"} or array-like of shape (n_grades,), default="exp"
+        The gain ``G(l)`` of a grade wherever one appears: LambdaRank's ``|dNDCG|``,
+        the targets of ``"c-mart"``, the surrogates and ``target="exp_gain"``, the
+        early-stopping NDCG and ``score``. ``"exp"``: ``2^l - 1`` (for any grade:
+        each query's gains are scaled by a power of two, which NDCG cancels);
+        ``"linear"``: ``l``; an array: ``label_gain[l]`` for the integer grades 0 to
+        ``len - 1``, finite, >= 0 and not decreasing (LightGBM's ``label_gain``,
+        XGBoost's ``ndcg_exp_gain=False`` is ``"linear"``).
     target : {"grade", "exp_gain"}, default="grade"
         Regression target of ``objective="mart"``: the grade (MART-2) or
-        ``2^l - 1`` (MART-1).
+        ``G(l)``, ``2^l - 1`` unless ``label_gain`` says otherwise (MART-1).
     position_bias : {None, "unbiased", "factor"}, default=None
         Learning from clicks (``y`` = 1 for a click) shown at known positions
         (``fit(..., position=...)``), with ``objective="lambdarank"``: ``"unbiased"``
@@ -886,6 +898,7 @@ class LambdaMART(BaseBoostingRanker):
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
+        "label_gain": [StrOptions({"exp", "linear"}), "array-like"],
         "target": [StrOptions({"grade", "exp_gain"})],
         "position_bias": [StrOptions({"unbiased", "factor"}), None],
         "position_bias_norm": [Interval(Real, 0.0, None, closed="left")],
@@ -918,6 +931,7 @@ class LambdaMART(BaseBoostingRanker):
         sigma: float = 1.0,
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
+        label_gain: object = "exp",
         target: str = "grade",
         position_bias: str | None = None,
         position_bias_norm: float = 1.0,
@@ -953,6 +967,7 @@ class LambdaMART(BaseBoostingRanker):
         self.sigma = sigma
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
+        self.label_gain = label_gain
         self.target = target
         self.position_bias = position_bias
         self.position_bias_norm = position_bias_norm
@@ -988,15 +1003,17 @@ class LambdaMART(BaseBoostingRanker):
         )  # fmt: skip
 
     def _make_objective(self) -> RankingObjective:
+        gain = self._gain()
         if self.objective == "mart":
-            return SquaredError(self.target)
+            return SquaredError(self.target, gain)
         if self.objective == "c-mart":
-            return SquaredError("normalized_gain")
+            return SquaredError("normalized_gain", gain)
         if self.objective in ("cosine", "c-cosine", "kl", "c-kl"):
-            return ListwiseSurrogate(self.objective.removeprefix("c-"), consistent=self.objective.startswith("c-"))
+            kind = self.objective.removeprefix("c-")
+            return ListwiseSurrogate(kind, consistent=self.objective.startswith("c-"), label_gain=gain)
         if self.objective == "mcrank":
             return Softmax()
-        return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm)
+        return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm, gain)
 
 
 class PLRank(BaseBoostingRanker):

@@ -125,7 +125,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             if not scored.any():
                 raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
             self.oob_score_ = evaluate(
-                "ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={}
+                "ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={"gain": self._gain()}
             )
         elif hasattr(self, "oob_score_"):
             del self.oob_score_, self.oob_prediction_

@@ -19,7 +19,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._numba.dtypes import INDEX_DTYPE
 from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
-from .._ranking import exp_gains
+from .._input.labels import check_grades_for_gain
+from .._ranking import row_gains
 from ._base import RankingData
 from ._forest import RELEVANCE_WEIGHTS, BaseForestRanker
 from ._sampling import resolve_count, resolve_max_features
@@ -100,6 +101,10 @@ class RFListRanker(BaseForestRanker):
     discount : "log2", ("log_power", alpha) or ("rank_power", beta), default="log2"
         Position discount of the objective: ``1/log2(r+1)`` (Eq. 8),
         ``1/log2(r+1)**alpha`` (Eq. 14), ``1/r**beta`` (Eq. 15) (§5.2.2).
+    label_gain : {"exp", "linear"} or array-like of shape (n_grades,), default="exp"
+        The gain ``G(l)`` of the objective's NDCG (Eq. 8), of ``oob_score_`` and of
+        ``score``: ``2^l - 1``, ``l``, or ``label_gain[l]`` for the grades 0 to
+        ``len - 1`` (finite, >= 0, not decreasing; LightGBM's ``label_gain``).
     ndcg_k : int or None, default=10
         Truncate the objective to NDCG@k (§4.4.2, heuristic 6); None: the full
         expected NDCG (Eq. 11-13). Documents that a split cannot lift above rank k
@@ -163,6 +168,7 @@ class RFListRanker(BaseForestRanker):
         # missing rows apart (docs/missing_values.md).
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS) - {"separate"})],
         "discount": "no_validation",  # checked by _resolve_discount
+        "label_gain": [StrOptions({"exp", "linear"}), "array-like"],
         "ndcg_k": [Interval(Integral, 1, None, closed="left"), None],
         "max_queries_per_split": [Interval(Integral, 1, None, closed="left"), None],
         "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
@@ -184,6 +190,7 @@ class RFListRanker(BaseForestRanker):
         sample_level: str = "query",
         skip_queries_without_relevance: bool = False,
         discount: str | tuple = "log2",
+        label_gain: object = "exp",
         ndcg_k: int | None = 10,
         max_queries_per_split: int | None = 200,
         relevance_weights: str = "linear",
@@ -211,6 +218,7 @@ class RFListRanker(BaseForestRanker):
         self.sample_level = sample_level
         self.skip_queries_without_relevance = skip_queries_without_relevance
         self.discount = discount
+        self.label_gain = label_gain
         self.ndcg_k = ndcg_k
         self.max_queries_per_split = max_queries_per_split
         self.relevance_weights = relevance_weights
@@ -235,7 +243,7 @@ class RFListRanker(BaseForestRanker):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            Relevance grades (non-negative integers); the objective's gain is ``2**y - 1``.
+            Relevance grades (non-negative integers); the objective's gain is ``label_gain``'s.
         qid : array-like of shape (n_samples,), default=None
             Query id of each row, any order; ``None`` means one query (warns).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -255,11 +263,13 @@ class RFListRanker(BaseForestRanker):
 
     def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
         self._discount = _resolve_discount(self.discount)
+        gain = self._gain()
+        check_grades_for_gain(data.y, gain, name="y", gain_name="label_gain")
         query_boundaries = data.groups.query_boundaries.astype(INDEX_DTYPE)
         return {
             "query_of_row": query_of_row,
             "query_boundaries": query_boundaries,
-            "row_gains": exp_gains(data.y, query_boundaries),
+            "row_gains": row_gains(data.y, query_boundaries, gain),
         }
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
@@ -344,6 +354,7 @@ class RFHybridRanker(RFListRanker):
         sample_level: str = "query",
         skip_queries_without_relevance: bool = False,
         discount: str | tuple = "log2",
+        label_gain: object = "exp",
         ndcg_k: int | None = 10,
         max_queries_per_split: int | None = 200,
         relevance_weights: str = "linear",
@@ -372,6 +383,7 @@ class RFHybridRanker(RFListRanker):
             sample_level=sample_level,
             skip_queries_without_relevance=skip_queries_without_relevance,
             discount=discount,
+            label_gain=label_gain,
             ndcg_k=ndcg_k,
             max_queries_per_split=max_queries_per_split,
             relevance_weights=relevance_weights,

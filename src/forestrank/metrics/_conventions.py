@@ -25,6 +25,9 @@ no-relevant rules.
 from dataclasses import dataclass, replace
 from numbers import Real
 
+import numpy as np
+
+from .._input.labels import check_gain
 from . import _kernels
 
 METRICS = {
@@ -57,8 +60,9 @@ class Convention:
     Attributes
     ----------
     metric : {"ndcg", "err", "map", "precision"}
-    gain : {"exp", "linear"}
-        NDCG gain: ``2**l - 1`` or ``l``.
+    gain : {"exp", "linear"} or tuple of float
+        Gain of NDCG and ERR: ``2**l - 1``, ``l``, or the gain of each grade 0, 1, 2, ...
+        (``_input.labels.check_gain``).
     discount : {"log2", "letor"}
         NDCG discount: ``1/log2(r+1)``, or the LETOR scripts' (ranks 1-2 undiscounted,
         then ``1/log2(r)``).
@@ -73,7 +77,7 @@ class Convention:
     """
 
     metric: str
-    gain: str = "exp"
+    gain: str | tuple = "exp"
     discount: str = "log2"
     ties: str = "expected"
     no_relevant: float | str = 0.0
@@ -86,8 +90,10 @@ class Convention:
         parts = []
         if self.preset is not None:
             parts.append(f"{self.preset} preset")
+        if self.metric == "ndcg" or (self.metric == "err" and self.gain != "exp"):
+            parts.append(_GAIN_TEXT[self.gain] if isinstance(self.gain, str) else f"gains {list(self.gain)}")
         if self.metric == "ndcg":
-            parts += [_GAIN_TEXT[self.gain], _DISCOUNT_TEXT[self.discount]]
+            parts.append(_DISCOUNT_TEXT[self.discount])
         parts.append(_TIES_TEXT[self.ties])
         if self.no_relevant == "skip":
             parts.append("queries without relevant docs skipped")
@@ -96,6 +102,12 @@ class Convention:
         if self.short_query_zero and k is not None:
             parts.append(f"0 for queries with < {k} docs")
         return f"{name} [{', '.join(parts)}]"
+
+    def gain_arguments(self) -> tuple[int, np.ndarray]:
+        """The kernels' gain: its id (``_kernels.GAIN_*``) and table (float64, empty unless a table)."""
+        if isinstance(self.gain, str):
+            return GAINS[self.gain], np.zeros(0)
+        return _kernels.GAIN_TABLE, np.array(self.gain, dtype=np.float64)
 
 
 def _letor(metric: str, short_query_metric: str, preset: str) -> Convention:
@@ -143,7 +155,8 @@ def resolve_convention(
     explicit = {"gain": gain, "ties": ties, "no_relevant": no_relevant}
     explicit = {name: value for name, value in explicit.items() if value is not None}
     if "gain" in explicit:
-        _check_choice("gain", explicit["gain"], GAINS)
+        checked = check_gain(explicit["gain"], name="gain")
+        explicit["gain"] = checked if isinstance(checked, str) else tuple(checked.tolist())
     if "ties" in explicit:
         _check_choice("ties", explicit["ties"], TIES)
     if "no_relevant" in explicit:

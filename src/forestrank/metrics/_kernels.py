@@ -48,6 +48,7 @@ METRIC_PRECISION = 3
 
 GAIN_EXP = 0
 GAIN_LINEAR = 1
+GAIN_TABLE = 2
 
 TIES_EXPECTED = 0
 TIES_INPUT_ORDER = 1
@@ -55,17 +56,20 @@ TIES_PESSIMISTIC = 2
 
 
 @jit(inline="always")
-def gain(label, gain_id, shift):
-    """Gain of a relevance label: ``2**label - 1`` (Burges et al. 2005) or ``label``.
+def gain(label, gain_id, shift, gain_table):
+    """Gain of a relevance label: ``2**label - 1`` (Burges et al. 2005), ``label``, or
+    ``gain_table[label]`` (LightGBM's ``label_gain``).
 
     Parameters
     ----------
     label : float64
     gain_id : int
-        ``GAIN_EXP`` or ``GAIN_LINEAR``.
+        ``GAIN_EXP``, ``GAIN_LINEAR`` or ``GAIN_TABLE``.
     shift : float64
-        The exponential gain is scaled by ``2**-shift`` (``_discount.exp_gain``: NDCG,
+        The exponential gain is scaled by ``2**-shift`` (``_ranking.exp_gain``: NDCG,
         a ratio within the query, is unchanged and finite for any grade).
+    gain_table : float64 array of shape (n_grades,)
+        Gain of each integer grade (read with ``GAIN_TABLE`` only).
 
     Returns
     -------
@@ -73,7 +77,28 @@ def gain(label, gain_id, shift):
     """
     if gain_id == GAIN_EXP:
         return exp_gain(label, shift)
+    if gain_id == GAIN_TABLE:
+        return gain_table[int(label)]
     return label
+
+
+@jit(inline="always")
+def stop_probability(label, gain_id, max_grade, gain_table):
+    """ERR's ``R(g)``, the probability that a document of grade ``g`` satisfies the user:
+    ``G(g) / (G(g_max) + 1)``, which is Chapelle et al.'s ``(2**g - 1) / 2**g_max``
+    (CIKM 2009, §4) for the exponential gain and keeps ``R < 1`` for any gain that does
+    not decrease with the grade (``g / (g_max + 1)`` for the linear one).
+
+    Parameters
+    ----------
+    label, max_grade : float64
+    gain_id : int
+    gain_table : float64 array of shape (n_grades,)
+        As in :func:`gain`; ``max_grade`` is then a grade of the table.
+    """
+    if gain_id == GAIN_EXP:
+        return exp_gain(label, max_grade)
+    return gain(label, gain_id, 0.0, gain_table) / (gain(max_grade, gain_id, 0.0, gain_table) + 1.0)
 
 
 @jit(inline="always")
@@ -120,7 +145,7 @@ def _rank_query(query_labels, query_scores, ties, ranked, block_starts):
 
 
 @jit(inline="always")
-def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, discounts):
+def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, gain_table, discounts):
     size = len(sorted_labels)
     shift = np.floor(sorted_labels[size - 1])
     dcg = 0.0
@@ -131,19 +156,21 @@ def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, discou
         end = block_starts[b + 1]
         block_gain = 0.0
         for p in range(start, end):
-            block_gain += gain(ranked[p], gain_id, shift)
+            block_gain += gain(ranked[p], gain_id, shift, gain_table)
         block_discount = 0.0
         for p in range(start, min(end, cutoff)):
             block_discount += discounts[p]
         dcg += block_gain / (end - start) * block_discount
     ideal = 0.0
     for r in range(cutoff):
-        ideal += gain(sorted_labels[size - 1 - r], gain_id, shift) * discounts[r]
+        ideal += gain(sorted_labels[size - 1 - r], gain_id, shift, gain_table) * discounts[r]
+    if ideal == 0.0:  # a gain table's zero gains: nothing to rank, as a query without relevant documents
+        return np.nan
     return dcg / ideal
 
 
 @jit(inline="always")
-def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
+def _err(ranked, block_starts, n_blocks, cutoff, max_grade, gain_id, gain_table):
     reach = 1.0  # probability that the user reaches the current block
     total = 0.0
     for b in range(n_blocks):
@@ -153,7 +180,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         end = block_starts[b + 1]
         size = end - start
         if size == 1:
-            stop = exp_gain(ranked[start], max_grade)
+            stop = stop_probability(ranked[start], gain_id, max_grade, gain_table)
             total += reach * stop / (start + 1)
             reach *= 1.0 - stop
             continue
@@ -162,7 +189,7 @@ def _err(ranked, block_starts, n_blocks, cutoff, max_grade):
         subset_mean[0] = 1.0
         block_continue = 1.0
         for i in range(1, size + 1):
-            keep = 1.0 - exp_gain(ranked[start + i - 1], max_grade)
+            keep = 1.0 - stop_probability(ranked[start + i - 1], gain_id, max_grade, gain_table)
             block_continue *= keep
             for j in range(min(i, depth), 0, -1):
                 subset_mean[j] = ((i - j) * subset_mean[j] + j * keep * subset_mean[j - 1]) / i
@@ -220,7 +247,7 @@ def _precision(ranked, block_starts, n_blocks, cutoff, denominator):
 
 @jit
 def per_query_metric(
-    labels, scores, query_boundaries, metric, k, gain_id, discounts, ties, short_query_zero, max_grade
+    labels, scores, query_boundaries, metric, k, gain_id, gain_table, discounts, ties, short_query_zero, max_grade
 ):
     """Metric value of every query.
 
@@ -237,13 +264,16 @@ def per_query_metric(
     k : int
         Cutoff; ``0`` means the whole list.
     gain_id, ties : int
-        NDCG gain and tie handling (module constants).
+        Gain of NDCG and ERR, and tie handling (module constants).
+    gain_table : float64 array of shape (n_grades,)
+        Gain of each grade with ``GAIN_TABLE`` (labels are then integers below its
+        length); ignored otherwise.
     discounts : float64 array of shape (>= the largest query's size,)
         NDCG discount of each rank (``_discount.discount_table``).
     short_query_zero : bool
         Score 0 for a query with fewer than ``k`` documents (the LETOR scripts' rule).
     max_grade : float64
-        ERR's maximum grade ``g_max`` in ``R = (2**g - 1) / 2**g_max``.
+        ERR's maximum grade ``g_max`` in ``R = G(g) / (G(g_max) + 1)`` (:func:`stop_probability`).
 
     Returns
     -------
@@ -278,10 +308,10 @@ def per_query_metric(
         n_blocks = _rank_query(query_labels, scores[start:end], ties, ranked, block_starts)
         if metric == METRIC_NDCG:
             values[q] = _ndcg(
-                ranked, block_starts, n_blocks, np.sort(query_labels), cutoff, gain_id, discounts
+                ranked, block_starts, n_blocks, np.sort(query_labels), cutoff, gain_id, gain_table, discounts
             )
         elif metric == METRIC_ERR:
-            values[q] = _err(ranked, block_starts, n_blocks, cutoff, max_grade)
+            values[q] = _err(ranked, block_starts, n_blocks, cutoff, max_grade, gain_id, gain_table)
         elif metric == METRIC_AP:
             values[q] = _average_precision(ranked, block_starts, n_blocks, cutoff, n_relevant)
         else:

@@ -14,9 +14,9 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.queries import group_queries
-from .._input.labels import check_relevance, check_sample_weight, check_scores
+from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, check_scores
 from . import _kernels
-from ._conventions import GAINS, METRICS, TIES, Convention, resolve_convention
+from ._conventions import METRICS, TIES, Convention, resolve_convention
 from .._ranking import discount_table
 
 
@@ -54,13 +54,15 @@ def evaluate_grouped(
     ndarray of shape (n_queries,), float64
         NaN marks a query skipped under ``no_relevant="skip"``.
     """
+    gain_id, gain_table = convention.gain_arguments()
     values = _kernels.per_query_metric(
         as_kernel_array(labels, FLOAT_DTYPE),
         as_kernel_array(scores, FLOAT_DTYPE),
         query_boundaries,
         METRICS[convention.metric],
         0 if k is None else k,
-        GAINS[convention.gain],
+        gain_id,
+        gain_table,
         discount_table(int(np.diff(query_boundaries).max(initial=0)), convention.discount),
         TIES[convention.ties],
         convention.short_query_zero,
@@ -112,9 +114,12 @@ def evaluate(
     k = _check_cutoff(k, allow_none=not k_required)
     labels = check_relevance(y_true, name="y_true")
     scores = check_scores(y_score, n_samples=len(labels))
+    table = None if isinstance(convention.gain, str) else np.array(convention.gain)
+    if table is not None:
+        check_grades_for_gain(labels, table, name="y_true", gain_name="gain")
     grade = 0.0
     if metric == "err":
-        grade = _check_max_grade(max_grade, labels)
+        grade = _check_max_grade(max_grade, labels, table)
     groups = group_queries(qid, len(labels), caller=caller or f"{metric}_score", against="y_true")
     values = evaluate_grouped(
         groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
@@ -127,7 +132,7 @@ def evaluate(
     return mean_over_queries(values, groups.query_means(weights))
 
 
-def _check_max_grade(max_grade: object, labels: np.ndarray) -> float:
+def _check_max_grade(max_grade: object, labels: np.ndarray, gain_table: np.ndarray | None) -> float:
     largest = float(labels.max())
     if max_grade is None:
         return largest
@@ -135,12 +140,17 @@ def _check_max_grade(max_grade: object, labels: np.ndarray) -> float:
         raise ValueError(
             f"max_grade must be a number >= the largest label ({largest:g}); got {max_grade!r}."
         )
+    if gain_table is not None:
+        check_grades_for_gain(np.array([float(max_grade)]), gain_table, name="max_grade", gain_name="gain")
     return float(max_grade)
 
 
 _CONVENTION_DOC = """
-    gain : {'exp', 'linear'}, default='exp'
-        ``2**l - 1`` or ``l``.
+    gain : {'exp', 'linear'} or array-like of shape (n_grades,), default='exp'
+        ``2**l - 1``, ``l``, or the gain of each grade 0, 1, 2, ... (LightGBM's
+        ``label_gain``: finite, >= 0, not decreasing; ``y_true`` then holds integer
+        grades below its length). A query whose gains are all 0 counts as one
+        without relevant documents.
     ties : {'expected', 'input_order', 'pessimistic'}, default='expected'
         Documents with equal scores: exact expectation over their orders (RF-list
         paper Eq. 11-13), the order they were given in (LightGBM, XGBoost, ranx,
@@ -217,6 +227,7 @@ def err_score(
     k: int | None = None,
     *,
     max_grade: float | None = None,
+    gain: str | None = None,
     ties: str | None = None,
     no_relevant: float | str | None = None,
     convention: str | None = None,
@@ -227,7 +238,8 @@ def err_score(
     ``ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i)`` with
     ``R = (2**g - 1) / 2**g_max`` (Chapelle, Metzler, Zhang & Grinspan, "Expected
     Reciprocal Rank for Graded Relevance", CIKM 2009, Eq. 4 and §4; the TREC
-    ``gdeval.pl`` definition).
+    ``gdeval.pl`` definition); with another ``gain`` ``G``,
+    ``R = G(g) / (G(g_max) + 1)``, which is the same formula for ``G = 2**g - 1``.
 
     Parameters
     ----------
@@ -241,7 +253,8 @@ def err_score(
         Cutoff; ``None`` uses whole lists.
     max_grade : float, default=None
         ``g_max``; ``None`` takes the largest label in ``y_true``. Pass the dataset's
-        maximum (4 for 0-4 data) when evaluating a subset.
+        maximum (4 for 0-4 data) when evaluating a subset; with a gain table, a
+        grade of the table.
     {conventions}
 
     Returns
@@ -250,11 +263,10 @@ def err_score(
 
     Notes
     -----
-    ``gain`` does not apply: ERR's stopping probabilities are defined with
-    ``2**g - 1``. With ``ties="expected"`` the cost is O(m * min(m, k)) per tie
+    With ``ties="expected"`` the cost is O(m * min(m, k)) per tie
     block of m documents.
     """
-    conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
+    conventions = dict(gain=gain, ties=ties, no_relevant=no_relevant, convention=convention)
     return evaluate(
         "err", y_true, y_score, qid, k, conventions=conventions, per_query=per_query, max_grade=max_grade
     )

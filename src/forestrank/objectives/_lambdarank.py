@@ -5,7 +5,7 @@ import numpy as np
 
 from .._numba.jit import jit
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
-from .._ranking import discount_table, exp_gains, fill_inverse_max_dcg
+from .._ranking import discount_table, fill_inverse_max_dcg, row_gains
 from ._base import RankingObjective
 
 
@@ -27,7 +27,7 @@ def _lambdarank_gradients(
     ----------
     scores, labels : float64 arrays of shape (n_rows,), rows grouped by query
     gains : float64 array of shape (n_rows,)
-        ``2^l - 1`` of every row.
+        ``G(l)`` of every row (``_ranking.row_gains``; ``2^l - 1`` by default).
     query_boundaries : int64 array of shape (n_queries + 1,)
     inverse_max_dcg : float64 array of shape (n_queries,)
         ``1 / max DCG@truncation_level`` (``_ranking.fill_inverse_max_dcg``).
@@ -149,20 +149,26 @@ class LambdaRank(RankingObjective):
     normalize : bool, default=True
         Divide ``|dNDCG|`` by ``0.01 + |s_i - s_j|`` and scale each query's lambdas
         by ``log2(1 + S) / S`` (LightGBM's ``lambdarank_norm``).
+    label_gain : {"exp", "linear"} or ndarray of shape (n_grades,), default="exp"
+        The gain ``G(l)`` in ``|dNDCG|`` (``_ranking.row_gains``; LightGBM's
+        ``label_gain``), validated by ``_input.labels.check_gain``.
     """
 
     learns_from_positions = True
 
-    def __init__(self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True) -> None:
+    def __init__(
+        self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True, label_gain: object = "exp"
+    ) -> None:
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize = normalize
+        self.label_gain = label_gain
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
         largest = int(np.diff(self.query_boundaries_).max(initial=1))
         self.discounts_ = discount_table(largest)
-        self.gains_ = exp_gains(self.labels_, self.query_boundaries_)
+        self.gains_ = row_gains(self.labels_, self.query_boundaries_, self.label_gain)
         self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
         fill_inverse_max_dcg(
             self.labels_, self.gains_, self.query_boundaries_, self.truncation_level, self.discounts_,

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .._ranking import normalized_gains
+from .._ranking import normalized_gains, row_gains
 from ._base import RankingObjective
 
 
@@ -24,15 +24,21 @@ class SquaredError(RankingObjective):
     Parameters
     ----------
     target : {"grade", "exp_gain", "normalized_gain"}, default="grade"
+        ``"exp_gain"`` and ``"normalized_gain"`` take ``label_gain``'s ``G``.
+    label_gain : {"exp", "linear"} or ndarray of shape (n_grades,), default="exp"
+        ``G(l)``: ``2^l - 1``, ``l`` or a table (``_ranking.row_gains``).
     """
 
-    def __init__(self, target: str = "grade") -> None:
+    def __init__(self, target: str = "grade", label_gain: object = "exp") -> None:
         self.target = target
+        self.label_gain = label_gain
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
         if self.target == "grade":
             self.targets_ = self.labels_
+        elif self.target == "exp_gain" and not (isinstance(self.label_gain, str) and self.label_gain == "exp"):
+            self.targets_ = row_gains(self.labels_, self.query_boundaries_, self.label_gain)
         elif self.target == "exp_gain":
             largest = float(self.labels_.max())
             if largest > _LARGEST_SQUARED_EXP_GRADE:
@@ -43,7 +49,7 @@ class SquaredError(RankingObjective):
                 )
             self.targets_ = 2.0**self.labels_ - 1.0
         else:
-            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg")
+            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg", self.label_gain)
 
     def initial_score(self) -> float:
         """The mean target, the constant minimising the loss (Friedman 2001, Algorithm 2)."""

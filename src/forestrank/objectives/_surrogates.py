@@ -100,16 +100,19 @@ class ListwiseSurrogate(RankingObjective):
     ----------
     kind : {"cosine", "kl"}
     consistent : bool
+    label_gain : {"exp", "linear"} or ndarray of shape (n_grades,), default="exp"
+        ``G(l)``: ``2^l - 1``, ``l`` or a table (``_ranking.row_gains``).
     """
 
-    def __init__(self, kind: str = "cosine", consistent: bool = False) -> None:
+    def __init__(self, kind: str = "cosine", consistent: bool = False, label_gain: object = "exp") -> None:
         self.kind = kind
         self.consistent = consistent
+        self.label_gain = label_gain
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
         norm = "dcg" if self.consistent else ("l2" if self.kind == "cosine" else "sum")
-        self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, norm)
+        self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, norm, self.label_gain)
         self._kind = COSINE if self.kind == "cosine" else CROSS_ENTROPY
 
     def initial_score(self) -> float:
