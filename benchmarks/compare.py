@@ -283,6 +283,8 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
+    Contender("forestrank LambdaMART xendcg", functools.partial(_lambdamart, objective="xendcg"), "qid"),
+    Contender("LightGBM LGBMRanker rank_xendcg", functools.partial(_lightgbm_lambdarank, objective="rank_xendcg"), "group"),
     Contender("forestrank LambdaMART quantized_gradients=4", functools.partial(_lambdamart, quantized_gradients=4), "qid"),
     Contender(
         "LightGBM LGBMRanker lambdarank use_quantized_grad", functools.partial(_lightgbm_lambdarank, use_quantized_grad=True),

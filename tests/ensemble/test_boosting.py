@@ -426,3 +426,29 @@ def test_grades_above_31_fit_with_either_gain(data, label_gain):
     model = LambdaMART(n_estimators=5, label_gain=label_gain, random_state=0).fit(X, large, qid=qid)
     assert np.isfinite(model.predict(X)).all()
     assert np.isfinite(model.score(X, large, qid))
+
+
+def test_xendcg_is_reproducible_and_thread_count_free(data):
+    """Its noise comes from the fit's seed, one draw per iteration in Python: the same seed
+    gives the same model on one thread or two, another seed another model."""
+    X, y, qid = data
+    fit = lambda seed, n_jobs: LambdaMART(  # noqa: E731
+        n_estimators=8, objective="xendcg", random_state=seed, n_jobs=n_jobs
+    ).fit(X, y, qid=qid).predict(X)
+    one = fit(3, 1)
+    np.testing.assert_array_equal(fit(3, 2), one)
+    assert not np.array_equal(fit(4, 1), one)
+
+
+def test_xendcg_learns_about_as_well_as_lightgbms(data):
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid = make_ranking(n_queries=400, docs_per_query=(10, 40), n_features=20, random_state=1)
+    train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
+    ours = LambdaMART(n_estimators=60, objective="xendcg", random_state=0).fit(X[train], y[train], qid=qid[train])
+    order = np.argsort(qid[train], kind="stable")
+    theirs = lightgbm.LGBMRanker(objective="rank_xendcg", n_estimators=60, verbose=-1, random_state=0).fit(
+        X[train][order], y[train][order], group=np.unique(qid[train], return_counts=True)[1]
+    )
+    ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
+    theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
+    assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)

@@ -12,6 +12,7 @@ from forestrank.objectives import (
     PlackettLuce,
     Softmax,
     SquaredError,
+    XENDCG,
     distinct_contexts,
 )
 from forestrank._ranking import normalized_gains
@@ -440,10 +441,83 @@ def test_every_objective_has_a_loss_and_the_estimator_fits_each_new_one():
     from forestrank import LambdaMART, make_ranking, ndcg_score
 
     X, y, qid = make_ranking(n_queries=60, docs_per_query=15, n_features=6, random_state=0)
-    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl"):
+    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg"):
         model = LambdaMART(n_estimators=20, objective=objective, min_samples_leaf=5, random_state=0).fit(X, y, qid=qid)
         assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8, objective  # every loss learns the training data
-    for make in (*SURROGATES.values(), LambdaRank, Softmax, SquaredError, lambda: PlackettLuce(top_k=5)):
+    for make in (*SURROGATES.values(), LambdaRank, Softmax, SquaredError, XENDCG, lambda: PlackettLuce(top_k=5)):
         objective = _prepared(make, y, qid)
         raw = np.tile(np.atleast_1d(objective.initial_score()), (len(y), 1))
         assert np.isfinite(objective.loss(raw if objective.n_outputs > 1 else raw[:, 0]))
+
+
+# --- XE-NDCG (Bruch, Wang, Bendersky & Najork 2020) ---------------------------------------
+
+
+def _reference_xendcg(scores, phi):
+    """One query's loss, gradient ``rho - p`` and the corrected gradient ``D (x0 + x1 + x2)``,
+    ``x`` the Neumann series of ``H^{-1} g`` around ``D = diag(H)``, with matrices."""
+    rho = np.exp(scores - scores.max())
+    rho /= rho.sum()
+    p = phi / phi.sum()
+    loss = -(p * np.log(rho)).sum()
+    g = rho - p
+    H = np.diag(rho) - np.outer(rho, rho)
+    D = np.diag(np.diag(H))
+    M = np.linalg.inv(D) @ (H - D)
+    corrected = D @ (np.eye(len(g)) - M + M @ M) @ np.linalg.inv(D) @ g
+    return loss, g, corrected, np.diag(H)
+
+
+@pytest.mark.parametrize("label_gain", ["exp", "linear", np.array([0.0, 1.0, 1.0, 5.0, 9.0])])
+def test_xendcg_gradients_are_the_series_of_the_inverse_hessian_on_the_cross_entropys_gradient(label_gain):
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 5, 21).astype(float)
+    boundaries = np.array([0, 6, 7, 21])  # a one-document query has no gradient
+    scores = rng.normal(size=21)
+    objective = XENDCG(label_gain, random_state=0)
+    objective.prepare(labels, boundaries)
+    g, h = _gradients(objective, scores)
+    gammas = objective.gammas_  # this call's noise
+    if isinstance(label_gain, str):
+        gain = {"exp": lambda l: 2.0**l - 1, "linear": lambda l: l}[label_gain]
+    else:
+        gain = lambda l: label_gain[l.astype(int)]  # noqa: E731
+    total = 0.0
+    for start, end in zip(boundaries[:-1], boundaries[1:]):
+        rows = slice(start, end)
+        if end - start < 2:
+            assert g[rows].tolist() == [0.0] and h[rows].tolist() == [0.0]
+            continue
+        phi = gain(labels[rows]) + 1.0 - gammas[rows]  # the paper's 2^l - gamma for the exponential gain
+        loss, first, corrected, diagonal = _reference_xendcg(scores[rows], phi)
+        total += loss
+        np.testing.assert_allclose(g[rows], corrected, rtol=1e-10, atol=1e-13)
+        np.testing.assert_allclose(h[rows], diagonal, rtol=1e-12)
+    assert objective.loss(scores) == pytest.approx(total, rel=1e-12)
+    # The cross entropy's gradient, rho - p, is the derivative of the loss.
+    first = np.concatenate(
+        [_reference_xendcg(scores[a:b], gain(labels[a:b]) + 1.0 - gammas[a:b])[1] if b - a > 1 else [0.0]
+         for a, b in zip(boundaries[:-1], boundaries[1:])]
+    )  # fmt: skip
+    np.testing.assert_allclose(_finite_differences(objective.loss, scores), first, rtol=1e-6, atol=1e-9)
+
+
+def test_xendcg_draws_new_noise_every_iteration_from_its_seed():
+    labels = np.array([0.0, 1.0, 2.0, 0.0, 3.0])
+    boundaries = np.array([0, 5])
+    first, second = XENDCG(random_state=7), XENDCG(random_state=7)
+    for objective in (first, second):
+        objective.prepare(labels, boundaries)
+    scores = np.zeros(5)
+    g1, _ = _gradients(first, scores)
+    g2, _ = _gradients(first, scores)
+    assert not np.array_equal(g1, g2)  # fresh gamma
+    np.testing.assert_array_equal(_gradients(second, scores)[0], g1)  # same seed, same stream
+    assert np.all((first.gammas_ >= 0) & (first.gammas_ < 1))
+
+
+def test_xendcg_is_finite_when_one_document_takes_all_the_mass():
+    objective = XENDCG()
+    objective.prepare(np.array([3.0, 0.0, 1.0]), np.array([0, 3]))
+    g, h = _gradients(objective, np.array([900.0, 0.0, -5.0]))
+    assert np.isfinite(g).all() and np.isfinite(h).all()

@@ -59,12 +59,14 @@ from ..objectives import (
     RankingObjective,
     Softmax,
     SquaredError,
+    XENDCG,
     expected_relevance,
 )
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._sampling import (
+    GAIN_NOISE,
     HOLD_OUT,
     PERMUTATIONS,
     ROUNDING,
@@ -343,7 +345,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
-        objective = self._make_objective()  # PLRank's draws its permutations' seed from the entropy
+        objective = self._make_objective()  # PLRank's permutations and XE-NDCG's noise seed from the entropy
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
@@ -718,8 +720,13 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, default="lambdarank"
+    objective : {"lambdarank", "xendcg", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, \
+            default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
+        ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
+        gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
+        Najork 2020; LightGBM's ``rank_xendcg``; :class:`forestrank.objectives.XENDCG`):
+        linear in a query's documents where LambdaRank's pairs are quadratic.
         ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
@@ -894,7 +901,9 @@ class LambdaMART(BaseBoostingRanker):
 
     _parameter_constraints = {
         **BaseBoostingRanker._parameter_constraints,
-        "objective": [StrOptions({"lambdarank", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})],
+        "objective": [
+            StrOptions({"lambdarank", "xendcg", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})
+        ],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
@@ -1013,6 +1022,8 @@ class LambdaMART(BaseBoostingRanker):
             return ListwiseSurrogate(kind, consistent=self.objective.startswith("c-"), label_gain=gain)
         if self.objective == "mcrank":
             return Softmax()
+        if self.objective == "xendcg":
+            return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
         return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm, gain)
 
 

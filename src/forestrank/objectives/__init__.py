@@ -41,6 +41,10 @@ thread count is set by the estimator from ``n_jobs``).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
+* :class:`XENDCG` — XE-NDCG (Bruch, Wang, Bendersky & Najork, WWW 2020): the cross
+  entropy of ``softmax(s)`` against the gains with uniform noise,
+  ``p_i ∝ 2^{l_i} - gamma_i``; ``g = softmax(s) - p``, corrected by the first terms of
+  the series of the inverse Hessian as LightGBM's ``rank_xendcg`` (``_xendcg``).
 """
 
 from ._base import RankingObjective
@@ -49,6 +53,7 @@ from ._plackett_luce import PlackettLuce, distinct_contexts
 from ._softmax import Softmax, expected_relevance
 from ._squared import SquaredError
 from ._surrogates import ListwiseSurrogate
+from ._xendcg import XENDCG
 
 __all__ = [
     "LambdaRank",
@@ -57,6 +62,7 @@ __all__ = [
     "RankingObjective",
     "Softmax",
     "SquaredError",
+    "XENDCG",
     "distinct_contexts",
     "expected_relevance",
 ]
