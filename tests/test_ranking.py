@@ -48,7 +48,7 @@ def test_metrics_lambdarank_and_the_listwise_criterion_read_the_same_discounts()
     objective = LambdaRank(truncation_level=6)
     objective.prepare(labels, np.array([0, 6]))
     # LambdaRank's gains are scaled by 2**-3 (the query's largest grade; exp_gains): so is its DCG.
-    assert objective.inverse_max_dcg_[0] == 1.0 / (ideal * 2.0**-3)
+    assert objective.query_scales_[0] == 1.0 / (ideal * 2.0**-3)
     np.testing.assert_array_equal(objective.discounts_, table)
     np.testing.assert_array_equal(_listwise.cumulative_discounts(5), np.concatenate(([0.0], np.cumsum(table))))
 

@@ -178,6 +178,29 @@ def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.n
     return exp_gains(labels, query_boundaries)
 
 
+def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: float) -> np.ndarray:
+    """ERR's ``R(l)``, the probability that a document of grade ``l`` satisfies the user:
+    ``(2**l - 1) / 2**g_max`` (Chapelle, Metzler, Zhang & Grinspan, CIKM 2009, §4) for
+    the exponential gain, ``G(l) / (G(g_max) + 1)`` for another (the same formula for
+    ``G = 2**l - 1``; ``metrics._kernels.stop_probability`` computes it per ranked label).
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_rows,), float64
+    gain : {"exp", "linear"} or ndarray of shape (n_grades,), float64
+    max_grade : float
+        ``g_max``, at least every label; a grade of the table for a gain table.
+
+    Returns
+    -------
+    ndarray of shape (n_rows,), float64, in [0, 1)
+    """
+    if isinstance(gain, str) and gain == "exp":
+        return 2.0 ** (labels - max_grade) - 2.0**-max_grade
+    top = row_gains(np.array([float(max_grade)]), np.array([0, 1]), gain)[0]
+    return row_gains(labels, np.array([0, len(labels)]), gain) / (top + 1.0)
+
+
 def normalized_gains(
     labels: np.ndarray, query_boundaries: np.ndarray, norm: str, gain: str | np.ndarray = "exp"
 ) -> np.ndarray:

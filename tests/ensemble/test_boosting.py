@@ -452,3 +452,47 @@ def test_xendcg_learns_about_as_well_as_lightgbms(data):
     ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
     theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
     assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)
+
+
+def test_sampled_pairs_fit_reproducibly_on_any_thread_count(data):
+    X, y, qid = data
+    fit = lambda seed, n_jobs, **params: LambdaMART(  # noqa: E731
+        n_estimators=8, lambdarank_pair_method="mean", random_state=seed, n_jobs=n_jobs, **params
+    ).fit(X, y, qid=qid).predict(X)
+    one = fit(3, 1)
+    np.testing.assert_array_equal(fit(3, 2), one)
+    assert not np.array_equal(fit(4, 1), one)
+    assert not np.array_equal(fit(3, 1, lambdarank_num_pair_per_sample=8), one)
+    assert ndcg_score(y, fit(3, 2, lambdarank_num_pair_per_sample=8), qid, 10) > ndcg_score(y, np.zeros(len(y)), qid, 10)
+
+
+def test_topk_pairs_refuse_a_number_of_pairs_per_document(data):
+    X, y, qid = data
+    with pytest.raises(ValueError, match="lambdarank_num_pair_per_sample is the pairs each document draws"):
+        LambdaMART(n_estimators=2, lambdarank_num_pair_per_sample=4).fit(X, y, qid=qid)
+
+
+def test_grid_search_tunes_the_pair_method(data):
+    X, y, qid = data
+    grid = [{"lambdarank_pair_method": ["topk"]}, {"lambdarank_pair_method": ["mean"], "lambdarank_num_pair_per_sample": [1, 4]}]
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(LambdaMART(n_estimators=5, random_state=0), grid, cv=QueryKFold(3), scoring=ndcg_scorer(10))
+        search.fit(X, y, qid=qid)
+    assert len(search.cv_results_["params"]) == 3 and np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+@pytest.mark.parametrize("metric", ["map", "err"])
+def test_lambdarank_on_map_and_err_learns_its_metric(data, metric):
+    from forestrank.metrics import err_score, map_score
+
+    X, y, qid = data
+    score = map_score if metric == "map" else err_score
+    model = LambdaMART(n_estimators=20, lambdarank_metric=metric, random_state=0).fit(X, y, qid=qid)
+    ndcg_model = LambdaMART(n_estimators=20, random_state=0).fit(X, y, qid=qid)
+    assert not np.array_equal(model.predict(X), ndcg_model.predict(X))
+    assert score(y, model.predict(X), qid) > score(y, LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid).predict(X), qid)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMART(n_estimators=3), {"lambdarank_metric": ["ndcg", metric]}, cv=QueryKFold(2), scoring=ndcg_scorer(10)
+        ).fit(X, y, qid=qid)
+    assert [params["lambdarank_metric"] for params in search.cv_results_["params"]] == ["ndcg", metric]

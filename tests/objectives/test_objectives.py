@@ -521,3 +521,137 @@ def test_xendcg_is_finite_when_one_document_takes_all_the_mass():
     objective.prepare(np.array([3.0, 0.0, 1.0]), np.array([0, 3]))
     g, h = _gradients(objective, np.array([900.0, 0.0, -5.0]))
     assert np.isfinite(g).all() and np.isfinite(h).all()
+
+
+# --- LambdaRank's sampled pairs (XGBoost's lambdarank_pair_method="mean") ------------------
+
+
+def _lambdarank_gradients_of(objective, labels, boundaries, scores):
+    objective.prepare(labels, boundaries)
+    return _gradients(objective, scores)
+
+
+def test_two_documents_draw_each_other_every_time():
+    """With one document per grade each draw is forced: ``k`` draws per document make the
+    pair count ``2k`` times, against once among the top-k pairs."""
+    labels, boundaries, scores = np.array([0.0, 2.0]), np.array([0, 2]), np.array([0.3, -0.4])
+    topk = _lambdarank_gradients_of(LambdaRank(normalize=False), labels, boundaries, scores)
+    for k in (1, 3):
+        mean = _lambdarank_gradients_of(
+            LambdaRank(normalize=False, pair_method="mean", pairs_per_document=k, random_state=0), labels, boundaries,
+            scores,
+        )  # fmt: skip
+        np.testing.assert_allclose(mean[0], 2 * k * topk[0], rtol=1e-13)
+        np.testing.assert_allclose(mean[1], 2 * k * topk[1], rtol=1e-13)
+        normalized = _lambdarank_gradients_of(
+            LambdaRank(pair_method="mean", pairs_per_document=k, random_state=0), labels, boundaries, scores
+        )
+        # XGBoost's normalisation of sampled pairs: |dNDCG| over 0.01 + |gap|, the query over k.
+        np.testing.assert_allclose(normalized[0], 2 * topk[0] / (0.01 + 0.7), rtol=1e-13)
+
+
+def test_sampled_pairs_average_to_every_document_against_every_other_grade():
+    """Each document's ``k`` partners are uniform over the query's other grades: with many
+    draws the gradients approach their expectation, every such pair weighed by
+    ``k / (documents of other grades)`` from each of its two ends, with the ideal DCG of
+    the whole list (Burges' pair formula written out)."""
+    labels = np.array([0.0, 2.0, 1.0, 0.0, 2.0, 3.0, 0.0])
+    scores = np.array([0.5, -0.2, 0.1, 0.9, 0.0, -1.0, 0.4])
+    k = 4000
+    g, h = _lambdarank_gradients_of(
+        LambdaRank(normalize=False, pair_method="mean", pairs_per_document=k, random_state=1), labels,
+        np.array([0, 7]), scores,
+    )  # fmt: skip
+    rank = np.empty(7, int)
+    rank[np.argsort(-scores, kind="stable")] = np.arange(7)
+    max_dcg = ((2 ** np.sort(labels)[::-1] - 1) / np.log2(np.arange(7) + 2)).sum()
+    others = np.array([(labels != label).sum() for label in labels])
+    expected_g, expected_h = np.zeros(7), np.zeros(7)
+    for i in range(7):
+        for j in range(7):
+            if labels[i] > labels[j]:
+                delta = (2 ** labels[i] - 2 ** labels[j]) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2))
+                delta /= max_dcg
+                rho = 1 / (1 + np.exp(scores[i] - scores[j]))
+                weight = k / others[i] + k / others[j]
+                expected_g[i] -= weight * delta * rho
+                expected_g[j] += weight * delta * rho
+                expected_h[[i, j]] += weight * delta * rho * (1 - rho)
+    np.testing.assert_allclose(g, expected_g, rtol=0.05, atol=0.02 * np.abs(expected_g).max())
+    np.testing.assert_allclose(h, expected_h, rtol=0.05, atol=0.02 * np.abs(expected_h).max())
+
+
+def test_sampled_pairs_are_redrawn_every_iteration_and_reproducible():
+    labels = np.array([0.0, 2.0, 1.0, 0.0, 2.0, 3.0, 0.0, 1.0])
+    boundaries, scores = np.array([0, 4, 8]), np.linspace(-1, 1, 8)
+    first, second = (LambdaRank(pair_method="mean", pairs_per_document=2, random_state=5) for _ in range(2))
+    a1 = _lambdarank_gradients_of(first, labels, boundaries, scores)[0]
+    a2 = _gradients(first, scores)[0]
+    assert not np.array_equal(a1, a2)
+    np.testing.assert_array_equal(_lambdarank_gradients_of(second, labels, boundaries, scores)[0], a1)
+    # loss() counts the pairs of the last gradients call: its derivative is their direction.
+    unnormalized = LambdaRank(normalize=False, pair_method="mean", pairs_per_document=2, random_state=5)
+    g, _ = _lambdarank_gradients_of(unnormalized, labels, boundaries, scores)
+    np.testing.assert_allclose(g, _finite_differences(unnormalized.loss, scores), rtol=1e-5, atol=1e-8)
+
+
+# --- LambdaRank with MAP and ERR deltas (Burges 2010, §6; XGBoost's rank:map) ---------------
+
+
+def _swapped_metric(metric, labels, order, a, b, gain, max_grade):
+    """AP or ERR (``forestrank.metrics``, input-order ties) of the ranking ``order`` with the
+    documents at ranks ``a`` and ``b`` swapped."""
+    from forestrank.metrics import average_precision, err_score
+
+    swapped = order.copy()
+    swapped[[a, b]] = swapped[[b, a]]
+    scores = np.empty(len(labels))
+    scores[swapped] = -np.arange(len(labels), dtype=float)
+    qid = np.zeros(len(labels))
+    if metric == "map":
+        return average_precision(labels, scores, qid, ties="input_order")[0]
+    return err_score(labels, scores, qid, max_grade=max_grade, gain=gain, ties="input_order", per_query=True)[0]
+
+
+@pytest.mark.parametrize(("metric", "label_gain"), [("map", "exp"), ("err", "exp"), ("err", "linear"), ("err", np.array([0.0, 1, 1, 6, 9]))])
+@pytest.mark.parametrize("truncation", [3, 30])
+def test_map_and_err_lambdas_weigh_each_pair_by_the_metrics_change_on_a_swap(metric, label_gain, truncation):
+    """The pair weights against AP and ERR recomputed by ``forestrank.metrics`` on the
+    swapped ranking, each over the query's ideal (AP: its relevant count is in AP; ERR:
+    the ERR of the ideal order)."""
+    from forestrank.metrics import err_score
+
+    rng = np.random.default_rng(8)
+    labels = np.array([0, 2, 1, 0, 4, 1, 0, 3, 0, 0, 4, 1, 2, 0, 0, 0, 0, 0], float)
+    boundaries = np.array([0, 9, 15, 18])  # the last query has no relevant document
+    scores = rng.normal(size=18)
+    objective = LambdaRank(sigma=1.3, truncation_level=truncation, normalize=False, label_gain=label_gain, metric=metric)
+    objective.prepare(labels, boundaries)
+    g, h = _gradients(objective, scores)
+    max_grade = labels.max()
+    for start, end in zip(boundaries[:-1], boundaries[1:]):
+        rows = slice(start, end)
+        y, s = labels[rows], scores[rows]
+        n = end - start
+        expected_g, expected_h = np.zeros(n), np.zeros(n)
+        if y.max() > 0:
+            order = np.argsort(-s, kind="stable")
+            before = _swapped_metric(metric, y, order, 0, 0, label_gain, max_grade)
+            scale = 1.0
+            if metric == "err":
+                scale = err_score(y, y, np.zeros(n), max_grade=max_grade, gain=label_gain, per_query=True)[0]
+            for i in range(min(n - 1, truncation)):
+                for j in range(i + 1, n):
+                    high, low = order[i], order[j]
+                    if y[high] == y[low]:
+                        continue
+                    if y[high] < y[low]:
+                        high, low = low, high
+                    change = abs(_swapped_metric(metric, y, order, i, j, label_gain, max_grade) - before) / scale
+                    rho = 1 / (1 + np.exp(1.3 * (s[high] - s[low])))
+                    expected_g[high] -= 1.3 * change * rho
+                    expected_g[low] += 1.3 * change * rho
+                    expected_h[[high, low]] += 1.3**2 * change * rho * (1 - rho)
+        np.testing.assert_allclose(g[rows], expected_g, rtol=1e-9, atol=1e-13)
+        np.testing.assert_allclose(h[rows], expected_h, rtol=1e-9, atol=1e-13)
+    np.testing.assert_allclose(g, _finite_differences(objective.loss, scores), rtol=1e-5, atol=1e-8)

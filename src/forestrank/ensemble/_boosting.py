@@ -68,6 +68,7 @@ from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradien
 from ._sampling import (
     GAIN_NOISE,
     HOLD_OUT,
+    PAIR_SAMPLES,
     PERMUTATIONS,
     ROUNDING,
     ROWS,
@@ -798,7 +799,33 @@ class LambdaMART(BaseBoostingRanker):
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30
+        With ``lambdarank_pair_method="topk"``: a pair counts only if one of its
+        documents ranks in the top this-many, and the ideal DCG is taken at this
+        cutoff (LightGBM's ``lambdarank_truncation_level``; XGBoost's
+        ``lambdarank_num_pair_per_sample`` under its ``"topk"``).
     lambdarank_norm : bool, default=True
+        ``|dNDCG|`` over ``0.01 + |s_i - s_j|`` and each query's lambdas scaled by
+        ``log2(1 + S) / S`` (LightGBM's ``lambdarank_norm``); with
+        ``lambdarank_pair_method="mean"`` the query's lambdas over the pairs each
+        document draws instead (XGBoost's ``lambdarank_normalization``).
+    lambdarank_pair_method : {"topk", "mean"}, default="topk"
+        The pairs of LambdaRank (XGBoost's ``lambdarank_pair_method``): ``"topk"``,
+        every pair with a document in the top ``lambdarank_truncation_level`` of the
+        current ranking (LightGBM's pairs); ``"mean"``, at every iteration each
+        document draws ``lambdarank_num_pair_per_sample`` partners uniformly among
+        its query's documents of other grades, from the fit's seed, and the ideal
+        DCG is the whole list's.
+    lambdarank_metric : {"ndcg", "map", "err"}, default="ndcg"
+        The metric whose change, were two documents swapped, weighs their pair
+        (Burges 2010, §6): NDCG; MAP (XGBoost's ``rank:map``; relevant means grade >
+        0); or ERR (CatBoost's YetiRank ``mode``; ``R = G(l) / (G(g_max) + 1)`` with
+        ``label_gain``'s ``G``, ``g_max`` the data's largest grade), each change
+        normalised by the query's ideal value. The early-stopping metric stays
+        NDCG@``eval_at``.
+    lambdarank_num_pair_per_sample : int or None, default=None
+        The partners each document draws under ``"mean"`` (None: 1, XGBoost's
+        default). Under ``"topk"`` the count is ``lambdarank_truncation_level``, and
+        this parameter is refused.
     label_gain : {"exp", "linear"} or array-like of shape (n_grades,), default="exp"
         The gain ``G(l)`` of a grade wherever one appears: LambdaRank's ``|dNDCG|``,
         the targets of ``"c-mart"``, the surrogates and ``target="exp_gain"``, the
@@ -907,6 +934,9 @@ class LambdaMART(BaseBoostingRanker):
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
+        "lambdarank_pair_method": [StrOptions({"topk", "mean"})],
+        "lambdarank_metric": [StrOptions({"ndcg", "map", "err"})],
+        "lambdarank_num_pair_per_sample": [Interval(Integral, 1, None, closed="left"), None],
         "label_gain": [StrOptions({"exp", "linear"}), "array-like"],
         "target": [StrOptions({"grade", "exp_gain"})],
         "position_bias": [StrOptions({"unbiased", "factor"}), None],
@@ -940,6 +970,9 @@ class LambdaMART(BaseBoostingRanker):
         sigma: float = 1.0,
         lambdarank_truncation_level: int = 30,
         lambdarank_norm: bool = True,
+        lambdarank_pair_method: str = "topk",
+        lambdarank_num_pair_per_sample: int | None = None,
+        lambdarank_metric: str = "ndcg",
         label_gain: object = "exp",
         target: str = "grade",
         position_bias: str | None = None,
@@ -976,6 +1009,9 @@ class LambdaMART(BaseBoostingRanker):
         self.sigma = sigma
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
+        self.lambdarank_pair_method = lambdarank_pair_method
+        self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
+        self.lambdarank_metric = lambdarank_metric
         self.label_gain = label_gain
         self.target = target
         self.position_bias = position_bias
@@ -1024,7 +1060,16 @@ class LambdaMART(BaseBoostingRanker):
             return Softmax()
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
-        return LambdaRank(self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm, gain)
+        if self.lambdarank_pair_method == "topk" and self.lambdarank_num_pair_per_sample is not None:
+            raise ValueError(
+                "lambdarank_num_pair_per_sample is the pairs each document draws with lambdarank_pair_method='mean'; "
+                f"with 'topk' the pairs are set by lambdarank_truncation_level={self.lambdarank_truncation_level}. Got "
+                f"lambdarank_num_pair_per_sample={self.lambdarank_num_pair_per_sample}."
+            )
+        return LambdaRank(
+            self.sigma, self.lambdarank_truncation_level, self.lambdarank_norm, gain, self.lambdarank_pair_method,
+            self.lambdarank_num_pair_per_sample or 1, seed_sequence(self._entropy, PAIR_SAMPLES), self.lambdarank_metric,
+        )  # fmt: skip
 
 
 class PLRank(BaseBoostingRanker):

@@ -4,9 +4,15 @@ import numba
 import numpy as np
 
 from .._numba.jit import jit
+from .._tree._rng import randint
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
-from .._ranking import discount_table, fill_inverse_max_dcg, row_gains
+from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
 from ._base import RankingObjective
+
+
+# Which metric's change weighs a pair (``LambdaRank.metric``).
+METRIC_NDCG, METRIC_MAP, METRIC_ERR = 0, 1, 2
+METRICS = {"ndcg": METRIC_NDCG, "map": METRIC_MAP, "err": METRIC_ERR}
 
 
 @jit
@@ -17,8 +23,9 @@ def _softplus(x):
 
 @jit(parallel=True)
 def _lambdarank_gradients(
-    scores, labels, gains, query_boundaries, inverse_max_dcg, discounts, sigma, truncation_level, normalize, gradients,
-    hessians, positions, propensities, position_losses, query_losses,
+    scores, labels, gains, query_boundaries, query_scales, discounts, metric, stop_probabilities, sigma,
+    truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
+    position_losses, query_losses,
 ):  # fmt: skip
     """LambdaRank gradients and hessians of every document (module docstring); with
     ``positions``, Unbiased LambdaMART's (Hu et al., WWW 2019, Eq. 9-10).
@@ -29,17 +36,33 @@ def _lambdarank_gradients(
     gains : float64 array of shape (n_rows,)
         ``G(l)`` of every row (``_ranking.row_gains``; ``2^l - 1`` by default).
     query_boundaries : int64 array of shape (n_queries + 1,)
-    inverse_max_dcg : float64 array of shape (n_queries,)
-        ``1 / max DCG@truncation_level`` (``_ranking.fill_inverse_max_dcg``).
+    query_scales : float64 array of shape (n_queries,)
+        What a pair's change of the query's metric is multiplied by: ``1 / max DCG``
+        at the pairs' cutoff for NDCG (``_ranking.fill_inverse_max_dcg``), ``1 / R``
+        (``R`` relevant documents) for MAP, ``1 / ERR`` of the ideal order for ERR;
+        0 leaves the query out.
     discounts : float64 array of shape (largest query size,)
         Discount of every 0-based rank (``_ranking.discount_table``), looked up
         instead of two logarithms per pair.
+    metric : int
+        ``METRIC_NDCG``, ``METRIC_MAP`` or ``METRIC_ERR``: whose change weighs a pair
+        (``_metric_change``).
+    stop_probabilities : None or float64 array of shape (n_rows,)
+        None for NDCG (numba drops the other metrics' branches by type); ERR's
+        ``R(l)`` of every row (``_ranking.stop_probabilities``), empty for MAP.
     sigma : float
         Steepness of the pairwise logistic.
     truncation_level : int
-        Pairs count only if their better-ranked document is above this rank.
+        Top-k pairs: a pair counts if its better-ranked document is above this rank.
     normalize : bool
-        LightGBM's ``lambdarank_norm``.
+        LightGBM's ``lambdarank_norm`` (with sampled pairs, XGBoost's: each query's
+        lambdas over ``pairs_per_document``).
+    pairs_per_document : int
+        Sampled pairs (``pair_states`` given): the pairs each document draws.
+    pair_states : None or uint64 array of shape (n_queries, 2)
+        None: top-k pairs. Otherwise each query's generator state (``_tree._rng``),
+        advanced in place: every document draws ``pairs_per_document`` partners among
+        the query's documents of other grades (XGBoost's ``lambdarank_pair_method="mean"``).
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     positions : None or int64 array of shape (n_rows,)
@@ -61,26 +84,27 @@ def _lambdarank_gradients(
         ``sum |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``, before LightGBM's
         normalisations (``LambdaRank.loss``); None: not computed.
     """
+    no_statistics = np.empty((3, 0))  # NDCG's: nothing ranked to precompute, nothing allocated per query
     for q in numba.prange(len(query_boundaries) - 1):
         _query_gradients(
-            q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, inverse_max_dcg[q], discounts,
-            sigma, truncation_level, normalize, gradients, hessians, positions, propensities, position_losses,
-            query_losses,
+            q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, query_scales[q], discounts, metric,
+            stop_probabilities, sigma, truncation_level, normalize, pairs_per_document, pair_states, gradients,
+            hessians, positions, propensities, position_losses, query_losses, no_statistics,
         )  # fmt: skip
 
 
 @jit(inline="always")
 def _query_gradients(
-    q, start, end, scores, labels, gains, inverse_max_dcg, discounts, sigma, truncation_level, normalize, gradients,
-    hessians, positions, propensities, position_losses, query_losses,
+    q, start, end, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, sigma,
+    truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
+    position_losses, query_losses, no_statistics,
 ):  # fmt: skip
     """The gradients and hessians of one query's documents, ``start:end`` of the rows
-    (``_lambdarank_gradients``, whose arguments these are; ``inverse_max_dcg`` is the
-    query's own). Every pair (``i`` better ranked, grades differing) adds
-    ``lambda_ij = -sigma |dNDCG_ij| rho_ij`` to the better-graded document's gradient and
-    subtracts it from the other's, ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``
-    (Burges, MSR-TR-2010-82, Eq. 3 and §4); the hessians take
-    ``sigma^2 |dNDCG_ij| rho_ij (1 - rho_ij)`` (§7).
+    (``_lambdarank_gradients``, whose arguments these are; ``query_scale`` is the
+    query's own; ``no_statistics`` the empty ``_ranked_statistics`` of NDCG): the pairs
+    of the top ``truncation_level`` ranks with every document below them, or each
+    document's sampled pairs, each added by ``_add_pair``; then the query's
+    normalisation.
     """
     n = end - start
     for i in range(start, end):
@@ -90,51 +114,214 @@ def _query_gradients(
         position_losses[q] = 0.0
     if query_losses is not None:
         query_losses[q] = 0.0
-    if n < 2 or inverse_max_dcg == 0.0:
+    if n < 2 or query_scale == 0.0:
         return
     # Current ranking, ties in input order (stable), as LightGBM ranks them.
     order = np.argsort(-scores[start:end], kind="mergesort") + start
     spread = scores[order[0]] != scores[order[n - 1]]
+    if stop_probabilities is None:
+        ranked = no_statistics
+    else:
+        ranked = _ranked_statistics(order, labels, stop_probabilities, metric)
     total = 0.0
-    for i in range(min(n - 1, truncation_level)):
-        a = order[i]
-        for j in range(i + 1, n):
-            b = order[j]
-            if labels[a] == labels[b]:
-                continue
-            if labels[a] > labels[b]:
-                high, low, high_rank, low_rank = a, b, i, j
-            else:
-                high, low, high_rank, low_rank = b, a, j, i
-            score_gap = scores[high] - scores[low]
-            delta_ndcg = (gains[high] - gains[low]) * abs(discounts[high_rank] - discounts[low_rank]) * inverse_max_dcg
-            if query_losses is not None:
-                query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
-            if normalize and spread:
-                delta_ndcg /= 0.01 + abs(score_gap)
-            rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
-            if positions is not None:
-                shown_high = positions[high]
-                shown_low = positions[low]
-                debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
-                # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
-                # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
-                pair_loss = delta_ndcg * _softplus(sigma * score_gap)
-                position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
-                position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
-                delta_ndcg *= debias
-            lambda_ = -sigma * delta_ndcg * rho
-            curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
-            gradients[high] += lambda_
-            gradients[low] -= lambda_
-            hessians[high] += curvature
-            hessians[low] += curvature
-            total -= 2.0 * lambda_
-    if normalize and total > 0.0:
+    if pair_states is None:
+        for i in range(min(n - 1, truncation_level)):
+            for j in range(i + 1, n):
+                total += _add_pair(
+                    q, order, i, j, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, ranked,
+                    sigma, normalize, spread, gradients, hessians, positions, propensities, position_losses,
+                    query_losses,
+                )  # fmt: skip
+    else:
+        # Ranks grouped by grade, best first: each document of a grade draws its partners
+        # uniformly among the ranks outside its grade (XGBoost's "mean" pairs).
+        by_grade = np.argsort(-labels[order], kind="mergesort")
+        state = pair_states[q]
+        first = 0
+        while first < n:
+            stop = first + 1
+            while stop < n and labels[order[by_grade[stop]]] == labels[order[by_grade[first]]]:
+                stop += 1
+            outside = n - (stop - first)
+            for _ in range(pairs_per_document if outside > 0 else 0):
+                for k in range(first, stop):
+                    other = randint(state, outside)
+                    if other >= first:
+                        other += stop - first
+                    total += _add_pair(
+                        q, order, by_grade[k], by_grade[other], scores, labels, gains, query_scale, discounts, metric,
+                        stop_probabilities, ranked, sigma, normalize, spread, gradients, hessians, positions,
+                        propensities, position_losses, query_losses,
+                    )  # fmt: skip
+            first = stop
+    factor = 1.0
+    if normalize and pair_states is not None:
+        factor = 1.0 / pairs_per_document
+    elif normalize and total > 0.0:
         factor = np.log2(1.0 + total) / total
+    if factor != 1.0:
         for i in range(start, end):
             gradients[i] *= factor
             hessians[i] *= factor
+
+
+@jit(inline="always")
+def _add_pair(
+    q, order, rank_a, rank_b, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, ranked, sigma,
+    normalize, spread, gradients, hessians, positions, propensities, position_losses, query_losses,
+):  # fmt: skip
+    """Add the pair of the documents at ranks ``rank_a`` and ``rank_b`` (0-based, ``order``
+    the query's ranking) to their gradients and hessians; return the pair's
+    ``2 |lambda_ij|`` (0 for documents of one grade).
+
+    The better-graded document gets ``lambda_ij = -sigma |dM_ij| rho_ij`` and the other
+    ``-lambda_ij``, ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``, ``|dM_ij|`` the
+    change of the metric were the two swapped (Burges, MSR-TR-2010-82, Eq. 3 and §4,
+    §6 for other metrics than NDCG); both hessians take ``sigma^2 |dM_ij| rho_ij
+    (1 - rho_ij)`` (§7).
+    """
+    a = order[rank_a]
+    b = order[rank_b]
+    if labels[a] == labels[b]:
+        return 0.0
+    if labels[a] > labels[b]:
+        high, low, high_rank, low_rank = a, b, rank_a, rank_b
+    else:
+        high, low, high_rank, low_rank = b, a, rank_b, rank_a
+    score_gap = scores[high] - scores[low]
+    if stop_probabilities is None:  # NDCG
+        delta_ndcg = (gains[high] - gains[low]) * abs(discounts[high_rank] - discounts[low_rank]) * query_scale
+    else:
+        delta_ndcg = abs(_metric_change(metric, ranked, rank_a, rank_b)) * query_scale
+    if query_losses is not None:
+        query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
+    if normalize and spread:
+        delta_ndcg /= 0.01 + abs(score_gap)
+    rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
+    if positions is not None:
+        shown_high = positions[high]
+        shown_low = positions[low]
+        debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
+        # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
+        # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
+        pair_loss = delta_ndcg * _softplus(sigma * score_gap)
+        position_losses[q, 0, shown_high] += pair_loss / propensities[1, shown_low]
+        position_losses[q, 1, shown_low] += pair_loss / propensities[0, shown_high]
+        delta_ndcg *= debias
+    lambda_ = -sigma * delta_ndcg * rho
+    curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
+    gradients[high] += lambda_
+    gradients[low] -= lambda_
+    hessians[high] += curvature
+    hessians[low] += curvature
+    return -2.0 * lambda_
+
+
+@jit(inline="always")
+def _ranked_statistics(order, labels, stop_probabilities, metric):
+    """What ``_metric_change`` reads of a query's current ranking, float64 (3, n): for MAP
+    the relevant documents (grade > 0) at or above each rank and the prefix sums of
+    ``1 / (rank + 1)`` over the relevant ones; for ERR each rank's stop probability
+    ``R``, the probability of reaching it ``prod_{k<r} (1 - R_k)`` and the prefix sums of
+    ``reach R / (rank + 1)``."""
+    n = len(order)
+    ranked = np.empty((3, n))
+    relevant = 0.0
+    accumulated = 0.0
+    reach = 1.0
+    for r in range(n):
+        if metric == METRIC_MAP:
+            if labels[order[r]] > 0.0:
+                relevant += 1.0
+                accumulated += 1.0 / (r + 1.0)
+            ranked[0, r] = relevant
+            ranked[1, r] = accumulated
+        else:
+            stop = stop_probabilities[order[r]]
+            ranked[0, r] = stop
+            ranked[1, r] = reach
+            accumulated += reach * stop / (r + 1.0)
+            ranked[2, r] = accumulated
+            reach *= 1.0 - stop
+    return ranked
+
+
+@jit(inline="always")
+def _metric_change(metric, ranked, rank_a, rank_b):
+    """The change of a query's AP times ``R``, or of its ERR, when the documents at ranks
+    ``rank_a`` and ``rank_b`` swap (``ranked``: ``_ranked_statistics``), in O(1).
+
+    AP (``R`` relevant documents; ``n_r`` those at or above rank ``r``; ``A`` the sums of
+    ``1 / (r + 1)`` over relevant ranks), a relevant document at ``a`` swapped with an
+    irrelevant one at ``b > a``: it moves from contributing ``n_a / (a + 1)`` to
+    ``n_b / (b + 1)``, and each relevant document between loses one relevant document
+    above it, ``A_{b-1} - A_a``; the reverse swap is the negative of the mirrored case
+    (Donmez, Svore & Burges, "On the Local Optimality of LambdaRank", SIGIR 2009, use
+    the same swap). ERR (``p_r`` the probability of reaching ``r``, ``S`` the sums of
+    ``p_r R_r / (r + 1)``), documents ``x`` at ``a`` and ``y`` at ``b > a``: rank ``a``
+    changes by ``p_a (R_y - R_x) / (a + 1)``, the ranks between scale by
+    ``(1 - R_y) / (1 - R_x)``, and rank ``b`` goes from ``p_b R_y`` to
+    ``p_b (1 - R_y) R_x / (1 - R_x)``, over ``b + 1``.
+    """
+    a = min(rank_a, rank_b)
+    b = max(rank_a, rank_b)
+    if metric == METRIC_MAP:
+        relevant_above_a = ranked[0, a - 1] if a > 0 else 0.0
+        relevant_a = ranked[0, a] > relevant_above_a
+        relevant_b = ranked[0, b] > ranked[0, b - 1]
+        if relevant_a == relevant_b:
+            return 0.0
+        between = ranked[1, b - 1] - ranked[1, a]
+        if relevant_a:
+            return ranked[0, b] / (b + 1.0) - ranked[0, a] / (a + 1.0) - between
+        return (relevant_above_a + 1.0) / (a + 1.0) - ranked[0, b] / (b + 1.0) + between
+    stop_x = ranked[0, a]
+    stop_y = ranked[0, b]
+    between = ranked[2, b - 1] - ranked[2, a]
+    scale = (1.0 - stop_y) / (1.0 - stop_x)
+    return (
+        ranked[1, a] * (stop_y - stop_x) / (a + 1.0)
+        + (scale - 1.0) * between
+        + ranked[1, b] * (scale * stop_x - stop_y) / (b + 1.0)
+    )
+
+
+@jit
+def _fill_query_scales(labels, stops, query_boundaries, metric, out):
+    """``query_scales`` of ``_lambdarank_gradients`` for MAP (``1 / R``) and ERR (``1 /`` the
+    ERR of the query's documents ordered by grade), 0 for a query without a relevant
+    document (grade > 0).
+
+    Parameters
+    ----------
+    labels, stops : float64 arrays of shape (n_rows,), rows grouped by query
+        Grades and ERR's stop probabilities.
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    metric : int
+        ``METRIC_MAP`` or ``METRIC_ERR``.
+    out : float64 array of shape (n_queries,)
+        Output.
+    """
+    for q in range(len(query_boundaries) - 1):
+        start, end = query_boundaries[q], query_boundaries[q + 1]
+        relevant = 0.0
+        for row in range(start, end):
+            if labels[row] > 0.0:
+                relevant += 1.0
+        out[q] = 0.0
+        if relevant == 0.0:
+            continue
+        if metric == METRIC_MAP:
+            out[q] = 1.0 / relevant
+            continue
+        ideal = np.argsort(-labels[start:end], kind="mergesort") + start
+        reach = 1.0
+        err = 0.0
+        for r in range(end - start):
+            stop = stops[ideal[r]]
+            err += reach * stop / (r + 1.0)
+            reach *= 1.0 - stop
+        out[q] = 1.0 / err
 
 
 class LambdaRank(RankingObjective):
@@ -144,48 +331,96 @@ class LambdaRank(RankingObjective):
     ----------
     sigma : float, default=1.0
     truncation_level : int, default=30
-        Pairs whose better-ranked document is below this rank are skipped; the
-        ideal DCG is taken at this cutoff.
+        Top-k pairs: pairs whose better-ranked document is below this rank are
+        skipped; the ideal DCG is taken at this cutoff.
     normalize : bool, default=True
         Divide ``|dNDCG|`` by ``0.01 + |s_i - s_j|`` and scale each query's lambdas
-        by ``log2(1 + S) / S`` (LightGBM's ``lambdarank_norm``).
+        by ``log2(1 + S) / S`` (LightGBM's ``lambdarank_norm``); with sampled pairs
+        by ``1 / pairs_per_document`` instead (XGBoost's ``lambdarank_normalization``).
     label_gain : {"exp", "linear"} or ndarray of shape (n_grades,), default="exp"
         The gain ``G(l)`` in ``|dNDCG|`` (``_ranking.row_gains``; LightGBM's
         ``label_gain``), validated by ``_input.labels.check_gain``.
+    pair_method : {"topk", "mean"}, default="topk"
+        ``"topk"``: every pair with a document in the top ``truncation_level`` ranks
+        (LightGBM's pairs, XGBoost's ``"topk"``). ``"mean"``: at every iteration
+        each document draws ``pairs_per_document`` partners uniformly among the
+        query's documents of other grades, and the ideal DCG is the whole list's
+        (XGBoost's ``"mean"``).
+    pairs_per_document : int, default=1
+        The partners each document draws with ``pair_method="mean"``.
+    random_state : numpy.random.SeedSequence, int or None, default=None
+        Seed of the sampled pairs; every ``gradients`` call draws new ones.
+    metric : {"ndcg", "map", "err"}, default="ndcg"
+        Whose change when two documents swap weighs their pair (Burges 2010, §6;
+        XGBoost's ``rank:map``): NDCG's; AP's (relevant: grade > 0) over the query's
+        ``R``; ERR's (``_ranking.stop_probabilities`` of ``label_gain``, ``g_max`` the
+        largest grade of the data) over the ideal order's ERR. The change is of the
+        whole ranking; ``truncation_level`` still selects the top-k pairs.
     """
 
     learns_from_positions = True
 
     def __init__(
-        self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True, label_gain: object = "exp"
-    ) -> None:
+        self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True, label_gain: object = "exp",
+        pair_method: str = "topk", pairs_per_document: int = 1, random_state: object = None, metric: str = "ndcg",
+    ) -> None:  # fmt: skip
         self.sigma = sigma
         self.truncation_level = truncation_level
         self.normalize = normalize
         self.label_gain = label_gain
+        self.pair_method = pair_method
+        self.pairs_per_document = pairs_per_document
+        self.random_state = random_state
+        self.metric = metric
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
         largest = int(np.diff(self.query_boundaries_).max(initial=1))
         self.discounts_ = discount_table(largest)
         self.gains_ = row_gains(self.labels_, self.query_boundaries_, self.label_gain)
-        self.inverse_max_dcg_ = np.empty(len(query_boundaries) - 1)
-        fill_inverse_max_dcg(
-            self.labels_, self.gains_, self.query_boundaries_, self.truncation_level, self.discounts_,
-            self.inverse_max_dcg_,
+        self.query_scales_ = np.empty(len(query_boundaries) - 1)
+        sampled = self.pair_method == "mean"
+        self._metric = METRICS[self.metric]
+        self.stop_probabilities_ = None if self._metric == METRIC_NDCG else np.zeros(0)
+        if self._metric == METRIC_NDCG:
+            fill_inverse_max_dcg(
+                self.labels_, self.gains_, self.query_boundaries_, largest if sampled else self.truncation_level,
+                self.discounts_, self.query_scales_,
+            )  # fmt: skip
+        else:
+            if self._metric == METRIC_ERR:
+                self.stop_probabilities_ = stop_probabilities(self.labels_, self.label_gain, float(self.labels_.max()))
+            _fill_query_scales(
+                self.labels_, self.stop_probabilities_, self.query_boundaries_, self._metric, self.query_scales_
+            )
+        self._pair_seeds = np.random.default_rng(self.random_state) if sampled else None
+        self.pair_states_ = self._draw_pair_states()
+
+    def _draw_pair_states(self) -> np.ndarray | None:
+        """Each query's generator state for the next sampled pairs (``_tree._rng``); None for top-k."""
+        if self._pair_seeds is None:
+            return None
+        n_queries = len(self.query_boundaries_) - 1
+        return self._pair_seeds.integers(1, np.iinfo(np.uint64).max, size=(n_queries, 2), dtype=np.uint64)
+
+    def _kernel(self, scores, normalize, gradients, hessians, positions, propensities, position_losses, losses):
+        """``_lambdarank_gradients`` with this objective's settings and the current pair states
+        (a copy: the kernel advances the states it is given)."""
+        states = None if self.pair_states_ is None else self.pair_states_.copy()
+        _lambdarank_gradients(
+            scores, self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_,
+            self._metric, self.stop_probabilities_, float(self.sigma), int(self.truncation_level), normalize,
+            int(self.pairs_per_document), states, gradients, hessians, positions, propensities, position_losses,
+            losses,
         )  # fmt: skip
 
     def loss(self, scores: np.ndarray) -> float:
         """The |dNDCG|-weighted RankNet cost of the pairs the gradients count, summed over
-        queries (without LightGBM's normalisations, so its derivative is the lambdas'
-        direction, not their scale)."""
+        queries (without the normalisations, so its derivative is the lambdas'
+        direction, not their scale); sampled pairs: those of the last ``gradients`` call."""
         scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
         losses = np.empty(len(self.query_boundaries_) - 1)
-        _lambdarank_gradients(
-            scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_,
-            float(self.sigma), int(self.truncation_level), False, np.empty(len(scores)), np.empty(len(scores)), None,
-            None, None, losses,
-        )  # fmt: skip
+        self._kernel(scores, False, np.empty(len(scores)), np.empty(len(scores)), None, None, None, losses)
         return float(losses.sum())
 
     def show_positions(self, positions: np.ndarray, regularization: float) -> None:
@@ -213,10 +448,10 @@ class LambdaRank(RankingObjective):
                 self.propensities_[row, seen] = (sums[row, seen] / sums[row, 0]) ** (1.0 / (self.regularization + 1.0))
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        if self._pair_seeds is not None:
+            self.pair_states_ = self._draw_pair_states()
         unbiased = getattr(self, "positions_", None) is not None
-        _lambdarank_gradients(
-            scores, self.labels_, self.gains_, self.query_boundaries_, self.inverse_max_dcg_, self.discounts_, float(self.sigma),
-            int(self.truncation_level), bool(self.normalize), gradients, hessians,
-            self.positions_ if unbiased else None, self.propensities_ if unbiased else None,
-            self._position_losses if unbiased else None, None,
+        self._kernel(
+            scores, bool(self.normalize), gradients, hessians, self.positions_ if unbiased else None,
+            self.propensities_ if unbiased else None, self._position_losses if unbiased else None, None,
         )  # fmt: skip
