@@ -120,7 +120,7 @@ def call_best_split(
         statistics[0] = (weights * targets[:, 0]).sum()
         statistics[1] = statistics_second_moments(criterion, targets, weights).sum()
     cost = 0.0 if criterion == _criteria.HELLINGER else brute_cost(criterion, targets, weights, l2, n_classes)  # no cost
-    node = _scans.Node(0, n_rows, weights.sum(), cost, statistics)
+    node = _scans.Node(0, n_rows, weights.sum(), cost, statistics, -np.inf, np.inf, 0)
     max_bins = data.bin_thresholds.shape[1]
     rows = _rows.sorted_rows(samples, targets, weights)
     pool = None
@@ -143,6 +143,7 @@ def call_best_split(
         seed() if rng_state is None else rng_state,
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
         np.zeros(n_features) if feature_penalty is None else np.asarray(feature_penalty, dtype=np.float64), float(penalty_unit),
+        np.zeros(n_features, dtype=np.int8),
     )  # fmt: skip
 
 

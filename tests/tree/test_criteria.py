@@ -104,7 +104,7 @@ def test_incremental_class_sums_equal_their_recomputation(criterion, data, integ
         left_weight = left.sum()
         screened = _criteria.candidate_gain(
             criterion, row + 1, len(weights), left_weight, node_weight, left_terms, right_terms, 0.0, 0.0, 0.0, 0.0,
-            cost, 0.0, integer_weights, 1, 0.0,
+            cost, 0.0, integer_weights, 1, 0.0, -np.inf, np.inf, 0,
         )  # fmt: skip
         exact = _criteria.exact_class_gain(criterion, left, node, left_weight, node_weight, cost, integer_weights)
         on_left = np.arange(len(weights)) <= row
@@ -131,7 +131,7 @@ def test_moment_candidate_gain_is_the_cost_decrease_and_enforces_the_child_minim
     def gain(min_samples_leaf=1, min_child_weight=0.0):
         return _criteria.candidate_gain(
             criterion, cut, len(weights), weights[:cut].sum(), weights.sum(), 0.0, 0.0, left[0], left[1], node[0],
-            node[1], cost, l2, True, min_samples_leaf, min_child_weight,
+            node[1], cost, l2, True, min_samples_leaf, min_child_weight, -np.inf, np.inf, 0,
         )  # fmt: skip
 
     expected = cost - brute_cost(criterion, targets[:cut], weights[:cut], l2) - brute_cost(
@@ -145,6 +145,42 @@ def test_moment_candidate_gain_is_the_cost_decrease_and_enforces_the_child_minim
     )
     assert gain(min_child_weight=smaller_child * 1.001 + 1e-12) == -np.inf
     assert gain(min_child_weight=smaller_child * 0.999) > -np.inf
+
+
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=IDS.get)
+@given(data=st.data())
+def test_monotone_candidate_gain_scores_the_children_at_their_clipped_values(criterion, data):
+    """Under value bounds or a constraint each child is held at its own value (mean target
+    or Newton step) clipped to the bounds, its cost taken there from the rows; children
+    whose clipped values break the constraint give -inf."""
+    targets, weights = data.draw(rows(criterion))
+    if len(weights) < 2:
+        return
+    cut = data.draw(st.integers(1, len(weights) - 1))
+    lower, upper = data.draw(st.sampled_from([(-np.inf, np.inf), (-1.0, np.inf), (-np.inf, 0.2), (-0.2, 0.1), (0.1, 2.0)]))
+    constraint = data.draw(st.sampled_from([-1, 0, 1]))
+    l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
+    node = statistics_of(criterion, targets, weights)
+    left = statistics_of(criterion, targets[:cut], weights[:cut])
+    cost, _ = _criteria.node_cost(criterion, node, weights.sum(), l2, True)
+    gain = _criteria.candidate_gain(
+        criterion, cut, len(weights), weights[:cut].sum(), weights.sum(), 0.0, 0.0, left[0], left[1], node[0], node[1],
+        cost, l2, True, 1, 0.0, lower, upper, constraint,
+    )  # fmt: skip
+
+    def held(part):
+        t, w = targets[part], weights[part]
+        if criterion == _criteria.VARIANCE:
+            value = (w * t[:, 0]).sum() / w.sum()
+            return np.clip(value, lower, upper), lambda v: (w * (t[:, 0] - v) ** 2).sum()
+        value = -(w * t[:, 0]).sum() / ((w * t[:, 1]).sum() + l2)
+        return np.clip(value, lower, upper), lambda v: 2 * (w * t[:, 0]).sum() * v + ((w * t[:, 1]).sum() + l2) * v * v
+
+    (left_value, left_cost), (right_value, right_cost) = held(slice(0, cut)), held(slice(cut, None))
+    if constraint * (right_value - left_value) < 0:
+        assert gain == -np.inf
+    else:
+        assert gain == pytest.approx(cost - left_cost(left_value) - right_cost(right_value), rel=1e-9, abs=1e-9)
 
 
 def test_newton_gain_is_the_second_order_gain_and_boosting_owns_the_leaf_values():
@@ -195,7 +231,8 @@ def test_hellinger_gain_is_the_ordinal_hellinger_distance(node_counts, data):
     assert 0.0 <= gain <= np.sqrt(2.0) * (len(node) - 1) + 1e-12
     # Screened as "evaluate exactly" whenever both children are large enough.
     screened = _criteria.candidate_gain(
-        _criteria.HELLINGER, 1, 2, left.sum(), node.sum(), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True, 1, 0.0
+        _criteria.HELLINGER, 1, 2, left.sum(), node.sum(), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True, 1, 0.0,
+        -np.inf, np.inf, 0,
     )
     assert screened == np.inf
 

@@ -76,3 +76,50 @@ def missing_columns(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray:
         flags[csr.indices[np.isnan(csr.data)]] = True
         return flags
     return np.isnan(X).any(axis=0)
+
+
+def check_monotonic_cst(monotonic_cst: object, n_features: int, feature_names: np.ndarray | None) -> np.ndarray | None:
+    """``monotonic_cst`` as int8 of shape (n_features,) (-1, 0, +1), or None when absent or all 0.
+
+    As scikit-learn's histogram gradient boosting takes it: an array with one entry per
+    feature, or a dict from feature index (or name, when ``X`` had feature names) to
+    its constraint, unnamed features free.
+    """
+    if monotonic_cst is None:
+        return None
+    constraints = np.zeros(n_features, dtype=np.int8)
+    if isinstance(monotonic_cst, dict):
+        names = [] if feature_names is None else list(feature_names)
+        for key, value in monotonic_cst.items():
+            if isinstance(key, str):
+                if key not in names:
+                    raise ValueError(
+                        f"monotonic_cst names {key!r}, which is not a feature name of X"
+                        + ("" if names else " (X had no feature names: use feature indices)")
+                        + "."
+                    )
+                index = names.index(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < n_features:
+                index = int(key)
+            else:
+                raise ValueError(f"monotonic_cst's keys are feature names or indices in [0, {n_features}); got {key!r}.")
+            constraints[index] = _constraint_value(value, key)
+    else:
+        try:
+            values = np.asarray(monotonic_cst)
+        except (TypeError, ValueError):
+            values = np.asarray([None])
+        if values.shape != (n_features,):
+            raise ValueError(
+                f"monotonic_cst must have one entry per feature of X, shape ({n_features},), or be a dict; "
+                f"got shape {values.shape}."
+            )
+        for index, value in enumerate(values.tolist()):
+            constraints[index] = _constraint_value(value, index)
+    return constraints if constraints.any() else None
+
+
+def _constraint_value(value: object, key: object) -> int:
+    if isinstance(value, bool) or value not in (-1, 0, 1):
+        raise ValueError(f"monotonic_cst must hold -1, 0 or 1 per feature; feature {key!r} has {value!r}.")
+    return int(value)

@@ -104,16 +104,19 @@ NodeTable = namedtuple(
     "NodeTable",
     [
         "start", "end", "depth", "parent", "split_feature", "split_bin", "split_missing", "forced", "split_threshold",
-        "split_gain",
+        "split_gain", "lower", "upper",
     ],
 )  # fmt: skip
 NodeTable.__doc__ = """Per-node bookkeeping, arrays of the node capacity: the row range (int64), depth and
 parent (int64), the split found for the node (feature, bin, where its missing rows go
 as an ``_scans`` ``MISSING_*`` constant: int64; raw threshold and scaled gain:
-float64), and whether the split was decided by the parent's three-way split
-(``forced``, int64: 1 or 0)."""
+float64), whether the split was decided by the parent's three-way split
+(``forced``, int64: 1 or 0), and the bounds of the node's value that monotone splits
+above it set (float64; -inf and inf without: ``_bound_children``)."""
 
-Workspace = namedtuple("Workspace", ["table", "frontier", "scratch", "features", "statistics", "feature_penalty"])
+Workspace = namedtuple(
+    "Workspace", ["table", "frontier", "scratch", "features", "statistics", "feature_penalty", "monotonic_cst"]
+)
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
 
 table : NodeTable
@@ -128,6 +131,10 @@ statistics : float64 array of shape (n_statistics,)
 feature_penalty : float64 array of shape (n_features,)
     The tree's cost penalty of each feature, ``lambda * c(f)`` for features it does
     not get for free (``_splitter.best_split``); zeros when costs are off.
+monotonic_cst : int8 array of shape (n_features,)
+    Each feature's monotone constraint: +1 the tree's value may only rise with the
+    feature, -1 only fall, 0 free (scikit-learn's ``monotonic_cst``); zeros by
+    default. Only moment criteria (newton, variance) take constraints.
 """
 
 
@@ -136,10 +143,11 @@ def new_workspace(
 ) -> Workspace:
     """Working memory for a tree of at most ``capacity`` nodes (``pointwise``: whether
     some of its nodes may split by a pointwise criterion)."""
-    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), np.empty(capacity), np.empty(capacity))
+    table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), *(np.empty(capacity) for _ in range(4)))
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
+        np.zeros(n_features, dtype=np.int8),
     )  # fmt: skip
 
 
@@ -205,6 +213,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     count = end - start
     node_weight, target_sum = _summarise(params.criterion, rows, leaf_targets, start, end, work.statistics)
     value = target_sum / node_weight if len(leaf_targets) > 0 else 0.0
+    value = min(max(value, table.lower[node]), table.upper[node])  # the bounds of monotone splits above
     output.nodes[node]["feature"] = -1
     output.nodes[node]["left"] = -1
     output.nodes[node]["threshold"] = value
@@ -233,7 +242,8 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     if listwise is None:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
+            rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit, work.monotonic_cst,
+            table.lower[node], table.upper[node],
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -256,18 +266,55 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
     if table.depth[node] < listwise.depth:
         feature, b, after, gain, missing = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, work.features, rng_state, listwise,
-            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1],
+            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1], work.monotonic_cst,
         )  # fmt: skip
     else:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, None, np.int64(-1), work.feature_penalty, penalty_units[0],
+            rng_state, sweep_order, None, np.int64(-1), work.feature_penalty, penalty_units[0], work.monotonic_cst,
+            table.lower[node], table.upper[node],
         )  # fmt: skip
         gain *= scale
     if feature < 0:
         return False
     _record_split(table, binned, node, feature, b, after, gain, missing)
     return True
+
+
+@jit(inline="always")
+def _bounded_value(node, rows, params, work, lower, upper):
+    """The value of ``node``'s moments (``_criteria.moment_value``) within ``[lower, upper]``."""
+    table = work.table
+    weight, _ = _summarise(params.criterion, rows, rows.weights[:0], table.start[node], table.end[node], work.statistics)
+    value = _criteria.moment_value(params.criterion, work.statistics[0], work.statistics[1], weight, params.l2_regularization)
+    return min(max(value, lower), upper)
+
+
+@jit(inline="always")
+def _bound_children(node, n_nodes, rows, params, work):
+    """The value bounds of the children ``n_nodes``, ``n_nodes + 1`` of ``node`` (rows
+    partitioned): the node's own; a split on a feature of monotone constraint ``c``
+    puts the children's values, each clipped to the node's bounds, on either side of
+    their midpoint (``c = +1``: the left child's values at most, the right one's at
+    least the midpoint; ``c = -1`` the reverse), so that every leaf below the left
+    child stays on its side of every leaf below the right child (scikit-learn's
+    histogram gradient boosting bounds them so)."""
+    table = work.table
+    lower = table.lower[node]
+    upper = table.upper[node]
+    for child in (n_nodes, n_nodes + 1):
+        table.lower[child] = lower
+        table.upper[child] = upper
+    constraint = work.monotonic_cst[table.split_feature[node]]
+    if constraint == 0:
+        return
+    middle = (_bounded_value(n_nodes, rows, params, work, lower, upper) + _bounded_value(n_nodes + 1, rows, params, work, lower, upper)) / 2.0
+    if constraint > 0:
+        table.upper[n_nodes] = middle
+        table.lower[n_nodes + 1] = middle
+    else:
+        table.lower[n_nodes] = middle
+        table.upper[n_nodes + 1] = middle
 
 
 @jit(inline="always")
@@ -381,6 +428,8 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
     table.end[0] = len(rows.samples)
     table.depth[0] = 0
     table.forced[0] = 0
+    table.lower[0] = -np.inf
+    table.upper[0] = np.inf
     # Counters start as np.int64, not literals: numba would compile every function
     # they are passed to a second time, for the literal type (Literal[int](1)).
     n_nodes = np.int64(1)
@@ -421,6 +470,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             ):  # fmt: skip
                 continue
         _split(node, n_nodes, binned, rows, params, output, table)
+        _bound_children(node, n_nodes, rows, params, work)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2
         n_leaves += 1

@@ -174,6 +174,42 @@ def moment_cost(criterion, first, second, weight, l2_regularization):
     return -first * first / curvature
 
 
+@jit(inline="always")
+def moment_value(criterion, first, second, weight, l2_regularization):
+    """The value a node's moments call for: the mean target ``first / W`` (variance) or the
+    Newton step ``-G / (H + l)`` (newton); 0 without weight or curvature."""
+    if criterion == VARIANCE:
+        return first / weight if weight > 0.0 else 0.0
+    curvature = second + l2_regularization
+    return -first / curvature if curvature > 0.0 else 0.0
+
+
+@jit(inline="always")
+def moment_cost_at(criterion, first, second, weight, l2_regularization, value):
+    """``moment_cost`` of a node whose value is held at ``value`` rather than its own
+    (``moment_value``): the SSE about ``value``, ``second - 2 value first + value^2 W``
+    (variance), or twice the second-order loss ``2 G v + (H + l) v^2`` (newton); each
+    equals ``moment_cost`` at the node's own value."""
+    if criterion == VARIANCE:
+        return second - 2.0 * value * first + value * value * weight
+    return 2.0 * first * value + (second + l2_regularization) * value * value
+
+
+@jit(inline="always")
+def _children_cost_within(criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower, upper, constraint):
+    """The two children's cost with their values clipped to ``[lower, upper]`` (a node under
+    a monotone split), or ``inf`` when the clipped values break ``constraint`` (+1: the
+    left value above the right one; -1: below). The bounds and the check are those of
+    scikit-learn's histogram gradient boosting (``monotonic_cst``)."""
+    left_value = min(max(moment_value(criterion, left_first, left_second, left_weight, l2), lower), upper)
+    right_value = min(max(moment_value(criterion, right_first, right_second, right_weight, l2), lower), upper)
+    if constraint * (right_value - left_value) < 0.0:
+        return np.inf
+    return moment_cost_at(criterion, left_first, left_second, left_weight, l2, left_value) + moment_cost_at(
+        criterion, right_first, right_second, right_weight, l2, right_value
+    )
+
+
 @jit
 def row_cost(criterion, weight, target, last_target, l2_regularization):
     """The cost of a node that holds one row: 0 for every criterion but newton's
@@ -248,14 +284,19 @@ def sweep_start(criterion, left, node_statistics, integer_weights):
 @jit(inline="always")
 def candidate_gain(
     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left_first, left_second,
-    node_first, node_second, node_cost, l2, integer_weights, min_samples_leaf, min_child_weight,
+    node_first, node_second, node_cost, l2, integer_weights, min_samples_leaf, min_child_weight, lower, upper,
+    constraint,
 ):  # fmt: skip
     """Cost decrease of the split at a sweep position, or -inf if a child is too small.
 
     Class criteria use the sweep sums ``left_terms``/``right_terms`` (``A_L``, ``A_R``);
     moment criteria use the left child's moments and the node's. A child must hold
     ``min_samples_leaf`` rows and ``min_child_weight`` of weight (of hessian for
-    newton: LightGBM's ``min_sum_hessian_in_leaf``).
+    newton: LightGBM's ``min_sum_hessian_in_leaf``). Monotone constraints (moment
+    criteria): a node with finite value bounds ``[lower, upper]``, or a split on a
+    feature of ``constraint`` +1 or -1, scores its children at their values clipped to
+    the bounds and refuses children whose values break the constraint
+    (``_children_cost_within``); with neither the cost is the unclipped one, bitwise.
     """
     if left_count < min_samples_leaf or n_node - left_count < min_samples_leaf:
         return -np.inf
@@ -276,16 +317,22 @@ def candidate_gain(
                 return -np.inf
         elif left_weight < min_child_weight or right_weight < min_child_weight:
             return -np.inf
-        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
-            criterion, right_first, right_second, right_weight, l2
-        )
+        if constraint != 0 or lower > -np.inf or upper < np.inf:
+            children = _children_cost_within(
+                criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower,
+                upper, constraint,
+            )  # fmt: skip
+        else:
+            children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
+                criterion, right_first, right_second, right_weight, l2
+            )
     return node_cost - children
 
 
 @jit(inline="always")
 def sweep_gain(
     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics, node_cost,
-    l2, integer_weights, min_samples_leaf, min_child_weight, best_gain, tolerance,
+    l2, integer_weights, min_samples_leaf, min_child_weight, best_gain, tolerance, lower, upper, constraint,
 ):  # fmt: skip
     """The gain a sweep compares at a cut: ``candidate_gain`` from the sweep's state
     (``left``: the left child's statistics, float64 (n_statistics,)), recomputed exactly
@@ -294,7 +341,7 @@ def sweep_gain(
     gain = candidate_gain(
         criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
         0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1], node_cost, l2,
-        integer_weights, min_samples_leaf, min_child_weight,
+        integer_weights, min_samples_leaf, min_child_weight, lower, upper, constraint,
     )  # fmt: skip
     if classes and gain > best_gain - tolerance:
         gain = exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)

@@ -284,6 +284,8 @@ def grow_tree(
     node_store: NodeStore | None = None,
     feature_penalty: np.ndarray | None = None,
     features: np.ndarray | None = None,
+    monotonic_cst: np.ndarray | None = None,
+    value_bounds: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -300,6 +302,11 @@ def grow_tree(
     the tree does not get for free (``docs/costs.md``); None: no cost. ``features``
     (int, distinct) are the only features the tree may split on (a per-tree feature
     fraction); None: all. Each node then draws its ``max_features`` among them.
+    ``monotonic_cst`` (int8, one per feature: -1, 0, +1) constrains the tree's value to
+    fall, be free, or rise with each feature (moment criteria only; None: free); the
+    nodes' values are kept within the bounds it sets (``_builder._bound_children``),
+    which ``value_bounds`` (float64, shape (>= n_nodes, 2)), when given, receives for a
+    caller that sets the values itself (boosting's Newton steps).
     """
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
@@ -318,6 +325,7 @@ def grow_tree(
         work.feature_penalty[:] = 0.0
     else:
         work.feature_penalty[:] = feature_penalty
+    work.monotonic_cst[:] = 0 if monotonic_cst is None else monotonic_cst
     listwise = None
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(
@@ -335,6 +343,9 @@ def grow_tree(
         rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
         None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,
     )  # fmt: skip
+    if value_bounds is not None:
+        value_bounds[:n_nodes, 0] = work.table.lower[:n_nodes]
+        value_bounds[:n_nodes, 1] = work.table.upper[:n_nodes]
     return Tree(
         nodes=output.nodes[:n_nodes].copy() if node_store is None else node_store.keep(output.nodes[:n_nodes]),
         missing_left=output.missing_left[:n_nodes].copy(),

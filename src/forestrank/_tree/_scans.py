@@ -55,9 +55,18 @@ present : float64 array of shape (n_statistics,), or None
     that numba compiles the three-way split only where it is used.
 """
 
-Node = namedtuple("Node", ["start", "end", "weight", "cost", "statistics"])
+Node = namedtuple("Node", ["start", "end", "weight", "cost", "statistics", "lower", "upper", "constraint"])
 Node.__doc__ = """A node being searched: its positions ``start:end`` in ``SortedRows``, weight,
-cost (``_criteria.node_cost``) and statistics (float64, (n_statistics,))."""
+cost (``_criteria.node_cost``) and statistics (float64, (n_statistics,)); the bounds
+of its value (float64, -inf and inf unless a monotone split above set them) and the
+monotone constraint of the feature being scanned (int64: -1, 0 or 1), which the
+scans hand to ``_criteria.candidate_gain``."""
+
+
+@jit(inline="always")
+def for_feature(node, monotonic_cst, feature):
+    """``node`` as a scan of ``feature`` sees it: with that feature's monotone constraint."""
+    return Node(node.start, node.end, node.weight, node.cost, node.statistics, node.lower, node.upper, np.int64(monotonic_cst[feature]))
 
 
 def new_scratch(max_bins: int, n_statistics: int, missing_direction: int) -> ScanScratch:
@@ -233,7 +242,7 @@ def set_apart(criterion, node, params, integer_weights, missing, n_missing, miss
     gain = _criteria.sweep_gain(
         criterion, n_missing, node.end - node.start, missing_weight, node.weight, 0.0, 0.0, missing, node.statistics,
         node.cost, params.l2_regularization, integer_weights, params.min_samples_leaf, params.min_child_weight,
-        -np.inf, 0.0,
+        -np.inf, 0.0, node.lower, node.upper, 0,
     )  # fmt: skip
     if _criteria.boundary_points_suffice(criterion, params.min_samples_leaf, params.min_child_weight):
         # Not a boundary point when both sides hold one and the same class.
@@ -244,7 +253,7 @@ def set_apart(criterion, node, params, integer_weights, missing, n_missing, miss
             gain = -np.inf
     present_weight = node.weight - missing_weight
     cost, _ = _criteria.node_cost(criterion, present, present_weight, params.l2_regularization, integer_weights)
-    return gain, Node(node.start, node.end - n_missing, present_weight, cost, present)
+    return gain, Node(node.start, node.end - n_missing, present_weight, cost, present, node.lower, node.upper, node.constraint)
 
 
 @jit(inline="always")
@@ -390,7 +399,7 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
             gain = _criteria.sweep_gain(
                 criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
                 node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
-                tolerance,
+                tolerance, node.lower, node.upper, node.constraint,
             )  # fmt: skip
             if gain > best_gain:
                 best_gain = gain
@@ -482,7 +491,7 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
             gain = _criteria.candidate_gain(
                 params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
                 node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, False,
-                params.min_samples_leaf, params.min_child_weight,
+                params.min_samples_leaf, params.min_child_weight, node.lower, node.upper, node.constraint,
             )  # fmt: skip
             if gain > best_gain:
                 best_gain = gain
@@ -500,12 +509,13 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
 
 
 @jit(inline="always")
-def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, present, gains, cuts):
+def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts):
     """``pooled_scan`` of the ``i``-th drawn feature against no floor, into ``gains[i]`` and ``cuts[i]``."""
     feature = features[i]
     constant, gain, b, after, missing = pooled_scan(
-        histograms, slot, feature, n_bins[feature], missing_bins[feature], node, params, present, -np.inf
-    )
+        histograms, slot, feature, n_bins[feature], missing_bins[feature], for_feature(node, monotonic_cst, feature),
+        params, present, -np.inf,
+    )  # fmt: skip
     gains[i] = gain
     cuts[i, 0] = constant
     cuts[i, 1] = b
@@ -514,14 +524,14 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts):
+def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts):
     """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
     for i in numba.prange(first, last):
-        _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, None, gains, cuts)
+        _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts)
 
 
 @jit(inline="always")
-def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, present, gains, cuts):
+def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
@@ -541,6 +551,8 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     n_bins, missing_bins : int32 arrays of shape (n_features,)
     node : Node
     params : _builder.GrowthParams
+    monotonic_cst : int8 array of shape (n_features,)
+        Each feature's monotone constraint (``for_feature``).
     present : float64 array of shape (n_statistics,) or None
         ``ScanScratch.present``.
     gains : float64 array of shape (n_features,)
@@ -549,10 +561,14 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
         (is_constant, bin, next bin, missing) as ``pooled_scan`` returns them.
     """
     if present is None and params.n_threads > 1 and last - first > 1:
-        _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, gains, cuts)
+        _pooled_scans_parallel(
+            histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts
+        )
     else:
         for i in range(first, last):
-            _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, present, gains, cuts)
+            _record_pooled_scan(
+                histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts
+            )
 
 
 @jit(inline="always")
@@ -747,7 +763,7 @@ def _sorted_pass(rows, node, params, left, order, n_missing, missing_first, cut_
         gain = _criteria.sweep_gain(
             criterion, step + 1, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
             node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
-            tolerance,
+            tolerance, node.lower, node.upper, node.constraint,
         )  # fmt: skip
         if gain > best_gain:
             best_gain = gain

@@ -57,7 +57,7 @@ def _no_split():
 
 
 @jit(inline="always")
-def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit):
+def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
     The features are drawn in batches of as many as are still to be examined, each
@@ -76,8 +76,8 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
         _scans.pooled_scans(
-            pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params, present,
-            gains, cuts,
+            pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
+            monotonic_cst, present, gains, cuts,
         )  # fmt: skip
         for i in range(first, drawn):
             if cuts[i, 0]:
@@ -95,7 +95,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
 
 
 @jit(inline="always")
-def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit):
+def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst):
     """Best split of ``node`` over up to ``max_features`` usable features, each feature's
     gain less its cost penalty (Mohan's thesis, Eq. 6.1).
 
@@ -125,6 +125,9 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     penalty_unit : float
         Unscaled gain that a penalty of 1 stands for (``_criteria.penalty_unit``): a
         split on ``f`` is scored by its gain less ``feature_penalty[f] * penalty_unit``.
+    monotonic_cst : int8 array of shape (n_features,)
+        Each feature's monotone constraint (-1, 0, 1), seen by the scans through
+        ``_scans.for_feature``; zeros for a tree without constraints.
 
     Returns
     -------
@@ -143,7 +146,10 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     """
     if pool is not None:
         if slot >= 0:
-            return _pooled_best_split(binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit)
+            return _pooled_best_split(
+                binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit,
+                monotonic_cst,
+            )  # fmt: skip
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     for i in range(len(features)):
@@ -154,8 +160,9 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         # far plus this feature's penalty (0 when costs are off: the same comparisons).
         penalty = feature_penalty[feature] * penalty_unit
         constant, gain, b, after, missing = _scan_feature(
-            binned, feature, rows, node, params, scratch, best_gain + penalty, sweep_order, listwise, lists
-        )
+            binned, feature, rows, _scans.for_feature(node, monotonic_cst, feature), params, scratch, best_gain + penalty,
+            sweep_order, listwise, lists,
+        )  # fmt: skip
         if constant:
             continue
         n_usable += 1
@@ -218,7 +225,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -233,9 +240,11 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     scale : float
         ``_criteria.gain_scale`` of the tree: a split is made only if its scaled gain
         exceeds ``params.min_gain_to_split``.
-    scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit :
+    scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst :
         As in ``best_split``; ``scratch`` None (a tree that splits listwise only) finds
         no split. RF-rand's drawn split pays no penalty: it chooses nothing.
+    lower, upper : float
+        Bounds of the node's value set by monotone splits above it (-inf, inf: none).
 
     Returns
     -------
@@ -255,12 +264,12 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, rows.integer_weights)
     if pure:
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
-    node = _scans.Node(start, end, node_weight, cost, statistics)
+    node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
     if _criteria.draws_split(params.criterion):
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
-        penalty_unit,
+        penalty_unit, monotonic_cst,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
@@ -268,7 +277,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
 
 
 @jit(refcounted=False, callable_from_python=False)
-def listwise_split(binned, rows, start, end, node_weight, statistics, params, features, rng_state, listwise, target_sum, score, leaf_targets, feature_penalty, penalty_unit):
+def listwise_split(binned, rows, start, end, node_weight, statistics, params, features, rng_state, listwise, target_sum, score, leaf_targets, feature_penalty, penalty_unit, monotonic_cst):
     """Best split of a node by the listwise criterion (``_listwise``), evaluated against the tree as it is now.
 
     ``target_sum`` and ``score`` are the node's ``sum w * leaf_target`` and value,
@@ -279,10 +288,10 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
     if _listwise.single_grade(statistics):  # no split changes any score
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     lists = _listwise.open_node(listwise, rows, start, end, score, target_sum, leaf_targets, rng_state)
-    node = _scans.Node(start, end, node_weight, 0.0, statistics)  # the sweeps need no pointwise cost
+    node = _scans.Node(start, end, node_weight, 0.0, statistics, -np.inf, np.inf, np.int64(0))  # no pointwise cost
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists,
-        feature_penalty, penalty_unit,
+        feature_penalty, penalty_unit, monotonic_cst,
     )  # fmt: skip
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale

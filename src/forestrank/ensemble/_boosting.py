@@ -43,11 +43,11 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._numba.jit import jit
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
-from .._input.features import check_features
+from .._input.features import check_features, check_monotonic_cst
 from ..parallel._local import thread_count
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
-from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool
+from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree
 from .._input.labels import check_grades_for_gain, check_relevance
 from ..metrics._conventions import resolve_convention
@@ -293,6 +293,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "feature_costs": ["array-like", None],
+        "monotonic_cst": ["array-like", dict, None],
         "cost_penalty": [Interval(Real, 0.0, None, closed="left")],
         "init": [HasMethods(["fit", "predict"]), None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
@@ -351,6 +352,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         state = self._start_boosting(data, objective, positions, evals)
+        self._monotonic = self._monotone_constraints(data.X.shape[1], objective)  # its outputs are known once prepared
         n_outputs = self.n_outputs_
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
@@ -431,6 +433,23 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         pool = histogram_pool(state.training, params, len(state.y), dtype, sampled_features=True)
         return _TreeGrower(params, pool, TreeMemory(state.training, params))
 
+    def _monotone_constraints(self, n_features: int, objective: RankingObjective) -> np.ndarray | None:
+        """``monotonic_cst`` checked (int8 per feature), or None without constraints."""
+        constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
+        if constraints is None:
+            return None
+        refused = {
+            "an objective with one score per grade (objective='mcrank')": objective.n_outputs > 1,
+            "quantized_gradients (the split search's values are in quantized units)": self.quantized_gradients is not None,
+            "missing_direction='separate' (a child of missing rows has no place in the order)": (
+                self.missing_direction == "separate"
+            ),
+        }
+        for reason, applies in refused.items():
+            if applies:
+                raise ValueError(f"monotonic_cst cannot be combined with {reason}.")
+        return constraints
+
     def _feature_costs(self, n_features: int) -> FeatureCosts:
         """The feature costs of the fit, with the features of an IGBRT initial forest paid for."""
         costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
@@ -472,9 +491,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         row_leaf.fill(-1)
         key_parts = (iteration, TREE) if state.raw.shape[1] == 1 else (iteration, TREE, output)
         rng_state = _rng.new_state(seed_sequence(self._entropy, key_parts))
+        bounds = None if self._monotonic is None else np.empty((max_nodes(tree_params, len(state.y)), 2))
         tree = grow_tree(
             state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
-            memory=grower.memory, feature_penalty=penalty, features=features,
+            memory=grower.memory, feature_penalty=penalty, features=features, monotonic_cst=self._monotonic,
+            value_bounds=bounds,
         )  # fmt: skip
         grown = row_leaf >= 0
         every_row = bool(grown.all())
@@ -485,10 +506,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
             )
         curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
-        values = self.learning_rate * newton_node_values(
+        values = newton_node_values(
             tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
             (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
         )  # fmt: skip
+        if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
+            values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
+        values = self.learning_rate * values
         tree.values = values
         leaves = tree.nodes["feature"] < 0
         tree.nodes["threshold"][leaves] = values[leaves]
@@ -787,6 +811,15 @@ class LambdaMART(BaseBoostingRanker):
         ``min_child_weight`` and ``min_gain_to_split`` keep their meaning. With
         ``split_gain="newton"`` only. Measured speed and quality:
         ``benchmarks/RESULTS.md``, "Quantized gradients".
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotone constraints, as scikit-learn's ``HistGradientBoostingRegressor``
+        takes them (LightGBM's and XGBoost's ``monotone_constraints``): per feature
+        +1 (the score may only rise with the feature), -1 (only fall) or 0 (free);
+        a dict maps feature names or indices to their constraint. A split on a
+        constrained feature keeps its children's values in order and bounds every
+        value below them by their midpoint (``docs/boosting.md``, "Monotone
+        constraints"). Not with ``objective="mcrank"`` (one score per grade),
+        ``quantized_gradients`` or ``missing_direction="separate"``.
     feature_costs : array-like of shape (n_features,), default=None
         What each feature costs to compute when the model serves (finite, >= 0);
         None: every feature is free.
@@ -965,6 +998,7 @@ class LambdaMART(BaseBoostingRanker):
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
+        monotonic_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         sigma: float = 1.0,
@@ -1004,6 +1038,7 @@ class LambdaMART(BaseBoostingRanker):
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
+        self.monotonic_cst = monotonic_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.sigma = sigma
@@ -1095,7 +1130,7 @@ class PLRank(BaseBoostingRanker):
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features, feature_fraction,
-    max_bins, missing_direction, quantized_gradients, feature_costs, cost_penalty, init, validation_fraction,
+    max_bins, missing_direction, quantized_gradients, monotonic_cst, feature_costs, cost_penalty, init, validation_fraction,
     n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
@@ -1145,6 +1180,7 @@ class PLRank(BaseBoostingRanker):
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
+        monotonic_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         init: object = None,
@@ -1174,6 +1210,7 @@ class PLRank(BaseBoostingRanker):
         self.max_bins = max_bins
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
+        self.monotonic_cst = monotonic_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.init = init

@@ -257,6 +257,12 @@ class BROOF(BaseRanker):
         }
         forest = clone(default_forest() if self.forest is None else self.forest)
         forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
+        if getattr(forest, "monotonic_cst", None) is not None:
+            raise ValueError(
+                "forest.monotonic_cst is not supported by BROOF: its rounds fit residues or reweighted grades, whose "
+                "trees' weighted sum is monotone only if every round's is, which BROOF does not check; constrain "
+                "RFPointRanker or LambdaMART instead."
+            )
         if forest.skip_queries_without_relevance:
             raise ValueError(
                 "forest.skip_queries_without_relevance=True is not supported by BROOF: its rounds validate and "
@@ -392,6 +398,7 @@ class BROOF(BaseRanker):
         if hasattr(self, "feature_names_in_"):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = seed_entropy(seed)
+        forest._monotonic = None  # refused with the template (_resolve)
         base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
         forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest

@@ -25,6 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..parallel._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
+from .._input.features import check_monotonic_cst
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, tree_costs
 from ..parallel._local import ordered_parallel, thread_count
@@ -105,9 +106,13 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
+        self._monotonic = None
         if is_dask_collection(X):
+            if getattr(self, "monotonic_cst", None) is not None:
+                raise ValueError("monotonic_cst is not supported on Dask collections yet; fit on data in memory.")
             return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
+        self._monotonic = self._monotone_constraints(data.X.shape[1])
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
@@ -335,6 +340,11 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """Extra ``TrainingSet`` fields of the listwise criterion (none for pointwise forests)."""
         return {}
 
+    def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
+        """The checked monotone constraints (int8 per feature), None without; forests that
+        take none have no ``monotonic_cst``."""
+        return None
+
     def _sample_counts(self, index: int, query_of_row: np.ndarray) -> np.ndarray:
         """How many times each row is drawn for tree ``index`` (float64, one per grouped row).
 
@@ -355,7 +365,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         with memory_pool.memory() as memory:
             return grow_tree(
                 training, counts * base_weight, params, rng_state, memory=memory, node_store=memory_pool.node_store,
-                feature_penalty=feature_penalty, **extras,
+                feature_penalty=feature_penalty, monotonic_cst=self._monotonic, **extras,
             )  # fmt: skip
 
     def _listwise_weights(
@@ -510,6 +520,14 @@ class RFPointRanker(BaseForestRanker):
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
         nothing and sends them right unless ``"left"``.
+    monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
+        Monotone constraints (scikit-learn's ``monotonic_cst``): per feature +1 (the
+        score may only rise with the feature), -1 (only fall) or 0 (free); a dict maps
+        feature names or indices to their constraint. With ``criterion="variance"``
+        and leaves that score the mean label (``leaf_score="mean"`` or
+        ``relevance_weights="linear"``), the regression forest whose split values
+        are its leaf values; each tree is monotone, so their mean is
+        (``docs/forests.md``, "Monotone constraints").
     feature_costs : array-like of shape (n_features,), default=None
         What each feature costs to compute when the model serves (finite, >= 0);
         None: every feature is free. See ``cost_penalty``.
@@ -574,6 +592,7 @@ class RFPointRanker(BaseForestRanker):
         "criterion": [StrOptions({"entropy", "gini", "hellinger", "variance", "random"})],
         "leaf_score": [StrOptions({"expected", "mean"})],
         "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
+        "monotonic_cst": ["array-like", dict, None],
     }
 
     def __init__(
@@ -596,6 +615,7 @@ class RFPointRanker(BaseForestRanker):
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        monotonic_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         cost_wave_size: int | None = None,
@@ -606,6 +626,7 @@ class RFPointRanker(BaseForestRanker):
         warm_start: bool = False,
     ) -> None:
         self.n_estimators = n_estimators
+        self.monotonic_cst = monotonic_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.cost_wave_size = cost_wave_size
@@ -634,6 +655,27 @@ class RFPointRanker(BaseForestRanker):
     @property
     def _requires_grades(self) -> bool:
         return _criteria.NAMES[self.criterion] in _criteria.CLASS_CRITERIA
+
+    def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
+        constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
+        if constraints is None:
+            return None
+        if self.criterion != "variance":
+            raise ValueError(
+                f"monotonic_cst needs criterion='variance' (a leaf's value is then the mean label its splits "
+                f"bound); got criterion={self.criterion!r}, whose splits see grade counts, not values."
+            )
+        if self.leaf_score != "mean" and self.relevance_weights != "linear":
+            raise ValueError(
+                "monotonic_cst needs leaves that score the mean label (leaf_score='mean' or relevance_weights="
+                f"'linear'); got relevance_weights={self.relevance_weights!r}."
+            )
+        if self.missing_direction == "separate":
+            raise ValueError(
+                "monotonic_cst cannot be combined with missing_direction='separate' (a child of missing rows has no "
+                "place in the order)."
+            )
+        return constraints
 
     def _targets(self, y: np.ndarray) -> np.ndarray:
         if not self._requires_grades:
