@@ -141,6 +141,14 @@ def _lambdamart(n_estimators, shape, seed, **params):
     )  # fmt: skip
 
 
+def _lambdamart_bm25_rising(n_estimators, shape, seed):
+    # LETOR 4.0's features 21-25 are BM25 of body, anchor, title, URL and whole document:
+    # the score may only rise with them.
+    constraints = np.zeros(shape[1], dtype=int)
+    constraints[20:25] = 1
+    return _lambdamart(n_estimators, shape, seed, monotonic_cst=constraints)
+
+
 def _igbrt(n_estimators, shape, seed):
     from forestrank import RFPointRanker
 
@@ -171,13 +179,13 @@ def _broof_weak_learner(n_estimators, shape, seed):
     return default_forest().set_params(n_estimators=2 * n_estimators, n_jobs=2, random_state=seed)
 
 
-def _xgboost_ranker(n_estimators, shape, seed):
+def _xgboost_ranker(n_estimators, shape, seed, objective="rank:ndcg", **params):
     import xgboost
 
     # The same tree budget: 31 leaves grown loss-guided on histograms, learning rate 0.05.
     return xgboost.XGBRanker(
-        n_estimators=n_estimators, objective="rank:ndcg", tree_method="hist", grow_policy="lossguide",
-        max_leaves=31, max_depth=0, learning_rate=0.05, n_jobs=2, random_state=seed,
+        n_estimators=n_estimators, objective=objective, tree_method="hist", grow_policy="lossguide",
+        max_leaves=31, max_depth=0, learning_rate=0.05, n_jobs=2, random_state=seed, **params,
     )  # fmt: skip
 
 
@@ -284,6 +292,17 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
     Contender("forestrank LambdaMART xendcg", functools.partial(_lambdamart, objective="xendcg"), "qid"),
+    Contender("forestrank LambdaMART monotonic_cst BM25 rising", _lambdamart_bm25_rising, "qid"),
+    Contender("forestrank LambdaMART lambdarank_metric=map", functools.partial(_lambdamart, lambdarank_metric="map"), "qid"),
+    Contender("forestrank LambdaMART lambdarank_metric=err", functools.partial(_lambdamart, lambdarank_metric="err"), "qid"),
+    Contender(
+        "forestrank LambdaMART lambdarank_pair_method=mean",
+        functools.partial(_lambdamart, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=8), "qid",
+    ),
+    Contender(
+        "XGBoost XGBRanker rank:ndcg lambdarank_pair_method=mean",
+        functools.partial(_xgboost_ranker, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=8), "sorted qid",
+    ),
     Contender("LightGBM LGBMRanker rank_xendcg", functools.partial(_lightgbm_lambdarank, objective="rank_xendcg"), "group"),
     Contender("forestrank LambdaMART quantized_gradients=4", functools.partial(_lambdamart, quantized_gradients=4), "qid"),
     Contender(
