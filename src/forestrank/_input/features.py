@@ -123,3 +123,54 @@ def _constraint_value(value: object, key: object) -> int:
     if isinstance(value, bool) or value not in (-1, 0, 1):
         raise ValueError(f"monotonic_cst must hold -1, 0 or 1 per feature; feature {key!r} has {value!r}.")
     return int(value)
+
+
+def check_interaction_cst(interaction_cst: object, n_features: int) -> np.ndarray | None:
+    """``interaction_cst`` as the bits of each group's features, or None when absent.
+
+    As scikit-learn's histogram gradient boosting takes it: ``"pairwise"`` (every two
+    features), ``"no_interactions"`` (each feature alone), or a list of groups of
+    feature indices; the features in no group form one more group together. A branch
+    of a tree uses features of one group only.
+
+    Returns
+    -------
+    ndarray of shape (n_groups, ceil(n_features / 64)), uint64, or None
+        Feature ``f`` of group ``g`` is bit ``f % 64`` of word ``f // 64`` of row ``g``.
+    """
+    if interaction_cst is None:
+        return None
+    if isinstance(interaction_cst, str):
+        if interaction_cst == "pairwise":
+            groups = [(a, b) for a in range(n_features) for b in range(a + 1, n_features)] or [tuple(range(n_features))]
+        elif interaction_cst == "no_interactions":
+            groups = [(f,) for f in range(n_features)]
+        else:
+            raise ValueError(
+                f"interaction_cst must be 'pairwise', 'no_interactions' or a list of groups of feature indices; "
+                f"got {interaction_cst!r}."
+            )
+    else:
+        try:
+            groups = [tuple(group) for group in interaction_cst]
+        except TypeError:
+            raise ValueError(
+                f"interaction_cst must be 'pairwise', 'no_interactions' or a list of groups of feature indices; "
+                f"got {interaction_cst!r}."
+            ) from None
+        for group in groups:
+            for feature in group:
+                if isinstance(feature, bool) or not isinstance(feature, (int, np.integer)) or not 0 <= feature < n_features:
+                    raise ValueError(
+                        f"interaction_cst's groups hold feature indices in [0, {n_features}); got {feature!r} in "
+                        f"{group!r}."
+                    )
+        listed = {int(feature) for group in groups for feature in group}
+        rest = tuple(f for f in range(n_features) if f not in listed)
+        if rest:
+            groups.append(rest)
+    bits = np.zeros((len(groups), (n_features + 63) // 64), dtype=np.uint64)
+    for g, group in enumerate(groups):
+        for feature in group:
+            bits[g, int(feature) // 64] |= np.uint64(1) << np.uint64(int(feature) % 64)
+    return bits

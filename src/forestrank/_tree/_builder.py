@@ -115,8 +115,12 @@ float64), whether the split was decided by the parent's three-way split
 above it set (float64; -inf and inf without: ``_bound_children``)."""
 
 Workspace = namedtuple(
-    "Workspace", ["table", "frontier", "scratch", "features", "statistics", "feature_penalty", "monotonic_cst"]
-)
+    "Workspace",
+    [
+        "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "monotonic_cst",
+        "interaction_groups", "path_words", "allowed_words",
+    ],
+)  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
 
 table : NodeTable
@@ -135,6 +139,13 @@ monotonic_cst : int8 array of shape (n_features,)
     Each feature's monotone constraint: +1 the tree's value may only rise with the
     feature, -1 only fall, 0 free (scikit-learn's ``monotonic_cst``); zeros by
     default. Only moment criteria (newton, variance) take constraints.
+interaction_groups : uint64 array of shape (n_groups, n_feature_words)
+    Interaction constraints (scikit-learn's ``interaction_cst``): each row the set of
+    features one group lets interact, as bits (feature ``f`` is bit ``f % 64`` of
+    word ``f // 64``). A node may split on the features of the groups that hold
+    every feature its ancestors split on (``_allowed_features``). No rows: free.
+path_words, allowed_words : uint64 arrays of shape (n_feature_words,)
+    Scratch of ``_allowed_features``.
 """
 
 
@@ -147,7 +158,8 @@ def new_workspace(
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
-        np.zeros(n_features, dtype=np.int8),
+        np.zeros(n_features, dtype=np.int8), np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
+        np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
     )  # fmt: skip
 
 
@@ -187,6 +199,46 @@ def _may_split(table, node, budget_left, params):
     """Whether a new node may split: a forced one always (within the leaf budget)."""
     count = table.end[node] - table.start[node]
     return budget_left and (table.forced[node] == 1 or _splittable(count, table.depth[node], params))
+
+
+@jit(inline="always")
+def _allowed_features(node, work):
+    """The features ``node`` may split on, first in ``work.features``: all of them without
+    interaction constraints or at the root; otherwise those of every group that holds
+    all the features split on above the node (scikit-learn's ``interaction_cst``),
+    moved to the front. Returns that front (a view).
+    """
+    features = work.features
+    groups = work.interaction_groups
+    if len(groups) == 0 or node == 0:
+        return features
+    table = work.table
+    path = work.path_words
+    allowed = work.allowed_words
+    path[:] = 0
+    allowed[:] = 0
+    child = node
+    while child > 0:
+        feature = table.split_feature[table.parent[child]]
+        path[feature >> 6] |= np.uint64(1) << np.uint64(feature & 63)
+        child = table.parent[child]
+    for g in range(len(groups)):
+        holds_path = True
+        for w in range(len(path)):
+            if path[w] & ~groups[g, w] != np.uint64(0):
+                holds_path = False
+                break
+        if holds_path:
+            for w in range(len(path)):
+                allowed[w] |= groups[g, w]
+    front = 0
+    for i in range(len(features)):
+        feature = features[i]
+        if allowed[feature >> 6] & (np.uint64(1) << np.uint64(feature & 63)) != np.uint64(0):
+            features[i] = features[front]
+            features[front] = feature
+            front += 1
+    return features[:front]
 
 
 @jit(inline="always")
@@ -241,8 +293,9 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     best_priority = -float(node)  # listwise gains are known only at expansion
     if listwise is None:
         feature, b, after, gain, missing = _splitter.pointwise_split(
-            binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit, work.monotonic_cst,
+            binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
+            _allowed_features(node, work), rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
+            work.monotonic_cst,
             table.lower[node], table.upper[node],
         )  # fmt: skip
         if pool is not None:
@@ -265,13 +318,15 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
     node_weight, target_sum = _summarise(params.criterion, rows, leaf_targets, start, end, work.statistics)
     if table.depth[node] < listwise.depth:
         feature, b, after, gain, missing = _splitter.listwise_split(
-            binned, rows, start, end, node_weight, work.statistics, params, work.features, rng_state, listwise,
+            binned, rows, start, end, node_weight, work.statistics, params, _allowed_features(node, work), rng_state,
+            listwise,
             target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1], work.monotonic_cst,
         )  # fmt: skip
     else:
         feature, b, after, gain, missing = _splitter.pointwise_split(
-            binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch, work.features,
-            rng_state, sweep_order, None, np.int64(-1), work.feature_penalty, penalty_units[0], work.monotonic_cst,
+            binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
+            _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), work.feature_penalty,
+            penalty_units[0], work.monotonic_cst,
             table.lower[node], table.upper[node],
         )  # fmt: skip
         gain *= scale

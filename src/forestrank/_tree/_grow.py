@@ -286,6 +286,7 @@ def grow_tree(
     features: np.ndarray | None = None,
     monotonic_cst: np.ndarray | None = None,
     value_bounds: np.ndarray | None = None,
+    interaction_groups: np.ndarray | None = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -307,6 +308,10 @@ def grow_tree(
     nodes' values are kept within the bounds it sets (``_builder._bound_children``),
     which ``value_bounds`` (float64, shape (>= n_nodes, 2)), when given, receives for a
     caller that sets the values itself (boosting's Newton steps).
+    ``interaction_groups`` (uint64, shape (n_groups, ceil(n_features / 64)), the
+    features of each group as bits: ``_input.features.check_interaction_cst``) lets a
+    node split only on features of a group that holds every feature split on above it;
+    None: free.
     """
     if row_leaf is None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
@@ -326,6 +331,8 @@ def grow_tree(
     else:
         work.feature_penalty[:] = feature_penalty
     work.monotonic_cst[:] = 0 if monotonic_cst is None else monotonic_cst
+    if interaction_groups is not None:
+        work = work._replace(interaction_groups=interaction_groups)
     listwise = None
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(

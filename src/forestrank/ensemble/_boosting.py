@@ -43,7 +43,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._numba.jit import jit
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
-from .._input.features import check_features, check_monotonic_cst
+from .._input.features import check_features, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import thread_count
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -294,6 +294,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "feature_costs": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [StrOptions({"pairwise", "no_interactions"}), list, tuple, None],
         "cost_penalty": [Interval(Real, 0.0, None, closed="left")],
         "init": [HasMethods(["fit", "predict"]), None],
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
@@ -353,6 +354,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         state = self._start_boosting(data, objective, positions, evals)
         self._monotonic = self._monotone_constraints(data.X.shape[1], objective)  # its outputs are known once prepared
+        self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         n_outputs = self.n_outputs_
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
@@ -495,7 +497,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         tree = grow_tree(
             state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
             memory=grower.memory, feature_penalty=penalty, features=features, monotonic_cst=self._monotonic,
-            value_bounds=bounds,
+            value_bounds=bounds, interaction_groups=self._interactions,
         )  # fmt: skip
         grown = row_leaf >= 0
         every_row = bool(grown.all())
@@ -820,6 +822,12 @@ class LambdaMART(BaseBoostingRanker):
         value below them by their midpoint (``docs/boosting.md``, "Monotone
         constraints"). Not with ``objective="mcrank"`` (one score per grade),
         ``quantized_gradients`` or ``missing_direction="separate"``.
+    interaction_cst : {"pairwise", "no_interactions"}, list of lists of int or None, default=None
+        Interaction constraints, as scikit-learn's histogram gradient boosting takes
+        them (LightGBM's and XGBoost's ``interaction_constraints``): groups of feature
+        indices that may interact; a branch of a tree splits only on features of one
+        group, the features in no group forming one more group. ``"pairwise"``: every
+        two features; ``"no_interactions"``: each feature alone (an additive model).
     feature_costs : array-like of shape (n_features,), default=None
         What each feature costs to compute when the model serves (finite, >= 0);
         None: every feature is free.
@@ -999,6 +1007,7 @@ class LambdaMART(BaseBoostingRanker):
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
+        interaction_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         sigma: float = 1.0,
@@ -1039,6 +1048,7 @@ class LambdaMART(BaseBoostingRanker):
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.sigma = sigma
@@ -1130,7 +1140,8 @@ class PLRank(BaseBoostingRanker):
         ``top_k`` positions).
     learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
     l2_regularization, min_gain_to_split, split_gain, subsample, max_features, feature_fraction,
-    max_bins, missing_direction, quantized_gradients, monotonic_cst, feature_costs, cost_penalty, init, validation_fraction,
+    max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
+    validation_fraction,
     n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
@@ -1181,6 +1192,7 @@ class PLRank(BaseBoostingRanker):
         missing_direction: str = "learn",
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
+        interaction_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         init: object = None,
@@ -1211,6 +1223,7 @@ class PLRank(BaseBoostingRanker):
         self.missing_direction = missing_direction
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.init = init

@@ -263,6 +263,10 @@ class BROOF(BaseRanker):
                 "trees' weighted sum is monotone only if every round's is, which BROOF does not check; constrain "
                 "RFPointRanker or LambdaMART instead."
             )
+        if getattr(forest, "interaction_cst", None) is not None:
+            raise ValueError(
+                "forest.interaction_cst is not supported by BROOF yet; constrain RFPointRanker or LambdaMART instead."
+            )
         if forest.skip_queries_without_relevance:
             raise ValueError(
                 "forest.skip_queries_without_relevance=True is not supported by BROOF: its rounds validate and "
@@ -398,7 +402,7 @@ class BROOF(BaseRanker):
         if hasattr(self, "feature_names_in_"):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = seed_entropy(seed)
-        forest._monotonic = None  # refused with the template (_resolve)
+        forest._monotonic = forest._interactions = None  # refused with the template (_resolve)
         base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
         forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest

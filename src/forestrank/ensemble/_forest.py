@@ -25,7 +25,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..parallel._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
-from .._input.features import check_monotonic_cst
+from .._input.features import check_interaction_cst, check_monotonic_cst
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, tree_costs
 from ..parallel._local import ordered_parallel, thread_count
@@ -106,13 +106,15 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
-        self._monotonic = None
+        self._monotonic = self._interactions = None
         if is_dask_collection(X):
-            if getattr(self, "monotonic_cst", None) is not None:
-                raise ValueError("monotonic_cst is not supported on Dask collections yet; fit on data in memory.")
+            for name in ("monotonic_cst", "interaction_cst"):
+                if getattr(self, name, None) is not None:
+                    raise ValueError(f"{name} is not supported on Dask collections yet; fit on data in memory.")
             return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1])
+        self._interactions = check_interaction_cst(getattr(self, "interaction_cst", None), data.X.shape[1])
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
@@ -365,7 +367,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         with memory_pool.memory() as memory:
             return grow_tree(
                 training, counts * base_weight, params, rng_state, memory=memory, node_store=memory_pool.node_store,
-                feature_penalty=feature_penalty, monotonic_cst=self._monotonic, **extras,
+                feature_penalty=feature_penalty, monotonic_cst=self._monotonic, interaction_groups=self._interactions,
+                **extras,
             )  # fmt: skip
 
     def _listwise_weights(
@@ -528,6 +531,10 @@ class RFPointRanker(BaseForestRanker):
         ``relevance_weights="linear"``), the regression forest whose split values
         are its leaf values; each tree is monotone, so their mean is
         (``docs/forests.md``, "Monotone constraints").
+    interaction_cst : {"pairwise", "no_interactions"}, list of lists of int or None, default=None
+        Interaction constraints (scikit-learn's ``interaction_cst``): a branch of a
+        tree splits only on features of one group, the features in no group forming
+        one more group; ``"no_interactions"`` grows additive trees.
     feature_costs : array-like of shape (n_features,), default=None
         What each feature costs to compute when the model serves (finite, >= 0);
         None: every feature is free. See ``cost_penalty``.
@@ -593,6 +600,7 @@ class RFPointRanker(BaseForestRanker):
         "leaf_score": [StrOptions({"expected", "mean"})],
         "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
         "monotonic_cst": ["array-like", dict, None],
+        "interaction_cst": [StrOptions({"pairwise", "no_interactions"}), list, tuple, None],
     }
 
     def __init__(
@@ -616,6 +624,7 @@ class RFPointRanker(BaseForestRanker):
         max_bins: int | None = 255,
         missing_direction: str = "learn",
         monotonic_cst: object = None,
+        interaction_cst: object = None,
         feature_costs: object = None,
         cost_penalty: float = 0.0,
         cost_wave_size: int | None = None,
@@ -627,6 +636,7 @@ class RFPointRanker(BaseForestRanker):
     ) -> None:
         self.n_estimators = n_estimators
         self.monotonic_cst = monotonic_cst
+        self.interaction_cst = interaction_cst
         self.feature_costs = feature_costs
         self.cost_penalty = cost_penalty
         self.cost_wave_size = cost_wave_size
