@@ -293,6 +293,11 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
     Contender("forestrank LambdaMART xendcg", functools.partial(_lambdamart, objective="xendcg"), "qid"),
     Contender("forestrank LambdaMART monotonic_cst BM25 rising", _lambdamart_bm25_rising, "qid"),
+    Contender("forestrank LambdaMART interaction_cst=pairwise", functools.partial(_lambdamart, interaction_cst="pairwise"), "qid"),
+    Contender(
+        "forestrank LambdaMART interaction_cst=no_interactions",
+        functools.partial(_lambdamart, interaction_cst="no_interactions"), "qid",
+    ),
     Contender("forestrank LambdaMART lambdarank_metric=map", functools.partial(_lambdamart, lambdarank_metric="map"), "qid"),
     Contender("forestrank LambdaMART lambdarank_metric=err", functools.partial(_lambdamart, lambdarank_metric="err"), "qid"),
     Contender(
