@@ -16,6 +16,7 @@ from grade 1024 on (and a query's DCG before that).
 
 import numpy as np
 
+from ._input.labels import check_gain, check_grades_for_gain
 from ._numba.jit import jit
 
 DISCOUNTS = ("log2", "letor", "log_power", "rank_power")
@@ -162,8 +163,8 @@ def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.n
         Relevance grades, rows grouped by query; integers below ``len(gain)`` for a
         table (``_input.labels.check_grades_for_gain``).
     query_boundaries : ndarray of shape (n_queries + 1,), int64
-    gain : {"exp", "linear"} or ndarray of shape (n_grades,), float64
-        As ``_input.labels.check_gain`` returns it.
+    gain : {"exp", "linear"} or array-like of shape (n_grades,)
+        Checked by ``_input.labels.check_gain`` (and the labels against a table).
 
     Returns
     -------
@@ -171,7 +172,9 @@ def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.n
         Each query's gains up to one positive factor per query, which every ratio
         within a query (NDCG, ``|delta NDCG|``, a normalised gain) cancels.
     """
+    gain = check_gain(gain, name="label_gain")
     if isinstance(gain, np.ndarray):
+        check_grades_for_gain(labels, gain, name="y", gain_name="label_gain")
         return gain[labels.astype(np.int64)]
     if gain == "linear":
         return np.array(labels, dtype=np.float64)
@@ -195,6 +198,7 @@ def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: fl
     -------
     ndarray of shape (n_rows,), float64, in [0, 1)
     """
+    gain = check_gain(gain, name="label_gain")
     if isinstance(gain, str) and gain == "exp":
         return 2.0 ** (labels - max_grade) - 2.0**-max_grade
     top = row_gains(np.array([float(max_grade)]), np.array([0, 1]), gain)[0]

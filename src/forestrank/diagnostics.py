@@ -75,7 +75,8 @@ def tree_strength_curve(
         Split counts to evaluate; None: 0, then about 40 geometrically spaced counts
         up to the largest tree's.
     k : int or None, default=None
-        NDCG cutoff; None = whole lists (the RF-list objective). Ties in score are
+        NDCG cutoff (gain: the estimator's ``label_gain`` where it has one); None =
+        whole lists (the RF-list objective). Ties in score are
         averaged (``ties="expected"``, Eq. 11-13).
 
     Returns
@@ -111,5 +112,5 @@ def tree_strength_curve(
                 deepest = (paths <= 2 * splits).sum(axis=1) - 1  # ids grow along a path
                 scores[i, start:stop] = tree.values[paths[np.arange(stop - start), deepest]]
         for i in range(len(n_splits)):
-            ndcg[i] += ndcg_score(y, scores[i], qid, k, ties="expected")
+            ndcg[i] += ndcg_score(y, scores[i], qid, k, gain=estimator._gain(), ties="expected")
     return StrengthCurve(n_splits, ndcg / len(trees))

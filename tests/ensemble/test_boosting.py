@@ -484,3 +484,16 @@ def test_lambdarank_on_map_and_err_learns_its_metric(data, metric):
             LambdaMART(n_estimators=3), {"lambdarank_metric": ["ndcg", metric]}, cv=QueryKFold(2), scoring=ndcg_scorer(10)
         ).fit(X, y, qid=qid)
     assert [params["lambdarank_metric"] for params in search.cv_results_["params"]] == ["ndcg", metric]
+
+
+def test_lambdarank_options_are_refused_with_other_objectives(data):
+    X, y, qid = data
+    for option in ({"lambdarank_metric": "map"}, {"lambdarank_pair_method": "mean"}):
+        with pytest.raises(ValueError, match=f"{next(iter(option))} chooses LambdaRank's pairs and weights"):
+            LambdaMART(n_estimators=2, objective="mart", **option).fit(X, y, qid=qid)
+
+
+def test_averaged_rankers_score_with_their_members_gain(data):
+    X, y, qid = data
+    model = AveragedRanker(LambdaMART(n_estimators=3, label_gain="linear"), n_models=2, random_state=0).fit(X, y, qid=qid)
+    assert model.score(X, y, qid) == ndcg_score(y, model.predict(X), qid, 10, gain="linear")

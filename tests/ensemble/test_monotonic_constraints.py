@@ -9,9 +9,6 @@ from forestrank import LambdaMART, PLRank, RFPointRanker, make_ranking, ndcg_sco
 
 ESTIMATORS = {
     "lambdarank": lambda cst: LambdaMART(n_estimators=12, learning_rate=0.3, min_samples_leaf=3, monotonic_cst=cst),
-    "lambdarank squared": lambda cst: LambdaMART(
-        n_estimators=12, learning_rate=0.3, min_samples_leaf=3, split_gain="squared", monotonic_cst=cst
-    ),
     "mart": lambda cst: LambdaMART(n_estimators=12, objective="mart", min_samples_leaf=3, monotonic_cst=cst),
     "plrank": lambda cst: PLRank(n_estimators=12, learning_rate=0.3, min_samples_leaf=3, monotonic_cst=cst),
     "regression forest": lambda cst: RFPointRanker(
@@ -86,6 +83,8 @@ def test_constraints_by_feature_name_are_the_constraints_by_position():
         (LambdaMART(monotonic_cst={7: 1}), r"monotonic_cst's keys are feature names or indices in \[0, 4\)"),
         (LambdaMART(objective="mcrank", monotonic_cst=[1, 0, 0, 0]), "one score per grade"),
         (LambdaMART(quantized_gradients=4, monotonic_cst=[1, 0, 0, 0]), "quantized_gradients"),
+        (LambdaMART(split_gain="squared", monotonic_cst=[1, 0, 0, 0]), "split_gain='squared'"),
+        (LambdaMART(init=RFPointRanker(n_estimators=2), monotonic_cst=[1, 0, 0, 0]), "init"),
         (LambdaMART(missing_direction="separate", monotonic_cst=[1, 0, 0, 0]), "missing_direction='separate'"),
         (RFPointRanker(monotonic_cst=[1, 0, 0, 0]), "monotonic_cst needs criterion='variance'"),
         (RFPointRanker(criterion="variance", relevance_weights="exp", monotonic_cst=[1, 0, 0, 0]), "mean label"),
@@ -95,3 +94,13 @@ def test_bad_constraints_are_refused_by_name(estimator, match):
     X, y, qid = make_ranking(n_queries=10, n_features=4, random_state=0)
     with pytest.raises(ValueError, match=match):
         estimator.set_params(n_estimators=2).fit(X, y, qid=qid)
+
+
+def test_warm_start_refuses_to_mix_constrained_and_free_trees():
+    X, y, qid = make_ranking(n_queries=20, n_features=4, random_state=0)
+    forest = RFPointRanker(n_estimators=2, criterion="variance", warm_start=True, random_state=0).fit(X, y, qid=qid)
+    forest.set_params(n_estimators=4, monotonic_cst=[1, 0, 0, 0])
+    with pytest.raises(ValueError, match="warm_start=True adds trees to a forest grown under other monotonic_cst"):
+        forest.fit(X, y, qid=qid)
+    forest.set_params(monotonic_cst=None).fit(X, y, qid=qid)
+    assert len(forest.trees_) == 4

@@ -465,3 +465,19 @@ def test_xgboost_ndcg_is_input_order_and_its_minus_variant_zeroes_no_relevant(ti
     xgboost.train(params, data, num_boost_round=1, evals=[(data, "train")], evals_result=history)
     assert history["train"]["ndcg@5"][-1] == pytest.approx(ndcg_score(y, scores, qid, 5, ties="input_order", no_relevant=1.0), rel=1e-6)
     assert history["train"]["ndcg@5-"][-1] == pytest.approx(ndcg_score(y, scores, qid, 5, ties="input_order"), rel=1e-6)
+
+
+def test_err_of_a_query_without_gain_follows_no_relevant():
+    y, s, q = np.array([1.0, 0.0, 2.0, 0.0]), np.array([0.2, 0.1, 0.3, 0.4]), np.array([1, 1, 2, 2])
+    values = err_score(y, s, q, gain=[0, 0, 3], no_relevant=0.25, per_query=True)
+    assert values[0] == 0.25 and 0.0 < values[1] < 1.0
+    assert err_score(y, s, q, gain=[0, 0, 3], no_relevant="skip") == values[1]
+
+
+def test_err_scorer_takes_a_gain():
+    from forestrank import LambdaMART, err_scorer, make_ranking
+
+    X, y, qid = make_ranking(n_queries=20, random_state=0)
+    model = LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    scorer = err_scorer(10, gain="linear")
+    assert scorer(model, X, y, qid=qid) == err_score(y, model.predict(X), qid, 10, gain="linear")

@@ -655,3 +655,27 @@ def test_map_and_err_lambdas_weigh_each_pair_by_the_metrics_change_on_a_swap(met
         np.testing.assert_allclose(g[rows], expected_g, rtol=1e-9, atol=1e-13)
         np.testing.assert_allclose(h[rows], expected_h, rtol=1e-9, atol=1e-13)
     np.testing.assert_allclose(g, _finite_differences(objective.loss, scores), rtol=1e-5, atol=1e-8)
+
+
+def test_err_lambdas_survive_zero_gains_and_grades_whose_stop_probability_rounds_to_one():
+    boundaries = np.array([0, 4, 8])
+    scores = np.array([0.3, -0.1, 0.2, 0.0, 0.5, 0.1, -0.3, 0.2])
+    # A table that gives grade 1 nothing: the first query's ideal ERR is 0, so it has no lambdas.
+    labels = np.array([1.0, 0.0, 1.0, 0.0, 2.0, 0.0, 1.0, 0.0])
+    objective = LambdaRank(label_gain=np.array([0.0, 0.0, 1.0]), metric="err")
+    g, h = _lambdarank_gradients_of(objective, labels, boundaries, scores)
+    assert np.all(g[:4] == 0.0) and np.isfinite(g).all() and np.abs(g[4:]).sum() > 0
+    # Grade 60 beside grade 0: R rounds to 1 in float64 with the exponential gain.
+    labels = np.array([60.0, 0.0, 3.0, 0.0, 60.0, 59.0, 0.0, 1.0])
+    g, h = _lambdarank_gradients_of(LambdaRank(metric="err"), labels, boundaries, scores)
+    assert np.isfinite(g).all() and np.isfinite(h).all() and np.abs(g).sum() > 0
+
+
+def test_the_objectives_check_their_gain():
+    labels, boundaries = np.array([2.0, 0.0, 1.0]), np.array([0, 3])
+    listed = LambdaRank(label_gain=[0, 10, 20])
+    listed.prepare(labels, boundaries)
+    np.testing.assert_array_equal(listed.gains_, [20.0, 0.0, 10.0])
+    for bad, match in (("Linear", "label_gain must be 'exp', 'linear'"), ([0, 1], "label_gain gives gains to the grades 0 to 1")):
+        with pytest.raises(ValueError, match=match):
+            LambdaRank(label_gain=bad).prepare(labels, boundaries)

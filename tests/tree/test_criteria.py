@@ -150,9 +150,9 @@ def test_moment_candidate_gain_is_the_cost_decrease_and_enforces_the_child_minim
 @pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=IDS.get)
 @given(data=st.data())
 def test_monotone_candidate_gain_scores_the_children_at_their_clipped_values(criterion, data):
-    """Under value bounds or a constraint each child is held at its own value (mean target
-    or Newton step) clipped to the bounds, its cost taken there from the rows; children
-    whose clipped values break the constraint give -inf."""
+    """Under value bounds or a constraint the node and each child are held at their own
+    values (mean target or Newton step) clipped to the bounds, their costs taken there
+    from the rows; children whose clipped values break the constraint give -inf."""
     targets, weights = data.draw(rows(criterion))
     if len(weights) < 2:
         return
@@ -177,8 +177,10 @@ def test_monotone_candidate_gain_scores_the_children_at_their_clipped_values(cri
         return np.clip(value, lower, upper), lambda v: 2 * (w * t[:, 0]).sum() * v + ((w * t[:, 1]).sum() + l2) * v * v
 
     (left_value, left_cost), (right_value, right_cost) = held(slice(0, cut)), held(slice(cut, None))
+    node_value, node_cost = held(slice(None))
     order = constraint * (right_value - left_value)
-    expected = cost - left_cost(left_value) - right_cost(right_value)
+    constrained = constraint != 0 or lower > -np.inf or upper < np.inf
+    expected = (node_cost(node_value) if constrained else cost) - left_cost(left_value) - right_cost(right_value)
     if order < -1e-12:
         assert gain == -np.inf
     elif order > 1e-12:

@@ -294,8 +294,8 @@ def candidate_gain(
     ``min_samples_leaf`` rows and ``min_child_weight`` of weight (of hessian for
     newton: LightGBM's ``min_sum_hessian_in_leaf``). Monotone constraints (moment
     criteria): a node with finite value bounds ``[lower, upper]``, or a split on a
-    feature of ``constraint`` +1 or -1, scores its children at their values clipped to
-    the bounds and refuses children whose values break the constraint
+    feature of ``constraint`` +1 or -1, scores itself and its children at their values
+    clipped to the bounds and refuses children whose values break the constraint
     (``_children_cost_within``); with neither the cost is the unclipped one, bitwise.
     """
     if left_count < min_samples_leaf or n_node - left_count < min_samples_leaf:
@@ -318,6 +318,9 @@ def candidate_gain(
         elif left_weight < min_child_weight or right_weight < min_child_weight:
             return -np.inf
         if constraint != 0 or lower > -np.inf or upper < np.inf:
+            # The node itself is held at its clipped value too, as scikit-learn scores it.
+            node_value = min(max(moment_value(criterion, node_first, node_second, node_weight, l2), lower), upper)
+            node_cost = moment_cost_at(criterion, node_first, node_second, node_weight, l2, node_value)
             children = _children_cost_within(
                 criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower,
                 upper, constraint,

@@ -66,6 +66,10 @@ class AveragedRanker(BaseRanker):
         "random_state": ["random_state"],
     }
 
+    def _gain(self) -> object:
+        """The members' gain of the grades (``BaseRanker._gain``), which ``score`` uses."""
+        return self.estimator._gain() if hasattr(self.estimator, "_gain") else super()._gain()
+
     def __init__(self, estimator: object = None, n_models: int = 20, *, n_jobs: int | None = None, random_state: object = None) -> None:
         self.estimator = estimator
         self.n_models = n_models

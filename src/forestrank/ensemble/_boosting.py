@@ -446,6 +446,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             "missing_direction='separate' (a child of missing rows has no place in the order)": (
                 self.missing_direction == "separate"
             ),
+            "split_gain='squared' (its bounds would be means of -g, its leaves Newton steps)": (
+                self.split_gain == "squared"
+            ),
+            "init (the model the boosting starts from is not constrained)": self.init is not None,
         }
         for reason, applies in refused.items():
             if applies:
@@ -821,7 +825,8 @@ class LambdaMART(BaseBoostingRanker):
         constrained feature keeps its children's values in order and bounds every
         value below them by their midpoint (``docs/boosting.md``, "Monotone
         constraints"). Not with ``objective="mcrank"`` (one score per grade),
-        ``quantized_gradients`` or ``missing_direction="separate"``.
+        ``quantized_gradients``, ``split_gain="squared"``, ``init`` or
+        ``missing_direction="separate"``.
     interaction_cst : {"pairwise", "no_interactions"}, list of lists of int or None, default=None
         Interaction constraints, as scikit-learn's histogram gradient boosting takes
         them (LightGBM's and XGBoost's ``interaction_constraints``): groups of feature
@@ -1094,6 +1099,13 @@ class LambdaMART(BaseBoostingRanker):
 
     def _make_objective(self) -> RankingObjective:
         gain = self._gain()
+        if self.objective != "lambdarank":
+            for name, default in (("lambdarank_pair_method", "topk"), ("lambdarank_metric", "ndcg"), ("lambdarank_num_pair_per_sample", None)):
+                if getattr(self, name) != default:
+                    raise ValueError(
+                        f"{name} chooses LambdaRank's pairs and weights; objective={self.objective!r} has none. "
+                        f"Got {name}={getattr(self, name)!r}."
+                    )
         if self.objective == "mart":
             return SquaredError(self.target, gain)
         if self.objective == "c-mart":

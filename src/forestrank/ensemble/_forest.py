@@ -118,6 +118,13 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
+        constraints = [None if c is None else c.tolist() for c in (self._monotonic, self._interactions)]
+        if previous and constraints != getattr(self, "_fitted_constraints", [None, None]):
+            raise ValueError(
+                "warm_start=True adds trees to a forest grown under other monotonic_cst or interaction_cst; the forest "
+                "would mix constrained and unconstrained trees. Fit a new forest (warm_start=False)."
+            )
+        self._fitted_constraints = constraints
         if not previous:
             self._entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()

@@ -84,7 +84,7 @@ class RankingScorer(_QidScorer):
 def ndcg_scorer(
     k: int | None = 10,
     *,
-    gain: str | None = None,
+    gain: object = None,
     ties: str | None = None,
     no_relevant: float | str | None = None,
     convention: str | None = None,
@@ -97,6 +97,7 @@ def err_scorer(
     k: int | None = 10,
     *,
     max_grade: float | None = None,
+    gain: object = None,
     ties: str | None = None,
     no_relevant: float | str | None = None,
     convention: str | None = None,
@@ -105,7 +106,9 @@ def err_scorer(
 
     Pass the dataset's ``max_grade``: each test fold's own maximum label can differ.
     """
-    return RankingScorer("err", k, max_grade=max_grade, ties=ties, no_relevant=no_relevant, convention=convention)
+    return RankingScorer(
+        "err", k, max_grade=max_grade, gain=gain, ties=ties, no_relevant=no_relevant, convention=convention
+    )
 
 
 def map_scorer(

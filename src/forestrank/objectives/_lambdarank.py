@@ -321,7 +321,7 @@ def _fill_query_scales(labels, stops, query_boundaries, metric, out):
             stop = stops[ideal[r]]
             err += reach * stop / (r + 1.0)
             reach *= 1.0 - stop
-        out[q] = 1.0 / err
+        out[q] = 1.0 / err if err > 0.0 else 0.0  # a gain table can give every present grade 0
 
 
 class LambdaRank(RankingObjective):
@@ -389,7 +389,10 @@ class LambdaRank(RankingObjective):
             )  # fmt: skip
         else:
             if self._metric == METRIC_ERR:
-                self.stop_probabilities_ = stop_probabilities(self.labels_, self.label_gain, float(self.labels_.max()))
+                # Below 1: a swap delta divides by 1 - R, which the exponential gain
+                # rounds to 0 from 53 grades above the others on.
+                stops = stop_probabilities(self.labels_, self.label_gain, float(self.labels_.max()))
+                self.stop_probabilities_ = np.minimum(stops, np.nextafter(1.0, 0.0))
             _fill_query_scales(
                 self.labels_, self.stop_probabilities_, self.query_boundaries_, self._metric, self.query_scales_
             )
