@@ -89,8 +89,21 @@ def main() -> None:
         name = f"forestrank LambdaMART, {mode or 'naive'}"
         report(name, model.predict(X_test), getattr(model, "position_bias_", None), time.perf_counter() - start)
 
+    # The naive models with XGBoost's pair selection on both sides ("mean", 8 pairs a document).
+    start = time.perf_counter()
+    model = LambdaMART(**common, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=8).fit(X_log, clicks, qid=qid_log)
+    report("forestrank LambdaMART, naive, mean pairs (8)", model.predict(X_test), None, time.perf_counter() - start)
+
     # XGBoost reads the display position from the row order inside each query.
     order = np.lexsort((position, qid_log))
+    xgboost_common = dict(
+        objective="rank:ndcg", tree_method="hist", grow_policy="lossguide", max_leaves=31, learning_rate=0.1,
+        n_estimators=100, min_child_weight=1e-3, n_jobs=2, random_state=0,
+    )  # fmt: skip
+    for name, pairs in (("naive", {}), ("naive, mean pairs (8)", dict(lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=8))):
+        start = time.perf_counter()
+        naive = xgboost.XGBRanker(**xgboost_common, **pairs).fit(X_log[order], clicks[order], qid=qid_log[order])
+        report(f"XGBoost XGBRanker {name}", naive.predict(X_test), None, time.perf_counter() - start)
     start = time.perf_counter()
     ranker = xgboost.XGBRanker(
         objective="rank:ndcg", lambdarank_unbiased=True, tree_method="hist", grow_policy="lossguide", max_leaves=31,
