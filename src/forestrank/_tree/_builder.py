@@ -338,11 +338,13 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
 
 @jit(inline="always")
 def _bounded_value(node, rows, params, work, lower, upper):
-    """The value of ``node``'s moments (``_criteria.moment_value``) within ``[lower, upper]``."""
+    """The value of ``node``'s moments within ``[lower, upper]`` (``_criteria.bounded_moment_value``)."""
     table = work.table
     weight, _ = _summarise(params.criterion, rows, rows.weights[:0], table.start[node], table.end[node], work.statistics)
-    value = _criteria.moment_value(params.criterion, work.statistics[0], work.statistics[1], weight, params.l2_regularization)
-    return min(max(value, lower), upper)
+    statistics = work.statistics
+    return _criteria.bounded_moment_value(
+        params.criterion, statistics[0], statistics[1], weight, params.l2_regularization, lower, upper
+    )
 
 
 @jit(inline="always")

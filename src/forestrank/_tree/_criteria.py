@@ -185,6 +185,12 @@ def moment_value(criterion, first, second, weight, l2_regularization):
 
 
 @jit(inline="always")
+def bounded_moment_value(criterion, first, second, weight, l2_regularization, lower, upper):
+    """``moment_value`` clipped to ``[lower, upper]``, the bounds of monotone splits above a node."""
+    return min(max(moment_value(criterion, first, second, weight, l2_regularization), lower), upper)
+
+
+@jit(inline="always")
 def moment_cost_at(criterion, first, second, weight, l2_regularization, value):
     """``moment_cost`` of a node whose value is held at ``value`` rather than its own
     (``moment_value``): the SSE about ``value``, ``second - 2 value first + value^2 W``
@@ -201,8 +207,8 @@ def _children_cost_within(criterion, left_first, left_second, left_weight, right
     a monotone split), or ``inf`` when the clipped values break ``constraint`` (+1: the
     left value above the right one; -1: below). The bounds and the check are those of
     scikit-learn's histogram gradient boosting (``monotonic_cst``)."""
-    left_value = min(max(moment_value(criterion, left_first, left_second, left_weight, l2), lower), upper)
-    right_value = min(max(moment_value(criterion, right_first, right_second, right_weight, l2), lower), upper)
+    left_value = bounded_moment_value(criterion, left_first, left_second, left_weight, l2, lower, upper)
+    right_value = bounded_moment_value(criterion, right_first, right_second, right_weight, l2, lower, upper)
     if constraint * (right_value - left_value) < 0.0:
         return np.inf
     return moment_cost_at(criterion, left_first, left_second, left_weight, l2, left_value) + moment_cost_at(
@@ -319,7 +325,7 @@ def candidate_gain(
             return -np.inf
         if constraint != 0 or lower > -np.inf or upper < np.inf:
             # The node itself is held at its clipped value too, as scikit-learn scores it.
-            node_value = min(max(moment_value(criterion, node_first, node_second, node_weight, l2), lower), upper)
+            node_value = bounded_moment_value(criterion, node_first, node_second, node_weight, l2, lower, upper)
             node_cost = moment_cost_at(criterion, node_first, node_second, node_weight, l2, node_value)
             children = _children_cost_within(
                 criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower,

@@ -171,11 +171,14 @@ def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, gain_t
 
 @jit(inline="always")
 def _err(ranked, block_starts, n_blocks, cutoff, max_grade, gain_id, gain_table):
-    satisfying = False
-    for p in range(block_starts[n_blocks]):
-        satisfying = satisfying or stop_probability(ranked[p], gain_id, max_grade, gain_table) > 0.0
-    if not satisfying:  # a gain table's zero gains: nothing to rank, as a query without relevant documents
-        return np.nan
+    if gain_id == GAIN_TABLE:  # only a table can give a relevant grade no gain
+        satisfying = False
+        for p in range(block_starts[n_blocks]):
+            if stop_probability(ranked[p], gain_id, max_grade, gain_table) > 0.0:
+                satisfying = True
+                break
+        if not satisfying:  # nothing to rank, as a query without relevant documents
+            return np.nan
     reach = 1.0  # probability that the user reaches the current block
     total = 0.0
     for b in range(n_blocks):
