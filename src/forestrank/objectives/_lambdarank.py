@@ -315,12 +315,7 @@ def _fill_query_scales(labels, stops, query_boundaries, metric, out):
             out[q] = 1.0 / relevant
             continue
         ideal = np.argsort(-labels[start:end], kind="mergesort") + start
-        reach = 1.0
-        err = 0.0
-        for r in range(end - start):
-            stop = stops[ideal[r]]
-            err += reach * stop / (r + 1.0)
-            reach *= 1.0 - stop
+        err = _ranked_statistics(ideal, labels, stops, metric)[2, end - start - 1]  # the ideal order's ERR
         out[q] = 1.0 / err if err > 0.0 else 0.0  # a gain table can give every present grade 0
 
 
