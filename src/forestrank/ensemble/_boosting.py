@@ -50,7 +50,7 @@ from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree
 from .._input.labels import check_grades_for_gain, check_relevance
-from ..metrics._conventions import Convention, resolve_convention
+from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import (
     LambdaRank,
@@ -193,7 +193,8 @@ class _EvalSet:
         self.query_boundaries = query_boundaries
         self.raw = raw
 
-    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], convention: Convention) -> float:
+    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
+        convention = resolve_convention("ndcg", gain=gain)
         scores = ranking_scores(self.raw)
         return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
 
@@ -345,9 +346,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         data = self._validate_training_data(X, y, qid, sample_weight)
-        gain = self._gain()
-        check_grades_for_gain(data.y, gain, name="y", gain_name="label_gain")
-        self._eval_convention = resolve_convention("ndcg", gain=gain)  # resolved once for every iteration's NDCG
+        check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
         objective = self._make_objective()  # PLRank's permutations and XE-NDCG's noise seed from the entropy
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
@@ -543,10 +542,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         set, reported, when verbose)."""
         key = f"ndcg@{self.eval_at}"
         for item in state.evals:
-            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._eval_convention))
+            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
             self.evals_result_["train"][key].append(
-                state.train_eval.ndcg(self.eval_at, self._ranking_scores, self._eval_convention)
+                state.train_eval.ndcg(self.eval_at, self._ranking_scores, self._gain())
             )
             self._report(iteration, state.evals, elapsed)
 
