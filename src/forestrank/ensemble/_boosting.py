@@ -768,7 +768,9 @@ class LambdaMART(BaseBoostingRanker):
         (KLMART / c-KLMART), the ``c-`` forms NDCG-consistent (Ravikumar, Tewari & Yang
         2011; :class:`forestrank.objectives.ListwiseSurrogate`, ``docs/boosting.md``).
     learning_rate : float, default=0.1
-        Shrinkage of every leaf value.
+        Shrinkage of every leaf value. XGBoost's LambdaRank hessians are twice ours
+        (and LightGBM's), so its ``learning_rate=r`` takes the steps of ours at ``r / 2``
+        (``docs/boosting.md``, "Which pairs").
     max_leaf_nodes : int or None, default=31
     max_depth : int or None, default=None
     min_samples_leaf : int or float, default=20
