@@ -1,12 +1,16 @@
-"""QueryKFold and QueryShuffleSplit: splits that never cut a query."""
+"""QueryKFold and QueryShuffleSplit: splits that never cut a query; GridSearchCV over the
+rankers' knobs."""
 
 import numpy as np
 import pytest
+import sklearn
 from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
 
-from forestrank import QueryKFold, QueryShuffleSplit
+from forestrank import LambdaMART, QueryKFold, QueryShuffleSplit, RFPointRanker, make_ranking, ndcg_score, ndcg_scorer
 
 
 @given(
@@ -79,3 +83,30 @@ def test_shuffle_split_sizes_count_queries():
     assert again == [test.tolist() for _, test in splits]
     default = next(QueryShuffleSplit(random_state=0).split(X, qid=qid))[1]
     assert len(np.unique(qid[default])) == 4  # default test_size: 20% of the queries
+
+
+@pytest.mark.parametrize(
+    "base, name, values",
+    [
+        (LambdaMART(n_estimators=5, random_state=0), "objective", ["lambdarank", "xendcg"]),
+        (LambdaMART(n_estimators=5, random_state=0), "monotonic_cst", [None, [1] + [0] * 9]),
+        (LambdaMART(n_estimators=5, random_state=0), "interaction_cst", [None, "no_interactions"]),
+        (RFPointRanker(n_estimators=5, criterion="variance", random_state=0), "monotonic_cst", [None, [1] + [0] * 9]),
+        (RFPointRanker(n_estimators=5, random_state=0), "interaction_cst", [None, "no_interactions"]),
+    ],
+    ids=["objective", "boosting monotonic_cst", "boosting interaction_cst", "forest monotonic_cst", "forest interaction_cst"],
+)
+def test_grid_search_fits_each_candidate_with_its_own_value(base, name, values):
+    """The cross-validated scores of the candidates differ, and each equals fits of its
+    value by hand on the same folds (a value dropped on the way would give equal scores)."""
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=(5, 40), n_features=10, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(base, {name: values}, cv=QueryKFold(3), scoring=ndcg_scorer(10)).fit(X, y, qid=qid)
+    scores = search.cv_results_["mean_test_score"]
+    assert scores[0] != scores[1]
+    for value, score in zip(values, scores):
+        by_hand = []
+        for train, test in QueryKFold(3).split(X, y, qid=qid):
+            model = clone(base).set_params(**{name: value}).fit(X[train], y[train], qid=qid[train])
+            by_hand.append(ndcg_score(y[test], model.predict(X[test]), qid[test], k=10))
+        assert score == pytest.approx(np.mean(by_hand), abs=1e-12)
