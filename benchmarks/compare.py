@@ -291,6 +291,14 @@ CONTENDERS["lambdamart"] = [
     Contender("forestrank IGBRT (RFPointRanker init, mart)", _igbrt, "qid"),
     Contender("forestrank RFPointRanker", _rf_point, "qid"),
     Contender("forestrank McRank", functools.partial(_lambdamart, objective="mcrank"), "qid"),
+    Contender("forestrank MART", functools.partial(_lambdamart, objective="mart"), "qid"),
+    *[
+        Contender(
+            f"forestrank cumulative relevance_weights={weights}",
+            functools.partial(_lambdamart, objective="cumulative", relevance_weights=weights), "qid",
+        )
+        for weights in ("linear", "square", "exp", "fitted")
+    ],
     Contender("forestrank LambdaMART xendcg", functools.partial(_lambdamart, objective="xendcg"), "qid"),
     Contender("forestrank LambdaMART monotonic_cst BM25 rising", _lambdamart_bm25_rising, "qid"),
     Contender("forestrank LambdaMART interaction_cst=pairwise", functools.partial(_lambdamart, interaction_cst="pairwise"), "qid"),

@@ -250,6 +250,7 @@ def expected_failed_checks(estimator):
         LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
         PLRank(n_estimators=5, n_permutations=2, random_state=0),
         LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
+        LambdaMART(n_estimators=3, objective="cumulative", relevance_weights="fitted", random_state=0),
         AveragedRanker(LambdaMART(n_estimators=3), n_models=2, n_jobs=1, random_state=0),
         AveragedRanker(RFPointRanker(n_estimators=3), n_models=2, random_state=0),
     ],

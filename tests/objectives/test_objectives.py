@@ -4,15 +4,18 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 from scipy.optimize import minimize
 
 from forestrank.objectives import (
+    CumulativeSquaredError,
     LambdaRank,
     ListwiseSurrogate,
     PlackettLuce,
     Softmax,
     SquaredError,
     XENDCG,
+    cumulative_probabilities,
     distinct_contexts,
 )
 from forestrank._ranking import normalized_gains
@@ -323,6 +326,58 @@ def test_softmax_gradients_match_finite_differences():
         Softmax().prepare(np.zeros(5), np.array([0, 5]))
 
 
+def test_cumulative_gradients_match_finite_differences_and_targets_are_the_cumulative_indicators():
+    """Mohan's classification boosting: output c regresses on [y <= c]; g and h are the
+    squared loss's derivatives."""
+    rng = np.random.default_rng(7)
+    labels = np.array([0, 2, 1, 0, 4, 2, 0, 1], float)
+    objective = CumulativeSquaredError()
+    objective.prepare(labels, np.array([0, 8]))
+    assert objective.n_outputs == 3 and objective.classes_.tolist() == [0, 1, 2, 4]
+    np.testing.assert_array_equal(objective.targets_[:, 1], labels <= 1)
+    np.testing.assert_array_equal(objective.initial_score(), [3 / 8, 5 / 8, 7 / 8])
+    raw = rng.normal(size=(8, 3))
+    g, h = np.empty((8, 3)), np.empty((8, 3))
+    objective.gradients(raw, g, h)
+    for i in range(8):
+        for k in range(3):
+            up, down = raw.copy(), raw.copy()
+            up[i, k] += 1e-5
+            down[i, k] -= 1e-5
+            assert g[i, k] == pytest.approx((objective.loss(up) - objective.loss(down)) / 2e-5, rel=1e-6, abs=1e-9)
+    np.testing.assert_array_equal(h, 1.0)
+    with pytest.raises(ValueError, match="objective='cumulative' needs at least two distinct grades"):
+        CumulativeSquaredError().prepare(np.ones(5), np.array([0, 5]))
+
+
+def _corrected_by_loops(raw):
+    """Eqs. 3.2-3.3 with the documented correction, row by row: clip to [0, 1], never fall
+    below the previous grade's cumulative probability, difference."""
+    probabilities = np.empty((raw.shape[0], raw.shape[1] + 1))
+    for row, values in enumerate(raw):
+        previous = 0.0
+        for c, value in enumerate(values):
+            current = max(previous, min(1.0, max(0.0, value)))
+            probabilities[row, c] = current - previous
+            previous = current
+        probabilities[row, -1] = 1.0 - previous
+    return probabilities
+
+
+@given(
+    raw=hnp.arrays(
+        np.float64, st.tuples(st.integers(1, 20), st.integers(1, 5)),
+        elements=st.floats(-3, 3, allow_nan=False),
+    ),
+)  # fmt: skip
+def test_cumulative_probabilities_are_non_negative_sum_to_one_and_follow_the_correction(raw):
+    probabilities = cumulative_probabilities(raw)
+    assert probabilities.shape == (raw.shape[0], raw.shape[1] + 1)
+    assert probabilities.min() >= 0.0
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(probabilities, _corrected_by_loops(raw), rtol=0, atol=1e-12)
+
+
 # --- the consistent list-wise surrogates (PLRank paper §3.4; Ravikumar, Tewari & Yang 2011) ---
 
 SURROGATES = {
@@ -444,7 +499,7 @@ def test_every_objective_has_a_loss_and_the_estimator_fits_each_new_one():
     for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg"):
         model = LambdaMART(n_estimators=20, objective=objective, min_samples_leaf=5, random_state=0).fit(X, y, qid=qid)
         assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8, objective  # every loss learns the training data
-    for make in (*SURROGATES.values(), LambdaRank, Softmax, SquaredError, XENDCG, lambda: PlackettLuce(top_k=5)):
+    for make in (*SURROGATES.values(), LambdaRank, Softmax, CumulativeSquaredError, SquaredError, XENDCG, lambda: PlackettLuce(top_k=5)):
         objective = _prepared(make, y, qid)
         raw = np.tile(np.atleast_1d(objective.initial_score()), (len(y), 1))
         assert np.isfinite(objective.loss(raw if objective.n_outputs > 1 else raw[:, 0]))

@@ -36,6 +36,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict
@@ -53,6 +54,7 @@ from .._input.labels import check_grades_for_gain, check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import (
+    CumulativeSquaredError,
     LambdaRank,
     ListwiseSurrogate,
     PlackettLuce,
@@ -60,9 +62,12 @@ from ..objectives import (
     Softmax,
     SquaredError,
     XENDCG,
+    cumulative_probabilities,
     expected_relevance,
+    softmax_probabilities,
 )
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
+from ._forest import RELEVANCE_WEIGHTS
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._sampling import (
@@ -82,6 +87,11 @@ from ._sampling import (
     stream,
 )
 
+
+# The objectives with one raw score per grade, ranked by sum_c F(c) P(c) (``relevance_weights``).
+GRADE_OBJECTIVES = ("mcrank", "cumulative")
+# 2**c is finite in float64 up to this grade.
+_LARGEST_EXP_WEIGHT_GRADE = 1023
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
 _WORKQUEUE_LOCK = threading.Lock()
@@ -353,6 +363,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         state = self._start_boosting(data, objective, positions, evals)
+        self._update_relevance_weights(state.raw, state.y)
         self._monotonic = self._monotone_constraints(data.X.shape[1], objective)  # its outputs are known once prepared
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         n_outputs = self.n_outputs_
@@ -390,6 +401,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         init_trees = getattr(self.init_, "trees_", [])
         self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
+        cut = stopping is not None and stopping.best_iteration < iteration + 1  # the kept model's training scores
+        self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y)
         return self
 
     # --- the steps of a boosting fit ----------------------------------------------------
@@ -441,7 +454,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if constraints is None:
             return None
         refused = {
-            "an objective with one score per grade (objective='mcrank')": objective.n_outputs > 1,
+            "an objective with one score per grade (objective='mcrank' or 'cumulative')": (
+                getattr(objective, "classes_", None) is not None
+            ),
             "quantized_gradients (the split search's values are in quantized units)": self.quantized_gradients is not None,
             "missing_direction='separate' (a child of missing rows has no place in the order)": (
                 self.missing_direction == "separate"
@@ -541,6 +556,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """NDCG@``eval_at`` of every evaluation set into ``evals_result_`` (and of the training
         set, reported, when verbose)."""
         key = f"ndcg@{self.eval_at}"
+        if state.evals or self.verbose:
+            self._update_relevance_weights(state.raw, state.y)
         for item in state.evals:
             self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
@@ -564,8 +581,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
         """How the boosted model combines its trees, for serving (``serving/_export._ensemble``):
         the baseline plus every tree per output, after a forestrank ``init``'s own terms;
-        McRank's grades as the classes of its softmax."""
+        McRank's relevance weights (its grades unless ``relevance_weights`` says otherwise)
+        as the values its softmax averages."""
         n_outputs = self.n_outputs_
+        if self.classes_ is not None and getattr(self, "objective", None) == "cumulative":
+            raise TypeError(
+                "objective='cumulative' scores grade probabilities made by clipping its per-grade sums of trees to "
+                "[0, 1] and differencing them, which no sum of trees or softmax expresses: it cannot be exported."
+            )
         terms = [(tree, 1.0, index % n_outputs) for index, tree in enumerate(self.trees_)]
         base = np.asarray(self.baseline_, dtype=np.float64).copy()
         if self.init_ is not None:
@@ -576,7 +599,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
             terms = init_terms + terms
             base = base + init_base
-        return terms, base, self.classes_ if n_outputs > 1 else None
+        return terms, base, None if self.classes_ is None else self.relevance_weights_
 
     # --- fit helpers ------------------------------------------------------------------
 
@@ -618,8 +641,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = None
             self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(), dtype=FLOAT_DTYPE))
             return np.tile(self.baseline_, (len(y), 1))
-        if self.n_outputs_ > 1:
-            raise ValueError("init is not supported with objective='mcrank' (one raw score per grade).")
+        if self.classes_ is not None:
+            raise ValueError(f"init is not supported with objective={self.objective!r} (one raw score per grade).")
         self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
@@ -636,11 +659,27 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _ranking_scores(self, raw: np.ndarray) -> np.ndarray:
-        """Ranking scores from raw scores (n_rows, n_outputs): the score itself, or McRank's
-        expected relevance ``sum_c c P(c)`` under the softmax of the grades' scores."""
-        if raw.shape[1] == 1:
+        """Ranking scores from raw scores (n_rows, n_outputs): the score itself, or, with
+        grades (``classes_``; one output only for cumulative boosting of two grades),
+        ``sum_c F(c) P(c)`` (``_scores_from_grades``)."""
+        if self.classes_ is None:
             return raw[:, 0].copy()
-        return expected_relevance(raw, self.classes_)
+        return self._scores_from_grades(raw)
+
+    def _scores_from_grades(self, raw: np.ndarray) -> np.ndarray:
+        """Ranking scores from one raw score per grade; defined where an objective has them."""
+        raise NotImplementedError(f"{type(self).__name__} has one raw score per document.")
+
+    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray) -> None:
+        """Set what ``_scores_from_grades`` weighs the grades by from the training rows' raw
+        scores (n_rows, n_outputs) and labels; nothing to set with one score per document."""
+
+    def _raw_scores(self, X: np.ndarray) -> np.ndarray:
+        """The baseline plus every tree, float64 (n_rows, n_outputs)."""
+        raw = self._baseline(X)
+        for output in range(self.n_outputs_):
+            raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
+        return raw
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
@@ -694,7 +733,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def predict(self, X: object, qid: object = None, early_exit: EarlyExit | None = None) -> np.ndarray:
         """Ranking score of each row: the baseline (``init``'s prediction or the objective's
-        constant) plus every tree's leaf value; for McRank the expected relevance.
+        constant) plus every tree's leaf value; with one score per grade (McRank, cumulative
+        boosting) ``sum_c F(c) P(c)``, ``F`` being ``relevance_weights_``.
 
         Parameters
         ----------
@@ -715,10 +755,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         X = self._validate_prediction_data(X)
         if early_exit is not None:
             return self._predict_with_exits(X, qid, early_exit, self._baseline, lambda raw, _: self._ranking_scores(raw))
-        raw = self._baseline(X)
-        for output in range(self.n_outputs_):
-            raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
-        return self._ranking_scores(raw)
+        return self._ranking_scores(self._raw_scores(X))
 
     def staged_predict(self, X: object) -> Iterator[np.ndarray]:
         """Predictions after each iteration: ``n_iter_`` arrays of shape (n_samples,).
@@ -751,8 +788,8 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "xendcg", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, \
-            default="lambdarank"
+    objective : {"lambdarank", "xendcg", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", \
+            "c-kl"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
         gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
@@ -762,6 +799,11 @@ class LambdaMART(BaseBoostingRanker):
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
         grade per iteration, ranking by expected relevance (Li, Burges & Wu 2007).
+        ``"cumulative"``: Mohan's classification boosting (thesis, ch. 3, Algorithm
+        5): least squares on ``[y <= c]`` for every grade ``c`` below the largest, one
+        tree per such grade per iteration; the grade probabilities are the differences
+        of the clipped, running-maximum cumulative predictions (Eqs. 3.2-3.3;
+        :class:`forestrank.objectives.CumulativeSquaredError`).
         ``"c-mart"``: least squares on ``G / |G|_D`` (c-MART-1, NDCG-consistent;
         ``target`` does not apply). ``"cosine"`` / ``"c-cosine"``: the cosine
         surrogate (CosMART / c-CosMART), ``"kl"`` / ``"c-kl"``: ListNet's KL surrogate
@@ -870,6 +912,14 @@ class LambdaMART(BaseBoostingRanker):
         ``label_gain``'s ``G``, ``g_max`` the data's largest grade), each change
         normalised by the query's ideal value. The early-stopping metric stays
         NDCG@``eval_at``.
+    relevance_weights : {"linear", "square", "exp", "fitted"}, default="linear"
+        With ``objective="mcrank"`` or ``"cumulative"``, documents rank by
+        ``sum_c F(c) P(c)`` (Mohan's Eq. 3.1): ``F(c) = c`` (the expected relevance,
+        Eq. 3.4), ``c**2`` or ``2**c``; ``"fitted"``: ``F`` fitted by ordinary least
+        squares of the training labels on the training rows' grade probabilities
+        (Eqs. 3.5-3.8, which fit the cumulative predictions and an intercept: the same
+        fitted values, since the probabilities sum to 1), refitted before every
+        evaluation during the fit and once more on the kept iterations.
     lambdarank_num_pair_per_sample : int or None, default=None
         The partners each document draws under ``"mean"`` (None: 1, XGBoost's
         default). Under ``"topk"`` the count is ``lambdarank_truncation_level``, and
@@ -949,10 +999,13 @@ class LambdaMART(BaseBoostingRanker):
     baseline_ : ndarray of shape (n_outputs,)
         Constant start (0 for LambdaRank and McRank, the mean target for MART).
     n_outputs_ : int
-        Raw scores per document (trees per iteration): 1, or the number of grades
-        for McRank.
+        Raw scores per document (trees per iteration): 1, the number of grades for
+        McRank, one less for ``objective="cumulative"``.
     classes_ : ndarray or None
-        McRank's grades.
+        The grades of McRank and of ``objective="cumulative"``, ascending.
+    relevance_weights_ : ndarray of shape (n_grades,)
+        With McRank or ``objective="cumulative"``: ``F(c)`` of every grade of
+        ``classes_``, as given by ``relevance_weights`` or fitted.
     feature_importances_ : ndarray of shape (n_features,)
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
@@ -977,13 +1030,14 @@ class LambdaMART(BaseBoostingRanker):
     _parameter_constraints = {
         **BaseBoostingRanker._parameter_constraints,
         "objective": [
-            StrOptions({"lambdarank", "xendcg", "mart", "mcrank", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})
+            StrOptions({"lambdarank", "xendcg", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})
         ],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
         "lambdarank_pair_method": [StrOptions({"topk", "mean"})],
         "lambdarank_metric": [StrOptions({"ndcg", "map", "err"})],
+        "relevance_weights": [StrOptions({"linear", "square", "exp", "fitted"})],
         "lambdarank_num_pair_per_sample": [Interval(Integral, 1, None, closed="left"), None],
         "label_gain": [StrOptions({"exp", "linear"}), "array-like"],
         "target": [StrOptions({"grade", "exp_gain"})],
@@ -1023,6 +1077,7 @@ class LambdaMART(BaseBoostingRanker):
         lambdarank_pair_method: str = "topk",
         lambdarank_num_pair_per_sample: int | None = None,
         lambdarank_metric: str = "ndcg",
+        relevance_weights: str = "linear",
         label_gain: object = "exp",
         target: str = "grade",
         position_bias: str | None = None,
@@ -1064,6 +1119,7 @@ class LambdaMART(BaseBoostingRanker):
         self.lambdarank_pair_method = lambdarank_pair_method
         self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
         self.lambdarank_metric = lambdarank_metric
+        self.relevance_weights = relevance_weights
         self.label_gain = label_gain
         self.target = target
         self.position_bias = position_bias
@@ -1082,6 +1138,7 @@ class LambdaMART(BaseBoostingRanker):
     def _requires_grades(self) -> bool:
         return self.objective == "mcrank"
 
+
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
         if (positions is None) != (self.position_bias is None):
             raise ValueError(
@@ -1099,6 +1156,53 @@ class LambdaMART(BaseBoostingRanker):
             self.learning_rate,
         )  # fmt: skip
 
+    def _grade_probabilities(self, raw: np.ndarray) -> np.ndarray:
+        """The grade probabilities (n_rows, n_grades) of one raw score per grade (McRank) or
+        per cumulative grade (``objective="cumulative"``)."""
+        if self.objective == "cumulative":
+            return cumulative_probabilities(raw)
+        return softmax_probabilities(raw)
+
+    def _scores_from_grades(self, raw: np.ndarray) -> np.ndarray:
+        if self.objective == "cumulative":
+            return cumulative_probabilities(raw) @ self.relevance_weights_
+        return expected_relevance(raw, self.relevance_weights_)
+
+    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray) -> None:
+        """``relevance_weights_``: ``F(c)`` of every grade (Mohan's Eq. 3.1), or the least
+        squares fit of the labels on the grade probabilities of the training rows."""
+        if self.classes_ is None:
+            return
+        if self.relevance_weights == "fitted":
+            self.relevance_weights_ = np.linalg.lstsq(self._grade_probabilities(raw), y, rcond=None)[0]
+            return
+        if self.relevance_weights == "exp" and self.classes_[-1] > _LARGEST_EXP_WEIGHT_GRADE:
+            raise ValueError(
+                f"relevance_weights='exp' weighs grade c by 2**c, which overflows float64 above grade "
+                f"{_LARGEST_EXP_WEIGHT_GRADE}; y holds {self.classes_[-1]:g}. Use 'linear', 'square' or 'fitted'."
+            )
+        self.relevance_weights_ = RELEVANCE_WEIGHTS[self.relevance_weights](self.classes_.astype(FLOAT_DTYPE))
+
+    @available_if(lambda self: self.objective in GRADE_OBJECTIVES)
+    def predict_grade_proba(self, X: object) -> np.ndarray:
+        """The probability of each grade ``classes_`` for each row (not ``predict_proba``,
+        which scikit-learn reserves for classifiers), with
+        ``objective="mcrank"`` (softmax of the per-grade scores) or ``"cumulative"``
+        (differences of the monotone-corrected cumulative regressions, Mohan's Eqs.
+        3.2-3.3).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_grades), float64
+            Non-negative; each row sums to 1.
+        """
+        check_is_fitted(self)
+        return self._grade_probabilities(self._raw_scores(self._validate_prediction_data(X)))
+
     def _make_objective(self) -> RankingObjective:
         gain = self._gain()
         if self.objective != "lambdarank":
@@ -1115,8 +1219,15 @@ class LambdaMART(BaseBoostingRanker):
         if self.objective in ("cosine", "c-cosine", "kl", "c-kl"):
             kind = self.objective.removeprefix("c-")
             return ListwiseSurrogate(kind, consistent=self.objective.startswith("c-"), label_gain=gain)
+        if self.relevance_weights != "linear" and self.objective not in GRADE_OBJECTIVES:
+            raise ValueError(
+                "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'; "
+                f"objective={self.objective!r} has none. Got relevance_weights={self.relevance_weights!r}."
+            )
         if self.objective == "mcrank":
             return Softmax()
+        if self.objective == "cumulative":
+            return CumulativeSquaredError()
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
         if self.lambdarank_pair_method == "topk" and self.lambdarank_num_pair_per_sample is not None:

@@ -38,6 +38,10 @@ thread count is set by the estimator from ``n_jobs``).
   ``p = softmax(F)``, ``g_k = p_k - [y = k]``, ``h_k = K/(K-1) p_k (1 - p_k)`` (the
   ``(K-1)/K`` factor of Friedman's leaf step); documents are ranked by their
   expected relevance ``sum_c c p_c`` (McRank §3; Mohan's thesis, ch. 3).
+* :class:`CumulativeSquaredError` — Mohan's classification boosting (thesis, ch. 3,
+  Algorithm 5): least squares on ``r_c = [y <= c]`` for every grade below the
+  largest, one raw score per ``c``; ``P(y = c)`` is the difference of the clipped,
+  running-maximum cumulative predictions (:func:`cumulative_probabilities`).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
@@ -48,14 +52,16 @@ thread count is set by the estimator from ``n_jobs``).
 """
 
 from ._base import RankingObjective
+from ._cumulative import CumulativeSquaredError, cumulative_probabilities
 from ._lambdarank import LambdaRank
 from ._plackett_luce import PlackettLuce, distinct_contexts
-from ._softmax import Softmax, expected_relevance
+from ._softmax import Softmax, expected_relevance, softmax_probabilities
 from ._squared import SquaredError
 from ._surrogates import ListwiseSurrogate
 from ._xendcg import XENDCG
 
 __all__ = [
+    "CumulativeSquaredError",
     "LambdaRank",
     "ListwiseSurrogate",
     "PlackettLuce",
@@ -63,6 +69,8 @@ __all__ = [
     "Softmax",
     "SquaredError",
     "XENDCG",
+    "cumulative_probabilities",
     "distinct_contexts",
     "expected_relevance",
+    "softmax_probabilities",
 ]

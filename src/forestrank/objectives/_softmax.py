@@ -5,10 +5,17 @@ import numpy as np
 from ._base import RankingObjective
 
 
-def expected_relevance(raw: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """``sum_c classes[c] softmax(raw)_c`` per row; ``raw`` float64 (n_rows, n_classes)."""
+def expected_relevance(raw: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum_c weights[c] softmax(raw)_c`` per row; ``raw`` float64 (n_rows, n_classes),
+    ``weights`` float64 (n_classes,), the grades for McRank's expected relevance."""
     shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return (shifted @ classes) / shifted.sum(axis=1)
+    return (shifted @ weights) / shifted.sum(axis=1)
+
+
+def softmax_probabilities(raw: np.ndarray) -> np.ndarray:
+    """``softmax(raw)`` per row, float64 (n_rows, n_classes)."""
+    shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
 
 
 class Softmax(RankingObjective):
@@ -29,8 +36,7 @@ class Softmax(RankingObjective):
         return np.zeros(self.n_outputs)
 
     def probabilities(self, raw: np.ndarray) -> np.ndarray:
-        shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
-        return shifted / shifted.sum(axis=1, keepdims=True)
+        return softmax_probabilities(raw)
 
     def loss(self, raw: np.ndarray) -> float:
         """``-sum log p_y`` over documents; ``raw`` of shape (n_rows, n_outputs)."""
