@@ -76,6 +76,28 @@ def test_fitted_weights_are_least_squares_on_the_training_probabilities(data, ob
         np.testing.assert_allclose(model.predict(X), design @ np.linalg.lstsq(design, y, rcond=None)[0], rtol=1e-9, atol=1e-9)
 
 
+def test_fitted_weights_are_weighted_least_squares_with_sample_weight(data):
+    X, y, qid = data
+    weight = np.repeat(np.random.default_rng(0).uniform(0.2, 3.0, 120), np.bincount(qid))  # one weight per query
+    model = LambdaMART(objective="cumulative", relevance_weights="fitted", n_estimators=10, random_state=0)
+    model.fit(X, y, qid=qid, sample_weight=weight)
+    root = np.sqrt(weight)
+    expected = np.linalg.lstsq(model.predict_grade_proba(X) * root[:, None], y * root, rcond=None)[0]
+    np.testing.assert_allclose(model.relevance_weights_, expected, rtol=1e-9, atol=1e-9)
+    unweighted = np.linalg.lstsq(model.predict_grade_proba(X), y, rcond=None)[0]
+    assert np.abs(model.relevance_weights_ - unweighted).max() > 1e-6
+
+
+def test_a_fitted_model_reads_its_trees_by_its_fitted_shape_not_its_parameters(data):
+    X, y, qid = data
+    model = LambdaMART(objective="mcrank", n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    before = model.predict(X)
+    np.testing.assert_array_equal(model.set_params(objective="cumulative").predict(X), before)
+    refit = LambdaMART(objective="cumulative", relevance_weights="fitted", n_estimators=3).fit(X, y, qid=qid)
+    refit.set_params(objective="lambdarank", relevance_weights="linear").fit(X, y, qid=qid)
+    assert not hasattr(refit, "relevance_weights_")
+
+
 def test_fitted_weights_follow_the_iterations_early_stopping_keeps(data):
     X, y, qid = data
     valid = qid >= 90
@@ -112,6 +134,8 @@ def test_mcrank_with_its_default_weights_is_the_expected_grade(data):
 def test_predict_grade_proba_exists_for_the_per_grade_objectives_only(data):
     X, y, qid = data
     assert not hasattr(LambdaMART(), "predict_grade_proba")
+    assert not hasattr(LambdaMART(objective="mart"), "predict_grade_proba")
+    assert hasattr(LambdaMART(objective="cumulative"), "predict_grade_proba")
     model = LambdaMART(objective="mcrank", n_estimators=3).fit(X, y, qid=qid)
     np.testing.assert_allclose(model.predict_grade_proba(X).sum(axis=1), 1.0)
 
@@ -119,7 +143,11 @@ def test_predict_grade_proba_exists_for_the_per_grade_objectives_only(data):
 @pytest.mark.parametrize(
     ("model", "y_scale", "match"),
     [
-        (LambdaMART(relevance_weights="square"), 1, "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'"),
+        *[
+            (LambdaMART(objective=objective, relevance_weights="square"), 1, f"objective='{objective}' has none")
+            for objective in ("lambdarank", "xendcg", "mart", "c-mart", "cosine", "kl")
+        ],
+        (LambdaMART(objective="cumulative"), 0.5, "y must hold integer grades|integer"),
         (LambdaMART(objective="cumulative", relevance_weights="exp"), 300, "relevance_weights='exp' weighs grade c by 2\\*\\*c"),
         (LambdaMART(objective="cumulative", relevance_weights="max"), 1, "relevance_weights"),
     ],

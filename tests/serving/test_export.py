@@ -17,6 +17,9 @@ ESTIMATORS = {
     "RF-hybrid": lambda: RFHybridRanker(n_estimators=4, listwise_depth=3, random_state=0),
     "LambdaMART": lambda: LambdaMART(n_estimators=20, random_state=0),
     "McRank": lambda: LambdaMART(n_estimators=5, objective="mcrank", random_state=0),
+    "McRank, fitted grade weights": lambda: LambdaMART(
+        n_estimators=5, objective="mcrank", relevance_weights="fitted", random_state=0
+    ),
     "IGBRT": lambda: LambdaMART(n_estimators=5, objective="mart", init=RFPointRanker(n_estimators=4, random_state=0), random_state=0),
     "PLRank": lambda: PLRank(n_estimators=10, random_state=0),
     "BROOF": lambda: BROOF(n_estimators=3, n_trees=4, random_state=0),
@@ -62,10 +65,10 @@ def _evaluate_dump(dump, X):
                 left = value <= node["threshold"] or (np.isnan(value) and node["missing"] == "left")
                 node = nodes[node["left"] if left else node["right"]]
             raw[row, tree["target"]] += tree["weight"] * node["value"]
-    if dump["classes"] is None:
+    if dump["grade_weights"] is None:
         return raw[:, 0]
     probabilities = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return probabilities @ np.asarray(dump["classes"]) / probabilities.sum(axis=1)
+    return probabilities @ np.asarray(dump["grade_weights"]) / probabilities.sum(axis=1)
 
 
 @pytest.mark.parametrize("name", ["RF-point three-way", "IGBRT", "McRank", "BROOF"])

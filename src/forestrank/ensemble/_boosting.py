@@ -363,7 +363,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         state = self._start_boosting(data, objective, positions, evals)
-        self._update_relevance_weights(state.raw, state.y)
+        self._update_relevance_weights(state.raw, state.y, state.base_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1], objective)  # its outputs are known once prepared
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         n_outputs = self.n_outputs_
@@ -402,7 +402,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
         self._index_trees()
         cut = stopping is not None and stopping.best_iteration < iteration + 1  # the kept model's training scores
-        self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y)
+        self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
         return self
 
     # --- the steps of a boosting fit ----------------------------------------------------
@@ -557,7 +557,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         set, reported, when verbose)."""
         key = f"ndcg@{self.eval_at}"
         if state.evals or self.verbose:
-            self._update_relevance_weights(state.raw, state.y)
+            self._update_relevance_weights(state.raw, state.y, state.base_weight)
         for item in state.evals:
             self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
@@ -584,10 +584,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         McRank's relevance weights (its grades unless ``relevance_weights`` says otherwise)
         as the values its softmax averages."""
         n_outputs = self.n_outputs_
-        if self.classes_ is not None and getattr(self, "objective", None) == "cumulative":
+        if self.classes_ is not None and n_outputs == len(self.classes_) - 1:
             raise TypeError(
                 "objective='cumulative' scores grade probabilities made by clipping its per-grade sums of trees to "
-                "[0, 1] and differencing them, which no sum of trees or softmax expresses: it cannot be exported."
+                "[0, 1] and differencing them, which no sum of trees or softmax expresses: it cannot be exported or "
+                "explained by TreeSHAP."
             )
         terms = [(tree, 1.0, index % n_outputs) for index, tree in enumerate(self.trees_)]
         base = np.asarray(self.baseline_, dtype=np.float64).copy()
@@ -599,7 +600,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
             terms = init_terms + terms
             base = base + init_base
-        return terms, base, None if self.classes_ is None else self.relevance_weights_
+        return terms, base, None if self.classes_ is None else getattr(self, "relevance_weights_", self.classes_)
 
     # --- fit helpers ------------------------------------------------------------------
 
@@ -670,9 +671,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """Ranking scores from one raw score per grade; defined where an objective has them."""
         raise NotImplementedError(f"{type(self).__name__} has one raw score per document.")
 
-    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray) -> None:
+    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         """Set what ``_scores_from_grades`` weighs the grades by from the training rows' raw
-        scores (n_rows, n_outputs) and labels; nothing to set with one score per document."""
+        scores (n_rows, n_outputs), labels and weights; nothing to set with one score per
+        document."""
 
     def _raw_scores(self, X: np.ndarray) -> np.ndarray:
         """The baseline plus every tree, float64 (n_rows, n_outputs)."""
@@ -918,8 +920,10 @@ class LambdaMART(BaseBoostingRanker):
         Eq. 3.4), ``c**2`` or ``2**c``; ``"fitted"``: ``F`` fitted by ordinary least
         squares of the training labels on the training rows' grade probabilities
         (Eqs. 3.5-3.8, which fit the cumulative predictions and an intercept: the same
-        fitted values, since the probabilities sum to 1), refitted before every
-        evaluation during the fit and once more on the kept iterations.
+        fitted values, since the probabilities sum to 1; weighted by ``sample_weight``),
+        refitted before every evaluation during the fit (``eval_set``, the
+        ``validation_fraction`` hold-out, ``verbose``) and once more on the kept
+        iterations; ``staged_predict`` weighs every stage with the final weights.
     lambdarank_num_pair_per_sample : int or None, default=None
         The partners each document draws under ``"mean"`` (None: 1, XGBoost's
         default). Under ``"topk"`` the count is ``lambdarank_truncation_level``, and
@@ -1136,7 +1140,7 @@ class LambdaMART(BaseBoostingRanker):
 
     @property
     def _requires_grades(self) -> bool:
-        return self.objective == "mcrank"
+        return self.objective in GRADE_OBJECTIVES
 
 
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
@@ -1158,23 +1162,28 @@ class LambdaMART(BaseBoostingRanker):
 
     def _grade_probabilities(self, raw: np.ndarray) -> np.ndarray:
         """The grade probabilities (n_rows, n_grades) of one raw score per grade (McRank) or
-        per cumulative grade (``objective="cumulative"``)."""
-        if self.objective == "cumulative":
+        per grade below the largest (cumulative boosting), told apart by the fitted shapes
+        so that ``set_params`` after the fit cannot change how a model reads its trees."""
+        if raw.shape[1] == len(self.classes_) - 1:
             return cumulative_probabilities(raw)
         return softmax_probabilities(raw)
 
     def _scores_from_grades(self, raw: np.ndarray) -> np.ndarray:
-        if self.objective == "cumulative":
-            return cumulative_probabilities(raw) @ self.relevance_weights_
-        return expected_relevance(raw, self.relevance_weights_)
+        weights = getattr(self, "relevance_weights_", self.classes_)  # McRank models saved before the weights
+        if raw.shape[1] == len(self.classes_) - 1:
+            return cumulative_probabilities(raw) @ weights
+        return expected_relevance(raw, weights)
 
-    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray) -> None:
-        """``relevance_weights_``: ``F(c)`` of every grade (Mohan's Eq. 3.1), or the least
-        squares fit of the labels on the grade probabilities of the training rows."""
+    def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
+        """``relevance_weights_``: ``F(c)`` of every grade (Mohan's Eq. 3.1), or the weighted
+        least squares fit of the labels on the grade probabilities of the training rows."""
         if self.classes_ is None:
+            self.__dict__.pop("relevance_weights_", None)  # a refit without grades keeps no stale weights
             return
         if self.relevance_weights == "fitted":
-            self.relevance_weights_ = np.linalg.lstsq(self._grade_probabilities(raw), y, rcond=None)[0]
+            root = np.sqrt(sample_weight)
+            design = self._grade_probabilities(raw) * root[:, None]
+            self.relevance_weights_ = np.linalg.lstsq(design, y * root, rcond=None)[0]
             return
         if self.relevance_weights == "exp" and self.classes_[-1] > _LARGEST_EXP_WEIGHT_GRADE:
             raise ValueError(
@@ -1205,6 +1214,11 @@ class LambdaMART(BaseBoostingRanker):
 
     def _make_objective(self) -> RankingObjective:
         gain = self._gain()
+        if self.relevance_weights != "linear" and self.objective not in GRADE_OBJECTIVES:
+            raise ValueError(
+                "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'; "
+                f"objective={self.objective!r} has none. Got relevance_weights={self.relevance_weights!r}."
+            )
         if self.objective != "lambdarank":
             for name, default in (("lambdarank_pair_method", "topk"), ("lambdarank_metric", "ndcg"), ("lambdarank_num_pair_per_sample", None)):
                 if getattr(self, name) != default:
@@ -1219,11 +1233,6 @@ class LambdaMART(BaseBoostingRanker):
         if self.objective in ("cosine", "c-cosine", "kl", "c-kl"):
             kind = self.objective.removeprefix("c-")
             return ListwiseSurrogate(kind, consistent=self.objective.startswith("c-"), label_gain=gain)
-        if self.relevance_weights != "linear" and self.objective not in GRADE_OBJECTIVES:
-            raise ValueError(
-                "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'; "
-                f"objective={self.objective!r} has none. Got relevance_weights={self.relevance_weights!r}."
-            )
         if self.objective == "mcrank":
             return Softmax()
         if self.objective == "cumulative":

@@ -39,8 +39,8 @@ def shap_tree_model(model: object) -> dict:
     >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
     >>> values = explainer.shap_values(X)  # doctest: +SKIP
     """
-    terms, base, classes = _ensemble(model)
-    if classes is not None:
+    terms, base, grade_weights = _ensemble(model)
+    if grade_weights is not None:
         raise ValueError(
             "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "
             "which is not a sum over trees: TreeSHAP has no additive explanation of it."

@@ -49,7 +49,7 @@ def to_onnx(model: object, *, name: str = "forestrank") -> object:
     except ImportError as error:
         raise ImportError(_ONNX_HELP) from error
 
-    terms, base, classes = _ensemble(model)
+    terms, base, grade_weights = _ensemble(model)
     n_targets = len(base)
     attributes = {name: [] for name in (
         "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_truenodeids",
@@ -92,8 +92,8 @@ def to_onnx(model: object, *, name: str = "forestrank") -> object:
     nodes = [ensemble, helper.make_node("Cast", ["raw"], ["summed"], to=TensorProto.DOUBLE)]
     initializers = [numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat")]
     last = "summed"
-    if classes is not None:  # McRank: expected grade under the softmax of the per-grade scores
-        initializers.append(numpy_helper.from_array(np.asarray(classes, dtype=np.float64).reshape(-1, 1), "grades"))
+    if grade_weights is not None:  # McRank: sum_c F(c) softmax_c of the per-grade scores
+        initializers.append(numpy_helper.from_array(np.asarray(grade_weights, dtype=np.float64).reshape(-1, 1), "grades"))
         nodes += [
             helper.make_node("Softmax", ["summed"], ["probabilities"], axis=1),
             helper.make_node("MatMul", ["probabilities", "grades"], ["expected"]),
@@ -115,8 +115,9 @@ def to_onnx(model: object, *, name: str = "forestrank") -> object:
 def dump_trees(model: object) -> dict:
     """The ensemble as plain Python data (for ``json.dumps``): its terms, each tree's nodes
     (feature, threshold, children, where missing values go, value, documents) and how the
-    terms combine (``"weight"`` of each tree, ``"target"`` output, ``"base"``)."""
-    terms, base, classes = _ensemble(model)
+    terms combine (``"weight"`` of each tree, ``"target"`` output, ``"base"``; for McRank
+    ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by)."""
+    terms, base, grade_weights = _ensemble(model)
     trees = []
     for tree, weight, target in terms:
         nodes = []
@@ -133,15 +134,16 @@ def dump_trees(model: object) -> dict:
         trees.append({"weight": float(weight), "target": int(target), "nodes": nodes})
     return {
         "estimator": type(model).__name__, "forestrank_version": __version__, "n_features": int(model.n_features_in_),
-        "base": [float(value) for value in base], "classes": None if classes is None else [float(c) for c in classes],
+        "base": [float(value) for value in base],
+        "grade_weights": None if grade_weights is None else [float(weight) for weight in grade_weights],
         "rule": "a row goes left when x <= threshold; NaN follows 'missing'", "trees": trees,
     }  # fmt: skip
 
 
 def _ensemble(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
-    """``([(tree, weight, target), ...], base values per target, classes or None)``: the
-    model's prediction is ``sum weight * leaf value`` per target plus the base, then, for
-    McRank, the expected grade under the softmax of the targets. Each ensemble gives its
+    """``([(tree, weight, target), ...], base values per target, grade weights or None)``:
+    the model's prediction is ``sum weight * leaf value`` per target plus the base, then,
+    for McRank, ``sum_c F(c) softmax_c`` of the targets with the grade weights ``F``. Each ensemble gives its
     own (``_additive_terms``)."""
     from sklearn.utils.validation import check_is_fitted
 
