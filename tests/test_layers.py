@@ -26,7 +26,7 @@ LAYERS = [
     ["forestrank.datasets"],
     ["forestrank.model_selection", "forestrank.stats"],
     ["forestrank.ensemble"],
-    ["forestrank.dummy", "forestrank.diagnostics"],
+    ["forestrank.dummy", "forestrank.diagnostics", "forestrank.transfer"],
     ["forestrank.serving"],
     ["forestrank", "forestrank.export", "forestrank.explain", "forestrank.persistence", "forestrank.cli", "forestrank.__main__"],
 ]

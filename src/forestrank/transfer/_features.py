@@ -1,0 +1,134 @@
+"""A source-population model's predictions as features (``transfer/__init__.py``)."""
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import HasMethods, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+KINDS = {
+    "Q": "its ranking score (predict)",
+    "P": "its grade probabilities (predict_grade_proba)",
+    "C": "its cumulative grade probabilities P(y <= c), every grade below the largest",
+}
+
+
+class ModelFeatures(TransformerMixin, BaseEstimator):
+    """Append a fitted model's predictions to the features (Mohan's thesis, §5.3, Table 5.2).
+
+    The model is trained beforehand on the large source set and is not refitted (nor
+    cloned unfitted: a clone shares it, so ``GridSearchCV`` can tune ``kind``):
+    ``fit`` only checks it and records the input width, ``transform`` returns ``X``
+    with the model's outputs as extra columns, so that a ranker fitted after it in a
+    Pipeline learns from the target's own features and from what the source model
+    says about each document.
+
+    The thesis names three kinds, Q, P and C; forestrank reads them as the three
+    outputs a pointwise source model has:
+
+    - ``"Q"``: its ranking score (one column; any fitted model with ``predict``);
+    - ``"P"``: its grade probabilities (one column per grade; a model with
+      ``predict_grade_proba``, e.g. ``LambdaMART(objective="mcrank")`` or
+      ``"cumulative"``);
+    - ``"C"``: its cumulative probabilities ``P(y <= c)`` for every grade below the
+      largest (the same models).
+
+    Parameters
+    ----------
+    model : fitted estimator
+        Trained on the source set, with the same features as ``X``.
+    kind : {"Q", "P", "C"}, default="Q"
+
+    Attributes
+    ----------
+    n_features_in_ : int
+    n_added_ : int
+        The columns ``transform`` appends.
+
+    Examples
+    --------
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from forestrank import LambdaMART, make_ranking
+    >>> from forestrank.transfer import ModelFeatures
+    >>> X, y, qid = make_ranking(n_queries=60, random_state=0)
+    >>> source = LambdaMART(objective="mcrank", n_estimators=5).fit(X[qid < 40], y[qid < 40], qid=qid[qid < 40])
+    >>> ranker = make_pipeline(ModelFeatures(source, kind="P"), LambdaMART(n_estimators=5))
+    """
+
+    _parameter_constraints = {
+        "model": [HasMethods("predict")],
+        "kind": [StrOptions(set(KINDS))],
+    }
+
+    def __init__(self, model: object, kind: str = "Q") -> None:
+        self.model = model
+        self.kind = kind
+
+    def __sklearn_clone__(self) -> "ModelFeatures":
+        """A copy sharing the fitted ``model``: it was trained on the source set and is never
+        refitted here, so Pipelines and ``GridSearchCV`` must not clone it unfitted (as
+        scikit-learn's ``FrozenEstimator`` is cloned)."""
+        return type(self)(model=self.model, kind=self.kind)
+
+    def fit(self, X: object, y: object = None, **fit_params: object) -> "ModelFeatures":
+        """Check the model (fitted, with what ``kind`` needs) and the width of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : ignored
+        **fit_params : ignored (``qid`` and the like, routed to the ranker after it)
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        check_is_fitted(self.model)
+        if self.kind != "Q" and not hasattr(self.model, "predict_grade_proba"):
+            raise ValueError(
+                f"kind={self.kind!r} appends {KINDS[self.kind]}, which {type(self.model).__name__} does not give; use "
+                "a model with predict_grade_proba (LambdaMART(objective='mcrank') or 'cumulative') or kind='Q'."
+            )
+        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=True)
+        self.n_added_ = self._model_outputs(X[:1]).shape[1]
+        return self
+
+    def transform(self, X: object) -> np.ndarray:
+        """``X`` with the model's outputs appended.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features + n_added_), float64
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=False, dtype=np.float64)
+        return np.hstack([X, self._model_outputs(X)])
+
+    def _model_outputs(self, X: np.ndarray) -> np.ndarray:
+        """The model's outputs of ``kind``, float64 (n_rows, n_added)."""
+        if self.kind == "Q":
+            return np.asarray(self.model.predict(X), dtype=np.float64).reshape(-1, 1)
+        probabilities = np.asarray(self.model.predict_grade_proba(X), dtype=np.float64)
+        if self.kind == "P":
+            return probabilities
+        return np.cumsum(probabilities, axis=1)[:, :-1]
+
+    def get_feature_names_out(self, input_features: object = None) -> np.ndarray:
+        """The input names followed by ``model_Q``, ``model_P<c>`` or ``model_C<c>``."""
+        from sklearn.utils.validation import _check_feature_names_in
+
+        names = list(_check_feature_names_in(self, input_features))
+        if self.kind == "Q":
+            return np.asarray(names + ["model_Q"], dtype=object)
+        grades = getattr(self.model, "classes_", range(self.n_added_))
+        added = [f"model_{self.kind}{grade:g}" for grade in list(grades)[: self.n_added_]]
+        return np.asarray(names + added, dtype=object)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags

@@ -1,0 +1,125 @@
+"""Transfer learning between ranking populations: the cross-fitted domain classifier
+(``select_similar``) and a source model's predictions as features (``ModelFeatures``)."""
+
+import numpy as np
+import pytest
+import sklearn
+from scipy.stats import spearmanr
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression, LogisticRegression
+from sklearn.model_selection import GridSearchCV, GroupKFold, KFold
+from sklearn.pipeline import make_pipeline
+
+from forestrank import LambdaMART, QueryKFold, RFPointRanker, make_ranking, ndcg_scorer
+from forestrank.transfer import ModelFeatures, select_similar
+
+
+@pytest.fixture(scope="module")
+def populations():
+    """Source rows with feature 0 around 0, target rows around 2: a shift the classifier can see."""
+    rng = np.random.default_rng(0)
+    source = rng.normal(size=(600, 4))
+    target = rng.normal(size=(150, 4))
+    target[:, 0] += 2.0
+    qid_source = np.repeat(np.arange(60), 10)
+    return source, target, qid_source
+
+
+def test_rows_are_a_permutation_ranked_by_the_probability(populations):
+    source, target, _ = populations
+    rows, probabilities = select_similar(source, target)
+    np.testing.assert_array_equal(np.sort(rows), np.arange(len(source)))
+    assert np.all(np.diff(probabilities) <= 0) and 0 <= probabilities.min() and probabilities.max() <= 1
+    # The shifted feature is what makes a source row look like the target.
+    assert spearmanr(source[rows, 0], probabilities)[0] > 0.7
+    assert source[rows[:60], 0].mean() > source[rows[-60:], 0].mean() + 1.5
+
+
+@pytest.mark.parametrize("by_query", [False, True])
+def test_each_source_row_is_scored_by_a_classifier_that_did_not_see_it(populations, by_query):
+    """The cross-fitting by hand: fold by fold, a logistic regression on the target rows and
+    the other folds' source rows, the two populations weighted equally."""
+    source, target, qid_source = populations
+    rows, probabilities = select_similar(
+        source, target, classifier=LogisticRegression(), qid_source=qid_source if by_query else None, random_state=3
+    )  # fmt: skip
+    folds = GroupKFold(5).split(source, groups=qid_source) if by_query else KFold(5, shuffle=True, random_state=3).split(source)
+    expected = np.empty(len(source))
+    for train, held in folds:
+        X = np.vstack([source[train], target])
+        y = np.r_[np.zeros(len(train)), np.ones(len(target))]
+        weight = np.r_[np.full(len(train), len(y) / (2 * len(train))), np.full(len(target), len(y) / (2 * len(target)))]
+        expected[held] = LogisticRegression().fit(X, y, sample_weight=weight).predict_proba(source[held])[:, 1]
+    np.testing.assert_allclose(probabilities, expected[rows], rtol=1e-12)
+    np.testing.assert_array_equal(rows, np.argsort(-expected, kind="stable"))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "match"),
+    [
+        (dict(X_target=np.zeros((5, 3))), "X_source and X_target must have the same features"),
+        (dict(n_splits=1), "n_splits must be an integer >= 2"),
+        (dict(classifier=LinearRegression()), "classifier must be a scikit-learn classifier"),
+        (dict(qid_source=np.repeat(np.arange(3), 200)), "qid_source has 3 queries"),
+        (dict(X_source=np.full((600, 4), np.inf)), "X_source"),
+    ],
+)
+def test_bad_arguments_are_refused_by_name(populations, arguments, match):
+    source, target, _ = populations
+    call = dict(X_source=source, X_target=target) | arguments
+    with pytest.raises(ValueError, match=match):
+        select_similar(call.pop("X_source"), call.pop("X_target"), **call)
+
+
+@pytest.fixture(scope="module")
+def ranking():
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=15, n_features=6, random_state=1)
+    source = qid < 80
+    model = LambdaMART(objective="cumulative", n_estimators=10, random_state=0).fit(X[source], y[source], qid=qid[source])
+    return X[~source], y[~source], qid[~source], model
+
+
+def test_the_appended_columns_are_the_models_outputs(ranking):
+    X, _, _, model = ranking
+    np.testing.assert_array_equal(ModelFeatures(model, kind="Q").fit(X).transform(X), np.column_stack([X, model.predict(X)]))
+    probabilities = model.predict_grade_proba(X)
+    np.testing.assert_array_equal(ModelFeatures(model, kind="P").fit(X).transform(X), np.column_stack([X, probabilities]))
+    cumulative = ModelFeatures(model, kind="C").fit(X).transform(X)[:, X.shape[1] :]
+    np.testing.assert_allclose(cumulative[:, 0], probabilities[:, 0])
+    np.testing.assert_allclose(cumulative[:, -1], 1.0 - probabilities[:, -1])
+    assert cumulative.shape[1] == len(model.classes_) - 1
+
+
+def test_grid_search_tunes_the_kind_in_a_pipeline_with_the_source_model_fitted(ranking):
+    X, y, qid, model = ranking
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipeline = make_pipeline(ModelFeatures(model), LambdaMART(n_estimators=5, random_state=0))
+        search = GridSearchCV(pipeline, {"modelfeatures__kind": ["Q", "P", "C"]}, cv=QueryKFold(3), scoring=ndcg_scorer(10))
+        search.fit(X, y, qid=qid)
+    scores = search.cv_results_["mean_test_score"]
+    assert len(set(np.round(scores, 12))) == 3  # each candidate appended its own columns
+    assert clone(ModelFeatures(model)).model is model
+
+
+def test_a_kind_the_model_cannot_give_is_refused_by_name(ranking):
+    X, y, qid, _ = ranking
+    forest = RFPointRanker(n_estimators=3).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="kind='P' appends its grade probabilities"):
+        ModelFeatures(forest, kind="P").fit(X)
+    with pytest.raises(NotFittedError):
+        ModelFeatures(LambdaMART()).fit(X)
+    with pytest.raises(ValueError, match="kind"):
+        ModelFeatures(forest, kind="Z").fit(X)
+
+
+def test_feature_names_and_widths(ranking):
+    X, _, _, model = ranking
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    transformer = ModelFeatures(model, kind="C").fit(frame)
+    assert list(transformer.get_feature_names_out())[-5:] == ["f5", "model_C0", "model_C1", "model_C2", "model_C3"]
+    assert transformer.n_added_ == len(model.classes_) - 1 == 4
+    with pytest.raises(ValueError, match="feature names"):
+        transformer.transform(frame.iloc[:, :3])
