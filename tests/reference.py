@@ -1,4 +1,5 @@
-"""Independent, deliberately naive reference implementations of the ranking metrics.
+"""Independent, deliberately naive reference implementations of the ranking metrics (and
+of the grade probabilities of cumulative boosting).
 
 Written from the definitions, in plain Python, sharing no code with forestrank:
 ``ties="expected"`` is computed by enumerating every permutation of every tie block
@@ -114,3 +115,18 @@ def precision(labels, scores, k, ties="expected", short_query_zero=False):
     if short_query_zero and len(labels) < k:
         return 0.0
     return _mean([sum(1 for label in r[:k] if label > 0) / k for r in possible_rankings(labels, scores, ties)])
+
+
+def cumulative_probabilities(cumulative_rows):
+    """Mohan's Eqs. 3.2-3.3 with the correction forestrank documents, one value at a time:
+    each ``P(y <= c)`` clipped to [0, 1] and never below the previous grade's, then
+    differenced, ``P(y <= c_max) = 1``."""
+    probabilities = []
+    for values in cumulative_rows:
+        below, row = 0.0, []
+        for value in values:
+            at_or_below = max(below, min(1.0, max(0.0, float(value))))
+            row.append(at_or_below - below)
+            below = at_or_below
+        probabilities.append(row + [1.0 - below])
+    return probabilities

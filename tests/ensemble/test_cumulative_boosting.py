@@ -7,6 +7,8 @@ import pytest
 from forestrank import LambdaMART, make_ranking, ndcg_score
 from forestrank.export import to_onnx
 
+import reference
+
 
 @pytest.fixture(scope="module")
 def data():
@@ -19,19 +21,6 @@ def raw_by_hand(model, X):
     for index, tree in enumerate(model.trees_):
         raw[:, index % model.n_outputs_] += tree.predict(X)
     return raw
-
-
-def probabilities_by_hand(raw):
-    """Eqs. 3.2-3.3 with the correction ``LambdaMART`` documents, one value at a time."""
-    probabilities = np.empty((len(raw), raw.shape[1] + 1))
-    for row, values in enumerate(raw):
-        below = 0.0
-        for c, value in enumerate(values):
-            at_or_below = max(below, min(1.0, max(0.0, value)))
-            probabilities[row, c] = at_or_below - below
-            below = at_or_below
-        probabilities[row, -1] = 1.0 - below
-    return probabilities
 
 
 def test_each_cumulative_output_is_mart_on_its_indicator(data):
@@ -53,7 +42,7 @@ def test_the_score_is_eq_3_1_on_the_corrected_probabilities(data, relevance_weig
     X, y, qid = data
     model = LambdaMART(objective="cumulative", relevance_weights=relevance_weights, n_estimators=15, random_state=0)
     model.fit(X, y, qid=qid)
-    probabilities = probabilities_by_hand(raw_by_hand(model, X))
+    probabilities = np.asarray(reference.cumulative_probabilities(raw_by_hand(model, X)))
     assert probabilities.min() >= 0.0
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=1e-12)
     np.testing.assert_allclose(model.predict_grade_proba(X), probabilities, rtol=0, atol=1e-12)

@@ -20,6 +20,8 @@ from forestrank.objectives import (
 )
 from forestrank._ranking import normalized_gains
 
+import reference
+
 
 def boundaries_of(qid):
     return np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1]))).astype(np.int64)
@@ -302,6 +304,21 @@ def test_plackett_luce_survives_huge_scores():
     assert np.isfinite(g).all() and np.isfinite(h).all() and np.isfinite(objective.loss(scores * 1e4))
 
 
+def per_output_finite_differences(objective, raw):
+    """Central first and second differences of ``objective.loss`` in every entry of ``raw``
+    (n_rows, n_outputs), one entry moved at a time."""
+    first, second = np.empty_like(raw), np.empty_like(raw)
+    for index in np.ndindex(raw.shape):
+        up, down = raw.copy(), raw.copy()
+        up[index] += 1e-5
+        down[index] -= 1e-5
+        first[index] = (objective.loss(up) - objective.loss(down)) / 2e-5
+        up[index] += 1e-3 - 1e-5
+        down[index] -= 1e-3 - 1e-5
+        second[index] = (objective.loss(up) - 2 * objective.loss(raw) + objective.loss(down)) / 1e-6
+    return first, second
+
+
 def test_softmax_gradients_match_finite_differences():
     """McRank: g = p - onehot exactly; h is Friedman's K/(K-1) times the diagonal second derivative."""
     rng = np.random.default_rng(6)
@@ -312,16 +329,9 @@ def test_softmax_gradients_match_finite_differences():
     raw = rng.normal(size=(8, 4))
     g, h = np.empty((8, 4)), np.empty((8, 4))
     objective.gradients(raw, g, h)
-    for i in range(8):
-        for k in range(4):
-            up, down = raw.copy(), raw.copy()
-            up[i, k] += 1e-5
-            down[i, k] -= 1e-5
-            assert g[i, k] == pytest.approx((objective.loss(up) - objective.loss(down)) / 2e-5, rel=1e-6, abs=1e-9)
-            up[i, k] += 1e-3 - 1e-5
-            down[i, k] -= 1e-3 - 1e-5
-            second = (objective.loss(up) - 2 * objective.loss(raw) + objective.loss(down)) / 1e-6
-            assert h[i, k] == pytest.approx(4 / 3 * second, rel=1e-5, abs=1e-9)
+    first, second = per_output_finite_differences(objective, raw)
+    np.testing.assert_allclose(g, first, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(h, 4 / 3 * second, rtol=1e-5, atol=1e-9)
     with pytest.raises(ValueError, match="two distinct grades"):
         Softmax().prepare(np.zeros(5), np.array([0, 5]))
 
@@ -339,29 +349,11 @@ def test_cumulative_gradients_match_finite_differences_and_targets_are_the_cumul
     raw = rng.normal(size=(8, 3))
     g, h = np.empty((8, 3)), np.empty((8, 3))
     objective.gradients(raw, g, h)
-    for i in range(8):
-        for k in range(3):
-            up, down = raw.copy(), raw.copy()
-            up[i, k] += 1e-5
-            down[i, k] -= 1e-5
-            assert g[i, k] == pytest.approx((objective.loss(up) - objective.loss(down)) / 2e-5, rel=1e-6, abs=1e-9)
-    np.testing.assert_array_equal(h, 1.0)
+    first, second = per_output_finite_differences(objective, raw)
+    np.testing.assert_allclose(g, first, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(h, second, rtol=1e-5)
     with pytest.raises(ValueError, match="objective='cumulative' needs at least two distinct grades"):
         CumulativeSquaredError().prepare(np.ones(5), np.array([0, 5]))
-
-
-def _corrected_by_loops(raw):
-    """Eqs. 3.2-3.3 with the documented correction, row by row: clip to [0, 1], never fall
-    below the previous grade's cumulative probability, difference."""
-    probabilities = np.empty((raw.shape[0], raw.shape[1] + 1))
-    for row, values in enumerate(raw):
-        previous = 0.0
-        for c, value in enumerate(values):
-            current = max(previous, min(1.0, max(0.0, value)))
-            probabilities[row, c] = current - previous
-            previous = current
-        probabilities[row, -1] = 1.0 - previous
-    return probabilities
 
 
 @given(
@@ -375,7 +367,7 @@ def test_cumulative_probabilities_are_non_negative_sum_to_one_and_follow_the_cor
     assert probabilities.shape == (raw.shape[0], raw.shape[1] + 1)
     assert probabilities.min() >= 0.0
     np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(probabilities, _corrected_by_loops(raw), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(probabilities, reference.cumulative_probabilities(raw), rtol=0, atol=1e-12)
 
 
 # --- the consistent list-wise surrogates (PLRank paper §3.4; Ravikumar, Tewari & Yang 2011) ---
