@@ -160,8 +160,8 @@ def _plrank(n_estimators, shape, seed, **params):
     from forestrank import PLRank
 
     return PLRank(
-        n_estimators=n_estimators, top_k=10, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
-        random_state=seed, **params,
+        n_estimators=n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
+        random_state=seed, **{"top_k": 10, **params},
     )  # fmt: skip
 
 
@@ -283,6 +283,7 @@ CONTENDERS["plrank"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
     Contender("forestrank PLRank top_k=10 skip_tied_tail", functools.partial(_plrank, skip_tied_tail=True), "qid"),
     Contender("forestrank PLRank top_k=10 n_permutations=20", functools.partial(_plrank, n_permutations=20), "qid"),
+    Contender("forestrank PLRank top_k=30 skip_tied_tail", functools.partial(_plrank, top_k=30, skip_tied_tail=True), "qid"),
 ]
 CONTENDERS["lambdamart"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
