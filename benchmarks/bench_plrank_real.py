@@ -34,7 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
-from _report import versus  # noqa: E402
+from _report import contender_line  # noqa: E402
 from compare import load_splits  # noqa: E402
 
 SETS = ("mq2008", "lightgbm", "three-long", "five-web")
@@ -105,11 +105,8 @@ def main() -> None:
               f"{np.round(grades[1] / grades[1].sum(), 3).tolist()}; distinct contexts per permutation (first split) {ratios}")  # fmt: skip
         reference = np.concatenate(scores["LambdaMART"])
         for contender, values in scores.items():
-            pooled = np.concatenate(values)
-            line = f"  {contender:<26} NDCG@10 {pooled.mean():.4f}  fit {seconds[contender]:6.1f} s"
-            if contender != "LambdaMART":
-                line += f"  vs LambdaMART {versus(pooled, reference)}"
-            print(line, flush=True)
+            extra = f"  fit {seconds[contender]:6.1f} s"
+            print(contender_line(contender, np.concatenate(values), reference, "LambdaMART", extra), flush=True)
     print("\nNDCG@10: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant query = 0; paired t-tests over the test queries")
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _machine import describe_machine  # noqa: E402
-from _report import versus  # noqa: E402
+from _report import contender_line  # noqa: E402
 
 
 def _tail_share(y: np.ndarray, qid: np.ndarray, top_k: int) -> float:
@@ -68,10 +68,7 @@ def main() -> None:
             for name, make in contenders.items():
                 model = make().fit(X[train], y[train], qid=qid[train])
                 scores[name] = ndcg_score(y[~train], model.predict(X[~train]), qid[~train], k=10, per_query=True)
-                line = f"  {name:<24} NDCG@10 {scores[name].mean():.4f}"
-                if name != "LambdaMART":
-                    line += f"  - LambdaMART {versus(scores[name], scores['LambdaMART'])}"
-                print(line, flush=True)
+                print(contender_line(name, scores[name], scores["LambdaMART"], "LambdaMART"), flush=True)
     print("NDCG@10: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant query = 0")
 
 
