@@ -7,6 +7,15 @@ import numpy as np
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 
 
+def distinct_grades(labels: np.ndarray, objective: str) -> np.ndarray:
+    """The distinct grades of ``labels`` (float64), ascending, for an objective with one
+    score per grade; a ValueError naming ``objective`` when there is only one."""
+    grades = np.unique(labels)
+    if len(grades) < 2:
+        raise ValueError(f"y has one class ({grades.tolist()}); objective={objective!r} needs at least two distinct grades.")
+    return grades
+
+
 class RankingObjective(ABC):
     """Interface of the boosting objectives (see the module docstring).
 

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ._base import RankingObjective
+from ._base import RankingObjective, distinct_grades
 
 
 def cumulative_probabilities(raw: np.ndarray) -> np.ndarray:
@@ -43,11 +43,7 @@ class CumulativeSquaredError(RankingObjective):
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.classes_ = np.unique(self.labels_)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has one class ({self.classes_.tolist()}); objective='cumulative' needs at least two distinct grades."
-            )
+        self.classes_ = distinct_grades(self.labels_, "cumulative")
         self.n_outputs = len(self.classes_) - 1
         self.targets_ = (self.labels_[:, None] <= self.classes_[None, :-1]).astype(np.float64)
 

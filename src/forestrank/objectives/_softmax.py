@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ._base import RankingObjective
+from ._base import RankingObjective, distinct_grades
 
 
 def expected_relevance(raw: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -23,11 +23,7 @@ class Softmax(RankingObjective):
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.classes_ = np.unique(self.labels_)
-        if len(self.classes_) < 2:
-            raise ValueError(
-                f"y has one class ({self.classes_.tolist()}); objective='mcrank' needs at least two distinct grades."
-            )
+        self.classes_ = distinct_grades(self.labels_, "mcrank")
         self.n_outputs = len(self.classes_)
         self.class_index_ = np.searchsorted(self.classes_, self.labels_)
 
