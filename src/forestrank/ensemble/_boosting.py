@@ -584,7 +584,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         McRank's relevance weights (its grades unless ``relevance_weights`` says otherwise)
         as the values its softmax averages."""
         n_outputs = self.n_outputs_
-        if self.classes_ is not None and n_outputs == len(self.classes_) - 1:
+        if self.classes_ is not None and self._cumulative_outputs:
             raise TypeError(
                 "objective='cumulative' scores grade probabilities made by clipping its per-grade sums of trees to "
                 "[0, 1] and differencing them, which no sum of trees or softmax expresses: it cannot be exported or "
@@ -667,9 +667,25 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             return raw[:, 0].copy()
         return self._scores_from_grades(raw)
 
+    @property
+    def _cumulative_outputs(self) -> bool:
+        """Whether the raw scores are cumulative boosting's, one per grade below the largest,
+        rather than McRank's, one per grade: read from the fitted shapes, so that
+        ``set_params`` after the fit cannot change how a model reads its trees."""
+        return self.n_outputs_ == len(self.classes_) - 1
+
+    def _grade_probabilities(self, raw: np.ndarray) -> np.ndarray:
+        """The grade probabilities (n_rows, n_grades) of the raw scores (n_rows, n_outputs)
+        of an objective with grades (``classes_``)."""
+        return cumulative_probabilities(raw) if self._cumulative_outputs else softmax_probabilities(raw)
+
     def _scores_from_grades(self, raw: np.ndarray) -> np.ndarray:
-        """Ranking scores from one raw score per grade; defined where an objective has them."""
-        raise NotImplementedError(f"{type(self).__name__} has one raw score per document.")
+        """``sum_c F(c) P(c)`` of the raw scores of an objective with grades, ``F`` being
+        ``relevance_weights_`` (the grades for McRank models saved before the weights)."""
+        weights = getattr(self, "relevance_weights_", self.classes_)
+        if self._cumulative_outputs:
+            return cumulative_probabilities(raw) @ weights
+        return expected_relevance(raw, weights)
 
     def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         """Set what ``_scores_from_grades`` weighs the grades by from the training rows' raw
@@ -1142,7 +1158,6 @@ class LambdaMART(BaseBoostingRanker):
     def _requires_grades(self) -> bool:
         return self.objective in GRADE_OBJECTIVES
 
-
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
         if (positions is None) != (self.position_bias is None):
             raise ValueError(
@@ -1159,20 +1174,6 @@ class LambdaMART(BaseBoostingRanker):
             self.position_bias, positions, objective, self.position_bias_norm, self.position_bias_regularization,
             self.learning_rate,
         )  # fmt: skip
-
-    def _grade_probabilities(self, raw: np.ndarray) -> np.ndarray:
-        """The grade probabilities (n_rows, n_grades) of one raw score per grade (McRank) or
-        per grade below the largest (cumulative boosting), told apart by the fitted shapes
-        so that ``set_params`` after the fit cannot change how a model reads its trees."""
-        if raw.shape[1] == len(self.classes_) - 1:
-            return cumulative_probabilities(raw)
-        return softmax_probabilities(raw)
-
-    def _scores_from_grades(self, raw: np.ndarray) -> np.ndarray:
-        weights = getattr(self, "relevance_weights_", self.classes_)  # McRank models saved before the weights
-        if raw.shape[1] == len(self.classes_) - 1:
-            return cumulative_probabilities(raw) @ weights
-        return expected_relevance(raw, weights)
 
     def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:
         """``relevance_weights_``: ``F(c)`` of every grade (Mohan's Eq. 3.1), or the weighted
