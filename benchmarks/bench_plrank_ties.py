@@ -50,9 +50,9 @@ def main() -> None:
     common = dict(n_estimators=args.n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2, random_state=0)
     contenders = {
         "LambdaMART": lambda: LambdaMART(**common),
-        "PLRank": lambda: PLRank(top_k=10, **common),
-        "PLRank skip_tied_tail": lambda: PLRank(top_k=10, skip_tied_tail=True, **common),
-        "PLRank top_k=3": lambda: PLRank(top_k=3, **common),
+        "PLRank": lambda: PLRank(top_k=10, n_permutations=1, skip_tied_tail=False, **common),
+        "PLRank skip_tied_tail": lambda: PLRank(top_k=10, n_permutations=1, skip_tied_tail=True, **common),
+        "PLRank top_k=3": lambda: PLRank(top_k=3, n_permutations=1, skip_tied_tail=False, **common),
     }
     print(f"machine: {describe_machine()}")
     for docs in (20, 100):

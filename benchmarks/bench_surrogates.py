@@ -51,7 +51,7 @@ def contenders(n_estimators: int) -> dict:
         "c-KLMART": dict(objective="c-kl"),
     }
     models = {name: (lambda params=params: LambdaMART(**common, **params)) for name, params in boosted.items()}
-    models["PLRank"] = lambda: PLRank(top_k=10, **common)
+    models["PLRank"] = lambda: PLRank(top_k=10, n_permutations=1, skip_tied_tail=False, **common)
     return models
 
 

@@ -161,7 +161,7 @@ def _plrank(n_estimators, shape, seed, **params):
 
     return PLRank(
         n_estimators=n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
-        random_state=seed, **{"top_k": 10, **params},
+        random_state=seed, **params,
     )  # fmt: skip
 
 
@@ -278,12 +278,15 @@ CONTENDERS["rflist-heuristics"] = [
     ),  # fmt: skip
     RF_POINT_SKIPPING,
 ]
+# The PLRank paper's objective with one ground-truth permutation (the defaults before they were chosen on real data).
+PLRANK_PAPER = {"top_k": 10, "n_permutations": 1, "skip_tied_tail": False}
 CONTENDERS["plrank"] = [
-    Contender("forestrank PLRank top_k=10", _plrank, "qid"),
+    Contender("forestrank PLRank", _plrank, "qid"),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
-    Contender("forestrank PLRank top_k=10 skip_tied_tail", functools.partial(_plrank, skip_tied_tail=True), "qid"),
-    Contender("forestrank PLRank top_k=10 n_permutations=20", functools.partial(_plrank, n_permutations=20), "qid"),
-    Contender("forestrank PLRank top_k=30 skip_tied_tail", functools.partial(_plrank, top_k=30, skip_tied_tail=True), "qid"),
+    Contender("forestrank PLRank paper top_k=10", functools.partial(_plrank, **PLRANK_PAPER), "qid"),
+    Contender(
+        "forestrank PLRank paper top_k=10 n_permutations=20", functools.partial(_plrank, **{**PLRANK_PAPER, "n_permutations": 20}), "qid"
+    ),
 ]
 CONTENDERS["lambdamart"] = [
     Contender("forestrank LambdaMART", _lambdamart, "qid"),

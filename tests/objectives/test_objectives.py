@@ -221,7 +221,7 @@ def test_plackett_luce_with_several_permutations_is_their_average():
     objective.gradients(scores, g, h)
     singles = []
     for permutation in objective.permutations_:
-        single = PlackettLuce(top_k=4, n_permutations=1)
+        single = PlackettLuce(top_k=4, n_permutations=1, skip_tied_tail=False)
         single.prepare(objective.labels_, objective.query_boundaries_)
         single.permutations_ = permutation[None, :].copy()
         single.contexts_, single.context_boundaries_, single.top_share_ = distinct_contexts(

@@ -245,13 +245,13 @@ class PlackettLuce(RankingObjective):
 
     Parameters
     ----------
-    top_k : int, default=10
+    top_k : int, default=30
         Positions of the ground-truth permutation whose choice is modelled.
-    n_permutations : int, default=1
+    n_permutations : int, default=3
         Ground-truth permutations drawn (ties among equal grades in random order)
         once at ``prepare``; their objectives are averaged, each distinct context
         computed once (``contexts_``, see :func:`distinct_contexts`).
-    skip_tied_tail : bool, default=False
+    skip_tied_tail : bool, default=True
         Stop a query's contexts where every remaining document has the query's
         lowest grade: any order of them is equally right, so their choice terms only
         fit the random tie order. Queries with a single grade then contribute nothing.
@@ -260,7 +260,7 @@ class PlackettLuce(RankingObjective):
     """
 
     def __init__(
-        self, top_k: int = 10, n_permutations: int = 1, skip_tied_tail: bool = False, random_state: int | None = None
+        self, top_k: int = 30, n_permutations: int = 3, skip_tied_tail: bool = True, random_state: int | None = None
     ) -> None:
         self.top_k = top_k
         self.n_permutations = n_permutations
