@@ -215,6 +215,32 @@ def test_plackett_luce_gradients_match_finite_differences(n_permutations, skip_t
         assert h[i] == pytest.approx(second, rel=1e-5, abs=1e-8)
 
 
+@pytest.mark.parametrize("scale", [1.0, 400.0])
+@pytest.mark.parametrize("n_permutations", [1, 5])
+def test_plackett_luce_gradients_equal_the_sum_over_contexts(n_permutations, scale):
+    """The kernel carries its context sums along each permutation; summing every
+    context's choice probabilities one by one in log space must give the same numbers,
+    also when the scores spread so far that exp(s) overflows."""
+    from scipy.special import logsumexp
+
+    objective, scores = plackett_luce_problem(n_permutations, top_k=5)
+    scores = scale * scores
+    g, h = np.empty(16), np.empty(16)
+    objective.gradients(scores, g, h)
+    expected_g, expected_h = -objective.top_share_.copy(), np.zeros(16)
+    boundaries = objective.query_boundaries_
+    for permutation in objective.permutations_:
+        for q, (start, end) in enumerate(zip(boundaries[:-1], boundaries[1:])):
+            order = permutation[start:end]
+            for i in range(objective.depths_[q]):
+                probabilities = np.exp(scores[order[i:]] - logsumexp(scores[order[i:]]))
+                expected_g[order[i:]] += probabilities / n_permutations
+                expected_h[order[i:]] += probabilities * (1 - probabilities) / n_permutations
+    assert np.isfinite(g).all() and np.isfinite(h).all()
+    np.testing.assert_allclose(g, expected_g, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-9, atol=1e-12)
+
+
 def test_plackett_luce_with_several_permutations_is_their_average():
     objective, scores = plackett_luce_problem(n_permutations=4)
     g, h = np.empty(16), np.empty(16)

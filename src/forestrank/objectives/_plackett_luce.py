@@ -37,8 +37,15 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, c
 
     ``g_d = sum_C m_C p(d|C) / P - top_share[d]`` and ``h_d = sum_C m_C p(d|C)
     (1 - p(d|C)) / P`` over the distinct contexts ``C`` holding ``d``, each counted
-    ``m_C`` times among the ``P`` permutations; every ``p(d|C) = exp(s_d -
-    log_suffix)`` is formed in log space. O(n) per distinct context.
+    ``m_C`` times among the ``P`` permutations. O(n) per permutation, however many of
+    its contexts are modelled: a document at position ``r`` of a permutation is in
+    every context of that permutation starting at or before ``r``, and with ``L_c``
+    the log of context ``c``'s sum, ``p(d|c) = q_r exp(L_r - L_c)`` where ``q_r =
+    exp(s_d - L_r)``. So ``sum_c m_c p(d|c) / P = q_r a_r`` and ``sum_c m_c p(d|c)^2 /
+    P = q_r^2 b_r`` with ``a_r = sum_{c <= r} m_c exp(L_r - L_c) / P`` and ``b_r`` the
+    same with the exponent doubled, both carried along the permutation by multiplying
+    with ``exp(L_r - L_{r-1}) <= 1`` (suffix sums shrink): no factor exceeds 1, so
+    nothing overflows whatever the spread of the scores.
 
     Parameters
     ----------
@@ -49,7 +56,7 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, c
     query_boundaries : int64 array of shape (n_queries + 1,)
     contexts : int64 array of shape (n_contexts, 3)
         ``distinct_contexts``: (permutation, position in the query, multiplicity),
-        grouped by query, then by permutation.
+        grouped by query, then by permutation, then by position.
     context_boundaries : int64 array of shape (n_queries + 1,)
         Contexts of query ``q``: ``contexts[context_boundaries[q]:context_boundaries[q + 1]]``.
     top_share : float64 array of shape (n_rows,)
@@ -65,21 +72,32 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, c
             gradients[i] = 0.0
             hessians[i] = 0.0
         log_suffix = np.empty(end - start)
-        summed = -1  # permutation whose suffix sums log_suffix holds
-        for c in range(context_boundaries[q], context_boundaries[q + 1]):
+        c = context_boundaries[q]
+        while c < context_boundaries[q + 1]:
+            # One walk along permutation p, whose contexts are contexts[c:last].
             p = contexts[c, 0]
+            last = c
+            while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+                last += 1
             permutation = permutations[p, start:end]
-            if p != summed:
-                _suffix_log_sums(scores, permutation, log_suffix)
-                summed = p
-            position = contexts[c, 1]
-            share = contexts[c, 2] / n_permutations
-            log_sum = log_suffix[position]
-            for r in range(position, end - start):
+            _suffix_log_sums(scores, permutation, log_suffix)
+            first = contexts[c, 1]
+            a = 0.0
+            b = 0.0
+            for r in range(first, end - start):
+                if r > first:
+                    decay = np.exp(log_suffix[r] - log_suffix[r - 1])
+                    a *= decay
+                    b *= decay * decay
+                if c < last and contexts[c, 1] == r:
+                    share = contexts[c, 2] / n_permutations
+                    a += share
+                    b += share
+                    c += 1
                 row = permutation[r]
-                probability = np.exp(scores[row] - log_sum)
-                gradients[row] += share * probability
-                hessians[row] += share * probability * (1.0 - probability)
+                probability = np.exp(scores[row] - log_suffix[r])
+                gradients[row] += probability * a
+                hessians[row] += probability * a - probability * probability * b
         for i in range(start, end):
             gradients[i] -= top_share[i]
 
