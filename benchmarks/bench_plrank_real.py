@@ -69,14 +69,16 @@ def splits_of(name: str, datasets: Path) -> list[tuple]:
     return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train])]
 
 
-def compression(y: np.ndarray, qid: np.ndarray, n_permutations: int) -> float:
+def compression(y: np.ndarray, qid: np.ndarray, n_permutations: int, **settings: object) -> float:
     """Distinct Plackett-Luce contexts of ``n_permutations`` ground-truth permutations over
-    ``n_permutations`` times those of one (PLRank paper, Table 3)."""
+    ``n_permutations`` times those of one (PLRank paper, Table 3), with the objective's
+    other ``settings`` (``top_k``, ``skip_tied_tail``)."""
     from forestrank.objectives import PlackettLuce
 
     order = np.argsort(qid, kind="stable")
     boundaries = np.r_[0, np.cumsum(np.unique(qid[order], return_counts=True)[1])]
-    one, several = PlackettLuce(n_permutations=1, random_state=0), PlackettLuce(n_permutations=n_permutations, random_state=0)
+    one = PlackettLuce(n_permutations=1, random_state=0, **settings)
+    several = PlackettLuce(n_permutations=n_permutations, random_state=0, **settings)
     one.prepare(y[order], boundaries)
     several.prepare(y[order], boundaries)
     return len(several.contexts_) / (n_permutations * len(one.contexts_))
@@ -106,7 +108,11 @@ def main() -> None:
                 seconds[contender] += time.perf_counter() - start
                 scores[contender].append(ndcg_score(y_test, model.predict(X_test), qid_test, k=10, per_query=True))
         X, y, qid = splits[0][:3]
-        ratios = ", ".join(f"n={n}: {compression(y, qid, n):.3f}" for n in (3, 10))
+        paper = {key: PAPER[key] for key in ("top_k", "skip_tied_tail")}
+        ratios = ", ".join(
+            f"{label} n={n}: {compression(y, qid, n, **settings):.3f}"
+            for label, settings in (("paper's objective", paper), ("defaults", {})) for n in (3, 10)
+        )  # fmt: skip
         grades = np.unique(np.concatenate([split[1] for split in splits]), return_counts=True)
         print(f"\n{name}: {sum(len(np.unique(split[5])) for split in splits)} test queries; grade shares "
               f"{np.round(grades[1] / grades[1].sum(), 3).tolist()}; distinct contexts per permutation (first split) {ratios}")  # fmt: skip
