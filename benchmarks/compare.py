@@ -228,6 +228,10 @@ CONTENDERS = {
         Contender("LightGBM rf (regression)", _lightgbm_forest, "regressor"),
         RF_POINT_SKIPPING,
         Contender("forestrank RFPointRanker criterion=hellinger", functools.partial(_rf_point, criterion="hellinger"), "qid"),
+        *(
+            Contender(f"forestrank RFPointRanker relevance_weights={weights}", functools.partial(_rf_point, relevance_weights=weights), "qid")
+            for weights in ("square", "exp", "fitted")  # Mohan's Table 3.2 scorings of the class probabilities
+        ),
     ],
 }
 CONTENDERS["rflist"] = [

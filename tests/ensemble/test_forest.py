@@ -263,6 +263,55 @@ def test_leaves_score_expected_relevance_with_relevance_weights(data, weights, t
     np.testing.assert_allclose(mean.fit(X, y, qid=qid).predict(X), RFPointRanker(**{**mean.get_params(), "relevance_weights": "linear"}).fit(X, y, qid=qid).predict(X))
 
 
+def test_fitted_relevance_weights_are_least_squares_on_out_of_bag_grade_probabilities(data):
+    """Mohan's fitted weights (thesis Eqs. 3.5-3.8) for a classification forest, recomputed by
+    hand: every leaf's grade distribution over its tree's in-bag rows, each row's mean
+    over the trees that left it out, numpy's least squares of the labels on those."""
+    X, y, qid = data
+    assert np.all(np.diff(qid) >= 0)  # grouped already: the forest's row order is the input's
+    params = dict(n_estimators=8, min_samples_leaf=5, random_state=0)
+    fitted = RFPointRanker(relevance_weights="fitted", **params).fit(X, y, qid=qid)
+    linear = RFPointRanker(relevance_weights="linear", **params).fit(X, y, qid=qid)
+    classes = np.unique(y)
+    query_of_row = np.searchsorted(np.unique(qid), qid)
+    totals, seen_by, distributions = np.zeros((len(y), len(classes))), np.zeros(len(y)), []
+    for index, (tree, same) in enumerate(zip(fitted.trees_, linear.trees_)):
+        internal = tree.nodes["feature"] >= 0
+        np.testing.assert_array_equal(tree.nodes[internal], same.nodes[internal])  # the weights move no split
+        in_bag = fitted._sample_counts(index, query_of_row) > 0
+        leaves = tree.apply(X)
+        distribution = {}
+        for leaf in np.unique(leaves[in_bag]):
+            grades = y[in_bag & (leaves == leaf)]
+            distribution[leaf] = np.array([(grades == c).mean() for c in classes])
+            assert same.values[leaf] == pytest.approx(distribution[leaf] @ classes)  # Eq. 9 with F(c) = c
+        for row in np.flatnonzero(~in_bag):
+            totals[row] += distribution[leaves[row]]
+            seen_by[row] += 1
+        distributions.append(distribution)
+    scored = seen_by > 0
+    expected = np.linalg.lstsq(totals[scored] / seen_by[scored, None], y[scored], rcond=None)[0]
+    np.testing.assert_allclose(fitted.relevance_weights_, expected, rtol=1e-10)
+    for tree, distribution in zip(fitted.trees_, distributions):
+        for leaf, probabilities in distribution.items():
+            assert tree.values[leaf] == pytest.approx(probabilities @ expected, rel=1e-10)
+    assert not hasattr(linear, "relevance_weights_")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"criterion": "variance"}, "a class criterion"),
+        ({"leaf_score": "mean"}, "leaf_score='expected'"),
+        ({"query_subsample": 1.0}, "rows left out of the trees"),
+    ],
+)
+def test_fitted_relevance_weights_refuse_forests_they_cannot_weigh(data, params, message):
+    X, y, qid = data
+    with pytest.raises(ValueError, match=message):
+        RFPointRanker(n_estimators=2, relevance_weights="fitted", **params).fit(X, y, qid=qid)
+
+
 def test_regression_forest_accepts_real_labels_and_class_criteria_require_grades(data):
     X, y, qid = data
     real = y + 0.25

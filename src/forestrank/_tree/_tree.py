@@ -1,12 +1,44 @@
-"""Python container of one fitted tree (plain numpy arrays: picklable, no numba types)."""
+"""Python container of one fitted tree (plain numpy arrays: picklable, no numba types) and sums over its subtrees."""
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._numba.dtypes import INDEX_DTYPE, NODE_DTYPE
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
+from .._numba.jit import jit
 from .._input.features import as_feature_array, dense_blocks
 from . import _predictor
+
+
+def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
+    """Every node's sum of ``leaf_sums`` over the leaves below it.
+
+    Parameters
+    ----------
+    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
+    leaf_sums : float array of shape (n_nodes,) or (n_nodes, n_columns)
+        A value (or a row of values) per leaf; internal nodes' entries are ignored.
+
+    Returns
+    -------
+    ndarray of leaf_sums' shape, float64
+        A new array: the leaves' values, and each internal node the sum of its children's.
+    """
+    sums = leaf_sums.astype(FLOAT_DTYPE)
+    _add_children(tree_nodes["feature"], tree_nodes["left"], sums.reshape(len(sums), -1))
+    return sums
+
+
+@jit(refcounted=False)
+def _add_children(features, lefts, sums):
+    """``sums[node] = sums[left] + sums[left + 1]`` for every internal node, deepest first
+    (children come after their parent). ``features``, ``lefts``: int arrays of shape
+    (n_nodes,), -1 feature at leaves; ``sums``: float64 array of shape (n_nodes, n_columns)."""
+    for node in range(len(features) - 1, -1, -1):
+        if features[node] >= 0:
+            left = lefts[node]
+            for column in range(sums.shape[1]):
+                sums[node, column] = sums[left, column] + sums[left + 1, column]
 
 
 @dataclass

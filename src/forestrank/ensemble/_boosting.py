@@ -41,7 +41,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
-from .._numba.jit import jit
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from .._input.features import check_features, check_interaction_cst, check_monotonic_cst
@@ -49,7 +48,7 @@ from ..parallel._local import thread_count
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
-from .._tree._tree import Tree
+from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
@@ -67,7 +66,7 @@ from ..objectives import (
     softmax_probabilities,
 )
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
-from ._forest import RELEVANCE_WEIGHTS
+from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._sampling import (
@@ -123,36 +122,6 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
             yield
         finally:
             numba.set_num_threads(previous)
-
-
-def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
-    """Every node's sum of ``leaf_sums`` over the leaves below it.
-
-    Parameters
-    ----------
-    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
-    leaf_sums : float64 array of shape (n_nodes,)
-        A value per leaf (internal nodes' entries are ignored).
-
-    Returns
-    -------
-    ndarray of shape (n_nodes,), float64
-        A new array: the leaves' values, and each internal node the sum of its children's.
-    """
-    sums = leaf_sums.astype(FLOAT_DTYPE)
-    _add_children(tree_nodes["feature"], tree_nodes["left"], sums)
-    return sums
-
-
-@jit(refcounted=False)
-def _add_children(features, lefts, sums):
-    """``sums[node] = sums[left] + sums[left + 1]`` for every internal node, deepest first
-    (children come after their parent). ``features``, ``lefts``: int arrays of shape
-    (n_nodes,), -1 feature at leaves; ``sums``: float64 array of shape (n_nodes,)."""
-    for node in range(len(features) - 1, -1, -1):
-        if features[node] >= 0:
-            left = lefts[node]
-            sums[node] = sums[left] + sums[left + 1]
 
 
 def newton_node_values(
@@ -1182,9 +1151,7 @@ class LambdaMART(BaseBoostingRanker):
             self.__dict__.pop("relevance_weights_", None)  # a refit without grades keeps no stale weights
             return
         if self.relevance_weights == "fitted":
-            root = np.sqrt(sample_weight)
-            design = self._grade_probabilities(raw) * root[:, None]
-            self.relevance_weights_ = np.linalg.lstsq(design, y * root, rcond=None)[0]
+            self.relevance_weights_ = fitted_relevance_weights(self._grade_probabilities(raw), y, sample_weight)
             return
         if self.relevance_weights == "exp" and self.classes_[-1] > _LARGEST_EXP_WEIGHT_GRADE:
             raise ValueError(

@@ -31,6 +31,7 @@ from ._costs import FeatureCosts, check_feature_costs, tree_costs
 from ..parallel._local import ordered_parallel, thread_count
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
+from .._tree._tree import subtree_sums
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._partitioned import fit_partitioned
@@ -39,6 +40,25 @@ from ._tree_batches import grow_batch
 
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
+
+
+def fitted_relevance_weights(probabilities: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> np.ndarray:
+    """Mohan's fitted relevance weights (thesis Eqs. 3.5-3.8): the weighted least squares fit
+    of the labels on the grade probabilities.
+
+    Parameters
+    ----------
+    probabilities : float64 array of shape (n_rows, n_grades)
+        Each row's probability of each grade.
+    y : float64 array of shape (n_rows,)
+    sample_weight : float64 array of shape (n_rows,), >= 0
+
+    Returns
+    -------
+    float64 array of shape (n_grades,): the weight of each grade
+    """
+    root = np.sqrt(sample_weight)
+    return np.linalg.lstsq(probabilities * root[:, None], y * root, rcond=None)[0]
 
 
 class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
@@ -106,11 +126,19 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
+        fitted_weights = getattr(self, "relevance_weights", None) == "fitted"  # RFPointRanker's option
+        if fitted_weights:
+            self._check_fitted_weights()
         self._monotonic = self._interactions = None
         if is_dask_collection(X):
             for name in ("monotonic_cst", "interaction_cst"):
                 if getattr(self, name, None) is not None:
                     raise ValueError(f"{name} is not supported on Dask collections yet; fit on data in memory.")
+            if fitted_weights:
+                raise ValueError(
+                    "relevance_weights='fitted' is not supported on Dask collections: its out-of-bag grade "
+                    "probabilities need the training rows; fit in memory or use 'linear', 'square' or 'exp'."
+                )
             return fit_partitioned(self, X, y, qid, sample_weight)
         data = self._validate_training_data(X, y, qid, sample_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1])
@@ -131,6 +159,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         base_weight = self._base_weight(data, query_of_row)
         binned = binned_features(data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0)
         self._grow_trees(data, query_of_row, base_weight, binned, previous)
+        self._set_fitted_relevance_weights(data, base_weight, query_of_row)
 
         if self.oob_score:
             prediction = self._oob_prediction(data.X, base_weight, query_of_row)
@@ -384,6 +413,52 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """Per-tree inputs of the listwise criterion for ``grow_tree`` (none for pointwise forests)."""
         return {}
 
+    def _set_fitted_relevance_weights(self, data: RankingData, base_weight: np.ndarray, query_of_row: np.ndarray) -> None:
+        """With ``relevance_weights="fitted"``: fit ``relevance_weights_`` and rewrite every
+        node's value with them (otherwise drop a stale ``relevance_weights_``).
+
+        A tree's splits do not depend on the weights (its criterion counts grades), so
+        each node's grade distribution ``P(c | node)`` is recounted from the tree's
+        in-bag rows (the sample ``_sample_counts`` draws again). The grade probabilities
+        of a training row are the mean of its out-of-bag trees' leaf distributions; the
+        weights are the least squares fit of the labels on them (Mohan's Eqs.
+        3.5-3.8, ``fitted_relevance_weights``), out of bag because a tree's own rows would
+        fit its leaves' distributions back. Every node's value becomes ``sum_c P(c |
+        node) w_c`` (Eq. 9 with the fitted ``F``).
+        """
+        if getattr(self, "relevance_weights", None) != "fitted":
+            self.__dict__.pop("relevance_weights_", None)
+            return
+        grades = np.searchsorted(self.classes_, data.y)
+        n_rows, n_grades = len(data.y), len(self.classes_)
+        totals = np.zeros((n_rows, n_grades))
+        seen_by = np.zeros(n_rows)
+        distributions = []
+        for index, tree in enumerate(self.trees_):
+            weights = self._sample_counts(index, query_of_row) * base_weight
+            leaves = tree.apply(data.X)
+            in_bag = weights > 0
+            cells = leaves[in_bag] * n_grades + grades[in_bag]
+            counts = np.bincount(cells, weights[in_bag], minlength=tree.node_count * n_grades)
+            counts = subtree_sums(tree.nodes, counts.reshape(tree.node_count, n_grades))
+            distribution = counts / counts.sum(axis=1, keepdims=True)
+            out_of_bag = ~in_bag & (base_weight > 0)
+            totals[out_of_bag] += distribution[leaves[out_of_bag]]
+            seen_by[out_of_bag] += 1
+            distributions.append(distribution)
+        scored = seen_by > 0
+        if not scored.any():
+            raise ValueError(
+                "relevance_weights='fitted' fits the weights on out-of-bag grade probabilities, but every training row "
+                "is in every tree's sample; lower query_subsample or use bootstrap=True."
+            )
+        probabilities = totals[scored] / seen_by[scored, None]
+        self.relevance_weights_ = fitted_relevance_weights(probabilities, data.y[scored], base_weight[scored])
+        for tree, distribution in zip(self.trees_, distributions):
+            tree.values = distribution @ self.relevance_weights_
+            leaves = tree.nodes["feature"] < 0
+            tree.nodes["threshold"][leaves] = tree.values[leaves]
+
     def _oob_prediction(self, X: np.ndarray, base_weight: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
         """Out-of-bag prediction of every grouped training row: the mean of the trees
         whose sample left the row out (NaN where every tree drew it).
@@ -517,8 +592,11 @@ class RFPointRanker(BaseForestRanker):
     leaf_score : {"expected", "mean"}, default="expected"
         ``"expected"``: ``sum_c P(c | leaf) F(c)`` with ``F`` from
         ``relevance_weights``. ``"mean"``: the leaf's mean label.
-    relevance_weights : {"linear", "square", "exp"}, default="linear"
-        ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3) for ``leaf_score="expected"``.
+    relevance_weights : {"linear", "square", "exp", "fitted"}, default="linear"
+        ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3, Eq. 3.1) for ``leaf_score="expected"``;
+        ``"fitted"``: weights fitted by least squares of the labels on the out-of-bag
+        grade probabilities (Eqs. 3.5-3.8; a class ``criterion`` and rows left out of
+        the trees needed), in ``relevance_weights_``.
     max_bins : int in [2, 255] or None, default=255
         Bins per feature; ``None`` splits on exact values.
     missing_direction : {"learn", "left", "right", "separate"}, default="learn"
@@ -576,6 +654,9 @@ class RFPointRanker(BaseForestRanker):
     n_trees_ : int
     classes_ : ndarray of float64
         Distinct grades (class criteria).
+    relevance_weights_ : ndarray of shape (n_grades,), float64
+        With ``relevance_weights="fitted"`` only: the weight of each grade of
+        ``classes_``.
     feature_importances_ : ndarray of shape (n_features,)
     oob_score_ : float
         NDCG@10 (default convention) of the out-of-bag predictions.
@@ -605,7 +686,7 @@ class RFPointRanker(BaseForestRanker):
         **BaseForestRanker._parameter_constraints,
         "criterion": [StrOptions({"entropy", "gini", "hellinger", "variance", "random"})],
         "leaf_score": [StrOptions({"expected", "mean"})],
-        "relevance_weights": [StrOptions(set(RELEVANCE_WEIGHTS))],
+        "relevance_weights": [StrOptions({*RELEVANCE_WEIGHTS, "fitted"})],
         "monotonic_cst": ["array-like", dict, None],
         "interaction_cst": [StrOptions({"pairwise", "no_interactions"}), list, tuple, None],
     }
@@ -702,7 +783,23 @@ class RFPointRanker(BaseForestRanker):
     def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
         if self.leaf_score == "mean":
             return y
+        if self.relevance_weights == "fitted":  # the values are rewritten once the weights are fitted
+            return y
         return RELEVANCE_WEIGHTS[self.relevance_weights](y)
+
+    def _check_fitted_weights(self) -> None:
+        """``relevance_weights="fitted"`` needs grade distributions in the leaves, expected-relevance leaves and rows
+        left out of the trees."""
+        needs = {
+            f"a class criterion ('entropy', 'gini', 'hellinger'), whose trees count grades; got criterion={self.criterion!r}": (
+                not self._requires_grades
+            ),
+            "leaf_score='expected' (with 'mean' the leaves ignore relevance_weights)": self.leaf_score != "expected",
+            "rows left out of the trees (query_subsample < 1 or bootstrap=True)": not self._leaves_rows_out,
+        }
+        for need, missing in needs.items():
+            if missing:
+                raise ValueError(f"relevance_weights='fitted' needs {need}.")
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
         criterion = _criteria.NAMES[self.criterion]
