@@ -332,6 +332,8 @@ def test_bad_arguments_name_themselves(data):
         BROOF(forest=RFPointRanker(criterion="entropy")).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="forest leaves no row out"):
         BROOF(forest=RFPointRanker(criterion="variance", query_subsample=1.0)).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="forest.relevance_weights='fitted' is not supported"):
+        BROOF(variant="absolute", forest=RFPointRanker(criterion="entropy", relevance_weights="fitted")).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="forest.skip_queries_without_relevance=True is not supported"):
         BROOF(forest=RFPointRanker(criterion="variance", skip_queries_without_relevance=True)).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="variant"):

@@ -263,39 +263,61 @@ def test_leaves_score_expected_relevance_with_relevance_weights(data, weights, t
     np.testing.assert_allclose(mean.fit(X, y, qid=qid).predict(X), RFPointRanker(**{**mean.get_params(), "relevance_weights": "linear"}).fit(X, y, qid=qid).predict(X))
 
 
-def test_fitted_relevance_weights_are_least_squares_on_out_of_bag_grade_probabilities(data):
+@pytest.mark.parametrize("sampling", ["queries", "bootstrap with sample weights"])
+def test_fitted_relevance_weights_are_least_squares_on_out_of_bag_grade_probabilities(data, sampling):
     """Mohan's fitted weights (thesis Eqs. 3.5-3.8) for a classification forest, recomputed by
-    hand: every leaf's grade distribution over its tree's in-bag rows, each row's mean
-    over the trees that left it out, numpy's least squares of the labels on those."""
+    hand: every leaf's grade distribution over its tree's in-bag rows (weighted by their
+    draws and sample weights), each row's mean over the trees that left it out, numpy's
+    weighted least squares of the labels on those."""
     X, y, qid = data
     assert np.all(np.diff(qid) >= 0)  # grouped already: the forest's row order is the input's
     params = dict(n_estimators=8, min_samples_leaf=5, random_state=0)
-    fitted = RFPointRanker(relevance_weights="fitted", **params).fit(X, y, qid=qid)
-    linear = RFPointRanker(relevance_weights="linear", **params).fit(X, y, qid=qid)
+    sample_weight = np.ones(len(y))
+    if sampling != "queries":
+        params["bootstrap"] = True
+        sample_weight = np.random.default_rng(1).integers(1, 4, len(y)).astype(float)
+    fitted = RFPointRanker(relevance_weights="fitted", **params).fit(X, y, qid=qid, sample_weight=sample_weight)
+    linear = RFPointRanker(relevance_weights="linear", **params).fit(X, y, qid=qid, sample_weight=sample_weight)
     classes = np.unique(y)
     query_of_row = np.searchsorted(np.unique(qid), qid)
     totals, seen_by, distributions = np.zeros((len(y), len(classes))), np.zeros(len(y)), []
     for index, (tree, same) in enumerate(zip(fitted.trees_, linear.trees_)):
         internal = tree.nodes["feature"] >= 0
         np.testing.assert_array_equal(tree.nodes[internal], same.nodes[internal])  # the weights move no split
-        in_bag = fitted._sample_counts(index, query_of_row) > 0
+        weights = fitted._sample_counts(index, query_of_row) * sample_weight
         leaves = tree.apply(X)
         distribution = {}
-        for leaf in np.unique(leaves[in_bag]):
-            grades = y[in_bag & (leaves == leaf)]
-            distribution[leaf] = np.array([(grades == c).mean() for c in classes])
+        for leaf in np.unique(leaves[weights > 0]):
+            here = (weights > 0) & (leaves == leaf)
+            distribution[leaf] = np.array([weights[here & (y == c)].sum() for c in classes]) / weights[here].sum()
             assert same.values[leaf] == pytest.approx(distribution[leaf] @ classes)  # Eq. 9 with F(c) = c
-        for row in np.flatnonzero(~in_bag):
+        for row in np.flatnonzero(weights == 0):
             totals[row] += distribution[leaves[row]]
             seen_by[row] += 1
         distributions.append(distribution)
     scored = seen_by > 0
-    expected = np.linalg.lstsq(totals[scored] / seen_by[scored, None], y[scored], rcond=None)[0]
+    root = np.sqrt(sample_weight[scored])
+    design = totals[scored] / seen_by[scored, None]
+    expected = np.linalg.lstsq(design * root[:, None], y[scored] * root, rcond=None)[0]
     np.testing.assert_allclose(fitted.relevance_weights_, expected, rtol=1e-10)
     for tree, distribution in zip(fitted.trees_, distributions):
         for leaf, probabilities in distribution.items():
             assert tree.values[leaf] == pytest.approx(probabilities @ expected, rel=1e-10)
+    mean_of_leaves = np.mean([tree.values[tree.apply(X)] for tree in fitted.trees_], axis=0)
+    np.testing.assert_allclose(fitted.predict(X), mean_of_leaves, rtol=1e-12)  # the predictor reads the new values
     assert not hasattr(linear, "relevance_weights_")
+
+
+def test_warm_start_refuses_a_forest_scored_with_other_relevance_weights(data):
+    X, y, qid = data
+    forest = RFPointRanker(n_estimators=3, relevance_weights="fitted", warm_start=True, random_state=0).fit(X, y, qid=qid)
+    before = forest.predict(X)
+    forest.set_params(n_estimators=5, relevance_weights="linear")
+    with pytest.raises(ValueError, match="leaves were scored with"):
+        forest.fit(X, y, qid=qid)
+    np.testing.assert_array_equal(forest.predict(X), before)  # the failed fit left the forest as it was
+    forest.set_params(relevance_weights="fitted").fit(X, y, qid=qid)
+    assert len(forest.trees_) == 5
 
 
 @pytest.mark.parametrize(

@@ -264,13 +264,13 @@ def test_plackett_luce_with_several_permutations_is_their_average():
 
 @given(
     grades=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=9), min_size=1, max_size=4),
-    n_permutations=st.integers(1, 6), top_k=st.integers(1, 6), seed=st.integers(0, 2**32 - 1),
+    n_permutations=st.integers(1, 6), top_k=st.integers(1, 6), skip_tied_tail=st.booleans(), seed=st.integers(0, 2**32 - 1),
 )
-def test_distinct_contexts_are_the_distinct_prefix_sets_with_their_multiplicities(grades, n_permutations, top_k, seed):
+def test_distinct_contexts_are_the_distinct_prefix_sets_with_their_multiplicities(grades, n_permutations, top_k, skip_tied_tail, seed):
     """Table 3's compact storage against a brute-force count of the contexts as sets."""
     labels = np.concatenate([np.array(g, float) for g in grades])
     boundaries = np.concatenate(([0], np.cumsum([len(g) for g in grades])))
-    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, random_state=seed)
+    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, skip_tied_tail=skip_tied_tail, random_state=seed)
     objective.prepare(labels, boundaries)
     expected_share = np.zeros(len(labels))
     for q, (start, end) in enumerate(zip(boundaries[:-1], boundaries[1:])):
@@ -296,7 +296,7 @@ def test_distinct_contexts_share_the_grade_boundaries():
     permutation and position 2 one of two sets, so 8 permutations need 4 distinct
     contexts per query instead of 24."""
     labels = np.array([2, 1, 1, 0, 0, 0, 1, 0, 0], float)
-    objective = PlackettLuce(top_k=3, n_permutations=8, random_state=0)
+    objective = PlackettLuce(top_k=3, n_permutations=8, skip_tied_tail=False, random_state=0)
     objective.prepare(labels, np.array([0, 6, 9]))
     assert np.diff(objective.context_boundaries_).tolist() == [4, 4]
     assert objective.contexts_[:, 1].tolist() == [0, 1, 2, 2] * 2  # by permutation, then position

@@ -263,6 +263,11 @@ class BROOF(BaseRanker):
                 "trees' weighted sum is monotone only if every round's is, which BROOF does not check; constrain "
                 "RFPointRanker or LambdaMART instead."
             )
+        if getattr(forest, "relevance_weights", None) == "fitted":
+            raise ValueError(
+                "forest.relevance_weights='fitted' is not supported by BROOF: its rounds reweight the rows, so each "
+                "round's forest would fit its own grade weights; use 'linear', 'square' or 'exp'."
+            )
         if getattr(forest, "interaction_cst", None) is not None:
             raise ValueError(
                 "forest.interaction_cst is not supported by BROOF yet; constrain RFPointRanker or LambdaMART instead."

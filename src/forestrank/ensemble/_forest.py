@@ -16,6 +16,7 @@ a ``warm_start`` continuation equals a single fit.
 import dataclasses
 import time
 import warnings
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -31,7 +32,7 @@ from ._costs import FeatureCosts, check_feature_costs, tree_costs
 from ..parallel._local import ordered_parallel, thread_count
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
-from .._tree._tree import subtree_sums
+from .._tree._tree import Tree, subtree_sums
 from ..metrics._ranking import evaluate
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._partitioned import fit_partitioned
@@ -146,6 +147,14 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
+        scoring = [getattr(self, "leaf_score", None), getattr(self, "relevance_weights", None)]
+        if previous and scoring != getattr(self, "_fitted_scoring", scoring):
+            raise ValueError(
+                f"warm_start=True adds trees to a forest whose leaves were scored with (leaf_score, relevance_weights) "
+                f"= {tuple(self._fitted_scoring)}, not {tuple(scoring)}; the forest would average leaves on two scales. "
+                "Fit a new forest (warm_start=False)."
+            )
+        self._fitted_scoring = scoring
         constraints = [None if c is None else c.tolist() for c in (self._monotonic, self._interactions)]
         if previous and constraints != getattr(self, "_fitted_constraints", [None, None]):
             raise ValueError(
@@ -414,8 +423,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         return {}
 
     def _set_fitted_relevance_weights(self, data: RankingData, base_weight: np.ndarray, query_of_row: np.ndarray) -> None:
-        """With ``relevance_weights="fitted"``: fit ``relevance_weights_`` and rewrite every
-        node's value with them (otherwise drop a stale ``relevance_weights_``).
+        """With ``relevance_weights="fitted"``: fit ``relevance_weights_`` and replace every
+        tree by one whose node values use them (otherwise drop a stale ``relevance_weights_``).
 
         A tree's splits do not depend on the weights (its criterion counts grades), so
         each node's grade distribution ``P(c | node)`` is recounted from the tree's
@@ -424,28 +433,32 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         weights are the least squares fit of the labels on them (Mohan's Eqs.
         3.5-3.8, ``fitted_relevance_weights``), out of bag because a tree's own rows would
         fit its leaves' distributions back. Every node's value becomes ``sum_c P(c |
-        node) w_c`` (Eq. 9 with the fitted ``F``).
+        node) w_c`` (Eq. 9 with the fitted ``F``). Two passes over the trees, so that
+        only one tree's distributions (nodes x grades) exist at a time.
         """
         if getattr(self, "relevance_weights", None) != "fitted":
             self.__dict__.pop("relevance_weights_", None)
             return
         grades = np.searchsorted(self.classes_, data.y)
-        n_rows, n_grades = len(data.y), len(self.classes_)
-        totals = np.zeros((n_rows, n_grades))
-        seen_by = np.zeros(n_rows)
-        distributions = []
-        for index, tree in enumerate(self.trees_):
-            weights = self._sample_counts(index, query_of_row) * base_weight
-            leaves = tree.apply(data.X)
-            in_bag = weights > 0
-            cells = leaves[in_bag] * n_grades + grades[in_bag]
-            counts = np.bincount(cells, weights[in_bag], minlength=tree.node_count * n_grades)
-            counts = subtree_sums(tree.nodes, counts.reshape(tree.node_count, n_grades))
-            distribution = counts / counts.sum(axis=1, keepdims=True)
+        n_grades = len(self.classes_)
+
+        def distributions() -> Iterator[tuple[Tree, np.ndarray, np.ndarray, np.ndarray]]:
+            """Each tree with its rows' leaves, in-bag mask and nodes' grade distributions."""
+            for index, tree in enumerate(self.trees_):
+                weights = self._sample_counts(index, query_of_row) * base_weight
+                leaves = tree.apply(data.X)
+                in_bag = weights > 0
+                cells = leaves[in_bag] * n_grades + grades[in_bag]
+                counts = np.bincount(cells, weights[in_bag], minlength=tree.node_count * n_grades)
+                counts = subtree_sums(tree.nodes, counts.reshape(tree.node_count, n_grades))
+                yield tree, leaves, in_bag, counts / counts.sum(axis=1, keepdims=True)
+
+        totals = np.zeros((len(data.y), n_grades))
+        seen_by = np.zeros(len(data.y))
+        for _, leaves, in_bag, distribution in distributions():
             out_of_bag = ~in_bag & (base_weight > 0)
             totals[out_of_bag] += distribution[leaves[out_of_bag]]
             seen_by[out_of_bag] += 1
-            distributions.append(distribution)
         scored = seen_by > 0
         if not scored.any():
             raise ValueError(
@@ -454,10 +467,15 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             )
         probabilities = totals[scored] / seen_by[scored, None]
         self.relevance_weights_ = fitted_relevance_weights(probabilities, data.y[scored], base_weight[scored])
-        for tree, distribution in zip(self.trees_, distributions):
-            tree.values = distribution @ self.relevance_weights_
-            leaves = tree.nodes["feature"] < 0
-            tree.nodes["threshold"][leaves] = tree.values[leaves]
+        trees = []
+        for tree, _, _, distribution in distributions():
+            values = distribution @ self.relevance_weights_
+            nodes = tree.nodes.copy()  # new trees: a fit that fails later leaves the earlier ones as they were
+            leaves = nodes["feature"] < 0
+            nodes["threshold"][leaves] = values[leaves]
+            trees.append(dataclasses.replace(tree, nodes=nodes, missing_left=tree.missing_left.copy(), values=values))
+        self.trees_ = trees
+        self._index_trees()
 
     def _oob_prediction(self, X: np.ndarray, base_weight: np.ndarray, query_of_row: np.ndarray) -> np.ndarray:
         """Out-of-bag prediction of every grouped training row: the mean of the trees

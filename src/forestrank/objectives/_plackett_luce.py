@@ -196,8 +196,8 @@ def distinct_contexts(
     on; the permutations differ only in the order of tied grades, so wherever the
     documents before ``i`` form the same set (always at the start of a grade, and
     often inside small tie groups) their contexts are the same set and are stored
-    once, with their multiplicity. The objectives then cost O(n) per distinct
-    context instead of per permutation and position.
+    once, with their multiplicity. The loss then costs O(1) per distinct context
+    (after O(n) per permutation), and the gradients O(n) per permutation.
 
     Equal prefix sets are found by Zobrist hashing (XOR of a random 64-bit key per
     row): equal sets have equal hashes; two different sets collide with probability
