@@ -31,7 +31,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._numba.jit import jit
-from . import _criteria, _frontier, _histograms, _listwise, _rows, _scans, _splitter
+from . import _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans, _splitter
 
 # ``TreeOutput.missing_left`` of a split node that had no missing rows, until settled.
 _UNSEEN = 2
@@ -185,6 +185,14 @@ def _summarise(criterion, rows, leaf_targets, start, end, statistics):
 
 
 @jit(inline="always")
+def _node_summary(criterion, rows, leaf_targets, node, start, end, statistics, remote):
+    """``_summarise`` of ``node``'s rows, here or summed over the partitions of ``remote`` (``_remote``)."""
+    if remote is None:
+        return _summarise(criterion, rows, leaf_targets, start, end, statistics)
+    return _remote.summarise(remote, node, statistics)
+
+
+@jit(inline="always")
 def _splittable(count, depth, params):
     """Whether the size and depth limits allow splitting a node at all."""
     return not (
@@ -251,7 +259,7 @@ def _record_split(table, binned, node, feature, b, after, gain, missing):
 
 
 @jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit):
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
     Pointwise trees search its split now; listwise trees when it is expanded; a forced
@@ -263,7 +271,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     end = table.end[node]
     depth = table.depth[node]
     count = end - start
-    node_weight, target_sum = _summarise(params.criterion, rows, leaf_targets, start, end, work.statistics)
+    node_weight, target_sum = _node_summary(params.criterion, rows, leaf_targets, node, start, end, work.statistics, remote)
     value = target_sum / node_weight if len(leaf_targets) > 0 else 0.0
     value = min(max(value, table.lower[node]), table.upper[node])  # the bounds of monotone splits above
     output.nodes[node]["feature"] = -1
@@ -279,7 +287,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         sibling_splittable = is_left_child and _may_split(table, node + 1, budget_left, params)
         slot = _histograms.node_histograms(
             binned.X_binned, params.criterion, rows, pool, node, table.parent[node], is_left_child, splittable,
-            sibling_splittable, table.start, table.end, params.n_threads,
+            sibling_splittable, table.start, table.end, params.n_threads, remote,
         )  # fmt: skip
     else:
         slot = np.int64(-1)
@@ -337,10 +345,12 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
 
 
 @jit(inline="always")
-def _bounded_value(node, rows, params, work, lower, upper):
+def _bounded_value(node, rows, params, work, lower, upper, remote):
     """The value of ``node``'s moments within ``[lower, upper]`` (``_criteria.bounded_moment_value``)."""
     table = work.table
-    weight, _ = _summarise(params.criterion, rows, rows.weights[:0], table.start[node], table.end[node], work.statistics)
+    weight, _ = _node_summary(
+        params.criterion, rows, rows.weights[:0], node, table.start[node], table.end[node], work.statistics, remote
+    )
     statistics = work.statistics
     return _criteria.bounded_moment_value(
         params.criterion, statistics[0], statistics[1], weight, params.l2_regularization, lower, upper
@@ -348,7 +358,7 @@ def _bounded_value(node, rows, params, work, lower, upper):
 
 
 @jit(inline="always")
-def _bound_children(node, n_nodes, rows, params, work):
+def _bound_children(node, n_nodes, rows, params, work, remote):
     """The value bounds of the children ``n_nodes``, ``n_nodes + 1`` of ``node`` (rows
     partitioned): the node's own; a split on a feature of monotone constraint ``c``
     puts the children's values, each clipped to the node's bounds, on either side of
@@ -365,7 +375,10 @@ def _bound_children(node, n_nodes, rows, params, work):
     constraint = work.monotonic_cst[table.split_feature[node]]
     if constraint == 0:
         return
-    middle = (_bounded_value(n_nodes, rows, params, work, lower, upper) + _bounded_value(n_nodes + 1, rows, params, work, lower, upper)) / 2.0
+    middle = (
+        _bounded_value(n_nodes, rows, params, work, lower, upper, remote)
+        + _bounded_value(n_nodes + 1, rows, params, work, lower, upper, remote)
+    ) / 2.0
     if constraint > 0:
         table.upper[n_nodes] = middle
         table.lower[n_nodes + 1] = middle
@@ -375,7 +388,7 @@ def _bound_children(node, n_nodes, rows, params, work):
 
 
 @jit(inline="always")
-def _split(node, n_nodes, binned, rows, params, output, table):
+def _split(node, n_nodes, binned, rows, params, output, table, remote):
     """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``.
 
     A three-way split becomes the "missing?" test: the missing rows alone go left, and
@@ -388,7 +401,10 @@ def _split(node, n_nodes, binned, rows, params, output, table):
     apart = table.split_missing[node] == _scans.MISSING_APART
     missing_left = 1 if apart else table.split_missing[node]
     cut_bin = -1 if apart else table.split_bin[node]
-    if params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
+    if remote is not None:  # every partition splits its rows; the left child's global count comes first
+        n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left)
+        middle = start + n_left
+    elif params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
         middle, n_missing = _rows.partition_parallel(
             binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, params.n_threads
         )
@@ -421,17 +437,11 @@ def _split(node, n_nodes, binned, rows, params, output, table):
         table.split_gain[present] = 0.0  # the parent carries the three-way gain
 
 
-@jit(refcounted=False, callable_from_python=False)
-def _penalty_units(params, rows, work, listwise):
-    """(pointwise, listwise) unscaled gain that a feature penalty of 1 stands for
-    (``_criteria.penalty_unit``; the listwise unit is the whole range of the mean
-    expected NDCG); zeros when no feature carries a penalty."""
-    penalised = False
-    for penalty in work.feature_penalty:
-        penalised = penalised or penalty > 0.0
-    if not penalised:
-        return 0.0, 0.0
-    statistics = work.statistics
+@jit(refcounted=False)
+def root_penalty_sums(criterion, rows, statistics, l2_regularization):
+    """The tree's summed moments (into ``statistics``, float64 of shape (n_statistics,)) and the
+    sum of its rows' costs (``_criteria.row_cost``): returns (weight, rows' cost), added in
+    row order over ``rows`` (``_rows.SortedRows``)."""
     for s in range(len(statistics)):
         statistics[s] = 0.0
     last_column = rows.targets.shape[1] - 1
@@ -441,9 +451,27 @@ def _penalty_units(params, rows, work, listwise):
         weight = rows.weights[position]
         target = rows.targets[position, 0]
         last_target = rows.targets[position, last_column]
-        _criteria.accumulate(params.criterion, statistics, weight, target, last_target)
+        _criteria.accumulate(criterion, statistics, weight, target, last_target)
         root_weight += weight
-        rows_cost += _criteria.row_cost(params.criterion, weight, target, last_target, params.l2_regularization)
+        rows_cost += _criteria.row_cost(criterion, weight, target, last_target, l2_regularization)
+    return root_weight, rows_cost
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _penalty_units(params, rows, work, listwise, remote):
+    """(pointwise, listwise) unscaled gain that a feature penalty of 1 stands for
+    (``_criteria.penalty_unit``; the listwise unit is the whole range of the mean
+    expected NDCG); zeros when no feature carries a penalty."""
+    penalised = False
+    for penalty in work.feature_penalty:
+        penalised = penalised or penalty > 0.0
+    if not penalised:
+        return 0.0, 0.0
+    statistics = work.statistics
+    if remote is None:
+        root_weight, rows_cost = root_penalty_sums(params.criterion, rows, statistics, params.l2_regularization)
+    else:
+        root_weight, rows_cost = _remote.penalty_sums(remote, statistics, params.l2_regularization)
     root_cost, _ = _criteria.node_cost(params.criterion, statistics, root_weight, params.l2_regularization, rows.integer_weights)
     listwise_unit = 0.0
     if listwise is not None and listwise.scale > 0.0:
@@ -452,7 +480,7 @@ def _penalty_units(params, rows, work, listwise):
 
 
 @jit(refcounted=False)
-def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output):
+def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote):
     """Grow one tree; returns the number of nodes written to ``output``.
 
     Parameters
@@ -473,16 +501,29 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         None: no listwise split. Otherwise nodes shallower than ``listwise.depth``
         split with the listwise criterion, each when it is expanded.
     output : TreeOutput
+    remote : None or int64 array of shape (2,)
+        None: ``rows`` are the tree's rows. Otherwise the handle of an exchange
+        (``_remote.register``: its key and the tree's rows over all partitions) that
+        sums every row operation over the partitions holding the rows: ``rows`` then
+        holds none (its ``integer_weights`` says whether every partition's weights
+        are integers), ``output.row_leaf`` is empty, and the tree is pointwise with a
+        ``pool``.
 
-    The three optional arguments are None or not per call *type*, so a pointwise
+    The four optional arguments are None or not per call *type*, so a pointwise
     forest's specialisation compiles neither the listwise criterion, nor the pool,
-    nor the sorted sweep (``docs/design.md``, "Numba rules").
+    nor the sorted sweep, nor the exchange (``docs/design.md``, "Numba rules").
     """
     table = work.table
-    scale = _criteria.gain_scale(params.criterion, _rows.total_weight(rows))
-    penalty_units = _penalty_units(params, rows, work, listwise)
+    if remote is None:
+        total = _rows.total_weight(rows)
+        n_rows = np.int64(len(rows.samples))
+    else:
+        total = _remote.total_weight(remote)
+        n_rows = np.int64(remote[1])
+    scale = _criteria.gain_scale(params.criterion, total)
+    penalty_units = _penalty_units(params, rows, work, listwise, remote)
     table.start[0] = 0
-    table.end[0] = len(rows.samples)
+    table.end[0] = n_rows
     table.depth[0] = 0
     table.forced[0] = 0
     table.lower[0] = -np.inf
@@ -503,7 +544,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         while next_node < n_nodes:
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
-                sweep_order, pool, listwise, penalty_units[0],
+                sweep_order, pool, listwise, penalty_units[0], remote,
             )  # fmt: skip
             if listwise is not None:  # the tie blocks need the node's value
                 if next_node == 0 or listwise_waiting > 0 or table.depth[next_node] < listwise.depth:
@@ -526,8 +567,8 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
                 penalty_units,
             ):  # fmt: skip
                 continue
-        _split(node, n_nodes, binned, rows, params, output, table)
-        _bound_children(node, n_nodes, rows, params, work)
+        _split(node, n_nodes, binned, rows, params, output, table, remote)
+        _bound_children(node, n_nodes, rows, params, work, remote)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2
         n_leaves += 1

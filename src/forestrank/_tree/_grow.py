@@ -10,7 +10,7 @@ import numpy as np
 
 from ._binning import BinMapper
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
-from . import _builder, _criteria, _frontier, _histograms, _listwise, _rows, _scans
+from . import _builder, _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans
 from ._tree import Tree
 
 
@@ -169,14 +169,16 @@ class TreeMemory:
         self._params = params
         self.n_rows = -1
 
-    def reserve(self, n_tree_rows: int) -> None:
-        """Make room for a tree of ``n_tree_rows`` rows (new buffers if the current are smaller)."""
+    def reserve(self, n_tree_rows: int, with_rows: bool = True) -> None:
+        """Make room for a tree of ``n_tree_rows`` rows (new buffers if the current are smaller);
+        without buffers for the rows themselves when they live in partitions elsewhere
+        (``with_rows=False``, ``grow_tree(exchange=...)``)."""
         if n_tree_rows <= self.n_rows:
             return
         data, params = self._data, self._params
         self.n_rows = n_tree_rows
         self.capacity = max_nodes(params, n_tree_rows)
-        self.rows = _rows.row_buffers(n_tree_rows, data.targets.shape[1])
+        self.rows = _rows.row_buffers(n_tree_rows if with_rows else 0, data.targets.shape[1])
         self.nodes = np.empty(self.capacity, dtype=NODE_DTYPE)
         self.missing_left = np.empty(self.capacity, dtype=np.uint8)
         self.values = np.empty(self.capacity, dtype=FLOAT_DTYPE)
@@ -287,6 +289,7 @@ def grow_tree(
     monotonic_cst: np.ndarray | None = None,
     value_bounds: np.ndarray | None = None,
     interaction_groups: np.ndarray | None = None,
+    exchange: object = None,
 ) -> Tree:
     """Grow one tree on the rows with positive ``weights`` (float64, one per row).
 
@@ -312,15 +315,27 @@ def grow_tree(
     features of each group as bits: ``_input.features.check_interaction_cst``) lets a
     node split only on features of a group that holds every feature split on above it;
     None: free.
+
+    ``exchange`` (``_remote``): the rows live in partitions elsewhere, each started on
+    the tree (``_partition_rows.PartitionRows.start_tree``), and the exchange sums
+    their row operations; ``data`` then holds the bins and no rows, ``weights`` and
+    ``row_leaf`` are unused (each partition knows its rows' leaves), and the tree is
+    pointwise with a histogram pool (boosting's).
     """
-    if row_leaf is None:
+    if row_leaf is None or exchange is not None:
         row_leaf = np.zeros(0, dtype=INDEX_DTYPE)
-    samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+    if exchange is None:
+        samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+        n_tree_rows = len(samples)
+    else:
+        n_tree_rows = exchange.n_rows
     if histograms is None:
-        histograms = histogram_pool(data, params, len(samples))
+        histograms = histogram_pool(data, params, n_tree_rows)
+    if exchange is not None and (histograms is None or params.listwise_depth > 0 or params.sorted_sweep):
+        raise ValueError("a tree grown over partitions needs a pointwise criterion with a histogram pool.")
     if memory is None:
         memory = TreeMemory(data, params)
-    memory.reserve(len(samples))
+    memory.reserve(n_tree_rows, with_rows=exchange is None)
     capacity = memory.capacity
     work = memory.fresh_workspace()
     if features is not None:  # a view of the workspace's own array: the builder's signature stays the same
@@ -337,19 +352,28 @@ def grow_tree(
     if params.listwise_depth > 0:
         listwise = _listwise.new_listwise(
             params.listwise_depth, params.max_queries, data.query_of_row, data.query_boundaries, data.row_gains,
-            copies, query_weights, cumulative_discount, len(samples), data.bin_thresholds.shape[1],
+            copies, query_weights, cumulative_discount, n_tree_rows, data.bin_thresholds.shape[1],
         )  # fmt: skip
     output = _builder.TreeOutput(
         memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
         np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE), row_leaf,
     )  # fmt: skip
-    n_nodes = _builder.build_tree(
-        data.binned(),
-        _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
-        work,
-        rng_state, np.empty((len(samples), 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None,
-        None if histograms is None else _histograms.new_pool(histograms, capacity), listwise, output,
-    )  # fmt: skip
+    pool = None if histograms is None else _histograms.new_pool(histograms, capacity)
+    if exchange is None:
+        n_nodes = _builder.build_tree(
+            data.binned(),
+            _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
+            work,
+            rng_state, np.empty((n_tree_rows, 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None, pool, listwise,
+            output, None,
+        )  # fmt: skip
+    else:
+        no_rows = memory.rows._replace(integer_weights=exchange.integer_weights)
+        with _remote.register(exchange) as remote:
+            n_nodes = _builder.build_tree(
+                data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
+                output, remote,
+            )  # fmt: skip
     if value_bounds is not None:
         value_bounds[:n_nodes, 0] = work.table.lower[:n_nodes]
         value_bounds[:n_nodes, 1] = work.table.upper[:n_nodes]

@@ -25,7 +25,7 @@ import numpy as np
 from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
-from . import _criteria
+from . import _criteria, _remote
 
 # Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).
 HIST_FIRST = 0  # sum of the first moment (w * g, or w * y)
@@ -186,9 +186,15 @@ def subtract_histograms(histograms, parent_slot, child_slot):
 
 
 @jit(inline="always")
-def _fill(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads):
+def _fill(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, node, remote):
     """``fill_histograms`` of ``rows`` (``_rows.SortedRows``), then, when ``parent_slot >= 0``,
-    ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads when more than one."""
+    ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads when more than one.
+    With a ``remote`` tree (``_remote``), the fill is ``node``'s histograms summed over its partitions."""
+    if remote is not None:
+        _remote.fill(remote, node, histograms, slot)
+        if parent_slot >= 0:
+            subtract_histograms(histograms, parent_slot, slot)
+        return
     if n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
@@ -226,7 +232,7 @@ def release_slot(pool, node):
 
 
 @jit(inline="always")
-def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_left, need_right, node_start, node_end, n_threads):
+def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_left, need_right, node_start, node_end, n_threads, remote):
     """Histograms of two new siblings by the subtraction trick.
 
     The smaller child's histograms are summed from its rows and the larger child's
@@ -245,7 +251,10 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
         slot = pool.scratch
         if need_small:
             slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, parent_slot, n_threads)
+        _fill(
+            X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, parent_slot, n_threads,
+            small, remote,
+        )  # fmt: skip
         pool.node_slot[large] = parent_slot
         pool.node_slot[small] = slot if need_small else -1
         return
@@ -256,7 +265,7 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
 
 
 @jit(refcounted=False, callable_from_python=False)
-def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child, searched, sibling_searched, node_start, node_end, n_threads):
+def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child, searched, sibling_searched, node_start, node_end, n_threads, remote):
     """The slot holding a new node's histograms (-1 when it will not be searched).
 
     The root's are summed when it is searched; a left child pairs itself with its
@@ -266,10 +275,13 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
     if node == 0:
         pool.node_slot[0] = FILL_LATER if searched else -1
     elif is_left_child:
-        _pair_histograms(X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads)
+        _pair_histograms(
+            X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads,
+            remote,
+        )  # fmt: skip
     if pool.node_slot[node] == FILL_LATER:
         slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, -1, n_threads)
+        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, -1, n_threads, node, remote)
         pool.node_slot[node] = slot
     return pool.node_slot[node]
 

@@ -1,0 +1,122 @@
+"""One partition's share of a tree grown over several partitions (``_remote``).
+
+A ``PartitionRows`` holds a partition's binned rows and, for the tree being grown, its
+rows of positive weight in the builder's node order (``_rows.SortedRows``) with every
+node's range of them. It answers the exchange's five questions about its own rows with
+the builder's own kernels (``_builder._summarise``, ``_histograms.fill_histograms``,
+``_rows.partition``, ``_builder.root_penalty_sums``), so that with one partition every
+sum is the one the builder adds on the same rows, in the same order.
+"""
+
+import numpy as np
+
+from .._numba.dtypes import INDEX_DTYPE
+from .._numba.jit import jit
+from . import _builder, _criteria, _histograms, _rows
+
+
+@jit(refcounted=False)
+def _summarise(criterion, rows, start, end, statistics):
+    """``_builder._summarise`` without leaf targets: fills ``statistics``; returns the weight."""
+    weight, _ = _builder._summarise(criterion, rows, rows.weights[:0], start, end, statistics)
+    return weight
+
+
+@jit(refcounted=False)
+def _fill(X_binned, criterion, rows, start, end, histograms):
+    """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end``."""
+    _histograms.fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0)
+
+
+@jit(refcounted=False)
+def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left):
+    """``_rows.partition``: returns (first right position, rows in ``missing_bin``)."""
+    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+
+
+@jit(refcounted=False)
+def _total_weight(rows):
+    return _rows.total_weight(rows)
+
+
+class PartitionRows:
+    """A partition's rows for the trees grown over partitions.
+
+    Parameters
+    ----------
+    X_binned : ndarray of shape (n_rows, n_features), uint8/16/32, C order
+        The partition's binned rows (bins of the fit's ``BinMapper``).
+    criterion : int
+        ``_criteria`` constant of the trees (a moment criterion).
+    max_bins : int
+        The bin axis of the pool's histograms (``bin_thresholds.shape[1]``).
+    n_hist_columns : int
+        ``_criteria.n_hist_columns(criterion)``.
+    histogram_dtype : dtype
+        The pool's: float64, or int32 for quantized targets.
+    """
+
+    def __init__(self, X_binned: np.ndarray, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: type) -> None:
+        self.X_binned = X_binned
+        self.criterion = criterion
+        self._histogram_shape = (1, X_binned.shape[1], max_bins, n_hist_columns)
+        self._histogram_dtype = histogram_dtype
+        self.rows = None
+
+    def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
+        """Begin a tree on the rows of positive ``weights`` (float64, (n_rows,)), whose
+        ``targets`` (float64, (n_rows, n_target_columns)) its criterion reads; ``capacity``:
+        the tree's most nodes (``_grow.max_nodes``)."""
+        samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+        self.rows = _rows.sorted_rows(samples, targets, weights)
+        self.start = np.zeros(capacity, dtype=INDEX_DTYPE)
+        self.end = np.zeros(capacity, dtype=INDEX_DTYPE)
+        self.end[0] = len(samples)
+
+    @property
+    def n_rows(self) -> int:
+        """The tree's rows in this partition."""
+        return len(self.rows.samples)
+
+    @property
+    def integer_weights(self) -> bool:
+        return self.rows.integer_weights
+
+    def total_weight(self) -> float:
+        return float(_total_weight(self.rows))
+
+    def summarise(self, node: int) -> tuple[float, np.ndarray]:
+        """(weight, statistics) of the partition's rows of ``node``."""
+        statistics = np.empty(_criteria.n_statistics(self.criterion, 0))
+        weight = _summarise(self.criterion, self.rows, self.start[node], self.end[node], statistics)
+        return float(weight), statistics
+
+    def histograms(self, node: int) -> np.ndarray:
+        """The histograms of the partition's rows of ``node``, shape (n_features, max_bins, n_hist_columns)."""
+        histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
+        _fill(self.X_binned, self.criterion, self.rows, self.start[node], self.end[node], histograms)
+        return histograms[0]
+
+    def partition(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple[int, int]:
+        """Split the partition's rows of ``node`` into ``left_child`` and ``left_child + 1``;
+        returns (rows going left, rows in ``missing_bin``)."""
+        start, end = self.start[node], self.end[node]
+        middle, n_missing = _partition(self.X_binned, self.rows, start, end, feature, cut_bin, missing_bin, missing_left)
+        self.start[left_child], self.end[left_child] = start, middle
+        self.start[left_child + 1], self.end[left_child + 1] = middle, end
+        return int(middle - start), int(n_missing)
+
+    def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
+        """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""
+        statistics = np.empty(_criteria.n_statistics(self.criterion, 0))
+        weight, rows_cost = _builder.root_penalty_sums(self.criterion, self.rows, statistics, l2_regularization)
+        return float(weight), float(rows_cost), statistics
+
+    def row_leaf(self, nodes: np.ndarray, n_rows: int) -> np.ndarray:
+        """Each of the partition's ``n_rows`` rows' leaf in the finished tree (its ``nodes``,
+        NODE_DTYPE), -1 for rows outside the tree (weight 0)."""
+        leaves = np.full(n_rows, -1, dtype=INDEX_DTYPE)
+        for node in np.flatnonzero(nodes["feature"] < 0):
+            leaves[self.rows.samples[self.start[node] : self.end[node]]] = node
+        return leaves
+

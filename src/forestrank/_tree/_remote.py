@@ -1,0 +1,167 @@
+"""A tree whose rows live in partitions elsewhere: the builder's row operations as exchanges.
+
+The builder (``_builder.build_tree``) reads a tree's rows in five places: the tree's
+total weight (the scale of every gain), a node's statistics, a node's histograms, the
+partition of a node's rows by its split, and the cost penalty's root sums. Everything
+else it decides (the split search on pooled histograms, the frontier, the bounds of
+monotone splits, the feature draws) reads only those sums. Called with a ``remote``
+handle instead of ``None``, the builder asks an *exchange* for the five, and the
+exchange sums them over the partitions that hold the rows
+(``_tree/_partition_rows.PartitionRows``, one per partition, wherever it lives): the
+driver never sees a row, every partition applies the same splits, and the tree is the
+one the builder grows on the concatenated rows, up to the order in which
+floating-point sums are added (exactly the same with one partition, or with integer
+targets and weights: ``docs/design.md``, "Parallelism").
+
+The driver's node table keeps *virtual* row ranges: the root owns ``0:n_rows`` (all
+partitions' rows) and a split puts the left child's global count first, so a node's
+``end - start`` is its global count, which is all the builder reads of a range.
+
+The exchange is a Python object reached from the compiled builder through
+``numba.objmode``; ``remote`` is an int64 array holding its key in the registry and
+the tree's rows over all partitions (``register``), so that a tree grown on a cluster and one grown in memory
+compile to different specialisations and the in-memory one carries no exchange code
+(``docs/design.md``, "Numba rules": optional arguments are None or not per call type).
+
+An exchange implements:
+
+- ``n_rows``: the tree's rows (positive weight) over all partitions;
+- ``total_weight() -> float``;
+- ``summarise(node, statistics) -> (weight, 0.0)``: fills ``statistics`` (float64,
+  (n_statistics,)) with the node's summed moments;
+- ``fill(node, histograms, slot)``: ``histograms[slot]`` (float64 or int32, (n_features,
+  max_bins, n_hist_columns)) becomes the node's summed histograms;
+- ``partition(node, left_child, feature, cut_bin, missing_bin, missing_left) ->
+  (n_left, n_missing)``: every partition splits its rows of ``node``, the left ones
+  becoming ``left_child``'s and the others ``left_child + 1``'s; returns the global
+  counts of the left child and of the node's rows in ``missing_bin``;
+- ``penalty_sums(statistics, l2_regularization) -> (weight, rows_cost)``: the root's
+  summed moments into ``statistics`` and the sum of the rows' costs
+  (``_criteria.row_cost``).
+"""
+
+import itertools
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import numba
+import numpy as np
+
+from .._numba.jit import jit
+
+_exchanges: dict = {}
+_keys = itertools.count()
+_lock = threading.Lock()
+
+
+@contextmanager
+def register(exchange: object) -> Iterator[np.ndarray]:
+    """``exchange`` reachable from the builder while the block runs; yields its ``remote`` handle
+    for ``_builder.build_tree``: int64 array of shape (2,), its key and ``exchange.n_rows``."""
+    with _lock:
+        key = next(_keys)
+        _exchanges[key] = exchange
+    try:
+        yield np.array([key, exchange.n_rows], dtype=np.int64)
+    finally:
+        with _lock:
+            del _exchanges[key]
+
+
+def _exchange(remote: np.ndarray) -> object:
+    return _exchanges[int(remote[0])]
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def total_weight(remote):
+    """The tree's total weight over every partition."""
+    with numba.objmode(total="float64"):
+        total = _exchange(remote).total_weight()
+    return total
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def summarise(remote, node, statistics):
+    """``_builder._summarise`` of ``node`` over every partition: fills ``statistics``;
+    returns (weight, 0.0), a remote tree having no leaf targets."""
+    with numba.objmode(weight="float64"):
+        weight = _exchange(remote).summarise(node, statistics)
+    return weight, 0.0
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def fill(remote, node, histograms, slot):
+    """``histograms[slot]``: the summed histograms of ``node``'s rows in every partition."""
+    with numba.objmode():
+        _exchange(remote).fill(node, histograms, slot)
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_left):
+    """Split ``node``'s rows in every partition; returns the global (left count, missing count)."""
+    with numba.objmode(n_left="int64", n_missing="int64"):
+        n_left, n_missing = _exchange(remote).partition(node, left_child, feature, cut_bin, missing_bin, missing_left)
+    return n_left, n_missing
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def penalty_sums(remote, statistics, l2_regularization):
+    """The root's summed moments (into ``statistics``) and rows' costs over every partition:
+    returns (root weight, sum of the rows' costs)."""
+    with numba.objmode(weight="float64", rows_cost="float64"):
+        weight, rows_cost = _exchange(remote).penalty_sums(statistics, l2_regularization)
+    return weight, rows_cost
+
+
+class PartitionsExchange:
+    """The exchange over ``PartitionRows`` held by this process, summed in partition order.
+
+    The reference every exchange must equal (a cluster's sums what its workers' partitions
+    return, the same way); with one partition each sum is that partition's own.
+
+    Parameters
+    ----------
+    partitions : list of _partition_rows.PartitionRows
+        Each started on the tree (``PartitionRows.start_tree``).
+    """
+
+    def __init__(self, partitions: list) -> None:
+        self.partitions = partitions
+
+    @property
+    def n_rows(self) -> int:
+        return sum(partition.n_rows for partition in self.partitions)
+
+    @property
+    def integer_weights(self) -> bool:
+        return all(partition.integer_weights for partition in self.partitions)
+
+    def total_weight(self) -> float:
+        return _in_order([partition.total_weight() for partition in self.partitions])
+
+    def summarise(self, node: int, statistics: np.ndarray) -> float:
+        weights, partition_statistics = zip(*(partition.summarise(node) for partition in self.partitions))
+        statistics[:] = _in_order(partition_statistics)
+        return _in_order(weights)
+
+    def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
+        histograms[slot] = _in_order([partition.histograms(node) for partition in self.partitions])
+
+    def partition(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple[int, int]:
+        counts = [part.partition(node, left_child, feature, cut_bin, missing_bin, missing_left) for part in self.partitions]
+        return sum(n_left for n_left, _ in counts), sum(n_missing for _, n_missing in counts)
+
+    def penalty_sums(self, statistics: np.ndarray, l2_regularization: float) -> tuple[float, float]:
+        weights, costs, partition_statistics = zip(*(partition.penalty_sums(l2_regularization) for partition in self.partitions))
+        statistics[:] = _in_order(partition_statistics)
+        return _in_order(weights), _in_order(costs)
+
+
+def _in_order(values: list) -> object:
+    """``values[0] + values[1] + ...``, added from the first (not from 0, which would turn a
+    -0.0 of a single partition into 0.0): with one partition, that partition's value."""
+    total = values[0]
+    for value in values[1:]:
+        total = total + value
+    return total

@@ -1,0 +1,116 @@
+"""A tree grown over partitions (``_tree/_remote.py``) against the same tree grown in memory."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from forestrank import make_ranking
+from forestrank._tree import _criteria, _frontier, _rng, _scans
+from forestrank._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
+from forestrank._tree._partition_rows import PartitionRows
+from forestrank._tree._remote import PartitionsExchange
+
+
+def boosting_problem(integer_targets, missing=False, seed=0):
+    """Binned features, per-row (g, h) targets and weights, as a boosting iteration has them."""
+    X, _, _ = make_ranking(n_queries=60, docs_per_query=(10, 40), n_features=12, random_state=seed)
+    rng = np.random.default_rng(seed)
+    if missing:
+        X[rng.random(X.shape) < 0.2] = np.nan
+    targets = np.empty((len(X), 2))
+    if integer_targets:  # quantized gradients: every sum exact in any order
+        targets[:, 0] = rng.integers(-8, 9, len(X))
+        targets[:, 1] = rng.integers(1, 5, len(X))
+        weights = (rng.random(len(X)) < 0.9).astype(float)
+    else:
+        targets[:, 0] = rng.normal(size=len(X)) + np.nan_to_num(X[:, 0])
+        targets[:, 1] = rng.uniform(0.1, 1.0, len(X))
+        weights = rng.uniform(0.5, 2.0, len(X)) * (rng.random(len(X)) < 0.9)
+    return binned_features(X, 255, 0, 1), targets, weights
+
+
+PARAMS = TreeParams(
+    criterion=_criteria.NEWTON, n_classes=0, max_features=12, expansion=_frontier.BEST, l2_regularization=0.5,
+    min_samples_leaf=8, min_child_weight=1e-3, max_leaf_nodes=31, missing_direction=_scans.LEARN,
+)  # fmt: skip
+
+
+def grow_both(binned, targets, weights, bounds, params=PARAMS, dtype=np.float64, **options):
+    """The tree grown in memory, its rows' leaves, and the tree grown over the partitions ``bounds``
+    with its partitions' rows' leaves concatenated."""
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    row_leaf = np.full(len(weights), -1, dtype=np.int64)
+    n_rows = int((weights > 0).sum())
+    local = grow_tree(
+        data, weights, params, _rng.new_state(np.random.SeedSequence(7)), row_leaf=row_leaf,
+        histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True), **options,
+    )  # fmt: skip
+    capacity = max_nodes(params, n_rows)
+    partitions = []
+    for start, end in zip(bounds[:-1], bounds[1:]):
+        partition = PartitionRows(
+            binned["X_binned"][start:end], params.criterion, binned["bin_thresholds"].shape[1],
+            _criteria.n_hist_columns(params.criterion), dtype,
+        )  # fmt: skip
+        partition.start_tree(targets[start:end], weights[start:end], capacity)
+        partitions.append(partition)
+    driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
+    remote = grow_tree(
+        driver, None, params, _rng.new_state(np.random.SeedSequence(7)), histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True),
+        exchange=PartitionsExchange(partitions), **options,
+    )  # fmt: skip
+    leaves = np.concatenate([p.row_leaf(remote.nodes, end - start) for p, start, end in zip(partitions, bounds[:-1], bounds[1:])])
+    return local, row_leaf, remote, leaves
+
+
+def assert_same_tree(local, remote):
+    for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+        np.testing.assert_array_equal(getattr(remote, name), getattr(local, name), err_msg=name)
+
+
+@pytest.mark.parametrize("missing", [False, True])
+def test_one_partition_grows_the_in_memory_tree_bitwise(missing):
+    binned, targets, weights = boosting_problem(integer_targets=False, missing=missing)
+    local, row_leaf, remote, leaves = grow_both(binned, targets, weights, [0, len(weights)])
+    assert local.node_count > 40
+    assert_same_tree(local, remote)
+    np.testing.assert_array_equal(leaves, row_leaf)
+
+
+@pytest.mark.parametrize("missing_direction", ["learn", "separate"])
+def test_integer_targets_grow_the_in_memory_tree_bitwise_over_several_partitions(missing_direction):
+    binned, targets, weights = boosting_problem(integer_targets=True, missing=True)
+    params = dataclasses.replace(PARAMS, missing_direction=_scans.MISSING_DIRECTIONS[missing_direction], max_features=5)
+    bounds = [0, 300, 301, 900, len(weights)]  # a partition of one row among them
+    local, row_leaf, remote, leaves = grow_both(binned, targets, weights, bounds, params, dtype=np.int32)
+    assert local.node_count > 40
+    assert_same_tree(local, remote)
+    np.testing.assert_array_equal(leaves, row_leaf)
+
+
+def test_costs_and_monotone_bounds_are_summed_over_partitions():
+    binned, targets, weights = boosting_problem(integer_targets=True)
+    n_features = binned["X_binned"].shape[1]
+    options = dict(
+        feature_penalty=np.linspace(0.0, 3.0, n_features), monotonic_cst=np.array([1, -1] + [0] * (n_features - 2), np.int8),
+        value_bounds=np.empty((max_nodes(PARAMS, len(weights)), 2)),
+    )  # fmt: skip
+    local, row_leaf, remote, leaves = grow_both(binned, targets, weights, [0, 500, len(weights)], **options)
+    assert_same_tree(local, remote)
+    np.testing.assert_array_equal(leaves, row_leaf)
+
+
+def test_float_targets_over_several_partitions_grow_the_same_tree_up_to_summation_order():
+    """Sums added partition by partition differ from the row-order sums in their last bits:
+    the same splits, and values and gains within rounding."""
+    binned, targets, weights = boosting_problem(integer_targets=False, missing=True)
+    local, row_leaf, remote, leaves = grow_both(binned, targets, weights, [0, 400, 800, len(weights)])
+    for name in ("feature", "left"):
+        np.testing.assert_array_equal(remote.nodes[name], local.nodes[name])
+    np.testing.assert_array_equal(remote.missing_left, local.missing_left)
+    np.testing.assert_array_equal(remote.n_node_samples, local.n_node_samples)
+    np.testing.assert_allclose(remote.nodes["threshold"], local.nodes["threshold"], rtol=1e-12)
+    np.testing.assert_allclose(remote.weighted_n_node_samples, local.weighted_n_node_samples, rtol=1e-12)
+    np.testing.assert_allclose(remote.feature_gains, local.feature_gains, rtol=1e-9)
+    np.testing.assert_array_equal(leaves, row_leaf)
