@@ -36,9 +36,19 @@ PARAMS = TreeParams(
 )  # fmt: skip
 
 
-def grow_both(binned, targets, weights, bounds, params=PARAMS, dtype=np.float64, **options):
+def new_partitions(binned, bounds, params=PARAMS, dtype=np.float64):
+    return [
+        PartitionRows(
+            binned["X_binned"][start:end], params.criterion, binned["bin_thresholds"].shape[1],
+            _criteria.n_hist_columns(params.criterion), dtype,
+        )  # fmt: skip
+        for start, end in zip(bounds[:-1], bounds[1:])
+    ]
+
+
+def grow_both(binned, targets, weights, bounds, params=PARAMS, dtype=np.float64, partitions=None, **options):
     """The tree grown in memory, its rows' leaves, and the tree grown over the partitions ``bounds``
-    with its partitions' rows' leaves concatenated."""
+    (new ones, or ``partitions`` reused) with its partitions' rows' leaves concatenated."""
     data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
     row_leaf = np.full(len(weights), -1, dtype=np.int64)
     n_rows = int((weights > 0).sum())
@@ -46,18 +56,14 @@ def grow_both(binned, targets, weights, bounds, params=PARAMS, dtype=np.float64,
         data, weights, params, _rng.new_state(np.random.SeedSequence(7)), row_leaf=row_leaf,
         histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True), **options,
     )  # fmt: skip
-    capacity = max_nodes(params, n_rows)
-    partitions = []
-    for start, end in zip(bounds[:-1], bounds[1:]):
-        partition = PartitionRows(
-            binned["X_binned"][start:end], params.criterion, binned["bin_thresholds"].shape[1],
-            _criteria.n_hist_columns(params.criterion), dtype,
-        )  # fmt: skip
-        partition.start_tree(targets[start:end], weights[start:end], capacity)
-        partitions.append(partition)
+    if partitions is None:
+        partitions = new_partitions(binned, bounds, params, dtype)
+    for partition, start, end in zip(partitions, bounds[:-1], bounds[1:]):
+        partition.start_tree(targets[start:end], weights[start:end], max_nodes(params, n_rows))
     driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
     remote = grow_tree(
-        driver, None, params, _rng.new_state(np.random.SeedSequence(7)), histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True),
+        driver, None, params, _rng.new_state(np.random.SeedSequence(7)),
+        histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True),
         exchange=PartitionsExchange(partitions), **options,
     )  # fmt: skip
     leaves = np.concatenate([p.row_leaf(remote.nodes, end - start) for p, start, end in zip(partitions, bounds[:-1], bounds[1:])])
@@ -113,4 +119,17 @@ def test_float_targets_over_several_partitions_grow_the_same_tree_up_to_summatio
     np.testing.assert_allclose(remote.nodes["threshold"], local.nodes["threshold"], rtol=1e-12)
     np.testing.assert_allclose(remote.weighted_n_node_samples, local.weighted_n_node_samples, rtol=1e-12)
     np.testing.assert_allclose(remote.feature_gains, local.feature_gains, rtol=1e-9)
+    np.testing.assert_array_equal(leaves, row_leaf)
+
+
+def test_partitions_grow_tree_after_tree_in_their_reused_buffers():
+    binned, targets, weights = boosting_problem(integer_targets=True)
+    bounds = [0, 700, len(weights)]
+    partitions = new_partitions(binned, bounds, dtype=np.int32)
+    grow_both(binned, targets, weights, bounds, dtype=np.int32, partitions=partitions)
+    other = np.random.default_rng(5)
+    targets = np.column_stack([other.integers(-8, 9, len(weights)), other.integers(1, 5, len(weights))]).astype(float)
+    weights = (other.random(len(weights)) < 0.7).astype(float)
+    local, row_leaf, remote, leaves = grow_both(binned, targets, weights, bounds, dtype=np.int32, partitions=partitions)
+    assert_same_tree(local, remote)
     np.testing.assert_array_equal(leaves, row_leaf)

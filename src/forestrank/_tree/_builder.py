@@ -437,7 +437,7 @@ def _split(node, n_nodes, binned, rows, params, output, table, remote):
         table.split_gain[present] = 0.0  # the parent carries the three-way gain
 
 
-@jit(refcounted=False)
+@jit(refcounted=False, callable_from_python=False)
 def root_penalty_sums(criterion, rows, statistics, l2_regularization):
     """The tree's summed moments (into ``statistics``, float64 of shape (n_statistics,)) and the
     sum of its rows' costs (``_criteria.row_cost``): returns (weight, rows' cost), added in

@@ -39,6 +39,11 @@ def _total_weight(rows):
     return _rows.total_weight(rows)
 
 
+@jit(refcounted=False)
+def _penalty_sums(criterion, rows, statistics, l2_regularization):
+    return _builder.root_penalty_sums(criterion, rows, statistics, l2_regularization)
+
+
 class PartitionRows:
     """A partition's rows for the trees grown over partitions.
 
@@ -61,6 +66,7 @@ class PartitionRows:
         self.criterion = criterion
         self._histogram_shape = (1, X_binned.shape[1], max_bins, n_hist_columns)
         self._histogram_dtype = histogram_dtype
+        self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
         self.rows = None
 
     def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
@@ -68,7 +74,9 @@ class PartitionRows:
         ``targets`` (float64, (n_rows, n_target_columns)) its criterion reads; ``capacity``:
         the tree's most nodes (``_grow.max_nodes``)."""
         samples = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
-        self.rows = _rows.sorted_rows(samples, targets, weights)
+        if self._buffers is None or self._buffers.targets.shape[1] != targets.shape[1]:
+            self._buffers = _rows.row_buffers(len(self.X_binned), targets.shape[1])
+        self.rows = _rows.sorted_rows(samples, targets, weights, self._buffers)
         self.start = np.zeros(capacity, dtype=INDEX_DTYPE)
         self.end = np.zeros(capacity, dtype=INDEX_DTYPE)
         self.end[0] = len(samples)
@@ -109,7 +117,7 @@ class PartitionRows:
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""
         statistics = np.empty(_criteria.n_statistics(self.criterion, 0))
-        weight, rows_cost = _builder.root_penalty_sums(self.criterion, self.rows, statistics, l2_regularization)
+        weight, rows_cost = _penalty_sums(self.criterion, self.rows, statistics, l2_regularization)
         return float(weight), float(rows_cost), statistics
 
     def row_leaf(self, nodes: np.ndarray, n_rows: int) -> np.ndarray:
