@@ -5,35 +5,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from forestrank import make_ranking
-from forestrank._tree import _criteria, _frontier, _rng, _scans
-from forestrank._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
+from cluster_helpers import PARAMS, assert_same_tree, boosting_problem
+from forestrank._tree import _criteria, _rng, _scans
+from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
 from forestrank._tree._partition_rows import PartitionRows
-from forestrank._tree._remote import PartitionsExchange
-
-
-def boosting_problem(integer_targets, missing=False, seed=0):
-    """Binned features, per-row (g, h) targets and weights, as a boosting iteration has them."""
-    X, _, _ = make_ranking(n_queries=60, docs_per_query=(10, 40), n_features=12, random_state=seed)
-    rng = np.random.default_rng(seed)
-    if missing:
-        X[rng.random(X.shape) < 0.2] = np.nan
-    targets = np.empty((len(X), 2))
-    if integer_targets:  # quantized gradients: every sum exact in any order
-        targets[:, 0] = rng.integers(-8, 9, len(X))
-        targets[:, 1] = rng.integers(1, 5, len(X))
-        weights = (rng.random(len(X)) < 0.9).astype(float)
-    else:
-        targets[:, 0] = rng.normal(size=len(X)) + np.nan_to_num(X[:, 0])
-        targets[:, 1] = rng.uniform(0.1, 1.0, len(X))
-        weights = rng.uniform(0.5, 2.0, len(X)) * (rng.random(len(X)) < 0.9)
-    return binned_features(X, 255, 0, 1), targets, weights
-
-
-PARAMS = TreeParams(
-    criterion=_criteria.NEWTON, n_classes=0, max_features=12, expansion=_frontier.BEST, l2_regularization=0.5,
-    min_samples_leaf=8, min_child_weight=1e-3, max_leaf_nodes=31, missing_direction=_scans.LEARN,
-)  # fmt: skip
+from forestrank._tree._remote import PartitionsExchange, in_process
 
 
 def new_partitions(binned, bounds, params=PARAMS, dtype=np.float64):
@@ -64,15 +40,10 @@ def grow_both(binned, targets, weights, bounds, params=PARAMS, dtype=np.float64,
     remote = grow_tree(
         driver, None, params, _rng.new_state(np.random.SeedSequence(7)),
         histograms=histogram_pool(data, params, n_rows, dtype, sampled_features=True),
-        exchange=PartitionsExchange(partitions), **options,
+        exchange=PartitionsExchange(in_process(partitions)), **options,
     )  # fmt: skip
-    leaves = np.concatenate([p.row_leaf(remote.nodes, end - start) for p, start, end in zip(partitions, bounds[:-1], bounds[1:])])
+    leaves = np.concatenate([partition.row_leaf(remote.nodes) for partition in partitions])
     return local, row_leaf, remote, leaves
-
-
-def assert_same_tree(local, remote):
-    for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
-        np.testing.assert_array_equal(getattr(remote, name), getattr(local, name), err_msg=name)
 
 
 @pytest.mark.parametrize("missing", [False, True])

@@ -61,11 +61,11 @@ class PartitionRows:
         The pool's: float64, or int32 for quantized targets.
     """
 
-    def __init__(self, X_binned: np.ndarray, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: type) -> None:
-        self.X_binned = X_binned
+    def __init__(self, X_binned: np.ndarray, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: object) -> None:
+        self.X_binned = np.ascontiguousarray(X_binned)
         self.criterion = criterion
         self._histogram_shape = (1, X_binned.shape[1], max_bins, n_hist_columns)
-        self._histogram_dtype = histogram_dtype
+        self._histogram_dtype = np.dtype(histogram_dtype)
         self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
         self.rows = None
 
@@ -90,8 +90,9 @@ class PartitionRows:
     def integer_weights(self) -> bool:
         return self.rows.integer_weights
 
-    def total_weight(self) -> float:
-        return float(_total_weight(self.rows))
+    def tree_summary(self) -> tuple[int, bool, float]:
+        """(rows, whether their weights are integers, their total weight) of the tree begun."""
+        return self.n_rows, self.integer_weights, float(_total_weight(self.rows))
 
     def summarise(self, node: int) -> tuple[float, np.ndarray]:
         """(weight, statistics) of the partition's rows of ``node``."""
@@ -114,16 +115,21 @@ class PartitionRows:
         self.start[left_child + 1], self.end[left_child + 1] = middle, end
         return int(middle - start), int(n_missing)
 
+    def split(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple:
+        """``partition``, with the two children's ``summarise`` (one round of a cluster's exchange)."""
+        n_left, n_missing = self.partition(node, left_child, feature, cut_bin, missing_bin, missing_left)
+        return n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1)
+
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""
         statistics = np.empty(_criteria.n_statistics(self.criterion, 0))
         weight, rows_cost = _penalty_sums(self.criterion, self.rows, statistics, l2_regularization)
         return float(weight), float(rows_cost), statistics
 
-    def row_leaf(self, nodes: np.ndarray, n_rows: int) -> np.ndarray:
-        """Each of the partition's ``n_rows`` rows' leaf in the finished tree (its ``nodes``,
-        NODE_DTYPE), -1 for rows outside the tree (weight 0)."""
-        leaves = np.full(n_rows, -1, dtype=INDEX_DTYPE)
+    def row_leaf(self, nodes: np.ndarray) -> np.ndarray:
+        """Each of the partition's rows' leaf in the finished tree (its ``nodes``, NODE_DTYPE),
+        -1 for rows outside the tree (weight 0)."""
+        leaves = np.full(len(self.X_binned), -1, dtype=INDEX_DTYPE)
         for node in np.flatnonzero(nodes["feature"] < 0):
             leaves[self.rows.samples[self.start[node] : self.end[node]]] = node
         return leaves

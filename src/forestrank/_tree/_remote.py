@@ -42,7 +42,7 @@ An exchange implements:
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numba
@@ -115,50 +115,68 @@ def penalty_sums(remote, statistics, l2_regularization):
 
 
 class PartitionsExchange:
-    """The exchange over ``PartitionRows`` held by this process, summed in partition order.
+    """The exchange over partitions, each asked through ``round``.
 
-    The reference every exchange must equal (a cluster's sums what its workers' partitions
-    return, the same way); with one partition each sum is that partition's own.
+    ``round(method, arguments)`` calls ``method`` of every partition's
+    ``_partition_rows.PartitionRows`` (``arguments``: one tuple for all, or a list of
+    one tuple per partition) and returns the answers in partition order: in this
+    process (``in_process``) or on the workers that hold them (a cluster's rounds,
+    ``ensemble/_cluster_exchange.py``). The answers are summed in partition order
+    (``sum_in_order``), so every round function grows the same tree; a split's round
+    brings the children's statistics back with their counts (``PartitionRows.split``),
+    and the builder's next questions about them are answered without another round.
 
     Parameters
     ----------
-    partitions : list of _partition_rows.PartitionRows
-        Each started on the tree (``PartitionRows.start_tree``).
+    round : callable
+        Every partition started on the tree (``PartitionRows.start_tree``).
     """
 
-    def __init__(self, partitions: list) -> None:
-        self.partitions = partitions
-
-    @property
-    def n_rows(self) -> int:
-        return sum(partition.n_rows for partition in self.partitions)
-
-    @property
-    def integer_weights(self) -> bool:
-        return all(partition.integer_weights for partition in self.partitions)
+    def __init__(self, round: Callable[[str, tuple | list], list]) -> None:
+        self._round = round
+        self._children: dict = {}
+        n_rows, integer_weights, total_weights = zip(*round("tree_summary", ()))
+        self.n_rows = sum(n_rows)
+        self.integer_weights = all(integer_weights)
+        self._total_weight = sum_in_order(total_weights)
 
     def total_weight(self) -> float:
-        return _in_order([partition.total_weight() for partition in self.partitions])
+        return self._total_weight
 
     def summarise(self, node: int, statistics: np.ndarray) -> float:
-        weights, partition_statistics = zip(*(partition.summarise(node) for partition in self.partitions))
-        statistics[:] = _in_order(partition_statistics)
-        return _in_order(weights)
+        answers = self._children.pop(node, None)
+        if answers is None:
+            answers = self._round("summarise", (node,))
+        weights, partition_statistics = zip(*answers)
+        statistics[:] = sum_in_order(partition_statistics)
+        return sum_in_order(weights)
 
     def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
-        histograms[slot] = _in_order([partition.histograms(node) for partition in self.partitions])
+        histograms[slot] = sum_in_order(self._round("histograms", (node,)))
 
     def partition(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple[int, int]:
-        counts = [part.partition(node, left_child, feature, cut_bin, missing_bin, missing_left) for part in self.partitions]
-        return sum(n_left for n_left, _ in counts), sum(n_missing for _, n_missing in counts)
+        answers = self._round("split", (node, left_child, feature, cut_bin, missing_bin, missing_left))
+        self._children[left_child] = [left for _, _, left, _ in answers]
+        self._children[left_child + 1] = [right for _, _, _, right in answers]
+        return sum(n_left for n_left, _, _, _ in answers), sum(n_missing for _, n_missing, _, _ in answers)
 
     def penalty_sums(self, statistics: np.ndarray, l2_regularization: float) -> tuple[float, float]:
-        weights, costs, partition_statistics = zip(*(partition.penalty_sums(l2_regularization) for partition in self.partitions))
-        statistics[:] = _in_order(partition_statistics)
-        return _in_order(weights), _in_order(costs)
+        weights, costs, partition_statistics = zip(*self._round("penalty_sums", (l2_regularization,)))
+        statistics[:] = sum_in_order(partition_statistics)
+        return sum_in_order(weights), sum_in_order(costs)
 
 
-def _in_order(values: list) -> object:
+def in_process(partitions: list) -> Callable[[str, tuple | list], list]:
+    """The round function of ``partitions`` (``PartitionRows``) held by this process."""
+
+    def round(method: str, arguments: tuple | list) -> list:
+        per_partition = arguments if isinstance(arguments, list) else [arguments] * len(partitions)
+        return [getattr(partition, method)(*args) for partition, args in zip(partitions, per_partition)]
+
+    return round
+
+
+def sum_in_order(values: list) -> object:
     """``values[0] + values[1] + ...``, added from the first (not from 0, which would turn a
     -0.0 of a single partition into 0.0): with one partition, that partition's value."""
     total = values[0]

@@ -1,0 +1,198 @@
+"""Rounds of a tree grown over partitions that live on a Dask cluster's workers.
+
+Each partition's rows stay on the worker that holds them; one Dask actor per worker
+(``WorkerPartitions``) holds that worker's partitions (``_tree/_partition_rows.PartitionRows``)
+and answers for all of them at once, their sums added on the worker. The builder runs
+on the caller's machine and asks its exchange (``_tree/_remote.PartitionsExchange``) for
+row sums, each question one *round*: the same method called on every actor at once, the
+answers gathered in worker order. Summing on the workers first sends one histogram per
+worker and round instead of one per partition; the sums are then added in (worker,
+partition) order, a different order than partition order only for floating-point sums
+of several partitions (``docs/design.md``, "Parallelism").
+
+Per split the exchange makes two rounds: the split (decision out; the children's counts
+and statistics back) and the smaller child's histograms (``n_features x max_bins x
+n_hist_columns`` sums from every worker); a tree's first rounds are its summary, the
+root's statistics and the root's histograms. ``ActorRounds`` counts the rounds and the
+bytes the actors send back.
+
+An actor lost with its worker loses its partitions' tree state: the round raises
+``LostPartitionsError`` naming the partitions whose actor did not answer.
+"""
+
+import numpy as np
+
+from .._tree._partition_rows import PartitionRows
+from .._tree._remote import sum_in_order
+from ..parallel._cluster import scheduler_errors
+
+
+class LostPartitionsError(RuntimeError):
+    """Partitions whose actors (and rows) were lost with their workers."""
+
+
+class WorkerPartitions:
+    """The partitions one worker holds, answering the exchange's rounds for all of them.
+
+    Every method takes one argument tuple per partition where the partitions differ
+    (``start_tree``) and the same arguments otherwise; sums are added over the partitions
+    in their order (``_remote.sum_in_order``), per-partition answers (``row_leaf``) come
+    back as a list.
+
+    Parameters
+    ----------
+    X_binned : list of ndarray
+        The worker's partitions' binned rows, in partition order.
+    criterion, max_bins, n_hist_columns, histogram_dtype :
+        As in ``PartitionRows``.
+    """
+
+    def __init__(self, X_binned: list, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: str) -> None:
+        self.partitions = [PartitionRows(rows, criterion, max_bins, n_hist_columns, histogram_dtype) for rows in X_binned]
+
+    def start_tree(self, per_partition: list) -> None:
+        for partition, arguments in zip(self.partitions, per_partition):
+            partition.start_tree(*arguments)
+
+    def tree_summary(self) -> tuple[int, bool, float]:
+        n_rows, integer_weights, totals = zip(*(partition.tree_summary() for partition in self.partitions))
+        return sum(n_rows), all(integer_weights), sum_in_order(totals)
+
+    def summarise(self, node: int) -> tuple[float, np.ndarray]:
+        weights, statistics = zip(*(partition.summarise(node) for partition in self.partitions))
+        return sum_in_order(weights), sum_in_order(statistics)
+
+    def histograms(self, node: int) -> np.ndarray:
+        return sum_in_order([partition.histograms(node) for partition in self.partitions])
+
+    def split(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple:
+        answers = [partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left) for partition in self.partitions]
+        n_left, n_missing, left, right = zip(*answers)
+        return sum(n_left), sum(n_missing), _summed(left), _summed(right)
+
+    def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
+        weights, costs, statistics = zip(*(partition.penalty_sums(l2_regularization) for partition in self.partitions))
+        return sum_in_order(weights), sum_in_order(costs), sum_in_order(statistics)
+
+    def row_leaf(self, nodes: np.ndarray) -> list:
+        return [partition.row_leaf(nodes) for partition in self.partitions]
+
+
+def _summed(summaries: tuple) -> tuple[float, np.ndarray]:
+    """(weight, statistics) summaries of several partitions added in order."""
+    weights, statistics = zip(*summaries)
+    return sum_in_order(weights), sum_in_order(statistics)
+
+
+def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: str) -> tuple[list, list]:
+    """One ``WorkerPartitions`` actor per worker holding partitions, on that worker.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    X_binned : list of distributed.Future
+        Each partition's binned rows (uint8/16/32, (n_rows, n_features)), on its worker.
+    criterion, max_bins, n_hist_columns, histogram_dtype :
+        As in ``PartitionRows`` (the dtype by name).
+
+    Returns
+    -------
+    actors : list of distributed.Actor
+    partitions : list of list of int
+        The partitions each actor holds, in partition order.
+    """
+    with scheduler_errors(client):
+        where = client.who_has(X_binned)
+        by_worker: dict = {}
+        for number, rows in enumerate(X_binned):
+            by_worker.setdefault(sorted(where.get(rows.key, ()))[0], []).append(number)
+        futures = [
+            client.submit(
+                WorkerPartitions, [X_binned[number] for number in numbers], criterion, max_bins, n_hist_columns,
+                histogram_dtype, actor=True, workers=[worker], allow_other_workers=False,
+            )  # fmt: skip
+            for worker, numbers in by_worker.items()
+        ]
+        return [future.result() for future in futures], list(by_worker.values())
+
+
+class ActorRounds:
+    """The round function (``_remote.PartitionsExchange``) of ``PartitionRows`` actors.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    actors : list of distributed.Actor
+        ``WorkerPartitions`` actors (``start_actors``).
+    partitions : list of list of int
+        The partitions each actor holds, named in the errors of a lost actor.
+
+    Attributes
+    ----------
+    rounds : int
+        Rounds made so far.
+    bytes_received : int
+        Bytes of the arrays and numbers the actors sent back.
+    """
+
+    def __init__(self, client: object, actors: list, partitions: list) -> None:
+        self.client = client
+        self.actors = actors
+        self.partitions = partitions
+        self.rounds = 0
+        self.bytes_received = 0
+        with scheduler_errors(client):
+            workers = client.scheduler_info().get("workers", {})
+        self._worker_ids = {actor._address: workers.get(actor._address, {}).get("id") for actor in actors}
+
+    def __call__(self, method: str, arguments: tuple | list) -> list:
+        """``method`` called on every actor at once (``arguments``: one tuple for all, or a list of
+        one tuple per actor); the answers in actor order."""
+        per_actor = arguments if isinstance(arguments, list) else [arguments] * len(self.actors)
+        with scheduler_errors(self.client):
+            pending = [self._ask(actor, method, args) for actor, args in zip(self.actors, per_actor)]
+            answers, lost = [], []
+            for index, future in enumerate(pending):
+                try:
+                    if isinstance(future, Exception):
+                        raise future
+                    answers.append(future.result())
+                except Exception as error:
+                    if not isinstance(error, OSError) and self._alive(self.actors[index]):
+                        raise  # an error of the method itself, on a partition that is still there
+                    lost.extend(self.partitions[index])
+                    cause = f"{type(error).__name__}: {error}"
+        if lost:
+            raise LostPartitionsError(
+                f"partition(s) {', '.join(map(str, sorted(lost)))} did not answer {method!r} ({cause}): their rows and "
+                "tree state were lost with their worker, and the tree is incomplete."
+            )
+        self.rounds += 1
+        self.bytes_received += sum(_nbytes(answer) for answer in answers)
+        return answers
+
+
+    @staticmethod
+    def _ask(actor: object, method: str, arguments: tuple) -> object:
+        """The future of ``actor.method(*arguments)``, or the error raised on asking (an actor
+        whose worker is known to be lost refuses at once)."""
+        try:
+            return getattr(actor, method)(*arguments)
+        except Exception as error:
+            return error
+
+    def _alive(self, actor: object) -> bool:
+        """Whether the worker that held ``actor`` is still the one the scheduler knows at its address
+        (a restarted worker has a new identity and none of the actor's state; a connection that
+        failed, an ``OSError``, means it is gone)."""
+        workers = self.client.scheduler_info().get("workers", {})
+        return actor._address in workers and workers[actor._address].get("id") == self._worker_ids.get(actor._address)
+
+
+def _nbytes(answer: object) -> int:
+    """The bytes of the arrays and numbers in one actor's answer."""
+    if isinstance(answer, np.ndarray):
+        return answer.nbytes
+    if isinstance(answer, (tuple, list)):
+        return sum(_nbytes(item) for item in answer)
+    return 8

@@ -1,0 +1,90 @@
+"""A tree grown over partitions held by Dask actors (``ensemble/_cluster_exchange.py``) against the
+same tree grown in memory (``tests/tree/test_remote.py`` grows it over partitions in one process)."""
+
+import dataclasses
+import time
+
+import numpy as np
+import pytest
+
+from cluster_helpers import PARAMS, assert_same_tree, boosting_problem
+from forestrank._tree import _criteria, _rng
+from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
+from forestrank._tree._remote import PartitionsExchange
+from forestrank.ensemble._cluster_exchange import ActorRounds, LostPartitionsError, start_actors
+
+
+distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+
+
+def grow_on_actors(client, binned, targets, weights, bounds, dtype):
+    """The tree grown over actors holding the partitions ``bounds``, its rows' leaves, and the rounds."""
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    n_rows = int((weights > 0).sum())
+    workers = list(client.scheduler_info()["workers"])
+    parts = list(zip(bounds[:-1], bounds[1:]))
+    X_binned = [client.scatter(binned["X_binned"][a:b], workers=[workers[i % len(workers)]]) for i, (a, b) in enumerate(parts)]
+    actors, held = start_actors(
+        client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], _criteria.n_hist_columns(PARAMS.criterion),
+        np.dtype(dtype).name,
+    )  # fmt: skip
+    assert sorted(n for numbers in held for n in numbers) == list(range(len(parts)))
+    rounds = ActorRounds(client, actors, held)
+    capacity = max_nodes(PARAMS, n_rows)
+    rounds("start_tree", [([(targets[a:b], weights[a:b], capacity) for a, b in (parts[n] for n in numbers)],) for numbers in held])
+    driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
+    tree = grow_tree(
+        driver, None, PARAMS, _rng.new_state(np.random.SeedSequence(7)),
+        histograms=histogram_pool(data, PARAMS, n_rows, dtype, sampled_features=True), exchange=PartitionsExchange(rounds),
+    )  # fmt: skip
+    leaves = {n: leaf for numbers, per_actor in zip(held, rounds("row_leaf", (tree.nodes,))) for n, leaf in zip(numbers, per_actor)}
+    return tree, np.concatenate([leaves[n] for n in range(len(parts))]), rounds
+
+
+def grow_in_memory(binned, targets, weights, dtype):
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    row_leaf = np.full(len(weights), -1, dtype=np.int64)
+    tree = grow_tree(
+        data, weights, PARAMS, _rng.new_state(np.random.SeedSequence(7)), row_leaf=row_leaf,
+        histograms=histogram_pool(data, PARAMS, int((weights > 0).sum()), dtype, sampled_features=True),
+    )  # fmt: skip
+    return tree, row_leaf
+
+
+@pytest.mark.parametrize(
+    ("integer_targets", "bounds"), [(False, "one"), (True, "three")], ids=["one partition", "three partitions, integer targets"]
+)
+def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, integer_targets, bounds):
+    binned, targets, weights = boosting_problem(integer_targets=integer_targets, missing=True)
+    bounds = [0, len(weights)] if bounds == "one" else [0, 500, 1100, len(weights)]
+    dtype = np.int32 if integer_targets else np.float64
+    local, row_leaf = grow_in_memory(binned, targets, weights, dtype)
+    remote, leaves, rounds = grow_on_actors(dask_client, binned, targets, weights, bounds, dtype)
+    assert_same_tree(local, remote)
+    np.testing.assert_array_equal(leaves, row_leaf)
+    n_splits = int((local.nodes["feature"] >= 0).sum())
+    # start, summary, root statistics and histograms; then per split the split and at most one fill; the leaves
+    assert n_splits + 4 < rounds.rounds <= 2 * n_splits + 5
+    histogram_bytes = binned["X_binned"].shape[1] * binned["bin_thresholds"].shape[1] * 3 * np.dtype(dtype).itemsize
+    fills = rounds.rounds - n_splits - 4  # one histogram from each actor, summed over its partitions
+    assert fills * histogram_bytes * len(rounds.actors) <= rounds.bytes_received < (fills + 1) * histogram_bytes * len(rounds.actors)
+
+
+def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        binned, targets, weights = boosting_problem(integer_targets=True)
+        workers = list(client.scheduler_info()["workers"])
+        X_binned = [client.scatter(binned["X_binned"][:700], workers=[workers[0]]), client.scatter(binned["X_binned"][700:], workers=[workers[1]])]
+        actors, held = start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
+        rounds = ActorRounds(client, actors, held)
+        rounds("start_tree", [([(targets[:700], weights[:700], 61)],), ([(targets[700:], weights[700:], 61)],)])
+        lost = actors[held.index([1])]._address
+        client.run(lambda: __import__("os")._exit(1), workers=[lost], on_error="ignore")  # the nanny restarts it, empty
+        deadline = time.monotonic() + 30
+        while lost in client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pytest.raises(LostPartitionsError, match=r"partition\(s\) 1 "):
+            rounds("tree_summary", ())
