@@ -1,5 +1,7 @@
 """The histogram pool: pooled scans and the sibling subtraction grow the sweep's trees."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -52,3 +54,26 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     for tree in trees[1:]:
         np.testing.assert_array_equal(tree.nodes, trees[0].nodes)
         np.testing.assert_array_equal(tree.values, trees[0].values)
+
+
+@pytest.mark.parametrize("n_slots", [2, 3, 5])
+def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots):
+    """With its slots taken, a node's histograms go to the scratch slot or are summed from its
+    rows when it is searched: slower, never different. A forced node (the value split below a
+    "missing?" test) keeps its slot until its children pair, the scratch slot included."""
+    from cluster_helpers import PARAMS, boosting_problem
+
+    from forestrank._tree import _rng, _scans
+    from forestrank._tree._grow import TrainingSet
+
+    binned, targets, weights = boosting_problem(integer_targets=False, missing=True)
+    params = dataclasses.replace(PARAMS, missing_direction=_scans.SEPARATE, max_leaf_nodes=40)
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    pool = histogram_pool(data, params, len(weights), sampled_features=True)
+    full = grow_tree(data, weights, params, _rng.new_state(np.random.SeedSequence(3)), histograms=pool)
+    few = grow_tree(data, weights, params, _rng.new_state(np.random.SeedSequence(3)), histograms=pool[:n_slots].copy())
+    assert (full.nodes["threshold"] == -np.inf).sum() > 3  # three-way splits were made
+    for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples"):
+        np.testing.assert_array_equal(getattr(few, name), getattr(full, name), err_msg=name)
+    # a node's sums filled from its rows or subtracted from its parent's differ in their last bits
+    np.testing.assert_allclose(few.feature_gains, full.feature_gains, rtol=1e-12)

@@ -243,6 +243,10 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
     right_child = left_child + 1
     parent_slot = pool.node_slot[parent]
     pool.node_slot[parent] = -1
+    if parent_slot == pool.scratch:
+        # A forced node, paired when no slot was free, kept the scratch slot: the fill below
+        # would overwrite its sums (and freeing it would list the scratch slot as free).
+        parent_slot = -1
     if node_end[left_child] - node_start[left_child] <= node_end[right_child] - node_start[right_child]:
         small, large, need_small, need_large = left_child, right_child, need_left, need_right
     else:
