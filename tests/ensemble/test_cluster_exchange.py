@@ -88,3 +88,12 @@ def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():
             time.sleep(0.1)
         with pytest.raises(LostPartitionsError, match=r"partition\(s\) 1 "):
             rounds("tree_summary", ())
+
+
+def test_an_error_of_a_live_partition_is_raised_as_itself(dask_client):
+    binned, targets, weights = boosting_problem(integer_targets=True)
+    X_binned = [dask_client.scatter(binned["X_binned"], workers=[list(dask_client.scheduler_info()["workers"])[0]])]
+    actors, held = start_actors(dask_client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
+    rounds = ActorRounds(dask_client, actors, held)
+    with pytest.raises(AttributeError):  # no tree started: not a lost partition
+        rounds("summarise", (0,))

@@ -104,3 +104,43 @@ def test_partitions_grow_tree_after_tree_in_their_reused_buffers():
     local, row_leaf, remote, leaves = grow_both(binned, targets, weights, bounds, dtype=np.int32, partitions=partitions)
     assert_same_tree(local, remote)
     np.testing.assert_array_equal(leaves, row_leaf)
+
+
+def test_trees_the_exchange_cannot_grow_are_refused_by_name():
+    binned, targets, weights = boosting_problem(integer_targets=True)
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    partitions = new_partitions(binned, [0, len(weights)])
+    partitions[0].start_tree(targets, weights, max_nodes(PARAMS, len(weights)))
+    driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
+    pool = histogram_pool(data, PARAMS, len(weights), sampled_features=True)
+    cases = {
+        "no leaf targets": (dataclasses.replace(driver, leaf_targets=np.ones(len(weights))), PARAMS, pool),
+        "criterion": (driver, dataclasses.replace(PARAMS, criterion=_criteria.VARIANCE), pool),
+        "int32 histograms": (driver, PARAMS, pool.astype(np.int32)),
+        "a moment criterion": (driver, dataclasses.replace(PARAMS, criterion=_criteria.ENTROPY, n_classes=3), None),
+    }
+    for need, (data_, params, histograms) in cases.items():
+        with pytest.raises(ValueError, match=f"a tree grown over partitions needs .*{need}"):
+            grow_tree(
+                data_, None, params, _rng.new_state(np.random.SeedSequence(7)), histograms=histograms,
+                exchange=PartitionsExchange(in_process(partitions)),
+            )  # fmt: skip
+
+
+def test_a_tree_memory_serves_trees_over_partitions_and_in_memory_in_turn():
+    from forestrank._tree._grow import TreeMemory
+
+    binned, targets, weights = boosting_problem(integer_targets=True)
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    memory = TreeMemory(data, PARAMS)
+    partitions = new_partitions(binned, [0, 800, len(weights)], dtype=np.int32)
+    for partition, (start, end) in zip(partitions, [(0, 800), (800, len(weights))]):
+        partition.start_tree(targets[start:end], weights[start:end], max_nodes(PARAMS, len(weights)))
+    pool = histogram_pool(data, PARAMS, len(weights), np.int32, sampled_features=True)
+    driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
+    remote = grow_tree(
+        driver, None, PARAMS, _rng.new_state(np.random.SeedSequence(7)), histograms=pool, memory=memory,
+        exchange=PartitionsExchange(in_process(partitions)),
+    )  # fmt: skip
+    local = grow_tree(data, weights, PARAMS, _rng.new_state(np.random.SeedSequence(7)), histograms=pool, memory=memory)
+    assert_same_tree(local, remote)

@@ -168,15 +168,17 @@ class TreeMemory:
         self._data = data
         self._params = params
         self.n_rows = -1
+        self._with_rows = True
 
     def reserve(self, n_tree_rows: int, with_rows: bool = True) -> None:
         """Make room for a tree of ``n_tree_rows`` rows (new buffers if the current are smaller);
         without buffers for the rows themselves when they live in partitions elsewhere
         (``with_rows=False``, ``grow_tree(exchange=...)``)."""
-        if n_tree_rows <= self.n_rows:
+        if n_tree_rows <= self.n_rows and with_rows == self._with_rows:
             return
         data, params = self._data, self._params
         self.n_rows = n_tree_rows
+        self._with_rows = with_rows
         self.capacity = max_nodes(params, n_tree_rows)
         self.rows = _rows.row_buffers(n_tree_rows if with_rows else 0, data.targets.shape[1])
         self.nodes = np.empty(self.capacity, dtype=NODE_DTYPE)
@@ -272,6 +274,27 @@ class TreeMemoryPool:
             self._free.put(memory)
 
 
+def _check_exchange(exchange: object, data: TrainingSet, params: TreeParams, histograms: np.ndarray | None) -> None:
+    """Refuse a tree the builder cannot grow over partitions (``_remote``): it needs a moment
+    criterion searched on a histogram pool, no listwise split or sorted sweep, no leaf targets
+    (a remote node's value is the caller's), and partitions of the tree's criterion and dtype."""
+    problems = {
+        "a moment criterion with a histogram pool": histograms is None or not _criteria.pools_histograms(params.criterion),
+        "no listwise splits and no sorted sweep": params.listwise_depth > 0 or params.sorted_sweep,
+        "no leaf targets (the caller sets the values)": len(data.leaf_targets) > 0,
+        f"partitions of the tree's criterion {params.criterion} (they have {exchange.criterion})": (
+            exchange.criterion != params.criterion
+        ),
+    }
+    if histograms is not None:
+        problems[f"partitions summing {histograms.dtype.name} histograms (they sum {exchange.histogram_dtype})"] = (
+            exchange.histogram_dtype != histograms.dtype.name
+        )
+    for need, missing in problems.items():
+        if missing:
+            raise ValueError(f"a tree grown over partitions needs {need}.")
+
+
 def grow_tree(
     data: TrainingSet,
     weights: np.ndarray,
@@ -331,8 +354,8 @@ def grow_tree(
         n_tree_rows = exchange.n_rows
     if histograms is None:
         histograms = histogram_pool(data, params, n_tree_rows)
-    if exchange is not None and (histograms is None or params.listwise_depth > 0 or params.sorted_sweep):
-        raise ValueError("a tree grown over partitions needs a pointwise criterion with a histogram pool.")
+    if exchange is not None:
+        _check_exchange(exchange, data, params, histograms)
     if memory is None:
         memory = TreeMemory(data, params)
     memory.reserve(n_tree_rows, with_rows=exchange is None)

@@ -90,9 +90,10 @@ class PartitionRows:
     def integer_weights(self) -> bool:
         return self.rows.integer_weights
 
-    def tree_summary(self) -> tuple[int, bool, float]:
-        """(rows, whether their weights are integers, their total weight) of the tree begun."""
-        return self.n_rows, self.integer_weights, float(_total_weight(self.rows))
+    def tree_summary(self) -> tuple[int, bool, float, int, str]:
+        """(rows, whether their weights are integers, their total weight, the criterion, the
+        histograms' dtype name) of the tree begun."""
+        return self.n_rows, self.integer_weights, float(_total_weight(self.rows)), self.criterion, self._histogram_dtype.name
 
     def summarise(self, node: int) -> tuple[float, np.ndarray]:
         """(weight, statistics) of the partition's rows of ``node``."""

@@ -126,25 +126,38 @@ class PartitionsExchange:
     brings the children's statistics back with their counts (``PartitionRows.split``),
     and the builder's next questions about them are answered without another round.
 
+    One exchange per tree: it reads the tree's summary when it is made.
+
     Parameters
     ----------
     round : callable
         Every partition started on the tree (``PartitionRows.start_tree``).
+
+    Attributes
+    ----------
+    n_rows, integer_weights :
+        The tree's rows over all partitions, and whether all their weights are integers.
+    criterion, histogram_dtype :
+        The partitions' criterion and histogram dtype name (``grow_tree`` checks them
+        against the tree's).
     """
 
     def __init__(self, round: Callable[[str, tuple | list], list]) -> None:
         self._round = round
         self._children: dict = {}
-        n_rows, integer_weights, total_weights = zip(*round("tree_summary", ()))
+        n_rows, integer_weights, total_weights, criteria, dtypes = zip(*round("tree_summary", ()))
+        if len(set(criteria)) > 1 or len(set(dtypes)) > 1:
+            raise ValueError(f"the partitions disagree on the criterion ({set(criteria)}) or histogram dtype ({set(dtypes)}).")
         self.n_rows = sum(n_rows)
         self.integer_weights = all(integer_weights)
         self._total_weight = sum_in_order(total_weights)
+        self.criterion, self.histogram_dtype = criteria[0], dtypes[0]
 
     def total_weight(self) -> float:
         return self._total_weight
 
     def summarise(self, node: int, statistics: np.ndarray) -> float:
-        answers = self._children.pop(node, None)
+        answers = self._children.get(node)  # node ids are not reused within a tree
         if answers is None:
             answers = self._round("summarise", (node,))
         weights, partition_statistics = zip(*answers)

@@ -54,9 +54,13 @@ class WorkerPartitions:
         for partition, arguments in zip(self.partitions, per_partition):
             partition.start_tree(*arguments)
 
-    def tree_summary(self) -> tuple[int, bool, float]:
-        n_rows, integer_weights, totals = zip(*(partition.tree_summary() for partition in self.partitions))
-        return sum(n_rows), all(integer_weights), sum_in_order(totals)
+    def ping(self) -> bool:
+        """True: the actor, and the partitions' tree state with it, is still there."""
+        return True
+
+    def tree_summary(self) -> tuple[int, bool, float, int, str]:
+        n_rows, integer_weights, totals, criteria, dtypes = zip(*(partition.tree_summary() for partition in self.partitions))
+        return sum(n_rows), all(integer_weights), sum_in_order(totals), criteria[0], dtypes[0]
 
     def summarise(self, node: int) -> tuple[float, np.ndarray]:
         weights, statistics = zip(*(partition.summarise(node) for partition in self.partitions))
@@ -105,11 +109,12 @@ def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, 
         where = client.who_has(X_binned)
         by_worker: dict = {}
         for number, rows in enumerate(X_binned):
-            by_worker.setdefault(sorted(where.get(rows.key, ()))[0], []).append(number)
+            holders = sorted(where.get(rows.key, ()))
+            by_worker.setdefault(holders[0] if holders else None, []).append(number)
         futures = [
             client.submit(
                 WorkerPartitions, [X_binned[number] for number in numbers], criterion, max_bins, n_hist_columns,
-                histogram_dtype, actor=True, workers=[worker], allow_other_workers=False,
+                histogram_dtype, actor=True, workers=None if worker is None else [worker], allow_other_workers=worker is None,
             )  # fmt: skip
             for worker, numbers in by_worker.items()
         ]
@@ -141,9 +146,6 @@ class ActorRounds:
         self.partitions = partitions
         self.rounds = 0
         self.bytes_received = 0
-        with scheduler_errors(client):
-            workers = client.scheduler_info().get("workers", {})
-        self._worker_ids = {actor._address: workers.get(actor._address, {}).get("id") for actor in actors}
 
     def __call__(self, method: str, arguments: tuple | list) -> list:
         """``method`` called on every actor at once (``arguments``: one tuple for all, or a list of
@@ -151,22 +153,25 @@ class ActorRounds:
         per_actor = arguments if isinstance(arguments, list) else [arguments] * len(self.actors)
         with scheduler_errors(self.client):
             pending = [self._ask(actor, method, args) for actor, args in zip(self.actors, per_actor)]
-            answers, lost = [], []
+            answers, lost, failed = [], [], []
             for index, future in enumerate(pending):
                 try:
                     if isinstance(future, Exception):
                         raise future
                     answers.append(future.result())
                 except Exception as error:
-                    if not isinstance(error, OSError) and self._alive(self.actors[index]):
-                        raise  # an error of the method itself, on a partition that is still there
-                    lost.extend(self.partitions[index])
-                    cause = f"{type(error).__name__}: {error}"
+                    if isinstance(error, OSError) or not self._alive(self.actors[index]):
+                        partitions = ", ".join(map(str, self.partitions[index]))
+                        lost.append(f"{partitions} ({type(error).__name__}: {error})")
+                    else:
+                        failed.append(error)  # an error of the method itself, on partitions still there
         if lost:
             raise LostPartitionsError(
-                f"partition(s) {', '.join(map(str, sorted(lost)))} did not answer {method!r} ({cause}): their rows and "
-                "tree state were lost with their worker, and the tree is incomplete."
+                f"partition(s) {'; '.join(lost)} did not answer {method!r}: their rows and tree state were lost with "
+                "their worker, and the tree is incomplete."
             )
+        if failed:
+            raise failed[0]
         self.rounds += 1
         self.bytes_received += sum(_nbytes(answer) for answer in answers)
         return answers
@@ -181,12 +186,14 @@ class ActorRounds:
         except Exception as error:
             return error
 
-    def _alive(self, actor: object) -> bool:
-        """Whether the worker that held ``actor`` is still the one the scheduler knows at its address
-        (a restarted worker has a new identity and none of the actor's state; a connection that
-        failed, an ``OSError``, means it is gone)."""
-        workers = self.client.scheduler_info().get("workers", {})
-        return actor._address in workers and workers[actor._address].get("id") == self._worker_ids.get(actor._address)
+    @staticmethod
+    def _alive(actor: object) -> bool:
+        """Whether ``actor`` still answers (a worker restarted at the same address has none of its
+        state and does not)."""
+        try:
+            return actor.ping().result() is True
+        except Exception:
+            return False
 
 
 def _nbytes(answer: object) -> int:
