@@ -15,9 +15,7 @@ def main(folder: str) -> None:
     (X, y, qid), validation, (X_test, y_test, qid_test) = load_letor_fold(folder)
     models = {
         "LambdaMART": LambdaMART(n_estimators=1000, learning_rate=0.05, n_iter_no_change=50, random_state=0),
-        "PLRank(skip_tied_tail=True)": PLRank(
-            n_estimators=1000, learning_rate=0.05, skip_tied_tail=True, n_iter_no_change=50, random_state=0
-        ),
+        "PLRank": PLRank(n_estimators=1000, learning_rate=0.05, n_iter_no_change=50, random_state=0),
     }
     print(describe_metric("ndcg", 10, convention="letor4"))
     for name, model in models.items():
