@@ -51,9 +51,6 @@ class CumulativeSquaredError(RankingObjective):
         """The share of rows at or below each grade, the constants minimising each loss."""
         return self.targets_.mean(axis=0)
 
-    def probabilities(self, raw: np.ndarray) -> np.ndarray:
-        return cumulative_probabilities(raw)
-
     def loss(self, raw: np.ndarray) -> float:
         """``1/2 sum_c sum (s_c - r_c)^2``; ``raw`` of shape (n_rows, n_outputs) (or (n_rows,)
         with one output)."""
