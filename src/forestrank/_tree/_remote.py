@@ -42,7 +42,7 @@ An exchange implements:
 
 import itertools
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numba
@@ -160,9 +160,8 @@ class PartitionsExchange:
         answers = self._children.get(node)  # node ids are not reused within a tree
         if answers is None:
             answers = self._round("summarise", (node,))
-        weights, partition_statistics = zip(*answers)
-        statistics[:] = sum_in_order(partition_statistics)
-        return sum_in_order(weights)
+        weight, statistics[:] = sum_each(answers)
+        return weight
 
     def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
         histograms[slot] = sum_in_order(self._round("histograms", (node,)))
@@ -174,9 +173,8 @@ class PartitionsExchange:
         return sum(n_left for n_left, _, _, _ in answers), sum(n_missing for _, n_missing, _, _ in answers)
 
     def penalty_sums(self, statistics: np.ndarray, l2_regularization: float) -> tuple[float, float]:
-        weights, costs, partition_statistics = zip(*self._round("penalty_sums", (l2_regularization,)))
-        statistics[:] = sum_in_order(partition_statistics)
-        return sum_in_order(weights), sum_in_order(costs)
+        weight, rows_cost, statistics[:] = sum_each(self._round("penalty_sums", (l2_regularization,)))
+        return weight, rows_cost
 
 
 def in_process(partitions: list) -> Callable[[str, tuple | list], list]:
@@ -189,7 +187,13 @@ def in_process(partitions: list) -> Callable[[str, tuple | list], list]:
     return round
 
 
-def sum_in_order(values: list) -> object:
+def sum_each(answers: Sequence[tuple]) -> tuple:
+    """The partitions' answers (tuples of numbers and arrays) added element by element, each
+    element in partition order (``sum_in_order``)."""
+    return tuple(sum_in_order(column) for column in zip(*answers))
+
+
+def sum_in_order(values: Sequence) -> object:
     """``values[0] + values[1] + ...``, added from the first (not from 0, which would turn a
     -0.0 of a single partition into 0.0): with one partition, that partition's value."""
     total = values[0]

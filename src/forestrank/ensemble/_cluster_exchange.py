@@ -23,7 +23,7 @@ An actor lost with its worker loses its partitions' tree state: the round raises
 import numpy as np
 
 from .._tree._partition_rows import PartitionRows
-from .._tree._remote import sum_in_order
+from .._tree._remote import sum_each, sum_in_order
 from ..parallel._cluster import scheduler_errors
 
 
@@ -63,8 +63,7 @@ class WorkerPartitions:
         return sum(n_rows), all(integer_weights), sum_in_order(totals), criteria[0], dtypes[0]
 
     def summarise(self, node: int) -> tuple[float, np.ndarray]:
-        weights, statistics = zip(*(partition.summarise(node) for partition in self.partitions))
-        return sum_in_order(weights), sum_in_order(statistics)
+        return sum_each([partition.summarise(node) for partition in self.partitions])
 
     def histograms(self, node: int) -> np.ndarray:
         return sum_in_order([partition.histograms(node) for partition in self.partitions])
@@ -72,20 +71,13 @@ class WorkerPartitions:
     def split(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple:
         answers = [partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left) for partition in self.partitions]
         n_left, n_missing, left, right = zip(*answers)
-        return sum(n_left), sum(n_missing), _summed(left), _summed(right)
+        return sum(n_left), sum(n_missing), sum_each(left), sum_each(right)
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
-        weights, costs, statistics = zip(*(partition.penalty_sums(l2_regularization) for partition in self.partitions))
-        return sum_in_order(weights), sum_in_order(costs), sum_in_order(statistics)
+        return sum_each([partition.penalty_sums(l2_regularization) for partition in self.partitions])
 
     def row_leaf(self, nodes: np.ndarray) -> list:
         return [partition.row_leaf(nodes) for partition in self.partitions]
-
-
-def _summed(summaries: tuple) -> tuple[float, np.ndarray]:
-    """(weight, statistics) summaries of several partitions added in order."""
-    weights, statistics = zip(*summaries)
-    return sum_in_order(weights), sum_in_order(statistics)
 
 
 def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: str) -> tuple[list, list]:
