@@ -116,7 +116,7 @@ def test_trees_the_exchange_cannot_grow_are_refused_by_name():
     cases = {
         "no leaf targets": (dataclasses.replace(driver, leaf_targets=np.ones(len(weights))), PARAMS, pool),
         "criterion": (driver, dataclasses.replace(PARAMS, criterion=_criteria.VARIANCE), pool),
-        "int32 histograms": (driver, PARAMS, pool.astype(np.int32)),
+        "int32 histograms": (driver, PARAMS, np.empty_like(pool, dtype=np.int32)),
         "a moment criterion": (driver, dataclasses.replace(PARAMS, criterion=_criteria.ENTROPY, n_classes=3), None),
     }
     for need, (data_, params, histograms) in cases.items():
