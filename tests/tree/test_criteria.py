@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from forestrank._tree import _criteria
 from forestrank._tree._grow import TreeParams, grow_tree
-from forestrank.ensemble._boosting import newton_node_values
+from forestrank.ensemble._boosting_state import leaf_sums, newton_steps
 
 from .helpers import CLASS_CRITERIA, brute_cost, seed, statistics_second_moments, training_set
 
@@ -201,7 +201,8 @@ def test_newton_gain_is_the_second_order_gain_and_boosting_owns_the_leaf_values(
     tree = grow_tree(training, np.ones(500), params, seed(), row_leaf=row_leaf)
     assert tree.nodes["feature"][0] == 0
     np.testing.assert_array_equal(tree.values, 0.0)  # no leaf targets: boosting computes the values
-    values = newton_node_values(tree.nodes, row_leaf, gradients, hessians, l2)
+    sums = leaf_sums(row_leaf, gradients, hessians, np.ones(500), tree.node_count)
+    values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1], l2)
     leaves = tree.apply(X)
     np.testing.assert_array_equal(leaves, row_leaf)
     for node in range(tree.node_count):

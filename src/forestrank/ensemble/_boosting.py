@@ -27,7 +27,7 @@ import inspect
 import threading
 import time
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -50,8 +50,6 @@ from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
-from ..metrics._conventions import resolve_convention
-from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import (
     CumulativeSquaredError,
     LambdaRank,
@@ -65,6 +63,7 @@ from ..objectives import (
     expected_relevance,
     softmax_probabilities,
 )
+from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
@@ -122,111 +121,6 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
             yield
         finally:
             numba.set_num_threads(previous)
-
-
-def newton_node_values(
-    tree_nodes: np.ndarray,
-    row_leaf: np.ndarray,
-    gradients: np.ndarray,
-    hessians: np.ndarray,
-    l2: float,
-    leaf_curvature: np.ndarray | None = None,
-) -> np.ndarray:
-    """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``).
-
-    Parameters
-    ----------
-    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
-    row_leaf : int64 array of shape (n_tree_rows,)
-        Leaf of each row the tree was grown on.
-    gradients, hessians : float64 arrays of shape (n_tree_rows,)
-        Weighted ``w * g`` and ``w * h`` of those rows.
-    l2 : float
-    leaf_curvature : ndarray of shape (n_nodes,), float64, or None
-        The objective's own ``H`` of each leaf (``RankingObjective.leaf_curvature``)
-        instead of the sum of the hessians; internal nodes then sum their leaves'.
-
-    Returns
-    -------
-    ndarray of shape (n_nodes,), float64
-        Internal nodes get the step of all rows below them.
-    """
-    n_nodes = len(tree_nodes)
-    sum_g = subtree_sums(tree_nodes, np.bincount(row_leaf, weights=gradients, minlength=n_nodes))
-    if leaf_curvature is None:
-        leaf_curvature = np.bincount(row_leaf, weights=hessians, minlength=n_nodes)
-    sum_h = subtree_sums(tree_nodes, leaf_curvature)
-    denominator = sum_h + l2
-    values = np.zeros(n_nodes)
-    np.divide(-sum_g, denominator, out=values, where=denominator > 0)
-    return values
-
-
-class _EvalSet:
-    """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs)."""
-
-    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray):
-        self.name = name
-        self.X = X
-        self.y = y
-        self.query_boundaries = query_boundaries
-        self.raw = raw
-
-    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
-        convention = resolve_convention("ndcg", gain=gain)
-        scores = ranking_scores(self.raw)
-        return mean_over_queries(evaluate_grouped(self.y, scores, self.query_boundaries, convention, k))
-
-
-class _EarlyStopping:
-    """When boosting stops: after ``n_iter_no_change`` iterations whose validation score did
-    not beat the best by more than ``tol`` (scikit-learn's ``_should_stop`` of its gradient
-    boosting); keeps the best iteration and what was learned alongside it then."""
-
-    def __init__(self, n_iter_no_change: int, tol: float) -> None:
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.best_score = -np.inf
-        self.best_iteration = 0
-        self.best_state = None
-        self.stale = 0
-
-    def should_stop(self, score: float, iteration: int, learned: Callable | None = None) -> bool:
-        """Record the score of ``iteration`` (0-based); ``learned()``, when given, is kept
-        with the best iteration."""
-        if score > self.best_score + self.tol:
-            self.best_score, self.best_iteration, self.stale = score, iteration + 1, 0
-            self.best_state = None if learned is None else learned()
-            return False
-        self.stale += 1
-        return self.stale >= self.n_iter_no_change
-
-
-@dataclass
-class _Boosting:
-    """The arrays a boosting fit updates at every iteration.
-
-    ``X``, ``y`` (n_rows,), ``query_of_row`` (int64) and ``base_weight`` (float64) are
-    the training rows, grouped by query; ``raw``, ``gradients`` and ``hessians``
-    (float64, (n_rows, n_outputs)) the current scores and the objective's derivatives
-    there; ``targets`` (float64, (n_rows, 2)) what the next tree splits on, which
-    ``training`` shares; ``row_leaf`` (int64, (n_rows,)) each row's leaf in it.
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    query_of_row: np.ndarray
-    base_weight: np.ndarray
-    objective: RankingObjective
-    bias: PositionBias | None
-    raw: np.ndarray
-    gradients: np.ndarray
-    hessians: np.ndarray
-    targets: np.ndarray
-    training: TrainingSet
-    row_leaf: np.ndarray
-    evals: list
-    train_eval: _EvalSet
 
 
 @dataclass
@@ -341,7 +235,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.evals_result_ = {item.name: {key: []} for item in evals}
         if self.verbose:
             self.evals_result_["train"] = {key: []}
-        stopping = _EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
+        stopping = EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
         start = time.perf_counter()
         if self.quantized_gradients is not None:
             check_quantization(self.quantized_gradients, len(state.y), self.split_gain)
@@ -378,7 +272,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _start_boosting(
         self, data: RankingData, objective: RankingObjective, positions: np.ndarray | None, evals: list
-    ) -> "_Boosting":
+    ) -> BoostingState:
         """The training rows (less an early-stopping hold-out), the prepared objective,
         the starting scores of every set and the binned features."""
         query_of_row = data.groups.grouped_query_index()
@@ -399,16 +293,16 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
         binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
-        return _Boosting(
+        return BoostingState(
             X=X_train, y=y_train, query_of_row=query_of_train_row, base_weight=base_weight, objective=objective,
             bias=bias, raw=raw, gradients=np.empty((n_rows, self.n_outputs_)),
             hessians=np.empty((n_rows, self.n_outputs_)), targets=targets,
             training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: newton_node_values
             row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), evals=evals,
-            train_eval=_EvalSet("train", X_train, y_train, boundaries, raw),
+            train_eval=EvalSet("train", X_train, y_train, boundaries, raw),
         )  # fmt: skip
 
-    def _tree_grower(self, state: "_Boosting") -> "_TreeGrower":
+    def _tree_grower(self, state: BoostingState) -> "_TreeGrower":
         """The tree parameters and the memory every tree of the fit reuses (under the fit's
         numba thread count, which the parameters record)."""
         levels = self.quantized_gradients
@@ -447,7 +341,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
         return costs
 
-    def _compute_gradients(self, state: "_Boosting") -> None:
+    def _compute_gradients(self, state: BoostingState) -> None:
         """The objective's gradients and hessians at the current scores (as the position bias
         shows them to it, whose own state then follows)."""
         raw, gradients, hessians = state.raw, state.gradients, state.hessians
@@ -460,7 +354,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             state.objective.gradients(raw, gradients, hessians)
 
     def _boost_output(
-        self, state: "_Boosting", grower: "_TreeGrower", iteration: int, output: int, weights: np.ndarray,
+        self, state: BoostingState, grower: "_TreeGrower", iteration: int, output: int, weights: np.ndarray,
         penalty: np.ndarray | None, features: np.ndarray | None,
     ) -> Tree:  # fmt: skip
         """Grow one output's tree on its gradients, set its leaves to their Newton steps and add
@@ -469,8 +363,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         gradients, hessians, targets, row_leaf = state.gradients, state.hessians, state.targets, state.row_leaf
         tree_weights, tree_params = weights, grower.params
         if levels is None:
-            targets[:, 0] = -gradients[:, output] if self.split_gain == "squared" else gradients[:, output]
-            targets[:, 1] = hessians[:, output]
+            exact_targets(gradients[:, output], hessians[:, output], targets, self.split_gain == "squared")
         else:  # the weights are in the quantized targets
             tree_weights = (weights > 0).astype(FLOAT_DTYPE)
             g_scale, h_scale = quantize_gradients(
@@ -490,28 +383,39 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         grown = row_leaf >= 0
         every_row = bool(grown.all())
         grown = slice(None) if every_row else grown  # no copies of the rows when the tree has them all
-        if levels is not None:  # back to the units of the exact gradients
-            tree.feature_gains *= g_scale**2 / h_scale
-            tree.weighted_n_node_samples = subtree_sums(
-                tree.nodes, np.bincount(row_leaf[grown], weights[grown], minlength=tree.node_count)
-            )
-        curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
-        values = newton_node_values(
-            tree.nodes, row_leaf[grown], (weights * gradients[:, output])[grown],
-            (weights * hessians[:, output])[grown], self.l2_regularization, curvature,
+        sums = leaf_sums(
+            row_leaf[grown], (weights * gradients[:, output])[grown], (weights * hessians[:, output])[grown],
+            weights[grown], tree.node_count,
         )  # fmt: skip
-        if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
-            values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
-        values = self.learning_rate * values
-        tree.values = values
-        leaves = tree.nodes["feature"] < 0
-        tree.nodes["threshold"][leaves] = values[leaves]
+        curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
+        values = self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
         state.raw[grown, output] += values[row_leaf[grown]]
         if not every_row:
             state.raw[~grown, output] += tree.predict(state.X[~grown])
         for item in state.evals:
             item.raw[:, output] += tree.predict(item.X)
         return tree
+
+    def _set_leaf_values(
+        self, tree: Tree, sums: np.ndarray, curvature: np.ndarray | None, bounds: np.ndarray | None,
+        scales: tuple[float, float] | None,
+    ) -> np.ndarray:  # fmt: skip
+        """Set a grown tree's node values to their shrunk Newton steps from its leaves' ``sums``
+        (``leaf_sums``) or the objective's ``curvature``, within the monotone ``bounds``;
+        with quantized gradients (``scales``), its gains and weights back in the exact units.
+        Returns the values (float64, (n_nodes,))."""
+        if scales is not None:
+            g_scale, h_scale = scales
+            tree.feature_gains *= g_scale**2 / h_scale
+            tree.weighted_n_node_samples = subtree_sums(tree.nodes, sums[:, 2])
+        values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self.l2_regularization)
+        if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
+            values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
+        values = self.learning_rate * values
+        tree.values = values
+        leaves = tree.nodes["feature"] < 0
+        tree.nodes["threshold"][leaves] = values[leaves]
+        return values
 
     def _check_finite(self, raw: np.ndarray, iteration: int) -> None:
         if not np.isfinite(raw).all():
@@ -521,7 +425,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 "on this data; lower it."
             )
 
-    def _score_evals(self, state: "_Boosting", iteration: int, elapsed: float) -> None:
+    def _score_evals(self, state: BoostingState, iteration: int, elapsed: float) -> None:
         """NDCG@``eval_at`` of every evaluation set into ``evals_result_`` (and of the training
         set, reported, when verbose)."""
         key = f"ndcg@{self.eval_at}"
@@ -573,7 +477,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     # --- fit helpers ------------------------------------------------------------------
 
-    def _eval_set(self, name: str, item: tuple) -> _EvalSet:
+    def _eval_set(self, name: str, item: tuple) -> EvalSet:
         if not isinstance(item, tuple | list) or len(item) != 3:
             raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
         X_val, y_val, qid_val = item
@@ -585,7 +489,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         check_grades_for_gain(y_val, self._gain(), name=f"eval_set ({name}) y", gain_name="label_gain")
         groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
         raw = np.zeros((X_val.shape[0], 1))
-        return _EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
+        return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
 
     def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
         """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
@@ -602,7 +506,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         held_rows = held[query_of_row]
         boundaries = boundaries_of_grouped(query_of_row[held_rows])
         X_val = data.X[held_rows]
-        evals.append(_EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1))))
+        evals.append(EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1))))
         return ~held_rows
 
     def _start(self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective) -> np.ndarray:

@@ -64,12 +64,42 @@ def quantize_gradients(
     (delta_g, delta_h) : tuple of float
         The scales: ``g ~ delta_g * g_q``, ``h ~ delta_h * h_q``. 1.0 where every value is 0.
     """
-    g_scale = float(np.max(np.abs(gradients), initial=0.0)) / (n_levels // 2) or 1.0
-    h_scale = float(np.max(hessians, initial=0.0)) / n_levels or 1.0
-    draws = rng.random((2, len(gradients)))
-    np.floor(gradients / g_scale + draws[0], out=out[:, 0])
-    np.floor(hessians / h_scale + draws[1], out=out[:, 1])
-    return g_scale, h_scale
+    scales = quantization_scales(
+        float(np.max(np.abs(gradients), initial=0.0)), float(np.max(hessians, initial=0.0)), n_levels
+    )
+    round_stochastically(gradients, hessians, scales, rng.random((2, len(gradients))), out)
+    return scales
+
+
+def quantization_scales(largest_gradient: float, largest_hessian: float, n_levels: int) -> tuple[float, float]:
+    """``(delta_g, delta_h)`` of Eq. 4 from the largest ``|w g|`` and ``w h`` of the tree's rows
+    (over every partition of a partitioned fit); 1.0 where the largest is 0."""
+    return largest_gradient / (n_levels // 2) or 1.0, largest_hessian / n_levels or 1.0
+
+
+def round_stochastically(
+    gradients: np.ndarray, hessians: np.ndarray, scales: tuple[float, float], draws: np.ndarray, out: np.ndarray
+) -> None:
+    """``out[:, 0] = floor(g / delta_g + u)``, ``out[:, 1] = floor(h / delta_h + u')`` (Eq. 5).
+
+    ``draws`` (float64, (2, n_rows)) are the uniform ``u`` (row 0) and ``u'`` (row 1);
+    ``gradients``, ``hessians`` and ``out`` as in ``quantize_gradients``.
+    """
+    np.floor(gradients / scales[0] + draws[0], out=out[:, 0])
+    np.floor(hessians / scales[1] + draws[1], out=out[:, 1])
+
+
+def rounding_draws(seed: np.random.SeedSequence, n_rows: int, first: int, count: int) -> np.ndarray:
+    """Rows ``first:first + count`` of the draws ``default_rng(seed).random((2, n_rows))``,
+    float64 of shape (2, count), without drawing the others: a partition of a partitioned
+    fit draws its own rows' share of the stream a fit in memory draws, by advancing the
+    PCG64 generator (one 64-bit output per float64 draw) to its rows."""
+    draws = np.empty((2, count))
+    for line, skipped in enumerate((first, n_rows + first)):
+        generator = np.random.PCG64(seed)
+        generator.advance(skipped)
+        draws[line] = np.random.Generator(generator).random(count)
+    return draws
 
 
 def quantized_params(params: TreeParams, g_scale: float, h_scale: float) -> TreeParams:

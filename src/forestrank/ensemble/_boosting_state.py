@@ -1,0 +1,139 @@
+"""The per-fit state of boosting and the arithmetic of one tree's leaves, shared by the fit in
+memory (``_boosting``) and the fit over partitions on a cluster (``_cluster_boosting``),
+where every worker keeps a ``BoostingState`` per partition it holds."""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._tree._grow import TrainingSet
+from .._tree._tree import subtree_sums
+from ..metrics._conventions import resolve_convention
+from ..metrics._ranking import evaluate_grouped, mean_over_queries
+from ..objectives import RankingObjective
+from ._position_bias import PositionBias
+
+
+def newton_steps(tree_nodes: np.ndarray, leaf_gradients: np.ndarray, leaf_curvature: np.ndarray, l2: float) -> np.ndarray:
+    """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``).
+
+    Parameters
+    ----------
+    tree_nodes : NODE_DTYPE array of shape (n_nodes,)
+    leaf_gradients, leaf_curvature : float64 arrays of shape (n_nodes,)
+        Each leaf's summed ``w * g`` (``leaf_sums``), and its summed ``w * h`` or the
+        objective's own ``H`` (``RankingObjective.leaf_curvature``); internal nodes'
+        entries are ignored, however the sums were added (over partitions, for a
+        partitioned fit).
+    l2 : float
+
+    Returns
+    -------
+    ndarray of shape (n_nodes,), float64
+        Internal nodes get the step of all rows below them.
+    """
+    sum_g = subtree_sums(tree_nodes, leaf_gradients)
+    denominator = subtree_sums(tree_nodes, leaf_curvature) + l2
+    values = np.zeros(len(tree_nodes))
+    np.divide(-sum_g, denominator, out=values, where=denominator > 0)
+    return values
+
+
+def leaf_sums(
+    row_leaf: np.ndarray, gradients: np.ndarray, hessians: np.ndarray, weights: np.ndarray, n_nodes: int,
+    carried: np.ndarray | None = None,
+) -> np.ndarray:  # fmt: skip
+    """Each leaf's summed ``w * g``, ``w * h`` and ``w``, float64 of shape (n_nodes, 3), added
+    row by row in the rows' order (``numpy.bincount``).
+
+    ``row_leaf`` (int64), ``gradients``, ``hessians`` and ``weights`` (float64) are the
+    tree's rows, shape (n_tree_rows,). ``carried`` (float64, (n_nodes, 3)) are sums the rows
+    are added to: the sums of the partitions before this one, so that partitions summed
+    one after another add every row in the order of their concatenated rows.
+    """
+    columns = (gradients, hessians, weights)
+    if carried is not None:
+        row_leaf = np.concatenate([np.arange(n_nodes, dtype=row_leaf.dtype), row_leaf])
+        columns = [np.concatenate([carried[:, k], column]) for k, column in enumerate(columns)]
+    return np.stack([np.bincount(row_leaf, weights=column, minlength=n_nodes) for column in columns], axis=1)
+
+
+def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarray, squared: bool) -> None:
+    """What an unquantized tree splits on, into ``targets`` (float64, (n_rows, 2)): the
+    gradients (``-g``, the pseudo-response, for ``split_gain="squared"``) and the hessians,
+    float64 of shape (n_rows,)."""
+    targets[:, 0] = -gradients if squared else gradients
+    targets[:, 1] = hessians
+
+
+class EvalSet:
+    """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs)."""
+
+    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray):
+        self.name = name
+        self.X = X
+        self.y = y
+        self.query_boundaries = query_boundaries
+        self.raw = raw
+
+    def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
+        return mean_over_queries(self.query_ndcg(k, ranking_scores, gain))
+
+    def query_ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> np.ndarray:
+        """NDCG@``k`` of each query (float64, (n_queries,); NaN where skipped): a partitioned
+        fit averages its partitions' concatenated, as ``ndcg`` averages one set's."""
+        convention = resolve_convention("ndcg", gain=gain)
+        return evaluate_grouped(self.y, ranking_scores(self.raw), self.query_boundaries, convention, k)
+
+
+class EarlyStopping:
+    """When boosting stops: after ``n_iter_no_change`` iterations whose validation score did
+    not beat the best by more than ``tol`` (scikit-learn's ``_should_stop`` of its gradient
+    boosting); keeps the best iteration and what was learned alongside it then."""
+
+    def __init__(self, n_iter_no_change: int, tol: float) -> None:
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.best_score = -np.inf
+        self.best_iteration = 0
+        self.best_state = None
+        self.stale = 0
+
+    def should_stop(self, score: float, iteration: int, learned: Callable | None = None) -> bool:
+        """Record the score of ``iteration`` (0-based); ``learned()``, when given, is kept
+        with the best iteration."""
+        if score > self.best_score + self.tol:
+            self.best_score, self.best_iteration, self.stale = score, iteration + 1, 0
+            self.best_state = None if learned is None else learned()
+            return False
+        self.stale += 1
+        return self.stale >= self.n_iter_no_change
+
+
+@dataclass
+class BoostingState:
+    """The arrays a boosting fit updates at every iteration.
+
+    ``X``, ``y`` (n_rows,), ``query_of_row`` (int64) and ``base_weight`` (float64) are
+    the training rows, grouped by query; ``raw``, ``gradients`` and ``hessians``
+    (float64, (n_rows, n_outputs)) the current scores and the objective's derivatives
+    there; ``targets`` (float64, (n_rows, 2)) what the next tree splits on, which
+    ``training`` shares (None for a partition on a worker, whose rows its
+    ``_partition_rows.PartitionRows`` holds); ``row_leaf`` (int64, (n_rows,)) each row's leaf in it.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    query_of_row: np.ndarray
+    base_weight: np.ndarray
+    objective: RankingObjective
+    bias: PositionBias | None
+    raw: np.ndarray
+    gradients: np.ndarray
+    hessians: np.ndarray
+    targets: np.ndarray
+    training: TrainingSet | None
+    row_leaf: np.ndarray
+    evals: list
+    train_eval: EvalSet
