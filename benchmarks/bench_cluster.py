@@ -2,6 +2,7 @@
 
     python benchmarks/bench_cluster.py trees
     python benchmarks/bench_cluster.py partitions
+    python benchmarks/bench_cluster.py boosting
 
 ``trees``: the synthetic set of ``benchmarks/compare.py`` (``make_ranking(2500 x 100,
 136 features, random_state=0)``, the first 200k rows), ``RFPointRanker(100 trees)``
@@ -20,6 +21,21 @@ fitted on 8 Dask partitions of 1,250 queries each (each tree draws its 500 queri
 one partition) and locally (500 queries drawn from all 10,000), compared on test
 NDCG@10 (plain: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant = 0) with a paired
 test over the test queries. The cluster issue bounds the difference at 0.005.
+
+``boosting``: the same MSLR-WEB10K-shaped set (1.2M training rows in 8 partitions of
+1,250 queries), ``--iterations`` of LambdaRank boosting with every contender's defaults
+where they agree (31 leaves, learning rate 0.1, 255 bins, 20 rows per leaf, truncation
+30): ``LambdaMART`` in memory with ``n_jobs=2``; ``LambdaMART`` on the Dask partitions;
+``lightgbm.DaskLGBMRanker`` and ``xgboost.dask.DaskXGBRanker`` (``tree_method="hist"``,
+``grow_policy="lossguide"``, ``max_leaves=31``, ``rank:ndcg``) on the same partitions;
+each cluster contender on its own ``LocalCluster`` of 2 single-threaded worker
+processes, every contender in a process of its own, in the order given. Reported: the
+fit's wall time (the Dask contenders' from the collections to the fitted model), test
+NDCG@10 (plain), forestrank's scheduler rounds and bytes received per tree, and each
+worker's peak resident memory during the fit beside its share of the data (its
+partitions as the fit holds them: float64 features, labels, ids and weights) and its
+resident memory before the fit. The boosting-on-a-cluster issue bounds the Dask fit at
+1.5x the in-memory fit and at LightGBM's time.
 """
 
 import argparse
@@ -147,6 +163,127 @@ def partitions(args: argparse.Namespace) -> None:
     print("NDCG@10 plain: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant = 0")
 
 
+BOOSTING_CONTENDERS = ("forestrank-memory", "forestrank-dask", "lightgbm-dask", "xgboost-dask")
+
+
+def _boosting_data(folder: Path, n_queries: int) -> Path:
+    from forestrank import make_ranking
+
+    X, y, qid = make_ranking(n_queries=n_queries + n_queries // 5, docs_per_query=120, n_features=136, random_state=0)
+    path = folder / "boosting.npz"
+    np.savez(path, X=X.astype(np.float32), y=y, qid=qid, n_train=n_queries * 120)
+    return path
+
+
+def _worker_memory(client) -> dict:
+    """Each worker's current and peak resident memory, in MB."""
+
+    def measure():
+        import resource
+
+        current = int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
+        return current / 1e6, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+    return client.run(measure)
+
+
+def _reset_peaks(client) -> None:
+    client.run(lambda: Path("/proc/self/clear_refs").write_text("5"))
+
+
+def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: int, queue) -> None:
+    import dask.array as da
+
+    from forestrank import LambdaMART
+    from forestrank.metrics import ndcg_score
+
+    data = np.load(path)
+    n_train = int(data["n_train"])
+    X, y, qid = data["X"], data["y"], data["qid"]
+    X_train, y_train, q_train, X_test, y_test, q_test = X[:n_train], y[:n_train], qid[:n_train], X[n_train:], y[n_train:], qid[n_train:]
+    result = {"name": name}
+    if name == "forestrank-memory":
+        start = time.perf_counter()
+        model = LambdaMART(iterations, n_jobs=2, random_state=0).fit(X_train, y_train, qid=q_train)
+        result["fit_s"] = time.perf_counter() - start
+        result["ndcg"] = float(ndcg_score(y_test, model.predict(X_test), q_test, k=10))
+        queue.put(result)
+        return
+    cluster, client = _cluster()
+    rows = n_train // n_partitions
+    chunks = (rows, X_train.shape[1])
+    X_dask, y_dask, q_dask = da.from_array(X_train, chunks=chunks), da.from_array(y_train, chunks=rows), da.from_array(q_train, chunks=rows)
+    before = _worker_memory(client)
+    _reset_peaks(client)
+    start = time.perf_counter()
+    if name == "forestrank-dask":
+        model = LambdaMART(iterations, n_jobs=2, random_state=0).fit(X_dask, y_dask, qid=q_dask)
+        result["rounds_per_tree"] = model.cluster_rounds_ / len(model.trees_)
+        result["mb_per_tree"] = model.cluster_bytes_ / len(model.trees_) / 1e6
+        predict = model.predict
+    elif name == "lightgbm-dask":
+        import lightgbm
+
+        group = da.from_array(np.concatenate([np.bincount(np.unique(q_train[a : a + rows], return_inverse=True)[1]) for a in range(0, n_train, rows)]), chunks=tuple(rows // 120 for _ in range(n_partitions)))
+        model = lightgbm.DaskLGBMRanker(n_estimators=iterations, num_leaves=31, learning_rate=0.1, max_bin=255, min_child_samples=20, lambdarank_truncation_level=30, verbose=-1)
+        model.fit(X_dask, y_dask, group=group)
+        predict = model.to_local().predict
+    else:
+        import xgboost.dask
+
+        model = xgboost.dask.DaskXGBRanker(
+            n_estimators=iterations, tree_method="hist", grow_policy="lossguide", max_leaves=31, max_depth=0, learning_rate=0.1,
+            max_bin=256, min_child_weight=0.001, objective="rank:ndcg", lambdarank_num_pair_per_sample=30, lambdarank_pair_method="topk",
+        )  # fmt: skip
+        model.client = client
+        model.fit(X_dask, y_dask, qid=q_dask)
+        booster = model.get_booster()
+        predict = lambda rows: booster.inplace_predict(rows)  # noqa: E731
+    result["fit_s"] = time.perf_counter() - start
+    after = _worker_memory(client)
+    share = n_train // 2 * (136 * 8 + 3 * 8) / 1e6  # float64 features, label, query and weight of half the rows
+    result["workers"] = [
+        {"before_mb": before[w][0], "peak_mb": after[w][1], "share_mb": share} for w in sorted(after)
+    ]
+    result["ndcg"] = float(ndcg_score(y_test, predict(X_test), q_test, k=10))
+    client.close()
+    cluster.close()
+    queue.put(result)
+
+
+def boosting(args: argparse.Namespace) -> None:
+    import multiprocessing
+    import tempfile
+
+    context = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as folder:
+        path = _boosting_data(Path(folder), args.queries)
+        results = {}
+        for name in args.contenders:
+            queue = context.Queue()
+            process = context.Process(target=_boosting_contender, args=(name, path, args.iterations, args.partitions, queue))
+            process.start()
+            results[name] = queue.get()
+            process.join()
+            print(f"  {name}: {results[name]}", flush=True)
+    print(f"machine: {describe_machine()}")
+    print(f"{args.queries * 120:,} training rows x 136 features (float32) in {args.partitions} query partitions, "
+          f"{args.iterations} iterations; LocalCluster of 2 single-threaded worker processes")
+    memory = results.get("forestrank-memory")
+    for name, result in results.items():
+        line = f"  {name:18s} fit {result['fit_s']:7.1f} s   NDCG@10 {result['ndcg']:.4f}"
+        if memory and name != "forestrank-memory":
+            line += f"   {result['fit_s'] / memory['fit_s']:.2f}x in memory"
+        if "rounds_per_tree" in result:
+            line += f"   {result['rounds_per_tree']:.1f} rounds and {result['mb_per_tree']:.1f} MB per tree"
+        print(line)
+        for worker in result.get("workers", []):
+            print(f"      worker: before {worker['before_mb']:.0f} MB, peak {worker['peak_mb']:.0f} MB, data share {worker['share_mb']:.0f} MB")
+    if "forestrank-dask" in results and "lightgbm-dask" in results:
+        print(f"forestrank-dask / lightgbm-dask: {results['forestrank-dask']['fit_s'] / results['lightgbm-dask']['fit_s']:.2f} (bound 1)")
+    print("NDCG@10 plain: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant = 0")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -155,8 +292,13 @@ def main() -> None:
     trees_parser.add_argument("--rounds", type=int, default=3)
     partitions_parser = commands.add_parser("partitions", help="a forest fitted on 8 query partitions vs locally")
     partitions_parser.add_argument("--trees", type=int, default=100)
+    boosting_parser = commands.add_parser("boosting", help="LambdaMART on 8 query partitions against LightGBM's and XGBoost's Dask rankers")
+    boosting_parser.add_argument("--iterations", type=int, default=100)
+    boosting_parser.add_argument("--queries", type=int, default=10_000, help="training queries of 120 documents")
+    boosting_parser.add_argument("--partitions", type=int, default=8)
+    boosting_parser.add_argument("--contenders", nargs="+", choices=BOOSTING_CONTENDERS, default=list(BOOSTING_CONTENDERS))
     args = parser.parse_args()
-    {"trees": trees, "partitions": partitions}[args.command](args)
+    {"trees": trees, "partitions": partitions, "boosting": boosting}[args.command](args)
 
 
 if __name__ == "__main__":

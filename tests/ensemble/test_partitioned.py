@@ -84,14 +84,14 @@ def test_dataframes_partitioned_by_query_fit_and_predict(cluster_data, dask_clie
     np.testing.assert_array_equal(predicted.compute().to_numpy(), reference.predict(frame.iloc[:, :-2]))
 
 
-def test_boosting_refuses_dask_collections_in_fit_and_maps_predict_over_partitions(cluster_data, dask_client):
+def test_broof_refuses_dask_collections_in_fit_and_models_map_predict_over_partitions(cluster_data, dask_client):
     from forestrank import LambdaMART
 
     X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
+    with pytest.raises(TypeError, match=r"X is a Dask collection: call X.compute\(\)"):
+        BROOF(n_estimators=2, n_trees=2, random_state=0).fit(dX, dy, qid=dq)
     for make in (lambda: LambdaMART(n_estimators=3, random_state=0), lambda: BROOF(n_estimators=2, n_trees=2, random_state=0)):
-        with pytest.raises(TypeError, match=r"X is a Dask collection: call X.compute\(\)"):
-            make().fit(dX, dy, qid=dq)
         model = make().fit(X, y, qid=qid)
         np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
 

@@ -62,7 +62,7 @@ def test_n_jobs_none_runs_boosting_kernels_on_every_core(monkeypatch):
     """The boosting fit's numba thread count under n_jobs=None is every core numba has (and is restored)."""
     import numba
 
-    from forestrank.ensemble._boosting import numba_threads
+    from forestrank.parallel._local import numba_threads
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     before = numba.get_num_threads()

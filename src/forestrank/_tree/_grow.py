@@ -108,6 +108,12 @@ def binned_features(
     """
     binner = BinMapper(max_bins, random_state=seed, n_jobs=n_jobs)
     binner.fit(X if fit_rows is None or fit_rows.all() else X[fit_rows])
+    return binned_with(binner, X)
+
+
+def binned_with(binner: BinMapper, X: np.ndarray) -> dict:
+    """``binned_features`` of ``X`` with the bins of a fitted ``binner`` (shared by the
+    partitions of a partitioned fit; ``X`` may have no rows, for a driver that holds none)."""
     thresholds, bin_values = binner.padded_tables()
     return {
         "X_binned": binner.transform(X), "n_bins": binner.n_bins_, "missing_bins": binner.missing_bins_,

@@ -157,8 +157,8 @@ class BaseRanker(BaseEstimator):
         if is_dask_collection(X):
             raise TypeError(
                 f"{type(self).__name__} fits arrays in memory and X is a Dask collection: call X.compute() (and the "
-                "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker or RFHybridRanker, "
-                "which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
+                "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker, RFHybridRanker, "
+                "LambdaMART or PLRank, which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
             )
         fitted_width = getattr(self, "n_features_in_", None)
         X = check_features(self, X, reset=True)

@@ -22,9 +22,7 @@ without traversing the tree. The tree is sequential work: ``n_jobs`` sets numba'
 thread count for the objective kernels, and joblib threads over rows at prediction.
 """
 
-import contextlib
 import inspect
-import threading
 import time
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
@@ -44,7 +42,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from .._input.features import check_features, check_interaction_cst, check_monotonic_cst
-from ..parallel._local import thread_count
+from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
@@ -63,6 +61,7 @@ from ..objectives import (
     expected_relevance,
     softmax_probabilities,
 )
+from ._cluster_boosting import fit_boosting_partitioned
 from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
@@ -90,38 +89,6 @@ from ._sampling import (
 GRADE_OBJECTIVES = ("mcrank", "cumulative")
 # 2**c is finite in float64 up to this grade.
 _LARGEST_EXP_WEIGHT_GRADE = 1023
-
-# Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
-_WORKQUEUE_LOCK = threading.Lock()
-
-
-def _threading_layer_is_threadsafe() -> bool:
-    """Whether numba's threading layer may launch parallel kernels from two threads at once.
-
-    The tbb and omp layers may; workqueue, which numba falls back to where neither
-    library is found (or when ``NUMBA_THREADING_LAYER=workqueue``), aborts the process
-    (numba's "Threading layer" documentation). The layer is chosen at the process's
-    first parallel launch: before it, the answer is no, so that first fits are safe.
-    """
-    try:
-        return numba.threading_layer() != "workqueue"
-    except ValueError:  # no parallel kernel has run yet
-        return False
-
-
-@contextlib.contextmanager
-def numba_threads(n_jobs: int | None) -> Iterator[None]:
-    """Run the block, which launches numba-parallel kernels, with numba's thread count set
-    from ``n_jobs`` (restored after); one block at a time in the process where the
-    threading layer is not threadsafe (boosting fits from several threads take turns)."""
-    with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
-        previous = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
-        try:
-            yield
-        finally:
-            numba.set_num_threads(previous)
-
 
 @dataclass
 class _TreeGrower:
@@ -218,6 +185,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self
         """
         self._validate_params()
+        if is_dask_collection(X):
+            if position is not None:
+                raise ValueError("position (position_bias) is not supported on Dask collections yet; fit on data in memory.")
+            return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set)
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
@@ -227,7 +198,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
         state = self._start_boosting(data, objective, positions, evals)
         self._update_relevance_weights(state.raw, state.y, state.base_weight)
-        self._monotonic = self._monotone_constraints(data.X.shape[1], objective)  # its outputs are known once prepared
+        self._monotonic = self._monotone_constraints(data.X.shape[1])
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         n_outputs = self.n_outputs_
         self.trees_ = []
@@ -255,20 +226,25 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 learned = None if state.bias is None else state.bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
                     break
-        if stopping is not None:
-            self.best_iteration_ = stopping.best_iteration
-            del self.trees_[stopping.best_iteration * n_outputs :]
         if state.bias is not None:  # as at the kept iteration when early stopping cut the trees
             self.position_bias_ = stopping.best_state if stopping is not None else state.bias.learned()
-        self.n_iter_ = len(self.trees_) // n_outputs
-        init_trees = getattr(self.init_, "trees_", [])
-        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
-        self._index_trees()
+        self._end_boosting(stopping, costs)
         cut = stopping is not None and stopping.best_iteration < iteration + 1  # the kept model's training scores
         self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
         return self
 
     # --- the steps of a boosting fit ----------------------------------------------------
+
+    def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts) -> None:
+        """After the last iteration: keep the trees up to early stopping's best iteration and set
+        the fitted attributes that count and cost them."""
+        if stopping is not None:
+            self.best_iteration_ = stopping.best_iteration
+            del self.trees_[stopping.best_iteration * self.n_outputs_ :]
+        self.n_iter_ = len(self.trees_) // self.n_outputs_
+        init_trees = getattr(self.init_, "trees_", [])
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
+        self._index_trees()
 
     def _start_boosting(
         self, data: RankingData, objective: RankingObjective, positions: np.ndarray | None, evals: list
@@ -311,14 +287,15 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         pool = histogram_pool(state.training, params, len(state.y), dtype, sampled_features=True)
         return _TreeGrower(params, pool, TreeMemory(state.training, params))
 
-    def _monotone_constraints(self, n_features: int, objective: RankingObjective) -> np.ndarray | None:
-        """``monotonic_cst`` checked (int8 per feature), or None without constraints."""
+    def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
+        """``monotonic_cst`` checked (int8 per feature), or None without constraints (after
+        the objective is prepared: it reads ``classes_``)."""
         constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
         if constraints is None:
             return None
         refused = {
             "an objective with one score per grade (objective='mcrank' or 'cumulative')": (
-                getattr(objective, "classes_", None) is not None
+                self.classes_ is not None
             ),
             "quantized_gradients (the split search's values are in quantized units)": self.quantized_gradients is not None,
             "missing_direction='separate' (a child of missing rows has no place in the order)": (
@@ -437,7 +414,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.evals_result_["train"][key].append(
                 state.train_eval.ndcg(self.eval_at, self._ranking_scores, self._gain())
             )
-            self._report(iteration, state.evals, elapsed)
+            self._report(iteration, [item.name for item in state.evals], elapsed)
 
     # --- positions (LambdaMART learns from them) -----------------------------------------
 
@@ -591,7 +568,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _rounding_rng(self, iteration: int, output: int) -> np.random.Generator:
         """The stochastic rounding draws of one tree's quantized gradients."""
-        return stream(self._entropy, (iteration, ROUNDING, output))
+        return np.random.default_rng(self._rounding_seed(iteration, output))
+
+    def _rounding_seed(self, iteration: int, output: int) -> np.random.SeedSequence:
+        """The seed of ``_rounding_rng``, whose draws the partitions of a partitioned fit share out."""
+        return seed_sequence(self._entropy, (iteration, ROUNDING, output))
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
         squared = self.split_gain == "squared"
@@ -611,13 +592,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             n_threads=numba.get_num_threads(),
         )
 
-    def _report(self, iteration: int, evals: list, elapsed: float) -> None:
+    def _report(self, iteration: int, eval_names: list, elapsed: float) -> None:
         period = max(1, int(self.verbose) if self.verbose > 1 else 10)
         if (iteration + 1) % period and iteration + 1 != self.n_estimators:
             return
         key = f"ndcg@{self.eval_at}"
         parts = [f"train {key} {self.evals_result_['train'][key][-1]:.4f}"]
-        parts += [f"{item.name} {key} {self.evals_result_[item.name][key][-1]:.4f}" for item in evals]
+        parts += [f"{name} {key} {self.evals_result_[name][key][-1]:.4f}" for name in eval_names]
         print(f"[{iteration + 1:>5}] " + "  ".join(parts) + f"  {elapsed:.1f} s")
 
     # --- prediction --------------------------------------------------------------------

@@ -139,14 +139,15 @@ class ActorRounds:
         self.rounds = 0
         self.bytes_received = 0
 
-    def __call__(self, method: str, arguments: tuple | list) -> list:
+    def __call__(self, method: str, arguments: tuple | list, only: int | None = None) -> list:
         """``method`` called on every actor at once (``arguments``: one tuple for all, or a list of
-        one tuple per actor); the answers in actor order."""
-        per_actor = arguments if isinstance(arguments, list) else [arguments] * len(self.actors)
+        one tuple per actor), or on actor ``only`` alone; the answers in actor order."""
+        asked = range(len(self.actors)) if only is None else [only]
+        per_actor = arguments if isinstance(arguments, list) else [arguments] * len(asked)
         with scheduler_errors(self.client):
-            pending = [self._ask(actor, method, args) for actor, args in zip(self.actors, per_actor)]
+            pending = [self._ask(self.actors[index], method, args) for index, args in zip(asked, per_actor)]
             answers, lost, failed = [], [], []
-            for index, future in enumerate(pending):
+            for index, future in zip(asked, pending):
                 try:
                     if isinstance(future, Exception):
                         raise future
@@ -167,7 +168,6 @@ class ActorRounds:
         self.rounds += 1
         self.bytes_received += sum(_nbytes(answer) for answer in answers)
         return answers
-
 
     @staticmethod
     def _ask(actor: object, method: str, arguments: tuple) -> object:

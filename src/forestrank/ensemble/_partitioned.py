@@ -25,11 +25,13 @@ arrays, DataFrames or Series (``docs/cluster.md``):
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._tree._binning import QUANTILE_SUBSAMPLE, BinMapper
+from .._tree._grow import binned_with
 from ..parallel._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
 from ._costs import tree_costs
 from ._base import check_warm_start_width
@@ -101,27 +103,58 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
 
 def _validated_partitions(client: object, forest: object, inputs: list) -> tuple[list, list, int]:
     """Each partition validated and grouped by query on its worker (``_prepare``), its
-    summary (``_summary``), and the checks across partitions: every query in one
-    partition, one number of features, some rows to fit. Returns the partitions'
-    futures, their summaries and the number of features."""
-    grower = forest._tree_grower()
-    inputs = [client.compute(column) for column in inputs]
-    weights = inputs[3] if len(inputs) > 3 else [None] * len(inputs[0])
-    parts = [
-        client.submit(_prepare, grower, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
-        for p in range(len(inputs[0]))
-    ]
-    summaries = client.gather([client.submit(_summary, part, pure=False) for part in parts])
-    _check_queries_in_one_partition([summary["query_ids"] for summary in summaries])
-    n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
-    if len(n_features) != 1:
-        raise ValueError(f"the partitions of X have different numbers of features: {sorted(n_features)}.")
+    summary (``_summary``), and the checks across partitions (``validated_partitions``)
+    and some rows to fit. Returns the partitions' futures, their summaries and the
+    number of features."""
+    parts, summaries, n_features = validated_partitions(client, _prepare, _summary, forest._tree_grower(), inputs)
     if not sum(summary["n_units"] for summary in summaries):
         if forest.skip_queries_without_relevance:
             raise ValueError(
                 "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y."
             )
         raise ValueError("the Dask collections hold no rows to fit.")
+    return parts, summaries, n_features
+
+
+def validated_partitions(
+    client: object, prepare: Callable, summarise: Callable, estimator: object, inputs: list, name: str = "X"
+) -> tuple[list, list, int]:
+    """Every partition validated and grouped by query on its worker, and the checks across
+    partitions: every query in one partition, one number of features.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    prepare : callable
+        ``prepare(estimator, X, y, qid, sample_weight)`` on a worker: the partition
+        validated, or None when it is empty.
+    summarise : callable
+        ``summarise(partition)``: a dict with at least ``n_features`` (None when empty) and
+        ``query_ids``.
+    estimator : object
+        Passed to ``prepare`` (each task has its own copy).
+    inputs : list of list of Delayed
+        The partitions of X, y, qid and, optionally, sample_weight (``_partitions``).
+    name : str
+        What the collections are called in the errors (``"X"``, or an ``eval_set`` item).
+
+    Returns
+    -------
+    partitions : list of distributed.Future
+    summaries : list of dict
+    n_features : int
+    """
+    inputs = [client.compute(column) for column in inputs]
+    weights = inputs[3] if len(inputs) > 3 else [None] * len(inputs[0])
+    parts = [
+        client.submit(prepare, estimator, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
+        for p in range(len(inputs[0]))
+    ]
+    summaries = client.gather([client.submit(summarise, part, pure=False) for part in parts])
+    _check_queries_in_one_partition([summary["query_ids"] for summary in summaries], name)
+    n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
+    if len(n_features) != 1:
+        raise ValueError(f"the partitions of {name} have different numbers of features (or none has rows): {sorted(n_features)}.")
     return parts, summaries, n_features.pop()
 
 
@@ -203,8 +236,8 @@ def _partitions(name: str, collection: object, expected: int | None = None) -> l
     return parts
 
 
-def _check_queries_in_one_partition(query_ids: list[np.ndarray]) -> None:
-    """Raise ``ValueError`` naming a query whose rows lie in two partitions."""
+def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
+    """Raise ``ValueError`` naming a query whose rows lie in two partitions (of ``name``)."""
     ids = np.concatenate(query_ids)
     owner = np.repeat(np.arange(len(query_ids)), [len(part) for part in query_ids])
     order = np.argsort(ids, kind="stable")
@@ -213,7 +246,7 @@ def _check_queries_in_one_partition(query_ids: list[np.ndarray]) -> None:
         first, second = order[repeated[0]], order[repeated[0] + 1]
         query = ids[first].item() if isinstance(ids[first], np.generic) else ids[first]
         raise ValueError(
-            f"query {query!r} has rows in partitions {owner[first]} and {owner[second]}: every query must lie "
+            f"query {query!r} has rows in partitions {owner[first]} and {owner[second]} of {name}: every query must lie "
             "wholly inside one partition (repartition by query id, for example with "
             "DataFrame.shuffle(on=qid_column) or set_index(qid_column))."
         )
@@ -287,12 +320,7 @@ def _bin_partition(part: _Partition | None, binner: BinMapper, classes: np.ndarr
         return None
     grower = part.grower
     grower._all_classes = classes if grower._requires_grades else None
-    thresholds, bin_values = binner.padded_tables()
-    binned = {
-        "X_binned": binner.transform(part.X), "n_bins": binner.n_bins_, "missing_bins": binner.missing_bins_,
-        "bin_thresholds": thresholds, "bin_values": bin_values,
-    }  # fmt: skip
-    training = grower._training_set(part.data, part.query_of_row, binned)
+    training = grower._training_set(part.data, part.query_of_row, binned_with(binner, part.X))
     params = grower._tree_params(int((part.base_weight > 0).sum()), part.X.shape[1])
     grower.query_subsample = fraction
     return grower, training, part.base_weight, part.query_of_row, params

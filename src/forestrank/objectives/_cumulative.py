@@ -39,11 +39,19 @@ class CumulativeSquaredError(RankingObjective):
     a binary target, ``g = s_c - r_c``, ``h = 1``; the grade probabilities are
     :func:`cumulative_probabilities` of the outputs. Grades are the distinct values of
     ``y`` (``classes_``), which need not be integers.
+
+    Parameters
+    ----------
+    grades : float64 ndarray of shape (n_grades,), sorted, or None
+        As ``Softmax``'s.
     """
+
+    def __init__(self, grades: np.ndarray | None = None) -> None:
+        self.grades = grades
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.classes_ = distinct_grades(self.labels_, "cumulative")
+        self.classes_ = distinct_grades(self.labels_, "cumulative") if self.grades is None else self.grades
         self.n_outputs = len(self.classes_) - 1
         self.targets_ = (self.labels_[:, None] <= self.classes_[None, :-1]).astype(np.float64)
 

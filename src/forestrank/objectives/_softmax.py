@@ -19,11 +19,21 @@ def softmax_probabilities(raw: np.ndarray) -> np.ndarray:
 
 
 class Softmax(RankingObjective):
-    """Multi-class logistic loss over the grades (McRank; module docstring)."""
+    """Multi-class logistic loss over the grades (McRank; module docstring).
+
+    Parameters
+    ----------
+    grades : float64 ndarray of shape (n_grades,), sorted, or None
+        The grades modelled; None: the distinct labels (a partition of a partitioned fit
+        is given every partition's, which its own labels may not all hold).
+    """
+
+    def __init__(self, grades: np.ndarray | None = None) -> None:
+        self.grades = grades
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
-        self.classes_ = distinct_grades(self.labels_, "mcrank")
+        self.classes_ = distinct_grades(self.labels_, "mcrank") if self.grades is None else self.grades
         self.n_outputs = len(self.classes_)
         self.class_index_ = np.searchsorted(self.classes_, self.labels_)
 

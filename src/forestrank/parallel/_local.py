@@ -13,9 +13,12 @@ Two kinds of parallel work, under whatever ``joblib.parallel_config`` the caller
   (:func:`ordered_parallel`).
 """
 
+import contextlib
 import os
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 
+import numba
 import numpy as np
 from joblib import Parallel, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
@@ -91,3 +94,35 @@ def process_parallel(n_jobs: int | None) -> Parallel:
     if getattr(backend, "uses_threads", False) or type(backend).__name__ == "DaskDistributedBackend":
         return Parallel(n_jobs=1)
     return Parallel(n_jobs=n_jobs, prefer="processes")
+
+
+# Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
+_WORKQUEUE_LOCK = threading.Lock()
+
+
+def _threading_layer_is_threadsafe() -> bool:
+    """Whether numba's threading layer may launch parallel kernels from two threads at once.
+
+    The tbb and omp layers may; workqueue, which numba falls back to where neither
+    library is found (or when ``NUMBA_THREADING_LAYER=workqueue``), aborts the process
+    (numba's "Threading layer" documentation). The layer is chosen at the process's
+    first parallel launch: before it, the answer is no, so that first fits are safe.
+    """
+    try:
+        return numba.threading_layer() != "workqueue"
+    except ValueError:  # no parallel kernel has run yet
+        return False
+
+
+@contextlib.contextmanager
+def numba_threads(n_jobs: int | None) -> Iterator[None]:
+    """Run the block, which launches numba-parallel kernels, with numba's thread count set
+    from ``n_jobs`` (restored after); one block at a time in the process where the
+    threading layer is not threadsafe (boosting fits from several threads take turns)."""
+    with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
+        previous = numba.get_num_threads()
+        numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        try:
+            yield
+        finally:
+            numba.set_num_threads(previous)

@@ -1,0 +1,515 @@
+"""Boosting fitted on Dask collections partitioned by query: the rows never leave their workers.
+
+``LambdaMART.fit`` and ``PLRank.fit`` of Dask arrays, DataFrames or Series partitioned
+by query (``docs/cluster.md``, "Boosting on a cluster"):
+
+1. every partition is validated and grouped by query on its worker, and a query found
+   in two partitions is an error that names it, as for the forests
+   (``_partitioned.validated_partitions``); a Dask ``eval_set`` is validated alike, and
+   without one ``validation_fraction`` of the queries, drawn as a fit in memory draws
+   them, stays on its worker as the early-stopping set;
+2. the bin thresholds are fitted on the client from a sample of the partitions' rows
+   (``_partitioned._shared_bins``);
+3. one ``BoostingWorker`` actor per worker bins that worker's partitions and keeps, per
+   partition, its prepared objective, scores, gradients and the rows of the tree being
+   grown (``_tree/_partition_rows.PartitionRows``); evaluation partitions keep their
+   scores beside them;
+4. every iteration the driver asks the actors for their gradients' largest magnitudes
+   (the quantization scales), then grows each output's tree with the engine's builder
+   through the exchange (``_tree/_remote.PartitionsExchange``, rounds of
+   ``_cluster_exchange.ActorRounds``): histograms, counts and statistics travel, rows
+   do not; the leaves' sums of ``w g``, ``w h`` and ``w`` come back, the driver sets the
+   Newton values, and the actors add the tree to their scores and return each query's
+   NDCG of the evaluation sets, which the driver averages for early stopping.
+
+What makes the model the one a fit in memory grows on the partitions' rows
+concatenated in partition order (each grouped by query): every per-query computation
+(the objectives' gradients, NDCG) is the same on a partition; the quantization scales
+are maxima, exact in any order; each partition draws its own rows' share of the
+rounding stream (``_quantization.rounding_draws``); with quantized gradients the
+histograms are integer sums, exact in any order, and the leaves' float sums are added
+partition after partition in partition order (``_boosting_state.leaf_sums`` carrying
+the earlier partitions' sums), so the model is the in-memory one bitwise. With float
+histograms the sums are added per worker and then across workers, so splits whose
+gains tie to the last bits may differ. Objectives that draw at random (PLRank's
+rankings, sampled LambdaRank pairs, XE-NDCG's noise) draw per partition, from the
+fit's stream and the partition's number, when there are several partitions.
+"""
+
+import copy
+import time
+
+import numba
+import numpy as np
+
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._input.labels import check_grades_for_gain, check_sample_weight
+from .._input.queries import boundaries_of_grouped
+from .._input.features import check_interaction_cst
+from .._tree import _criteria, _rng
+from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
+from .._tree._remote import PartitionsExchange, sum_in_order
+from ..parallel._local import numba_threads
+from .._tree._tree import Tree
+from ..metrics._ranking import mean_over_queries
+from ..parallel._cluster import is_dask_collection, scheduler_errors
+from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums
+from ._cluster_exchange import ActorRounds, WorkerPartitions
+from ._partitioned import _client, _partitions, _shared_bins, validated_partitions
+from ._quantization import (
+    QUANTIZED_DTYPE,
+    check_quantization,
+    quantization_scales,
+    quantized_params,
+    round_stochastically,
+    rounding_draws,
+)
+from ._sampling import HOLD_OUT, PARTITION_DRAWS, TREE, seed_entropy, seed_sequence, stream
+
+
+class _Part:
+    """One partition's validated rows on its worker, grouped by query.
+
+    ``X`` (n_rows, n_features), ``y`` and ``base_weight`` (float64, (n_rows,): the
+    ``sample_weight`` as given, which the fit divides by the lightest positive weight of
+    every partition, as ``_input.labels.normalize_sample_weight`` does in memory),
+    ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition)
+    and ``query_ids`` (n_queries,).
+    """
+
+    def __init__(self, X, y, base_weight, query_of_row, query_ids):
+        self.X, self.y, self.base_weight = X, y, base_weight
+        self.query_of_row, self.query_ids = query_of_row, query_ids
+
+    @property
+    def query_boundaries(self) -> np.ndarray:
+        return boundaries_of_grouped(self.query_of_row)
+
+    def rows_of(self, queries: np.ndarray) -> "_Part":
+        """The partition's rows of the queries marked in ``queries`` (bool, (n_queries,))."""
+        rows = queries[self.query_of_row]
+        kept = np.cumsum(queries) - 1
+        return _Part(self.X[rows], self.y[rows], self.base_weight[rows], kept[self.query_of_row[rows]], self.query_ids[queries])
+
+
+def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, sample_weight: object, eval_set: list | None) -> object:
+    """Fit ``model`` (a ``BaseBoostingRanker``, parameters validated) on Dask collections
+    partitioned by query: the module docstring's steps.
+
+    Parameters
+    ----------
+    X : dask Array of shape (n_samples, n_features), or dask DataFrame
+    y, qid : dask Array or Series of shape (n_samples,), partitioned as X
+    sample_weight : dask Array or Series of shape (n_samples,), or None
+    eval_set : list of (X, y, qid) tuples of Dask collections, or None
+
+    Returns
+    -------
+    model, fitted: its trees are an ordinary in-memory model.
+    """
+    _check_supported(model)
+    client = _client()
+    model._entropy = seed_entropy(model.random_state)
+    objective = model._make_objective()
+    inputs = [_partitions("X", X)]
+    inputs += [_partitions("y", y, len(inputs[0])), _partitions("qid", qid, len(inputs[0]))]
+    if sample_weight is not None:
+        inputs.append(_partitions("sample_weight", sample_weight, len(inputs[0])))
+    with scheduler_errors(client):
+        parts, summaries, n_features = validated_partitions(client, _prepare, _summary, model, inputs)
+        evals = _eval_partitions(client, model, eval_set, n_features)
+        if model.n_iter_no_change is not None and not evals:
+            parts, summaries, held = _hold_out(client, model, parts, summaries)
+            evals.append(("validation", held))
+        n_rows = [summary["n_rows"] for summary in summaries]
+        if not sum(n_rows):
+            raise ValueError("the Dask collections hold no rows to fit.")
+        if model.quantized_gradients is not None:
+            check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
+        binner = _shared_bins(client, model, parts, n_rows)
+        if hasattr(objective, "grades"):  # every partition models every grade
+            objective.grades = np.unique(np.concatenate([summary["grades"] for summary in summaries]))
+        model.n_features_in_ = n_features
+        if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
+            model.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        else:
+            model.__dict__.pop("feature_names_in_", None)
+        lightest = min(summary["lightest"] for summary in summaries)
+        rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals)
+        driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
+        with numba_threads(model.n_jobs):
+            _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals])
+    model.cluster_rounds_, model.cluster_bytes_ = rounds.rounds, rounds.bytes_received
+    return model
+
+
+def _check_supported(model: object) -> None:
+    """Refuse by name what a fit over partitions does not do."""
+    refused = {
+        "subsample < 1 (each tree's sample of queries)": model.subsample < 1.0,
+        "init (the model boosting starts from would be fitted on the partitions first)": model.init is not None,
+        "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
+            getattr(model, "relevance_weights", None) == "fitted"
+        ),
+    }
+    for reason, applies in refused.items():
+        if applies:
+            raise ValueError(f"{reason} is not supported on Dask collections yet; fit on data in memory without it.")
+
+
+def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list) -> None:
+    """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers."""
+    initial = [answer for per_actor in rounds("initial_scores", ()) for answer in per_actor]
+    counts, scores, n_outputs, grades = zip(*initial)
+    model.n_outputs_, model.classes_, model.init_ = n_outputs[0], grades[0], None
+    model.baseline_ = _pooled_initial_score(scores, counts)
+    model._update_relevance_weights(None, None, None)  # grade weights; 'fitted' is refused
+    model._monotonic = model._monotone_constraints(driver.bin_thresholds.shape[0])
+    model._interactions = check_interaction_cst(model.interaction_cst, driver.bin_thresholds.shape[0])
+    rounds("start_scores", ({name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}, model.baseline_))
+    model.trees_ = []
+    key = f"ndcg@{model.eval_at}"
+    model.evals_result_ = {name: {key: []} for name in eval_names}
+    if model.verbose:
+        model.evals_result_["train"] = {key: []}
+    stopping = EarlyStopping(model.n_iter_no_change, model.tol) if model.n_iter_no_change is not None and eval_names else None
+    params = model._tree_params(n_rows, driver.bin_thresholds.shape[0])
+    dtype = FLOAT_DTYPE if model.quantized_gradients is None else QUANTIZED_DTYPE
+    pool = histogram_pool(driver, params, n_rows, dtype, sampled_features=True)
+    memory = TreeMemory(driver, params)
+    costs = model._feature_costs(driver.bin_thresholds.shape[0])
+    start = time.perf_counter()
+    for iteration in range(model.n_estimators):
+        penalty = costs.penalty()
+        largest = np.maximum.reduce(rounds("compute_gradients", ()))
+        features = model._tree_features(iteration, driver.bin_thresholds.shape[0])
+        for output in range(model.n_outputs_):
+            tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
+            model.trees_.append(tree)
+            finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1)
+        if not finite:
+            model._check_finite(np.array([np.nan]), iteration)
+        costs.pay_for(model.trees_[-model.n_outputs_ :])
+        for name, values in evaluated.items():
+            model.evals_result_[name][key].append(mean_over_queries(values))
+        if model.verbose:
+            model._report(iteration, eval_names, time.perf_counter() - start)
+        if stopping is not None and stopping.should_stop(model.evals_result_[eval_names[-1]][key][-1], iteration):
+            break
+    model._end_boosting(stopping, costs)
+
+
+def _pooled_initial_score(scores: tuple, counts: tuple) -> np.ndarray:
+    """The fit's starting score from each partition's ``initial_score`` on its rows: a
+    constant is itself, a mean target (MART, cumulative boosting) the partitions' means
+    weighted by their rows."""
+    scores = [np.atleast_1d(np.asarray(score, dtype=FLOAT_DTYPE)) for score in scores]
+    if all(np.array_equal(score, scores[0]) for score in scores):
+        return scores[0]
+    return sum(score * count for score, count in zip(scores, counts)) / sum(counts)
+
+
+def _grow_output(
+    model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest, n_rows
+) -> Tree:  # fmt: skip
+    """One output's tree grown over the partitions, its leaves set to their Newton steps."""
+    scales, tree_params = None, params
+    if model.quantized_gradients is not None:
+        scales = quantization_scales(float(largest[0]), float(largest[1]), model.quantized_gradients)
+        tree_params = quantized_params(params, *scales)
+    capacity = max_nodes(tree_params, n_rows)
+    rounds("start_tree", (iteration, output, scales, capacity))
+    key_parts = (iteration, TREE) if model.n_outputs_ == 1 else (iteration, TREE, output)
+    bounds = None if model._monotonic is None else np.empty((capacity, 2))
+    tree = grow_tree(
+        driver, None, tree_params, _rng.new_state(seed_sequence(model._entropy, key_parts)), histograms=pool,
+        memory=memory, feature_penalty=penalty, features=features, monotonic_cst=model._monotonic, value_bounds=bounds,
+        interaction_groups=model._interactions, exchange=PartitionsExchange(rounds),
+    )  # fmt: skip
+    sums, curvature = _leaf_sums(rounds, tree, output, exact=scales is not None)
+    model._set_leaf_values(tree, sums, curvature, bounds, scales)
+    return tree
+
+
+def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tuple:
+    """The leaves' sums (``leaf_sums``) and the objective's curvature (or None) over every
+    partition. ``exact``: added partition after partition in partition order, one round
+    per run of partitions on one worker, so that they are the in-memory fit's sums."""
+    if not exact:
+        sums, curvatures = zip(*rounds("leaf_sums", (tree.nodes, output, None, None)))
+        return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
+    owner = {number: index for index, numbers in enumerate(rounds.partitions) for number in numbers}
+    carried, curvatures = None, []
+    for number in sorted(owner):
+        index = owner[number]
+        local = rounds.partitions[index].index(number)
+        carried, curvature = rounds("leaf_sums", (tree.nodes, output, carried, [local]), only=index)[0]
+        curvatures.append(curvature)
+    return carried, None if curvatures[0] is None else sum_in_order(curvatures)
+
+
+def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool) -> tuple[bool, dict]:
+    """Every partition adds ``tree`` to its scores; with ``evaluate``, each evaluation set's
+    NDCG per query, concatenated in partition order."""
+    answers = rounds("add_tree", (tree, output, evaluate and (bool(model.evals_result_))))
+    finite = all(answer[0] for answer in answers)
+    evaluated: dict = {}
+    for _, per_set in answers:
+        for name, number, values in per_set:
+            evaluated.setdefault(name, []).append((number, values))
+    return finite, {name: np.concatenate([values for _, values in sorted(parts, key=lambda part: part[0])]) for name, parts in evaluated.items()}
+
+
+# --- set-up on the driver ------------------------------------------------------------
+
+
+def _eval_partitions(client: object, model: object, eval_set: list | None, n_features: int) -> list:
+    """Each ``eval_set`` item's partitions validated on their workers: (name, futures)."""
+    evals = []
+    for number, item in enumerate(eval_set or []):
+        name = f"valid_{number}"
+        if not isinstance(item, tuple | list) or len(item) != 3:
+            raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
+        if not all(is_dask_collection(part) for part in item):
+            raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
+        columns = [_partitions(f"eval_set ({name}) X", item[0])]
+        columns += [_partitions(f"eval_set ({name}) {label}", part, len(columns[0])) for label, part in zip(("y", "qid"), item[1:])]
+        parts, _, width = validated_partitions(client, _prepare, _summary, model, columns, f"eval_set ({name}) X")
+        if width != n_features:
+            raise ValueError(f"eval_set ({name}): X has {width} features, but the training X has {n_features}.")
+        evals.append((name, parts))
+    return evals
+
+
+def _hold_out(client: object, model: object, parts: list, summaries: list) -> tuple[list, list, list]:
+    """``validation_fraction`` of the queries moved to an early-stopping set, drawn over the
+    partitions' queries in partition order as ``BaseBoostingRanker._hold_out`` draws them;
+    returns the training partitions, their summaries and the held partitions."""
+    per_part = [len(summary["query_ids"]) for summary in summaries]
+    n_queries = sum(per_part)
+    n_held = int(round(model.validation_fraction * n_queries))
+    if n_held < 1 or n_held >= n_queries:
+        raise ValueError(
+            f"validation_fraction={model.validation_fraction} leaves no query to validate or to train on "
+            f"({n_queries} queries); pass eval_set instead."
+        )
+    held = np.zeros(n_queries, dtype=bool)
+    held[stream(model._entropy, HOLD_OUT).choice(n_queries, n_held, replace=False)] = True
+    masks = np.split(held, np.cumsum(per_part)[:-1])
+    kept = [client.submit(_rows_of, part, ~mask, pure=False) for part, mask in zip(parts, masks)]
+    validation = [client.submit(_rows_of, part, mask, pure=False) for part, mask in zip(parts, masks)]
+    return kept, client.gather([client.submit(_summary, part, pure=False) for part in kept]), validation
+
+
+def _start_workers(
+    client: object, model: object, objective: object, binner: object, parts: list, n_rows: list, lightest: float, evals: list
+) -> ActorRounds:  # fmt: skip
+    """One ``BoostingWorker`` per worker holding training partitions, with the evaluation
+    partitions of its worker (those of a worker without training rows go to the first)."""
+    every = list(parts) + [part for _, eval_parts in evals for part in eval_parts]
+    where = client.who_has(every)
+    worker_of = [sorted(where.get(part.key, ()))[:1] for part in every]
+    by_worker: dict = {}
+    for number, holders in enumerate(worker_of[: len(parts)]):
+        if n_rows[number]:  # an empty partition (Dask makes them) has no part in the fit
+            by_worker.setdefault(holders[0] if holders else None, []).append(number)
+    workers = list(by_worker)
+    eval_by_worker: dict = {worker: [] for worker in workers}
+    position = len(parts)
+    for name, eval_parts in evals:
+        for number, part in enumerate(eval_parts):
+            holders = worker_of[position]
+            position += 1
+            eval_by_worker[holders[0] if holders and holders[0] in eval_by_worker else workers[0]].append((name, number, part))
+    offsets = np.concatenate([[0], np.cumsum(n_rows)])
+    several = len(parts) > 1
+    futures = [
+        client.submit(
+            BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
+            [int(offsets[n]) for n in numbers], int(offsets[-1]), lightest, eval_by_worker[worker], several, actor=True,
+            workers=None if worker is None else [worker], allow_other_workers=worker is None,
+        )  # fmt: skip
+        for worker, numbers in by_worker.items()
+    ]
+    return ActorRounds(client, [future.result() for future in futures], list(by_worker.values()))
+
+
+# --- on the workers ------------------------------------------------------------------
+
+
+def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
+    """One partition validated and grouped by query (``BaseRanker._validate_training_data``),
+    its weights as given; None for an empty partition."""
+    if len(X) == 0:
+        return None
+    data = model._validate_training_data(X, y, qid, sample_weight)
+    check_grades_for_gain(data.y, model._gain(), name="y", gain_name="label_gain")
+    if sample_weight is None:
+        weights = np.ones(len(data.y))
+    else:
+        weights = data.groups.group(check_sample_weight(sample_weight, n_samples=len(data.y)))
+    return _Part(data.X, data.y, weights, data.groups.grouped_query_index(), data.groups.query_ids)
+
+
+def _summary(part: _Part | None) -> dict:
+    if part is None:
+        return {"n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf}
+    positive = part.base_weight[part.base_weight > 0]
+    return {
+        "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids, "grades": np.unique(part.y),
+        "lightest": positive.min(initial=np.inf),
+    }  # fmt: skip
+
+
+def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
+    return None if part is None or not queries.any() else part.rows_of(queries)
+
+
+def get_worker() -> object:
+    from distributed import get_worker as current
+
+    return current()
+
+
+class BoostingWorker(WorkerPartitions):
+    """The partitions one worker holds, for a boosting fit over partitions (module docstring).
+
+    Parameters
+    ----------
+    model : BaseBoostingRanker
+        The estimator (its parameters and seed entropy; a copy).
+    objective : RankingObjective
+        Unprepared; each partition prepares its own copy on its rows.
+    binner : BinMapper
+        The fit's bins.
+    parts : list of _Part or None
+        The worker's training partitions (None: empty), in partition order.
+    numbers, offsets : list of int
+        Their partition numbers, and the fit's row number of each one's first row.
+    n_rows : int
+        The fit's training rows over every partition.
+    lightest : float
+        The lightest positive weight over every partition, the fit's unit of weight.
+    evals : list of (str, int, _Part or None)
+        The evaluation partitions kept here: set name, partition number, rows.
+    several : bool
+        Whether the fit has several partitions: objectives that draw at random then
+        draw per partition.
+    """
+
+    def __init__(self, model, objective, binner, parts, numbers, offsets, n_rows, lightest, evals, several):
+        self.model = model
+        params = model._tree_params(n_rows, len(binner.n_bins_))
+        dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
+        thresholds, _ = binner.padded_tables()
+        super().__init__(
+            [binner.transform(part.X) for part in parts], params.criterion, thresholds.shape[1],
+            _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
+        )  # fmt: skip
+        self.numbers, self.offsets, self.n_rows = numbers, offsets, n_rows
+        self.states = [self._state(part, objective, number, lightest, several) for part, number in zip(parts, numbers)]
+        self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
+
+    def _state(self, part: _Part, objective: object, number: int, lightest: float, several: bool) -> BoostingState:
+        objective = copy.deepcopy(objective)
+        if several and getattr(objective, "random_state", None) is not None:
+            objective.random_state = seed_sequence(self.model._entropy, (*PARTITION_DRAWS, number))
+        boundaries = part.query_boundaries
+        objective.prepare(part.y, boundaries)
+        n, k = len(part.y), objective.n_outputs
+        raw = np.zeros((n, k))
+        return BoostingState(
+            X=part.X, y=part.y, query_of_row=part.query_of_row, base_weight=part.base_weight / lightest, objective=objective,
+            bias=None, raw=raw, gradients=np.empty((n, k)), hessians=np.empty((n, k)), targets=np.empty((n, 2)),
+            training=None, row_leaf=np.full(n, -1, dtype=INDEX_DTYPE), evals=[],
+            train_eval=EvalSet("train", part.X, part.y, boundaries, raw),
+        )  # fmt: skip
+
+    def initial_scores(self) -> list:
+        """Per partition: (rows, ``initial_score()``, outputs, grades or None). Also gives the
+        actor's thread (Dask runs an actor's methods on one thread of their own) the worker's
+        thread count for the compiled kernels, which would otherwise use every core of the
+        machine in every worker."""
+        numba.set_num_threads(max(1, min(get_worker().state.nthreads, numba.config.NUMBA_NUM_THREADS)))
+        return [
+            (len(state.y), state.objective.initial_score(), state.objective.n_outputs, getattr(state.objective, "classes_", None))
+            for state in self.states
+        ]
+
+    def start_scores(self, fitted: dict, baseline: np.ndarray) -> None:
+        """Every set's scores at the fit's ``baseline``; ``fitted``: the attributes the
+        ranking scores read (``_ranking_scores``)."""
+        for name, value in fitted.items():
+            setattr(self.model, name, value)
+        for state in self.states:
+            state.raw[:] = baseline
+        for _, _, item in self.evals:
+            item.raw = np.tile(baseline, (len(item.y), 1))
+
+    def compute_gradients(self) -> np.ndarray:
+        """Every partition's gradients at its scores; returns the largest ``|w g|`` (row 0) and
+        ``w h`` (row 1) of each output, float64 (2, n_outputs)."""
+        largest = []
+        for state in self.states:
+            self.model._compute_gradients(state)
+            weights = state.base_weight[:, None]
+            largest.append(np.vstack([
+                np.max(np.abs(weights * state.gradients), axis=0, initial=0.0), np.max(weights * state.hessians, axis=0, initial=0.0)
+            ]))  # fmt: skip
+        return np.maximum.reduce(largest)
+
+    def start_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
+        """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its
+        share of the rounding draws), and its rows started on the tree."""
+        squared = self.model.split_gain == "squared"
+        for rows, state, offset in zip(self.partitions, self.states, self.offsets):
+            gradients, hessians, weights = state.gradients[:, output], state.hessians[:, output], state.base_weight
+            if scales is None:
+                exact_targets(gradients, hessians, state.targets, squared)
+                tree_weights = weights
+            else:
+                draws = rounding_draws(self.model._rounding_seed(iteration, output), self.n_rows, offset, len(weights))
+                round_stochastically(weights * gradients, weights * hessians, scales, draws, state.targets)
+                tree_weights = (weights > 0).astype(FLOAT_DTYPE)
+            rows.start_tree(state.targets, tree_weights, capacity)
+
+    def leaf_sums(self, nodes: np.ndarray, output: int, carried: np.ndarray | None, which: list | None) -> tuple:
+        """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and
+        curvature of the partitions ``which`` (local indices; None: all), added to
+        ``carried`` one partition after another, or summed over the partitions."""
+        sums, curvatures = [], []
+        for index in range(len(self.states)) if which is None else which:
+            state = self.states[index]
+            state.row_leaf[:] = self.partitions[index].row_leaf(nodes)
+            grown = state.row_leaf >= 0
+            weights = state.base_weight
+            answer = leaf_sums(
+                state.row_leaf[grown], (weights * state.gradients[:, output])[grown],
+                (weights * state.hessians[:, output])[grown], weights[grown], len(nodes), carried,
+            )  # fmt: skip
+            if which is not None:
+                carried = answer
+            sums.append(answer)
+            curvatures.append(state.objective.leaf_curvature(state.raw.reshape(-1), state.row_leaf, weights, len(nodes)))
+        curvature = None if curvatures[0] is None else sum_in_order(curvatures)
+        return (carried if which is not None else sum_in_order(sums)), curvature
+
+    def add_tree(self, tree: Tree, output: int, evaluate: bool) -> tuple[bool, list]:
+        """``tree`` added to every set's scores; returns whether the training scores are all
+        finite and, with ``evaluate``, (set name, partition number, NDCG per query) of every
+        evaluation partition (and of the training partitions as "train" when verbose)."""
+        for state in self.states:
+            grown = state.row_leaf >= 0
+            state.raw[grown, output] += tree.values[state.row_leaf[grown]]
+            if not grown.all():
+                state.raw[~grown, output] += tree.predict(state.X[~grown])
+        for _, _, item in self.evals:
+            item.raw[:, output] += tree.predict(item.X)
+        finite = all(bool(np.isfinite(state.raw).all()) for state in self.states)
+        if not evaluate:
+            return finite, []
+        model = self.model
+        scored = [(name, number, item) for name, number, item in self.evals]
+        if model.verbose:
+            scored += [("train", number, state.train_eval) for number, state in zip(self.numbers, self.states)]
+        return finite, [(name, number, item.query_ndcg(model.eval_at, model._ranking_scores, model._gain())) for name, number, item in scored]

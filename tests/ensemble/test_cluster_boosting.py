@@ -1,0 +1,218 @@
+"""Boosting on Dask collections partitioned by query (``ensemble/_cluster_boosting.py``) against
+the fit in memory on the partitions' rows concatenated in partition order."""
+
+import time
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, PLRank, make_ranking
+from forestrank.ensemble import _cluster_exchange
+from forestrank.ensemble._cluster_exchange import LostPartitionsError
+from forestrank.metrics import ndcg_score
+
+distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
+da = pytest.importorskip("dask.array")
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Queries in order of id (the in-memory fit's order), 10% of the values missing, a weight
+    per query (PLRank weighs a query's likelihood)."""
+    X, y, qid = make_ranking(n_queries=120, docs_per_query=(5, 30), n_features=10, random_state=0)
+    X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
+    weights = np.random.default_rng(1).uniform(0.5, 2.0, qid.max() + 1)[qid]
+    return X, y, qid, weights
+
+
+def query_bounds(qid, *after_queries):
+    """Row boundaries of partitions that end after the given numbers of queries."""
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    return [0, *(int(starts[n]) for n in after_queries), len(qid)]
+
+
+def as_dask(bounds, *arrays):
+    chunks = tuple(np.diff(bounds))
+    return [
+        da.from_array(array, chunks=(chunks, array.shape[1]) if array.ndim == 2 else (chunks,)) for array in arrays
+    ]
+
+
+def assert_same_model(remote, local):
+    assert len(remote.trees_) == len(local.trees_)
+    for tree, expected in zip(remote.trees_, local.trees_):
+        for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+            np.testing.assert_array_equal(getattr(tree, name), getattr(expected, name), err_msg=name)
+    np.testing.assert_array_equal(remote.baseline_, local.baseline_)
+
+
+ONE_PARTITION_MODELS = {
+    "lambdarank": lambda: LambdaMART(n_estimators=4, random_state=0),
+    "mart with costs": lambda: LambdaMART(
+        n_estimators=4, objective="mart", feature_costs=np.arange(1.0, 11.0), cost_penalty=0.1, random_state=0
+    ),
+    "mcrank": lambda: LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
+    "cumulative": lambda: LambdaMART(n_estimators=3, objective="cumulative", random_state=0),
+    "xendcg": lambda: LambdaMART(n_estimators=3, objective="xendcg", random_state=0),
+    "sampled pairs, separate missing": lambda: LambdaMART(
+        n_estimators=3, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=2, missing_direction="separate",
+        random_state=0,
+    ),  # fmt: skip
+    "plrank": lambda: PLRank(n_estimators=3, random_state=0),
+    "monotone, feature fraction": lambda: LambdaMART(
+        n_estimators=3, monotonic_cst={0: 1, 3: -1}, feature_fraction=0.6, random_state=0
+    ),
+}
+
+
+@pytest.mark.parametrize("make", ONE_PARTITION_MODELS.values(), ids=ONE_PARTITION_MODELS.keys())
+def test_one_partition_is_the_in_memory_fit_bitwise(make, data, dask_client):
+    X, y, qid, weights = data
+    local = make().fit(X, y, qid=qid, sample_weight=weights)
+    dX, dy, dq, dw = as_dask([0, len(y)], X, y, qid, weights)
+    remote = make().fit(dX, dy, qid=dq, sample_weight=dw)
+    assert_same_model(remote, local)
+    np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+    assert remote.n_features_in_ == local.n_features_in_ and remote.n_iter_ == local.n_iter_
+
+
+QUANTIZED_MODELS = {
+    "lambdarank": lambda: LambdaMART(n_estimators=5, quantized_gradients=16, random_state=0),
+    "mart, costs, separate missing": lambda: LambdaMART(
+        n_estimators=4, objective="mart", quantized_gradients=8, feature_costs=np.arange(1.0, 11.0), cost_penalty=0.1,
+        missing_direction="separate", random_state=0,
+    ),  # fmt: skip
+    "mcrank": lambda: LambdaMART(n_estimators=3, objective="mcrank", quantized_gradients=16, random_state=0),
+}
+
+
+@pytest.mark.parametrize("make", QUANTIZED_MODELS.values(), ids=QUANTIZED_MODELS.keys())
+def test_quantized_partitions_are_the_in_memory_fit_bitwise(make, data, dask_client):
+    """Four partitions, one of a single query: integer histograms, each partition's share of
+    the rounding draws and leaf sums carried from partition to partition give the model of
+    the fit in memory on the same rows."""
+    X, y, qid, weights = data
+    local = make().fit(X, y, qid=qid, sample_weight=weights)
+    bounds = query_bounds(qid, 30, 70, 71)
+    remote = make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, weights)[0])
+    assert_same_model(remote, local)
+
+
+def test_float_partitions_grow_the_same_trees_up_to_summation_order(data, dask_client):
+    """With float histograms the sums are added per worker, then across workers: the same
+    splits, values within rounding, the same NDCG@10."""
+    X, y, qid, _ = data
+    make = lambda: LambdaMART(n_estimators=10, random_state=0)  # noqa: E731
+    local = make().fit(X, y, qid=qid)
+    bounds = query_bounds(qid, 30, 70, 71)
+    dX, dy, dq = as_dask(bounds, X, y, qid)
+    remote = make().fit(dX, dy, qid=dq)
+    for tree, expected in zip(remote.trees_, local.trees_):
+        np.testing.assert_array_equal(tree.nodes["feature"], expected.nodes["feature"])
+        np.testing.assert_array_equal(tree.nodes["left"], expected.nodes["left"])
+        np.testing.assert_allclose(tree.values, expected.values, rtol=1e-9, atol=1e-12)
+    local_ndcg = ndcg_score(y, local.predict(X), qid, k=10)
+    assert abs(ndcg_score(y, remote.predict(X), qid, k=10) - local_ndcg) < 1e-4
+    assert remote.cluster_rounds_ > 0 and remote.cluster_bytes_ > 0
+
+
+@pytest.mark.parametrize("source", ["eval_set", "validation_fraction"])
+def test_early_stopping_stops_at_the_in_memory_iteration(source, data, dask_client):
+    X, y, qid, _ = data
+    train, valid = qid < 90, qid >= 90
+    make = lambda: LambdaMART(n_estimators=60, n_iter_no_change=3, learning_rate=0.3, random_state=0)  # noqa: E731
+    bounds = query_bounds(qid[train], 40)
+    dX, dy, dq = as_dask(bounds, X[train], y[train], qid[train])
+    if source == "eval_set":
+        local = make().fit(X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid], qid[valid])])
+        eval_bounds = query_bounds(qid[valid], 12)
+        remote = make().fit(dX, dy, qid=dq, eval_set=[tuple(as_dask(eval_bounds, X[valid], y[valid], qid[valid]))])
+        name = "valid_0"
+    else:
+        local = make().fit(X[train], y[train], qid=qid[train])
+        remote = make().fit(dX, dy, qid=dq)
+        name = "validation"
+    assert local.n_iter_ < 60  # it stopped early
+    assert remote.best_iteration_ == local.best_iteration_ and remote.n_iter_ == local.n_iter_
+    np.testing.assert_allclose(remote.evals_result_[name]["ndcg@10"], local.evals_result_[name]["ndcg@10"], rtol=0, atol=1e-12)
+    staged = list(remote.staged_predict(X[valid]))
+    assert len(staged) == remote.n_iter_
+    np.testing.assert_allclose(staged[-1], local.predict(X[valid]), rtol=1e-12, atol=1e-12)
+
+
+def test_dataframes_fit_and_predict_over_partitions(data, dask_client):
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, qid, _ = data
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(y=y, qid=qid)
+    ddf = dd.from_pandas(frame, npartitions=3, sort=False)
+    ddf = ddf.set_index("qid", drop=False, sorted=True)  # every query inside one partition
+    features = ddf[[f"f{i}" for i in range(X.shape[1])]]
+    model = LambdaMART(n_estimators=3, random_state=0).fit(features, ddf["y"], qid=ddf["qid"])
+    assert list(model.feature_names_in_) == [f"f{i}" for i in range(X.shape[1])]
+    np.testing.assert_array_equal(model.predict(features).compute(), model.predict(frame[list(model.feature_names_in_)]))
+
+
+def test_a_query_split_across_partitions_is_refused_by_name(data, dask_client):
+    X, y, qid, _ = data
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])
+    middle = int(starts[40]) + 2  # two rows of query 40 in the first partition, the rest in the second
+    dX, dy, dq = as_dask([0, middle, len(y)], X, y, qid)
+    with pytest.raises(ValueError, match=rf"query {qid[middle]} has rows in partitions 0 and 1 of X"):
+        LambdaMART(n_estimators=2).fit(dX, dy, qid=dq)
+    good = query_bounds(qid, 60)
+    eval_X, eval_y, eval_q = as_dask([0, middle, len(y)], X, y, qid)
+    with pytest.raises(ValueError, match=r"has rows in partitions 0 and 1 of eval_set \(valid_0\) X"):
+        LambdaMART(n_estimators=2).fit(*as_dask(good, X, y), qid=as_dask(good, qid)[0], eval_set=[(eval_X, eval_y, eval_q)])
+
+
+def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_client):
+    X, y, qid, _ = data
+    dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
+    refused = {
+        r"subsample < 1": LambdaMART(subsample=0.5),
+        r"init \(": LambdaMART(init=LambdaMART(n_estimators=2)),
+        r"relevance_weights='fitted'": LambdaMART(objective="mcrank", relevance_weights="fitted"),
+    }
+    for message, model in refused.items():
+        with pytest.raises(ValueError, match=message):
+            model.fit(dX, dy, qid=dq)
+    with pytest.raises(ValueError, match=r"position \(position_bias\) is not supported on Dask"):
+        LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq, position=dq)
+    with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
+        LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
+
+
+def test_a_worker_lost_mid_fit_stops_it_with_an_error_naming_its_partitions(data, monkeypatch):
+    """The nanny restarts the killed worker empty: the fit raises, naming the lost
+    partitions, and a model fitted before stays as it was."""
+    X, y, qid, _ = data
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        model = LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+        before = model.predict(X)
+        calls = {"gradients": 0}
+        original = _cluster_exchange.ActorRounds.__call__
+
+        def kill_at_the_third_iteration(self, method, arguments, only=None):
+            if method == "compute_gradients":
+                calls["gradients"] += 1
+                if calls["gradients"] == 3:
+                    lost = self.actors[-1]._address
+                    client.run(lambda: __import__("os")._exit(1), workers=[lost], on_error="ignore")
+                    deadline = time.monotonic() + 30
+                    while lost in client.scheduler_info()["workers"] and time.monotonic() < deadline:
+                        time.sleep(0.1)
+            return original(self, method, arguments, only)
+
+        monkeypatch.setattr(_cluster_exchange.ActorRounds, "__call__", kill_at_the_third_iteration)
+        bounds = query_bounds(qid, 30, 60, 90)
+        dX, dy, dq = as_dask(bounds, X, y, qid)
+        model.set_params(n_estimators=10)
+        with pytest.raises(LostPartitionsError, match=r"partition\(s\) \d"):
+            model.fit(dX, dy, qid=dq)
+        assert calls["gradients"] == 3
+        np.testing.assert_array_equal(model.predict(X), before)
+        assert len(model.trees_) == 2
