@@ -210,6 +210,8 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
         queue.put(result)
         return
     cluster, client = _cluster()
+    if (n_train // 120) % n_partitions:
+        raise SystemExit(f"--queries must be a multiple of --partitions ({n_partitions}): partitions hold whole queries")
     rows = n_train // n_partitions
     chunks = (rows, X_train.shape[1])
     X_dask, y_dask, q_dask = da.from_array(X_train, chunks=chunks), da.from_array(y_train, chunks=rows), da.from_array(q_train, chunks=rows)
@@ -224,7 +226,8 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     elif name == "lightgbm-dask":
         import lightgbm
 
-        group = da.from_array(np.concatenate([np.bincount(np.unique(q_train[a : a + rows], return_inverse=True)[1]) for a in range(0, n_train, rows)]), chunks=tuple(rows // 120 for _ in range(n_partitions)))
+        sizes = [np.unique(q_train[a : a + rows], return_counts=True)[1] for a in range(0, n_train, rows)]
+        group = da.from_array(np.concatenate(sizes), chunks=(tuple(len(part) for part in sizes),))
         model = lightgbm.DaskLGBMRanker(n_estimators=iterations, num_leaves=31, learning_rate=0.1, max_bin=255, min_child_samples=20, lambdarank_truncation_level=30, verbose=-1)
         model.fit(X_dask, y_dask, group=group)
         predict = model.to_local().predict
@@ -235,8 +238,14 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
             n_estimators=iterations, tree_method="hist", grow_policy="lossguide", max_leaves=31, max_depth=0, learning_rate=0.1,
             max_bin=256, min_child_weight=0.001, objective="rank:ndcg", lambdarank_num_pair_per_sample=30, lambdarank_pair_method="topk",
         )  # fmt: skip
-        model.client = client
-        model.fit(X_dask, y_dask, qid=q_dask)
+        import dask.dataframe as dd
+
+        model.client = client  # a DataFrame: the ranker keeps each query on one worker only for DataFrames
+        columns = [f"f{index}" for index in range(X_train.shape[1])]
+        model.fit(
+            dd.from_dask_array(X_dask, columns=columns), dd.from_dask_array(y_dask, columns="y"),
+            qid=dd.from_dask_array(q_dask, columns="qid"),
+        )  # fmt: skip
         booster = model.get_booster()
         predict = lambda rows: booster.inplace_predict(rows)  # noqa: E731
     result["fit_s"] = time.perf_counter() - start
@@ -254,6 +263,7 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
 def boosting(args: argparse.Namespace) -> None:
     import multiprocessing
     import tempfile
+    from queue import Empty
 
     context = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory() as folder:
@@ -263,9 +273,15 @@ def boosting(args: argparse.Namespace) -> None:
             queue = context.Queue()
             process = context.Process(target=_boosting_contender, args=(name, path, args.iterations, args.partitions, queue))
             process.start()
-            results[name] = queue.get()
+            while name not in results:
+                try:
+                    results[name] = queue.get(timeout=5)
+                except Empty:
+                    if not process.is_alive():
+                        print(f"  {name}: failed (exit code {process.exitcode})", flush=True)
+                        break
             process.join()
-            print(f"  {name}: {results[name]}", flush=True)
+            print(f"  {name}: {results.get(name)}", flush=True)
     print(f"machine: {describe_machine()}")
     print(f"{args.queries * 120:,} training rows x 136 features (float32) in {args.partitions} query partitions, "
           f"{args.iterations} iterations; LocalCluster of 2 single-threaded worker processes")
