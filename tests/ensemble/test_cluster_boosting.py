@@ -1,6 +1,7 @@
 """Boosting on Dask collections partitioned by query (``ensemble/_cluster_boosting.py``) against
 the fit in memory on the partitions' rows concatenated in partition order."""
 
+import contextlib
 import time
 
 import numpy as np
@@ -211,8 +212,36 @@ def test_a_worker_lost_mid_fit_stops_it_with_an_error_naming_its_partitions(data
         bounds = query_bounds(qid, 30, 60, 90)
         dX, dy, dq = as_dask(bounds, X, y, qid)
         model.set_params(n_estimators=10)
-        with pytest.raises(LostPartitionsError, match=r"partition\(s\) \d"):
+        with client.as_current(), pytest.raises(LostPartitionsError, match=r"partition\(s\) \d"):
             model.fit(dX, dy, qid=dq)
         assert calls["gradients"] == 3
         np.testing.assert_array_equal(model.predict(X), before)
         assert len(model.trees_) == 2
+
+
+def test_a_scheduler_gone_mid_fit_raises_connection_error(data, monkeypatch):
+    X, y, qid, _ = data
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+    client = distributed.Client(cluster)
+    original = _cluster_exchange.ActorRounds.__call__
+
+    def close_the_scheduler_after_the_first_iteration(self, method, arguments, only=None):
+        if method == "compute_gradients" and self.rounds > 0 and not hasattr(self, "_closed"):
+            self._closed = True
+            cluster.sync(cluster.scheduler.close)
+            deadline = time.monotonic() + 30
+            while client.status == "running" and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return original(self, method, arguments, only)
+
+    monkeypatch.setattr(_cluster_exchange.ActorRounds, "__call__", close_the_scheduler_after_the_first_iteration)
+    dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
+    model = LambdaMART(n_estimators=5, random_state=0)
+    try:
+        with client.as_current(), pytest.raises(ConnectionError, match="dask scheduler"):
+            model.fit(dX, dy, qid=dq)
+        assert not hasattr(model, "trees_")
+    finally:
+        client.close(timeout=2)
+        with contextlib.suppress(TimeoutError):
+            cluster.close(timeout=2)

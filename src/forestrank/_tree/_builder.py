@@ -388,7 +388,7 @@ def _bound_children(node, n_nodes, rows, params, work, remote):
 
 
 @jit(inline="always")
-def _split(node, n_nodes, binned, rows, params, output, table, remote):
+def _split(node, n_nodes, binned, rows, params, output, table, pool, remote):
     """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``.
 
     A three-way split becomes the "missing?" test: the missing rows alone go left, and
@@ -402,7 +402,10 @@ def _split(node, n_nodes, binned, rows, params, output, table, remote):
     missing_left = 1 if apart else table.split_missing[node]
     cut_bin = -1 if apart else table.split_bin[node]
     if remote is not None:  # every partition splits its rows; the left child's global count comes first
-        n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left)
+        fill_child = np.int64(-1)
+        if pool is not None:
+            fill_child = _histograms.smaller_child(pool, node, n_nodes, feature, cut_bin, missing_bin, missing_left)
+        n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
         middle = start + n_left
     elif params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
         middle, n_missing = _rows.partition_parallel(
@@ -567,7 +570,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
                 penalty_units,
             ):  # fmt: skip
                 continue
-        _split(node, n_nodes, binned, rows, params, output, table, remote)
+        _split(node, n_nodes, binned, rows, params, output, table, pool, remote)
         _bound_children(node, n_nodes, rows, params, work, remote)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2

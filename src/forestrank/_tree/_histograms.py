@@ -25,7 +25,7 @@ import numpy as np
 from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
-from . import _criteria, _remote
+from . import _criteria, _remote, _rows
 
 # Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).
 HIST_FIRST = 0  # sum of the first moment (w * g, or w * y)
@@ -288,6 +288,28 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
         _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, -1, n_threads, node, remote)
         pool.node_slot[node] = slot
     return pool.node_slot[node]
+
+
+@jit(inline="always")
+def smaller_child(pool, node, left_child, feature, threshold_bin, missing_bin, missing_left):
+    """The child of ``node``'s split whose histograms ``_pair_histograms`` will sum from its
+    rows (the one with fewer rows, the left on a tie), as the counts of ``node``'s pooled
+    histograms predict them, or -1 without them (no slot, or the scratch slot, whose sums
+    the children's fill overwrites). A remote tree's split asks for that child's
+    histograms in the same round (``_remote.partition``); the counts are exact, and the
+    exchange answers only the fill the builder then asks for, so a wrong guess would only
+    cost a round."""
+    slot = pool.node_slot[node]
+    if slot < 0 or slot == pool.scratch:
+        return np.int64(-1)
+    counts = pool.histograms[slot, feature, :, HIST_COUNT]
+    n_left = 0.0
+    n_rows = 0.0
+    for b in range(len(counts)):
+        n_rows += counts[b]
+        if _rows.goes_left(b, threshold_bin, missing_bin, missing_left):
+            n_left += counts[b]
+    return np.int64(left_child if n_left <= n_rows - n_left else left_child + 1)
 
 
 @jit(inline="always")

@@ -116,10 +116,15 @@ class PartitionRows:
         self.start[left_child + 1], self.end[left_child + 1] = middle, end
         return int(middle - start), int(n_missing)
 
-    def split(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple:
-        """``partition``, with the two children's ``summarise`` (one round of a cluster's exchange)."""
+    def split(
+        self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int,
+        fill_child: int = -1,
+    ) -> tuple:  # fmt: skip
+        """``partition``, with the two children's ``summarise`` and the ``histograms`` of
+        ``fill_child`` (None for -1): one round of a cluster's exchange."""
         n_left, n_missing = self.partition(node, left_child, feature, cut_bin, missing_bin, missing_left)
-        return n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1)
+        histograms = None if fill_child < 0 else self.histograms(fill_child)
+        return n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1), histograms
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""

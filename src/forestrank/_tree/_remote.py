@@ -31,10 +31,13 @@ An exchange implements:
   (n_statistics,)) with the node's summed moments;
 - ``fill(node, histograms, slot)``: ``histograms[slot]`` (float64 or int32, (n_features,
   max_bins, n_hist_columns)) becomes the node's summed histograms;
-- ``partition(node, left_child, feature, cut_bin, missing_bin, missing_left) ->
-  (n_left, n_missing)``: every partition splits its rows of ``node``, the left ones
-  becoming ``left_child``'s and the others ``left_child + 1``'s; returns the global
-  counts of the left child and of the node's rows in ``missing_bin``;
+- ``partition(node, left_child, feature, cut_bin, missing_bin, missing_left,
+  fill_child) -> (n_left, n_missing)``: every partition splits its rows of ``node``,
+  the left ones becoming ``left_child``'s and the others ``left_child + 1``'s; returns
+  the global counts of the left child and of the node's rows in ``missing_bin``. The
+  builder names the child whose histograms it will ask for next
+  (``_histograms.smaller_child``; -1: unknown), which an exchange may sum in the same
+  round;
 - ``penalty_sums(statistics, l2_regularization) -> (weight, rows_cost)``: the root's
   summed moments into ``statistics`` and the sum of the rows' costs
   (``_criteria.row_cost``).
@@ -98,10 +101,11 @@ def fill(remote, node, histograms, slot):
 
 
 @jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
-def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_left):
-    """Split ``node``'s rows in every partition; returns the global (left count, missing count)."""
+def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child):
+    """Split ``node``'s rows in every partition, and sum the histograms of child ``fill_child``
+    (-1: none) in the same round; returns the global (left count, missing count)."""
     with numba.objmode(n_left="int64", n_missing="int64"):
-        n_left, n_missing = _exchange(remote).partition(node, left_child, feature, cut_bin, missing_bin, missing_left)
+        n_left, n_missing = _exchange(remote).partition(node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child)
     return n_left, n_missing
 
 
@@ -123,8 +127,9 @@ class PartitionsExchange:
     process (``in_process``) or on the workers that hold them (a cluster's rounds,
     ``ensemble/_cluster_exchange.py``). The answers are summed in partition order
     (``sum_in_order``), so every round function grows the same tree; a split's round
-    brings the children's statistics back with their counts (``PartitionRows.split``),
-    and the builder's next questions about them are answered without another round.
+    brings the children's statistics back with their counts and the histograms of the
+    child the builder names (``PartitionRows.split``), and the builder's next questions
+    about them are answered without another round.
 
     One exchange per tree: it reads the tree's summary when it is made.
 
@@ -145,6 +150,7 @@ class PartitionsExchange:
     def __init__(self, round: Callable[[str, tuple | list], list]) -> None:
         self._round = round
         self._children: dict = {}
+        self._histograms: dict = {}
         n_rows, integer_weights, total_weights, criteria, dtypes = zip(*round("tree_summary", ()))
         if len(set(criteria)) > 1 or len(set(dtypes)) > 1:
             raise ValueError(f"the partitions disagree on the criterion ({set(criteria)}) or histogram dtype ({set(dtypes)}).")
@@ -164,13 +170,18 @@ class PartitionsExchange:
         return weight
 
     def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
-        histograms[slot] = sum_in_order(self._round("histograms", (node,)))
+        summed = self._histograms.pop(node, None)
+        histograms[slot] = sum_in_order(self._round("histograms", (node,))) if summed is None else summed
 
-    def partition(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple[int, int]:
-        answers = self._round("split", (node, left_child, feature, cut_bin, missing_bin, missing_left))
-        self._children[left_child] = [left for _, _, left, _ in answers]
-        self._children[left_child + 1] = [right for _, _, _, right in answers]
-        return sum(n_left for n_left, _, _, _ in answers), sum(n_missing for _, n_missing, _, _ in answers)
+    def partition(
+        self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, fill_child: int
+    ) -> tuple[int, int]:  # fmt: skip
+        answers = self._round("split", (node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child))
+        n_left, n_missing, left, right, histograms = zip(*answers)
+        self._children[left_child], self._children[left_child + 1] = list(left), list(right)
+        if fill_child >= 0:
+            self._histograms[fill_child] = sum_in_order(histograms)
+        return sum(n_left), sum(n_missing)
 
     def penalty_sums(self, statistics: np.ndarray, l2_regularization: float) -> tuple[float, float]:
         weight, rows_cost, statistics[:] = sum_each(self._round("penalty_sums", (l2_regularization,)))

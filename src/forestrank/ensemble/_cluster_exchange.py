@@ -10,10 +10,10 @@ worker and round instead of one per partition; the sums are then added in (worke
 partition) order, a different order than partition order only for floating-point sums
 of several partitions (``docs/design.md``, "Parallelism").
 
-Per split the exchange makes two rounds: the split (decision out; the children's counts
-and statistics back) and the smaller child's histograms (``n_features x max_bins x
-n_hist_columns`` sums from every worker); a tree's first rounds are its summary, the
-root's statistics and the root's histograms. ``ActorRounds`` counts the rounds and the
+Per split the exchange makes one round: the split decision out; the children's counts
+and statistics, and the smaller child's histograms (``n_features x max_bins x
+n_hist_columns`` sums from every worker), back. A tree's first rounds are its summary,
+the root's statistics and the root's histograms. ``ActorRounds`` counts the rounds and the
 bytes the actors send back.
 
 An actor lost with its worker loses its partitions' tree state: the round raises
@@ -68,10 +68,15 @@ class WorkerPartitions:
     def histograms(self, node: int) -> np.ndarray:
         return sum_in_order([partition.histograms(node) for partition in self.partitions])
 
-    def split(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple:
-        answers = [partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left) for partition in self.partitions]
-        n_left, n_missing, left, right = zip(*answers)
-        return sum(n_left), sum(n_missing), sum_each(left), sum_each(right)
+    def split(
+        self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, fill_child: int
+    ) -> tuple:  # fmt: skip
+        answers = [
+            partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child)
+            for partition in self.partitions
+        ]
+        n_left, n_missing, left, right, histograms = zip(*answers)
+        return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), None if fill_child < 0 else sum_in_order(histograms)
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         return sum_each([partition.penalty_sums(l2_regularization) for partition in self.partitions])

@@ -144,12 +144,13 @@ def validated_partitions(
     summaries : list of dict
     n_features : int
     """
-    inputs = [client.compute(column) for column in inputs]
-    weights = inputs[3] if len(inputs) > 3 else [None] * len(inputs[0])
+    computed = [client.compute(column) for column in inputs]
+    weights = computed[3] if len(computed) > 3 else [None] * len(computed[0])
     parts = [
-        client.submit(prepare, estimator, inputs[0][p], inputs[1][p], inputs[2][p], weights[p], pure=False)
-        for p in range(len(inputs[0]))
+        client.submit(prepare, estimator, computed[0][p], computed[1][p], computed[2][p], weights[p], pure=False)
+        for p in range(len(computed[0]))
     ]
+    del computed, weights  # each input partition is released once its validated copy exists
     summaries = client.gather([client.submit(summarise, part, pure=False) for part in parts])
     _check_queries_in_one_partition([summary["query_ids"] for summary in summaries], name)
     n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
