@@ -180,6 +180,8 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
             model.fit(dX, dy, qid=dq)
     with pytest.raises(ValueError, match=r"position \(position_bias\) is not supported on Dask"):
         LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq, position=dq)
+    with pytest.raises(ValueError, match=r"position_bias \(its propensities"):
+        LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq)
     with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
 
@@ -245,3 +247,28 @@ def test_a_scheduler_gone_mid_fit_raises_connection_error(data, monkeypatch):
         client.close(timeout=2)
         with contextlib.suppress(TimeoutError):
             cluster.close(timeout=2)
+
+
+def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(data, dask_client):
+    """Rows of weight 0 are binned as in memory; a partition whose rows all weigh 0 is no error;
+    the unit of weight is the lightest positive weight of all rows, hold-out included."""
+    X, y, qid, weights = data
+    weights = weights.copy()
+    weights[qid < 30] = 0.0  # the whole first partition
+    weights[qid == 50] = 0.25  # the lightest weight, in a query the hold-out may draw
+    make = lambda: LambdaMART(n_estimators=4, quantized_gradients=16, n_iter_no_change=50, random_state=0)  # noqa: E731
+    local = make().fit(X, y, qid=qid, sample_weight=weights)
+    bounds = query_bounds(qid, 30, 70)
+    remote = make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, weights)[0])
+    assert_same_model(remote, local)
+    np.testing.assert_array_equal(remote.evals_result_["validation"]["ndcg@10"], local.evals_result_["validation"]["ndcg@10"])
+    with pytest.raises(ValueError, match="sample_weight is zero everywhere"):
+        make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, 0 * weights)[0])
+
+
+def test_grade_objectives_need_two_grades_over_all_partitions(data, dask_client):
+    X, y, qid, _ = data
+    bounds = query_bounds(qid, 60)
+    for objective in ("mcrank", "cumulative"):
+        with pytest.raises(ValueError, match=rf"y has one class \(\[1.0\]\); objective='{objective}'"):
+            LambdaMART(n_estimators=2, objective=objective).fit(*as_dask(bounds, X, np.ones_like(y)), qid=as_dask(bounds, qid)[0])

@@ -86,8 +86,9 @@ def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", agai
     return as_kernel_array(scores, FLOAT_DTYPE)
 
 
-def check_sample_weight(sample_weight: object, *, n_samples: int, against: str = "X") -> np.ndarray:
-    """Validate per-row weights: 1-D, one per row of ``against``, finite, >= 0, not all zero.
+def check_sample_weight(sample_weight: object, *, n_samples: int, against: str = "X", all_zero: bool = False) -> np.ndarray:
+    """Validate per-row weights: 1-D, one per row of ``against``, finite, >= 0, not all zero
+    (unless ``all_zero``: one partition of a partitioned fit, whose others may weigh).
 
     Returns
     -------
@@ -100,7 +101,7 @@ def check_sample_weight(sample_weight: object, *, n_samples: int, against: str =
         raise ValueError("sample_weight contains non-finite values (NaN or inf).")
     if (weights < 0).any():
         raise ValueError("sample_weight contains negative values; weights must be >= 0.")
-    if not weights.any():
+    if not all_zero and not weights.any():
         raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
     return as_kernel_array(weights, FLOAT_DTYPE)
 

@@ -164,7 +164,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : array-like of shape (n_samples, n_features), or a Dask array or DataFrame
+            A Dask collection must be partitioned by query (every query inside one
+            partition), with y, qid, sample_weight and the eval_set items Dask
+            collections partitioned alike; the rows stay on the cluster's workers
+            (``docs/cluster.md``, "Boosting on a cluster").
         y : array-like of shape (n_samples,)
             Relevance grades (non-negative).
         qid : array-like of shape (n_samples,), default=None
@@ -185,6 +189,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self
         """
         self._validate_params()
+        for stale in ("best_iteration_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
+            self.__dict__.pop(stale, None)
         if is_dask_collection(X):
             if position is not None:
                 raise ValueError("position (position_bias) is not supported on Dask collections yet; fit on data in memory.")
@@ -273,7 +279,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             X=X_train, y=y_train, query_of_row=query_of_train_row, base_weight=base_weight, objective=objective,
             bias=bias, raw=raw, gradients=np.empty((n_rows, self.n_outputs_)),
             hessians=np.empty((n_rows, self.n_outputs_)), targets=targets,
-            training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: newton_node_values
+            training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: _set_leaf_values
             row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), evals=evals,
             train_eval=EvalSet("train", X_train, y_train, boundaries, raw),
         )  # fmt: skip
@@ -866,12 +872,16 @@ class LambdaMART(BaseBoostingRanker):
         document before the first iteration; ``average_cost`` adds it.
     best_iteration_ : int
         With early stopping: the iteration with the best validation NDCG.
+    cluster_rounds_, cluster_bytes_ : int
+        After a fit on Dask collections: the rounds the driver made with the workers and
+        the bytes they sent back (``docs/cluster.md``, "Boosting on a cluster").
     evals_result_ : dict
         ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
         the training set when ``verbose``).
     init_ : estimator or None
     baseline_ : ndarray of shape (n_outputs,)
-        Constant start (0 for LambdaRank and McRank, the mean target for MART).
+        Constant start (0 for LambdaRank and McRank, the mean target for MART; on
+        Dask collections the partitions' means weighted by their rows).
     n_outputs_ : int
         Raw scores per document (trees per iteration): 1, the number of grades for
         McRank, one less for ``objective="cumulative"``.
@@ -1143,7 +1153,7 @@ class PLRank(BaseBoostingRanker):
     Attributes
     ----------
     trees_, n_iter_, best_iteration_, evals_result_, init_, baseline_, tree_costs_,
-    feature_importances_, n_features_in_, feature_names_in_ :
+    cluster_rounds_, cluster_bytes_, feature_importances_, n_features_in_, feature_names_in_ :
         As in :class:`LambdaMART`.
 
     Examples

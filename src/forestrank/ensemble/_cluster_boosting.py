@@ -39,19 +39,19 @@ fit's stream and the partition's number, when there are several partitions.
 import copy
 import time
 
-import numba
 import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
-from .._input.labels import check_grades_for_gain, check_sample_weight
-from .._input.queries import boundaries_of_grouped
-from .._input.features import check_interaction_cst
+from .._input.features import check_features, check_interaction_cst
+from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight
+from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _rng
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
 from .._tree._remote import PartitionsExchange, sum_in_order
 from ..parallel._local import numba_threads
 from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
+from ..objectives._base import distinct_grades
 from ..parallel._cluster import is_dask_collection, scheduler_errors
 from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
@@ -117,24 +117,24 @@ def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, s
         inputs.append(_partitions("sample_weight", sample_weight, len(inputs[0])))
     with scheduler_errors(client):
         parts, summaries, n_features = validated_partitions(client, _prepare, _summary, model, inputs)
+        lightest = min(summary["lightest"] for summary in summaries)  # over every row, as in memory
+        if not np.isfinite(lightest):
+            raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
         evals = _eval_partitions(client, model, eval_set, n_features)
         if model.n_iter_no_change is not None and not evals:
             parts, summaries, held = _hold_out(client, model, parts, summaries)
             evals.append(("validation", held))
         n_rows = [summary["n_rows"] for summary in summaries]
-        if not sum(n_rows):
-            raise ValueError("the Dask collections hold no rows to fit.")
         if model.quantized_gradients is not None:
             check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
-        binner = _shared_bins(client, model, parts, n_rows)
+        binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
         if hasattr(objective, "grades"):  # every partition models every grade
-            objective.grades = np.unique(np.concatenate([summary["grades"] for summary in summaries]))
+            objective.grades = distinct_grades(np.concatenate([summary["grades"] for summary in summaries]), model.objective)
         model.n_features_in_ = n_features
         if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
             model.feature_names_in_ = np.asarray(X.columns, dtype=object)
         else:
             model.__dict__.pop("feature_names_in_", None)
-        lightest = min(summary["lightest"] for summary in summaries)
         rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals)
         driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
         with numba_threads(model.n_jobs):
@@ -146,6 +146,9 @@ def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, s
 def _check_supported(model: object) -> None:
     """Refuse by name what a fit over partitions does not do."""
     refused = {
+        "position_bias (its propensities are learned from every row's position)": (
+            getattr(model, "position_bias", None) is not None
+        ),
         "subsample < 1 (each tree's sample of queries)": model.subsample < 1.0,
         "init (the model boosting starts from would be fitted on the partitions first)": model.init is not None,
         "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
@@ -218,7 +221,7 @@ def _grow_output(
         scales = quantization_scales(float(largest[0]), float(largest[1]), model.quantized_gradients)
         tree_params = quantized_params(params, *scales)
     capacity = max_nodes(tree_params, n_rows)
-    rounds("start_tree", (iteration, output, scales, capacity))
+    rounds("start_output_tree", (iteration, output, scales, capacity))
     key_parts = (iteration, TREE) if model.n_outputs_ == 1 else (iteration, TREE, output)
     bounds = None if model._monotonic is None else np.empty((capacity, 2))
     tree = grow_tree(
@@ -238,12 +241,17 @@ def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tup
     if not exact:
         sums, curvatures = zip(*rounds("leaf_sums", (tree.nodes, output, None, None)))
         return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
-    owner = {number: index for index, numbers in enumerate(rounds.partitions) for number in numbers}
-    carried, curvatures = None, []
+    owner = {number: (index, local) for index, numbers in enumerate(rounds.partitions) for local, number in enumerate(numbers)}
+    runs: list = []  # consecutive partitions on one worker: (actor, its local indices)
     for number in sorted(owner):
-        index = owner[number]
-        local = rounds.partitions[index].index(number)
-        carried, curvature = rounds("leaf_sums", (tree.nodes, output, carried, [local]), only=index)[0]
+        index, local = owner[number]
+        if runs and runs[-1][0] == index:
+            runs[-1][1].append(local)
+        else:
+            runs.append((index, [local]))
+    carried, curvatures = None, []
+    for index, which in runs:
+        carried, curvature = rounds("leaf_sums", (tree.nodes, output, carried, which), only=index)[0]
         curvatures.append(curvature)
     return carried, None if curvatures[0] is None else sum_in_order(curvatures)
 
@@ -274,7 +282,7 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
             raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
         columns = [_partitions(f"eval_set ({name}) X", item[0])]
         columns += [_partitions(f"eval_set ({name}) {label}", part, len(columns[0])) for label, part in zip(("y", "qid"), item[1:])]
-        parts, _, width = validated_partitions(client, _prepare, _summary, model, columns, f"eval_set ({name}) X")
+        parts, _, width = validated_partitions(client, _prepare_eval, _summary, model, columns, f"eval_set ({name}) X")
         if width != n_features:
             raise ValueError(f"eval_set ({name}): X has {width} features, but the training X has {n_features}.")
         evals.append((name, parts))
@@ -322,7 +330,7 @@ def _start_workers(
             position += 1
             eval_by_worker[holders[0] if holders and holders[0] in eval_by_worker else workers[0]].append((name, number, part))
     offsets = np.concatenate([[0], np.cumsum(n_rows)])
-    several = len(parts) > 1
+    several = sum(1 for rows in n_rows if rows) > 1
     futures = [
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
@@ -342,13 +350,24 @@ def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
     its weights as given; None for an empty partition."""
     if len(X) == 0:
         return None
-    data = model._validate_training_data(X, y, qid, sample_weight)
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=len(X), all_zero=True)
+    # A partition whose rows all weigh 0 is no error while another weighs (the driver checks).
+    data = model._validate_training_data(X, y, qid, None if weights is None or not weights.any() else weights)
     check_grades_for_gain(data.y, model._gain(), name="y", gain_name="label_gain")
-    if sample_weight is None:
-        weights = np.ones(len(data.y))
-    else:
-        weights = data.groups.group(check_sample_weight(sample_weight, n_samples=len(data.y)))
+    weights = np.ones(len(data.y)) if weights is None else data.groups.group(weights)
     return _Part(data.X, data.y, weights, data.groups.grouped_query_index(), data.groups.query_ids)
+
+
+def _prepare_eval(model: object, X, y, qid, sample_weight) -> _Part | None:
+    """One partition of an ``eval_set`` item validated as ``BaseBoostingRanker._eval_set``
+    validates one in memory, and grouped by query; None for an empty partition."""
+    if len(X) == 0:
+        return None
+    X = check_features(model, X, reset=True)  # the task's own copy; the width is compared on the driver
+    y = check_relevance(y, name="eval_set y", n_samples=X.shape[0])
+    check_grades_for_gain(y, model._gain(), name="eval_set y", gain_name="label_gain")
+    groups = group_queries(qid, X.shape[0], caller=f"{type(model).__name__}.fit eval_set")
+    return _Part(groups.group(X), groups.group(y), np.ones(X.shape[0]), groups.grouped_query_index(), groups.query_ids)
 
 
 def _summary(part: _Part | None) -> dict:
@@ -407,6 +426,7 @@ class BoostingWorker(WorkerPartitions):
             _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
         )  # fmt: skip
         self.numbers, self.offsets, self.n_rows = numbers, offsets, n_rows
+        self.threads = get_worker().state.nthreads
         self.states = [self._state(part, objective, number, lightest, several) for part, number in zip(parts, numbers)]
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
@@ -426,11 +446,7 @@ class BoostingWorker(WorkerPartitions):
         )  # fmt: skip
 
     def initial_scores(self) -> list:
-        """Per partition: (rows, ``initial_score()``, outputs, grades or None). Also gives the
-        actor's thread (Dask runs an actor's methods on one thread of their own) the worker's
-        thread count for the compiled kernels, which would otherwise use every core of the
-        machine in every worker."""
-        numba.set_num_threads(max(1, min(get_worker().state.nthreads, numba.config.NUMBA_NUM_THREADS)))
+        """Per partition: (rows, ``initial_score()``, outputs, grades or None)."""
         return [
             (len(state.y), state.objective.initial_score(), state.objective.n_outputs, getattr(state.objective, "classes_", None))
             for state in self.states
@@ -451,14 +467,15 @@ class BoostingWorker(WorkerPartitions):
         ``w h`` (row 1) of each output, float64 (2, n_outputs)."""
         largest = []
         for state in self.states:
-            self.model._compute_gradients(state)
+            with numba_threads(self.threads):  # the worker's threads, not every core of the machine
+                self.model._compute_gradients(state)
             weights = state.base_weight[:, None]
             largest.append(np.vstack([
                 np.max(np.abs(weights * state.gradients), axis=0, initial=0.0), np.max(weights * state.hessians, axis=0, initial=0.0)
             ]))  # fmt: skip
         return np.maximum.reduce(largest)
 
-    def start_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
+    def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
         """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its
         share of the rounding draws), and its rows started on the tree."""
         squared = self.model.split_gain == "squared"
@@ -490,7 +507,8 @@ class BoostingWorker(WorkerPartitions):
             if which is not None:
                 carried = answer
             sums.append(answer)
-            curvatures.append(state.objective.leaf_curvature(state.raw.reshape(-1), state.row_leaf, weights, len(nodes)))
+            with numba_threads(self.threads):
+                curvatures.append(state.objective.leaf_curvature(state.raw.reshape(-1), state.row_leaf, weights, len(nodes)))
         curvature = None if curvatures[0] is None else sum_in_order(curvatures)
         return (carried if which is not None else sum_in_order(sums)), curvature
 

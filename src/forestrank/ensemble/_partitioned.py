@@ -159,12 +159,16 @@ def validated_partitions(
     return parts, summaries, n_features.pop()
 
 
-def _shared_bins(client: object, forest: object, parts: list, n_rows: list) -> BinMapper:
+def _shared_bins(client: object, forest: object, parts: list, n_rows: list, positive_only: bool = True) -> BinMapper:
     """The bin thresholds every partition uses: fitted on at most ``QUANTILE_SUBSAMPLE``
-    rows drawn from the partitions in proportion to their rows."""
+    rows drawn from the partitions in proportion to their rows (of positive weight only,
+    as the forests bin; boosting bins every row)."""
     binner = BinMapper(forest.max_bins, random_state=forest._entropy % (2**32), n_jobs=forest.n_jobs)
     binner.fit(np.concatenate(client.gather([
-        client.submit(_sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, pure=False)
+        client.submit(
+            _sample_rows, part, math.ceil(QUANTILE_SUBSAMPLE * rows / sum(n_rows)), forest._entropy, p, positive_only,
+            pure=False,
+        )  # fmt: skip
         for p, (part, rows) in enumerate(zip(parts, n_rows)) if rows
     ])))  # fmt: skip
     return binner
@@ -304,9 +308,10 @@ def _summary(part: _Partition | None) -> dict:
     }  # fmt: skip
 
 
-def _sample_rows(part: _Partition, n_rows: int, entropy: int, number: int) -> np.ndarray:
-    """At most ``n_rows`` rows of positive weight, drawn without replacement, for the bin thresholds."""
-    rows = np.flatnonzero(part.base_weight > 0)
+def _sample_rows(part: _Partition, n_rows: int, entropy: int, number: int, positive_only: bool = True) -> np.ndarray:
+    """At most ``n_rows`` rows (of positive weight with ``positive_only``), drawn without
+    replacement, for the bin thresholds."""
+    rows = np.flatnonzero(part.base_weight > 0) if positive_only else np.arange(len(part.base_weight))
     if len(rows) > n_rows:
         rng = stream(entropy, (BIN_SAMPLE, number))
         rows = np.sort(rng.choice(rows, n_rows, replace=False))
