@@ -272,3 +272,19 @@ def test_grade_objectives_need_two_grades_over_all_partitions(data, dask_client)
     for objective in ("mcrank", "cumulative"):
         with pytest.raises(ValueError, match=rf"y has one class \(\[1.0\]\); objective='{objective}'"):
             LambdaMART(n_estimators=2, objective=objective).fit(*as_dask(bounds, X, np.ones_like(y)), qid=as_dask(bounds, qid)[0])
+
+
+def test_sparse_partitions_are_the_in_memory_fit(data, dask_client):
+    """Dask arrays of scipy.sparse CSR blocks, as the forests take them."""
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    X, y, qid, _ = data
+    dense = np.nan_to_num(X) * (np.random.default_rng(2).random(X.shape) < 0.3)
+    X_sparse = scipy_sparse.csr_matrix(dense)
+    make = lambda: LambdaMART(n_estimators=4, quantized_gradients=16, random_state=0)  # noqa: E731
+    local = make().fit(X_sparse, y, qid=qid)
+    bounds = query_bounds(qid, 30, 70)
+    chunks = tuple(np.diff(bounds))
+    dX = da.from_array(X_sparse, chunks=(chunks, X.shape[1]), asarray=False)
+    remote = make().fit(dX, *as_dask(bounds, y), qid=as_dask(bounds, qid)[0])
+    assert_same_model(remote, local)
+    np.testing.assert_array_equal(remote.predict(dense), local.predict(dense))

@@ -348,7 +348,7 @@ def _start_workers(
 def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
     """One partition validated and grouped by query (``BaseRanker._validate_training_data``),
     its weights as given; None for an empty partition."""
-    if len(X) == 0:
+    if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
     weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=len(X), all_zero=True)
     # A partition whose rows all weigh 0 is no error while another weighs (the driver checks).
@@ -361,7 +361,7 @@ def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
 def _prepare_eval(model: object, X, y, qid, sample_weight) -> _Part | None:
     """One partition of an ``eval_set`` item validated as ``BaseBoostingRanker._eval_set``
     validates one in memory, and grouped by query; None for an empty partition."""
-    if len(X) == 0:
+    if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
     X = check_features(model, X, reset=True)  # the task's own copy; the width is compared on the driver
     y = check_relevance(y, name="eval_set y", n_samples=X.shape[0])

@@ -288,7 +288,7 @@ def _prepare(grower: object, X, y, qid, sample_weight) -> _Partition | None:
     may lack relevant documents although others have them: its sampling pool is then
     empty (0 units), and no tree draws from it.
     """
-    if len(X) == 0:
+    if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
     data = grower._validate_training_data(X, y, qid, sample_weight)
     query_of_row = data.groups.grouped_query_index()
