@@ -288,3 +288,12 @@ def test_sparse_partitions_are_the_in_memory_fit(data, dask_client):
     remote = make().fit(dX, *as_dask(bounds, y), qid=as_dask(bounds, qid)[0])
     assert_same_model(remote, local)
     np.testing.assert_array_equal(remote.predict(dense), local.predict(dense))
+
+
+def test_scores_that_diverge_on_the_workers_are_an_error(data, dask_client):
+    X, y, qid, _ = data
+    bounds = query_bounds(qid, 60)
+    model = LambdaMART(objective="mart", learning_rate=1e200, n_estimators=20)
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match=r"diverged to inf or NaN at iteration \d+: learning_rate=1e\+200"):
+            model.fit(*as_dask(bounds, np.nan_to_num(X), y), qid=as_dask(bounds, qid)[0])

@@ -401,7 +401,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return values
 
     def _check_finite(self, raw: np.ndarray, iteration: int) -> None:
-        if not np.isfinite(raw).all():
+        self._check_scores(bool(np.isfinite(raw).all()), iteration)
+
+    def _check_scores(self, finite: bool, iteration: int) -> None:
+        """Refuse scores that diverged at ``iteration`` (0-based), with what to change."""
+        if not finite:
             raise ValueError(
                 f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
                 f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "

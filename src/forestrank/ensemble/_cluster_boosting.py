@@ -184,14 +184,13 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     start = time.perf_counter()
     for iteration in range(model.n_estimators):
         penalty = costs.penalty()
-        largest = np.maximum.reduce(rounds("compute_gradients", ()))
+        largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None,)))
         features = model._tree_features(iteration, driver.bin_thresholds.shape[0])
         for output in range(model.n_outputs_):
             tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
             model.trees_.append(tree)
             finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1)
-        if not finite:
-            model._check_finite(np.array([np.nan]), iteration)
+        model._check_scores(finite, iteration)
         costs.pay_for(model.trees_[-model.n_outputs_ :])
         for name, values in evaluated.items():
             model.evals_result_[name][key].append(mean_over_queries(values))
@@ -462,13 +461,15 @@ class BoostingWorker(WorkerPartitions):
         for _, _, item in self.evals:
             item.raw = np.tile(baseline, (len(item.y), 1))
 
-    def compute_gradients(self) -> np.ndarray:
+    def compute_gradients(self, quantized: bool) -> np.ndarray:
         """Every partition's gradients at its scores; returns the largest ``|w g|`` (row 0) and
-        ``w h`` (row 1) of each output, float64 (2, n_outputs)."""
-        largest = []
+        ``w h`` (row 1) of each output when ``quantized`` (zeros otherwise), float64 (2, n_outputs)."""
+        largest = [np.zeros((2, self.states[0].gradients.shape[1]))]
         for state in self.states:
             with numba_threads(self.threads):  # the worker's threads, not every core of the machine
                 self.model._compute_gradients(state)
+            if not quantized:
+                continue
             weights = state.base_weight[:, None]
             largest.append(np.vstack([
                 np.max(np.abs(weights * state.gradients), axis=0, initial=0.0), np.max(weights * state.hessians, axis=0, initial=0.0)
