@@ -192,9 +192,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for stale in ("best_iteration_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
             self.__dict__.pop(stale, None)
         if is_dask_collection(X):
-            if position is not None:
-                raise ValueError("position (position_bias) is not supported on Dask collections yet; fit on data in memory.")
-            return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set)
+            return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set, position)
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
@@ -209,10 +207,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         n_outputs = self.n_outputs_
         self.trees_ = []
         key = f"ndcg@{self.eval_at}"
-        self.evals_result_ = {item.name: {key: []} for item in evals}
-        if self.verbose:
-            self.evals_result_["train"] = {key: []}
-        stopping = EarlyStopping(self.n_iter_no_change, self.tol) if self.n_iter_no_change is not None and evals else None
+        stopping = self._start_evals([item.name for item in evals])
         start = time.perf_counter()
         if self.quantized_gradients is not None:
             check_quantization(self.quantized_gradients, len(state.y), self.split_gain)
@@ -240,6 +235,22 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return self
 
     # --- the steps of a boosting fit ----------------------------------------------------
+
+    def _start_evals(self, eval_names: list) -> EarlyStopping | None:
+        """Empty ``evals_result_`` for the named evaluation sets (and the training set when
+        verbose); the early stopping the last set decides, or None."""
+        key = f"ndcg@{self.eval_at}"
+        self.evals_result_ = {name: {key: []} for name in eval_names}
+        if self.verbose:
+            self.evals_result_["train"] = {key: []}
+        if self.n_iter_no_change is None or not eval_names:
+            return None
+        return EarlyStopping(self.n_iter_no_change, self.tol)
+
+    def _tree_rng_state(self, iteration: int, output: int) -> np.ndarray:
+        """The engine's generator state of ``output``'s tree at ``iteration`` (``_tree._rng``)."""
+        key_parts = (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
+        return _rng.new_state(seed_sequence(self._entropy, key_parts))
 
     def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts) -> None:
         """After the last iteration: keep the trees up to early stopping's best iteration and set
@@ -355,8 +366,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )  # fmt: skip
             tree_params = quantized_params(grower.params, g_scale, h_scale)
         row_leaf.fill(-1)
-        key_parts = (iteration, TREE) if state.raw.shape[1] == 1 else (iteration, TREE, output)
-        rng_state = _rng.new_state(seed_sequence(self._entropy, key_parts))
+        rng_state = self._tree_rng_state(iteration, output)
         bounds = None if self._monotonic is None else np.empty((max_nodes(tree_params, len(state.y)), 2))
         tree = grow_tree(
             state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,

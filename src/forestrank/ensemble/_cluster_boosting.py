@@ -45,7 +45,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
 from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight
 from .._input.queries import boundaries_of_grouped, group_queries
-from .._tree import _criteria, _rng
+from .._tree import _criteria
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
 from .._tree._remote import PartitionsExchange, sum_in_order
 from ..parallel._local import numba_threads
@@ -53,7 +53,7 @@ from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
 from ..parallel._cluster import is_dask_collection, scheduler_errors
-from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums
+from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._partitioned import _client, _partitions, _shared_bins, validated_partitions
 from ._quantization import (
@@ -64,7 +64,7 @@ from ._quantization import (
     round_stochastically,
     rounding_draws,
 )
-from ._sampling import HOLD_OUT, PARTITION_DRAWS, TREE, seed_entropy, seed_sequence, stream
+from ._sampling import HOLD_OUT, PARTITION_DRAWS, seed_entropy, seed_sequence, stream
 
 
 class _Part:
@@ -92,7 +92,9 @@ class _Part:
         return _Part(self.X[rows], self.y[rows], self.base_weight[rows], kept[self.query_of_row[rows]], self.query_ids[queries])
 
 
-def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, sample_weight: object, eval_set: list | None) -> object:
+def fit_boosting_partitioned(
+    model: object, X: object, y: object, qid: object, sample_weight: object, eval_set: list | None, position: object
+) -> object:  # fmt: skip
     """Fit ``model`` (a ``BaseBoostingRanker``, parameters validated) on Dask collections
     partitioned by query: the module docstring's steps.
 
@@ -102,12 +104,14 @@ def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, s
     y, qid : dask Array or Series of shape (n_samples,), partitioned as X
     sample_weight : dask Array or Series of shape (n_samples,), or None
     eval_set : list of (X, y, qid) tuples of Dask collections, or None
+    position : object or None
+        Refused when given (``_check_supported``).
 
     Returns
     -------
     model, fitted: its trees are an ordinary in-memory model.
     """
-    _check_supported(model)
+    _check_supported(model, position)
     client = _client()
     model._entropy = seed_entropy(model.random_state)
     objective = model._make_objective()
@@ -143,9 +147,10 @@ def fit_boosting_partitioned(model: object, X: object, y: object, qid: object, s
     return model
 
 
-def _check_supported(model: object) -> None:
+def _check_supported(model: object, position: object) -> None:
     """Refuse by name what a fit over partitions does not do."""
     refused = {
+        "position (position_bias)": position is not None,
         "position_bias (its propensities are learned from every row's position)": (
             getattr(model, "position_bias", None) is not None
         ),
@@ -172,10 +177,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     rounds("start_scores", ({name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}, model.baseline_))
     model.trees_ = []
     key = f"ndcg@{model.eval_at}"
-    model.evals_result_ = {name: {key: []} for name in eval_names}
-    if model.verbose:
-        model.evals_result_["train"] = {key: []}
-    stopping = EarlyStopping(model.n_iter_no_change, model.tol) if model.n_iter_no_change is not None and eval_names else None
+    stopping = model._start_evals(eval_names)
     params = model._tree_params(n_rows, driver.bin_thresholds.shape[0])
     dtype = FLOAT_DTYPE if model.quantized_gradients is None else QUANTIZED_DTYPE
     pool = histogram_pool(driver, params, n_rows, dtype, sampled_features=True)
@@ -221,10 +223,9 @@ def _grow_output(
         tree_params = quantized_params(params, *scales)
     capacity = max_nodes(tree_params, n_rows)
     rounds("start_output_tree", (iteration, output, scales, capacity))
-    key_parts = (iteration, TREE) if model.n_outputs_ == 1 else (iteration, TREE, output)
     bounds = None if model._monotonic is None else np.empty((capacity, 2))
     tree = grow_tree(
-        driver, None, tree_params, _rng.new_state(seed_sequence(model._entropy, key_parts)), histograms=pool,
+        driver, None, tree_params, model._tree_rng_state(iteration, output), histograms=pool,
         memory=memory, feature_penalty=penalty, features=features, monotonic_cst=model._monotonic, value_bounds=bounds,
         interaction_groups=model._interactions, exchange=PartitionsExchange(rounds),
     )  # fmt: skip
