@@ -1,5 +1,7 @@
 """The ``forestrank`` command line, driven in a subprocess as a user would run it."""
 
+import importlib.util
+import json
 import subprocess
 import sys
 
@@ -169,3 +171,56 @@ def test_file_errors_name_their_line_and_progress_goes_to_stderr_only(tmp_path):
     trained = run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=3",
                   "verbose=1", "--output", tmp_path / "m.skops")  # fmt: skip
     assert trained.stdout == "" and "RFPointRanker: 3/3 trees" in trained.stderr
+
+
+def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_example, tmp_path):
+    """``forestrank export``: the LightGBM file scores as ``forestrank predict``; the Solr
+    and plugin files carry the names of --feature-names; the ONNX file takes float32."""
+    lightgbm = pytest.importorskip("lightgbm")
+    model = tmp_path / "model.joblib"
+    run("train", "--model", "lambdamart", "--train", lambdarank_example / "rank.test", "--param", "n_estimators=10",
+        "random_state=0", "--output", model)  # fmt: skip
+    X, _, _ = load_letor(lambdarank_example / "rank.test", n_features=300)
+    scores = np.array(run("predict", "--model", model, lambdarank_example / "rank.test").stdout.split(), dtype=float)
+    exported = run("export", "--model", model, "--format", "lightgbm", tmp_path / "model.txt")
+    assert "exported LambdaMART as lightgbm" in exported.stderr and exported.stdout == ""
+    booster = lightgbm.Booster(model_file=str(tmp_path / "model.txt"))
+    np.testing.assert_allclose(booster.predict(X), scores, rtol=1e-9)  # predict prints 10 digits
+    names = tmp_path / "names.txt"
+    names.write_text("".join(f"feature_{index}\n" for index in range(300)))
+    run("export", "--model", model, "--format", "solr", "--feature-names", names, "--name", "ranker", tmp_path / "solr.json")
+    solr = json.loads((tmp_path / "solr.json").read_text())
+    assert solr["name"] == "ranker" and solr["features"][299] == {"name": "feature_299"}
+    run("export", "--model", model, "--format", "xgboost-ltr", "--feature-names", names, tmp_path / "ltr.json")
+    assert json.loads((tmp_path / "ltr.json").read_text())["objective"] == "reg:linear"
+    if importlib.util.find_spec("onnxruntime") is not None:
+        import onnxruntime
+
+        run("export", "--model", model, "--format", "onnx", "--dtype", "float32", tmp_path / "model.onnx")
+        session = onnxruntime.InferenceSession(str(tmp_path / "model.onnx"))
+        np.testing.assert_allclose(session.run(None, {"X": X.astype(np.float32)})[0], scores, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "solr"], "feature_names are needed for Solr"),
+        (["--format", "lightgbm", "--feature-names", "{short}"], "feature_names has 2 names; the model has 300 features"),
+        (["--format", "lightgbm", "--feature-names", "missing.txt"], "--feature-names missing.txt: no such file"),
+        (["--format", "pmml"], "invalid choice: 'pmml'"),
+    ],
+)
+def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example, tmp_path):
+    model = tmp_path / "model.joblib"
+    run("train", "--model", "rfpoint", "--train", lambdarank_example / "rank.test", "--param", "n_estimators=2",
+        "--output", model)  # fmt: skip
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\n")
+    filled = [argument.format(short=short) for argument in args]
+    result = subprocess.run(
+        [sys.executable, "-m", "forestrank", "export", "--model", str(model), *filled, str(tmp_path / "out")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "out").exists()

@@ -40,9 +40,11 @@ def test_public_names_resolve_and_unknown_names_raise():
             assert value is getattr(importlib.import_module(forestrank._PUBLIC[name]), name)
             assert value.__name__ == name
     from forestrank import explain, export, persistence
-    from forestrank.serving import _explain, _export, _persistence
+    from forestrank.serving import _dump, _explain, _export, _lightgbm, _onnx, _persistence, _solr, _xgboost
 
-    assert (export.to_onnx, export.dump_trees) == (_export.to_onnx, _export.dump_trees)
+    assert (export.to_onnx, export.dump_trees, export.export_model) == (_onnx.to_onnx, _dump.dump_trees, _export.export_model)
+    assert (export.to_lightgbm, export.to_solr) == (_lightgbm.to_lightgbm, _solr.to_solr)
+    assert (export.to_xgboost, export.to_xgboost_ltr) == (_xgboost.to_xgboost, _xgboost.to_xgboost_ltr)
     assert explain.shap_tree_model is _explain.shap_tree_model
     assert (persistence.save, persistence.load) == (_persistence.save, _persistence.load)
     assert set(forestrank.__all__) <= set(dir(forestrank))

@@ -4,6 +4,7 @@
     forestrank predict --model model.skops test.txt > scores.txt
     forestrank evaluate test.txt --scores scores.txt --metric ndcg@10 map err@10 --convention letor4
     forestrank compare test.txt --scores a.txt b.txt --metric ndcg@10
+    forestrank export --model model.skops --format lightgbm --feature-names names.txt model.txt
 
 Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
 :func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
@@ -104,6 +105,23 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--metric", default="ndcg@10")
     compare.add_argument("--convention", choices=["letor3", "letor4"])
     compare.set_defaults(run=_compare)
+
+    from .export import FORMATS
+
+    export = commands.add_parser(
+        "export", help="write a saved model in a serving engine's format",
+        epilog="; ".join(f"{name}: {engines}" for name, engines in FORMATS.items()),
+    )  # fmt: skip
+    export.add_argument("--model", required=True, type=Path)
+    export.add_argument("--format", required=True, choices=list(FORMATS))
+    export.add_argument(
+        "--feature-names", type=Path, metavar="FILE",
+        help="one feature name per line, in column order (default: the names the model was fitted with)",
+    )  # fmt: skip
+    export.add_argument("--name", default="forestrank", help="the model's name (Solr's model store, the ONNX graph)")
+    export.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="the ONNX model's input type")
+    export.add_argument("output", type=Path)
+    export.set_defaults(run=_export)
     return parser
 
 
@@ -187,6 +205,20 @@ def _compare(args: argparse.Namespace) -> None:
 # --- helpers -------------------------------------------------------------------------
 
 
+def _export(args: argparse.Namespace) -> None:
+    from .export import export_model
+
+    _check_writable(args.output, "output")
+    model = _load_model(args.model)
+    names = None
+    if args.feature_names is not None:
+        if not args.feature_names.is_file():
+            raise UsageError(f"--feature-names {args.feature_names}: no such file.")
+        names = [line.strip() for line in args.feature_names.read_text(encoding="utf-8").splitlines() if line.strip()]
+    export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype)
+    _progress(f"exported {type(model).__name__} as {args.format} to {args.output}")
+
+
 def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -205,16 +237,21 @@ def _load(path: Path, n_features: int | None = None) -> tuple:
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 
 
-def _check_output(path: Path) -> None:
-    """Refuse an output the model could not be saved to: a missing or read-only folder, a
-    folder, or the skops format without skops."""
+def _check_writable(path: Path, flag: str) -> None:
+    """Refuse a file that could not be written: a missing or read-only folder, or a folder."""
     folder = path.parent
     if path.is_dir():
-        raise UsageError(f"--output {path}: is a folder; give a file name.")
+        raise UsageError(f"{flag} {path}: is a folder; give a file name.")
     if not folder.is_dir():
-        raise UsageError(f"--output {path}: the folder {folder} does not exist.")
+        raise UsageError(f"{flag} {path}: the folder {folder} does not exist.")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"--output {path}: not writable.")
+        raise UsageError(f"{flag} {path}: not writable.")
+
+
+def _check_output(path: Path) -> None:
+    """Refuse an output the model could not be saved to (``_check_writable``), or the skops
+    format without skops."""
+    _check_writable(path, "--output")
     if path.suffix not in PICKLE_SUFFIXES and importlib.util.find_spec("skops") is None:
         raise UsageError(
             f"--output {path}: the skops format needs skops: pip install \"forestrank[skops]\"; or name the output "

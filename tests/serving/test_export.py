@@ -1,97 +1,102 @@
-"""ONNX export against forestrank's own predictions, and the JSON dump of the trees."""
+"""Exports by name, and the exports a format or a model cannot take, refused by name."""
 
 import json
 
 import numpy as np
 import pytest
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.exceptions import NotFittedError
 
-from forestrank import BROOF, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, load_letor_fold, make_ranking
-from forestrank.export import dump_trees, to_onnx
+from forestrank import LambdaMART, RFPointRanker, make_ranking
+from forestrank.export import FORMATS, export_model, to_lightgbm, to_onnx, to_solr, to_xgboost, to_xgboost_ltr
 
-onnxruntime = pytest.importorskip("onnxruntime", reason='ONNX export needs forestrank[onnx]')
+from .models import fitted
 
-ESTIMATORS = {
-    "RF-point": lambda: RFPointRanker(n_estimators=10, random_state=0),
-    "RF-point three-way": lambda: RFPointRanker(n_estimators=5, missing_direction="separate", random_state=0),
-    "RF-list": lambda: RFListRanker(n_estimators=4, random_state=0),
-    "RF-hybrid": lambda: RFHybridRanker(n_estimators=4, listwise_depth=3, random_state=0),
-    "LambdaMART": lambda: LambdaMART(n_estimators=20, random_state=0),
-    "McRank": lambda: LambdaMART(n_estimators=5, objective="mcrank", random_state=0),
-    "McRank, fitted grade weights": lambda: LambdaMART(
-        n_estimators=5, objective="mcrank", relevance_weights="fitted", random_state=0
-    ),
-    "IGBRT": lambda: LambdaMART(n_estimators=5, objective="mart", init=RFPointRanker(n_estimators=4, random_state=0), random_state=0),
-    "PLRank": lambda: PLRank(n_estimators=10, random_state=0),
-    "BROOF": lambda: BROOF(n_estimators=3, n_trees=4, random_state=0),
-}
+SUM_OF_TREES_FORMATS = {
+    "LightGBM's model format": to_lightgbm, "XGBoost's model": to_xgboost, "The LTR plugins' XGBoost model": to_xgboost_ltr,
+    "Solr's MultipleAdditiveTreesModel": to_solr,
+}  # fmt: skip
+NAMES = [f"feature_{index}" for index in range(8)]
 
 
-def _onnx_scores(model, X):
-    session = onnxruntime.InferenceSession(to_onnx(model).SerializeToString())
-    return session.run(None, {"X": np.ascontiguousarray(X, dtype=np.float64)})[0]
+@pytest.mark.parametrize("format_name", SUM_OF_TREES_FORMATS)
+def test_mcrank_is_refused_by_formats_that_score_one_sum_of_trees(format_name):
+    with pytest.raises(ValueError, match=f"{format_name}.* cannot express McRank.*to_onnx"):
+        SUM_OF_TREES_FORMATS[format_name](fitted("McRank", "missing"), feature_names=NAMES)
 
 
-@pytest.mark.dataset
-@pytest.mark.parametrize("name", ESTIMATORS)
-def test_onnxruntime_scores_equal_forestrank_on_mq2008(name, mq2008):
-    (X, y, qid), _, (X_test, _, _) = load_letor_fold(mq2008 / "Fold1")
-    model = ESTIMATORS[name]().fit(X, y, qid=qid)
-    np.testing.assert_allclose(_onnx_scores(model, X_test), model.predict(X_test), rtol=1e-5, atol=1e-6)
-
-
-@pytest.mark.parametrize("name", ["RF-point", "RF-point three-way", "LambdaMART", "McRank", "BROOF"])
-def test_missing_values_follow_the_learned_directions_in_onnx(name):
-    X, y, qid = make_ranking(n_queries=80, docs_per_query=20, n_features=8, missing_fraction=0.3, random_state=0)
-    model = ESTIMATORS[name]().fit(X, y, qid=qid)
-    assert np.isnan(X).mean() > 0.05
-    np.testing.assert_allclose(_onnx_scores(model, X), model.predict(X), rtol=1e-5, atol=1e-6)
-    # A value exactly at a threshold goes left in both (doubles compared, not float32 roundings).
-    tree = model.trees_[0] if hasattr(model, "trees_") else model.estimators_[0].trees_[0]
-    split = np.flatnonzero((tree.nodes["feature"] >= 0) & np.isfinite(tree.nodes["threshold"]))[0]
-    at_threshold = np.nan_to_num(X[:50].copy())
-    at_threshold[:, tree.nodes["feature"][split]] = tree.nodes["threshold"][split]
-    np.testing.assert_allclose(_onnx_scores(model, at_threshold), model.predict(at_threshold), rtol=1e-5, atol=1e-6)
-
-
-def _evaluate_dump(dump, X):
-    """An independent evaluator of ``dump_trees`` output in plain Python."""
-    raw = np.tile(np.asarray(dump["base"]), (len(X), 1))
-    for tree in dump["trees"]:
-        nodes = {node["node"]: node for node in tree["nodes"]}
-        for row, x in enumerate(X):
-            node = nodes[0]
-            while "value" not in node:
-                value = x[node["feature"]]
-                left = value <= node["threshold"] or (np.isnan(value) and node["missing"] == "left")
-                node = nodes[node["left"] if left else node["right"]]
-            raw[row, tree["target"]] += tree["weight"] * node["value"]
-    if dump["grade_weights"] is None:
-        return raw[:, 0]
-    probabilities = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return probabilities @ np.asarray(dump["grade_weights"]) / probabilities.sum(axis=1)
-
-
-@pytest.mark.parametrize("name", ["RF-point three-way", "IGBRT", "McRank", "BROOF"])
-def test_the_json_dump_holds_the_whole_model(name):
-    X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=6, missing_fraction=0.2, random_state=1)
-    model = ESTIMATORS[name]().fit(X, y, qid=qid)
-    dump = json.loads(json.dumps(dump_trees(model)))
-    np.testing.assert_allclose(_evaluate_dump(dump, X), model.predict(X), rtol=1e-10, atol=1e-12)
-
-
-def test_export_refuses_what_is_not_a_fitted_forestrank_ranker():
-    from sklearn.ensemble import RandomForestRegressor
-    from sklearn.exceptions import NotFittedError
-
+@pytest.mark.parametrize("export", [*SUM_OF_TREES_FORMATS.values(), to_onnx])
+def test_what_is_not_a_fitted_forestrank_ranker_is_refused(export):
     with pytest.raises(TypeError, match="must be a fitted forestrank ranker"):
-        to_onnx(RandomForestRegressor())
+        export(RandomForestRegressor())
     with pytest.raises(NotFittedError):
-        to_onnx(RFPointRanker())
+        export(RFPointRanker())
 
 
-def test_an_init_with_one_score_per_grade_is_refused():
+def test_cumulative_and_a_mcrank_init_are_refused():
     X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    cumulative = LambdaMART(n_estimators=2, objective="cumulative", random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="objective='cumulative'"):
+        to_lightgbm(cumulative)
     mcrank = LambdaMART(n_estimators=2, objective="mcrank", random_state=0).fit(X, y, qid=qid)
     model = LambdaMART(n_estimators=2, objective="mart", init=mcrank, random_state=0).fit(X, y, qid=qid)
     with pytest.raises(TypeError, match="init is a McRank model"):
         to_onnx(model)
+
+
+@pytest.mark.parametrize(
+    ("names", "error", "message"),
+    [
+        (NAMES[:-1], ValueError, "feature_names has 7 names; the model has 8 features"),
+        (NAMES[:-1] + ["feature_0"], ValueError, "must be distinct; 'feature_0' repeats"),
+        (NAMES[:-1] + ["two words"], ValueError, "no whitespace; got 'two words'"),
+        (NAMES[:-1] + [""], ValueError, "non-empty"),
+        ("feature_0", TypeError, "sequence of 8 strings"),
+        (list(range(8)), TypeError, "sequence of 8 strings"),
+    ],
+)
+@pytest.mark.parametrize("export", [*SUM_OF_TREES_FORMATS.values()])
+def test_bad_feature_names_are_refused_by_name(export, names, error, message):
+    with pytest.raises(error, match=message):
+        export(fitted("RF-point", "missing"), feature_names=names)
+
+
+@pytest.mark.parametrize("export", [to_solr, to_xgboost_ltr])
+def test_engines_that_find_features_by_name_need_names(export):
+    with pytest.raises(ValueError, match="feature_names are needed"):
+        export(fitted("RF-point", "missing"))
+
+
+def test_names_the_model_was_fitted_with_are_used():
+    pandas = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=3, random_state=0)
+    frame = pandas.DataFrame(X, columns=["bm25", "pagerank", "clicks"])
+    model = RFPointRanker(n_estimators=2, random_state=0).fit(frame, y, qid=qid)
+    assert [feature["name"] for feature in to_solr(model)["features"]] == ["bm25", "pagerank", "clicks"]
+    assert "feature_names=bm25 pagerank clicks" in to_lightgbm(model)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_export_model_writes_each_format(format, tmp_path):
+    model = fitted("LambdaMART lambdarank", "missing")
+    if format == "onnx":
+        pytest.importorskip("onnx", reason="ONNX export needs forestrank[onnx]")
+    path = export_model(model, tmp_path / "model", format=format, feature_names=NAMES, dtype="float32")
+    content = path.read_bytes()
+    if format == "onnx":
+        import onnx
+
+        onnx_model = onnx.load_from_string(content)
+        assert json.loads(onnx_model.metadata_props[0].value) == NAMES
+        assert onnx_model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    elif format == "lightgbm":
+        assert content.startswith(b"tree\nversion=v4\n")
+    else:
+        assert json.loads(content)
+
+
+def test_an_unknown_format_is_refused_by_name(tmp_path):
+    with pytest.raises(ValueError, match="format must be one of lightgbm, xgboost, xgboost-ltr, solr, onnx; got 'pmml'"):
+        export_model(fitted("RF-point", "missing"), tmp_path / "model", format="pmml")
+    assert not (tmp_path / "model").exists()
+    assert np.isfinite(fitted("RF-point", "missing").predict(np.zeros((1, 8)))).all()

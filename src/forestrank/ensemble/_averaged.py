@@ -118,6 +118,21 @@ class AveragedRanker(BaseRanker):
         check_is_fitted(self)
         return np.mean([member.predict(X) for member in self.estimators_], axis=0)
 
+    def _additive_terms(self) -> tuple[list, np.ndarray, None]:
+        """How the average combines its members' trees, for serving (``serving/_terms.additive_terms``):
+        every member's terms with its weights divided by ``n_models``, the mean of their
+        bases. A McRank member (an expected grade, not a sum of trees) is refused."""
+        terms, base = [], 0.0
+        for member in self.estimators_:
+            if not hasattr(member, "_additive_terms"):
+                raise TypeError(f"member {type(member).__name__} is not a forestrank ensemble: it cannot be exported.")
+            member_terms, member_base, grade_weights = member._additive_terms()
+            if grade_weights is not None:
+                raise TypeError("the members are McRank models (one score per grade): their mean is not a sum of trees.")
+            terms += [(tree, weight / len(self.estimators_), target) for tree, weight, target in member_terms]
+            base = base + member_base / len(self.estimators_)
+        return terms, np.asarray(base, dtype=np.float64).reshape(1), None
+
     def staged_predict(self, X: object):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""

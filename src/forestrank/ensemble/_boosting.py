@@ -449,7 +449,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return None
 
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
-        """How the boosted model combines its trees, for serving (``serving/_export._ensemble``):
+        """How the boosted model combines its trees, for serving (``serving/_terms.additive_terms``):
         the baseline plus every tree per output, after a forestrank ``init``'s own terms;
         McRank's relevance weights (its grades unless ``relevance_weights`` says otherwise)
         as the values its softmax averages."""

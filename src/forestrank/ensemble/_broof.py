@@ -379,7 +379,7 @@ class BROOF(BaseRanker):
         return self
 
     def _additive_terms(self) -> tuple[list, np.ndarray, None]:
-        """How BROOF combines its trees, for serving (``serving/_export._ensemble``): each
+        """How BROOF combines its trees, for serving (``serving/_terms.additive_terms``): each
         round's forest mean weighted by the round's ``a_t`` (``estimator_weights_``)."""
         terms = [
             (tree, alpha / len(forest.trees_), 0)

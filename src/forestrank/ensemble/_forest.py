@@ -184,7 +184,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         return self
 
     def _additive_terms(self) -> tuple[list, np.ndarray, None]:
-        """How the forest combines its trees, for serving (``serving/_export._ensemble``):
+        """How the forest combines its trees, for serving (``serving/_terms.additive_terms``):
         ``([(tree, weight, target), ...], base per target, classes)``, the mean of the trees."""
         return [(tree, 1.0 / len(self.trees_), 0) for tree in self.trees_], np.zeros(1), None
 

@@ -13,7 +13,7 @@ trees, so it has no additive TreeSHAP decomposition and is refused.
 
 import numpy as np
 
-from ._export import _ensemble
+from ._terms import additive_terms
 
 
 def shap_tree_model(model: object) -> dict:
@@ -39,7 +39,7 @@ def shap_tree_model(model: object) -> dict:
     >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
     >>> values = explainer.shap_values(X)  # doctest: +SKIP
     """
-    terms, base, grade_weights = _ensemble(model)
+    terms, base, grade_weights = additive_terms(model)
     if grade_weights is not None:
         raise ValueError(
             "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "

@@ -1,0 +1,35 @@
+"""forestrank's own JSON dump of a fitted ensemble: every tree's nodes and how the terms
+combine, as plain Python data for ``json.dumps``, in forestrank's rule (``x <= threshold``
+in double precision, NaN following each split's learned direction)."""
+
+from .._version import __version__
+from ._terms import additive_terms
+
+def dump_trees(model: object) -> dict:
+    """The ensemble as plain Python data (for ``json.dumps``): its terms, each tree's nodes
+    (feature, threshold, children, where missing values go, value, documents) and how the
+    terms combine (``"weight"`` of each tree, ``"target"`` output, ``"base"``; for McRank
+    ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by)."""
+    terms, base, grade_weights = additive_terms(model)
+    trees = []
+    for tree, weight, target in terms:
+        nodes = []
+        for node, record in enumerate(tree.nodes):
+            entry = {"node": node, "samples": int(tree.n_node_samples[node])}
+            if record["feature"] >= 0:
+                entry.update(
+                    feature=int(record["feature"]), threshold=float(record["threshold"]), left=int(record["left"]),
+                    right=int(record["left"]) + 1, missing="left" if tree.missing_left[node] else "right",
+                )  # fmt: skip
+            else:
+                entry["value"] = float(record["threshold"])
+            nodes.append(entry)
+        trees.append({"weight": float(weight), "target": int(target), "nodes": nodes})
+    return {
+        "estimator": type(model).__name__, "forestrank_version": __version__, "n_features": int(model.n_features_in_),
+        "base": [float(value) for value in base],
+        "grade_weights": None if grade_weights is None else [float(weight) for weight in grade_weights],
+        "rule": "a row goes left when x <= threshold; NaN follows 'missing'", "trees": trees,
+    }  # fmt: skip
+
+

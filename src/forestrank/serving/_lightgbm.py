@@ -1,0 +1,104 @@
+"""LightGBM's text model format: the file ``Booster.save_model`` writes, which
+``lightgbm.Booster(model_file=...)`` (or ``model_str=``) loads, and through it Treelite,
+TL2cgen and every other LightGBM runtime.
+
+How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in LightGBM's
+``tree.h``, version 4):
+
+- features and thresholds are doubles; a row goes left when ``value <= threshold``,
+  forestrank's own rule, so the thresholds are written as they are (each the shortest
+  text that reads back as the same double, which LightGBM's parser reads exactly),
+  but that LightGBM holds thresholds within [-1e300, 1e300] (it clamps what it reads):
+  the threshold -inf of a three-way split (every value right, NaN left) is written as
+  -1e300, so a value at or below -1e300 would go left there;
+- every split is written with missing type NaN (``decision_type`` 8, or 10 when the
+  learned direction is left): a NaN follows the node's default direction. (With missing
+  type None, LightGBM would read NaN as 0; with Zero, it would send zeros the default
+  way too.) A feature that a serving system leaves out is whatever value it passes: NaN
+  is routed as forestrank routes it, 0 is the value 0;
+- the score is the double sum of the leaves reached; ``objective=lambdarank``
+  transforms nothing at prediction.
+
+The ensemble's weights are folded into the leaves and the base into the first tree's
+leaves, as LightGBM folds its own initial score. Internal nodes are numbered in
+forestrank's node order, leaves too (leaf ``k`` is the ``k``-th leaf in that order).
+``feature_infos`` is ``none`` for every feature: LightGBM reads it only for
+``dump_model``. No ``tree_sizes`` line: LightGBM then reads the trees one after another.
+"""
+
+import numpy as np
+
+from ._terms import resolve_feature_names, scalar_trees
+
+OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
+LARGEST_THRESHOLD = 1e300  # LightGBM clamps thresholds to +-1e300 when it reads them
+
+
+def to_lightgbm(model: object, *, feature_names: object = None) -> str:
+    """The fitted ``model`` in LightGBM's text model format.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker (every estimator but McRank)
+    feature_names : sequence of str or None
+        One name per column of ``X``, without whitespace; None: the names the model was
+        fitted with, else LightGBM's defaults ``Column_0``, ``Column_1``, ...
+
+    Returns
+    -------
+    str
+        The model file's text: ``lightgbm.Booster(model_str=text).predict(X)`` equals
+        ``model.predict(X)`` up to the rounding of the folded leaf values.
+    """
+    trees, _ = scalar_trees(model, "LightGBM's model format")
+    names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}")
+    header = [
+        "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
+        f"max_feature_idx={len(names) - 1}", f"objective={OBJECTIVE}", "feature_names=" + " ".join(names),
+        "feature_infos=" + " ".join(["none"] * len(names)), "",
+    ]  # fmt: skip
+    blocks = [_tree_block(tree, index) for index, tree in enumerate(trees)]
+    footer = ["end of trees", "", "pandas_categorical:null", ""]
+    return "\n".join(header + blocks + footer)
+
+
+def _tree_block(tree: object, index: int) -> str:
+    """One ``Tree=`` block, ending in the blank line that closes it."""
+    split = np.flatnonzero(~tree.is_leaf)
+    leaves = np.flatnonzero(tree.is_leaf)
+    # LightGBM numbers internal nodes 0.. and leaves 0.., a leaf child k written ~k.
+    child = np.empty(len(tree.feature), dtype=np.int64)
+    child[split] = np.arange(len(split))
+    child[leaves] = ~np.arange(len(leaves))
+    lines = [f"Tree={index}", f"num_leaves={len(leaves)}", "num_cat=0"]
+    if len(split):
+        lines += [
+            "split_feature=" + _ints(tree.feature[split]),
+            "split_gain=" + " ".join(["0"] * len(split)),
+            "threshold=" + _doubles(np.clip(tree.threshold[split], -LARGEST_THRESHOLD, LARGEST_THRESHOLD)),
+            "decision_type=" + _ints(np.where(tree.missing_left[split], 10, 8)),
+            "left_child=" + _ints(child[tree.left[split]]),
+            "right_child=" + _ints(child[tree.right[split]]),
+        ]
+    lines += [
+        "leaf_value=" + _doubles(tree.value[leaves]),
+        "leaf_weight=" + _doubles(tree.hessian[leaves]),
+        "leaf_count=" + _ints(tree.n_samples[leaves]),
+    ]
+    if len(split):
+        lines += [
+            "internal_value=" + _doubles(tree.internal_value[split]),
+            "internal_weight=" + _doubles(tree.hessian[split]),
+            "internal_count=" + _ints(tree.n_samples[split]),
+        ]
+    lines += ["is_linear=0", "shrinkage=1", "", ""]
+    return "\n".join(lines)
+
+
+def _doubles(values: np.ndarray) -> str:
+    """Doubles as LightGBM writes them: each the shortest text that reads back exactly."""
+    return " ".join(repr(float(value)) for value in values)
+
+
+def _ints(values: np.ndarray) -> str:
+    return " ".join(str(int(value)) for value in values)

@@ -1,0 +1,144 @@
+"""ONNX: one ``ai.onnx.ml`` ``TreeEnsembleRegressor`` (opset 3), for onnxruntime and
+every runtime that implements the operator.
+
+:func:`to_onnx` writes the model for float64 input (the default) or float32 input, the
+dtype ONNX converters and most serving stacks use:
+
+- float64: thresholds, leaf values and base values are double-precision tensors, so
+  onnxruntime takes the same ``x <= threshold`` decisions as forestrank on the same
+  doubles (a value equal to a threshold goes left in both);
+- float32: each threshold is the largest float32 not above forestrank's double
+  threshold (``_terms.float32_at_most``), so a float32 feature value takes exactly
+  forestrank's branch for the same value; rounding the threshold to the nearest float32
+  instead would move the values between it and its rounding to the other side.
+
+The operator accumulates its output in float32 in both cases, so scores agree to
+float32 rounding of the sum (about 1e-7 relative), not bitwise. A missing value (NaN)
+follows each node's learned direction (``nodes_missing_value_tracks_true``); a runtime
+that feeds an absent feature as NaN routes it as forestrank does. The ensemble's
+combination is folded into the leaf weights:
+
+- forests: the mean of the trees (each leaf weighted ``1 / n_trees``);
+- BROOF: ``sum_t a_t`` times each round's forest mean;
+- boosting: the baseline plus every tree (IGBRT's forestrank ``init`` forest included);
+- McRank: one target per grade, then ``softmax`` and the expected grade (``Softmax``,
+  ``MatMul``), the one export that expresses it.
+"""
+
+import numpy as np
+
+from .._version import __version__
+from ._terms import additive_terms, float32_at_most
+
+_ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
+
+
+def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float64) -> object:
+    """The fitted ``model`` as an ONNX ``ModelProto``: input ``X`` of ``dtype``
+    (n_samples, n_features), output ``score`` of ``dtype`` (n_samples,), equal to
+    ``model.predict(X)`` on the same values.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker
+        RFPointRanker, RFListRanker, RFHybridRanker, LambdaMART (every objective but
+        ``cumulative``; ``init`` a forestrank forest or None), PLRank, BROOF or
+        AveragedRanker of those.
+    name : str
+        The graph's name.
+    dtype : numpy.float64 or numpy.float32 (or their names)
+        The input's and output's type.
+
+    Returns
+    -------
+    onnx.ModelProto
+    """
+    dtype = _resolve_dtype(dtype)
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError as error:
+        raise ImportError(_ONNX_HELP) from error
+
+    terms, base, grade_weights = additive_terms(model)
+    n_targets = len(base)
+    attributes = {name: [] for name in (
+        "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_truenodeids",
+        "nodes_falsenodeids", "nodes_missing_value_tracks_true", "target_treeids", "target_nodeids", "target_ids",
+    )}  # fmt: skip
+    thresholds, weights = [], []
+    for tree_id, (tree, weight, target) in enumerate(terms):
+        features = tree.nodes["feature"]
+        lefts = tree.nodes["left"]
+        values = tree.nodes["threshold"]
+        for node in range(len(features)):
+            attributes["nodes_treeids"].append(tree_id)
+            attributes["nodes_nodeids"].append(node)
+            if features[node] >= 0:
+                attributes["nodes_featureids"].append(int(features[node]))
+                attributes["nodes_modes"].append("BRANCH_LEQ")
+                attributes["nodes_truenodeids"].append(int(lefts[node]))
+                attributes["nodes_falsenodeids"].append(int(lefts[node]) + 1)
+                attributes["nodes_missing_value_tracks_true"].append(int(tree.missing_left[node]))
+                thresholds.append(float(values[node]))
+            else:
+                attributes["nodes_featureids"].append(0)
+                attributes["nodes_modes"].append("LEAF")
+                attributes["nodes_truenodeids"].append(0)
+                attributes["nodes_falsenodeids"].append(0)
+                attributes["nodes_missing_value_tracks_true"].append(0)
+                thresholds.append(0.0)
+                attributes["target_treeids"].append(tree_id)
+                attributes["target_nodeids"].append(node)
+                attributes["target_ids"].append(int(target))
+                weights.append(weight * float(values[node]))
+    if dtype == np.float64:
+        values = {
+            "nodes_values_as_tensor": numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),
+            "target_weights_as_tensor": numpy_helper.from_array(np.asarray(weights, dtype=np.float64)),
+            "base_values_as_tensor": numpy_helper.from_array(np.asarray(base, dtype=np.float64)),
+        }
+    else:  # onnxruntime compares float32 input with float32 thresholds only
+        values = {
+            "nodes_values": float32_at_most(np.asarray(thresholds)).tolist(),
+            "target_weights": np.asarray(weights, dtype=np.float32).tolist(),
+            "base_values": np.asarray(base, dtype=np.float32).tolist(),
+        }
+    element = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
+    ensemble = helper.make_node(
+        "TreeEnsembleRegressor", ["X"], ["raw"], domain="ai.onnx.ml", n_targets=n_targets, aggregate_function="SUM",
+        **values, **attributes,
+    )  # fmt: skip
+    # The operator's output is float32 whatever its thresholds' type: cast to the input's type.
+    nodes = [ensemble, helper.make_node("Cast", ["raw"], ["summed"], to=element)]
+    initializers = [numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat")]
+    last = "summed"
+    if grade_weights is not None:  # McRank: sum_c F(c) softmax_c of the per-grade scores
+        initializers.append(numpy_helper.from_array(np.asarray(grade_weights, dtype=dtype).reshape(-1, 1), "grades"))
+        nodes += [
+            helper.make_node("Softmax", ["summed"], ["probabilities"], axis=1),
+            helper.make_node("MatMul", ["probabilities", "grades"], ["expected"]),
+        ]
+        last = "expected"
+    nodes.append(helper.make_node("Reshape", [last, "flat"], ["score"]))
+    graph = helper.make_graph(
+        nodes, name, [helper.make_tensor_value_info("X", element, [None, model.n_features_in_])],
+        [helper.make_tensor_value_info("score", element, [None])], initializers,
+    )  # fmt: skip
+    onnx_model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        producer_name="forestrank", producer_version=__version__,
+    )  # fmt: skip
+    onnx.checker.check_model(onnx_model)
+    return onnx_model
+
+
+def _resolve_dtype(dtype: object) -> type:
+    """numpy.float64 or numpy.float32 from a dtype or its name; anything else refused by name."""
+    try:
+        resolved = np.dtype(dtype).type
+    except TypeError:
+        resolved = None
+    if resolved not in (np.float64, np.float32):
+        raise ValueError(f"dtype must be float64 or float32 (the input ONNX runtimes take); got {dtype!r}.")
+    return resolved

@@ -1,0 +1,213 @@
+"""A fitted ranker as the trees every export writes, and the float32 thresholds that keep
+a serving engine on forestrank's branches.
+
+Each ensemble describes how it combines its trees (``_additive_terms``): a list of
+``(tree, weight, target)``, a base value per target and, for McRank, the grade weights
+of its expected grade. The exports to other engines' formats read that description
+through :func:`additive_terms` and :func:`scalar_trees`, which give each tree as arrays
+in the node order of forestrank's own trees (:class:`ExportTree`), so that every format
+numbers its nodes the same way and a test can compare the leaves reached.
+
+forestrank sends a row left when ``x <= threshold`` in double precision (``_tree/_predictor.goes_left``).
+An engine that holds its thresholds and features in float32 needs the float32 threshold
+that puts every float32 value on the same side: :func:`float32_at_most` for engines that
+test ``x <= threshold``, :func:`float32_above` for those that test ``x < threshold``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+
+class ExportTree(NamedTuple):
+    """One tree of an ensemble as arrays over its nodes, in forestrank's node order
+    (the root first, the children of node ``i`` at ``left[i]`` and ``right[i]``).
+
+    Attributes
+    ----------
+    feature : int64 array of shape (n_nodes,)
+        The split feature, -1 at a leaf.
+    threshold : float64 array of shape (n_nodes,)
+        A row goes left when ``x <= threshold`` (0 at a leaf).
+    left, right : int64 arrays of shape (n_nodes,)
+        The children, -1 at a leaf.
+    missing_left : bool array of shape (n_nodes,)
+        Whether a missing value (NaN) goes left (False at a leaf).
+    value : float64 array of shape (n_nodes,)
+        The leaf values with the term's weight folded in (and, where asked, the base), 0
+        at internal nodes; the training-weighted node means, times the weight, at internal
+        nodes are in ``internal_value``.
+    internal_value : float64 array of shape (n_nodes,)
+    n_samples : int64 array of shape (n_nodes,)
+        Training rows through each node.
+    hessian : float64 array of shape (n_nodes,)
+        Training weight through each node (the cover).
+    depth : int64 array of shape (n_nodes,)
+        The root is at depth 0.
+    weight : float
+        The term's weight in the ensemble; 1 when folded into ``value``.
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    missing_left: np.ndarray
+    value: np.ndarray
+    internal_value: np.ndarray
+    n_samples: np.ndarray
+    hessian: np.ndarray
+    depth: np.ndarray
+    weight: float
+
+    @property
+    def is_leaf(self) -> np.ndarray:
+        """Bool array of shape (n_nodes,)."""
+        return self.feature < 0
+
+
+def additive_terms(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
+    """``([(tree, weight, target), ...], base values per target, grade weights or None)``:
+    the model's prediction is ``sum weight * leaf value`` per target plus the base, then,
+    for McRank, ``sum_c F(c) softmax_c`` of the targets with the grade weights ``F``. Each
+    ensemble gives its own (``_additive_terms``); anything else is refused by name."""
+    from sklearn.utils.validation import check_is_fitted
+
+    if not hasattr(model, "_additive_terms"):
+        raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
+    check_is_fitted(model)
+    return model._additive_terms()
+
+
+def scalar_trees(model: object, target_format: str, *, fold_weights: bool = True, fold_base: bool = True) -> tuple[list, float]:
+    """The model as one sum of trees, for a format whose score is a sum of leaf values.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker
+    target_format : str
+        The format's name, for the refusal of McRank.
+    fold_weights : bool
+        Multiply each leaf by its term's weight (the tree's ``weight`` is then 1); else
+        keep the weight apart for formats with a weight per tree.
+    fold_base : bool
+        Add the base to the leaves of the first tree (the engine has no base score; the
+        base then costs no tree of its own); else return it apart.
+
+    Returns
+    -------
+    trees : list of ExportTree
+        At least one: a model without trees gives one leaf holding the base.
+    base : float
+        The base value not folded into the trees (0.0 when ``fold_base``).
+    """
+    terms, base, grade_weights = additive_terms(model)
+    if grade_weights is not None:
+        raise ValueError(
+            f"{target_format} cannot express McRank (objective='mcrank'): its score is the expected grade under a "
+            "softmax of one sum of trees per grade, and the format scores one sum of trees. Export it with "
+            "forestrank.export.to_onnx, which computes the softmax."
+        )
+    trees = [export_tree(tree, weight, fold_weights) for tree, weight, _ in terms]
+    base = float(base[0])
+    if not fold_base:
+        return trees, base
+    if not trees:
+        return [constant_tree(base)], 0.0
+    first = trees[0]
+    trees[0] = first._replace(value=np.where(first.is_leaf, first.value + base / first.weight, 0.0))
+    return trees, 0.0
+
+
+def export_tree(tree: object, weight: float, fold_weight: bool = True) -> ExportTree:
+    """``tree`` (a ``_tree._tree.Tree``) of a term weighing ``weight`` as an :class:`ExportTree`."""
+    feature = tree.nodes["feature"].astype(np.int64)
+    leaf = feature < 0
+    scale = weight if fold_weight else 1.0
+    left = np.where(leaf, -1, tree.nodes["left"]).astype(np.int64)
+    return ExportTree(
+        feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
+        left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
+        value=np.where(leaf, scale * tree.nodes["threshold"], 0.0), internal_value=scale * np.asarray(tree.values, dtype=np.float64),
+        n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
+        hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), depth=tree.node_depths().astype(np.int64),
+        weight=1.0 if fold_weight else float(weight),
+    )  # fmt: skip
+
+
+def constant_tree(value: float) -> ExportTree:
+    """One leaf holding ``value``."""
+    return ExportTree(
+        feature=np.array([-1]), threshold=np.zeros(1), left=np.array([-1]), right=np.array([-1]),
+        missing_left=np.zeros(1, dtype=bool), value=np.array([float(value)]), internal_value=np.array([float(value)]),
+        n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), depth=np.zeros(1, dtype=np.int64), weight=1.0,
+    )  # fmt: skip
+
+
+def resolve_feature_names(model: object, names: object, target_format: str, *, required: bool = False, default: str = "f{}") -> list[str]:
+    """The names the export writes for the model's features.
+
+    ``names`` given (a sequence of strings, one per feature) wins; else the names the
+    model was fitted with (``feature_names_in_``); else, where the format does not match
+    features by name (``required=False``), ``default`` formatted with each index.
+    Names must be distinct, non-empty strings without whitespace (the formats write them
+    space-separated or match them exactly).
+    """
+    n_features = int(model.n_features_in_)
+    if names is None:
+        names = getattr(model, "feature_names_in_", None)
+        if names is None:
+            if required:
+                raise ValueError(
+                    f"feature_names are needed for {target_format}: the engine finds each feature by its name in its "
+                    f"feature store. Give {n_features} names (the model was fitted without them)."
+                )
+            return [default.format(index) for index in range(n_features)]
+    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+        raise TypeError(f"feature_names must be a sequence of {n_features} strings; got {type(names).__name__}.")
+    names = list(names)
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names; the model has {n_features} features.")
+    bad = [name for name in names if not name or any(character.isspace() for character in name)]
+    if bad:
+        raise ValueError(f"feature_names must be non-empty and hold no whitespace; got {bad[0]!r}.")
+    if len(set(names)) != len(names):
+        repeated = next(name for name in names if names.count(name) > 1)
+        raise ValueError(f"feature_names must be distinct; {repeated!r} repeats.")
+    return names
+
+
+def float32_at_most(threshold: np.ndarray) -> np.ndarray:
+    """The largest float32 not above each float64 ``threshold`` (float32 array, same shape).
+
+    For every float32 ``x``: ``x <= float32_at_most(t)`` exactly when ``x <= t``, so an
+    engine testing ``x <= threshold`` in float32 takes forestrank's branch. Rounding ``t``
+    to the nearest float32 instead would send the values between ``t`` and its rounding
+    the other way.
+    """
+    threshold = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        rounded = threshold.astype(np.float32)
+    above = rounded.astype(np.float64) > threshold
+    return np.where(above, np.nextafter(rounded, np.float32(-np.inf)), rounded).astype(np.float32)
+
+
+def float32_above(threshold: np.ndarray) -> np.ndarray:
+    """The smallest float32 above each float64 ``threshold`` (float32 array, same shape).
+
+    For every float32 ``x``: ``x < float32_above(t)`` exactly when ``x <= t``: the
+    threshold for engines that test ``x < threshold`` (XGBoost and the formats that copy it).
+    """
+    with np.errstate(over="ignore"):  # the largest float32's successor is inf: every float32 is below it
+        return np.nextafter(float32_at_most(threshold), np.float32(np.inf)).astype(np.float32)
+
+
+def json_float(value: float) -> float:
+    """A float32 value for a JSON model file: the Python float of its exact value, whose
+    shortest repr (what ``json.dumps`` writes) parses back to the same float32 whether a
+    reader parses it as a double or as a float32. An infinite value, which a JSON number
+    cannot hold, is refused."""
+    number = float(np.float32(value))
+    if not np.isfinite(number):
+        raise ValueError(f"a threshold or leaf value of {number} has no JSON number: the format cannot hold it.")
+    return number

@@ -1,0 +1,151 @@
+"""XGBoost's model files: the JSON that ``Booster.save_model`` writes, and the tree dump
+(``Booster.get_dump(dump_format="json")``) that the Elasticsearch and OpenSearch
+Learning-to-Rank plugins take.
+
+How XGBoost scores a row with these trees (``predict_fn.h`` and ``tree_model.cc`` in
+XGBoost 2 and 3, and the plugins' ``NaiveAdditiveDecisionTree``, which copies it):
+
+- features, thresholds and leaf values are float32; a row goes to the ``yes`` (left)
+  child when ``value < threshold``, to the right child otherwise;
+- a missing value (NaN) goes to the node's default child (``default_left``; ``missing``
+  in the dump);
+- the score is the float32 sum of the leaves reached, plus ``base_score`` in XGBoost's
+  own predictor (the plugins have no base score); the objective written here,
+  ``rank:pairwise`` for the model file and ``reg:linear`` for the dump, transforms
+  nothing.
+
+forestrank's ``x <= t`` in double precision becomes ``x < float32_above(t)``
+(``_terms.float32_above``): a float32 feature value takes forestrank's branch. The
+base (the boosting baseline) is folded into the first tree's leaves, so the model file
+and the dump score alike in XGBoost and in the plugins. Nodes keep forestrank's order,
+whose right child is always ``left + 1``, the layout XGBoost's predictor assumes.
+
+What a plugin does with a feature that did not match a document: Elasticsearch's LTR
+plugin from 1.5.9 and OpenSearch's from 3.8 pass NaN, which follows ``missing`` in the
+dump; earlier releases pass 0, read as the value 0. The plugins read the model file
+(``model/xgboost+json+raw``) with ``default_left`` honoured from Elasticsearch LTR 1.5.12.
+"""
+
+import numpy as np
+
+from ._terms import float32_above, json_float, resolve_feature_names, scalar_trees
+
+ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
+FILE_VERSION = [2, 1, 0]  # the oldest schema this file follows: XGBoost 2.1 and later load it
+DUMP_OBJECTIVE = "reg:linear"  # accepted by both plugins, no output transform
+MODEL_OBJECTIVE = "rank:pairwise"  # XGBoost's and the plugins' raw reader: no output transform
+
+
+def to_xgboost(model: object, *, feature_names: object = None) -> dict:
+    """The fitted ``model`` as XGBoost's JSON model (``Booster.save_model`` schema), a
+    JSON-serialisable dict that ``xgboost.Booster().load_model`` reads and the LTR
+    plugins take as ``model/xgboost+json+raw``.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker (every estimator but McRank)
+    feature_names : sequence of str or None
+        One name per column of ``X``; None: the names the model was fitted with, or
+        none (XGBoost's default; the LTR plugins need names).
+
+    Returns
+    -------
+    dict
+        ``{"learner": {...}, "version": [2, 1, 0]}``: ``rank:pairwise``, ``base_score`` 0
+        (the base folded into the first tree), one tree per term.
+    """
+    trees, _ = scalar_trees(model, "XGBoost's model")
+    named = feature_names is not None or hasattr(model, "feature_names_in_")
+    names = resolve_feature_names(model, feature_names, "XGBoost") if named else []
+    n_features = int(model.n_features_in_)
+    return {
+        "learner": {
+            "attributes": {},
+            "feature_names": names,
+            "feature_types": ["float"] * len(names),
+            "gradient_booster": {
+                "model": {
+                    "gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(trees))},
+                    "iteration_indptr": list(range(len(trees) + 1)),
+                    "tree_info": [0] * len(trees),
+                    "trees": [_model_tree(tree, index, n_features) for index, tree in enumerate(trees)],
+                },
+                "name": "gbtree",
+            },
+            "learner_model_param": {
+                "base_score": "0", "boost_from_average": "0", "num_class": "0", "num_feature": str(n_features),
+                "num_target": "1",
+            },  # fmt: skip
+            "objective": {"name": MODEL_OBJECTIVE},
+        },
+        "version": FILE_VERSION,
+    }
+
+
+def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
+    """The fitted ``model`` as the definition of a ``model/xgboost+json`` model of the
+    Elasticsearch / OpenSearch LTR plugins: ``{"objective": "reg:linear", "splits":
+    [tree, ...]}``, each tree in ``Booster.get_dump(dump_format="json")``'s nested form.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker (every estimator but McRank)
+    feature_names : sequence of str or None
+        The features' names in the plugin's feature set, one per column of ``X``;
+        None: the names the model was fitted with (required: the plugin finds features
+        by name).
+
+    Returns
+    -------
+    dict
+        Split nodes ``{"nodeid", "depth", "split", "split_condition", "yes", "no",
+        "missing", "children"}``, leaves ``{"nodeid", "leaf"}``: the fields the plugins'
+        parser accepts, ``missing`` on every split (the plugins refuse a split without it).
+    """
+    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model")
+    names = resolve_feature_names(model, feature_names, "the LTR plugins' XGBoost model", required=True)
+    return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}
+
+
+def _model_tree(tree: object, index: int, n_features: int) -> dict:
+    """One tree in the ``save_model`` schema: arrays over the nodes, the leaf value in
+    ``split_conditions`` (where XGBoost reads it) and in ``base_weights`` (where the
+    plugins' raw reader does)."""
+    n_nodes = len(tree.feature)
+    split = ~tree.is_leaf
+    parents = np.full(n_nodes, ROOT_PARENT, dtype=np.int64)
+    parents[tree.left[split]] = parents[tree.right[split]] = np.flatnonzero(split)
+    conditions = np.where(split, float32_above(tree.threshold), tree.value)
+    weights = np.where(split, tree.internal_value, tree.value)
+    return {
+        "base_weights": [json_float(value) for value in weights],
+        "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": [],
+        "default_left": tree.missing_left.astype(int).tolist(),
+        "id": index,
+        "left_children": tree.left.tolist(),
+        "loss_changes": [0.0] * n_nodes,
+        "parents": parents.tolist(),
+        "right_children": tree.right.tolist(),
+        "split_conditions": [json_float(value) for value in conditions],
+        "split_indices": np.maximum(tree.feature, 0).tolist(),
+        "split_type": [0] * n_nodes,
+        "sum_hessian": [float(value) for value in tree.hessian],
+        "tree_param": {"num_deleted": "0", "num_feature": str(n_features), "num_nodes": str(n_nodes), "size_leaf_vector": "1"},
+    }  # fmt: skip
+
+
+def _dump_tree(tree: object, names: list[str]) -> dict:
+    """One tree in the dump's nested form, built from the leaves up."""
+    thresholds = float32_above(tree.threshold)
+    built = {}
+    for node in reversed(range(len(tree.feature))):
+        if tree.is_leaf[node]:
+            built[node] = {"nodeid": node, "leaf": json_float(tree.value[node])}
+            continue
+        left, right = int(tree.left[node]), int(tree.right[node])
+        built[node] = {
+            "nodeid": node, "depth": int(tree.depth[node]), "split": names[tree.feature[node]],
+            "split_condition": json_float(thresholds[node]), "yes": left, "no": right,
+            "missing": left if tree.missing_left[node] else right, "children": [built.pop(left), built.pop(right)],
+        }  # fmt: skip
+    return built[0]

@@ -1,0 +1,64 @@
+"""LightGBM's text model: LightGBM's own predictor on the exported file reaches forestrank's
+leaves and gives its scores, on doubles and on their float32 casts."""
+
+import numpy as np
+import pytest
+
+from forestrank.export import export_model, to_lightgbm
+
+from .models import ESTIMATORS, at_thresholds, fitted, missing_data, mq2008_fold1
+
+lightgbm = pytest.importorskip("lightgbm", reason="the LightGBM parity tests need lightgbm (forestrank[test])")
+
+
+def assert_lightgbm_equals_forestrank(booster: object, model: object, X: np.ndarray) -> None:
+    """Same leaf in every tree (LightGBM numbers a tree's leaves in forestrank's node
+    order), and the same score up to the rounding of the folded leaf values: LightGBM
+    sums in double."""
+    leaves = booster.predict(X, pred_leaf=True).reshape(len(X), -1)
+    terms, _, _ = model._additive_terms()
+    assert leaves.shape[1] == len(terms)
+    for index, (tree, _, _) in enumerate(terms):
+        leaf_rank = np.cumsum(tree.nodes["feature"] < 0) - 1
+        np.testing.assert_array_equal(leaves[:, index], leaf_rank[tree.apply(X)], err_msg=f"tree {index}")
+    expected = model.predict(X)
+    np.testing.assert_allclose(booster.predict(X), expected, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name):
+    X, _, _ = missing_data()
+    model = fitted(name, "missing")
+    rows = np.vstack([X, at_thresholds(model, X)])
+    assert np.isnan(rows).mean() > 0.2
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    assert_lightgbm_equals_forestrank(booster, model, rows)  # doubles exactly at the thresholds
+    assert_lightgbm_equals_forestrank(booster, model, rows.astype(np.float32))
+
+
+@pytest.mark.dataset
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_lightgbm_loads_the_file_and_scores_mq2008_as_forestrank(name, mq2008, tmp_path):
+    model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
+    X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]
+    path = export_model(model, tmp_path / "model.txt", format="lightgbm")
+    booster = lightgbm.Booster(model_file=str(path))
+    assert_lightgbm_equals_forestrank(booster, model, np.vstack([X_test, at_thresholds(model, X_test)]))
+
+
+def test_feature_names_reach_the_booster():
+    model = fitted("LambdaMART lambdarank", "missing")
+    names = [f"score_{index}" for index in range(model.n_features_in_)]
+    assert lightgbm.Booster(model_str=to_lightgbm(model, feature_names=names)).feature_name() == names
+    assert lightgbm.Booster(model_str=to_lightgbm(model)).feature_name()[:2] == ["Column_0", "Column_1"]
+
+
+def test_the_booster_dumps_the_learned_missing_directions():
+    """``dump_model`` (what Vespa imports) shows each split's NaN direction and missing type NaN."""
+    model = fitted("RF-point three-way", "missing")
+    tree = lightgbm.Booster(model_str=to_lightgbm(model)).dump_model()["tree_info"][0]["tree_structure"]
+    forest_tree = model.trees_[0]
+    assert tree["missing_type"] == "NaN"
+    assert tree["default_left"] == bool(forest_tree.missing_left[0])
+    assert forest_tree.nodes["threshold"][0] == -np.inf  # the three-way split: NaN one way, every value the other
+    assert tree["threshold"] == -1e300 and tree["decision_type"] == "<="

@@ -1,0 +1,70 @@
+"""Solr's MultipleAdditiveTreesModel: a reference evaluator of Solr's scoring (``engines.py``)
+on the exported JSON reaches forestrank's leaves and gives its scores on float32 values."""
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forestrank.export import to_solr
+from forestrank.serving._solr import SPLIT_SLACK, solr_thresholds
+from forestrank.serving._terms import float32_at_most
+
+from .engines import leaf_order, solr_scores
+from .models import ESTIMATORS, at_thresholds, fitted, missing_data, mq2008_fold1
+from .test_xgboost import check_float32_engine
+
+
+def check_solr(model: object, X: np.ndarray) -> None:
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    document = json.loads(json.dumps(to_solr(model, feature_names=names)))
+    X32 = np.vstack([X, at_thresholds(model, X)]).astype(np.float32)
+    scores, leaves = solr_scores(document, X32, names)
+    in_order = lambda tree, nodes: leaf_order(tree)[nodes]  # noqa: E731
+    check_float32_engine(scores, leaves, model, X32, in_order)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name):
+    X, _, _ = missing_data()
+    check_solr(fitted(name, "missing"), X)
+
+
+@pytest.mark.dataset
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_solr_scores_mq2008_as_forestrank(name, mq2008):
+    check_solr(fitted(name, "mq2008", str(mq2008 / "Fold1")), mq2008_fold1(str(mq2008 / "Fold1"))[1][0])
+
+
+def _solr_cut(written):
+    return (written + SPLIT_SLACK).astype(np.float32)
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False, width=64))
+def test_solrs_cut_is_the_highest_reachable_not_above_the_threshold(threshold):
+    """Solr's cut (the written float32 plus its slack) is never above the threshold, and
+    the next float32 up would put it above: the largest cut Solr can be given."""
+    written = solr_thresholds(np.array([threshold]))
+    assert float(_solr_cut(written)[0]) <= threshold
+    assert float(_solr_cut(np.nextafter(written, np.float32(np.inf)))[0]) > threshold or written[0] == np.finfo(np.float32).max
+
+
+@given(st.floats(min_value=1e-5, max_value=1e30) | st.floats(min_value=-1e30, max_value=-64.0))
+def test_solrs_cut_is_the_forestrank_cut_away_from_zero_and_binade_edges(threshold):
+    written = solr_thresholds(np.array([threshold]))
+    assert _solr_cut(written)[0] == float32_at_most(np.array([threshold]))[0]
+
+
+def test_the_document_is_what_solrs_model_store_takes():
+    model = fitted("LambdaMART mart", "missing")  # a non-zero baseline: one more tree, a leaf
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    document = to_solr(model, name="ranker", feature_names=names, store="letor")
+    assert document["class"] == "org.apache.solr.ltr.model.MultipleAdditiveTreesModel"
+    assert (document["name"], document["store"]) == ("ranker", "letor")
+    assert [feature["name"] for feature in document["features"]] == names
+    assert document["params"]["isNullSameAsZero"] is False
+    trees = document["params"]["trees"]
+    assert len(trees) == len(model.trees_) + 1 and trees[-1]["root"] == {"value": repr(float(np.float32(model.baseline_[0])))}
+    assert all(isinstance(tree["weight"], str) for tree in trees)

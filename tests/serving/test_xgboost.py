@@ -1,0 +1,85 @@
+"""XGBoost's model JSON and tree dump: XGBoost's predictor, and reference evaluators of the
+Elasticsearch / OpenSearch LTR plugins' two XGBoost formats (``engines.py``), reach
+forestrank's leaves and give its scores on float32 values."""
+
+import json
+
+import numpy as np
+import pytest
+
+from forestrank.export import export_model, to_xgboost, to_xgboost_ltr
+
+from .engines import leaf_order, ltr_plugin_raw_scores, ltr_plugin_scores
+from .models import ESTIMATORS, at_thresholds, fitted, float32_sum_bound, missing_data, mq2008_fold1
+
+xgboost = pytest.importorskip("xgboost", reason="the XGBoost parity tests need xgboost (forestrank[test])")
+
+
+def check_float32_engine(scores: np.ndarray, leaves: np.ndarray, model: object, X32: np.ndarray, leaf_ids) -> None:
+    """The engine reached forestrank's leaf in every tree (``leaf_ids(tree, nodes)`` gives
+    the engine's ids of forestrank's leaf nodes) and its float32 sum is within the float32
+    rounding bound of forestrank's score on the same float32 values."""
+    terms, _, _ = model._additive_terms()
+    for index, (tree, _, _) in enumerate(terms):
+        np.testing.assert_array_equal(leaves[:, index], leaf_ids(tree, tree.apply(X32)), err_msg=f"tree {index}")
+    error = np.abs(scores.astype(np.float64) - model.predict(X32))
+    assert np.all(error <= float32_sum_bound(model, X32)), error.max()
+
+
+def _scored_rows(model, X):
+    return np.vstack([X, at_thresholds(model, X)]).astype(np.float32)
+
+
+def check_all_xgboost_formats(model: object, X32: np.ndarray, tmp_path) -> None:
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    path = export_model(model, tmp_path / "model.json", format="xgboost")
+    booster = xgboost.Booster()
+    booster.load_model(str(path))
+    matrix = xgboost.DMatrix(X32)
+    leaves = booster.predict(matrix, pred_leaf=True).reshape(len(X32), -1).astype(np.int64)
+    check_float32_engine(booster.predict(matrix), leaves, model, X32, lambda tree, nodes: nodes)
+    in_order = lambda tree, nodes: leaf_order(tree)[nodes]  # noqa: E731
+    raw = json.loads(json.dumps(to_xgboost(model, feature_names=names)))
+    check_float32_engine(*ltr_plugin_raw_scores(raw, X32, names), model, X32, in_order)
+    dump = json.loads(json.dumps(to_xgboost_ltr(model, feature_names=names)))
+    check_float32_engine(*ltr_plugin_scores(dump, X32, names), model, X32, in_order)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name, tmp_path):
+    X, _, _ = missing_data()
+    model = fitted(name, "missing")
+    check_all_xgboost_formats(model, _scored_rows(model, X), tmp_path)
+
+
+@pytest.mark.dataset
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_xgboost_and_the_ltr_plugins_score_mq2008_as_forestrank(name, mq2008, tmp_path):
+    model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
+    X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]
+    check_all_xgboost_formats(model, _scored_rows(model, X_test), tmp_path)
+
+
+def test_the_model_file_carries_the_feature_names_and_no_base_score():
+    model = fitted("IGBRT", "missing")
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model, feature_names=names)).encode()))
+    assert booster.feature_names == names
+    config = json.loads(booster.save_config())["learner"]["learner_model_param"]
+    assert float(config["base_score"].strip("[]")) == 0.0  # the baseline is in the first tree: the plugins have no base
+
+
+def test_the_plugins_dump_holds_only_the_fields_their_parser_accepts():
+    model = fitted("RF-point three-way", "missing")
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    definition = to_xgboost_ltr(model, feature_names=names)
+    assert definition["objective"] == "reg:linear"
+    stack = list(definition["splits"])
+    while stack:
+        node = stack.pop()
+        if "leaf" in node:
+            assert set(node) == {"nodeid", "leaf"}
+        else:
+            assert set(node) == {"nodeid", "depth", "split", "split_condition", "yes", "no", "missing", "children"}
+            stack += node["children"]
