@@ -187,10 +187,10 @@ def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_e
     booster = lightgbm.Booster(model_file=str(tmp_path / "model.txt"))
     np.testing.assert_allclose(booster.predict(X), scores, rtol=1e-9)  # predict prints 10 digits
     names = tmp_path / "names.txt"
-    names.write_text("".join(f"feature_{index}\n" for index in range(300)))
+    names.write_text("".join(f"feature_{index}\n" for index in range(300)), encoding="utf-8-sig")  # as Notepad saves
     run("export", "--model", model, "--format", "solr", "--feature-names", names, "--name", "ranker", tmp_path / "solr.json")
     solr = json.loads((tmp_path / "solr.json").read_text())
-    assert solr["name"] == "ranker" and solr["features"][299] == {"name": "feature_299"}
+    assert solr["name"] == "ranker" and solr["features"][0] == {"name": "feature_0"} and len(solr["features"]) == 300
     run("export", "--model", model, "--format", "xgboost-ltr", "--feature-names", names, tmp_path / "ltr.json")
     assert json.loads((tmp_path / "ltr.json").read_text())["objective"] == "reg:linear"
     if importlib.util.find_spec("onnxruntime") is not None:
@@ -208,6 +208,7 @@ def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_e
         (["--format", "lightgbm", "--feature-names", "{short}"], "feature_names has 2 names; the model has 300 features"),
         (["--format", "lightgbm", "--feature-names", "missing.txt"], "--feature-names missing.txt: no such file"),
         (["--format", "pmml"], "invalid choice: 'pmml'"),
+        (["--format", "lightgbm", "--dtype", "float32"], "--dtype applies to --format onnx"),
     ],
 )
 def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example, tmp_path):

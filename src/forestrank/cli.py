@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
         help="one feature name per line, in column order (default: the names the model was fitted with)",
     )  # fmt: skip
     export.add_argument("--name", default="forestrank", help="the model's name (Solr's model store, the ONNX graph)")
-    export.add_argument("--dtype", choices=["float64", "float32"], default="float64", help="the ONNX model's input type")
+    export.add_argument("--dtype", choices=["float64", "float32"], help="the ONNX model's input type (default float64)")
     export.add_argument("output", type=Path)
     export.set_defaults(run=_export)
     return parser
@@ -209,13 +209,15 @@ def _export(args: argparse.Namespace) -> None:
     from .export import export_model
 
     _check_writable(args.output, "output")
+    if args.dtype is not None and args.format != "onnx":
+        raise UsageError(f"--dtype applies to --format onnx; {args.format} has its engine's own number type.")
     model = _load_model(args.model)
     names = None
     if args.feature_names is not None:
         if not args.feature_names.is_file():
             raise UsageError(f"--feature-names {args.feature_names}: no such file.")
-        names = [line.strip() for line in args.feature_names.read_text(encoding="utf-8").splitlines() if line.strip()]
-    export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype)
+        names = [line.strip() for line in args.feature_names.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+    export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
     _progress(f"exported {type(model).__name__} as {args.format} to {args.output}")
 
 

@@ -15,6 +15,8 @@ ADDITIVE_OBJECTIVES = ("lambdarank", "xendcg", "mart", "c-mart", "cosine", "c-co
 ESTIMATORS = {
     "RF-point": lambda: RFPointRanker(n_estimators=10, random_state=0),
     "RF-point three-way": lambda: RFPointRanker(n_estimators=5, missing_direction="separate", random_state=0),
+    "RF-point missing right": lambda: RFPointRanker(n_estimators=5, missing_direction="right", random_state=0),
+    "RF-point missing left": lambda: RFPointRanker(n_estimators=5, missing_direction="left", random_state=0),
     "RF-list": lambda: RFListRanker(n_estimators=4, random_state=0),
     "RF-hybrid": lambda: RFHybridRanker(n_estimators=4, listwise_depth=3, random_state=0),
     **{

@@ -45,10 +45,15 @@ def _solr_cut(written):
 @given(st.floats(allow_nan=False, allow_infinity=False, width=64))
 def test_solrs_cut_is_the_highest_reachable_not_above_the_threshold(threshold):
     """Solr's cut (the written float32 plus its slack) is never above the threshold, and
-    the next float32 up would put it above: the largest cut Solr can be given."""
-    written = solr_thresholds(np.array([threshold]))
-    assert float(_solr_cut(written)[0]) <= threshold
-    assert float(_solr_cut(np.nextafter(written, np.float32(np.inf)))[0]) > threshold or written[0] == np.finfo(np.float32).max
+    no written value within 200 float32 steps gives a higher cut that is not above it."""
+    written = solr_thresholds(np.array([threshold]))[0]
+    cut = _solr_cut(np.array([written]))[0]
+    assert float(cut) <= threshold
+    steps = np.arange(-200, 201)
+    with np.errstate(over="ignore", invalid="ignore"):
+        nearby = (written.view(np.int32) + steps).astype(np.int32).view(np.float32)
+        cuts = np.append(_solr_cut(nearby[np.isfinite(nearby)]).astype(np.float64), cut)
+    assert cuts[cuts <= threshold].max() == cut
 
 
 @given(st.floats(min_value=1e-5, max_value=1e30) | st.floats(min_value=-1e30, max_value=-64.0))

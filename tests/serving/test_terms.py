@@ -21,6 +21,7 @@ def _float32_neighbours(threshold: float) -> np.ndarray:
     ], dtype=np.float32)  # fmt: skip
 
 
+@np.errstate(over="ignore")
 @given(doubles)
 def test_float32_at_most_keeps_every_float32_on_its_side(threshold):
     values = _float32_neighbours(threshold)
@@ -29,6 +30,7 @@ def test_float32_at_most_keeps_every_float32_on_its_side(threshold):
     np.testing.assert_array_equal(values <= cut, values.astype(np.float64) <= threshold)
 
 
+@np.errstate(over="ignore")
 @given(doubles)
 def test_float32_above_turns_less_or_equal_into_less(threshold):
     values = _float32_neighbours(threshold)
@@ -43,7 +45,7 @@ def test_the_base_is_folded_into_the_first_trees_leaves():
     first = model.trees_[0]
     leaves = first.nodes["feature"] < 0
     np.testing.assert_allclose(trees[0].value[leaves], first.nodes["threshold"][leaves] + model.baseline_[0], rtol=1e-15)
-    kept, base = scalar_trees(model, "a format", fold_base=False)
+    kept, base = scalar_trees(model, "a format", keep_weights=True)
     assert base == model.baseline_[0]
     np.testing.assert_array_equal(kept[0].value[leaves], first.nodes["threshold"][leaves])
 
@@ -51,6 +53,6 @@ def test_the_base_is_folded_into_the_first_trees_leaves():
 def test_forest_weights_fold_into_the_leaves_or_stay_per_tree():
     model = fitted("RF-point", "missing")
     folded, _ = scalar_trees(model, "a format")
-    apart, _ = scalar_trees(model, "a format", fold_weights=False, fold_base=False)
+    apart, _ = scalar_trees(model, "a format", keep_weights=True)
     assert folded[0].weight == 1.0 and apart[0].weight == 1 / len(model.trees_)
     np.testing.assert_allclose(folded[0].value, apart[0].value / len(model.trees_))

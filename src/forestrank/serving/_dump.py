@@ -3,7 +3,8 @@ combine, as plain Python data for ``json.dumps``, in forestrank's rule (``x <= t
 in double precision, NaN following each split's learned direction)."""
 
 from .._version import __version__
-from ._terms import additive_terms
+from ._terms import additive_terms, export_tree
+
 
 def dump_trees(model: object) -> dict:
     """The ensemble as plain Python data (for ``json.dumps``): its terms, each tree's nodes
@@ -12,17 +13,18 @@ def dump_trees(model: object) -> dict:
     ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by)."""
     terms, base, grade_weights = additive_terms(model)
     trees = []
-    for tree, weight, target in terms:
+    for term_tree, weight, target in terms:
+        tree = export_tree(term_tree, weight, fold_weight=False)
         nodes = []
-        for node, record in enumerate(tree.nodes):
-            entry = {"node": node, "samples": int(tree.n_node_samples[node])}
-            if record["feature"] >= 0:
-                entry.update(
-                    feature=int(record["feature"]), threshold=float(record["threshold"]), left=int(record["left"]),
-                    right=int(record["left"]) + 1, missing="left" if tree.missing_left[node] else "right",
-                )  # fmt: skip
+        for node in range(len(tree.feature)):
+            entry = {"node": node, "samples": int(tree.n_samples[node])}
+            if tree.is_leaf[node]:
+                entry["value"] = float(tree.value[node])
             else:
-                entry["value"] = float(record["threshold"])
+                entry.update(
+                    feature=int(tree.feature[node]), threshold=float(tree.threshold[node]), left=int(tree.left[node]),
+                    right=int(tree.right[node]), missing="left" if tree.missing_left[node] else "right",
+                )  # fmt: skip
             nodes.append(entry)
         trees.append({"weight": float(weight), "target": int(target), "nodes": nodes})
     return {
@@ -31,5 +33,3 @@ def dump_trees(model: object) -> dict:
         "grade_weights": None if grade_weights is None else [float(weight) for weight in grade_weights],
         "rule": "a row goes left when x <= threshold; NaN follows 'missing'", "trees": trees,
     }  # fmt: skip
-
-

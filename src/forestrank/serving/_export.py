@@ -12,7 +12,7 @@ from ._xgboost import to_xgboost, to_xgboost_ltr
 
 # format name -> what takes the file
 FORMATS = {
-    "lightgbm": "lightgbm.Booster(model_file=...), Treelite / TL2cgen, Vespa (through dump_model)",
+    "lightgbm": "lightgbm.Booster(model_file=...), Treelite / TL2cgen; Vespa through dump_model, where a value at a threshold goes right",
     "xgboost": "xgboost.Booster().load_model(...); the LTR plugins as model/xgboost+json+raw",
     "xgboost-ltr": "the Elasticsearch / OpenSearch LTR plugins as model/xgboost+json",
     "solr": "Solr's LTR model store (MultipleAdditiveTreesModel)",

@@ -10,7 +10,10 @@ How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in Light
   text that reads back as the same double, which LightGBM's parser reads exactly),
   but that LightGBM holds thresholds within [-1e300, 1e300] (it clamps what it reads):
   the threshold -inf of a three-way split (every value right, NaN left) is written as
-  -1e300, so a value at or below -1e300 would go left there;
+  -1e300 and the threshold +inf of a split that sends every value left as 1e300, so a
+  value beyond +-1e300 would go the other way there; and LightGBM's predictor reads
+  every value within 1e-35 of zero as 0 (``kZeroThreshold``), so such a value takes the
+  branch of 0 where a threshold lies between them;
 - every split is written with missing type NaN (``decision_type`` 8, or 10 when the
   learned direction is left): a NaN follows the node's default direction. (With missing
   type None, LightGBM would read NaN as 0; with Zero, it would send zeros the default
@@ -32,6 +35,9 @@ from ._terms import resolve_feature_names, scalar_trees
 
 OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
 LARGEST_THRESHOLD = 1e300  # LightGBM clamps thresholds to +-1e300 when it reads them
+# LightGBM refuses these in feature names (they would break its dump_model JSON), and
+# the names line is space-separated.
+FORBIDDEN_IN_NAMES = '",:[]{}\\'
 
 
 def to_lightgbm(model: object, *, feature_names: object = None) -> str:
@@ -51,7 +57,7 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
         ``model.predict(X)`` up to the rounding of the folded leaf values.
     """
     trees, _ = scalar_trees(model, "LightGBM's model format")
-    names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}")
+    names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES)
     header = [
         "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
         f"max_feature_idx={len(names) - 1}", f"objective={OBJECTIVE}", "feature_names=" + " ".join(names),
@@ -66,7 +72,8 @@ def _tree_block(tree: object, index: int) -> str:
     """One ``Tree=`` block, ending in the blank line that closes it."""
     split = np.flatnonzero(~tree.is_leaf)
     leaves = np.flatnonzero(tree.is_leaf)
-    # LightGBM numbers internal nodes 0.. and leaves 0.., a leaf child k written ~k.
+    # LightGBM keeps internal nodes and leaves in two arrays, a child that is leaf k
+    # written ~k; numbering both in forestrank's node order keeps the root at 0.
     child = np.empty(len(tree.feature), dtype=np.int64)
     child[split] = np.arange(len(split))
     child[leaves] = ~np.arange(len(leaves))
@@ -101,4 +108,5 @@ def _doubles(values: np.ndarray) -> str:
 
 
 def _ints(values: np.ndarray) -> str:
+    """Integers, space-separated."""
     return " ".join(str(int(value)) for value in values)

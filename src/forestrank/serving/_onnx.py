@@ -12,8 +12,10 @@ dtype ONNX converters and most serving stacks use:
   forestrank's branch for the same value; rounding the threshold to the nearest float32
   instead would move the values between it and its rounding to the other side.
 
-The operator accumulates its output in float32 in both cases, so scores agree to
-float32 rounding of the sum (about 1e-7 relative), not bitwise. A missing value (NaN)
+onnxruntime sums the leaves in double for float64 input and in float32 for float32
+input; the operator's output is float32 either way, so scores agree to float32
+rounding (about 1e-7 relative, and the float32 sum's rounding for float32 input), not
+bitwise. A missing value (NaN)
 follows each node's learned direction (``nodes_missing_value_tracks_true``); a runtime
 that feeds an absent feature as NaN routes it as forestrank does. The ensemble's
 combination is folded into the leaf weights:
@@ -28,7 +30,7 @@ combination is folded into the leaf weights:
 import numpy as np
 
 from .._version import __version__
-from ._terms import additive_terms, float32_at_most
+from ._terms import additive_terms, export_tree, float32_at_most
 
 _ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
 
@@ -67,39 +69,31 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         "nodes_falsenodeids", "nodes_missing_value_tracks_true", "target_treeids", "target_nodeids", "target_ids",
     )}  # fmt: skip
     thresholds, weights = [], []
-    for tree_id, (tree, weight, target) in enumerate(terms):
-        features = tree.nodes["feature"]
-        lefts = tree.nodes["left"]
-        values = tree.nodes["threshold"]
-        for node in range(len(features)):
+    for tree_id, (term_tree, weight, target) in enumerate(terms):
+        tree = export_tree(term_tree, weight)
+        for node in range(len(tree.feature)):
             attributes["nodes_treeids"].append(tree_id)
             attributes["nodes_nodeids"].append(node)
-            if features[node] >= 0:
-                attributes["nodes_featureids"].append(int(features[node]))
-                attributes["nodes_modes"].append("BRANCH_LEQ")
-                attributes["nodes_truenodeids"].append(int(lefts[node]))
-                attributes["nodes_falsenodeids"].append(int(lefts[node]) + 1)
-                attributes["nodes_missing_value_tracks_true"].append(int(tree.missing_left[node]))
-                thresholds.append(float(values[node]))
-            else:
-                attributes["nodes_featureids"].append(0)
-                attributes["nodes_modes"].append("LEAF")
-                attributes["nodes_truenodeids"].append(0)
-                attributes["nodes_falsenodeids"].append(0)
-                attributes["nodes_missing_value_tracks_true"].append(0)
-                thresholds.append(0.0)
+            leaf = bool(tree.is_leaf[node])
+            attributes["nodes_featureids"].append(0 if leaf else int(tree.feature[node]))
+            attributes["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
+            attributes["nodes_truenodeids"].append(0 if leaf else int(tree.left[node]))
+            attributes["nodes_falsenodeids"].append(0 if leaf else int(tree.right[node]))
+            attributes["nodes_missing_value_tracks_true"].append(int(tree.missing_left[node]))
+            thresholds.append(float(tree.threshold[node]))
+            if leaf:
                 attributes["target_treeids"].append(tree_id)
                 attributes["target_nodeids"].append(node)
                 attributes["target_ids"].append(int(target))
-                weights.append(weight * float(values[node]))
+                weights.append(float(tree.value[node]))
     if dtype == np.float64:
-        values = {
+        numbers = {
             "nodes_values_as_tensor": numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),
             "target_weights_as_tensor": numpy_helper.from_array(np.asarray(weights, dtype=np.float64)),
             "base_values_as_tensor": numpy_helper.from_array(np.asarray(base, dtype=np.float64)),
         }
     else:  # onnxruntime compares float32 input with float32 thresholds only
-        values = {
+        numbers = {
             "nodes_values": float32_at_most(np.asarray(thresholds)).tolist(),
             "target_weights": np.asarray(weights, dtype=np.float32).tolist(),
             "base_values": np.asarray(base, dtype=np.float32).tolist(),
@@ -107,7 +101,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     element = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
     ensemble = helper.make_node(
         "TreeEnsembleRegressor", ["X"], ["raw"], domain="ai.onnx.ml", n_targets=n_targets, aggregate_function="SUM",
-        **values, **attributes,
+        **numbers, **attributes,
     )  # fmt: skip
     # The operator's output is float32 whatever its thresholds' type: cast to the input's type.
     nodes = [ensemble, helper.make_node("Cast", ["raw"], ["summed"], to=element)]

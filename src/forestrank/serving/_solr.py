@@ -53,7 +53,7 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
         its ensemble weight (a forest's ``1 / n_trees``, BROOF's round weight over its
         trees, 1 for boosting) and a non-zero base is a last tree of one leaf.
     """
-    trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", fold_weights=False, fold_base=False)
+    trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True)
     names = resolve_feature_names(model, feature_names, "Solr", required=True)
     written = [{"weight": _text(tree.weight), "root": _nodes(tree, names)} for tree in trees]
     if base != 0.0:
@@ -90,7 +90,8 @@ def solr_thresholds(threshold: np.ndarray) -> np.ndarray:
     for _ in range(_FIXUP_STEPS):
         over = (written + SPLIT_SLACK).astype(np.float32) > cut
         written = np.where(over, np.nextafter(written, np.float32(-np.inf)), written).astype(np.float32)
-        higher = np.nextafter(written, np.float32(np.inf)).astype(np.float32)
+        with np.errstate(over="ignore"):  # the largest float32's successor, inf, never fits
+            higher = np.nextafter(written, np.float32(np.inf)).astype(np.float32)
         fits = ~over & ((higher + SPLIT_SLACK).astype(np.float32) <= cut) & np.isfinite(cut)
         written = np.where(fits, higher, written).astype(np.float32)
     return written

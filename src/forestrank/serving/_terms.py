@@ -79,7 +79,7 @@ def additive_terms(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
     return model._additive_terms()
 
 
-def scalar_trees(model: object, target_format: str, *, fold_weights: bool = True, fold_base: bool = True) -> tuple[list, float]:
+def scalar_trees(model: object, target_format: str, *, keep_weights: bool = False) -> tuple[list, float]:
     """The model as one sum of trees, for a format whose score is a sum of leaf values.
 
     Parameters
@@ -87,35 +87,36 @@ def scalar_trees(model: object, target_format: str, *, fold_weights: bool = True
     model : a fitted forestrank ranker
     target_format : str
         The format's name, for the refusal of McRank.
-    fold_weights : bool
-        Multiply each leaf by its term's weight (the tree's ``weight`` is then 1); else
-        keep the weight apart for formats with a weight per tree.
-    fold_base : bool
-        Add the base to the leaves of the first tree (the engine has no base score; the
-        base then costs no tree of its own); else return it apart.
+    keep_weights : bool
+        False: each leaf multiplied by its term's weight (every tree's ``weight`` is 1)
+        and the base added to the first tree's leaves, for formats without tree weights
+        or a base score. True: the weights kept as each tree's ``weight`` and the base
+        returned apart, for formats with both.
 
     Returns
     -------
     trees : list of ExportTree
         At least one: a model without trees gives one leaf holding the base.
     base : float
-        The base value not folded into the trees (0.0 when ``fold_base``).
+        The base value not in the trees (0.0 unless ``keep_weights``).
     """
     terms, base, grade_weights = additive_terms(model)
     if grade_weights is not None:
         raise ValueError(
             f"{target_format} cannot express McRank (objective='mcrank'): its score is the expected grade under a "
-            "softmax of one sum of trees per grade, and the format scores one sum of trees. Export it with "
-            "forestrank.export.to_onnx, which computes the softmax."
+            "softmax of one sum of trees per grade, and the format scores one sum of trees. Export it to ONNX "
+            "(forestrank.export.to_onnx, or --format onnx), which computes the softmax."
         )
-    trees = [export_tree(tree, weight, fold_weights) for tree, weight, _ in terms]
+    if len(base) != 1 or any(target != 0 for _, _, target in terms):
+        raise ValueError(f"{target_format} scores one sum of trees; this model has {len(base)} outputs.")
+    trees = [export_tree(tree, weight, fold_weight=not keep_weights) for tree, weight, _ in terms]
     base = float(base[0])
-    if not fold_base:
+    if keep_weights:
         return trees, base
     if not trees:
         return [constant_tree(base)], 0.0
     first = trees[0]
-    trees[0] = first._replace(value=np.where(first.is_leaf, first.value + base / first.weight, 0.0))
+    trees[0] = first._replace(value=np.where(first.is_leaf, first.value + base, 0.0))
     return trees, 0.0
 
 
@@ -144,14 +145,17 @@ def constant_tree(value: float) -> ExportTree:
     )  # fmt: skip
 
 
-def resolve_feature_names(model: object, names: object, target_format: str, *, required: bool = False, default: str = "f{}") -> list[str]:
+def resolve_feature_names(
+    model: object, names: object, target_format: str, *, required: bool = False, default: str = "f{}",
+    forbidden: str = "",
+) -> list[str]:  # fmt: skip
     """The names the export writes for the model's features.
 
     ``names`` given (a sequence of strings, one per feature) wins; else the names the
     model was fitted with (``feature_names_in_``); else, where the format does not match
     features by name (``required=False``), ``default`` formatted with each index.
-    Names must be distinct, non-empty strings without whitespace (the formats write them
-    space-separated or match them exactly).
+    Names must be distinct, non-empty strings; a format that writes them in a list of its
+    own syntax refuses whitespace and the characters ``forbidden``.
     """
     n_features = int(model.n_features_in_)
     if names is None:
@@ -168,9 +172,12 @@ def resolve_feature_names(model: object, names: object, target_format: str, *, r
     names = list(names)
     if len(names) != n_features:
         raise ValueError(f"feature_names has {len(names)} names; the model has {n_features} features.")
-    bad = [name for name in names if not name or any(character.isspace() for character in name)]
+    if not all(names):
+        raise ValueError("feature_names must be non-empty strings; got ''.")
+    bad = [name for name in names if forbidden and any(character.isspace() or character in forbidden for character in name)]
     if bad:
-        raise ValueError(f"feature_names must be non-empty and hold no whitespace; got {bad[0]!r}.")
+        held = "whitespace" + "".join(f" or {character!r}" for character in forbidden)
+        raise ValueError(f"{target_format} feature names hold no {held}; got {bad[0]!r} (give feature_names).")
     if len(set(names)) != len(names):
         repeated = next(name for name in names if names.count(name) > 1)
         raise ValueError(f"feature_names must be distinct; {repeated!r} repeats.")

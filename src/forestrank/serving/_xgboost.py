@@ -15,7 +15,8 @@ XGBoost 2 and 3, and the plugins' ``NaiveAdditiveDecisionTree``, which copies it
   nothing.
 
 forestrank's ``x <= t`` in double precision becomes ``x < float32_above(t)``
-(``_terms.float32_above``): a float32 feature value takes forestrank's branch. The
+(``_terms.float32_above``): a float32 feature value takes forestrank's branch (but the
+largest float32, 3.4028235e38, at a split whose threshold is +inf: ``_thresholds``). The
 base (the boosting baseline) is folded into the first tree's leaves, so the model file
 and the dump score alike in XGBoost and in the plugins. Nodes keep forestrank's order,
 whose right child is always ``left + 1``, the layout XGBoost's predictor assumes.
@@ -31,7 +32,8 @@ import numpy as np
 from ._terms import float32_above, json_float, resolve_feature_names, scalar_trees
 
 ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
-FILE_VERSION = [2, 1, 0]  # the oldest schema this file follows: XGBoost 2.1 and later load it
+FILE_VERSION = [2, 1, 0]  # the schema followed: XGBoost 2.1's, which later releases read
+FLOAT32_MAX = np.finfo(np.float32).max
 DUMP_OBJECTIVE = "reg:linear"  # accepted by both plugins, no output transform
 MODEL_OBJECTIVE = "rank:pairwise"  # XGBoost's and the plugins' raw reader: no output transform
 
@@ -73,9 +75,12 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
                 "name": "gbtree",
             },
             "learner_model_param": {
-                "base_score": "0", "boost_from_average": "0", "num_class": "0", "num_feature": str(n_features),
+                "base_score": "0",
+                "boost_from_average": "0",
+                "num_class": "0",
+                "num_feature": str(n_features),
                 "num_target": "1",
-            },  # fmt: skip
+            },
             "objective": {"name": MODEL_OBJECTIVE},
         },
         "version": FILE_VERSION,
@@ -107,6 +112,14 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
     return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}
 
 
+def _thresholds(tree: object) -> np.ndarray:
+    """``float32_above`` of each threshold, capped at the largest float32: a JSON number
+    cannot be inf, the threshold of a split that sends every value left (with
+    ``missing_direction="right"``), and only the value 3.4028235e38 itself then goes the
+    other way."""
+    return np.minimum(float32_above(tree.threshold), FLOAT32_MAX)
+
+
 def _model_tree(tree: object, index: int, n_features: int) -> dict:
     """One tree in the ``save_model`` schema: arrays over the nodes, the leaf value in
     ``split_conditions`` (where XGBoost reads it) and in ``base_weights`` (where the
@@ -115,7 +128,7 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
     split = ~tree.is_leaf
     parents = np.full(n_nodes, ROOT_PARENT, dtype=np.int64)
     parents[tree.left[split]] = parents[tree.right[split]] = np.flatnonzero(split)
-    conditions = np.where(split, float32_above(tree.threshold), tree.value)
+    conditions = np.where(split, _thresholds(tree), tree.value)
     weights = np.where(split, tree.internal_value, tree.value)
     return {
         "base_weights": [json_float(value) for value in weights],
@@ -131,12 +144,12 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
         "split_type": [0] * n_nodes,
         "sum_hessian": [float(value) for value in tree.hessian],
         "tree_param": {"num_deleted": "0", "num_feature": str(n_features), "num_nodes": str(n_nodes), "size_leaf_vector": "1"},
-    }  # fmt: skip
+    }
 
 
 def _dump_tree(tree: object, names: list[str]) -> dict:
     """One tree in the dump's nested form, built from the leaves up."""
-    thresholds = float32_above(tree.threshold)
+    thresholds = _thresholds(tree)
     built = {}
     for node in reversed(range(len(tree.feature))):
         if tree.is_leaf[node]:
