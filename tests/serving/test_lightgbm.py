@@ -46,6 +46,17 @@ def test_lightgbm_loads_the_file_and_scores_mq2008_as_forestrank(name, mq2008, t
     assert_lightgbm_equals_forestrank(booster, model, np.vstack([X_test, at_thresholds(model, X_test)]))
 
 
+@pytest.mark.parametrize("name", ["RF-point", "RF-list", "RF-hybrid"])
+def test_a_forest_scores_bitwise_as_forestrank(name):
+    """A forest is a mean: written with average_output, LightGBM sums and divides as
+    forestrank does, so tied documents stay tied."""
+    X, _, _ = missing_data()
+    model = fitted(name, "missing")
+    text = to_lightgbm(model)
+    assert "\naverage_output\n" in text
+    np.testing.assert_array_equal(lightgbm.Booster(model_str=text).predict(X), model.predict(X))
+
+
 def test_feature_names_reach_the_booster():
     model = fitted("LambdaMART lambdarank", "missing")
     names = [f"score_{index}" for index in range(model.n_features_in_)]

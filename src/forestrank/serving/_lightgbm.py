@@ -22,8 +22,12 @@ How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in Light
 - the score is the double sum of the leaves reached; ``objective=lambdarank``
   transforms nothing at prediction.
 
-The ensemble's weights are folded into the leaves and the base into the first tree's
-leaves, as LightGBM folds its own initial score. Internal nodes are numbered in
+A forest (the mean of its trees, no base) is written as LightGBM writes its random
+forests: the leaves as they are and ``average_output``, so that LightGBM sums the trees
+in order and divides by their number, forestrank's own arithmetic, and the scores are
+bitwise forestrank's (ties between documents stay ties). Otherwise the ensemble's
+weights are folded into the leaves and the base into the first tree's leaves, as
+LightGBM folds its own initial score. Internal nodes are numbered in
 forestrank's node order, leaves too (leaf ``k`` is the ``k``-th leaf in that order).
 ``feature_infos`` is ``none`` for every feature: LightGBM reads it only for
 ``dump_model``. No ``tree_sizes`` line: LightGBM then reads the trees one after another.
@@ -54,14 +58,18 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
     -------
     str
         The model file's text: ``lightgbm.Booster(model_str=text).predict(X)`` equals
-        ``model.predict(X)`` up to the rounding of the folded leaf values.
+        ``model.predict(X)``, bitwise for a forest (a mean of trees), else up to the
+        rounding of the folded leaf values.
     """
-    trees, _ = scalar_trees(model, "LightGBM's model format")
+    trees, base = scalar_trees(model, "LightGBM's model format", keep_weights=True)
+    average = base == 0.0 and all(tree.weight == 1.0 / len(trees) for tree in trees)
+    if not average:
+        trees, _ = scalar_trees(model, "LightGBM's model format")
     names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES)
     header = [
         "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
-        f"max_feature_idx={len(names) - 1}", f"objective={OBJECTIVE}", "feature_names=" + " ".join(names),
-        "feature_infos=" + " ".join(["none"] * len(names)), "",
+        f"max_feature_idx={len(names) - 1}", f"objective={OBJECTIVE}", *(["average_output"] if average else []),
+        "feature_names=" + " ".join(names), "feature_infos=" + " ".join(["none"] * len(names)), "",
     ]  # fmt: skip
     blocks = [_tree_block(tree, index) for index, tree in enumerate(trees)]
     footer = ["end of trees", "", "pandas_categorical:null", ""]
