@@ -38,12 +38,14 @@ def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name)
 
 @pytest.mark.dataset
 @pytest.mark.parametrize("name", ESTIMATORS)
-def test_lightgbm_loads_the_file_and_scores_mq2008_as_forestrank(name, mq2008, tmp_path):
+def test_lightgbm_and_treelite_load_the_file_and_score_mq2008_as_forestrank(name, mq2008, tmp_path):
     model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
     X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]
     path = export_model(model, tmp_path / "model.txt", format="lightgbm")
     booster = lightgbm.Booster(model_file=str(path))
-    assert_lightgbm_equals_forestrank(booster, model, np.vstack([X_test, at_thresholds(model, X_test)]))
+    rows = np.vstack([X_test, at_thresholds(model, X_test)])
+    assert_lightgbm_equals_forestrank(booster, model, rows)
+    assert_treelite_equals_forestrank(path, model, rows)
 
 
 @pytest.mark.parametrize("name", ["RF-point", "RF-list", "RF-hybrid"])
@@ -55,6 +57,25 @@ def test_a_forest_scores_bitwise_as_forestrank(name):
     text = to_lightgbm(model)
     assert "\naverage_output\n" in text
     np.testing.assert_array_equal(lightgbm.Booster(model_str=text).predict(X), model.predict(X))
+
+
+def assert_treelite_equals_forestrank(path: object, model: object, rows: np.ndarray) -> None:
+    """Treelite's LightGBM reader, and its reference predictor (GTIL), on the doubles and
+    their float32 casts: forestrank's scores to LightGBM's tolerance."""
+    treelite = pytest.importorskip("treelite", reason="the Treelite parity test needs treelite (forestrank[test])")
+    compiled = treelite.frontend.load_lightgbm_model(str(path))
+    for values in (rows, rows.astype(np.float32)):
+        expected = model.predict(values)
+        scores = treelite.gtil.predict(compiled, values).reshape(len(values))
+        np.testing.assert_allclose(scores, expected, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(expected).max()))
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_treelite_loads_the_file_and_scores_as_forestrank(name, tmp_path):
+    X, _, _ = missing_data()
+    model = fitted(name, "missing")
+    path = export_model(model, tmp_path / "model.txt", format="lightgbm")
+    assert_treelite_equals_forestrank(path, model, np.vstack([X, at_thresholds(model, X)]))
 
 
 def test_feature_names_reach_the_booster():
