@@ -10,7 +10,9 @@ by query (``docs/cluster.md``, "Boosting on a cluster"):
    them, stays on its worker as the early-stopping set;
 2. the bin thresholds are fitted on the client from a sample of the partitions' rows
    (``_partitioned._shared_bins``);
-3. one ``BoostingWorker`` actor per worker bins that worker's partitions and keeps, per
+3. the partitions are moved between workers where that evens out the rows each worker
+   holds (``parallel/_cluster.rebalance``: every round waits for the slowest worker);
+   one ``BoostingWorker`` actor per worker bins that worker's partitions and keeps, per
    partition, its prepared objective, scores, gradients and the rows of the tree being
    grown (``_tree/_partition_rows.PartitionRows``); evaluation partitions keep their
    scores beside them;
@@ -52,7 +54,7 @@ from ..parallel._local import numba_threads
 from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
-from ..parallel._cluster import is_dask_collection, scheduler_errors
+from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._partitioned import _client, _partitions, _shared_bins, validated_partitions
@@ -132,6 +134,7 @@ def fit_boosting_partitioned(
         if model.quantized_gradients is not None:
             check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
         binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
+        parts = rebalance(client, parts, n_rows)
         if hasattr(objective, "grades"):  # every partition models every grade
             objective.grades = distinct_grades(np.concatenate([summary["grades"] for summary in summaries]), model.objective)
         model.n_features_in_ = n_features
@@ -335,7 +338,7 @@ def _start_workers(
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
             [int(offsets[n]) for n in numbers], int(offsets[-1]), lightest, eval_by_worker[worker], several, actor=True,
-            workers=None if worker is None else [worker], allow_other_workers=worker is None,
+            **({} if worker is None else {"workers": [worker]}),
         )  # fmt: skip
         for worker, numbers in by_worker.items()
     ]

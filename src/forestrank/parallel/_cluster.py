@@ -214,3 +214,74 @@ def scheduler_errors(client: object) -> Iterator[None]:
             f"the dask scheduler of {client} went away or cannot be reached while growing trees "
             f"({type(error).__name__}: {error}); the fit is incomplete."
         ) from error
+
+
+def balanced_placement(sizes: Sequence[int], holders: Sequence[str], workers: Sequence[str]) -> list[str]:
+    """Where each partition should live so that the largest load of a worker is small.
+
+    Partitions move one at a time from the most loaded worker to the least loaded one,
+    the largest partition whose move lowers the larger of the two loads, until no move
+    does; a partition stays where it is otherwise, so that as little data as possible
+    travels.
+
+    Parameters
+    ----------
+    sizes : sequence of int, shape (n_partitions,)
+        Each partition's load (its rows).
+    holders : sequence of str, shape (n_partitions,)
+        The worker holding each partition now.
+    workers : sequence of str
+        Every worker that may hold partitions (those without any included).
+
+    Returns
+    -------
+    list of str, shape (n_partitions,)
+        The worker each partition should be on.
+    """
+    placement = list(holders)
+    loads = {worker: 0 for worker in workers}
+    for size, holder in zip(sizes, placement):
+        loads[holder] = loads.get(holder, 0) + size
+    while True:
+        heaviest = max(loads, key=loads.get)
+        lightest = min(loads, key=loads.get)
+        gap = loads[heaviest] - loads[lightest]
+        movable = [p for p, holder in enumerate(placement) if holder == heaviest and 0 < sizes[p] < gap]
+        if not movable:
+            return placement
+        moved = max(movable, key=lambda p: sizes[p])
+        placement[moved] = lightest
+        loads[heaviest] -= sizes[moved]
+        loads[lightest] += sizes[moved]
+
+
+def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
+    """``futures`` with their results moved between the client's workers as
+    :func:`balanced_placement` says, by their ``sizes``: a fit that waits for its slowest
+    worker every round then waits for a share of the rows, not for wherever Dask
+    happened to compute the partitions. A moved result is copied to its new worker and
+    released from the old one once the returned futures replace the given ones. Returns
+    once every result is in place.
+
+    Returns
+    -------
+    list of Futures, in the order of ``futures``.
+    """
+    where = client.who_has(futures)
+    holders = [min(where.get(future.key, ()) or [""]) for future in futures]
+    workers = sorted(client.scheduler_info()["workers"])
+    if "" in holders or len(workers) < 2:
+        return list(futures)
+    from distributed import wait
+
+    placement = balanced_placement(sizes, holders, workers)
+    moved = [
+        future if target == holder else client.submit(_same, future, workers=[target], allow_other_workers=False, pure=False)
+        for future, holder, target in zip(futures, holders, placement)
+    ]
+    wait(moved)  # the callers place work by where results are: they must be there
+    return moved
+
+
+def _same(value: object) -> object:
+    return value
