@@ -32,9 +32,10 @@ each cluster contender on its own ``LocalCluster`` of 2 single-threaded worker
 processes, every contender in a process of its own, in the order given. Reported: the
 fit's wall time (the Dask contenders' from the collections to the fitted model), test
 NDCG@10 (plain), forestrank's scheduler rounds and bytes received per tree, and each
-worker's peak resident memory during the fit beside its share of the data (its
-partitions as the fit holds them: float64 features, labels, ids and weights) and its
-resident memory before the fit. The boosting-on-a-cluster issue bounds the Dask fit at
+worker's peak resident memory during the fit beside its resident memory before the fit
+and the partitions it held then. The collections are persisted on the workers before
+the clock starts and the memory is read, as data the workers read themselves would be:
+every contender starts from the same partitions on the same workers. The boosting-on-a-cluster issue bounds the Dask fit at
 1.5x the in-memory fit and at LightGBM's time.
 """
 
@@ -179,12 +180,22 @@ def _worker_memory(client) -> dict:
     """Each worker's current and peak resident memory, in MB."""
 
     def measure():
-        import resource
-
-        current = int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
-        return current / 1e6, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+        # VmHWM, not getrusage's maxrss: writing 5 to clear_refs resets the former only.
+        status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+        return int(status["VmRSS"].split()[0]) / 1e3, int(status["VmHWM"].split()[0]) / 1e3
 
     return client.run(measure)
+
+
+def _rows_held(client, X_dask) -> dict:
+    """The rows of ``X_dask``'s partitions each worker holds (after the persist)."""
+    where = client.who_has(X_dask)
+    rows = {}
+    for key, holders in where.items():
+        index = key[1] if isinstance(key, tuple) else 0
+        for worker in holders:
+            rows[worker] = rows.get(worker, 0) + X_dask.chunks[0][index]
+    return rows
 
 
 def _reset_peaks(client) -> None:
@@ -193,6 +204,7 @@ def _reset_peaks(client) -> None:
 
 def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: int, queue) -> None:
     import dask.array as da
+    from distributed import wait
 
     from forestrank import LambdaMART
     from forestrank.metrics import ndcg_score
@@ -215,6 +227,9 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     rows = n_train // n_partitions
     chunks = (rows, X_train.shape[1])
     X_dask, y_dask, q_dask = da.from_array(X_train, chunks=chunks), da.from_array(y_train, chunks=rows), da.from_array(q_train, chunks=rows)
+    # The data on the workers before the clock starts, as data read by the workers would be.
+    X_dask, y_dask, q_dask = client.persist([X_dask, y_dask, q_dask])
+    wait([X_dask, y_dask, q_dask])
     before = _worker_memory(client)
     _reset_peaks(client)
     start = time.perf_counter()
@@ -250,9 +265,10 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
         predict = lambda rows: booster.inplace_predict(rows)  # noqa: E731
     result["fit_s"] = time.perf_counter() - start
     after = _worker_memory(client)
-    share = n_train // 2 * (136 * 8 + 3 * 8) / 1e6  # float64 features, label, query and weight of half the rows
+    held = _rows_held(client, X_dask)
     result["workers"] = [
-        {"before_mb": before[w][0], "peak_mb": after[w][1], "share_mb": share} for w in sorted(after)
+        {"before_mb": before[w][0], "peak_mb": after[w][1], "share_mb": held.get(w, 0) * X_train.shape[1] * 4 / 1e6, "rows": held.get(w, 0)}
+        for w in sorted(after)
     ]
     result["ndcg"] = float(ndcg_score(y_test, predict(X_test), q_test, k=10))
     client.close()
@@ -294,7 +310,8 @@ def boosting(args: argparse.Namespace) -> None:
             line += f"   {result['rounds_per_tree']:.1f} rounds and {result['mb_per_tree']:.1f} MB per tree"
         print(line)
         for worker in result.get("workers", []):
-            print(f"      worker: before {worker['before_mb']:.0f} MB, peak {worker['peak_mb']:.0f} MB, data share {worker['share_mb']:.0f} MB")
+            print(f"      worker: before {worker['before_mb']:.0f} MB (its {worker['rows']:,} rows held: {worker['share_mb']:.0f} MB "
+                  f"of float32 features), peak {worker['peak_mb']:.0f} MB")
     if "forestrank-dask" in results and "lightgbm-dask" in results:
         print(f"forestrank-dask / lightgbm-dask: {results['forestrank-dask']['fit_s'] / results['lightgbm-dask']['fit_s']:.2f} (bound 1)")
     print("NDCG@10 plain: gain 2^l-1, 1/log2(r+1), expected ties, no-relevant = 0")
