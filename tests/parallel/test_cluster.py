@@ -108,3 +108,43 @@ def _close_when_busy(cluster, client):
     while not any(client.processing().values()) and time.monotonic() < deadline:
         time.sleep(0.01)
     cluster.sync(cluster.scheduler.close)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "holders", "workers", "loads", "n_moved"),
+    [
+        ([150] * 8, ["a"] * 5 + ["b"] * 3, ["a", "b"], {"a": 600, "b": 600}, 1),
+        ([150] * 8, ["a"] * 8, ["a", "b", "c"], {"a": 450, "b": 450, "c": 300}, 5),
+        ([10, 500, 20], ["a", "a", "b"], ["a", "b"], {"a": 500, "b": 30}, 1),  # moving the big one cannot help
+        ([100, 100], ["a", "b"], ["a", "b", "c"], {"a": 100, "b": 100, "c": 0}, 0),  # nothing to gain: nothing moves
+    ],
+)
+def test_balanced_placement_lowers_the_largest_load_and_moves_little(sizes, holders, workers, loads, n_moved):
+    from forestrank.parallel._cluster import balanced_placement
+
+    placement = balanced_placement(sizes, holders, workers)
+    assert {worker: sum(size for size, where in zip(sizes, placement) if where == worker) for worker in workers} == loads
+    assert sum(a != b for a, b in zip(placement, holders)) == n_moved
+
+
+def test_rebalance_moves_results_to_the_idle_worker_and_keeps_their_order(dask_client):
+    """Four results on one worker: two move to the other, the futures keep their order and
+    values, and the results are in place when ``rebalance`` returns."""
+    import distributed
+
+    from forestrank.parallel._cluster import rebalance
+
+    first, second = sorted(dask_client.scheduler_info()["workers"])
+    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
+    futures = dask_client.scatter(values, workers=[first])
+    distributed.wait(futures)
+    moved = rebalance(dask_client, futures, [len(value) for value in values])
+    where = dask_client.who_has(moved)
+    loads = {first: 0, second: 0}
+    for future, value in zip(moved, values):
+        assert future.status == "finished"
+        (holder,) = where[future.key]
+        loads[holder] += len(value)
+    assert loads == {first: 500, second: 500}
+    for result, value in zip(dask_client.gather(moved), values):
+        np.testing.assert_array_equal(result, value)
