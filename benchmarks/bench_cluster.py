@@ -35,8 +35,9 @@ NDCG@10 (plain), forestrank's scheduler rounds and bytes received per tree, and 
 worker's peak resident memory during the fit beside its resident memory before the fit
 and the partitions it held then. The collections are persisted on the workers before
 the clock starts and the memory is read, as data the workers read themselves would be:
-every contender starts from the same partitions on the same workers. The boosting-on-a-cluster issue bounds the Dask fit at
-1.5x the in-memory fit and at LightGBM's time.
+every contender starts from its partitions already on its workers (where Dask placed
+them; each contender's cluster is its own). The boosting-on-a-cluster issue bounds the
+Dask fit at 1.5x the in-memory fit and at LightGBM's time.
 """
 
 import argparse
@@ -230,6 +231,7 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     # The data on the workers before the clock starts, as data read by the workers would be.
     X_dask, y_dask, q_dask = client.persist([X_dask, y_dask, q_dask])
     wait([X_dask, y_dask, q_dask])
+    held = _rows_held(client, X_dask)
     before = _worker_memory(client)
     _reset_peaks(client)
     start = time.perf_counter()
@@ -265,7 +267,6 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
         predict = lambda rows: booster.inplace_predict(rows)  # noqa: E731
     result["fit_s"] = time.perf_counter() - start
     after = _worker_memory(client)
-    held = _rows_held(client, X_dask)
     result["workers"] = [
         {"before_mb": before[w][0], "peak_mb": after[w][1], "share_mb": held.get(w, 0) * X_train.shape[1] * 4 / 1e6, "rows": held.get(w, 0)}
         for w in sorted(after)
@@ -306,7 +307,8 @@ def boosting(args: argparse.Namespace) -> None:
                     runs.setdefault(name, []).append(result)
     print(f"machine: {describe_machine()}")
     print(f"{args.queries * 120:,} training rows x 136 features (float32) in {args.partitions} query partitions, "
-          f"{args.iterations} iterations; LocalCluster of 2 single-threaded worker processes; medians of the rounds run")
+          f"{args.iterations} iterations; LocalCluster of 2 single-threaded worker processes; fit: the median of the "
+          f"rounds a contender ran (all in brackets); NDCG@10, rounds, bytes and memory: its last run")
     fit = {name: statistics.median(result["fit_s"] for result in results) for name, results in runs.items()}
     for name, results in runs.items():
         result = results[-1]

@@ -297,4 +297,3 @@ def test_scores_that_diverge_on_the_workers_are_an_error(data, dask_client):
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=r"diverged to inf or NaN at iteration \d+: learning_rate=1e\+200"):
             model.fit(*as_dask(bounds, np.nan_to_num(X), y), qid=as_dask(bounds, qid)[0])
-

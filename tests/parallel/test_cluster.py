@@ -111,20 +111,19 @@ def _close_when_busy(cluster, client):
 
 
 @pytest.mark.parametrize(
-    ("sizes", "holders", "workers", "loads", "n_moved"),
+    ("sizes", "holders", "threads", "placement"),
     [
-        ([150] * 8, ["a"] * 5 + ["b"] * 3, ["a", "b"], {"a": 600, "b": 600}, 1),
-        ([150] * 8, ["a"] * 8, ["a", "b", "c"], {"a": 450, "b": 450, "c": 300}, 5),
-        ([10, 500, 20], ["a", "a", "b"], ["a", "b"], {"a": 500, "b": 30}, 1),  # moving the big one cannot help
-        ([100, 100], ["a", "b"], ["a", "b", "c"], {"a": 100, "b": 100, "c": 0}, 0),  # nothing to gain: nothing moves
+        ([150] * 8, "aaaaabbb", {"a": 1, "b": 1}, "aaaabbbb"),  # the partition next to b's moves: two runs
+        ([150] * 8, "aaaaaaaa", {"a": 1, "b": 1, "c": 1}, "ccaaabbb"),  # three runs
+        ([10, 500, 20], "aab", {"a": 1, "b": 1}, "bab"),  # moving the big one cannot help
+        ([100, 100], "ab", {"a": 1, "b": 1, "c": 1}, "ab"),  # nothing to gain: nothing moves
+        ([100] * 6, "aaaaaa", {"a": 1, "b": 2}, "aabbbb"),  # rows per thread: two threads take twice the rows
     ],
 )
-def test_balanced_placement_lowers_the_largest_load_and_moves_little(sizes, holders, workers, loads, n_moved):
+def test_balanced_placement_evens_rows_per_thread_and_keeps_runs(sizes, holders, threads, placement):
     from forestrank.parallel._cluster import balanced_placement
 
-    placement = balanced_placement(sizes, holders, workers)
-    assert {worker: sum(size for size, where in zip(sizes, placement) if where == worker) for worker in workers} == loads
-    assert sum(a != b for a, b in zip(placement, holders)) == n_moved
+    assert "".join(balanced_placement(sizes, list(holders), threads)) == placement
 
 
 def test_rebalance_moves_results_to_the_idle_worker_and_keeps_their_order(dask_client):
@@ -148,3 +147,10 @@ def test_rebalance_moves_results_to_the_idle_worker_and_keeps_their_order(dask_c
     assert loads == {first: 500, second: 500}
     for result, value in zip(dask_client.gather(moved), values):
         np.testing.assert_array_equal(result, value)
+    released = {future.key for future in futures} - {future.key for future in moved}
+    del futures
+    for _ in range(50):  # the scheduler releases a forgotten key asynchronously
+        if not released & set(dask_client.has_what()[first]):
+            break
+        time.sleep(0.1)
+    assert not released & set(dask_client.has_what()[first])

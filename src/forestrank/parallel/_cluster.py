@@ -216,22 +216,26 @@ def scheduler_errors(client: object) -> Iterator[None]:
         ) from error
 
 
-def balanced_placement(sizes: Sequence[int], holders: Sequence[str], workers: Sequence[str]) -> list[str]:
+def balanced_placement(sizes: Sequence[int], holders: Sequence[str], threads: dict) -> list[str]:
     """Where each partition should live so that the largest load of a worker is small.
 
-    Partitions move one at a time from the most loaded worker to the least loaded one,
-    the largest partition whose move lowers the larger of the two loads, until no move
-    does; a partition stays where it is otherwise, so that as little data as possible
-    travels.
+    A worker's load is its rows per thread. Partitions move one at a time from the most
+    loaded worker to the least loaded one: the largest partition whose move leaves the
+    receiver below the giver's load and lowers the sum of ``rows**2 / threads`` (so that
+    the moves end), preferring among equal sizes one next to the receiver's partitions,
+    then one at either end of the sequence, then one at the edge of the giver's run, so
+    that consecutive partitions stay on one worker
+    (quantized leaf sums take one round per run of them). A partition stays where it is
+    otherwise: as little data as possible travels.
 
     Parameters
     ----------
     sizes : sequence of int, shape (n_partitions,)
-        Each partition's load (its rows).
+        Each partition's rows.
     holders : sequence of str, shape (n_partitions,)
         The worker holding each partition now.
-    workers : sequence of str
-        Every worker that may hold partitions (those without any included).
+    threads : dict of str to int
+        Every worker that may hold partitions (those without any included), and its threads.
 
     Returns
     -------
@@ -239,44 +243,65 @@ def balanced_placement(sizes: Sequence[int], holders: Sequence[str], workers: Se
         The worker each partition should be on.
     """
     placement = list(holders)
-    loads = {worker: 0 for worker in workers}
+    rows = {worker: 0 for worker in threads}
     for size, holder in zip(sizes, placement):
-        loads[holder] = loads.get(holder, 0) + size
+        rows[holder] += size
+
+    def load(worker: str) -> float:
+        return rows[worker] / threads[worker]
+
+    def next_to(p: int, worker: str) -> bool:
+        return any(0 <= q < len(placement) and placement[q] == worker for q in (p - 1, p + 1))
+
     while True:
-        heaviest = max(loads, key=loads.get)
-        lightest = min(loads, key=loads.get)
-        gap = loads[heaviest] - loads[lightest]
-        movable = [p for p, holder in enumerate(placement) if holder == heaviest and 0 < sizes[p] < gap]
+        giver, receiver = max(rows, key=load), min(rows, key=load)
+        movable = [
+            p for p, holder in enumerate(placement)
+            if holder == giver and sizes[p] > 0 and (rows[receiver] + sizes[p]) / threads[receiver] < load(giver)
+            and (rows[receiver] + sizes[p]) ** 2 / threads[receiver] + (rows[giver] - sizes[p]) ** 2 / threads[giver]
+            < rows[receiver] ** 2 / threads[receiver] + rows[giver] ** 2 / threads[giver]
+        ]  # fmt: skip
         if not movable:
             return placement
-        moved = max(movable, key=lambda p: sizes[p])
-        placement[moved] = lightest
-        loads[heaviest] -= sizes[moved]
-        loads[lightest] += sizes[moved]
+        moved = max(movable, key=lambda p: (sizes[p], next_to(p, receiver), p in (0, len(placement) - 1), not all(
+            0 <= q < len(placement) and placement[q] == giver for q in (p - 1, p + 1)), p))
+        placement[moved] = receiver
+        rows[giver] -= sizes[moved]
+        rows[receiver] += sizes[moved]
 
 
 def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
-    """``futures`` with their results moved between the client's workers as
-    :func:`balanced_placement` says, by their ``sizes``: a fit that waits for its slowest
-    worker every round then waits for a share of the rows, not for wherever Dask
-    happened to compute the partitions. A moved result is copied to its new worker and
-    released from the old one once the returned futures replace the given ones. Returns
-    once every result is in place.
+    """The ``futures`` with results moved so that the workers' rows per thread are even.
+
+    A fit that waits for its slowest worker every round then waits for a share of the
+    rows, not for wherever Dask happened to compute the partitions
+    (:func:`balanced_placement`). A moved result is copied to its new worker (or,
+    should that worker be gone, to any) and released from the old one once the
+    returned futures replace the given ones. Returns once every result is in place.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    futures : list of Future, shape (n_partitions,)
+        Finished futures, one per partition.
+    sizes : sequence of int, shape (n_partitions,)
+        Each partition's rows.
 
     Returns
     -------
-    list of Futures, in the order of ``futures``.
+    list of Future, shape (n_partitions,)
+        In the order of ``futures``: the same future where nothing moved.
     """
-    where = client.who_has(futures)
-    holders = [min(where.get(future.key, ()) or [""]) for future in futures]
-    workers = sorted(client.scheduler_info()["workers"])
-    if "" in holders or len(workers) < 2:
-        return list(futures)
     from distributed import wait
 
-    placement = balanced_placement(sizes, holders, workers)
+    where = client.who_has(futures)
+    holders = [min(where.get(future.key, ()) or [""]) for future in futures]
+    threads = client.nthreads()  # every worker (scheduler_info lists only some in some releases)
+    if "" in holders or len(threads) < 2 or not set(holders) <= set(threads):
+        return list(futures)
+    placement = balanced_placement(sizes, holders, threads)
     moved = [
-        future if target == holder else client.submit(_same, future, workers=[target], allow_other_workers=False, pure=False)
+        future if target == holder else client.submit(_same, future, workers=[target], allow_other_workers=True, pure=False)
         for future, holder, target in zip(futures, holders, placement)
     ]
     wait(moved)  # the callers place work by where results are: they must be there
