@@ -124,6 +124,12 @@ def leaf_order(tree: object) -> np.ndarray:
     return order
 
 
+def left_first_leaf(tree: object, nodes: np.ndarray) -> np.ndarray:
+    """The left-first positions (:func:`leaf_order`) of forestrank leaf ``nodes`` of ``tree``,
+    the ids the reference evaluators give the leaves they reach."""
+    return leaf_order(tree)[nodes]
+
+
 def _feature_vector(X: np.ndarray, columns: list[str], names: list[str]) -> np.ndarray:
     """The model's features, by name, out of ``X``'s columns, as float32."""
     return np.asarray(X, dtype=F32)[:, [columns.index(name) for name in names]]

@@ -1,5 +1,5 @@
 """The estimators every export is tested on, fitted once per data set, the data they are
-scored on, and the tolerance of a float32 sum."""
+scored on, and the tolerance of a float32 sum with the check that applies it."""
 
 import functools
 
@@ -89,3 +89,14 @@ def float32_sum_bound(model: object, X: np.ndarray) -> np.ndarray:
     for tree, weight, _ in terms:
         magnitude += np.abs(weight * tree.predict(X))
     return (len(terms) + 2) * 2.0**-24 * magnitude
+
+
+def check_float32_engine(scores: np.ndarray, leaves: np.ndarray, model: object, X32: np.ndarray, leaf_ids) -> None:
+    """The engine reached forestrank's leaf in every tree (``leaf_ids(tree, nodes)`` gives
+    the engine's ids of forestrank's leaf nodes) and its float32 sum is within the float32
+    rounding bound of forestrank's score on the same float32 values."""
+    terms, _, _ = model._additive_terms()
+    for index, (tree, _, _) in enumerate(terms):
+        np.testing.assert_array_equal(leaves[:, index], leaf_ids(tree, tree.apply(X32)), err_msg=f"tree {index}")
+    error = np.abs(scores.astype(np.float64) - model.predict(X32))
+    assert np.all(error <= float32_sum_bound(model, X32)), error.max()

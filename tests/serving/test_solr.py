@@ -12,9 +12,8 @@ from forestrank.export import to_solr
 from forestrank.serving._solr import SPLIT_SLACK, solr_thresholds
 from forestrank.serving._terms import float32_at_most
 
-from .engines import leaf_order, solr_scores
-from .models import ESTIMATORS, at_thresholds, fitted, missing_data, mq2008_fold1
-from .test_xgboost import check_float32_engine
+from .engines import left_first_leaf, solr_scores
+from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1
 
 
 def check_solr(model: object, X: np.ndarray) -> None:
@@ -22,8 +21,7 @@ def check_solr(model: object, X: np.ndarray) -> None:
     document = json.loads(json.dumps(to_solr(model, feature_names=names)))
     X32 = np.vstack([X, at_thresholds(model, X)]).astype(np.float32)
     scores, leaves = solr_scores(document, X32, names)
-    in_order = lambda tree, nodes: leaf_order(tree)[nodes]  # noqa: E731
-    check_float32_engine(scores, leaves, model, X32, in_order)
+    check_float32_engine(scores, leaves, model, X32, left_first_leaf)
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)

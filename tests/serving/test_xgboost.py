@@ -9,21 +9,10 @@ import pytest
 
 from forestrank.export import export_model, to_xgboost, to_xgboost_ltr
 
-from .engines import leaf_order, ltr_plugin_raw_scores, ltr_plugin_scores
-from .models import ESTIMATORS, at_thresholds, fitted, float32_sum_bound, missing_data, mq2008_fold1
+from .engines import left_first_leaf, ltr_plugin_raw_scores, ltr_plugin_scores
+from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1
 
 xgboost = pytest.importorskip("xgboost", reason="the XGBoost parity tests need xgboost (forestrank[test])")
-
-
-def check_float32_engine(scores: np.ndarray, leaves: np.ndarray, model: object, X32: np.ndarray, leaf_ids) -> None:
-    """The engine reached forestrank's leaf in every tree (``leaf_ids(tree, nodes)`` gives
-    the engine's ids of forestrank's leaf nodes) and its float32 sum is within the float32
-    rounding bound of forestrank's score on the same float32 values."""
-    terms, _, _ = model._additive_terms()
-    for index, (tree, _, _) in enumerate(terms):
-        np.testing.assert_array_equal(leaves[:, index], leaf_ids(tree, tree.apply(X32)), err_msg=f"tree {index}")
-    error = np.abs(scores.astype(np.float64) - model.predict(X32))
-    assert np.all(error <= float32_sum_bound(model, X32)), error.max()
 
 
 def _scored_rows(model, X):
@@ -38,11 +27,10 @@ def check_all_xgboost_formats(model: object, X32: np.ndarray, tmp_path) -> None:
     matrix = xgboost.DMatrix(X32)
     leaves = booster.predict(matrix, pred_leaf=True).reshape(len(X32), -1).astype(np.int64)
     check_float32_engine(booster.predict(matrix), leaves, model, X32, lambda tree, nodes: nodes)
-    in_order = lambda tree, nodes: leaf_order(tree)[nodes]  # noqa: E731
     raw = json.loads(json.dumps(to_xgboost(model, feature_names=names)))
-    check_float32_engine(*ltr_plugin_raw_scores(raw, X32, names), model, X32, in_order)
+    check_float32_engine(*ltr_plugin_raw_scores(raw, X32, names), model, X32, left_first_leaf)
     dump = json.loads(json.dumps(to_xgboost_ltr(model, feature_names=names)))
-    check_float32_engine(*ltr_plugin_scores(dump, X32, names), model, X32, in_order)
+    check_float32_engine(*ltr_plugin_scores(dump, X32, names), model, X32, left_first_leaf)
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)

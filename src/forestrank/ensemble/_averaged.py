@@ -15,7 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._local import process_parallel
-from ._base import BaseRanker, fit_atomically
+from ._base import BaseRanker, fit_atomically, sum_of_trees_terms
 from ._sampling import seed_entropy
 
 
@@ -124,11 +124,7 @@ class AveragedRanker(BaseRanker):
         bases. A McRank member (an expected grade, not a sum of trees) is refused."""
         terms, base = [], 0.0
         for member in self.estimators_:
-            if not hasattr(member, "_additive_terms"):
-                raise TypeError(f"member {type(member).__name__} is not a forestrank ensemble: it cannot be exported.")
-            member_terms, member_base, grade_weights = member._additive_terms()
-            if grade_weights is not None:
-                raise TypeError("the members are McRank models (one score per grade): their mean is not a sum of trees.")
+            member_terms, member_base = sum_of_trees_terms(member, "member")
             terms += [(tree, weight / len(self.estimators_), target) for tree, weight, target in member_terms]
             base = base + member_base / len(self.estimators_)
         return terms, np.asarray(base, dtype=np.float64).reshape(1), None

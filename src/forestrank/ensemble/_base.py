@@ -79,6 +79,18 @@ def fit_atomically(fit: Callable) -> Callable:
     return fit_or_restore
 
 
+def sum_of_trees_terms(part: object, role: str) -> tuple[list, np.ndarray]:
+    """The terms and base of ``part`` (its ``_additive_terms``), an ensemble that another
+    one adds up (``role``: "init", "member"): refused when it is no forestrank ensemble
+    or scores an expected grade (McRank), which is no sum of trees."""
+    if not hasattr(part, "_additive_terms"):
+        raise TypeError(f"{role} {type(part).__name__} is not a forestrank ensemble: it cannot be exported.")
+    terms, base, grade_weights = part._additive_terms()
+    if grade_weights is not None:
+        raise TypeError(f"{role} is a McRank model (one score per grade): its expected grade is not a sum of trees.")
+    return terms, base
+
+
 def check_warm_start_width(estimator: BaseEstimator, fitted_width: int, n_features: int) -> None:
     """Refuse a warm start on data of another width than the trees it continues."""
     if n_features != fitted_width:

@@ -63,7 +63,7 @@ from ..objectives import (
 )
 from ._cluster_boosting import fit_boosting_partitioned
 from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums, newton_steps
-from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically
+from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
@@ -463,11 +463,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         terms = [(tree, 1.0, index % n_outputs) for index, tree in enumerate(self.trees_)]
         base = np.asarray(self.baseline_, dtype=np.float64).copy()
         if self.init_ is not None:
-            if not hasattr(self.init_, "_additive_terms"):
-                raise TypeError(f"init {type(self.init_).__name__} is not a forestrank ensemble: it cannot be exported.")
-            init_terms, init_base, init_classes = self.init_._additive_terms()
-            if init_classes is not None:
-                raise TypeError("init is a McRank model (one score per grade): its expected grade is not a sum of trees.")
+            init_terms, init_base = sum_of_trees_terms(self.init_, "init")
             terms = init_terms + terms
             base = base + init_base
         return terms, base, None if self.classes_ is None else getattr(self, "relevance_weights_", self.classes_)

@@ -14,7 +14,7 @@ def dump_trees(model: object) -> dict:
     terms, base, grade_weights = additive_terms(model)
     trees = []
     for term_tree, weight, target in terms:
-        tree = export_tree(term_tree, weight, fold_weight=False)
+        tree = export_tree(term_tree, weight)
         nodes = []
         for node in range(len(tree.feature)):
             entry = {"node": node, "samples": int(tree.n_samples[node])}

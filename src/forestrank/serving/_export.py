@@ -52,8 +52,8 @@ def export_model(
     path = Path(path)
     if format == "onnx":
         onnx_model = to_onnx(model, name=name, dtype=dtype)
-        if feature_names is not None or hasattr(model, "feature_names_in_"):
-            names = resolve_feature_names(model, feature_names, "ONNX")
+        names = resolve_feature_names(model, feature_names, "ONNX", default=None)
+        if names:
             onnx_model.metadata_props.add(key="feature_names", value=json.dumps(names))
         path.write_bytes(onnx_model.SerializeToString())
         return path

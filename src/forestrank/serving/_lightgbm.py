@@ -35,7 +35,7 @@ forestrank's node order, leaves too (leaf ``k`` is the ``k``-th leaf in that ord
 
 import numpy as np
 
-from ._terms import resolve_feature_names, scalar_trees
+from ._terms import folded, resolve_feature_names, scalar_trees
 
 OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
 LARGEST_THRESHOLD = 1e300  # LightGBM clamps thresholds to +-1e300 when it reads them
@@ -64,7 +64,7 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
     trees, base = scalar_trees(model, "LightGBM's model format", keep_weights=True)
     average = base == 0.0 and all(tree.weight == 1.0 / len(trees) for tree in trees)
     if not average:
-        trees, _ = scalar_trees(model, "LightGBM's model format")
+        trees = folded(trees, base)
     names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES)
     header = [
         "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",

@@ -85,7 +85,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
                 attributes["target_treeids"].append(tree_id)
                 attributes["target_nodeids"].append(node)
                 attributes["target_ids"].append(int(target))
-                weights.append(float(tree.value[node]))
+                weights.append(tree.weight * float(tree.value[node]))
     if dtype == np.float64:
         numbers = {
             "nodes_values_as_tensor": numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),

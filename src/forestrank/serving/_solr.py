@@ -25,7 +25,7 @@ take for floats.
 
 import numpy as np
 
-from ._terms import float32_at_most, resolve_feature_names, scalar_trees
+from ._terms import float32_at_most, nested, resolve_feature_names, scalar_trees
 
 SPLIT_SLACK = np.float32(1e-6)  # added by Solr to every threshold it parses
 _FIXUP_STEPS = 8  # float32 steps tried around the first guess; one or two suffice
@@ -98,19 +98,15 @@ def solr_thresholds(threshold: np.ndarray) -> np.ndarray:
 
 
 def _nodes(tree: object, names: list[str]) -> dict:
-    """The nested node objects of one tree, built from the leaves up."""
+    """The nested node objects of one tree."""
     thresholds = solr_thresholds(tree.threshold)
-    built = {}
-    for node in reversed(range(len(tree.feature))):  # children come after their parent
-        if tree.is_leaf[node]:
-            built[node] = {"value": _text(tree.value[node])}
-        else:
-            built[node] = {
-                "feature": names[tree.feature[node]], "threshold": _text(thresholds[node]),
-                "missing": "left" if tree.missing_left[node] else "right",
-                "left": built.pop(int(tree.left[node])), "right": built.pop(int(tree.right[node])),
-            }  # fmt: skip
-    return built[0]
+    return nested(
+        tree, lambda node: {"value": _text(tree.value[node])},
+        lambda node, left, right: {
+            "feature": names[tree.feature[node]], "threshold": _text(thresholds[node]),
+            "missing": "left" if tree.missing_left[node] else "right", "left": left, "right": right,
+        },
+    )  # fmt: skip
 
 
 def _text(value: float) -> str:

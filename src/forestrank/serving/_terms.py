@@ -14,6 +14,7 @@ that puts every float32 value on the same side: :func:`float32_at_most` for engi
 test ``x <= threshold``, :func:`float32_above` for those that test ``x < threshold``.
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -34,10 +35,10 @@ class ExportTree(NamedTuple):
     missing_left : bool array of shape (n_nodes,)
         Whether a missing value (NaN) goes left (False at a leaf).
     value : float64 array of shape (n_nodes,)
-        The leaf values with the term's weight folded in (and, where asked, the base), 0
-        at internal nodes; the training-weighted node means, times the weight, at internal
-        nodes are in ``internal_value``.
+        The leaf values (times ``weight`` and plus the base once :func:`folded`), 0 at
+        internal nodes.
     internal_value : float64 array of shape (n_nodes,)
+        The training-weighted node means (times ``weight`` once folded).
     n_samples : int64 array of shape (n_nodes,)
         Training rows through each node.
     hessian : float64 array of shape (n_nodes,)
@@ -45,7 +46,7 @@ class ExportTree(NamedTuple):
     depth : int64 array of shape (n_nodes,)
         The root is at depth 0.
     weight : float
-        The term's weight in the ensemble; 1 when folded into ``value``.
+        The term's weight in the ensemble; 1 once folded into ``value``.
     """
 
     feature: np.ndarray
@@ -109,31 +110,56 @@ def scalar_trees(model: object, target_format: str, *, keep_weights: bool = Fals
         )
     if len(base) != 1 or any(target != 0 for _, _, target in terms):
         raise ValueError(f"{target_format} scores one sum of trees; this model has {len(base)} outputs.")
-    trees = [export_tree(tree, weight, fold_weight=not keep_weights) for tree, weight, _ in terms]
+    trees = [export_tree(tree, weight) for tree, weight, _ in terms]
     base = float(base[0])
-    if keep_weights:
-        return trees, base
+    return (trees, base) if keep_weights else (folded(trees, base), 0.0)
+
+
+def folded(trees: list, base: float) -> list:
+    """``trees`` (of :func:`scalar_trees` with ``keep_weights``) with each weight multiplied
+    into its tree's values and ``base`` added to the first tree's leaves: one sum of
+    trees of weight 1, for formats without tree weights or a base score. No trees: one
+    leaf holding the base."""
     if not trees:
-        return [constant_tree(base)], 0.0
+        return [constant_tree(base)]
+    trees = [
+        tree._replace(
+            value=np.where(tree.is_leaf, tree.weight * tree.value, 0.0), internal_value=tree.weight * tree.internal_value,
+            weight=1.0,
+        )  # fmt: skip
+        for tree in trees
+    ]
     first = trees[0]
     trees[0] = first._replace(value=np.where(first.is_leaf, first.value + base, 0.0))
-    return trees, 0.0
+    return trees
 
 
-def export_tree(tree: object, weight: float, fold_weight: bool = True) -> ExportTree:
+def export_tree(tree: object, weight: float) -> ExportTree:
     """``tree`` (a ``_tree._tree.Tree``) of a term weighing ``weight`` as an :class:`ExportTree`."""
     feature = tree.nodes["feature"].astype(np.int64)
     leaf = feature < 0
-    scale = weight if fold_weight else 1.0
     left = np.where(leaf, -1, tree.nodes["left"]).astype(np.int64)
     return ExportTree(
         feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
         left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
-        value=np.where(leaf, scale * tree.nodes["threshold"], 0.0), internal_value=scale * np.asarray(tree.values, dtype=np.float64),
+        value=np.where(leaf, tree.nodes["threshold"], 0.0), internal_value=np.asarray(tree.values, dtype=np.float64),
         n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
         hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), depth=tree.node_depths().astype(np.int64),
-        weight=1.0 if fold_weight else float(weight),
+        weight=float(weight),
     )  # fmt: skip
+
+
+def nested(tree: ExportTree, leaf: Callable[[int], dict], split: Callable[[int, dict, dict], dict]) -> dict:
+    """``tree`` as nested node objects, the root's: ``leaf(node)`` for a leaf,
+    ``split(node, left, right)`` for a split given its children's objects, built from the
+    leaves up (children come after their parent in forestrank's node order)."""
+    built: dict = {}
+    for node in reversed(range(len(tree.feature))):
+        if tree.is_leaf[node]:
+            built[node] = leaf(node)
+        else:
+            built[node] = split(node, built.pop(int(tree.left[node])), built.pop(int(tree.right[node])))
+    return built[0]
 
 
 def constant_tree(value: float) -> ExportTree:
@@ -146,14 +172,15 @@ def constant_tree(value: float) -> ExportTree:
 
 
 def resolve_feature_names(
-    model: object, names: object, target_format: str, *, required: bool = False, default: str = "f{}",
+    model: object, names: object, target_format: str, *, required: bool = False, default: str | None = "f{}",
     forbidden: str = "",
 ) -> list[str]:  # fmt: skip
     """The names the export writes for the model's features.
 
     ``names`` given (a sequence of strings, one per feature) wins; else the names the
     model was fitted with (``feature_names_in_``); else, where the format does not match
-    features by name (``required=False``), ``default`` formatted with each index.
+    features by name (``required=False``), ``default`` formatted with each index, or no
+    names (an empty list) when ``default`` is None.
     Names must be distinct, non-empty strings; a format that writes them in a list of its
     own syntax refuses whitespace and the characters ``forbidden``.
     """
@@ -166,7 +193,7 @@ def resolve_feature_names(
                     f"feature_names are needed for {target_format}: the engine finds each feature by its name in its "
                     f"feature store. Give {n_features} names (the model was fitted without them)."
                 )
-            return [default.format(index) for index in range(n_features)]
+            return [] if default is None else [default.format(index) for index in range(n_features)]
     if isinstance(names, str) or not all(isinstance(name, str) for name in names):
         raise TypeError(f"feature_names must be a sequence of {n_features} strings; got {type(names).__name__}.")
     names = list(names)

@@ -29,7 +29,7 @@ dump; earlier releases pass 0, read as the value 0. The plugins read the model f
 
 import numpy as np
 
-from ._terms import float32_above, json_float, resolve_feature_names, scalar_trees
+from ._terms import float32_above, json_float, nested, resolve_feature_names, scalar_trees
 
 ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
 FILE_VERSION = [2, 1, 0]  # the schema followed: XGBoost 2.1's, which later releases read
@@ -57,8 +57,7 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
         (the base folded into the first tree), one tree per term.
     """
     trees, _ = scalar_trees(model, "XGBoost's model")
-    named = feature_names is not None or hasattr(model, "feature_names_in_")
-    names = resolve_feature_names(model, feature_names, "XGBoost") if named else []
+    names = resolve_feature_names(model, feature_names, "XGBoost", default=None)
     n_features = int(model.n_features_in_)
     return {
         "learner": {
@@ -148,17 +147,13 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
 
 
 def _dump_tree(tree: object, names: list[str]) -> dict:
-    """One tree in the dump's nested form, built from the leaves up."""
+    """One tree in the dump's nested form."""
     thresholds = _thresholds(tree)
-    built = {}
-    for node in reversed(range(len(tree.feature))):
-        if tree.is_leaf[node]:
-            built[node] = {"nodeid": node, "leaf": json_float(tree.value[node])}
-            continue
-        left, right = int(tree.left[node]), int(tree.right[node])
-        built[node] = {
+    return nested(
+        tree, lambda node: {"nodeid": node, "leaf": json_float(tree.value[node])},
+        lambda node, left, right: {
             "nodeid": node, "depth": int(tree.depth[node]), "split": names[tree.feature[node]],
-            "split_condition": json_float(thresholds[node]), "yes": left, "no": right,
-            "missing": left if tree.missing_left[node] else right, "children": [built.pop(left), built.pop(right)],
-        }  # fmt: skip
-    return built[0]
+            "split_condition": json_float(thresholds[node]), "yes": int(tree.left[node]), "no": int(tree.right[node]),
+            "missing": int(tree.left[node] if tree.missing_left[node] else tree.right[node]), "children": [left, right],
+        },
+    )  # fmt: skip
