@@ -178,12 +178,69 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
     for message, model in refused.items():
         with pytest.raises(ValueError, match=message):
             model.fit(dX, dy, qid=dq)
-    with pytest.raises(ValueError, match=r"position \(position_bias\) is not supported on Dask"):
-        LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq, position=dq)
-    with pytest.raises(ValueError, match=r"position_bias \(its propensities"):
+    with pytest.raises(ValueError, match=r"position is needed with position_bias and only then"):
         LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq)
+    with pytest.raises(ValueError, match=r"position is for LambdaMART's position_bias; PLRank takes none"):
+        PLRank().fit(dX, dy, qid=dq, position=dq)
+    with pytest.raises(ValueError, match=r"position has 3 partitions and X has 2"):
+        LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=as_dask(query_bounds(qid, 30, 60), qid)[0])
+    with pytest.raises(ValueError, match=r"position must be >= 1"):
+        LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=dq)  # query ids start at 0
     with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
+
+
+@pytest.fixture(scope="module")
+def click_log():
+    """Clicks on a production ranking (one feature) at display positions 1-15."""
+    from forestrank.datasets import simulate_clicks
+
+    X, y, qid = make_ranking(n_queries=150, docs_per_query=15, n_features=6, random_state=0)
+    log = simulate_clicks(y, qid, X[:, 0], eta=1.0, noise=0.1, random_state=0)
+    return X, log.clicks, qid, log.position
+
+
+POSITION_BIAS_MODELS = {
+    "unbiased": lambda **kw: LambdaMART(n_estimators=6, position_bias="unbiased", position_bias_norm=0.5, random_state=0, **kw),
+    "factor": lambda **kw: LambdaMART(
+        n_estimators=6, position_bias="factor", position_bias_regularization=0.3, random_state=0, **kw
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("make", POSITION_BIAS_MODELS.values(), ids=POSITION_BIAS_MODELS.keys())
+def test_position_bias_over_partitions_is_the_in_memory_fit(make, click_log, dask_client):
+    """The bias's sums are carried from partition to partition in partition order: one
+    partition, or several with quantized gradients, give the in-memory model and bias
+    bitwise; several with float histograms give the same trees and a bias within rounding."""
+    X, clicks, qid, position = click_log
+    bounds = query_bounds(qid, 40, 90, 91)
+    for kw, several in [({}, False), ({"quantized_gradients": 16}, True), ({}, True)]:
+        local = make(**kw).fit(X, clicks, qid=qid, position=position)
+        cuts = bounds if several else [0, len(qid)]
+        dX, dc, dq, dp = as_dask(cuts, X, clicks, qid, position)
+        remote = make(**kw).fit(dX, dc, qid=dq, position=dp)
+        if several and not kw:
+            np.testing.assert_allclose(remote.position_bias_, local.position_bias_, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-9)
+            continue
+        assert_same_model(remote, local)
+        np.testing.assert_array_equal(remote.position_bias_, local.position_bias_)
+    assert not np.array_equal(local.position_bias_, make().set_params(n_estimators=1).fit(X, clicks, qid=qid, position=position).position_bias_)
+
+
+def test_position_bias_is_the_kept_iterations_when_early_stopping_on_partitions(click_log, dask_client):
+    """The held-out queries take their positions with them; the bias is the best iteration's."""
+    X, clicks, qid, position = click_log
+    make = lambda: LambdaMART(  # noqa: E731
+        n_estimators=40, position_bias="factor", n_iter_no_change=2, learning_rate=0.5, quantized_gradients=16, random_state=0
+    )
+    local = make().fit(X, clicks, qid=qid, position=position)
+    bounds = query_bounds(qid, 70)
+    remote = make().fit(*as_dask(bounds, X, clicks, qid), position=as_dask(bounds, position)[0])
+    assert local.n_iter_ < 40 and remote.n_iter_ == local.n_iter_
+    assert_same_model(remote, local)
+    np.testing.assert_array_equal(remote.position_bias_, local.position_bias_)
 
 
 def test_a_worker_lost_mid_fit_stops_it_with_an_error_naming_its_partitions(data, monkeypatch):

@@ -37,10 +37,10 @@ def test_positions_are_routed_through_grid_search_like_qid(click_log):
 
 
 def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monkeypatch):
-    import forestrank.objectives as objectives
+    from forestrank.ensemble._position_bias import PositionBias
 
     X, y, qid, log = click_log
-    monkeypatch.setattr(objectives.LambdaRank, "update_propensities", lambda self: None)  # t+ = t- = 1 throughout
+    monkeypatch.setattr(PositionBias, "step", lambda self, sums: None)  # t+ = t- = 1 throughout
     unbiased = LambdaMART(n_estimators=10, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
     plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
     np.testing.assert_array_equal(unbiased.predict(X), plain.predict(X))

@@ -217,6 +217,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             for iteration in range(self.n_estimators):
                 penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
                 self._compute_gradients(state)
+                if state.bias is not None:
+                    state.bias.update(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight)
                 weights = state.base_weight * self._subsample_mask(iteration, state.query_of_row)
                 features = self._tree_features(iteration, state.X.shape[1])
                 for output in range(n_outputs):
@@ -227,9 +229,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 learned = None if state.bias is None else state.bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
                     break
-        if state.bias is not None:  # as at the kept iteration when early stopping cut the trees
-            self.position_bias_ = stopping.best_state if stopping is not None else state.bias.learned()
-        self._end_boosting(stopping, costs)
+        self._end_boosting(stopping, costs, state.bias)
         cut = stopping is not None and stopping.best_iteration < iteration + 1  # the kept model's training scores
         self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
         return self
@@ -252,9 +252,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         key_parts = (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
         return _rng.new_state(seed_sequence(self._entropy, key_parts))
 
-    def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts) -> None:
+    def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts, bias: PositionBias | None) -> None:
         """After the last iteration: keep the trees up to early stopping's best iteration and set
-        the fitted attributes that count and cost them."""
+        the fitted attributes that count and cost them, and the position bias learned by then."""
+        if bias is not None:
+            self.position_bias_ = stopping.best_state if stopping is not None else bias.learned()
         if stopping is not None:
             self.best_iteration_ = stopping.best_iteration
             del self.trees_[stopping.best_iteration * self.n_outputs_ :]
@@ -337,11 +339,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _compute_gradients(self, state: BoostingState) -> None:
         """The objective's gradients and hessians at the current scores (as the position bias
-        shows them to it, whose own state then follows)."""
+        shows them to it; its update follows, from every row's gradients)."""
         raw, gradients, hessians = state.raw, state.gradients, state.hessians
         if state.bias is not None:
             state.objective.gradients(state.bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
-            state.bias.update(gradients.reshape(-1), hessians.reshape(-1), state.base_weight)
         elif raw.shape[1] == 1:  # 1-D C-contiguous views: the single-output kernels' signature
             state.objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
         else:
@@ -443,9 +444,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if positions is not None:
             raise ValueError(f"position is for LambdaMART's position_bias; {type(self).__name__} takes none.")
 
-    def _position_bias(self, positions: np.ndarray | None, objective: RankingObjective) -> PositionBias | None:
-        """The fit's position bias model from the training rows' positions: none here, where
-        positions are refused (``_check_positions``); LambdaMART's learns one."""
+    def _position_bias(
+        self, positions: np.ndarray | None, objective: RankingObjective | None, n_positions: int | None = None
+    ) -> PositionBias | None:  # fmt: skip
+        """The fit's position bias model from the training rows' positions (``PositionBias``'s
+        arguments; a fit over partitions makes one per partition and one, with neither
+        positions nor objective, that takes the steps): none here, where positions are
+        refused (``_check_positions``); LambdaMART's learns one."""
         return None
 
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
@@ -1041,12 +1046,14 @@ class LambdaMART(BaseBoostingRanker):
         if positions is not None and not objective.learns_from_positions:
             raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
 
-    def _position_bias(self, positions: np.ndarray | None, objective: RankingObjective) -> PositionBias | None:
-        if positions is None:
+    def _position_bias(
+        self, positions: np.ndarray | None, objective: RankingObjective | None, n_positions: int | None = None
+    ) -> PositionBias | None:  # fmt: skip
+        if self.position_bias is None:
             return None
         return PositionBias(
             self.position_bias, positions, objective, self.position_bias_norm, self.position_bias_regularization,
-            self.learning_rate,
+            self.learning_rate, n_positions,
         )  # fmt: skip
 
     def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:

@@ -12,7 +12,6 @@ from .._tree._tree import subtree_sums
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import RankingObjective
-from ._position_bias import PositionBias
 
 
 def newton_steps(tree_nodes: np.ndarray, leaf_gradients: np.ndarray, leaf_curvature: np.ndarray, l2: float) -> np.ndarray:
@@ -128,7 +127,7 @@ class BoostingState:
     query_of_row: np.ndarray
     base_weight: np.ndarray
     objective: RankingObjective
-    bias: PositionBias | None
+    bias: object  # _position_bias.PositionBias or None (it imports this module's leaf_sums)
     raw: np.ndarray
     gradients: np.ndarray
     hessians: np.ndarray

@@ -17,7 +17,9 @@ by query (``docs/cluster.md``, "Boosting on a cluster"):
    grown (``_tree/_partition_rows.PartitionRows``); evaluation partitions keep their
    scores beside them;
 4. every iteration the driver asks the actors for their gradients' largest magnitudes
-   (the quantization scales), then grows each output's tree with the engine's builder
+   (the quantization scales) and, with ``position_bias``, for the sums the bias's update
+   reads, carried from partition to partition, takes the update's step and sends the
+   result with the next iteration's request; then it grows each output's tree with the engine's builder
    through the exchange (``_tree/_remote.PartitionsExchange``, rounds of
    ``_cluster_exchange.ActorRounds``): histograms, counts and statistics travel, rows
    do not; the leaves' sums of ``w g``, ``w h`` and ``w`` come back, the driver sets the
@@ -57,7 +59,8 @@ from ..objectives._base import distinct_grades
 from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
-from ._partitioned import _client, _partitions, _shared_bins, validated_partitions
+from ._position_bias import check_positions
+from ._partitioned import _client, _shared_bins, partitions_of, validated_partitions
 from ._quantization import (
     QUANTIZED_DTYPE,
     check_quantization,
@@ -75,13 +78,14 @@ class _Part:
     ``X`` (n_rows, n_features), ``y`` and ``base_weight`` (float64, (n_rows,): the
     ``sample_weight`` as given, which the fit divides by the lightest positive weight of
     every partition, as ``_input.labels.normalize_sample_weight`` does in memory),
-    ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition)
-    and ``query_ids`` (n_queries,).
+    ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition),
+    ``query_ids`` (n_queries,) and ``positions`` (int64, (n_rows,): the display positions
+    ``position_bias`` learns from, or None).
     """
 
-    def __init__(self, X, y, base_weight, query_of_row, query_ids):
+    def __init__(self, X, y, base_weight, query_of_row, query_ids, positions=None):
         self.X, self.y, self.base_weight = X, y, base_weight
-        self.query_of_row, self.query_ids = query_of_row, query_ids
+        self.query_of_row, self.query_ids, self.positions = query_of_row, query_ids, positions
 
     @property
     def query_boundaries(self) -> np.ndarray:
@@ -91,7 +95,10 @@ class _Part:
         """The partition's rows of the queries marked in ``queries`` (bool, (n_queries,))."""
         rows = queries[self.query_of_row]
         kept = np.cumsum(queries) - 1
-        return _Part(self.X[rows], self.y[rows], self.base_weight[rows], kept[self.query_of_row[rows]], self.query_ids[queries])
+        positions = None if self.positions is None else self.positions[rows]
+        return _Part(
+            self.X[rows], self.y[rows], self.base_weight[rows], kept[self.query_of_row[rows]], self.query_ids[queries], positions
+        )  # fmt: skip
 
 
 def fit_boosting_partitioned(
@@ -106,21 +113,19 @@ def fit_boosting_partitioned(
     y, qid : dask Array or Series of shape (n_samples,), partitioned as X
     sample_weight : dask Array or Series of shape (n_samples,), or None
     eval_set : list of (X, y, qid) tuples of Dask collections, or None
-    position : object or None
-        Refused when given (``_check_supported``).
+    position : dask Array or Series of shape (n_samples,), or None
+        The display positions ``position_bias`` learns from, partitioned as X.
 
     Returns
     -------
     model, fitted: its trees are an ordinary in-memory model.
     """
-    _check_supported(model, position)
+    _check_supported(model)
     client = _client()
     model._entropy = seed_entropy(model.random_state)
     objective = model._make_objective()
-    inputs = [_partitions("X", X)]
-    inputs += [_partitions("y", y, len(inputs[0])), _partitions("qid", qid, len(inputs[0]))]
-    if sample_weight is not None:
-        inputs.append(_partitions("sample_weight", sample_weight, len(inputs[0])))
+    model._check_positions(objective, position)  # given with position_bias and only then, before any work
+    inputs = partitions_of(X, y=y, qid=qid, sample_weight=sample_weight, position=position)
     with scheduler_errors(client):
         parts, summaries, n_features = validated_partitions(client, _prepare, _summary, model, inputs)
         lightest = min(summary["lightest"] for summary in summaries)  # over every row, as in memory
@@ -142,21 +147,19 @@ def fit_boosting_partitioned(
             model.feature_names_in_ = np.asarray(X.columns, dtype=object)
         else:
             model.__dict__.pop("feature_names_in_", None)
-        rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals)
+        n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
+        rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals, n_positions)
         driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
+        bias = model._position_bias(None, None, n_positions)
         with numba_threads(model.n_jobs):
-            _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals])
+            _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals], bias)
     model.cluster_rounds_, model.cluster_bytes_ = rounds.rounds, rounds.bytes_received
     return model
 
 
-def _check_supported(model: object, position: object) -> None:
+def _check_supported(model: object) -> None:
     """Refuse by name what a fit over partitions does not do."""
     refused = {
-        "position (position_bias)": position is not None,
-        "position_bias (its propensities are learned from every row's position)": (
-            getattr(model, "position_bias", None) is not None
-        ),
         "subsample < 1 (each tree's sample of queries)": model.subsample < 1.0,
         "init (the model boosting starts from would be fitted on the partitions first)": model.init is not None,
         "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
@@ -168,8 +171,9 @@ def _check_supported(model: object, position: object) -> None:
             raise ValueError(f"{reason} is not supported on Dask collections yet; fit on data in memory without it.")
 
 
-def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list) -> None:
-    """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers."""
+def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list, bias: object) -> None:
+    """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers; ``bias``: the
+    position bias's steps (``PositionBias`` without rows), or None."""
     initial = [answer for per_actor in rounds("initial_scores", ()) for answer in per_actor]
     counts, scores, n_outputs, grades = zip(*initial)
     model.n_outputs_, model.classes_, model.init_ = n_outputs[0], grades[0], None
@@ -189,7 +193,10 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     start = time.perf_counter()
     for iteration in range(model.n_estimators):
         penalty = costs.penalty()
-        largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None,)))
+        learned = None if bias is None else bias.values
+        largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None, learned)))
+        if bias is not None:
+            bias.step(_in_partition_order(rounds, "bias_statistics", ())[0])
         features = model._tree_features(iteration, driver.bin_thresholds.shape[0])
         for output in range(model.n_outputs_):
             tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
@@ -201,9 +208,11 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
             model.evals_result_[name][key].append(mean_over_queries(values))
         if model.verbose:
             model._report(iteration, eval_names, time.perf_counter() - start)
-        if stopping is not None and stopping.should_stop(model.evals_result_[eval_names[-1]][key][-1], iteration):
+        if stopping is not None and stopping.should_stop(
+            model.evals_result_[eval_names[-1]][key][-1], iteration, None if bias is None else bias.learned
+        ):  # fmt: skip
             break
-    model._end_boosting(stopping, costs)
+    model._end_boosting(stopping, costs, bias)
 
 
 def _pooled_initial_score(scores: tuple, counts: tuple) -> np.ndarray:
@@ -244,6 +253,15 @@ def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tup
     if not exact:
         sums, curvatures = zip(*rounds("leaf_sums", (tree.nodes, output, None, None)))
         return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
+    carried, curvatures = _in_partition_order(rounds, "leaf_sums", (tree.nodes, output))
+    return carried, None if curvatures[0] is None else sum_in_order(curvatures)
+
+
+def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> tuple[object, list]:
+    """Sums added row after row over the partitions in partition order: ``method(*arguments,
+    carried, which)`` asked of each run of consecutive partitions on one worker (``which``:
+    their local indices), one round per run, returns (the sums carried on, an extra answer);
+    returns the last run's sums and every run's extra answer."""
     owner = {number: (index, local) for index, numbers in enumerate(rounds.partitions) for local, number in enumerate(numbers)}
     runs: list = []  # consecutive partitions on one worker: (actor, its local indices)
     for number in sorted(owner):
@@ -252,11 +270,11 @@ def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tup
             runs[-1][1].append(local)
         else:
             runs.append((index, [local]))
-    carried, curvatures = None, []
+    carried, extras = None, []
     for index, which in runs:
-        carried, curvature = rounds("leaf_sums", (tree.nodes, output, carried, which), only=index)[0]
-        curvatures.append(curvature)
-    return carried, None if curvatures[0] is None else sum_in_order(curvatures)
+        carried, extra = rounds(method, (*arguments, carried, which), only=index)[0]
+        extras.append(extra)
+    return carried, extras
 
 
 def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool) -> tuple[bool, dict]:
@@ -283,8 +301,7 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
             raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
         if not all(is_dask_collection(part) for part in item):
             raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
-        columns = [_partitions(f"eval_set ({name}) X", item[0])]
-        columns += [_partitions(f"eval_set ({name}) {label}", part, len(columns[0])) for label, part in zip(("y", "qid"), item[1:])]
+        columns = partitions_of(item[0], prefix=f"eval_set ({name}) ", y=item[1], qid=item[2])
         parts, _, width = validated_partitions(client, _prepare_eval, _summary, model, columns, f"eval_set ({name}) X")
         if width != n_features:
             raise ValueError(f"eval_set ({name}): X has {width} features, but the training X has {n_features}.")
@@ -313,7 +330,8 @@ def _hold_out(client: object, model: object, parts: list, summaries: list) -> tu
 
 
 def _start_workers(
-    client: object, model: object, objective: object, binner: object, parts: list, n_rows: list, lightest: float, evals: list
+    client: object, model: object, objective: object, binner: object, parts: list, n_rows: list, lightest: float, evals: list,
+    n_positions: int,
 ) -> ActorRounds:  # fmt: skip
     """One ``BoostingWorker`` per worker holding training partitions, with the evaluation
     partitions of its worker (those of a worker without training rows go to the first)."""
@@ -337,7 +355,8 @@ def _start_workers(
     futures = [
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
-            [int(offsets[n]) for n in numbers], int(offsets[-1]), lightest, eval_by_worker[worker], several, actor=True,
+            [int(offsets[n]) for n in numbers], int(offsets[-1]), lightest, eval_by_worker[worker], several, n_positions,
+            actor=True,
             **({} if worker is None else {"workers": [worker]}),
         )  # fmt: skip
         for worker, numbers in by_worker.items()
@@ -348,9 +367,10 @@ def _start_workers(
 # --- on the workers ------------------------------------------------------------------
 
 
-def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
+def _prepare(model: object, X, y, qid, sample_weight=None, position=None) -> _Part | None:
     """One partition validated and grouped by query (``BaseRanker._validate_training_data``),
-    its weights as given; None for an empty partition."""
+    its weights as given, its positions checked (``_position_bias.check_positions``);
+    None for an empty partition."""
     if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
     weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=len(X), all_zero=True)
@@ -358,10 +378,11 @@ def _prepare(model: object, X, y, qid, sample_weight) -> _Part | None:
     data = model._validate_training_data(X, y, qid, None if weights is None or not weights.any() else weights)
     check_grades_for_gain(data.y, model._gain(), name="y", gain_name="label_gain")
     weights = np.ones(len(data.y)) if weights is None else data.groups.group(weights)
-    return _Part(data.X, data.y, weights, data.groups.grouped_query_index(), data.groups.query_ids)
+    positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
+    return _Part(data.X, data.y, weights, data.groups.grouped_query_index(), data.groups.query_ids, positions)
 
 
-def _prepare_eval(model: object, X, y, qid, sample_weight) -> _Part | None:
+def _prepare_eval(model: object, X, y, qid) -> _Part | None:
     """One partition of an ``eval_set`` item validated as ``BaseBoostingRanker._eval_set``
     validates one in memory, and grouped by query; None for an empty partition."""
     if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
@@ -375,11 +396,14 @@ def _prepare_eval(model: object, X, y, qid, sample_weight) -> _Part | None:
 
 def _summary(part: _Part | None) -> dict:
     if part is None:
-        return {"n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf}
+        return {
+            "n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf,
+            "positions": 0,
+        }  # fmt: skip
     positive = part.base_weight[part.base_weight > 0]
     return {
         "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids, "grades": np.unique(part.y),
-        "lightest": positive.min(initial=np.inf),
+        "lightest": positive.min(initial=np.inf), "positions": 0 if part.positions is None else int(part.positions.max()),
     }  # fmt: skip
 
 
@@ -417,9 +441,11 @@ class BoostingWorker(WorkerPartitions):
     several : bool
         Whether the fit has several partitions: objectives that draw at random then
         draw per partition.
+    n_positions : int
+        The largest display position over every partition (0 without positions).
     """
 
-    def __init__(self, model, objective, binner, parts, numbers, offsets, n_rows, lightest, evals, several):
+    def __init__(self, model, objective, binner, parts, numbers, offsets, n_rows, lightest, evals, several, n_positions):
         self.model = model
         params = model._tree_params(n_rows, len(binner.n_bins_))
         dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
@@ -430,10 +456,12 @@ class BoostingWorker(WorkerPartitions):
         )  # fmt: skip
         self.numbers, self.offsets, self.n_rows = numbers, offsets, n_rows
         self.threads = get_worker().state.nthreads
-        self.states = [self._state(part, objective, number, lightest, several) for part, number in zip(parts, numbers)]
+        self.states = [
+            self._state(part, objective, number, lightest, several, n_positions) for part, number in zip(parts, numbers)
+        ]
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
-    def _state(self, part: _Part, objective: object, number: int, lightest: float, several: bool) -> BoostingState:
+    def _state(self, part: _Part, objective: object, number: int, lightest: float, several: bool, n_positions: int) -> BoostingState:
         objective = copy.deepcopy(objective)
         if several and getattr(objective, "random_state", None) is not None:
             objective.random_state = seed_sequence(self.model._entropy, (*PARTITION_DRAWS, number))
@@ -443,7 +471,7 @@ class BoostingWorker(WorkerPartitions):
         raw = np.zeros((n, k))
         return BoostingState(
             X=part.X, y=part.y, query_of_row=part.query_of_row, base_weight=part.base_weight / lightest, objective=objective,
-            bias=None, raw=raw, gradients=np.empty((n, k)), hessians=np.empty((n, k)), targets=np.empty((n, 2)),
+            bias=self.model._position_bias(part.positions, objective, n_positions), raw=raw, gradients=np.empty((n, k)), hessians=np.empty((n, k)), targets=np.empty((n, 2)),
             training=None, row_leaf=np.full(n, -1, dtype=INDEX_DTYPE), evals=[],
             train_eval=EvalSet("train", part.X, part.y, boundaries, raw),
         )  # fmt: skip
@@ -465,11 +493,15 @@ class BoostingWorker(WorkerPartitions):
         for _, _, item in self.evals:
             item.raw = np.tile(baseline, (len(item.y), 1))
 
-    def compute_gradients(self, quantized: bool) -> np.ndarray:
-        """Every partition's gradients at its scores; returns the largest ``|w g|`` (row 0) and
-        ``w h`` (row 1) of each output when ``quantized`` (zeros otherwise), float64 (2, n_outputs)."""
+    def compute_gradients(self, quantized: bool, learned: np.ndarray | None) -> np.ndarray:
+        """Every partition's gradients at its scores, as the position bias ``learned`` so far
+        (``PositionBias.set_learned``; None without one) shows them; returns the largest
+        ``|w g|`` (row 0) and ``w h`` (row 1) of each output when ``quantized`` (zeros
+        otherwise), float64 (2, n_outputs)."""
         largest = [np.zeros((2, self.states[0].gradients.shape[1]))]
         for state in self.states:
+            if learned is not None:
+                state.bias.set_learned(learned)
             with numba_threads(self.threads):  # the worker's threads, not every core of the machine
                 self.model._compute_gradients(state)
             if not quantized:
@@ -479,6 +511,14 @@ class BoostingWorker(WorkerPartitions):
                 np.max(np.abs(weights * state.gradients), axis=0, initial=0.0), np.max(weights * state.hessians, axis=0, initial=0.0)
             ]))  # fmt: skip
         return np.maximum.reduce(largest)
+
+    def bias_statistics(self, carried: np.ndarray | None, which: list) -> tuple[np.ndarray, None]:
+        """The position bias's ``statistics`` of the partitions ``which`` (local indices) at
+        their last gradients, added to ``carried`` one partition after another."""
+        for index in which:
+            state = self.states[index]
+            carried = state.bias.statistics(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight, carried)
+        return carried, None
 
     def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
         """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its

@@ -72,10 +72,7 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     client = _client()
     if forest.oob_score:
         raise ValueError("oob_score=True is not available for Dask inputs: out-of-bag rows live on the workers.")
-    columns = _partitions("X", X)
-    inputs = [columns, _partitions("y", y, len(columns)), _partitions("qid", qid, len(columns))]
-    if sample_weight is not None:
-        inputs.append(_partitions("sample_weight", sample_weight, len(columns)))
+    inputs = partitions_of(X, y=y, qid=qid, sample_weight=sample_weight)
     previous = forest._warm_start_trees()
     if not previous:
         forest._entropy = seed_entropy(forest.random_state)
@@ -101,7 +98,7 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     return forest
 
 
-def _validated_partitions(client: object, forest: object, inputs: list) -> tuple[list, list, int]:
+def _validated_partitions(client: object, forest: object, inputs: dict) -> tuple[list, list, int]:
     """Each partition validated and grouped by query on its worker (``_prepare``), its
     summary (``_summary``), and the checks across partitions (``validated_partitions``)
     and some rows to fit. Returns the partitions' futures, their summaries and the
@@ -117,7 +114,7 @@ def _validated_partitions(client: object, forest: object, inputs: list) -> tuple
 
 
 def validated_partitions(
-    client: object, prepare: Callable, summarise: Callable, estimator: object, inputs: list, name: str = "X"
+    client: object, prepare: Callable, summarise: Callable, estimator: object, inputs: dict, name: str = "X"
 ) -> tuple[list, list, int]:
     """Every partition validated and grouped by query on its worker, and the checks across
     partitions: every query in one partition, one number of features.
@@ -126,15 +123,16 @@ def validated_partitions(
     ----------
     client : distributed.Client
     prepare : callable
-        ``prepare(estimator, X, y, qid, sample_weight)`` on a worker: the partition
-        validated, or None when it is empty.
+        ``prepare(estimator, X=..., y=..., qid=..., ...)`` on a worker, one keyword per
+        input: the partition validated, or None when it is empty.
     summarise : callable
         ``summarise(partition)``: a dict with at least ``n_features`` (None when empty) and
         ``query_ids``.
     estimator : object
         Passed to ``prepare`` (each task has its own copy).
-    inputs : list of list of Delayed
-        The partitions of X, y, qid and, optionally, sample_weight (``_partitions``).
+    inputs : dict of str to list of Delayed
+        The partitions of X, y, qid and the optional aligned collections
+        (``partitions_of``), by ``prepare``'s argument names.
     name : str
         What the collections are called in the errors (``"X"``, or an ``eval_set`` item).
 
@@ -144,13 +142,12 @@ def validated_partitions(
     summaries : list of dict
     n_features : int
     """
-    computed = [client.compute(column) for column in inputs]
-    weights = computed[3] if len(computed) > 3 else [None] * len(computed[0])
+    computed = {argument: client.compute(column) for argument, column in inputs.items()}
     parts = [
-        client.submit(prepare, estimator, computed[0][p], computed[1][p], computed[2][p], weights[p], pure=False)
-        for p in range(len(computed[0]))
+        client.submit(prepare, estimator, **{argument: column[p] for argument, column in computed.items()}, pure=False)
+        for p in range(len(computed["X"]))
     ]
-    del computed, weights  # each input partition is released once its validated copy exists
+    del computed  # each input partition is released once its validated copy exists
     summaries = client.gather([client.submit(summarise, part, pure=False) for part in parts])
     _check_queries_in_one_partition([summary["query_ids"] for summary in summaries], name)
     n_features = {summary["n_features"] for summary in summaries if summary["n_features"] is not None}
@@ -221,6 +218,17 @@ def _client() -> object:
         ) from error
 
 
+def partitions_of(X: object, prefix: str = "", **aligned: object) -> dict:
+    """The row partitions of ``X`` and of the collections partitioned like it (None: not
+    given) as lists of Delayed objects, by argument name; ``prefix`` starts their names in
+    the errors (an ``eval_set`` item's)."""
+    inputs = {"X": _partitions(f"{prefix}X", X)}
+    for name, collection in aligned.items():
+        if collection is not None:
+            inputs[name] = _partitions(f"{prefix}{name}", collection, len(inputs["X"]))
+    return inputs
+
+
 def _partitions(name: str, collection: object, expected: int | None = None) -> list:
     """The row partitions of a Dask collection as a list of Delayed objects."""
     import dask.array as da
@@ -280,7 +288,7 @@ def _partition_of_tree(entropy: int, index: int, units: np.ndarray) -> int:
 # --- tasks run on the workers ------------------------------------------------------
 
 
-def _prepare(grower: object, X, y, qid, sample_weight) -> _Partition | None:
+def _prepare(grower: object, X, y, qid, sample_weight=None) -> _Partition | None:
     """Validate one partition and group its rows by query (``BaseRanker._validate_training_data``);
     None for an empty partition (Dask makes them, e.g. after a shuffle).
 

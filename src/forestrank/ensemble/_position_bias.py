@@ -8,7 +8,7 @@ from ``fit(X, clicks, qid=qid, position=position)``:
   Unbiased Pairwise Learning-to-Rank Algorithm", WWW 2019): each pair (clicked at
   ``i``, unclicked at ``j``) is weighted ``1 / (t+_i t-_j)``, and after every iteration
   the position propensities ``t+`` (of a click) and ``t-`` (of a non-click) are
-  re-estimated from the pairs' losses (``objectives.LambdaRank.update_propensities``),
+  re-estimated from the pairs' losses (``objectives.LambdaRank.position_loss_sums``),
   relative to position 1; XGBoost's ``lambdarank_unbiased``.
 - ``"factor"``: an additive bias per position learned with the trees, the scores the
   gradients see being ``s + b_position`` (LightGBM 4.1's position bias): after every
@@ -18,11 +18,17 @@ from ``fit(X, clicks, qid=qid, position=position)``:
   and ``r`` the regularisation.
 
 ``predict`` never needs positions: the bias belongs to the logs, not to the documents.
+
+Each update is a function of sums over the rows (``statistics``), which partitions add
+one after another in their order, and one step on those sums (``step``): a fit over
+partitions on a cluster computes the statistics where the rows are, takes the step
+once and hands every partition the new propensities or factors (``set_learned``).
 """
 
 import numpy as np
 
 from .._numba.dtypes import INDEX_DTYPE
+from ._boosting_state import leaf_sums
 
 # LightGBM's floor on a factor's curvature (a position whose documents have no pairs).
 _CURVATURE_FLOOR = 1e-3
@@ -43,14 +49,16 @@ def check_positions(position: object, n_samples: int) -> np.ndarray:
 
 
 class PositionBias:
-    """The position-bias state of one fit (the module docstring's two modes).
+    """The position-bias state of one fit, or of one partition of a fit over partitions
+    (the module docstring's two modes).
 
     Parameters
     ----------
     mode : {"unbiased", "factor"}
-    positions : int64 ndarray of shape (n_rows,)
-        The training rows' display positions, grouped by query.
-    objective : objectives.LambdaRank
+    positions : int64 ndarray of shape (n_rows,), or None
+        The rows' display positions, grouped by query; None for the state of a fit over
+        partitions that only takes the ``step`` (with ``objective`` None).
+    objective : objectives.LambdaRank or None
         Prepared on the click labels.
     norm : float
         Unbiased LambdaMART's regularisation exponent ``p``.
@@ -58,43 +66,79 @@ class PositionBias:
         The factors' L2 regularisation.
     learning_rate : float
         Shrinkage of the factors' Newton steps.
+    n_positions : int or None
+        The positions modelled: the largest of every partition's rows; None, the largest
+        of ``positions``.
     """
 
-    def __init__(self, mode: str, positions: np.ndarray, objective: object, norm: float, regularization: float, learning_rate: float) -> None:
+    def __init__(
+        self, mode: str, positions: np.ndarray, objective: object, norm: float, regularization: float,
+        learning_rate: float, n_positions: int | None = None,
+    ) -> None:  # fmt: skip
         self.mode = mode
         self.positions = positions
         self.objective = objective
+        self.norm = norm
         self.regularization = regularization
         self.learning_rate = learning_rate
+        n_positions = int(positions.max()) if n_positions is None else n_positions
         if mode == "unbiased":
-            objective.show_positions(positions, norm)
+            self.values = np.ones((2, n_positions))  # t+ and t-, read by the objective's gradients
+            if objective is not None:
+                objective.show_positions(positions, self.values)
         else:
-            self.factors = np.zeros(int(positions.max()))
+            self.values = np.zeros(n_positions)  # the additive factors
 
     def shown_scores(self, raw: np.ndarray) -> np.ndarray:
         """The scores the gradients see, float64 (n_rows,): the model's, plus the factors."""
         if self.mode == "unbiased":
             return raw
-        return raw + self.factors[self.positions - 1]
+        return raw + self.values[self.positions - 1]
 
     def update(self, gradients: np.ndarray, hessians: np.ndarray, weights: np.ndarray) -> None:
         """After an iteration's gradients (float64, (n_rows,)): re-estimate the propensities,
         or take the factors' Newton step."""
+        self.step(self.statistics(gradients, hessians, weights))
+
+    def statistics(
+        self, gradients: np.ndarray, hessians: np.ndarray, weights: np.ndarray, carried: np.ndarray | None = None
+    ) -> np.ndarray:  # fmt: skip
+        """The row sums an update reads, added row after row to ``carried`` (the sums of
+        the partitions before this one): the pair losses by position (unbiased, float64
+        (2, n_positions)), or each position's summed ``w g``, ``w h`` and documents
+        (factor, float64 (n_positions, 3)). ``gradients``, ``hessians`` and ``weights``:
+        float64, (n_rows,)."""
         if self.mode == "unbiased":
-            self.objective.update_propensities()
+            return self.objective.position_loss_sums(carried)
+        n_factors = len(self.values)
+        return leaf_sums(self.positions - 1, weights * gradients, weights * hessians, np.ones(len(weights)), n_factors, carried)
+
+    def step(self, sums: np.ndarray) -> None:
+        """The update from every row's ``statistics``.
+
+        Unbiased (Hu et al., Eqs. 11-12): ``t+[k] = (S+[k] / S+[0]) ** (1 / (p + 1))``,
+        ``S+[k]`` the losses of the pairs whose clicked document was at position ``k``,
+        each divided by its unclicked document's ``t-``; ``t-`` likewise; a position no
+        pair reached keeps its propensity. Factor: LightGBM's regularised Newton step
+        (module docstring).
+        """
+        if self.mode == "unbiased":
+            for row in range(2):
+                if sums[row, 0] > 0:
+                    seen = sums[row] > 0
+                    self.values[row, seen] = (sums[row, seen] / sums[row, 0]) ** (1.0 / (self.norm + 1.0))
             return
-        slots = self.positions - 1
-        n_factors = len(self.factors)
-        shown = np.bincount(slots, minlength=n_factors)
-        penalty = self.regularization * shown  # L2 on each factor, per document shown there
-        gradient_sums = np.bincount(slots, weights * gradients, minlength=n_factors) + self.factors * penalty
-        hessian_sums = np.bincount(slots, weights * hessians, minlength=n_factors) + penalty
-        self.factors -= self.learning_rate * gradient_sums / (np.abs(hessian_sums) + _CURVATURE_FLOOR)
+        penalty = self.regularization * sums[:, 2]  # L2 on each factor, per document shown there
+        gradient_sums = sums[:, 0] + self.values * penalty
+        hessian_sums = sums[:, 1] + penalty
+        self.values -= self.learning_rate * gradient_sums / (np.abs(hessian_sums) + _CURVATURE_FLOOR)
+
+    def set_learned(self, values: np.ndarray) -> None:
+        """The propensities (float64, (2, n_positions)) or factors (float64, (n_positions,))
+        of the fit's last step, in place (the objective reads the propensities' array)."""
+        self.values[...] = values
 
     def learned(self) -> np.ndarray:
         """``position_bias_``: the click propensities ``t+`` relative to position 1
         (unbiased), or the additive factors (factor), one per position."""
-        if self.mode == "unbiased":
-            return self.objective.propensities_[0].copy()
-        return self.factors.copy()
-
+        return (self.values[0] if self.mode == "unbiased" else self.values).copy()

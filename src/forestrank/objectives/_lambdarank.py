@@ -74,7 +74,7 @@ def _lambdarank_gradients(
     position_losses : None or float64 array of shape (n_queries, 2, n_positions)
         Output: per query, the pair costs ``L_ij / t-[pos_j]`` summed at ``pos_i``
         (row 0) and ``L_ij / t+[pos_i]`` summed at ``pos_j`` (row 1), for the
-        propensities' update (``LambdaRank.update_propensities``). ``L_ij`` is
+        propensities' update (``LambdaRank.position_loss_sums``). ``L_ij`` is
         ``|dNDCG_ij| log(1 + exp(sigma (s_i - s_j)))``, XGBoost's cost for the update
         (the logistic cost of the reversed pair); with the pair's own RankNet cost the
         non-click propensities fell with the position and the model got worse
@@ -421,29 +421,29 @@ class LambdaRank(RankingObjective):
         self._kernel(scores, False, np.empty(len(scores)), np.empty(len(scores)), None, None, None, losses)
         return float(losses.sum())
 
-    def show_positions(self, positions: np.ndarray, regularization: float) -> None:
+    def show_positions(self, positions: np.ndarray, propensities: np.ndarray) -> None:
         """Make the gradients Unbiased LambdaMART's (Hu et al., WWW 2019): labels are
         clicks, ``positions`` (int64, 1 = top, one per grouped row) where each document
-        was shown; the propensities start at 1 and follow ``update_propensities``.
-        ``regularization`` is the paper's ``p``: the update takes the ``1 / (p + 1)``
-        power of the loss ratios."""
+        was shown, ``propensities`` (float64, (2, n_positions), ``n_positions`` at least
+        the largest position) the ``t+`` and ``t-`` the pairs are weighted by, read at
+        every ``gradients`` call: their owner (``ensemble/_position_bias.PositionBias``)
+        updates them in place from ``position_loss_sums``."""
         self.positions_ = np.ascontiguousarray(positions - 1, dtype=INDEX_DTYPE)
-        n_positions = int(self.positions_.max()) + 1
-        self.propensities_ = np.ones((2, n_positions))
-        self.regularization = regularization
-        self._position_losses = np.zeros((len(self.query_boundaries_) - 1, 2, n_positions))
+        self.propensities_ = propensities
+        self._position_losses = np.zeros((len(self.query_boundaries_) - 1, 2, propensities.shape[1]))
 
-    def update_propensities(self) -> None:
-        """Re-estimate ``t+`` and ``t-`` from the pair losses of the last ``gradients`` call
-        (Hu et al., Eqs. 11-12): ``t+[k] = (S+[k] / S+[0]) ** (1 / (p + 1))`` with ``S+[k]``
-        the losses of the pairs whose clicked document was at position ``k``, each divided
-        by its unclicked document's ``t-``; ``t-`` likewise. A position no pair reached
-        keeps its propensity."""
-        sums = self._position_losses.sum(axis=0)
-        for row in range(2):
-            if sums[row, 0] > 0:
-                seen = sums[row] > 0
-                self.propensities_[row, seen] = (sums[row, seen] / sums[row, 0]) ** (1.0 / (self.regularization + 1.0))
+    def position_loss_sums(self, carried: np.ndarray | None = None) -> np.ndarray:
+        """The pair losses of the last ``gradients`` call summed by position (the kernel's
+        ``position_losses`` summed over the queries), float64 of shape (2, n_positions):
+        row 0 by the clicked document's position, row 1 by the unclicked one's (Hu et al.,
+        Eqs. 11-12). The queries are added one after another in their order, to
+        ``carried`` when given (the sums of the queries before these, in another
+        partition), so that partitions summed one after another give the sums over their
+        concatenated queries."""
+        losses = self._position_losses
+        if carried is not None:
+            losses = np.concatenate([carried[None], losses])
+        return np.cumsum(losses, axis=0)[-1] if len(losses) else np.zeros(losses.shape[1:])
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         if self._pair_seeds is not None:
