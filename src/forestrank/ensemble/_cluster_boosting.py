@@ -151,7 +151,10 @@ def fit_boosting_partitioned(
         rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals, n_positions)
         driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
         bias = model._position_bias(None, None, n_positions)
-        with numba_threads(model.n_jobs):
+        # The driver's share of a round (the split search on summed histograms) is short and
+        # alternates with the workers' share: more threads would wait actively (OpenMP
+        # spins after a parallel region) on cores the workers may be computing on.
+        with numba_threads(1):
             _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals], bias)
     model.cluster_rounds_, model.cluster_bytes_ = rounds.rounds, rounds.bytes_received
     return model
@@ -411,6 +414,19 @@ def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
     return None if part is None or not queries.any() else part.rows_of(queries)
 
 
+def _binned_block(binner: object, features: list) -> np.ndarray:
+    """The bins of the feature arrays ``features`` (each (n_rows_i, n_features)) stacked in
+    order, binned one at a time into the result (uint8/16/32, (sum n_rows_i, n_features))."""
+    if len(features) == 1:
+        return binner.transform(features[0])
+    binned = np.empty((sum(X.shape[0] for X in features), features[0].shape[1]), dtype=binner.bin_dtype_)
+    start = 0
+    for X in features:
+        binned[start : start + X.shape[0]] = binner.transform(X)
+        start += X.shape[0]
+    return binned
+
+
 def get_worker() -> object:
     from distributed import get_worker as current
 
@@ -419,6 +435,14 @@ def get_worker() -> object:
 
 class BoostingWorker(WorkerPartitions):
     """The partitions one worker holds, for a boosting fit over partitions (module docstring).
+
+    The partitions' rows, concatenated in partition order, are one block of rows for the
+    trees (one ``_partition_rows.PartitionRows``): a round fills one histogram per worker,
+    not one per partition to be added afterwards. Which rows a block holds changes only
+    the order of float sums: integer (quantized) histograms, and the leaf sums carried
+    partition after partition, are the same. The partitions keep their own objective,
+    scores and gradients (a query's gradients need only its rows); their targets and
+    tree weights are views of the block's.
 
     Parameters
     ----------
@@ -451,17 +475,23 @@ class BoostingWorker(WorkerPartitions):
         dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
         thresholds, _ = binner.padded_tables()
         super().__init__(
-            [binner.transform(part.X) for part in parts], params.criterion, thresholds.shape[1],
+            [_binned_block(binner, [part.X for part in parts])], params.criterion, thresholds.shape[1],
             _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
         )  # fmt: skip
         self.numbers, self.offsets, self.n_rows = numbers, offsets, n_rows
         self.threads = get_worker().state.nthreads
+        ends = np.cumsum([len(part.y) for part in parts])
+        self.slices = [slice(int(end - len(part.y)), int(end)) for part, end in zip(parts, ends)]  # in the block
+        self.targets, self.tree_weights = np.empty((ends[-1], 2)), np.empty(ends[-1])
         self.states = [
-            self._state(part, objective, number, lightest, several, n_positions) for part, number in zip(parts, numbers)
+            self._state(part, objective, number, lightest, several, n_positions, self.targets[rows])
+            for part, number, rows in zip(parts, numbers, self.slices)
         ]
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
-    def _state(self, part: _Part, objective: object, number: int, lightest: float, several: bool, n_positions: int) -> BoostingState:
+    def _state(
+        self, part: _Part, objective: object, number: int, lightest: float, several: bool, n_positions: int, targets: np.ndarray
+    ) -> BoostingState:  # fmt: skip
         objective = copy.deepcopy(objective)
         if several and getattr(objective, "random_state", None) is not None:
             objective.random_state = seed_sequence(self.model._entropy, (*PARTITION_DRAWS, number))
@@ -471,7 +501,8 @@ class BoostingWorker(WorkerPartitions):
         raw = np.zeros((n, k))
         return BoostingState(
             X=part.X, y=part.y, query_of_row=part.query_of_row, base_weight=part.base_weight / lightest, objective=objective,
-            bias=self.model._position_bias(part.positions, objective, n_positions), raw=raw, gradients=np.empty((n, k)), hessians=np.empty((n, k)), targets=np.empty((n, 2)),
+            bias=self.model._position_bias(part.positions, objective, n_positions), raw=raw, gradients=np.empty((n, k)),
+            hessians=np.empty((n, k)), targets=targets,
             training=None, row_leaf=np.full(n, -1, dtype=INDEX_DTYPE), evals=[],
             train_eval=EvalSet("train", part.X, part.y, boundaries, raw),
         )  # fmt: skip
@@ -522,27 +553,29 @@ class BoostingWorker(WorkerPartitions):
 
     def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
         """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its
-        share of the rounding draws), and its rows started on the tree."""
+        share of the rounding draws), and every block's rows started on the tree."""
         squared = self.model.split_gain == "squared"
-        for rows, state, offset in zip(self.partitions, self.states, self.offsets):
+        for state, offset, rows in zip(self.states, self.offsets, self.slices):
             gradients, hessians, weights = state.gradients[:, output], state.hessians[:, output], state.base_weight
+            tree_weights = self.tree_weights[rows]
             if scales is None:
                 exact_targets(gradients, hessians, state.targets, squared)
-                tree_weights = weights
+                tree_weights[:] = weights
             else:
                 draws = rounding_draws(self.model._rounding_seed(iteration, output), self.n_rows, offset, len(weights))
                 round_stochastically(weights * gradients, weights * hessians, scales, draws, state.targets)
-                tree_weights = (weights > 0).astype(FLOAT_DTYPE)
-            rows.start_tree(state.targets, tree_weights, capacity)
+                tree_weights[:] = weights > 0
+        self.partitions[0].start_tree(self.targets, self.tree_weights, capacity)
 
     def leaf_sums(self, nodes: np.ndarray, output: int, carried: np.ndarray | None, which: list | None) -> tuple:
         """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and
         curvature of the partitions ``which`` (local indices; None: all), added to
         ``carried`` one partition after another, or summed over the partitions."""
         sums, curvatures = [], []
+        leaves = self.partitions[0].row_leaf(nodes)
         for index in range(len(self.states)) if which is None else which:
             state = self.states[index]
-            state.row_leaf[:] = self.partitions[index].row_leaf(nodes)
+            state.row_leaf[:] = leaves[self.slices[index]]
             grown = state.row_leaf >= 0
             weights = state.base_weight
             answer = leaf_sums(
