@@ -137,6 +137,10 @@ class PartitionsExchange:
     ----------
     round : callable
         Every partition started on the tree (``PartitionRows.start_tree``).
+    opening : list or None
+        The answers of a round already made to ``PartitionRows.opening`` (the tree's
+        summary, and the root's statistics and histograms), which a round function may
+        fold into the round that starts the tree; None: the exchange asks for them.
 
     Attributes
     ----------
@@ -147,11 +151,16 @@ class PartitionsExchange:
         against the tree's).
     """
 
-    def __init__(self, round: Callable[[str, tuple | list], list]) -> None:
+    def __init__(self, round: Callable[[str, tuple | list], list], opening: list | None = None) -> None:
         self._round = round
         self._children: dict = {}
         self._histograms: dict = {}
-        n_rows, integer_weights, total_weights, criteria, dtypes = zip(*round("tree_summary", ()))
+        if opening is None:
+            summaries = round("tree_summary", ())
+        else:
+            summaries, self._children[0], root_histograms = (list(answers) for answers in zip(*opening))
+            self._histograms[0] = sum_in_order(root_histograms)
+        n_rows, integer_weights, total_weights, criteria, dtypes = zip(*summaries)
         if len(set(criteria)) > 1 or len(set(dtypes)) > 1:
             raise ValueError(f"the partitions disagree on the criterion ({set(criteria)}) or histogram dtype ({set(dtypes)}).")
         self.n_rows = sum(n_rows)

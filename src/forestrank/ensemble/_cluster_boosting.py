@@ -237,12 +237,12 @@ def _grow_output(
         scales = quantization_scales(float(largest[0]), float(largest[1]), model.quantized_gradients)
         tree_params = quantized_params(params, *scales)
     capacity = max_nodes(tree_params, n_rows)
-    rounds("start_output_tree", (iteration, output, scales, capacity))
+    opening = rounds("start_output_tree", (iteration, output, scales, capacity))
     bounds = None if model._monotonic is None else np.empty((capacity, 2))
     tree = grow_tree(
         driver, None, tree_params, model._tree_rng_state(iteration, output), histograms=pool,
         memory=memory, feature_penalty=penalty, features=features, monotonic_cst=model._monotonic, value_bounds=bounds,
-        interaction_groups=model._interactions, exchange=PartitionsExchange(rounds),
+        interaction_groups=model._interactions, exchange=PartitionsExchange(rounds, opening),
     )  # fmt: skip
     sums, curvature = _leaf_sums(rounds, tree, output, exact=scales is not None)
     model._set_leaf_values(tree, sums, curvature, bounds, scales)
@@ -551,9 +551,10 @@ class BoostingWorker(WorkerPartitions):
             carried = state.bias.statistics(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight, carried)
         return carried, None
 
-    def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> None:
+    def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> tuple:
         """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its
-        share of the rounding draws), and every block's rows started on the tree."""
+        share of the rounding draws), and the block's rows started on the tree; returns the
+        tree's ``opening`` answers, which spares the exchange two rounds."""
         squared = self.model.split_gain == "squared"
         for state, offset, rows in zip(self.states, self.offsets, self.slices):
             gradients, hessians, weights = state.gradients[:, output], state.hessians[:, output], state.base_weight
@@ -566,6 +567,7 @@ class BoostingWorker(WorkerPartitions):
                 round_stochastically(weights * gradients, weights * hessians, scales, draws, state.targets)
                 tree_weights[:] = weights > 0
         self.partitions[0].start_tree(self.targets, self.tree_weights, capacity)
+        return self.opening()
 
     def leaf_sums(self, nodes: np.ndarray, output: int, carried: np.ndarray | None, which: list | None) -> tuple:
         """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and

@@ -12,8 +12,9 @@ of several partitions (``docs/design.md``, "Parallelism").
 
 Per split the exchange makes one round: the split decision out; the children's counts
 and statistics, and the smaller child's histograms (``n_features x max_bins x
-n_hist_columns`` sums from every worker), back. A tree's first rounds are its summary,
-the root's statistics and the root's histograms. ``ActorRounds`` counts the rounds and the
+n_hist_columns`` sums from every worker), back. A tree's summary, the root's statistics
+and the root's histograms come back in one round (``opening``), which boosting folds
+into the round that starts the tree. ``ActorRounds`` counts the rounds and the
 bytes the actors send back.
 
 An actor lost with its worker loses its partitions' tree state: the round raises
@@ -77,6 +78,9 @@ class WorkerPartitions:
         ]
         n_left, n_missing, left, right, histograms = zip(*answers)
         return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), None if fill_child < 0 else sum_in_order(histograms)
+
+    def opening(self) -> tuple:
+        return self.tree_summary(), self.summarise(0), self.histograms(0)
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         return sum_each([partition.penalty_sums(l2_regularization) for partition in self.partitions])
