@@ -59,7 +59,7 @@ ONE_PARTITION_MODELS = {
         n_estimators=3, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=2, missing_direction="separate",
         random_state=0,
     ),  # fmt: skip
-    "plrank": lambda: PLRank(n_estimators=3, random_state=0),
+    "plrank, subsample": lambda: PLRank(n_estimators=3, subsample=0.7, random_state=0),
     "monotone, feature fraction": lambda: LambdaMART(
         n_estimators=3, monotonic_cst={0: 1, 3: -1}, feature_fraction=0.6, random_state=0
     ),
@@ -84,6 +84,10 @@ QUANTIZED_MODELS = {
         missing_direction="separate", random_state=0,
     ),  # fmt: skip
     "mcrank": lambda: LambdaMART(n_estimators=3, objective="mcrank", quantized_gradients=16, random_state=0),
+    "subsample of queries": lambda: LambdaMART(n_estimators=4, subsample=0.6, quantized_gradients=16, random_state=0),
+    "subsample of documents": lambda: LambdaMART(
+        n_estimators=3, subsample=0.7, subsample_level="document", quantized_gradients=16, random_state=0
+    ),  # fmt: skip
 }
 
 
@@ -175,7 +179,6 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
     refused = {
-        r"subsample < 1": LambdaMART(subsample=0.5),
         r"init \(": LambdaMART(init=LambdaMART(n_estimators=2)),
         r"relevance_weights='fitted'": LambdaMART(objective="mcrank", relevance_weights="fitted"),
     }
@@ -233,12 +236,15 @@ def test_position_bias_over_partitions_is_the_in_memory_fit(make, click_log, das
     assert not np.array_equal(local.position_bias_, make().set_params(n_estimators=1).fit(X, clicks, qid=qid, position=position).position_bias_)
 
 
-def test_position_bias_is_the_kept_iterations_when_early_stopping_on_partitions(click_log, dask_client):
-    """The held-out queries take their positions with them; the bias is the best iteration's."""
+@pytest.mark.parametrize("mode", ["factor", "unbiased"])
+def test_position_bias_is_the_kept_iterations_when_early_stopping_on_partitions(mode, click_log, dask_client):
+    """The held-out queries take their positions with them, the subsample draw is taken over
+    the queries left; the bias is the best iteration's."""
     X, clicks, qid, position = click_log
     make = lambda: LambdaMART(  # noqa: E731
-        n_estimators=40, position_bias="factor", n_iter_no_change=2, learning_rate=0.5, quantized_gradients=16, random_state=0
-    )
+        n_estimators=40, position_bias=mode, n_iter_no_change=2, learning_rate=0.5, quantized_gradients=16,
+        subsample=0.8, random_state=0,
+    )  # fmt: skip
     local = make().fit(X, clicks, qid=qid, position=position)
     bounds = query_bounds(qid, 70)
     remote = make().fit(*as_dask(bounds, X, clicks, qid), position=as_dask(bounds, position)[0])

@@ -126,11 +126,6 @@ class PartitionRows:
         histograms = None if fill_child < 0 else self.histograms(fill_child)
         return n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1), histograms
 
-    def opening(self) -> tuple:
-        """The answers to a tree's first questions, ``tree_summary``, the root's ``summarise``
-        and its ``histograms``: what a cluster's round that starts a tree brings back."""
-        return self.tree_summary(), self.summarise(0), self.histograms(0)
-
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""
         statistics = np.empty(_criteria.n_statistics(self.criterion, 0))

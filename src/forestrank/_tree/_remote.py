@@ -138,9 +138,11 @@ class PartitionsExchange:
     round : callable
         Every partition started on the tree (``PartitionRows.start_tree``).
     opening : list or None
-        The answers of a round already made to ``PartitionRows.opening`` (the tree's
-        summary, and the root's statistics and histograms), which a round function may
-        fold into the round that starts the tree; None: the exchange asks for them.
+        Answers already given to the tree's first questions, one (``tree_summary``,
+        ``summarise(0)``, ``histograms(0)``) tuple per answerer, which a round function
+        may bring back with the round that starts the tree
+        (``ensemble/_cluster_exchange.WorkerPartitions.opening``); None: the exchange
+        asks for them.
 
     Attributes
     ----------

@@ -76,12 +76,12 @@ from ._sampling import (
     ROWS,
     TREE,
     TREE_FEATURES,
-    draw_counts,
     resolve_count,
     resolve_max_features,
     seed_entropy,
     seed_sequence,
     stream,
+    unit_counts,
 )
 
 
@@ -574,8 +574,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
         if self.subsample == 1.0:  # every row, with no draw: spare building the stream every iteration
             return np.ones(len(query_of_row))
-        rng = stream(self._entropy, (iteration, ROWS))
-        return draw_counts(rng, query_of_row, self.subsample, self.subsample_level == "query", bootstrap=False)
+        by_query = self.subsample_level == "query"
+        counts = self._subsample_counts(iteration, int(query_of_row[-1]) + 1 if by_query else len(query_of_row))
+        return counts[query_of_row] if by_query else counts
+
+    def _subsample_counts(self, iteration: int, n_units: int) -> np.ndarray:
+        """``_subsample_mask`` per unit (query or row, ``subsample_level``), float64 (n_units,)."""
+        return unit_counts(stream(self._entropy, (iteration, ROWS)), n_units, self.subsample, bootstrap=False)
 
     def _tree_features(self, iteration: int, n_features: int) -> np.ndarray | None:
         """The features this iteration's trees may split on: ``feature_fraction`` of them,

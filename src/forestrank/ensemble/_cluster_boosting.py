@@ -12,10 +12,10 @@ by query (``docs/cluster.md``, "Boosting on a cluster"):
    (``_partitioned._shared_bins``);
 3. the partitions are moved between workers where that evens out the rows each worker
    holds (``parallel/_cluster.rebalance``: every round waits for the slowest worker);
-   one ``BoostingWorker`` actor per worker bins that worker's partitions and keeps, per
-   partition, its prepared objective, scores, gradients and the rows of the tree being
-   grown (``_tree/_partition_rows.PartitionRows``); evaluation partitions keep their
-   scores beside them;
+   one ``BoostingWorker`` actor per worker bins that worker's partitions into one block
+   of rows for the trees (``_tree/_partition_rows.PartitionRows``) and keeps, per
+   partition, its prepared objective, scores and gradients; evaluation partitions keep
+   their scores beside them;
 4. every iteration the driver asks the actors for their gradients' largest magnitudes
    (the quantization scales) and, with ``position_bias``, for the sums the bias's update
    reads, carried from partition to partition, takes the update's step and sends the
@@ -148,7 +148,7 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
-        rounds = _start_workers(client, model, objective, binner, parts, n_rows, lightest, evals, n_positions)
+        rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
         bias = model._position_bias(None, None, n_positions)
         # The driver's share of a round (the split search on summed histograms) is short and
@@ -163,7 +163,6 @@ def fit_boosting_partitioned(
 def _check_supported(model: object) -> None:
     """Refuse by name what a fit over partitions does not do."""
     refused = {
-        "subsample < 1 (each tree's sample of queries)": model.subsample < 1.0,
         "init (the model boosting starts from would be fitted on the partitions first)": model.init is not None,
         "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
             getattr(model, "relevance_weights", None) == "fitted"
@@ -197,7 +196,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     for iteration in range(model.n_estimators):
         penalty = costs.penalty()
         learned = None if bias is None else bias.values
-        largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None, learned)))
+        largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None, learned, iteration)))
         if bias is not None:
             bias.step(_in_partition_order(rounds, "bias_statistics", ())[0])
         features = model._tree_features(iteration, driver.bin_thresholds.shape[0])
@@ -333,11 +332,12 @@ def _hold_out(client: object, model: object, parts: list, summaries: list) -> tu
 
 
 def _start_workers(
-    client: object, model: object, objective: object, binner: object, parts: list, n_rows: list, lightest: float, evals: list,
-    n_positions: int,
+    client: object, model: object, objective: object, binner: object, parts: list, summaries: list, lightest: float,
+    evals: list, n_positions: int,
 ) -> ActorRounds:  # fmt: skip
     """One ``BoostingWorker`` per worker holding training partitions, with the evaluation
     partitions of its worker (those of a worker without training rows go to the first)."""
+    n_rows = [summary["n_rows"] for summary in summaries]
     every = list(parts) + [part for _, eval_parts in evals for part in eval_parts]
     where = client.who_has(every)
     worker_of = [sorted(where.get(part.key, ()))[:1] for part in every]
@@ -353,12 +353,14 @@ def _start_workers(
             holders = worker_of[position]
             position += 1
             eval_by_worker[holders[0] if holders and holders[0] in eval_by_worker else workers[0]].append((name, number, part))
-    offsets = np.concatenate([[0], np.cumsum(n_rows)])
+    row_offsets = np.concatenate([[0], np.cumsum(n_rows)])
+    query_offsets = np.concatenate([[0], np.cumsum([len(summary["query_ids"]) for summary in summaries])])
     several = sum(1 for rows in n_rows if rows) > 1
     futures = [
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
-            [int(offsets[n]) for n in numbers], int(offsets[-1]), lightest, eval_by_worker[worker], several, n_positions,
+            [(int(row_offsets[n]), int(query_offsets[n])) for n in numbers], (int(row_offsets[-1]), int(query_offsets[-1])),
+            lightest, eval_by_worker[worker], several, n_positions,
             actor=True,
             **({} if worker is None else {"workers": [worker]}),
         )  # fmt: skip
@@ -452,12 +454,14 @@ class BoostingWorker(WorkerPartitions):
         Unprepared; each partition prepares its own copy on its rows.
     binner : BinMapper
         The fit's bins.
-    parts : list of _Part or None
-        The worker's training partitions (None: empty), in partition order.
-    numbers, offsets : list of int
-        Their partition numbers, and the fit's row number of each one's first row.
-    n_rows : int
-        The fit's training rows over every partition.
+    parts : list of _Part
+        The worker's training partitions (none empty), in partition order.
+    numbers : list of int
+        Their partition numbers.
+    offsets : list of (int, int)
+        The fit's row number and query number of each one's first row and query.
+    totals : (int, int)
+        The fit's training rows and queries over every partition.
     lightest : float
         The lightest positive weight over every partition, the fit's unit of weight.
     evals : list of (str, int, _Part or None)
@@ -469,8 +473,9 @@ class BoostingWorker(WorkerPartitions):
         The largest display position over every partition (0 without positions).
     """
 
-    def __init__(self, model, objective, binner, parts, numbers, offsets, n_rows, lightest, evals, several, n_positions):
+    def __init__(self, model, objective, binner, parts, numbers, offsets, totals, lightest, evals, several, n_positions):
         self.model = model
+        n_rows = totals[0]
         params = model._tree_params(n_rows, len(binner.n_bins_))
         dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
         thresholds, _ = binner.padded_tables()
@@ -478,11 +483,13 @@ class BoostingWorker(WorkerPartitions):
             [_binned_block(binner, [part.X for part in parts])], params.criterion, thresholds.shape[1],
             _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
         )  # fmt: skip
-        self.numbers, self.offsets, self.n_rows = numbers, offsets, n_rows
+        self.numbers, self.offsets, self.totals = numbers, offsets, totals
         self.threads = get_worker().state.nthreads
         ends = np.cumsum([len(part.y) for part in parts])
         self.slices = [slice(int(end - len(part.y)), int(end)) for part, end in zip(parts, ends)]  # in the block
         self.targets, self.tree_weights = np.empty((ends[-1], 2)), np.empty(ends[-1])
+        self.weights: list = []  # per partition, its rows' weights in this iteration's trees (compute_gradients)
+        self._leaves = None  # the block's rows' leaves in the tree being grown, once leaf_sums has them
         self.states = [
             self._state(part, objective, number, lightest, several, n_positions, self.targets[rows])
             for part, number, rows in zip(parts, numbers, self.slices)
@@ -524,24 +531,40 @@ class BoostingWorker(WorkerPartitions):
         for _, _, item in self.evals:
             item.raw = np.tile(baseline, (len(item.y), 1))
 
-    def compute_gradients(self, quantized: bool, learned: np.ndarray | None) -> np.ndarray:
+    def compute_gradients(self, quantized: bool, learned: np.ndarray | None, iteration: int) -> np.ndarray:
         """Every partition's gradients at its scores, as the position bias ``learned`` so far
-        (``PositionBias.set_learned``; None without one) shows them; returns the largest
+        (``PositionBias.set_learned``; None without one) shows them, and its rows' weights
+        in ``iteration``'s trees (its share of the ``subsample`` draw); returns the largest
         ``|w g|`` (row 0) and ``w h`` (row 1) of each output when ``quantized`` (zeros
         otherwise), float64 (2, n_outputs)."""
         largest = [np.zeros((2, self.states[0].gradients.shape[1]))]
-        for state in self.states:
+        self.weights = self._iteration_weights(iteration)
+        for state, weights in zip(self.states, self.weights):
             if learned is not None:
                 state.bias.set_learned(learned)
             with numba_threads(self.threads):  # the worker's threads, not every core of the machine
                 self.model._compute_gradients(state)
             if not quantized:
                 continue
-            weights = state.base_weight[:, None]
+            weights = weights[:, None]
             largest.append(np.vstack([
                 np.max(np.abs(weights * state.gradients), axis=0, initial=0.0), np.max(weights * state.hessians, axis=0, initial=0.0)
             ]))  # fmt: skip
         return np.maximum.reduce(largest)
+
+    def _iteration_weights(self, iteration: int) -> list:
+        """Each partition's ``base_weight`` times its rows' share of the fit's ``subsample``
+        draw (``BaseBoostingRanker._subsample_counts`` over every partition's queries or
+        rows, in partition order), float64 (n_rows,) per partition."""
+        model = self.model
+        if model.subsample == 1.0:
+            return [state.base_weight for state in self.states]
+        by_query = model.subsample_level == "query"
+        counts = model._subsample_counts(iteration, self.totals[1] if by_query else self.totals[0])
+        return [
+            state.base_weight * (counts[query + state.query_of_row] if by_query else counts[row : row + len(state.y)])
+            for state, (row, query) in zip(self.states, self.offsets)
+        ]
 
     def bias_statistics(self, carried: np.ndarray | None, which: list) -> tuple[np.ndarray, None]:
         """The position bias's ``statistics`` of the partitions ``which`` (local indices) at
@@ -556,17 +579,18 @@ class BoostingWorker(WorkerPartitions):
         share of the rounding draws), and the block's rows started on the tree; returns the
         tree's ``opening`` answers, which spares the exchange two rounds."""
         squared = self.model.split_gain == "squared"
-        for state, offset, rows in zip(self.states, self.offsets, self.slices):
-            gradients, hessians, weights = state.gradients[:, output], state.hessians[:, output], state.base_weight
+        for state, weights, (offset, _), rows in zip(self.states, self.weights, self.offsets, self.slices):
+            gradients, hessians = state.gradients[:, output], state.hessians[:, output]
             tree_weights = self.tree_weights[rows]
             if scales is None:
                 exact_targets(gradients, hessians, state.targets, squared)
                 tree_weights[:] = weights
             else:
-                draws = rounding_draws(self.model._rounding_seed(iteration, output), self.n_rows, offset, len(weights))
+                draws = rounding_draws(self.model._rounding_seed(iteration, output), self.totals[0], offset, len(weights))
                 round_stochastically(weights * gradients, weights * hessians, scales, draws, state.targets)
                 tree_weights[:] = weights > 0
         self.partitions[0].start_tree(self.targets, self.tree_weights, capacity)
+        self._leaves = None
         return self.opening()
 
     def leaf_sums(self, nodes: np.ndarray, output: int, carried: np.ndarray | None, which: list | None) -> tuple:
@@ -574,12 +598,14 @@ class BoostingWorker(WorkerPartitions):
         curvature of the partitions ``which`` (local indices; None: all), added to
         ``carried`` one partition after another, or summed over the partitions."""
         sums, curvatures = [], []
-        leaves = self.partitions[0].row_leaf(nodes)
+        if self._leaves is None:  # once a tree, not once a run of partitions
+            self._leaves = self.partitions[0].row_leaf(nodes)
+        leaves = self._leaves
         for index in range(len(self.states)) if which is None else which:
             state = self.states[index]
             state.row_leaf[:] = leaves[self.slices[index]]
             grown = state.row_leaf >= 0
-            weights = state.base_weight
+            weights = self.weights[index]
             answer = leaf_sums(
                 state.row_leaf[grown], (weights * state.gradients[:, output])[grown],
                 (weights * state.hessians[:, output])[grown], weights[grown], len(nodes), carried,

@@ -80,6 +80,9 @@ class WorkerPartitions:
         return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), None if fill_child < 0 else sum_in_order(histograms)
 
     def opening(self) -> tuple:
+        """The answers to a tree's first questions (``tree_summary``, the root's ``summarise``
+        and ``histograms``), which a round that starts a tree may bring back
+        (``_remote.PartitionsExchange``'s ``opening``)."""
         return self.tree_summary(), self.summarise(0), self.histograms(0)
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:

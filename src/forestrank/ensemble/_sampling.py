@@ -91,6 +91,14 @@ def draw_counts(
     then their number and the others are never drawn, as if absent from the data.
     """
     n_all = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
+    counts = unit_counts(rng, n_all, fraction, bootstrap, pool)
+    return counts[query_of_row] if by_query else counts
+
+
+def unit_counts(rng: np.random.Generator, n_all: int, fraction: float, bootstrap: bool, pool: np.ndarray | None = None) -> np.ndarray:
+    """How many times each of ``n_all`` units is drawn (float64, (n_all,)): ``draw_counts``
+    per unit, so that the holders of a share of the units (a fit over partitions) can take
+    their share of one draw."""
     units = np.arange(n_all) if pool is None else np.flatnonzero(pool)
     n_units = len(units)
     n_draws = max(1, round(fraction * n_units))
@@ -101,7 +109,7 @@ def draw_counts(
         counts[units] = 1.0
     else:
         counts[units[rng.choice(n_units, n_draws, replace=False)]] = 1.0
-    return counts[query_of_row] if by_query else counts
+    return counts
 
 
 def seed_entropy(random_state: object) -> int:

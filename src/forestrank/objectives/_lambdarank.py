@@ -16,6 +16,17 @@ METRICS = {"ndcg": METRIC_NDCG, "map": METRIC_MAP, "err": METRIC_ERR}
 
 
 @jit
+def _add_queries_in_order(position_losses, total):
+    """``total += position_losses[q]`` for q = 0, 1, ... in order (the order fixes the float
+    sums): ``position_losses`` float64 (n_queries, 2, n_positions), ``total`` float64
+    (2, n_positions), in place."""
+    for q in range(position_losses.shape[0]):
+        for row in range(position_losses.shape[1]):
+            for position in range(position_losses.shape[2]):
+                total[row, position] += position_losses[q, row, position]
+
+
+@jit
 def _softplus(x):
     """``log(1 + exp(x))`` without overflow."""
     return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
@@ -440,10 +451,9 @@ class LambdaRank(RankingObjective):
         ``carried`` when given (the sums of the queries before these, in another
         partition), so that partitions summed one after another give the sums over their
         concatenated queries."""
-        losses = self._position_losses
-        if carried is not None:
-            losses = np.concatenate([carried[None], losses])
-        return np.cumsum(losses, axis=0)[-1] if len(losses) else np.zeros(losses.shape[1:])
+        total = np.zeros(self._position_losses.shape[1:]) if carried is None else carried.copy()
+        _add_queries_in_order(self._position_losses, total)
+        return total
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         if self._pair_seeds is not None:
