@@ -179,7 +179,6 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
     refused = {
-        r"init \(": LambdaMART(init=LambdaMART(n_estimators=2)),
         r"relevance_weights='fitted'": LambdaMART(objective="mcrank", relevance_weights="fitted"),
     }
     for message, model in refused.items():
@@ -195,6 +194,39 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
         LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=dq)  # query ids start at 0
     with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
+
+
+def test_init_starts_the_fit_over_partitions(data, dask_client):
+    """A fitted init: its predictions, made on the workers, start the scores, and the model is
+    the in-memory one bitwise (quantized); an unfitted forest is fitted on the partitions
+    first; what cannot be is refused by name."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    from forestrank import RFPointRanker
+
+    X, y, qid, _ = data
+    forest = RFPointRanker(n_estimators=8, max_leaf_nodes=8, random_state=0).fit(X, y, qid=qid)
+    make = lambda init: LambdaMART(n_estimators=4, init=init, quantized_gradients=16, random_state=0)  # noqa: E731
+    local = make(forest).fit(X, y, qid=qid)
+    bounds = query_bounds(qid, 30, 70, 71)
+    dX, dy, dq = as_dask(bounds, X, y, qid)
+    remote = make(forest).fit(dX, dy, qid=dq)
+    assert remote.init_ is forest
+    assert_same_model(remote, local)
+    np.testing.assert_array_equal(remote.predict(X), local.predict(X))
+    unfitted = RFPointRanker(n_estimators=4, query_subsample=0.1, max_leaf_nodes=8, random_state=0)
+    dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)  # partitions that hold a forest tree's sample
+    fitted_there = make(unfitted).fit(dX, dy, qid=dq)
+    assert len(fitted_there.init_.trees_) == 4 and not hasattr(unfitted, "trees_")
+    np.testing.assert_allclose(
+        fitted_there.predict(X), fitted_there.init_.predict(X) + sum(tree.predict(X) for tree in fitted_there.trees_)
+    )
+    with pytest.raises(ValueError, match=r"init must be fitted already, or a forestrank ranker"):
+        make(DecisionTreeRegressor()).fit(dX, dy, qid=dq)
+    with pytest.raises(ValueError, match=r"validation_fraction holds some out"):
+        make(unfitted).set_params(n_iter_no_change=2).fit(dX, dy, qid=dq)
+    with pytest.raises(ValueError, match=r"init is not supported with objective='mcrank'"):
+        LambdaMART(n_estimators=2, objective="mcrank", init=forest).fit(dX, dy, qid=dq)
 
 
 @pytest.fixture(scope="module")

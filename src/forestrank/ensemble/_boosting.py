@@ -513,8 +513,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = None
             self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(), dtype=FLOAT_DTYPE))
             return np.tile(self.baseline_, (len(y), 1))
-        if self.classes_ is not None:
-            raise ValueError(f"init is not supported with objective={self.objective!r} (one raw score per grade).")
+        self._check_init_objective()
         self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
@@ -523,6 +522,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             takes_qid = "qid" in inspect.signature(self.init.fit).parameters
             self.init_ = clone(self.init).fit(X, y, **({"qid": query_of_row} if takes_qid else {}))
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+
+    def _check_init_objective(self) -> None:
+        """Refuse ``init`` with an objective of one raw score per grade (``classes_`` set)."""
+        if self.classes_ is not None:
+            raise ValueError(f"init is not supported with objective={self.objective!r} (one raw score per grade).")
 
     def _baseline(self, X: np.ndarray) -> np.ndarray:
         """Raw starting scores of ``X``, shape (n_rows, n_outputs)."""

@@ -44,6 +44,9 @@ import copy
 import time
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
@@ -57,6 +60,7 @@ from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
 from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
+from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._position_bias import check_positions
@@ -147,6 +151,7 @@ def fit_boosting_partitioned(
             model.feature_names_in_ = np.asarray(X.columns, dtype=object)
         else:
             model.__dict__.pop("feature_names_in_", None)
+        model.init_ = _fitted_init(model, X, y, qid, held_out=len(evals) > len(eval_set or []))
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
@@ -163,7 +168,6 @@ def fit_boosting_partitioned(
 def _check_supported(model: object) -> None:
     """Refuse by name what a fit over partitions does not do."""
     refused = {
-        "init (the model boosting starts from would be fitted on the partitions first)": model.init is not None,
         "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
             getattr(model, "relevance_weights", None) == "fitted"
         ),
@@ -178,8 +182,12 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     position bias's steps (``PositionBias`` without rows), or None."""
     initial = [answer for per_actor in rounds("initial_scores", ()) for answer in per_actor]
     counts, scores, n_outputs, grades = zip(*initial)
-    model.n_outputs_, model.classes_, model.init_ = n_outputs[0], grades[0], None
-    model.baseline_ = _pooled_initial_score(scores, counts)
+    model.n_outputs_, model.classes_ = n_outputs[0], grades[0]
+    if model.init_ is None:
+        model.baseline_ = _pooled_initial_score(scores, counts)
+    else:  # the scores start from init's predictions, made on the workers (start_scores)
+        model._check_init_objective()
+        model.baseline_ = np.zeros(1)
     model._update_relevance_weights(None, None, None)  # grade weights; 'fitted' is refused
     model._monotonic = model._monotone_constraints(driver.bin_thresholds.shape[0])
     model._interactions = check_interaction_cst(model.interaction_cst, driver.bin_thresholds.shape[0])
@@ -215,6 +223,32 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
         ):  # fmt: skip
             break
     model._end_boosting(stopping, costs, bias)
+
+
+def _fitted_init(model: object, X: object, y: object, qid: object, held_out: bool) -> object:
+    """``init`` as given when fitted, or a clone fitted on the Dask collections as a fit in
+    memory fits one on its rows (a forestrank ranker, which fits them on the cluster or
+    refuses them by name); None without ``init``. ``held_out``: the early-stopping
+    queries were held out of the partitions, which an unfitted ``init`` would not see
+    apart."""
+    if model.init is None:
+        return None
+    try:
+        check_is_fitted(model.init)
+        return model.init
+    except NotFittedError:
+        pass
+    if not isinstance(model.init, BaseRanker):
+        raise ValueError(
+            "init must be fitted already, or a forestrank ranker that fits Dask collections (a forest, LambdaMART or "
+            f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
+        )
+    if held_out:
+        raise ValueError(
+            "an unfitted init would be fitted on all the partitions' queries, but validation_fraction holds some out for "
+            "early stopping on the workers; fit init first, or pass eval_set."
+        )
+    return clone(model.init).fit(X, y, qid=qid)
 
 
 def _pooled_initial_score(scores: tuple, counts: tuple) -> np.ndarray:
@@ -522,14 +556,15 @@ class BoostingWorker(WorkerPartitions):
         ]
 
     def start_scores(self, fitted: dict, baseline: np.ndarray) -> None:
-        """Every set's scores at the fit's ``baseline``; ``fitted``: the attributes the
-        ranking scores read (``_ranking_scores``)."""
+        """Every set's starting scores (``_baseline``: ``init``'s predictions, or the fit's
+        ``baseline``); ``fitted``: the attributes the ranking scores read (``_ranking_scores``)."""
         for name, value in fitted.items():
             setattr(self.model, name, value)
+        self.model.baseline_ = baseline
         for state in self.states:
-            state.raw[:] = baseline
+            state.raw[:] = self.model._baseline(state.X)
         for _, _, item in self.evals:
-            item.raw = np.tile(baseline, (len(item.y), 1))
+            item.raw = self.model._baseline(item.X)
 
     def compute_gradients(self, quantized: bool, learned: np.ndarray | None, iteration: int) -> np.ndarray:
         """Every partition's gradients at its scores, as the position bias ``learned`` so far
