@@ -175,15 +175,9 @@ def test_a_query_split_across_partitions_is_refused_by_name(data, dask_client):
         LambdaMART(n_estimators=2).fit(*as_dask(good, X, y), qid=as_dask(good, qid)[0], eval_set=[(eval_X, eval_y, eval_q)])
 
 
-def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_client):
+def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
-    refused = {
-        r"relevance_weights='fitted'": LambdaMART(objective="mcrank", relevance_weights="fitted"),
-    }
-    for message, model in refused.items():
-        with pytest.raises(ValueError, match=message):
-            model.fit(dX, dy, qid=dq)
     with pytest.raises(ValueError, match=r"position is needed with position_bias and only then"):
         LambdaMART(position_bias="unbiased").fit(dX, dy, qid=dq)
     with pytest.raises(ValueError, match=r"position is for LambdaMART's position_bias; PLRank takes none"):
@@ -194,6 +188,29 @@ def test_what_a_fit_over_partitions_does_not_do_is_refused_by_name(data, dask_cl
         LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=dq)  # query ids start at 0
     with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
+
+
+@pytest.mark.parametrize("objective", ["mcrank", "cumulative"])
+def test_fitted_relevance_weights_over_partitions_are_the_in_memory_least_squares(objective, data, dask_client):
+    """Each partition's QR factor, stacked on the driver, solves the least squares of all the
+    rows (TSQR): the weights of the fit in memory up to rounding, at the start (which the
+    early-stopping NDCG reads) and at the kept iteration's scores."""
+    X, y, qid, weights = data
+    train, valid = qid < 90, qid >= 90
+    make = lambda: LambdaMART(  # noqa: E731
+        n_estimators=40, objective=objective, relevance_weights="fitted", n_iter_no_change=2, learning_rate=0.5,
+        quantized_gradients=16, random_state=0,
+    )  # fmt: skip
+    eval_set = [(X[valid], y[valid], qid[valid])]
+    local = make().fit(X[train], y[train], qid=qid[train], sample_weight=weights[train], eval_set=eval_set)
+    bounds = query_bounds(qid[train], 30, 60)
+    dX, dy, dq, dw = as_dask(bounds, X[train], y[train], qid[train], weights[train])
+    remote = make().fit(dX, dy, qid=dq, sample_weight=dw, eval_set=[tuple(as_dask(query_bounds(qid[valid], 12), *eval_set[0]))])
+    assert local.n_iter_ < 40 and remote.n_iter_ == local.n_iter_
+    np.testing.assert_allclose(remote.evals_result_["valid_0"]["ndcg@10"], local.evals_result_["valid_0"]["ndcg@10"], atol=1e-12)
+    np.testing.assert_allclose(remote.relevance_weights_, local.relevance_weights_, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(remote.relevance_weights_, np.arange(len(remote.classes_)))  # fitted, not the grades
+    np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
 
 
 def test_init_starts_the_fit_over_partitions(data, dask_client):

@@ -63,6 +63,7 @@ from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
 from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
+from ._forest import relevance_factor, relevance_weights_from_factors
 from ._position_bias import check_positions
 from ._partitioned import _client, _shared_bins, partitions_of, validated_partitions
 from ._quantization import (
@@ -124,7 +125,6 @@ def fit_boosting_partitioned(
     -------
     model, fitted: its trees are an ordinary in-memory model.
     """
-    _check_supported(model)
     client = _client()
     model._entropy = seed_entropy(model.random_state)
     objective = model._make_objective()
@@ -165,18 +165,6 @@ def fit_boosting_partitioned(
     return model
 
 
-def _check_supported(model: object) -> None:
-    """Refuse by name what a fit over partitions does not do."""
-    refused = {
-        "relevance_weights='fitted' (its least squares reads every training row's grade probabilities)": (
-            getattr(model, "relevance_weights", None) == "fitted"
-        ),
-    }
-    for reason, applies in refused.items():
-        if applies:
-            raise ValueError(f"{reason} is not supported on Dask collections yet; fit on data in memory without it.")
-
-
 def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list, bias: object) -> None:
     """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers; ``bias``: the
     position bias's steps (``PositionBias`` without rows), or None."""
@@ -188,7 +176,9 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     else:  # the scores start from init's predictions, made on the workers (start_scores)
         model._check_init_objective()
         model.baseline_ = np.zeros(1)
-    model._update_relevance_weights(None, None, None)  # grade weights; 'fitted' is refused
+    fitted_weights = model.classes_ is not None and getattr(model, "relevance_weights", None) == "fitted"
+    if not fitted_weights:
+        model._update_relevance_weights(None, None, None)  # from the grades alone
     model._monotonic = model._monotone_constraints(driver.bin_thresholds.shape[0])
     model._interactions = check_interaction_cst(model.interaction_cst, driver.bin_thresholds.shape[0])
     rounds("start_scores", ({name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}, model.baseline_))
@@ -211,7 +201,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
         for output in range(model.n_outputs_):
             tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
             model.trees_.append(tree)
-            finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1)
+            finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1, fitted_weights)
         model._check_scores(finite, iteration)
         costs.pay_for(model.trees_[-model.n_outputs_ :])
         for name, values in evaluated.items():
@@ -222,7 +212,19 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
             model.evals_result_[eval_names[-1]][key][-1], iteration, None if bias is None else bias.learned
         ):  # fmt: skip
             break
+    grown = len(model.trees_)
     model._end_boosting(stopping, costs, bias)
+    if fitted_weights:  # at the kept model's training scores, as in memory
+        _fit_relevance_weights(model, rounds, model.trees_ if len(model.trees_) < grown else None)
+
+
+def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None) -> None:
+    """``relevance_weights_`` fitted on every partition's rows (``relevance_weights="fitted"``):
+    the least squares of the labels on the grade probabilities at the training scores, or
+    at the ``kept`` trees' scores, from each partition's QR factor (``_forest.relevance_factor``)."""
+    model.relevance_weights_ = relevance_weights_from_factors([
+        factor for per_actor in rounds("relevance_factors", (kept,)) for factor in per_actor
+    ])  # fmt: skip
 
 
 def _fitted_init(model: object, X: object, y: object, qid: object, held_out: bool) -> object:
@@ -313,13 +315,20 @@ def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> t
     return carried, extras
 
 
-def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool) -> tuple[bool, dict]:
+def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool, fitted_weights: bool) -> tuple[bool, dict]:
     """Every partition adds ``tree`` to its scores; with ``evaluate``, each evaluation set's
-    NDCG per query, concatenated in partition order."""
-    answers = rounds("add_tree", (tree, output, evaluate and (bool(model.evals_result_))))
+    NDCG per query, concatenated in partition order. ``fitted_weights``: the relevance
+    weights are fitted again at the new scores before the NDCG, as in memory
+    (``BaseBoostingRanker._score_evals``), a round apart."""
+    evaluate = evaluate and bool(model.evals_result_)
+    answers = rounds("add_tree", (tree, output, evaluate and not fitted_weights))
     finite = all(answer[0] for answer in answers)
+    per_actor = [per_set for _, per_set in answers]
+    if evaluate and fitted_weights:
+        _fit_relevance_weights(model, rounds, None)
+        per_actor = rounds("evaluate", ({"relevance_weights_": model.relevance_weights_},))
     evaluated: dict = {}
-    for _, per_set in answers:
+    for per_set in per_actor:
         for name, number, values in per_set:
             evaluated.setdefault(name, []).append((number, values))
     return finite, {name: np.concatenate([values for _, values in sorted(parts, key=lambda part: part[0])]) for name, parts in evaluated.items()}
@@ -558,13 +567,31 @@ class BoostingWorker(WorkerPartitions):
     def start_scores(self, fitted: dict, baseline: np.ndarray) -> None:
         """Every set's starting scores (``_baseline``: ``init``'s predictions, or the fit's
         ``baseline``); ``fitted``: the attributes the ranking scores read (``_ranking_scores``)."""
-        for name, value in fitted.items():
-            setattr(self.model, name, value)
+        self.set_fitted(fitted)
         self.model.baseline_ = baseline
         for state in self.states:
             state.raw[:] = self.model._baseline(state.X)
         for _, _, item in self.evals:
             item.raw = self.model._baseline(item.X)
+
+    def set_fitted(self, fitted: dict) -> None:
+        """Fitted attributes of the estimator (by name) that the workers' computations read."""
+        for name, value in fitted.items():
+            setattr(self.model, name, value)
+
+    def relevance_factors(self, kept: list | None) -> list:
+        """Each partition's ``_forest.relevance_factor`` of its grade probabilities at its
+        scores, or, given the ``kept`` trees (early stopping's cut), at theirs."""
+        model = self.model
+        if kept is not None:
+            model.trees_ = kept
+            model._index_trees()
+        return [
+            relevance_factor(
+                model._grade_probabilities(state.raw if kept is None else model._raw_scores(state.X)), state.y, state.base_weight
+            )
+            for state in self.states
+        ]
 
     def compute_gradients(self, quantized: bool, learned: np.ndarray | None, iteration: int) -> np.ndarray:
         """Every partition's gradients at its scores, as the position bias ``learned`` so far
@@ -665,10 +692,15 @@ class BoostingWorker(WorkerPartitions):
         for _, _, item in self.evals:
             item.raw[:, output] += tree.predict(item.X)
         finite = all(bool(np.isfinite(state.raw).all()) for state in self.states)
-        if not evaluate:
-            return finite, []
+        return finite, self.evaluate({}) if evaluate else []
+
+    def evaluate(self, fitted: dict) -> list:
+        """(set name, partition number, NDCG per query) of every evaluation partition (and of
+        the training partitions as "train" when verbose), after setting the ``fitted``
+        attributes (``set_fitted``)."""
+        self.set_fitted(fitted)
         model = self.model
         scored = [(name, number, item) for name, number, item in self.evals]
         if model.verbose:
             scored += [("train", number, state.train_eval) for number, state in zip(self.numbers, self.states)]
-        return finite, [(name, number, item.query_ndcg(model.eval_at, model._ranking_scores, model._gain())) for name, number, item in scored]
+        return [(name, number, item.query_ndcg(model.eval_at, model._ranking_scores, model._gain())) for name, number, item in scored]

@@ -62,6 +62,24 @@ def fitted_relevance_weights(probabilities: np.ndarray, y: np.ndarray, sample_we
     return np.linalg.lstsq(probabilities * root[:, None], y * root, rcond=None)[0]
 
 
+def relevance_factor(probabilities: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> np.ndarray:
+    """The ``R`` of the QR decomposition of one block of rows' weighted least squares system
+    ``[P sqrt(w) | y sqrt(w)]`` (``fitted_relevance_weights``' arguments): float64 of shape
+    (min(n_rows, n_grades + 1), n_grades + 1). Stacked over blocks of rows, the factors
+    have the normal equations of all the rows together (TSQR, Demmel et al., "Communication-
+    optimal parallel and sequential QR and LU factorizations", SIAM J. Sci. Comput. 2012,
+    Sec. 3), so ``relevance_weights_from_factors`` solves the same least squares."""
+    root = np.sqrt(sample_weight)
+    return np.linalg.qr(np.column_stack([probabilities * root[:, None], y * root]), mode="r")
+
+
+def relevance_weights_from_factors(factors: list) -> np.ndarray:
+    """``fitted_relevance_weights`` of rows given as the ``relevance_factor`` of each block of
+    them: float64 of shape (n_grades,)."""
+    stacked = np.vstack(factors)
+    return np.linalg.lstsq(stacked[:, :-1], stacked[:, -1], rcond=None)[0]
+
+
 class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
     """Fit plumbing shared by the random-forest rankers: sampling, parallel trees, OOB, prediction.
 
