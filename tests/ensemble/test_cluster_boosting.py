@@ -193,8 +193,9 @@ def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
 @pytest.mark.parametrize("objective", ["mcrank", "cumulative"])
 def test_fitted_relevance_weights_over_partitions_are_the_in_memory_least_squares(objective, data, dask_client):
     """Each partition's QR factor, stacked on the driver, solves the least squares of all the
-    rows (TSQR): the weights of the fit in memory up to rounding, at the start (which the
-    early-stopping NDCG reads) and at the kept iteration's scores."""
+    rows (TSQR): the weights of the fit in memory up to rounding, refitted before every
+    evaluation (which early stopping reads) and at the kept iteration's scores, or at the
+    last iteration's without early stopping."""
     X, y, qid, weights = data
     train, valid = qid < 90, qid >= 90
     make = lambda: LambdaMART(  # noqa: E731
@@ -211,6 +212,9 @@ def test_fitted_relevance_weights_over_partitions_are_the_in_memory_least_square
     np.testing.assert_allclose(remote.relevance_weights_, local.relevance_weights_, rtol=1e-9, atol=1e-12)
     assert not np.allclose(remote.relevance_weights_, np.arange(len(remote.classes_)))  # fitted, not the grades
     np.testing.assert_allclose(remote.predict(X), local.predict(X), rtol=1e-9, atol=1e-12)
+    local = make().set_params(n_iter_no_change=None, n_estimators=3).fit(X[train], y[train], qid=qid[train])
+    remote = make().set_params(n_iter_no_change=None, n_estimators=3).fit(dX, dy, qid=dq)
+    np.testing.assert_allclose(remote.relevance_weights_, local.relevance_weights_, rtol=1e-9, atol=1e-12)
 
 
 def test_init_starts_the_fit_over_partitions(data, dask_client):
@@ -235,9 +239,7 @@ def test_init_starts_the_fit_over_partitions(data, dask_client):
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)  # partitions that hold a forest tree's sample
     fitted_there = make(unfitted).fit(dX, dy, qid=dq)
     assert len(fitted_there.init_.trees_) == 4 and not hasattr(unfitted, "trees_")
-    np.testing.assert_allclose(
-        fitted_there.predict(X), fitted_there.init_.predict(X) + sum(tree.predict(X) for tree in fitted_there.trees_)
-    )
+    assert_same_model(fitted_there, make(fitted_there.init_).fit(dX, dy, qid=dq))  # boosted from its predictions
     with pytest.raises(ValueError, match=r"init must be fitted already, or a forestrank ranker"):
         make(DecisionTreeRegressor()).fit(dX, dy, qid=dq)
     with pytest.raises(ValueError, match=r"validation_fraction holds some out"):

@@ -320,6 +320,29 @@ def test_warm_start_refuses_a_forest_scored_with_other_relevance_weights(data):
     assert len(forest.trees_) == 5
 
 
+@pytest.mark.parametrize("spread", ["independent", 0.0, 1e-14])
+def test_relevance_weights_from_stacked_qr_factors_are_the_least_squares_of_all_rows(spread):
+    """TSQR: the factors of blocks of rows, stacked, solve the rows' least squares. With every
+    row's probabilities the same, or the same but for rounding-sized differences (trees that
+    barely split), the same minimum-norm solution: the cutoff of small singular values is
+    the one of all the rows, not of the few stacked ones (with that, the near case's
+    weights were off by 1e12)."""
+    from forestrank.ensemble._forest import fitted_relevance_weights, relevance_factor, relevance_weights_from_factors
+
+    rng = np.random.default_rng(0)
+    n_rows, n_grades = 1000, 5
+    if spread == "independent":
+        probabilities = rng.dirichlet(np.ones(n_grades), size=n_rows)
+    else:
+        probabilities = rng.dirichlet(np.ones(n_grades)) + spread * rng.standard_normal((n_rows, n_grades))
+    y, weights = rng.integers(0, n_grades, n_rows).astype(float), rng.uniform(0.0, 2.0, n_rows)
+    expected = fitted_relevance_weights(probabilities, y, weights)
+    blocks = [slice(0, 3), slice(3, 400), slice(400, n_rows)]  # the first has fewer rows than columns
+    factors = [relevance_factor(probabilities[rows], y[rows], weights[rows]) for rows in blocks]
+    assert factors[0].shape == (3, n_grades + 1)
+    np.testing.assert_allclose(relevance_weights_from_factors(factors, n_rows), expected, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize(
     ("params", "message"),
     [

@@ -513,7 +513,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = None
             self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(), dtype=FLOAT_DTYPE))
             return np.tile(self.baseline_, (len(y), 1))
-        self._check_init_objective()
+        self._check_init_objective(self.classes_ is not None)
         self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
@@ -523,9 +523,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = clone(self.init).fit(X, y, **({"qid": query_of_row} if takes_qid else {}))
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
-    def _check_init_objective(self) -> None:
-        """Refuse ``init`` with an objective of one raw score per grade (``classes_`` set)."""
-        if self.classes_ is not None:
+    def _check_init_objective(self, per_grade: bool) -> None:
+        """Refuse ``init`` with an objective of one raw score per grade (``per_grade``)."""
+        if self.init is not None and per_grade:
             raise ValueError(f"init is not supported with objective={self.objective!r} (one raw score per grade).")
 
     def _baseline(self, X: np.ndarray) -> np.ndarray:
@@ -858,7 +858,9 @@ class LambdaMART(BaseBoostingRanker):
         A ranker (or any regressor) whose predictions start the boosting; fitted on
         the training data first unless already fitted (a regressor without ``qid`` in
         its ``fit`` on the rows alone, as scikit-learn's gradient boosting fits its
-        ``init``). ``init=RFPointRanker()`` is Mohan's IGBRT.
+        ``init``). ``init=RFPointRanker()`` is Mohan's IGBRT. On Dask collections an
+        unfitted ``init`` must be a forestrank ranker (fitted on the same collections
+        first) and cannot be combined with the ``validation_fraction`` hold-out.
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``.

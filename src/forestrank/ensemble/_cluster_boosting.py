@@ -151,6 +151,7 @@ def fit_boosting_partitioned(
             model.feature_names_in_ = np.asarray(X.columns, dtype=object)
         else:
             model.__dict__.pop("feature_names_in_", None)
+        model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, X, y, qid, held_out=len(evals) > len(eval_set or []))
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
@@ -174,14 +175,14 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     if model.init_ is None:
         model.baseline_ = _pooled_initial_score(scores, counts)
     else:  # the scores start from init's predictions, made on the workers (start_scores)
-        model._check_init_objective()
         model.baseline_ = np.zeros(1)
     fitted_weights = model.classes_ is not None and getattr(model, "relevance_weights", None) == "fitted"
     if not fitted_weights:
         model._update_relevance_weights(None, None, None)  # from the grades alone
     model._monotonic = model._monotone_constraints(driver.bin_thresholds.shape[0])
     model._interactions = check_interaction_cst(model.interaction_cst, driver.bin_thresholds.shape[0])
-    rounds("start_scores", ({name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}, model.baseline_))
+    fitted = {name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}
+    rounds("start_scores", (fitted, model.baseline_))  # fitted weights: set before each evaluation (_add_tree)
     model.trees_ = []
     key = f"ndcg@{model.eval_at}"
     stopping = model._start_evals(eval_names)
@@ -201,7 +202,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
         for output in range(model.n_outputs_):
             tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
             model.trees_.append(tree)
-            finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1, fitted_weights)
+            finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1, fitted_weights, n_rows)
         model._check_scores(finite, iteration)
         costs.pay_for(model.trees_[-model.n_outputs_ :])
         for name, values in evaluated.items():
@@ -215,22 +216,23 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     grown = len(model.trees_)
     model._end_boosting(stopping, costs, bias)
     if fitted_weights:  # at the kept model's training scores, as in memory
-        _fit_relevance_weights(model, rounds, model.trees_ if len(model.trees_) < grown else None)
+        _fit_relevance_weights(model, rounds, model.trees_ if len(model.trees_) < grown else None, n_rows)
 
 
-def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None) -> None:
+def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None, n_rows: int) -> None:
     """``relevance_weights_`` fitted on every partition's rows (``relevance_weights="fitted"``):
     the least squares of the labels on the grade probabilities at the training scores, or
-    at the ``kept`` trees' scores, from each partition's QR factor (``_forest.relevance_factor``)."""
+    at the ``kept`` trees' scores, from each partition's QR factor (``_forest.relevance_factor``);
+    ``n_rows``: the training rows over every partition."""
     model.relevance_weights_ = relevance_weights_from_factors([
         factor for per_actor in rounds("relevance_factors", (kept,)) for factor in per_actor
-    ])  # fmt: skip
+    ], n_rows)  # fmt: skip
 
 
 def _fitted_init(model: object, X: object, y: object, qid: object, held_out: bool) -> object:
     """``init`` as given when fitted, or a clone fitted on the Dask collections as a fit in
-    memory fits one on its rows (a forestrank ranker, which fits them on the cluster or
-    refuses them by name); None without ``init``. ``held_out``: the early-stopping
+    memory fits one on its rows (a forestrank ranker: the forests, LambdaMART and PLRank
+    fit them on the cluster, the others refuse them by name); None without ``init``. ``held_out``: the early-stopping
     queries were held out of the partitions, which an unfitted ``init`` would not see
     apart."""
     if model.init is None:
@@ -315,7 +317,9 @@ def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> t
     return carried, extras
 
 
-def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool, fitted_weights: bool) -> tuple[bool, dict]:
+def _add_tree(
+    model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool, fitted_weights: bool, n_rows: int
+) -> tuple[bool, dict]:  # fmt: skip
     """Every partition adds ``tree`` to its scores; with ``evaluate``, each evaluation set's
     NDCG per query, concatenated in partition order. ``fitted_weights``: the relevance
     weights are fitted again at the new scores before the NDCG, as in memory
@@ -324,8 +328,8 @@ def _add_tree(model, rounds: ActorRounds, tree: Tree, output: int, evaluate: boo
     answers = rounds("add_tree", (tree, output, evaluate and not fitted_weights))
     finite = all(answer[0] for answer in answers)
     per_actor = [per_set for _, per_set in answers]
-    if evaluate and fitted_weights:
-        _fit_relevance_weights(model, rounds, None)
+    if evaluate and fitted_weights and finite:  # diverged scores: _check_scores says so, not the least squares
+        _fit_relevance_weights(model, rounds, None, n_rows)
         per_actor = rounds("evaluate", ({"relevance_weights_": model.relevance_weights_},))
     evaluated: dict = {}
     for per_set in per_actor:
@@ -569,10 +573,11 @@ class BoostingWorker(WorkerPartitions):
         ``baseline``); ``fitted``: the attributes the ranking scores read (``_ranking_scores``)."""
         self.set_fitted(fitted)
         self.model.baseline_ = baseline
-        for state in self.states:
-            state.raw[:] = self.model._baseline(state.X)
-        for _, _, item in self.evals:
-            item.raw = self.model._baseline(item.X)
+        with numba_threads(self.threads):  # init's predictions
+            for state in self.states:
+                state.raw[:] = self.model._baseline(state.X)
+            for _, _, item in self.evals:
+                item.raw = self.model._baseline(item.X)
 
     def set_fitted(self, fitted: dict) -> None:
         """Fitted attributes of the estimator (by name) that the workers' computations read."""
@@ -586,12 +591,14 @@ class BoostingWorker(WorkerPartitions):
         if kept is not None:
             model.trees_ = kept
             model._index_trees()
-        return [
-            relevance_factor(
-                model._grade_probabilities(state.raw if kept is None else model._raw_scores(state.X)), state.y, state.base_weight
-            )
-            for state in self.states
-        ]
+        with numba_threads(self.threads):
+            return [
+                relevance_factor(
+                    model._grade_probabilities(state.raw if kept is None else model._raw_scores(state.X)), state.y,
+                    state.base_weight,
+                )  # fmt: skip
+                for state in self.states
+            ]
 
     def compute_gradients(self, quantized: bool, learned: np.ndarray | None, iteration: int) -> np.ndarray:
         """Every partition's gradients at its scores, as the position bias ``learned`` so far

@@ -68,16 +68,21 @@ def relevance_factor(probabilities: np.ndarray, y: np.ndarray, sample_weight: np
     (min(n_rows, n_grades + 1), n_grades + 1). Stacked over blocks of rows, the factors
     have the normal equations of all the rows together (TSQR, Demmel et al., "Communication-
     optimal parallel and sequential QR and LU factorizations", SIAM J. Sci. Comput. 2012,
-    Sec. 3), so ``relevance_weights_from_factors`` solves the same least squares."""
+    Sec. 3), so ``relevance_weights_from_factors`` solves the same least squares, up to
+    rounding (with the same cutoff of small singular values when it is rank-deficient)."""
     root = np.sqrt(sample_weight)
     return np.linalg.qr(np.column_stack([probabilities * root[:, None], y * root]), mode="r")
 
 
-def relevance_weights_from_factors(factors: list) -> np.ndarray:
-    """``fitted_relevance_weights`` of rows given as the ``relevance_factor`` of each block of
-    them: float64 of shape (n_grades,)."""
+def relevance_weights_from_factors(factors: list, n_rows: int) -> np.ndarray:
+    """``fitted_relevance_weights`` of ``n_rows`` rows given as the ``relevance_factor`` of each
+    block of them: float64 of shape (n_grades,). Singular values below the cutoff the rows
+    together would have (``numpy.linalg.lstsq``'s default, ``eps * max(n_rows, n_grades)``
+    of the largest) count as zero: a system of identical probabilities (trees that never
+    split) has the minimum-norm solution in both."""
     stacked = np.vstack(factors)
-    return np.linalg.lstsq(stacked[:, :-1], stacked[:, -1], rcond=None)[0]
+    cutoff = np.finfo(FLOAT_DTYPE).eps * max(n_rows, stacked.shape[1] - 1)
+    return np.linalg.lstsq(stacked[:, :-1], stacked[:, -1], rcond=cutoff)[0]
 
 
 class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
