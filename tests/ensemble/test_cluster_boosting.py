@@ -119,9 +119,12 @@ def test_float_partitions_grow_the_same_trees_up_to_summation_order(data, dask_c
     local_ndcg = ndcg_score(y, local.predict(X), qid, k=10)
     assert abs(ndcg_score(y, remote.predict(X), qid, k=10) - local_ndcg) < 1e-4
     # The rounds docs/cluster.md states: two to start the scores, one per iteration for the
-    # gradients, and L + 2 per tree of L leaves (its start, one per split, leaf sums, adding it).
+    # gradients, and per tree of L leaves at most L + 3 (its start, one per split, leaf
+    # sums, adding it, numbering the last splits made ahead), fewer as splits made ahead
+    # spare rounds: here about a third of them.
     leaves = sum(int((tree.nodes["feature"] < 0).sum()) for tree in remote.trees_)
-    assert remote.cluster_rounds_ == 2 + remote.n_iter_ + leaves + 2 * len(remote.trees_)
+    at_most = 2 + remote.n_iter_ + leaves + 3 * len(remote.trees_)
+    assert remote.cluster_rounds_ < 0.8 * at_most
     assert remote.cluster_bytes_ > 0
 
 

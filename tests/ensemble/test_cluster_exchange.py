@@ -63,12 +63,15 @@ def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, int
     assert_same_tree(local, remote)
     np.testing.assert_array_equal(leaves, row_leaf)
     n_splits = int((local.nodes["feature"] >= 0).sum())
-    # start, summary, root statistics and histograms; one round per split, which brings the histograms of the
-    # child the builder sums next (predicted exactly from the parent's counts); the leaves
-    assert rounds.rounds == n_splits + 5
+    # start, summary, root statistics and histograms; at most one round per split, which brings the histograms
+    # of the child the builder sums next (predicted exactly from the parent's counts) and makes the frontier's
+    # next split ahead, so that a split made ahead needs none; numbering the last ones made ahead; the leaves
+    assert 6 <= rounds.rounds < 0.8 * (n_splits + 6)
     histogram_bytes = binned["X_binned"].shape[1] * binned["bin_thresholds"].shape[1] * 3 * np.dtype(dtype).itemsize
     fills = 1 + n_splits  # the root's and one per split, from each actor, summed over its partitions
-    assert fills * histogram_bytes * len(rounds.actors) <= rounds.bytes_received < (fills + 1) * histogram_bytes * len(rounds.actors)
+    # every fill arrives once; a split made ahead and never the builder's wastes one, at most one a round
+    lowest, highest = fills * histogram_bytes, (fills + rounds.rounds) * histogram_bytes
+    assert lowest * len(rounds.actors) <= rounds.bytes_received < highest * len(rounds.actors)
 
 
 def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():

@@ -388,6 +388,29 @@ def _bound_children(node, n_nodes, rows, params, work, remote):
 
 
 @jit(inline="always")
+def _split_decision(node, binned, table):
+    """The node's recorded split as the partition of its rows reads it: (feature, cut bin,
+    missing bin, whether the missing rows go left, whether the split is three-way)."""
+    feature = table.split_feature[node]
+    apart = table.split_missing[node] == _scans.MISSING_APART
+    missing_left = 1 if apart else table.split_missing[node]
+    cut_bin = -1 if apart else table.split_bin[node]
+    return feature, cut_bin, binned.missing_bins[feature], missing_left, apart
+
+
+@jit(inline="always")
+def _announce_next(node, binned, table, pool, remote):
+    """Name the split of the frontier's next node to the exchange, which may make it in the
+    round of the split being made (``_remote.PartitionsExchange.announce``): its split is
+    fixed while it waits, and its side of the histograms the one ``_split`` will ask for."""
+    feature, cut_bin, missing_bin, missing_left, _ = _split_decision(node, binned, table)
+    side = np.int64(-1)
+    if pool is not None:
+        side = _histograms.smaller_child(pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left)
+    _remote.announce(remote, node, feature, cut_bin, missing_bin, missing_left, side)
+
+
+@jit(inline="always")
 def _split(node, n_nodes, binned, rows, params, output, table, pool, remote):
     """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``.
 
@@ -396,11 +419,7 @@ def _split(node, n_nodes, binned, rows, params, output, table, pool, remote):
     """
     start = table.start[node]
     end = table.end[node]
-    feature = table.split_feature[node]
-    missing_bin = binned.missing_bins[feature]
-    apart = table.split_missing[node] == _scans.MISSING_APART
-    missing_left = 1 if apart else table.split_missing[node]
-    cut_bin = -1 if apart else table.split_bin[node]
+    feature, cut_bin, missing_bin, missing_left, apart = _split_decision(node, binned, table)
     if remote is not None:  # every partition splits its rows; the left child's global count comes first
         fill_child = np.int64(-1)
         if pool is not None:
@@ -570,6 +589,11 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
                 penalty_units,
             ):  # fmt: skip
                 continue
+        if remote is not None and (params.max_leaf_nodes < 0 or n_leaves + 1 < params.max_leaf_nodes):
+            # Another split follows this one: the frontier's best waiting nodes (the heap's
+            # top three, the first of them the next), of which the exchange makes one ahead.
+            for position in range(min(3, work.frontier.size[0])):
+                _announce_next(work.frontier.heap[position], binned, table, pool, remote)
         _split(node, n_nodes, binned, rows, params, output, table, pool, remote)
         _bound_children(node, n_nodes, rows, params, work, remote)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree

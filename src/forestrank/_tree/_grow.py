@@ -403,6 +403,7 @@ def grow_tree(
                 data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
                 output, remote,
             )  # fmt: skip
+        exchange.finish()
     if value_bounds is not None:
         value_bounds[:n_nodes, 0] = work.table.lower[:n_nodes]
         value_bounds[:n_nodes, 1] = work.table.upper[:n_nodes]

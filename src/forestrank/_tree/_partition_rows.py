@@ -80,6 +80,7 @@ class PartitionRows:
         self.start = np.zeros(capacity, dtype=INDEX_DTYPE)
         self.end = np.zeros(capacity, dtype=INDEX_DTYPE)
         self.end[0] = len(samples)
+        self.ahead: dict = {}  # node -> its first right position, for splits made ahead and not yet numbered
 
     @property
     def n_rows(self) -> int:
@@ -95,17 +96,33 @@ class PartitionRows:
         histograms' dtype name) of the tree begun."""
         return self.n_rows, self.integer_weights, float(_total_weight(self.rows)), self.criterion, self._histogram_dtype.name
 
-    def summarise(self, node: int) -> tuple[float, np.ndarray]:
-        """(weight, statistics) of the partition's rows of ``node``."""
+    def summarise(self, node: int, commits: list = ()) -> tuple[float, np.ndarray]:
+        """(weight, statistics) of the partition's rows of ``node`` (after ``commit(commits)``)."""
+        self.commit(commits)
+        return self._summarise(self.start[node], self.end[node])
+
+    def histograms(self, node: int, commits: list = ()) -> np.ndarray:
+        """The histograms of the partition's rows of ``node`` (after ``commit(commits)``), shape
+        (n_features, max_bins, n_hist_columns)."""
+        self.commit(commits)
+        return self._histograms(self.start[node], self.end[node])
+
+    def _summarise(self, start: int, end: int) -> tuple[float, np.ndarray]:
         statistics = np.empty(_criteria.n_statistics(self.criterion, 0))
-        weight = _summarise(self.criterion, self.rows, self.start[node], self.end[node], statistics)
+        weight = _summarise(self.criterion, self.rows, start, end, statistics)
         return float(weight), statistics
 
-    def histograms(self, node: int) -> np.ndarray:
-        """The histograms of the partition's rows of ``node``, shape (n_features, max_bins, n_hist_columns)."""
+    def _histograms(self, start: int, end: int) -> np.ndarray:
         histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
-        _fill(self.X_binned, self.criterion, self.rows, self.start[node], self.end[node], histograms)
+        _fill(self.X_binned, self.criterion, self.rows, start, end, histograms)
         return histograms[0]
+
+    def commit(self, commits: list) -> None:
+        """Number the children of splits made ahead: (node, left child) pairs."""
+        for node, left_child in commits:
+            middle = self.ahead.pop(node)
+            self.start[left_child], self.end[left_child] = self.start[node], middle
+            self.start[left_child + 1], self.end[left_child + 1] = middle, self.end[node]
 
     def partition(self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int) -> tuple[int, int]:
         """Split the partition's rows of ``node`` into ``left_child`` and ``left_child + 1``;
@@ -118,13 +135,27 @@ class PartitionRows:
 
     def split(
         self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int,
-        fill_child: int = -1,
+        fill_child: int = -1, commits: list = (), ahead: tuple | None = None,
     ) -> tuple:  # fmt: skip
         """``partition``, with the two children's ``summarise`` and the ``histograms`` of
-        ``fill_child`` (None for -1): one round of a cluster's exchange."""
+        ``fill_child`` (None for -1): one round of a cluster's exchange. First the
+        ``commits``; then, given ``ahead`` (node, (feature, cut bin, missing bin, missing
+        left), side), that node's split made ahead (``_remote.PartitionsExchange``), whose
+        answers, the same five with the histograms of ``side`` (0 left, 1 right, -1 none),
+        come last (None without)."""
+        self.commit(commits)
         n_left, n_missing = self.partition(node, left_child, feature, cut_bin, missing_bin, missing_left)
         histograms = None if fill_child < 0 else self.histograms(fill_child)
-        return n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1), histograms
+        answers = (n_left, n_missing, self.summarise(left_child), self.summarise(left_child + 1), histograms)
+        return (*answers, None if ahead is None else self._split_ahead(*ahead))
+
+    def _split_ahead(self, node: int, split: tuple, side: int) -> tuple:
+        start, end = self.start[node], self.end[node]
+        middle, n_missing = _partition(self.X_binned, self.rows, start, end, *split)
+        self.ahead[node] = middle
+        children = ((start, middle), (middle, end))
+        histograms = None if side < 0 else self._histograms(*children[side])
+        return int(middle - start), int(n_missing), self._summarise(*children[0]), self._summarise(*children[1]), histograms
 
     def penalty_sums(self, l2_regularization: float) -> tuple[float, float, np.ndarray]:
         """(root weight, rows' cost, root statistics) of the partition's rows (``_builder.root_penalty_sums``)."""

@@ -110,6 +110,14 @@ def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_l
 
 
 @jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
+def announce(remote, node, feature, cut_bin, missing_bin, missing_left, side):
+    """The split of the frontier's next node, which the exchange may make ahead (``side``: the
+    child whose histograms the builder will fill, 0 left, 1 right, -1 unknown)."""
+    with numba.objmode():
+        _exchange(remote).announce(node, feature, cut_bin, missing_bin, missing_left, side)
+
+
+@jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
 def penalty_sums(remote, statistics, l2_regularization):
     """The root's summed moments (into ``statistics``) and rows' costs over every partition:
     returns (root weight, sum of the rows' costs)."""
@@ -130,6 +138,16 @@ class PartitionsExchange:
     brings the children's statistics back with their counts and the histograms of the
     child the builder names (``PartitionRows.split``), and the builder's next questions
     about them are answered without another round.
+
+    The same round also splits the node the builder announces as the frontier's next
+    (``announce``), ahead: a waiting node's split is fixed, and a partition splits a
+    node's rows in place within the node's range, so an ahead split the builder never
+    makes leaves the node's rows where its leaf reads them, and one it makes is the split
+    it would have made (the same rows in the same order). When the builder splits that
+    node, its counts, statistics and histograms are here already; the children's numbers,
+    which the builder gives only then, travel with the next round (``commits``) or with
+    ``finish``. Best-first growth mostly splits the announced node next, so a tree takes
+    about half the rounds.
 
     One exchange per tree: it reads the tree's summary when it is made.
 
@@ -157,6 +175,10 @@ class PartitionsExchange:
         self._round = round
         self._children: dict = {}
         self._histograms: dict = {}
+        self._announced: tuple | None = None  # (node, split, side) to make ahead in the next split round
+        self._fresh_announcements = True  # the next announce starts a new list of candidates
+        self._ahead: dict = {}  # node -> (split, its answers, side): splits made ahead, not yet the builder's
+        self._commits: list = []  # (node, left child) of ahead splits the partitions have yet to number
         if opening is None:
             summaries = round("tree_summary", ())
         else:
@@ -176,23 +198,62 @@ class PartitionsExchange:
     def summarise(self, node: int, statistics: np.ndarray) -> float:
         answers = self._children.get(node)  # node ids are not reused within a tree
         if answers is None:
-            answers = self._round("summarise", (node,))
+            answers = self._round("summarise", (node, self._take_commits()))
         weight, statistics[:] = sum_each(answers)
         return weight
 
     def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
         summed = self._histograms.pop(node, None)
-        histograms[slot] = sum_in_order(self._round("histograms", (node,))) if summed is None else summed
+        if summed is None:
+            summed = sum_in_order(self._round("histograms", (node, self._take_commits())))
+        histograms[slot] = summed
+
+    def announce(self, node: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, side: int) -> None:
+        """The builder's candidates for a split made ahead, most likely first, before each split:
+        the first not made ahead yet is kept."""
+        if self._fresh_announcements:
+            self._announced, self._fresh_announcements = None, False
+        if self._announced is None and node not in self._ahead:
+            self._announced = (node, (feature, cut_bin, missing_bin, missing_left), side)
 
     def partition(
         self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, fill_child: int
     ) -> tuple[int, int]:  # fmt: skip
-        answers = self._round("split", (node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child))
-        n_left, n_missing, left, right, histograms = zip(*answers)
+        split = (feature, cut_bin, missing_bin, missing_left)
+        announced = None if self._fresh_announcements else self._announced  # announced for this split
+        self._announced, self._fresh_announcements = None, True
+        if node in self._ahead:
+            made, (n_left, n_missing, left, right, histograms), side = self._ahead.pop(node)
+            if made != split:
+                raise RuntimeError(f"node {node} was split ahead as {made}, but the builder splits it as {split}.")
+            self._commits.append((node, left_child))
+        else:
+            answers = self._round(
+                "split", (node, left_child, *split, fill_child, self._take_commits(), announced)
+            )  # fmt: skip
+            *mine, early = zip(*answers)
+            n_left, n_missing, left, right, histograms = mine
+            if announced is not None:
+                ahead_node, made, side = announced
+                early_left, early_missing, early_lefts, early_rights, early_histograms = zip(*early)
+                summed = None if side < 0 else sum_in_order(early_histograms)
+                self._ahead[ahead_node] = (made, (early_left, early_missing, early_lefts, early_rights, summed), side)
+            histograms = None if fill_child < 0 else sum_in_order(histograms)
+            side = fill_child - left_child
         self._children[left_child], self._children[left_child + 1] = list(left), list(right)
-        if fill_child >= 0:
-            self._histograms[fill_child] = sum_in_order(histograms)
+        if fill_child >= 0 and histograms is not None and fill_child - left_child == side:
+            self._histograms[fill_child] = histograms
         return sum(n_left), sum(n_missing)
+
+    def finish(self) -> None:
+        """Number the children of the last ahead splits in the partitions (a round, when any is
+        left): every node of the grown tree then has its rows' range there."""
+        if self._commits:
+            self._round("commit", (self._take_commits(),))
+
+    def _take_commits(self) -> list:
+        commits, self._commits = self._commits, []
+        return commits
 
     def penalty_sums(self, statistics: np.ndarray, l2_regularization: float) -> tuple[float, float]:
         weight, rows_cost, statistics[:] = sum_each(self._round("penalty_sums", (l2_regularization,)))

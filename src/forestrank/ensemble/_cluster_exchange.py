@@ -63,21 +63,27 @@ class WorkerPartitions:
         n_rows, integer_weights, totals, criteria, dtypes = zip(*(partition.tree_summary() for partition in self.partitions))
         return sum(n_rows), all(integer_weights), sum_in_order(totals), criteria[0], dtypes[0]
 
-    def summarise(self, node: int) -> tuple[float, np.ndarray]:
-        return sum_each([partition.summarise(node) for partition in self.partitions])
+    def summarise(self, node: int, commits: list = ()) -> tuple[float, np.ndarray]:
+        return sum_each([partition.summarise(node, commits) for partition in self.partitions])
 
-    def histograms(self, node: int) -> np.ndarray:
-        return sum_in_order([partition.histograms(node) for partition in self.partitions])
+    def histograms(self, node: int, commits: list = ()) -> np.ndarray:
+        return sum_in_order([partition.histograms(node, commits) for partition in self.partitions])
+
+    def commit(self, commits: list) -> None:
+        for partition in self.partitions:
+            partition.commit(commits)
 
     def split(
-        self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, fill_child: int
+        self, node: int, left_child: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, fill_child: int,
+        commits: list = (), ahead: tuple | None = None,
     ) -> tuple:  # fmt: skip
         answers = [
-            partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child)
+            partition.split(node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child, commits, ahead)
             for partition in self.partitions
         ]
-        n_left, n_missing, left, right, histograms = zip(*answers)
-        return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), None if fill_child < 0 else sum_in_order(histograms)
+        *mine, early = zip(*answers)
+        summed = _summed_split(*mine)
+        return (*summed, None if ahead is None else _summed_split(*zip(*early)))
 
     def opening(self) -> tuple:
         """The answers to a tree's first questions (``tree_summary``, the root's ``summarise``
@@ -90,6 +96,12 @@ class WorkerPartitions:
 
     def row_leaf(self, nodes: np.ndarray) -> list:
         return [partition.row_leaf(nodes) for partition in self.partitions]
+
+
+def _summed_split(n_left: tuple, n_missing: tuple, left: tuple, right: tuple, histograms: tuple) -> tuple:
+    """A split's answers (``PartitionRows.split``) of several partitions, added in order."""
+    summed = None if histograms[0] is None else sum_in_order(histograms)
+    return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), summed
 
 
 def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: str) -> tuple[list, list]:
