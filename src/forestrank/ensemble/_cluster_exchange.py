@@ -10,9 +10,10 @@ worker and round instead of one per partition; the sums are then added in (worke
 partition) order, a different order than partition order only for floating-point sums
 of several partitions (``docs/design.md``, "Parallelism").
 
-Per split the exchange makes one round: the split decision out; the children's counts
-and statistics, and the smaller child's histograms (``n_features x max_bins x
-n_hist_columns`` sums from every worker), back. A tree's summary, the root's statistics
+Per split the exchange makes at most one round: the split decision out; the children's
+counts and statistics, and the smaller child's histograms (``n_features x max_bins x
+n_hist_columns`` sums from every worker), back; the same round makes a waiting node's
+split ahead (``_remote.PartitionsExchange``), so that its own split needs none. A tree's summary, the root's statistics
 and the root's histograms come back in one round (``opening``), which boosting folds
 into the round that starts the tree. ``ActorRounds`` counts the rounds and the
 bytes the actors send back.
