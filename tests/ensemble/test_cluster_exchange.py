@@ -33,12 +33,13 @@ def grow_on_actors(client, binned, targets, weights, bounds, dtype):
     capacity = max_nodes(PARAMS, n_rows)
     rounds("start_tree", [([(targets[a:b], weights[a:b], capacity) for a, b in (parts[n] for n in numbers)],) for numbers in held])
     driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
+    exchange = PartitionsExchange(rounds)
     tree = grow_tree(
         driver, None, PARAMS, _rng.new_state(np.random.SeedSequence(7)),
-        histograms=histogram_pool(data, PARAMS, n_rows, dtype, sampled_features=True), exchange=PartitionsExchange(rounds),
+        histograms=histogram_pool(data, PARAMS, n_rows, dtype, sampled_features=True), exchange=exchange,
     )  # fmt: skip
     leaves = {n: leaf for numbers, per_actor in zip(held, rounds("row_leaf", (tree.nodes,))) for n, leaf in zip(numbers, per_actor)}
-    return tree, np.concatenate([leaves[n] for n in range(len(parts))]), rounds
+    return tree, np.concatenate([leaves[n] for n in range(len(parts))]), rounds, exchange
 
 
 def grow_in_memory(binned, targets, weights, dtype):
@@ -59,19 +60,20 @@ def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, int
     bounds = [0, len(weights)] if bounds == "one" else [0, 500, 1100, len(weights)]
     dtype = np.int32 if integer_targets else np.float64
     local, row_leaf = grow_in_memory(binned, targets, weights, dtype)
-    remote, leaves, rounds = grow_on_actors(dask_client, binned, targets, weights, bounds, dtype)
+    remote, leaves, rounds, exchange = grow_on_actors(dask_client, binned, targets, weights, bounds, dtype)
     assert_same_tree(local, remote)
     np.testing.assert_array_equal(leaves, row_leaf)
     n_splits = int((local.nodes["feature"] >= 0).sum())
-    # start, summary, root statistics and histograms; at most one round per split, which brings the histograms
-    # of the child the builder sums next (predicted exactly from the parent's counts) and makes the frontier's
-    # next split ahead, so that a split made ahead needs none; numbering the last ones made ahead; the leaves
-    assert 6 <= rounds.rounds < 0.8 * (n_splits + 6)
+    # start, summary, root statistics and histograms; one round per split, which brings the histograms of the
+    # child the builder sums next (predicted exactly from the parent's counts) and makes a waiting node's split
+    # ahead, except for the splits made ahead, which need none; numbering the last ones made ahead; the leaves
+    assert exchange.taken_ahead > n_splits / 3
+    assert rounds.rounds == 5 + n_splits - exchange.taken_ahead + exchange.finish_rounds
     histogram_bytes = binned["X_binned"].shape[1] * binned["bin_thresholds"].shape[1] * 3 * np.dtype(dtype).itemsize
-    fills = 1 + n_splits  # the root's and one per split, from each actor, summed over its partitions
-    # every fill arrives once; a split made ahead and never the builder's wastes one, at most one a round
-    lowest, highest = fills * histogram_bytes, (fills + rounds.rounds) * histogram_bytes
-    assert lowest * len(rounds.actors) <= rounds.bytes_received < highest * len(rounds.actors)
+    # the root's, one per split, and one per split made ahead that the builder did not make, from each actor
+    # (summed over its partitions); every fill's side is known from the pooled counts, so none is asked twice
+    fills = 1 + n_splits + exchange.made_ahead - exchange.taken_ahead
+    assert fills * histogram_bytes * len(rounds.actors) <= rounds.bytes_received < (fills + 1) * histogram_bytes * len(rounds.actors)
 
 
 def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():

@@ -144,3 +144,30 @@ def test_a_tree_memory_serves_trees_over_partitions_and_in_memory_in_turn():
     )  # fmt: skip
     local = grow_tree(data, weights, PARAMS, _rng.new_state(np.random.SeedSequence(7)), histograms=pool, memory=memory)
     assert_same_tree(local, remote)
+
+
+def test_a_split_made_ahead_is_taken_only_as_it_was_made():
+    """The builder splits a node it announced as announced (a waiting node's split is fixed);
+    were it to split it otherwise, the rows would already be ordered by the other split, so
+    the exchange refuses rather than answer with sums of the wrong children."""
+    statistics = (2.0, np.zeros(3))
+    answers = {
+        "tree_summary": [(10, True, 10.0, PARAMS.criterion, "float64")],
+        "split": [(4, 0, statistics, statistics, None, (3, 0, statistics, statistics, None))],
+    }
+    asked = []
+
+    def round(method, arguments):
+        asked.append((method, arguments))
+        return answers[method]
+
+    exchange = PartitionsExchange(round)
+    exchange.announce(5, 2, 7, 255, 0, -1)
+    assert exchange.partition(0, 1, 1, 3, 255, 1, -1) == (4, 0)
+    assert asked[-1][1][-1] == (5, (2, 7, 255, 0), -1)  # made ahead in the root's round
+    assert exchange.partition(5, 3, 2, 7, 255, 0, -1) == (3, 0) and len(asked) == 2  # no round
+    exchange.announce(6, 2, 7, 255, 0, -1)
+    exchange.partition(1, 7, 1, 3, 255, 1, -1)
+    assert asked[-1][1][-2] == [(5, 3)]  # the ahead split's children numbered with the next round
+    with pytest.raises(RuntimeError, match=r"node 6 was split ahead as \(2, 7, 255, 0\), but the builder splits it as"):
+        exchange.partition(6, 9, 4, 7, 255, 0, -1)

@@ -400,9 +400,11 @@ def _split_decision(node, binned, table):
 
 @jit(inline="always")
 def _announce_next(node, binned, table, pool, remote):
-    """Name the split of the frontier's next node to the exchange, which may make it in the
-    round of the split being made (``_remote.PartitionsExchange.announce``): its split is
-    fixed while it waits, and its side of the histograms the one ``_split`` will ask for."""
+    """Name the split of a waiting node to the exchange, which may make it in the round of the
+    split being made (``_remote.PartitionsExchange.announce``): a pointwise node's split is
+    fixed once it waits (only listwise nodes are searched again when popped, and a tree
+    over partitions is pointwise: ``_grow.grow_tree``), and its side of the histograms is
+    the one ``_split`` will ask for (its pool slot does not change while it waits)."""
     feature, cut_bin, missing_bin, missing_left, _ = _split_decision(node, binned, table)
     side = np.int64(-1)
     if pool is not None:
@@ -590,8 +592,9 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             ):  # fmt: skip
                 continue
         if remote is not None and (params.max_leaf_nodes < 0 or n_leaves + 1 < params.max_leaf_nodes):
-            # Another split follows this one: the frontier's best waiting nodes (the heap's
-            # top three, the first of them the next), of which the exchange makes one ahead.
+            # Another split follows this one: the heap's first three entries (its top, the
+            # next to pop unless the new children outrank it, and the two below it), of
+            # which the exchange makes one ahead.
             for position in range(min(3, work.frontier.size[0])):
                 _announce_next(work.frontier.heap[position], binned, table, pool, remote)
         _split(node, n_nodes, binned, rows, params, output, table, pool, remote)

@@ -2,7 +2,7 @@
 
 A ``PartitionRows`` holds a partition's binned rows and, for the tree being grown, its
 rows of positive weight in the builder's node order (``_rows.SortedRows``) with every
-node's range of them. It answers the exchange's five questions about its own rows with
+node's range of them. It answers the exchange's questions about its own rows with
 the builder's own kernels (``_builder._summarise``, ``_histograms.fill_histograms``,
 ``_rows.partition``, ``_builder.root_penalty_sums``), so that with one partition every
 sum is the one the builder adds on the same rows, in the same order.
@@ -150,6 +150,9 @@ class PartitionRows:
         return (*answers, None if ahead is None else self._split_ahead(*ahead))
 
     def _split_ahead(self, node: int, split: tuple, side: int) -> tuple:
+        """``split`` made on ``node``'s rows before the builder makes it (``commit`` numbers the
+        children). If it never does, the node is a leaf whose rows stay left-then-right
+        within its range: nothing reads a leaf's rows by position (``row_leaf`` maps rows)."""
         start, end = self.start[node], self.end[node]
         middle, n_missing = _partition(self.X_binned, self.rows, start, end, *split)
         self.ahead[node] = middle

@@ -37,10 +37,16 @@ An exchange implements:
   the global counts of the left child and of the node's rows in ``missing_bin``. The
   builder names the child whose histograms it will ask for next
   (``_histograms.smaller_child``; -1: unknown), which an exchange may sum in the same
-  round;
+  round; a split the exchange made ahead (``announce``) is answered without a round;
+- ``announce(node, feature, cut_bin, missing_bin, missing_left, side)``: before each
+  split that another will follow, a few waiting nodes' splits (``side``: 0 or 1, the
+  child whose histograms the builder will fill; -1: unknown), which the exchange may
+  make ahead; an exchange may ignore them;
 - ``penalty_sums(statistics, l2_regularization) -> (weight, rows_cost)``: the root's
   summed moments into ``statistics`` and the sum of the rows' costs
-  (``_criteria.row_cost``).
+  (``_criteria.row_cost``);
+- ``finish()``: called once the tree is grown (``_grow.grow_tree``), so that every node
+  of the tree has its rows' range in the partitions.
 """
 
 import itertools
@@ -102,8 +108,9 @@ def fill(remote, node, histograms, slot):
 
 @jit(callable_from_python=False, nogil=False)  # object mode: holds the GIL
 def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child):
-    """Split ``node``'s rows in every partition, and sum the histograms of child ``fill_child``
-    (-1: none) in the same round; returns the global (left count, missing count)."""
+    """Split ``node``'s rows in every partition (or take the split the exchange made ahead),
+    with the histograms of child ``fill_child`` (-1: none); returns the global (left count,
+    missing count)."""
     with numba.objmode(n_left="int64", n_missing="int64"):
         n_left, n_missing = _exchange(remote).partition(node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child)
     return n_left, n_missing
@@ -169,6 +176,9 @@ class PartitionsExchange:
     criterion, histogram_dtype :
         The partitions' criterion and histogram dtype name (``grow_tree`` checks them
         against the tree's).
+    made_ahead, taken_ahead, finish_rounds : int
+        Splits made ahead, those of them the builder then made (each a round spared), and
+        the rounds ``finish`` made (0 or 1).
     """
 
     def __init__(self, round: Callable[[str, tuple | list], list], opening: list | None = None) -> None:
@@ -179,6 +189,7 @@ class PartitionsExchange:
         self._fresh_announcements = True  # the next announce starts a new list of candidates
         self._ahead: dict = {}  # node -> (split, its answers, side): splits made ahead, not yet the builder's
         self._commits: list = []  # (node, left child) of ahead splits the partitions have yet to number
+        self.made_ahead = self.taken_ahead = self.finish_rounds = 0
         if opening is None:
             summaries = round("tree_summary", ())
         else:
@@ -209,8 +220,8 @@ class PartitionsExchange:
         histograms[slot] = summed
 
     def announce(self, node: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, side: int) -> None:
-        """The builder's candidates for a split made ahead, most likely first, before each split:
-        the first not made ahead yet is kept."""
+        """The builder's candidates for a split made ahead, the frontier's top first, before each
+        split: the first not made ahead yet is kept."""
         if self._fresh_announcements:
             self._announced, self._fresh_announcements = None, False
         if self._announced is None and node not in self._ahead:
@@ -227,6 +238,7 @@ class PartitionsExchange:
             if made != split:
                 raise RuntimeError(f"node {node} was split ahead as {made}, but the builder splits it as {split}.")
             self._commits.append((node, left_child))
+            self.taken_ahead += 1
         else:
             answers = self._round(
                 "split", (node, left_child, *split, fill_child, self._take_commits(), announced)
@@ -238,6 +250,7 @@ class PartitionsExchange:
                 early_left, early_missing, early_lefts, early_rights, early_histograms = zip(*early)
                 summed = None if side < 0 else sum_in_order(early_histograms)
                 self._ahead[ahead_node] = (made, (early_left, early_missing, early_lefts, early_rights, summed), side)
+                self.made_ahead += 1
             histograms = None if fill_child < 0 else sum_in_order(histograms)
             side = fill_child - left_child
         self._children[left_child], self._children[left_child + 1] = list(left), list(right)
@@ -250,6 +263,7 @@ class PartitionsExchange:
         left): every node of the grown tree then has its rows' range there."""
         if self._commits:
             self._round("commit", (self._take_commits(),))
+            self.finish_rounds += 1
 
     def _take_commits(self) -> list:
         commits, self._commits = self._commits, []
