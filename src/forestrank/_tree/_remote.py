@@ -244,19 +244,16 @@ class PartitionsExchange:
                 "split", (node, left_child, *split, fill_child, self._take_commits(), announced)
             )  # fmt: skip
             *mine, early = zip(*answers)
-            n_left, n_missing, left, right, histograms = mine
+            n_left, n_missing, left, right, histograms = sum_split(*mine)
             if announced is not None:
-                ahead_node, made, side = announced
-                early_left, early_missing, early_lefts, early_rights, early_histograms = zip(*early)
-                summed = None if side < 0 else sum_in_order(early_histograms)
-                self._ahead[ahead_node] = (made, (early_left, early_missing, early_lefts, early_rights, summed), side)
+                ahead_node, made, ahead_side = announced
+                self._ahead[ahead_node] = (made, sum_split(*zip(*early)), ahead_side)
                 self.made_ahead += 1
-            histograms = None if fill_child < 0 else sum_in_order(histograms)
             side = fill_child - left_child
-        self._children[left_child], self._children[left_child + 1] = list(left), list(right)
+        self._children[left_child], self._children[left_child + 1] = [left], [right]  # summed: one answer each
         if fill_child >= 0 and histograms is not None and fill_child - left_child == side:
             self._histograms[fill_child] = histograms
-        return sum(n_left), sum(n_missing)
+        return n_left, n_missing
 
     def finish(self) -> None:
         """Number the children of the last ahead splits in the partitions (a round, when any is
@@ -282,6 +279,14 @@ def in_process(partitions: list) -> Callable[[str, tuple | list], list]:
         return [getattr(partition, method)(*args) for partition, args in zip(partitions, per_partition)]
 
     return round
+
+
+def sum_split(n_left: tuple, n_missing: tuple, left: tuple, right: tuple, histograms: tuple) -> tuple:
+    """A split's answers (``PartitionRows.split``'s first five) of several partitions, each
+    added in partition order: the counts, the children's (weight, statistics), and the
+    filled child's histograms (None when none was filled)."""
+    summed = None if histograms[0] is None else sum_in_order(histograms)
+    return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), summed
 
 
 def sum_each(answers: Sequence[tuple]) -> tuple:

@@ -232,9 +232,9 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
 def _fitted_init(model: object, X: object, y: object, qid: object, held_out: bool) -> object:
     """``init`` as given when fitted, or a clone fitted on the Dask collections as a fit in
     memory fits one on its rows (a forestrank ranker: the forests, LambdaMART and PLRank
-    fit them on the cluster, the others refuse them by name); None without ``init``. ``held_out``: the early-stopping
-    queries were held out of the partitions, which an unfitted ``init`` would not see
-    apart."""
+    fit them on the cluster, the others refuse them by name); None without ``init``.
+    ``held_out``: the early-stopping queries were held out of the partitions, which an
+    unfitted ``init`` would not see apart."""
     if model.init is None:
         return None
     try:

@@ -13,10 +13,10 @@ of several partitions (``docs/design.md``, "Parallelism").
 Per split the exchange makes at most one round: the split decision out; the children's
 counts and statistics, and the smaller child's histograms (``n_features x max_bins x
 n_hist_columns`` sums from every worker), back; the same round makes a waiting node's
-split ahead (``_remote.PartitionsExchange``), so that its own split needs none. A tree's summary, the root's statistics
-and the root's histograms come back in one round (``opening``), which boosting folds
-into the round that starts the tree. ``ActorRounds`` counts the rounds and the
-bytes the actors send back.
+split ahead (``_remote.PartitionsExchange``), so that its own split needs none. A
+tree's summary, the root's statistics and the root's histograms come back in one round
+(``opening``), which boosting folds into the round that starts the tree.
+``ActorRounds`` counts the rounds and the bytes the actors send back.
 
 An actor lost with its worker loses its partitions' tree state: the round raises
 ``LostPartitionsError`` naming the partitions whose actor did not answer.
@@ -25,7 +25,7 @@ An actor lost with its worker loses its partitions' tree state: the round raises
 import numpy as np
 
 from .._tree._partition_rows import PartitionRows
-from .._tree._remote import sum_each, sum_in_order
+from .._tree._remote import sum_each, sum_in_order, sum_split
 from ..parallel._cluster import scheduler_errors
 
 
@@ -83,8 +83,7 @@ class WorkerPartitions:
             for partition in self.partitions
         ]
         *mine, early = zip(*answers)
-        summed = _summed_split(*mine)
-        return (*summed, None if ahead is None else _summed_split(*zip(*early)))
+        return (*sum_split(*mine), None if ahead is None else sum_split(*zip(*early)))
 
     def opening(self) -> tuple:
         """The answers to a tree's first questions (``tree_summary``, the root's ``summarise``
@@ -97,12 +96,6 @@ class WorkerPartitions:
 
     def row_leaf(self, nodes: np.ndarray) -> list:
         return [partition.row_leaf(nodes) for partition in self.partitions]
-
-
-def _summed_split(n_left: tuple, n_missing: tuple, left: tuple, right: tuple, histograms: tuple) -> tuple:
-    """A split's answers (``PartitionRows.split``) of several partitions, added in order."""
-    summed = None if histograms[0] is None else sum_in_order(histograms)
-    return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), summed
 
 
 def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, n_hist_columns: int, histogram_dtype: str) -> tuple[list, list]:
