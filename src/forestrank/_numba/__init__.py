@@ -1,2 +1,3 @@
 """Numba plumbing every kernel shares: the compile flags (``jit``), the prefetch
-intrinsic (``prefetch``) and the kernels' dtypes with the coercion to them (``dtypes``)."""
+intrinsic (``prefetch``), the branch-free sign test (``bits``) and the kernels' dtypes
+with the coercion to them (``dtypes``)."""

@@ -28,6 +28,7 @@ from sklearn.utils import check_random_state
 
 from .._numba.dtypes import FLOAT_DTYPE
 from .._input.features import as_feature_array, dense_blocks, dense_column, missing_columns
+from .._numba.bits import sign_mask
 from .._numba.jit import jit
 from ..parallel._local import row_ranges, run_in_threads
 
@@ -115,7 +116,8 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
     ----------
     X : float64 or float32 array of shape (n_rows, n_features), C order
     thresholds : float64 array of shape (n_features, max_bins)
-        Cuts of each feature in its first ``n_value_bins[f] - 1`` entries.
+        Cuts of each feature in its first ``n_value_bins[f] - 1`` entries, none of them
+        -0.0 (``sign_mask``'s condition; +0.0 compares the same).
     n_value_bins : int32 array of shape (n_features,)
         Bins of present values per feature.
     missing_bins : int32 array of shape (n_features,)
@@ -126,31 +128,37 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
         Output, written row by row.
     """
     n_rows = X.shape[0]
+    values = np.empty(_ROW_BLOCK)
+    bases = np.empty(_ROW_BLOCK, dtype=np.int64)
     # Blocks of rows, features outermost inside a block: one feature's cuts (<= 2 KB)
     # stay in L1 while a block of output rows stays in cache, which measured faster than
-    # looping over all features row by row. The remaining cost is the chain of
-    # dependent loads of the binary search, paid once per fit.
+    # looping over all features row by row. The block's values are searched together,
+    # one step of the lower bound for all of them at a time: each value's steps form a
+    # chain of dependent loads, and the block's independent chains overlap. A step adds
+    # ``half`` when the cut is below the value, by the sign of their difference
+    # (``_numba/bits.py``: a compare would become a branch that random values mispredict
+    # at every other step). The trip count depends on the feature's cuts only; a NaN
+    # searches harmlessly (the steps stay within the cuts) and takes the missing bin.
     for block_start in range(0, n_rows, _ROW_BLOCK):
-        block_end = min(block_start + _ROW_BLOCK, n_rows)
+        size = min(block_start + _ROW_BLOCK, n_rows) - block_start
         for feature in range(X.shape[1]):
-            n_cuts = n_value_bins[feature] - 1
+            cuts = thresholds[feature]
+            for k in range(size):
+                values[k] = X[block_start + k, feature]
+                bases[k] = 0
+            length = n_value_bins[feature] - 1
+            while length > 1:
+                half = length // 2
+                for k in range(size):
+                    base = bases[k]
+                    bases[k] = base + (half & sign_mask(cuts[base + half - 1] - values[k]))
+                length -= half
             missing_bin = max(missing_bins[feature], 0)
-            for i in range(block_start, block_end):
-                value = X[i, feature]
-                if value != value:
-                    binned[i, feature] = missing_bin
-                    continue
-                # Branchless lower bound: the trip count depends on n_cuts only and
-                # the select becomes a conditional move.
-                base = 0
-                length = n_cuts
-                while length > 1:
-                    half = length // 2
-                    base = base + half if thresholds[feature, base + half - 1] < value else base
-                    length -= half
-                if length == 1 and thresholds[feature, base] < value:
-                    base += 1
-                binned[i, feature] = base
+            for k in range(size):
+                base = bases[k]
+                if length == 1:
+                    base += 1 & sign_mask(cuts[base] - values[k])
+                binned[block_start + k, feature] = missing_bin if values[k] != values[k] else base
 
 
 def _bin_dtype(max_n_bins: int) -> type:
@@ -252,6 +260,7 @@ class BinMapper:
         (the Fortran layout measured slower: ``docs/design.md``, "Numba rules").
         """
         thresholds, _ = self.padded_tables()
+        thresholds += 0.0  # -0.0 cuts to +0.0, which every value compares to alike (_bin_rows)
         X = as_feature_array(X)
         binned = np.empty(X.shape, dtype=self.bin_dtype_)
         ranges = row_ranges(X.shape[0], self.n_jobs, min_rows=16 * _ROW_BLOCK, align=_ROW_BLOCK)
