@@ -25,9 +25,9 @@ test over the test queries. The cluster issue bounds the difference at 0.005.
 ``boosting``: the same MSLR-WEB10K-shaped set (1.2M training rows in 8 partitions of
 1,250 queries), ``--iterations`` of LambdaRank boosting with every contender's defaults
 where they agree (31 leaves, learning rate 0.1, 255 bins, 20 rows per leaf, truncation
-30): ``LambdaMART`` in memory with ``n_jobs=2``; ``LambdaMART`` on the Dask partitions;
-``lightgbm.LGBMRanker`` in memory with ``n_jobs=2`` (what LightGBM's own cluster fit
-costs beyond its fit in memory); ``lightgbm.DaskLGBMRanker`` and ``xgboost.dask.DaskXGBRanker`` (``tree_method="hist"``,
+30): ``LambdaMART`` in memory with ``n_jobs=2``; ``LambdaMART`` on the Dask
+partitions; ``lightgbm.LGBMRanker`` in memory with ``n_jobs=2`` (what LightGBM's own
+cluster fit costs beyond its fit in memory); ``lightgbm.DaskLGBMRanker`` and ``xgboost.dask.DaskXGBRanker`` (``tree_method="hist"``,
 ``grow_policy="lossguide"``, ``max_leaves=31``, ``rank:ndcg``) on the same partitions;
 each cluster contender on its own ``LocalCluster`` of 2 single-threaded worker
 processes, every contender in a process of its own, in the order given. Reported: the
@@ -204,7 +204,7 @@ def _reset_peaks(client) -> None:
     client.run(lambda: Path("/proc/self/clear_refs").write_text("5"))
 
 
-# LightGBM's settings where they differ from its defaults: the shared ones of the module docstring.
+# LightGBM's settings spelled out (its defaults, and the shared settings of the module docstring).
 _LIGHTGBM_PARAMS = {
     "num_leaves": 31, "learning_rate": 0.1, "max_bin": 255, "min_child_samples": 20, "lambdarank_truncation_level": 30,
     "verbose": -1,
@@ -333,7 +333,7 @@ def boosting(args: argparse.Namespace) -> None:
         times = ", ".join(f"{run['fit_s']:.1f}" for run in results)
         line = f"  {name:18s} fit {fit[name]:7.1f} s ({times})   NDCG@10 {result['ndcg']:.4f}"
         if "forestrank-memory" in fit and name != "forestrank-memory":
-            line += f"   {fit[name] / fit['forestrank-memory']:.2f}x in memory"
+            line += f"   {fit[name] / fit['forestrank-memory']:.2f}x forestrank in memory"
         if "rounds_per_tree" in result:
             line += f"   {result['rounds_per_tree']:.1f} rounds and {result['mb_per_tree']:.1f} MB per tree"
         print(line)

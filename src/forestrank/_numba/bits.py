@@ -5,10 +5,14 @@ search of ``_tree/_binning._bin_rows``) is written as a select, but LLVM's x86 b
 end turns a select fed by a load into a branch in a loop, betting on the branch
 being predictable. A search over random values takes each side half the time, so
 that branch mispredicts at every other step. ``sign_mask`` reads the sign bit of a
-difference with integer operations only (a bit cast and a shift), which no pass
-turns into a branch: ``base += half & sign_mask(cut - value)`` steps exactly when
-``cut < value``, whenever ``cut - value`` cannot be -0.0 for equal operands (a cut of
--0.0 against +0.0; ``BinMapper.transform`` passes +0.0 cuts only).
+difference with integer operations only (a bit cast and a shift), which numba's LLVM
+does not turn into a branch (measured: ``benchmarks/RESULTS.md``, "Engine design
+measurements"). ``base += half & sign_mask(cut - value)`` steps exactly when
+``cut < value`` for a finite cut that is not -0.0: equal operands then differ by +0.0,
+unequal finite ones by a nonzero difference of their order's sign (or an infinity of
+it), and an infinite value by an infinity. A -0.0 cut against +0.0 (-0.0) and a -inf
+cut against -inf (NaN, whose sign bit x86 sets) would step wrongly:
+``BinMapper.transform`` passes +0.0 for -0.0, and its cuts are finite.
 """
 
 import math

@@ -116,8 +116,9 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
     ----------
     X : float64 or float32 array of shape (n_rows, n_features), C order
     thresholds : float64 array of shape (n_features, max_bins)
-        Cuts of each feature in its first ``n_value_bins[f] - 1`` entries, none of them
-        -0.0 (``sign_mask``'s condition; +0.0 compares the same).
+        Cuts of each feature in its first ``n_value_bins[f] - 1`` entries, finite and
+        none of them -0.0 (``sign_mask``'s conditions; +0.0 compares the same, and
+        ``fit`` takes no infinity).
     n_value_bins : int32 array of shape (n_features,)
         Bins of present values per feature.
     missing_bins : int32 array of shape (n_features,)
