@@ -223,19 +223,15 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     X, y, qid = data["X"], data["y"], data["qid"]
     X_train, y_train, q_train, X_test, y_test, q_test = X[:n_train], y[:n_train], qid[:n_train], X[n_train:], y[n_train:], qid[n_train:]
     result = {"name": name}
-    if name == "forestrank-memory":
+    if name in ("forestrank-memory", "lightgbm-memory"):
         start = time.perf_counter()
-        model = LambdaMART(iterations, n_jobs=2, random_state=0).fit(X_train, y_train, qid=q_train)
-        result["fit_s"] = time.perf_counter() - start
-        result["ndcg"] = float(ndcg_score(y_test, model.predict(X_test), q_test, k=10))
-        queue.put(result)
-        return
-    if name == "lightgbm-memory":
-        import lightgbm
+        if name == "forestrank-memory":
+            model = LambdaMART(iterations, n_jobs=2, random_state=0).fit(X_train, y_train, qid=q_train)
+        else:
+            import lightgbm
 
-        start = time.perf_counter()
-        model = lightgbm.LGBMRanker(**_LIGHTGBM_PARAMS, n_estimators=iterations, n_jobs=2)
-        model.fit(X_train, y_train, group=np.unique(q_train, return_counts=True)[1])
+            model = lightgbm.LGBMRanker(**_LIGHTGBM_PARAMS, n_estimators=iterations, n_jobs=2)
+            model.fit(X_train, y_train, group=np.unique(q_train, return_counts=True)[1])
         result["fit_s"] = time.perf_counter() - start
         result["ndcg"] = float(ndcg_score(y_test, model.predict(X_test), q_test, k=10))
         queue.put(result)
