@@ -17,8 +17,9 @@ from forestrank.ensemble._cluster_exchange import ActorRounds, LostPartitionsErr
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 
 
-def grow_on_actors(client, binned, targets, weights, bounds, dtype):
-    """The tree grown over actors holding the partitions ``bounds``, its rows' leaves, and the rounds."""
+def grow_on_actors(client, binned, targets, weights, bounds, dtype, direct=True):
+    """The tree grown over actors holding the partitions ``bounds``, its rows' leaves, and the rounds
+    (over channels to the actors, or, not ``direct``, as Dask actor calls)."""
     data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
     n_rows = int((weights > 0).sum())
     workers = list(client.scheduler_info()["workers"])
@@ -29,7 +30,8 @@ def grow_on_actors(client, binned, targets, weights, bounds, dtype):
         np.dtype(dtype).name,
     )  # fmt: skip
     assert sorted(n for numbers in held for n in numbers) == list(range(len(parts)))
-    rounds = ActorRounds(client, actors, held)
+    rounds = ActorRounds(client, actors, held, direct=direct)
+    assert (rounds.channels is not None) == direct  # the test cluster's workers talk TCP: a channel to each
     capacity = max_nodes(PARAMS, n_rows)
     rounds("start_tree", [([(targets[a:b], weights[a:b], capacity) for a, b in (parts[n] for n in numbers)],) for numbers in held])
     driver = dataclasses.replace(data, X_binned=binned["X_binned"][:0], targets=np.empty((0, 2)))
@@ -39,6 +41,7 @@ def grow_on_actors(client, binned, targets, weights, bounds, dtype):
         histograms=histogram_pool(data, PARAMS, n_rows, dtype, sampled_features=True), exchange=exchange,
     )  # fmt: skip
     leaves = {n: leaf for numbers, per_actor in zip(held, rounds("row_leaf", (tree.nodes,))) for n, leaf in zip(numbers, per_actor)}
+    rounds.close()
     return tree, np.concatenate([leaves[n] for n in range(len(parts))]), rounds, exchange
 
 
@@ -52,15 +55,16 @@ def grow_in_memory(binned, targets, weights, dtype):
     return tree, row_leaf
 
 
+@pytest.mark.parametrize("direct", [True, False], ids=["channels", "actor calls"])
 @pytest.mark.parametrize(
     ("integer_targets", "bounds"), [(False, "one"), (True, "three")], ids=["one partition", "three partitions, integer targets"]
 )
-def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, integer_targets, bounds):
+def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, integer_targets, bounds, direct):
     binned, targets, weights = boosting_problem(integer_targets=integer_targets, missing=True)
     bounds = [0, len(weights)] if bounds == "one" else [0, 500, 1100, len(weights)]
     dtype = np.int32 if integer_targets else np.float64
     local, row_leaf = grow_in_memory(binned, targets, weights, dtype)
-    remote, leaves, rounds, exchange = grow_on_actors(dask_client, binned, targets, weights, bounds, dtype)
+    remote, leaves, rounds, exchange = grow_on_actors(dask_client, binned, targets, weights, bounds, dtype, direct)
     assert_same_tree(local, remote)
     np.testing.assert_array_equal(leaves, row_leaf)
     n_splits = int((local.nodes["feature"] >= 0).sum())
@@ -76,7 +80,8 @@ def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, int
     assert fills * histogram_bytes * len(rounds.actors) <= rounds.bytes_received < (fills + 1) * histogram_bytes * len(rounds.actors)
 
 
-def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():
+@pytest.mark.parametrize("direct", [True, False], ids=["channels", "actor calls"])
+def test_a_lost_partition_stops_the_tree_with_an_error_naming_it(direct):
     with (
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as client,
@@ -85,21 +90,27 @@ def test_a_lost_partition_stops_the_tree_with_an_error_naming_it():
         workers = list(client.scheduler_info()["workers"])
         X_binned = [client.scatter(binned["X_binned"][:700], workers=[workers[0]]), client.scatter(binned["X_binned"][700:], workers=[workers[1]])]
         actors, held = start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
-        rounds = ActorRounds(client, actors, held)
+        rounds = ActorRounds(client, actors, held, direct=direct)
+        assert (rounds.channels is not None) == direct
         rounds("start_tree", [([(targets[:700], weights[:700], 61)],), ([(targets[700:], weights[700:], 61)],)])
         lost = actors[held.index([1])]._address
         client.run(lambda: __import__("os")._exit(1), workers=[lost], on_error="ignore")  # the nanny restarts it, empty
         deadline = time.monotonic() + 30
         while lost in client.scheduler_info()["workers"] and time.monotonic() < deadline:
             time.sleep(0.1)
+        assert [rounds._listed(index) for index in range(2)] == [numbers != [1] for numbers in held]
         with pytest.raises(LostPartitionsError, match=r"partition\(s\) 1 "):
             rounds("tree_summary", ())
 
 
-def test_an_error_of_a_live_partition_is_raised_as_itself(dask_client):
+@pytest.mark.parametrize("direct", [True, False], ids=["channels", "actor calls"])
+def test_an_error_of_a_live_partition_is_raised_as_itself(dask_client, direct):
     binned, targets, weights = boosting_problem(integer_targets=True)
-    X_binned = [dask_client.scatter(binned["X_binned"], workers=[list(dask_client.scheduler_info()["workers"])[0]])]
+    # not keyed by content: the same rows scattered again as the last test releases them would be lost
+    X_binned = [dask_client.scatter(binned["X_binned"], workers=[list(dask_client.scheduler_info()["workers"])[0]], hash=False)]
     actors, held = start_actors(dask_client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
-    rounds = ActorRounds(dask_client, actors, held)
+    rounds = ActorRounds(dask_client, actors, held, direct=direct)
     with pytest.raises(AttributeError):  # no tree started: not a lost partition
         rounds("summarise", (0,))
+    assert rounds("ping", ()) == [True]  # the actor, and its channel, still answer
+    rounds.close()

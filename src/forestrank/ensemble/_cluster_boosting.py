@@ -160,8 +160,11 @@ def fit_boosting_partitioned(
         # The driver's share of a round (the split search on summed histograms) is short and
         # alternates with the workers' share: more threads would wait actively (OpenMP
         # spins after a parallel region) on cores the workers may be computing on.
-        with numba_threads(1):
-            _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals], bias)
+        try:
+            with numba_threads(1):
+                _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals], bias)
+        finally:
+            rounds.close()
     model.cluster_rounds_, model.cluster_bytes_ = rounds.rounds, rounds.bytes_received
     return model
 
