@@ -116,6 +116,11 @@ def _query_gradients(
     of the top ``truncation_level`` ranks with every document below them, or each
     document's sampled pairs, each added by ``_add_pair``; then the query's
     normalisation.
+
+    The pairs read the query's scores, grades and gains copied in rank order and add to
+    gradients and hessians kept in rank order, written back at the end: the inner loop
+    walks contiguous arrays instead of looking every document up through the ranking.
+    Each document's sums take the same terms in the same order, so they are the same.
     """
     n = end - start
     for i in range(start, end):
@@ -134,24 +139,27 @@ def _query_gradients(
         ranked = no_statistics
     else:
         ranked = _ranked_statistics(order, labels, stop_probabilities, metric)
+    ranked_scores, ranked_labels, ranked_gains = scores[order], labels[order], gains[order]
+    ranked_gradients = np.zeros(n)
+    ranked_hessians = np.zeros(n)
     total = 0.0
     if pair_states is None:
         for i in range(min(n - 1, truncation_level)):
             for j in range(i + 1, n):
                 total += _add_pair(
-                    q, order, i, j, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, ranked,
-                    sigma, normalize, spread, gradients, hessians, positions, propensities, position_losses,
-                    query_losses,
+                    q, order, i, j, ranked_scores, ranked_labels, ranked_gains, query_scale, discounts, metric,
+                    stop_probabilities, ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians, positions,
+                    propensities, position_losses, query_losses,
                 )  # fmt: skip
     else:
         # Ranks grouped by grade, best first: each document of a grade draws its partners
         # uniformly among the ranks outside its grade (XGBoost's "mean" pairs).
-        by_grade = np.argsort(-labels[order], kind="mergesort")
+        by_grade = np.argsort(-ranked_labels, kind="mergesort")
         state = pair_states[q]
         first = 0
         while first < n:
             stop = first + 1
-            while stop < n and labels[order[by_grade[stop]]] == labels[order[by_grade[first]]]:
+            while stop < n and ranked_labels[by_grade[stop]] == ranked_labels[by_grade[first]]:
                 stop += 1
             outside = n - (stop - first)
             for _ in range(pairs_per_document if outside > 0 else 0):
@@ -160,11 +168,14 @@ def _query_gradients(
                     if other >= first:
                         other += stop - first
                     total += _add_pair(
-                        q, order, by_grade[k], by_grade[other], scores, labels, gains, query_scale, discounts, metric,
-                        stop_probabilities, ranked, sigma, normalize, spread, gradients, hessians, positions,
-                        propensities, position_losses, query_losses,
+                        q, order, by_grade[k], by_grade[other], ranked_scores, ranked_labels, ranked_gains, query_scale,
+                        discounts, metric, stop_probabilities, ranked, sigma, normalize, spread, ranked_gradients,
+                        ranked_hessians, positions, propensities, position_losses, query_losses,
                     )  # fmt: skip
             first = stop
+    for r in range(n):
+        gradients[order[r]] = ranked_gradients[r]
+        hessians[order[r]] = ranked_hessians[r]
     factor = 1.0
     if normalize and pair_states is not None:
         factor = 1.0 / pairs_per_document
@@ -178,30 +189,29 @@ def _query_gradients(
 
 @jit(inline="always")
 def _add_pair(
-    q, order, rank_a, rank_b, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, ranked, sigma,
-    normalize, spread, gradients, hessians, positions, propensities, position_losses, query_losses,
+    q, order, rank_a, rank_b, ranked_scores, ranked_labels, ranked_gains, query_scale, discounts, metric, stop_probabilities,
+    ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians, positions, propensities, position_losses, query_losses,
 ):  # fmt: skip
     """Add the pair of the documents at ranks ``rank_a`` and ``rank_b`` (0-based, ``order``
     the query's ranking) to their gradients and hessians; return the pair's
     ``2 |lambda_ij|`` (0 for documents of one grade).
 
-    The better-graded document gets ``lambda_ij = -sigma |dM_ij| rho_ij`` and the other
-    ``-lambda_ij``, ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``, ``|dM_ij|`` the
-    change of the metric were the two swapped (Burges, MSR-TR-2010-82, Eq. 3 and §4,
-    §6 for other metrics than NDCG); both hessians take ``sigma^2 |dM_ij| rho_ij
-    (1 - rho_ij)`` (§7).
+    ``ranked_*`` are the query's scores, grades, gains, gradients and hessians in rank
+    order (``_query_gradients``). The better-graded document gets
+    ``lambda_ij = -sigma |dM_ij| rho_ij`` and the other ``-lambda_ij``,
+    ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``, ``|dM_ij|`` the change of the
+    metric were the two swapped (Burges, MSR-TR-2010-82, Eq. 3 and §4, §6 for other
+    metrics than NDCG); both hessians take ``sigma^2 |dM_ij| rho_ij (1 - rho_ij)`` (§7).
+    Which of the two is the better is a sign, not a branch: negating a difference is
+    exact, so ``sign (x_a - x_b)`` is ``x_high - x_low`` to the bit.
     """
-    a = order[rank_a]
-    b = order[rank_b]
-    if labels[a] == labels[b]:
+    if ranked_labels[rank_a] == ranked_labels[rank_b]:
         return 0.0
-    if labels[a] > labels[b]:
-        high, low, high_rank, low_rank = a, b, rank_a, rank_b
-    else:
-        high, low, high_rank, low_rank = b, a, rank_b, rank_a
-    score_gap = scores[high] - scores[low]
+    sign = 1.0 if ranked_labels[rank_a] > ranked_labels[rank_b] else -1.0
+    score_gap = sign * (ranked_scores[rank_a] - ranked_scores[rank_b])
     if stop_probabilities is None:  # NDCG
-        delta_ndcg = (gains[high] - gains[low]) * abs(discounts[high_rank] - discounts[low_rank]) * query_scale
+        gain_gap = sign * (ranked_gains[rank_a] - ranked_gains[rank_b])
+        delta_ndcg = gain_gap * abs(discounts[rank_a] - discounts[rank_b]) * query_scale
     else:
         delta_ndcg = abs(_metric_change(metric, ranked, rank_a, rank_b)) * query_scale
     if query_losses is not None:
@@ -210,8 +220,8 @@ def _add_pair(
         delta_ndcg /= 0.01 + abs(score_gap)
     rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
     if positions is not None:
-        shown_high = positions[high]
-        shown_low = positions[low]
+        shown_high = positions[order[rank_a] if sign > 0.0 else order[rank_b]]
+        shown_low = positions[order[rank_b] if sign > 0.0 else order[rank_a]]
         debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
         # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
         # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
@@ -221,10 +231,10 @@ def _add_pair(
         delta_ndcg *= debias
     lambda_ = -sigma * delta_ndcg * rho
     curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
-    gradients[high] += lambda_
-    gradients[low] -= lambda_
-    hessians[high] += curvature
-    hessians[low] += curvature
+    ranked_gradients[rank_a] += sign * lambda_
+    ranked_gradients[rank_b] -= sign * lambda_
+    ranked_hessians[rank_a] += curvature
+    ranked_hessians[rank_b] += curvature
     return -2.0 * lambda_
 
 
