@@ -119,8 +119,8 @@ def _query_gradients(
 
     The pairs read the query's scores, grades and gains copied in rank order and add to
     gradients and hessians kept in rank order, written back at the end: the inner loop
-    walks contiguous arrays instead of looking every document up through the ranking.
-    Each document's sums take the same terms in the same order, so they are the same.
+    walks contiguous arrays instead of looking every document up through the ranking;
+    each document's sums take the same terms in the same order as through the ranking.
     """
     n = end - start
     for i in range(start, end):
@@ -139,9 +139,16 @@ def _query_gradients(
         ranked = no_statistics
     else:
         ranked = _ranked_statistics(order, labels, stop_probabilities, metric)
-    ranked_scores, ranked_labels, ranked_gains = scores[order], labels[order], gains[order]
-    ranked_gradients = np.zeros(n)
-    ranked_hessians = np.zeros(n)
+    # One allocation for the five rank-ordered rows: a query of a few documents costs its
+    # allocations more than its pairs.
+    work = np.empty((5, n))
+    for r in range(n):
+        work[0, r] = scores[order[r]]
+        work[1, r] = labels[order[r]]
+        work[2, r] = gains[order[r]]
+        work[3, r] = 0.0
+        work[4, r] = 0.0
+    ranked_scores, ranked_labels, ranked_gains, ranked_gradients, ranked_hessians = work[0], work[1], work[2], work[3], work[4]
     total = 0.0
     if pair_states is None:
         for i in range(min(n - 1, truncation_level)):
@@ -202,16 +209,16 @@ def _add_pair(
     ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low)))``, ``|dM_ij|`` the change of the
     metric were the two swapped (Burges, MSR-TR-2010-82, Eq. 3 and §4, §6 for other
     metrics than NDCG); both hessians take ``sigma^2 |dM_ij| rho_ij (1 - rho_ij)`` (§7).
-    Which of the two is the better is a sign, not a branch: negating a difference is
-    exact, so ``sign (x_a - x_b)`` is ``x_high - x_low`` to the bit.
     """
     if ranked_labels[rank_a] == ranked_labels[rank_b]:
         return 0.0
-    sign = 1.0 if ranked_labels[rank_a] > ranked_labels[rank_b] else -1.0
-    score_gap = sign * (ranked_scores[rank_a] - ranked_scores[rank_b])
+    a_higher = ranked_labels[rank_a] > ranked_labels[rank_b]
+    high_rank = rank_a if a_higher else rank_b
+    low_rank = rank_b if a_higher else rank_a
+    score_gap = ranked_scores[high_rank] - ranked_scores[low_rank]
     if stop_probabilities is None:  # NDCG
-        gain_gap = sign * (ranked_gains[rank_a] - ranked_gains[rank_b])
-        delta_ndcg = gain_gap * abs(discounts[rank_a] - discounts[rank_b]) * query_scale
+        gain_gap = ranked_gains[high_rank] - ranked_gains[low_rank]
+        delta_ndcg = gain_gap * abs(discounts[high_rank] - discounts[low_rank]) * query_scale
     else:
         delta_ndcg = abs(_metric_change(metric, ranked, rank_a, rank_b)) * query_scale
     if query_losses is not None:
@@ -220,8 +227,8 @@ def _add_pair(
         delta_ndcg /= 0.01 + abs(score_gap)
     rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
     if positions is not None:
-        shown_high = positions[order[rank_a] if sign > 0.0 else order[rank_b]]
-        shown_low = positions[order[rank_b] if sign > 0.0 else order[rank_a]]
+        shown_high = positions[order[high_rank]]
+        shown_low = positions[order[low_rank]]
         debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
         # The reversed pair's logistic cost, log(1 + exp(sigma (s_i - s_j))), as
         # XGBoost's lambdarank_unbiased weighs the update (docs/boosting.md).
@@ -231,10 +238,10 @@ def _add_pair(
         delta_ndcg *= debias
     lambda_ = -sigma * delta_ndcg * rho
     curvature = sigma * sigma * delta_ndcg * rho * (1.0 - rho)
-    ranked_gradients[rank_a] += sign * lambda_
-    ranked_gradients[rank_b] -= sign * lambda_
-    ranked_hessians[rank_a] += curvature
-    ranked_hessians[rank_b] += curvature
+    ranked_gradients[high_rank] += lambda_
+    ranked_gradients[low_rank] -= lambda_
+    ranked_hessians[high_rank] += curvature
+    ranked_hessians[low_rank] += curvature
     return -2.0 * lambda_
 
 
