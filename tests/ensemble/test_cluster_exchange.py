@@ -11,6 +11,7 @@ from cluster_helpers import PARAMS, assert_same_tree, boosting_problem
 from forestrank._tree import _criteria, _rng
 from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
 from forestrank._tree._remote import PartitionsExchange
+from forestrank.ensemble import _cluster_exchange
 from forestrank.ensemble._cluster_exchange import ActorRounds, LostPartitionsError, start_actors
 
 
@@ -114,3 +115,34 @@ def test_an_error_of_a_live_partition_is_raised_as_itself(dask_client, direct):
         rounds("summarise", (0,))
     assert rounds("ping", ()) == [True]  # the actor, and its channel, still answer
     rounds.close()
+
+
+def actors_on_one_worker(client):
+    binned, _, _ = boosting_problem(integer_targets=True)
+    X_binned = [client.scatter(binned["X_binned"], workers=[list(client.scheduler_info()["workers"])[0]], hash=False)]
+    return start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
+
+
+def test_without_a_channel_the_rounds_are_actor_calls(dask_client, monkeypatch):
+    def refused(address, alive=None):
+        raise ConnectionRefusedError("a firewall between the driver and the worker's port")
+
+    monkeypatch.setattr(_cluster_exchange, "Channel", refused)
+    rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client))
+    assert rounds.channels is None
+    assert rounds("ping", ()) == [True]
+
+
+def test_a_round_cut_short_closes_the_channels_for_good(dask_client):
+    rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client))
+    [channel] = rounds.channels
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    channel.reply = interrupted  # the request is out, its answer never read
+    with pytest.raises(KeyboardInterrupt):
+        rounds("ping", ())
+    assert rounds.channels is None and channel.socket.fileno() == -1
+    with pytest.raises(RuntimeError, match="interrupted"):
+        rounds("ping", ())

@@ -1,14 +1,25 @@
 """The direct channel to an object on a worker (``parallel/_channel.py``), served from a thread of this process."""
 
+import pickle
 import socket
 import threading
-import time
 
 import numpy as np
 import pytest
 
 from forestrank.parallel import _channel
 from forestrank.parallel._channel import Channel, ChannelClosed, serve
+
+
+def _refuse_to_unpickle():
+    raise pickle.UnpicklingError("written by another version")
+
+
+class Unreadable:
+    """Pickles, but cannot be unpickled: a request the worker cannot read."""
+
+    def __reduce__(self):
+        return _refuse_to_unpickle, ()
 
 
 class Target:
@@ -26,6 +37,9 @@ class Target:
     def fail(self):
         raise KeyError("no such node")
 
+    def fail_with_os_error(self):
+        raise FileNotFoundError("a file of the method's own")
+
     def unpicklable(self):
         return lambda: None
 
@@ -33,22 +47,33 @@ class Target:
         self.release.wait(30)
         return "released"
 
+    def _private(self):
+        self.calls.append("private")
+
 
 def channel_threads():
-    return [thread for thread in threading.enumerate() if thread.name == "forestrank-channel"]
+    return {thread for thread in threading.enumerate() if thread.name == "forestrank-channel"}
 
 
 @pytest.fixture
-def target_and_channel():
-    before = set(channel_threads())
+def served():
+    """A target served from a thread, and the thread; on teardown the thread must have ended."""
+    before = channel_threads()
     target = Target()
-    channel = Channel(serve(target, "127.0.0.1"))
-    yield target, channel
-    channel.close()
+    address = serve(target, "127.0.0.1")
+    [thread] = channel_threads() - before
+    yield target, address, thread
     target.release.set()
-    for thread in set(channel_threads()) - before:  # closing the channel ends its thread
-        thread.join(10)
-        assert not thread.is_alive()
+    thread.join(10)
+    assert not thread.is_alive()
+
+
+@pytest.fixture
+def target_and_channel(served):
+    target, address, thread = served
+    channel = Channel(address)
+    yield target, channel
+    channel.close()  # ends the thread (checked by ``served``)
 
 
 def test_arrays_and_objects_arrive_equal_and_writable(target_and_channel):
@@ -78,37 +103,44 @@ def test_a_round_of_histograms_is_the_array_the_method_returned(target_and_chann
         got += 1  # the received buffer is the array's own memory, writable
 
 
-def test_an_error_of_the_method_is_raised_on_the_driver_and_the_channel_goes_on(target_and_channel):
+def test_arrays_travel_as_frames_of_their_own():
+    array = np.arange(1000.0)
+    frames = _channel._frames(("histograms", (array, array[::2])))
+    assert [frame.nbytes for frame in frames[1:]] == [8000]  # the contiguous one out of band, uncopied
+    assert frames[1].obj is array or np.shares_memory(np.frombuffer(frames[1], dtype=np.float64), array)
+
+
+def test_an_error_on_the_worker_is_its_reply_and_the_channel_goes_on(target_and_channel):
     target, channel = target_and_channel
     channel.ask("fail", ())
-    with pytest.raises(KeyError, match="no such node"):
+    with pytest.raises(KeyError, match="no such node") as raised:
         channel.answer()
+    assert any("on the worker" in note and "def fail" not in note and "KeyError" in note for note in raised.value.__notes__)
+    channel.ask("fail_with_os_error", ())
+    ok, error = channel.reply()  # the method's own OSError is a reply, not a broken channel
+    assert not ok and isinstance(error, FileNotFoundError)
     channel.ask("unpicklable", ())
-    with pytest.raises(RuntimeError, match="'unpicklable'"):
+    with pytest.raises(RuntimeError, match="could not be pickled"):
         channel.answer()
-    channel.ask("no_such_method", ())
-    with pytest.raises(AttributeError):
+    channel.ask("echo", (Unreadable(),))
+    with pytest.raises(pickle.UnpicklingError, match="another version"):
         channel.answer()
+    for method in ("no_such_method", "_private", "__init__"):
+        channel.ask(method, ())
+        with pytest.raises(AttributeError):
+            channel.answer()
     channel.ask("echo", (1,))
     assert channel.answer() == (1,)
     assert target.calls == ["echo"]
 
 
-def test_requests_are_answered_in_order(target_and_channel):
-    _, channel = target_and_channel
-    for value in range(5):
-        channel.ask("echo", (value,))
-    assert [channel.answer() for _ in range(5)] == [(value,) for value in range(5)]
-
-
-def test_a_connection_without_the_token_is_closed_unanswered():
-    target = Target()
-    host, port, token = serve(target, "127.0.0.1")
+def test_a_connection_without_the_token_is_closed_unanswered(served):
+    target, (host, port, token), _ = served
     with socket.create_connection((host, port), timeout=10) as intruder:
         intruder.sendall(bytes(len(token)))
-        intruder.sendall(b"anything")
+        intruder.sendall(pickle.dumps(("echo", ("intruder",))))
         try:
-            assert intruder.recv(1) == b""  # closed by the worker, nothing read as a request
+            assert intruder.recv(1) == b""  # closed by the worker: not admitted, nothing read as a request
         except ConnectionResetError:  # closed with the request unread
             pass
     channel = Channel((host, port, token))  # the driver still gets in
@@ -118,24 +150,42 @@ def test_a_connection_without_the_token_is_closed_unanswered():
     assert target.calls == ["echo"]
 
 
-def test_a_gone_worker_ends_the_wait(target_and_channel, monkeypatch):
+def test_a_driver_that_never_connects_leaves_no_listener(monkeypatch):
+    monkeypatch.setattr(_channel, "CONNECT_TIMEOUT", 0.2)
+    before = channel_threads()
+    host, port, token = serve(Target(), "127.0.0.1")
+    [thread] = channel_threads() - before
+    thread.join(10)
+    assert not thread.is_alive()
+    with pytest.raises(OSError):
+        Channel((host, port, token))
+
+
+def test_a_wrong_token_is_not_admitted(served):
+    _, (host, port, token), _ = served
+    with pytest.raises(ChannelClosed):
+        Channel((host, port, bytes(reversed(token))))
+    Channel((host, port, token)).close()  # the right one still is
+
+
+def test_a_gone_worker_ends_the_wait(target_and_channel):
     _, channel = target_and_channel
-    monkeypatch.setattr(_channel, "LIVENESS_INTERVAL", 0.05)
     asked = []
 
     def alive():
-        asked.append(time.monotonic())
+        asked.append(1)
         return len(asked) < 3
 
+    channel.alive = alive
+    channel.socket.settimeout(0.05)  # LIVENESS_INTERVAL, short
     channel.ask("wait", ())
     with pytest.raises(ChannelClosed, match="gone"):
-        channel.answer(alive)
+        channel.reply()
     assert len(asked) == 3
 
 
-def test_an_answer_comes_while_the_worker_is_there(target_and_channel, monkeypatch):
+def test_an_answer_comes_while_the_worker_is_there(target_and_channel):
     target, channel = target_and_channel
-    monkeypatch.setattr(_channel, "LIVENESS_INTERVAL", 0.05)
     asked = []
 
     def alive():
@@ -144,21 +194,35 @@ def test_an_answer_comes_while_the_worker_is_there(target_and_channel, monkeypat
             target.release.set()
         return True
 
+    channel.alive = alive
+    channel.socket.settimeout(0.05)
     channel.ask("wait", ())
-    assert channel.answer(alive) == "released"
+    assert channel.answer() == "released"
     assert len(asked) >= 3
 
 
-def test_a_closed_worker_end_is_an_os_error():
-    target = Target()
-    host, port, token = serve(target, "127.0.0.1")
-    channel = Channel((host, port, token))
+def test_a_closed_worker_end_is_channel_closed(served):
+    _, address, thread = served
+    channel = Channel(address)
     channel.ask("echo", (1,))
     assert channel.answer() == (1,)
-    [thread] = [thread for thread in channel_threads() if thread.is_alive()][-1:]
-    channel.socket.shutdown(socket.SHUT_WR)  # the worker reads the end and closes its side
+    channel.socket.shutdown(socket.SHUT_WR)  # the worker reads the end of its requests and closes its side
     thread.join(10)
-    with pytest.raises(OSError):
-        channel.ask("echo", (2,))
-        channel.answer()
+    assert not thread.is_alive()
+    with pytest.raises(ChannelClosed):
+        channel.reply()
+    channel.close()
+
+
+def test_an_ipv6_host_is_served():
+    if not socket.has_ipv6:
+        pytest.skip("no IPv6 on this machine")
+    target = Target()
+    try:
+        address = serve(target, "::1")
+    except OSError:
+        pytest.skip("::1 cannot be listened on here")
+    channel = Channel(address)
+    channel.ask("echo", ("v6",))
+    assert channel.answer() == ("v6",)
     channel.close()

@@ -155,12 +155,14 @@ def fit_boosting_partitioned(
         model.init_ = _fitted_init(model, X, y, qid, held_out=len(evals) > len(eval_set or []))
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
-        driver = TrainingSet(**binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0))
-        bias = model._position_bias(None, None, n_positions)
-        # The driver's share of a round (the split search on summed histograms) is short and
-        # alternates with the workers' share: more threads would wait actively (OpenMP
-        # spins after a parallel region) on cores the workers may be computing on.
         try:
+            driver = TrainingSet(
+                **binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0)
+            )
+            bias = model._position_bias(None, None, n_positions)
+            # The driver's share of a round (the split search on summed histograms) is short and
+            # alternates with the workers' share: more threads would wait actively (OpenMP
+            # spins after a parallel region) on cores the workers may be computing on.
             with numba_threads(1):
                 _boost(model, rounds, driver, sum(n_rows), [name for name, _ in evals], bias)
         finally:

@@ -20,9 +20,8 @@ tree's summary, the root's statistics and the root's histograms come back in one
 
 A round's calls go over a direct channel to each actor (``parallel/_channel.py``)
 where the workers talk plain TCP, and as Dask actor calls otherwise (TLS, UCX, a
-worker the driver cannot connect to): the same methods and answers, a round on one
-machine 2.5 ms cheaper with nothing to carry and about twice as fast with histograms
-(``benchmarks/RESULTS.md``, "Boosting on a cluster").
+worker the driver cannot connect to): the same methods and answers, each round cheaper
+over the channels (``benchmarks/RESULTS.md``, "Boosting on a cluster").
 
 An actor lost with its worker loses its partitions' tree state: the round raises
 ``LostPartitionsError`` naming the partitions whose actor did not answer.
@@ -33,7 +32,7 @@ import numpy as np
 from .._tree._partition_rows import PartitionRows
 from .._tree._remote import sum_each, sum_in_order, sum_split
 from ..parallel._channel import Channel, serve_on_worker
-from ..parallel._cluster import scheduler_errors
+from ..parallel._cluster import check_scheduler, scheduler_errors
 
 
 class LostPartitionsError(RuntimeError):
@@ -173,19 +172,21 @@ class ActorRounds:
         self.partitions = partitions
         self.rounds = 0
         self.bytes_received = 0
+        self.interrupted = False
         self.channels = self._open_channels() if direct else None
 
     def _open_channels(self) -> list | None:
-        """A channel to every actor, or None (the channels opened are closed) where one is not to be had."""
-        with scheduler_errors(self.client):
-            addresses = [future.result() for future in [actor.open_channel() for actor in self.actors]]
-        if any(address is None for address in addresses):
-            return None
+        """A channel to every actor, or None (the channels opened are closed) where one is not to be
+        had: the rounds are then actor calls, which also report an actor lost meanwhile."""
         channels: list = []
         try:
-            for address in addresses:
-                channels.append(Channel(address))
-        except OSError:
+            pending = [actor.open_channel() for actor in self.actors]
+            for index, future in enumerate(pending):
+                address = future.result()
+                if address is None:
+                    raise ConnectionRefusedError("the worker opens no channel")
+                channels.append(Channel(address, alive=lambda index=index: self._listed(index)))
+        except Exception:
             for channel in channels:
                 channel.close()
             return None
@@ -200,28 +201,22 @@ class ActorRounds:
     def __call__(self, method: str, arguments: tuple | list, only: int | None = None) -> list:
         """``method`` called on every actor at once (``arguments``: one tuple for all, or a list of
         one tuple per actor), or on actor ``only`` alone; the answers in actor order."""
+        if self.interrupted:
+            raise RuntimeError("a round of these actors was interrupted and their channels closed: start the fit again.")
         asked = range(len(self.actors)) if only is None else [only]
         per_actor = arguments if isinstance(arguments, list) else [arguments] * len(asked)
         with scheduler_errors(self.client):
-            if self.channels is None:
-                pending = [self._ask(self.actors[index], method, args) for index, args in zip(asked, per_actor)]
-            else:
-                pending = [self._send(self.channels[index], method, args) for index, args in zip(asked, per_actor)]
-            answers, lost, failed = [], [], []
-            for index, future in zip(asked, pending):
-                try:
-                    if isinstance(future, Exception):
-                        raise future
-                    answers.append(future.result() if self.channels is None else future.answer(lambda: self._listed(index)))
-                except Exception as error:
-                    if isinstance(error, OSError) or not self._alive(self.actors[index]):
-                        partitions = ", ".join(map(str, self.partitions[index]))
-                        lost.append(f"{partitions} ({type(error).__name__}: {error})")
-                    else:
-                        failed.append(error)  # an error of the method itself, on partitions still there
+            try:
+                answers, lost, failed = self._round(method, asked, per_actor)
+            except BaseException:
+                # Requests may be left unanswered on some channels: no later round could tell
+                # their answers from its own.
+                self.interrupted = self.channels is not None
+                self.close()
+                raise
         if lost:
-            with scheduler_errors(self.client):  # a scheduler gone, not the workers, is a ConnectionError
-                pass
+            check_scheduler(self.client)  # a scheduler gone, rather than the workers, is a ConnectionError
+            self.close()
             raise LostPartitionsError(
                 f"partition(s) {'; '.join(lost)} did not answer {method!r}: their rows and tree state were lost with "
                 "their worker, and the tree is incomplete."
@@ -232,13 +227,43 @@ class ActorRounds:
         self.bytes_received += sum(_nbytes(answer) for answer in answers)
         return answers
 
+    def _round(self, method: str, asked: range | list, per_actor: list) -> tuple[list, list, list]:
+        """Ask every actor in ``asked``, then read their answers in order: the answers, the actors
+        lost (their partitions, described) and the errors of the methods themselves."""
+        if self.channels is None:
+            pending = [self._ask(self.actors[index], method, args) for index, args in zip(asked, per_actor)]
+        else:
+            pending = [self._send(self.channels[index], method, args) for index, args in zip(asked, per_actor)]
+        answers, lost, failed = [], [], []
+        for index, future in zip(asked, pending):
+            try:
+                if isinstance(future, Exception):
+                    raise future
+                if self.channels is None:
+                    answers.append(future.result())
+                    continue
+                ok, answer = future.reply()
+                (answers if ok else failed).append(answer)
+            except Exception as error:
+                # A channel's own errors are its transport's; an actor call's, either.
+                if isinstance(error, OSError) or (self.channels is None and not self._alive(self.actors[index])):
+                    partitions = ", ".join(map(str, self.partitions[index]))
+                    lost.append(f"{partitions} ({type(error).__name__}: {error})")
+                else:
+                    failed.append(error)  # an error of the method itself, on partitions still there
+        return answers, lost, failed
+
     def _listed(self, index: int) -> bool:
         """Whether actor ``index``'s worker is still in the cluster, as the scheduler knows it (a
         channel's wait asks: a worker cut off by the network closes no socket)."""
         if self.client.status != "running":
             return False
         try:
-            return self.actors[index]._address in self.client.scheduler_info()["workers"]
+            try:
+                workers = self.client.scheduler_info(n_workers=-1)["workers"]  # some releases list 5 by default
+            except TypeError:  # releases without the argument list them all
+                workers = self.client.scheduler_info()["workers"]
+            return self.actors[index]._address in workers
         except Exception:  # the scheduler did not answer this time: the status above decides
             return self.client.status == "running"
 

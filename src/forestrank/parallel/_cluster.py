@@ -200,11 +200,16 @@ class NoWorkerError(ConnectionError):
     """The cluster has no worker."""
 
 
+def check_scheduler(client: object) -> None:
+    """Raise ``ConnectionError`` if ``client`` has lost its scheduler."""
+    if client.status != "running":
+        raise ConnectionError(f"the dask scheduler of {client} went away or cannot be reached (client status {client.status!r}).")
+
+
 @contextmanager
 def scheduler_errors(client: object) -> Iterator[None]:
     """Turn the ways a lost scheduler shows itself into one ``ConnectionError``."""
-    if client.status != "running":
-        raise ConnectionError(f"the dask scheduler of {client} went away or cannot be reached (client status {client.status!r}).")
+    check_scheduler(client)
     try:
         yield
     except NoWorkerError:
