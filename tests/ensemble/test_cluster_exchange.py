@@ -2,6 +2,7 @@
 same tree grown in memory (``tests/tree/test_remote.py`` grows it over partitions in one process)."""
 
 import dataclasses
+import socket
 import time
 
 import numpy as np
@@ -12,7 +13,7 @@ from forestrank._tree import _criteria, _rng
 from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
 from forestrank._tree._remote import PartitionsExchange
 from forestrank.ensemble import _cluster_exchange
-from forestrank.ensemble._cluster_exchange import ActorRounds, LostPartitionsError, start_actors
+from forestrank.ensemble._cluster_exchange import ActorRounds, ChannelBroken, LostPartitionsError, start_actors
 
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
@@ -128,7 +129,8 @@ def test_without_a_channel_the_rounds_are_actor_calls(dask_client, monkeypatch):
         raise ConnectionRefusedError("a firewall between the driver and the worker's port")
 
     monkeypatch.setattr(_cluster_exchange, "Channel", refused)
-    rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client))
+    with pytest.warns(RuntimeWarning, match="actor calls.*a firewall"):
+        rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client))
     assert rounds.channels is None
     assert rounds("ping", ()) == [True]
 
@@ -144,5 +146,14 @@ def test_a_round_cut_short_closes_the_channels_for_good(dask_client):
     with pytest.raises(KeyboardInterrupt):
         rounds("ping", ())
     assert rounds.channels is None and channel.socket.fileno() == -1
+    with pytest.raises(RuntimeError, match="interrupted"):
+        rounds("ping", ())
+
+
+def test_a_broken_channel_to_a_live_worker_is_not_a_lost_partition(dask_client):
+    rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client))
+    rounds.channels[0].socket.shutdown(socket.SHUT_RDWR)
+    with pytest.raises(ChannelBroken, match="still there"):
+        rounds("ping", ())
     with pytest.raises(RuntimeError, match="interrupted"):
         rounds("ping", ())

@@ -107,7 +107,7 @@ def test_arrays_travel_as_frames_of_their_own():
     array = np.arange(1000.0)
     frames = _channel._frames(("histograms", (array, array[::2])))
     assert [frame.nbytes for frame in frames[1:]] == [8000]  # the contiguous one out of band, uncopied
-    assert frames[1].obj is array or np.shares_memory(np.frombuffer(frames[1], dtype=np.float64), array)
+    assert np.shares_memory(np.frombuffer(frames[1], dtype=np.float64), array)
 
 
 def test_an_error_on_the_worker_is_its_reply_and_the_channel_goes_on(target_and_channel):
@@ -115,7 +115,7 @@ def test_an_error_on_the_worker_is_its_reply_and_the_channel_goes_on(target_and_
     channel.ask("fail", ())
     with pytest.raises(KeyError, match="no such node") as raised:
         channel.answer()
-    assert any("on the worker" in note and "def fail" not in note and "KeyError" in note for note in raised.value.__notes__)
+    assert any("on the worker" in note and 'raise KeyError("no such node")' in note for note in raised.value.__notes__)
     channel.ask("fail_with_os_error", ())
     ok, error = channel.reply()  # the method's own OSError is a reply, not a broken channel
     assert not ok and isinstance(error, FileNotFoundError)
@@ -199,6 +199,36 @@ def test_an_answer_comes_while_the_worker_is_there(target_and_channel):
     channel.ask("wait", ())
     assert channel.answer() == "released"
     assert len(asked) >= 3
+
+
+def test_a_send_to_a_worker_that_stopped_reading_ends_once_it_is_gone():
+    listener = socket.create_server(("127.0.0.1", 0))
+    stalled = []
+
+    def admit_then_read_nothing():
+        connection, _ = listener.accept()
+        connection.recv(32, socket.MSG_WAITALL)
+        connection.sendall(_channel._ADMITTED)
+        stalled.append(connection)
+
+    thread = threading.Thread(target=admit_then_read_nothing)
+    thread.start()
+    channel = Channel(("127.0.0.1", listener.getsockname()[1], bytes(32)))
+    thread.join(10)
+    asked = []
+
+    def alive():
+        asked.append(1)
+        return len(asked) < 3
+
+    channel.alive = alive
+    channel.socket.settimeout(0.05)
+    with pytest.raises(ChannelClosed, match="gone"):
+        channel.ask("echo", (np.ones(8_000_000),))  # 64 MB: more than the sockets hold unread
+    assert len(asked) == 3
+    channel.close()
+    stalled[0].close()
+    listener.close()
 
 
 def test_a_closed_worker_end_is_channel_closed(served):

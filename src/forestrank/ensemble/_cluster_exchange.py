@@ -27,16 +27,22 @@ An actor lost with its worker loses its partitions' tree state: the round raises
 ``LostPartitionsError`` naming the partitions whose actor did not answer.
 """
 
+import warnings
+
 import numpy as np
 
 from .._tree._partition_rows import PartitionRows
 from .._tree._remote import sum_each, sum_in_order, sum_split
-from ..parallel._channel import Channel, serve_on_worker
+from ..parallel._channel import CONNECT_TIMEOUT, Channel, serve_on_worker
 from ..parallel._cluster import check_scheduler, scheduler_errors
 
 
 class LostPartitionsError(RuntimeError):
     """Partitions whose actors (and rows) were lost with their workers."""
+
+
+class ChannelBroken(RuntimeError):
+    """A worker's channel broke while its actor, and the partitions' state, are still there."""
 
 
 class WorkerPartitions:
@@ -177,23 +183,33 @@ class ActorRounds:
 
     def _open_channels(self) -> list | None:
         """A channel to every actor, or None (the channels opened are closed) where one is not to be
-        had: the rounds are then actor calls, which also report an actor lost meanwhile."""
+        had: the rounds are then actor calls, which also report an actor lost meanwhile. Workers
+        that open no channel (TLS, UCX) fall back silently; a channel that fails to open warns."""
         channels: list = []
         try:
             pending = [actor.open_channel() for actor in self.actors]
-            for index, future in enumerate(pending):
-                address = future.result()
-                if address is None:
-                    raise ConnectionRefusedError("the worker opens no channel")
+            addresses = [future.result(timeout=CONNECT_TIMEOUT) for future in pending]
+            if any(address is None for address in addresses):
+                return None
+            for index, address in enumerate(addresses):
                 channels.append(Channel(address, alive=lambda index=index: self._listed(index)))
-        except Exception:
+        except BaseException as error:
             for channel in channels:
                 channel.close()
+            if not isinstance(error, Exception):
+                raise
+            warnings.warn(
+                f"boosting's rounds go through Dask's actor calls, which are slower: the direct channel to a worker "
+                f"could not be opened ({type(error).__name__}: {error}).",
+                RuntimeWarning,
+                stacklevel=2,
+            )
             return None
         return channels
 
     def close(self) -> None:
-        """Close the channels; the actors' threads that answered them end."""
+        """Close the channels; the actors' threads that answered them end, and later rounds are
+        actor calls (unless a round was interrupted, which ends the rounds)."""
         for channel in self.channels or ():
             channel.close()
         self.channels = None
@@ -215,8 +231,8 @@ class ActorRounds:
                 self.close()
                 raise
         if lost:
-            check_scheduler(self.client)  # a scheduler gone, rather than the workers, is a ConnectionError
             self.close()
+            check_scheduler(self.client)  # a scheduler gone, rather than the workers, is a ConnectionError
             raise LostPartitionsError(
                 f"partition(s) {'; '.join(lost)} did not answer {method!r}: their rows and tree state were lost with "
                 "their worker, and the tree is incomplete."
@@ -245,10 +261,16 @@ class ActorRounds:
                 ok, answer = future.reply()
                 (answers if ok else failed).append(answer)
             except Exception as error:
-                # A channel's own errors are its transport's; an actor call's, either.
-                if isinstance(error, OSError) or (self.channels is None and not self._alive(self.actors[index])):
-                    partitions = ", ".join(map(str, self.partitions[index]))
+                # A channel's own errors are its transport's, an actor call's may be the method's:
+                # either way the worker is lost only if its actor no longer answers Dask.
+                partitions = ", ".join(map(str, self.partitions[index]))
+                if (self.channels is None or isinstance(error, OSError)) and not self._alive(self.actors[index]):
                     lost.append(f"{partitions} ({type(error).__name__}: {error})")
+                elif self.channels is not None and isinstance(error, OSError):
+                    raise ChannelBroken(
+                        f"the channel to the worker holding partition(s) {partitions} broke ({type(error).__name__}: "
+                        f"{error}); the worker and its partitions are still there, but this round is incomplete."
+                    ) from error
                 else:
                     failed.append(error)  # an error of the method itself, on partitions still there
         return answers, lost, failed

@@ -32,11 +32,14 @@ from collections.abc import Callable
 
 # How long a worker waits for the driver to connect, and the driver for the connection.
 CONNECT_TIMEOUT = 30.0
+# How long the worker waits for a connection's token.
+TOKEN_TIMEOUT = 5.0
 # How often a driver waiting on a worker asks whether it is still there: a worker cut off
 # by the network closes no socket.
 LIVENESS_INTERVAL = 5.0
 # A driver cut off by the network closes no socket either: the worker's end probes the
-# connection after this many idle seconds (TCP keepalive), every 10 s, 6 times.
+# connection after this many idle seconds (TCP keepalive), every 10 s, 6 times. A worker
+# blocked sending to such a driver waits for TCP's retransmissions to give up instead.
 KEEPALIVE_IDLE = 60
 
 _TOKEN_BYTES = 32
@@ -116,7 +119,8 @@ def _answer_requests(target: object, listener: socket.socket, token: bytes) -> N
                     raise AttributeError(f"the channel calls public methods only, not {method!r}")
                 answer = (True, getattr(target, method)(*arguments))
             except Exception as error:  # the request's or the method's error, raised again on the driver
-                error.add_note(f"on the worker:\n{traceback.format_exc()}")
+                if hasattr(error, "add_note"):  # Python 3.11+
+                    error.add_note(f"on the worker:\n{traceback.format_exc()}")
                 answer = (False, error)
             try:
                 reply = _frames(answer)
@@ -138,17 +142,18 @@ def _admit(listener: socket.socket, token: bytes) -> socket.socket | None:
             connection, _ = listener.accept()
         except OSError:
             return None
-        connection.settimeout(max(deadline - time.monotonic(), 0.001))
+        # A connection that sends nothing (a port scanner) holds the driver up this long at most.
+        connection.settimeout(max(min(deadline - time.monotonic(), TOKEN_TIMEOUT), 0.001))
         try:
             admitted = hmac.compare_digest(bytes(_receive_exactly(connection, _TOKEN_BYTES)), token)
             if admitted:
                 connection.sendall(_ADMITTED)
+                connection.settimeout(None)
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _keep_alive(connection)
         except OSError:
             admitted = False
         if admitted:
-            connection.settimeout(None)
-            connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            _keep_alive(connection)
             return connection
         connection.close()
     return None
