@@ -118,19 +118,19 @@ def _query_gradients(
     normalisation.
 
     The pairs read the query's scores, grades and gains copied in rank order and add to
-    gradients and hessians kept in rank order, written back at the end: the inner loop
+    gradients and hessians kept in rank order, written back (normalised) at the end: the inner loop
     walks contiguous arrays instead of looking every document up through the ranking;
     each document's sums take the same terms in the same order as through the ranking.
     """
     n = end - start
-    for i in range(start, end):
-        gradients[i] = 0.0
-        hessians[i] = 0.0
     if position_losses is not None:
         position_losses[q] = 0.0
     if query_losses is not None:
         query_losses[q] = 0.0
     if n < 2 or query_scale == 0.0:
+        for i in range(start, end):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
         return
     # Current ranking, ties in input order (stable), as LightGBM ranks them.
     order = np.argsort(-scores[start:end], kind="mergesort") + start
@@ -180,18 +180,14 @@ def _query_gradients(
                         ranked_hessians, positions, propensities, position_losses, query_losses,
                     )  # fmt: skip
             first = stop
-    for r in range(n):
-        gradients[order[r]] = ranked_gradients[r]
-        hessians[order[r]] = ranked_hessians[r]
     factor = 1.0
     if normalize and pair_states is not None:
         factor = 1.0 / pairs_per_document
     elif normalize and total > 0.0:
         factor = np.log2(1.0 + total) / total
-    if factor != 1.0:
-        for i in range(start, end):
-            gradients[i] *= factor
-            hessians[i] *= factor
+    for r in range(n):
+        gradients[order[r]] = ranked_gradients[r] * factor if factor != 1.0 else ranked_gradients[r]
+        hessians[order[r]] = ranked_hessians[r] * factor if factor != 1.0 else ranked_hessians[r]
 
 
 @jit(inline="always")
