@@ -105,23 +105,21 @@ def test_a_lost_partition_stops_the_tree_with_an_error_naming_it(direct):
             rounds("tree_summary", ())
 
 
+def actors_on_one_worker(client):
+    """``start_actors`` for one partition of ``boosting_problem``'s rows on the first worker."""
+    binned, _, _ = boosting_problem(integer_targets=True)
+    # not keyed by content: the same rows scattered again as the last test releases them would be lost
+    X_binned = [client.scatter(binned["X_binned"], workers=[list(client.scheduler_info()["workers"])[0]], hash=False)]
+    return start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
+
+
 @pytest.mark.parametrize("direct", [True, False], ids=["channels", "actor calls"])
 def test_an_error_of_a_live_partition_is_raised_as_itself(dask_client, direct):
-    binned, targets, weights = boosting_problem(integer_targets=True)
-    # not keyed by content: the same rows scattered again as the last test releases them would be lost
-    X_binned = [dask_client.scatter(binned["X_binned"], workers=[list(dask_client.scheduler_info()["workers"])[0]], hash=False)]
-    actors, held = start_actors(dask_client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
-    rounds = ActorRounds(dask_client, actors, held, direct=direct)
+    rounds = ActorRounds(dask_client, *actors_on_one_worker(dask_client), direct=direct)
     with pytest.raises(AttributeError):  # no tree started: not a lost partition
         rounds("summarise", (0,))
     assert rounds("ping", ()) == [True]  # the actor, and its channel, still answer
     rounds.close()
-
-
-def actors_on_one_worker(client):
-    binned, _, _ = boosting_problem(integer_targets=True)
-    X_binned = [client.scatter(binned["X_binned"], workers=[list(client.scheduler_info()["workers"])[0]], hash=False)]
-    return start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
 
 
 def test_without_a_channel_the_rounds_are_actor_calls(dask_client, monkeypatch):
