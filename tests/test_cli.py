@@ -20,6 +20,24 @@ def run(*args, check=True):
     return result
 
 
+@pytest.mark.parametrize("args", [["--help"], ["train", "--help"], ["train", "--model", "rfpoint"], ["export", "--format", "pmml"]])
+def test_help_and_usage_errors_load_neither_scikit_learn_nor_numba(args):
+    """The command line answers ``--help`` and a bad flag at once: the demo's imports and the
+    models' are made only by what uses them."""
+    code = f"""
+import runpy, sys
+sys.argv = ["forestrank", *{args!r}]
+try:
+    runpy.run_module("forestrank", run_name="__main__")
+except SystemExit as exit:
+    status = exit.code
+heavy = sorted(name for name in ("sklearn", "numba", "scipy") if name in sys.modules)
+print(status, heavy)
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.splitlines()[-1] in ("0 []", "2 []"), result.stdout + result.stderr
+
+
 def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_example, tmp_path):
     train, test = lambdarank_example / "rank.train", lambdarank_example / "rank.test"
     model = tmp_path / "model.skops"  # the safe format by default

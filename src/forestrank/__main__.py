@@ -15,26 +15,35 @@ import time
 from collections.abc import Iterable
 
 import numpy as np
-from sklearn.base import clone
 
 from . import __version__
-from .datasets import make_ranking
-from .dummy import DummyRanker
-from .ensemble import RFPointRanker
-from .metrics import describe_metric, err_score, map_score, ndcg_score
-from .model_selection import QueryShuffleSplit
 
 MAX_GRADE = 4
-_COLUMNS = (
-    ("NDCG@10", lambda y, s, q: ndcg_score(y, s, q, k=10)),
-    ("ERR@10", lambda y, s, q: err_score(y, s, q, k=10, max_grade=MAX_GRADE)),
-    ("MAP", lambda y, s, q: map_score(y, s, q)),
-    ("NDCG@10 letor4", lambda y, s, q: ndcg_score(y, s, q, k=10, convention="letor4")),
-)
+
+
+def _columns() -> tuple:
+    """The demo's metrics: (name, function of labels, scores and qid)."""
+    from .metrics import err_score, map_score, ndcg_score
+
+    return (
+        ("NDCG@10", lambda y, s, q: ndcg_score(y, s, q, k=10)),
+        ("ERR@10", lambda y, s, q: err_score(y, s, q, k=10, max_grade=MAX_GRADE)),
+        ("MAP", lambda y, s, q: map_score(y, s, q)),
+        ("NDCG@10 letor4", lambda y, s, q: ndcg_score(y, s, q, k=10, convention="letor4")),
+    )
 
 
 def main() -> None:
     """Fit the demo rankers and print their test metrics."""
+    # Imported here, not at the top: a command (``python -m forestrank train ...``) loads
+    # only what it uses, so ``--help`` and a bad flag answer without scikit-learn or numba.
+    from .datasets import make_ranking
+    from .dummy import DummyRanker
+    from .ensemble import RFPointRanker
+    from .metrics import describe_metric
+    from .model_selection import QueryShuffleSplit
+
+    columns = _columns()
     X, y, qid = make_ranking(
         n_queries=600, docs_per_query=(10, 60), n_features=30, n_grades=MAX_GRADE + 1, random_state=0
     )
@@ -50,10 +59,10 @@ def main() -> None:
         "RFPointRanker(n_estimators=200)": RFPointRanker(n_estimators=200, n_jobs=-1, random_state=0),
     }
     start = time.perf_counter()
-    _compile_kernels(rankers.values(), X[train], y[train], qid[train])
+    _compile_kernels(rankers.values(), X[train], y[train], qid[train], columns)
     print(f"numba kernels compiled or loaded from the cache in {time.perf_counter() - start:.1f} s (compiled once)\n")
     name_width = max(map(len, rankers))
-    header = f"{'ranker':<{name_width}}  {'fit s':>6}" + "".join(f"  {name:>14}" for name, _ in _COLUMNS)
+    header = f"{'ranker':<{name_width}}  {'fit s':>6}" + "".join(f"  {name:>14}" for name, _ in columns)
     print(header)
     print("-" * len(header))
     for name, ranker in rankers.items():
@@ -61,7 +70,7 @@ def main() -> None:
         ranker.fit(X[train], y[train], qid=qid[train])
         seconds = time.perf_counter() - start
         scores = ranker.predict(X[test])
-        values = "".join(f"  {metric(y[test], scores, qid[test]):>14.4f}" for _, metric in _COLUMNS)
+        values = "".join(f"  {metric(y[test], scores, qid[test]):>14.4f}" for _, metric in columns)
         print(f"{name:<{name_width}}  {seconds:>6.2f}{values}")
 
     print("\nConventions (test-set mean over queries):")
@@ -71,16 +80,19 @@ def main() -> None:
     print("  " + describe_metric("ndcg", 10, convention="letor4"))
 
 
-def _compile_kernels(rankers: Iterable, X: np.ndarray, y: np.ndarray, qid: np.ndarray) -> None:
-    """Fit a two-tree copy of every ranker on a few queries and compute every metric once,
-    so that numba compiles (or loads) the kernels the timed runs call."""
+def _compile_kernels(rankers: Iterable, X: np.ndarray, y: np.ndarray, qid: np.ndarray, columns: tuple) -> None:
+    """Fit a two-tree copy of every ranker on a few queries and compute every metric of
+    ``columns`` (``_columns``) once, so that numba compiles (or loads) the kernels the
+    timed runs call."""
+    from sklearn.base import clone
+
     few = qid < np.sort(np.unique(qid))[min(20, len(np.unique(qid)) - 1)]
     for ranker in rankers:
         small = clone(ranker)
         if "n_estimators" in small.get_params():
             small.set_params(n_estimators=2)
         scores = small.fit(X[few], y[few], qid=qid[few]).predict(X[few])
-        for _, metric in _COLUMNS:
+        for _, metric in columns:
             metric(y[few], scores, qid[few])
 
 

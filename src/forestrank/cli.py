@@ -26,8 +26,6 @@ from pathlib import Path
 
 import numpy as np
 
-from .persistence import load, save
-
 MODELS = {
     "rfpoint": "RFPointRanker",
     "rflist": "RFListRanker",
@@ -268,6 +266,8 @@ def _save(model: object, path: Path) -> None:
 
         joblib.dump(model, path)
         return
+    from .persistence import save
+
     save(model, path)  # skops is there: _check_output
 
 
@@ -278,6 +278,8 @@ def _load_model(path: Path) -> object:
     import zipfile
 
     import joblib
+
+    from .persistence import load
 
     if not path.is_file():
         raise UsageError(f"{path}: no such model file.")
