@@ -11,6 +11,14 @@ from forestrank.parallel import _channel
 from forestrank.parallel._channel import Channel, ChannelClosed, serve
 
 
+def answer(channel):
+    """The result of the request asked over ``channel``; the worker's error is raised here."""
+    ok, result = channel.reply()
+    if not ok:
+        raise result
+    return result
+
+
 def _refuse_to_unpickle():
     raise pickle.UnpicklingError("written by another version")
 
@@ -82,7 +90,7 @@ def test_arrays_and_objects_arrive_equal_and_writable(target_and_channel):
     nodes = np.zeros(4, dtype=[("feature", np.int64), ("threshold", np.float64)])
     sent = (np.linspace(-1, 1, 7), strided, nodes, {"weights": np.ones(3, dtype=np.float32)}, None, 3, "name")
     channel.ask("echo", sent)
-    received = channel.answer()
+    received = answer(channel)
     assert len(received) == len(sent)
     for got, expected in zip(received, sent):
         if isinstance(expected, np.ndarray):
@@ -98,7 +106,7 @@ def test_a_round_of_histograms_is_the_array_the_method_returned(target_and_chann
     _, channel = target_and_channel
     for dtype in (np.float64, np.int32):
         channel.ask("histograms", ((136, 256, 3), dtype))
-        got = channel.answer()
+        got = answer(channel)
         np.testing.assert_array_equal(got, np.arange(136 * 256 * 3, dtype=dtype).reshape(136, 256, 3))
         got += 1  # the received buffer is the array's own memory, writable
 
@@ -114,23 +122,23 @@ def test_an_error_on_the_worker_is_its_reply_and_the_channel_goes_on(target_and_
     target, channel = target_and_channel
     channel.ask("fail", ())
     with pytest.raises(KeyError, match="no such node") as raised:
-        channel.answer()
+        answer(channel)
     assert any("on the worker" in note and 'raise KeyError("no such node")' in note for note in raised.value.__notes__)
     channel.ask("fail_with_os_error", ())
     ok, error = channel.reply()  # the method's own OSError is a reply, not a broken channel
     assert not ok and isinstance(error, FileNotFoundError)
     channel.ask("unpicklable", ())
     with pytest.raises(RuntimeError, match="could not be pickled"):
-        channel.answer()
+        answer(channel)
     channel.ask("echo", (Unreadable(),))
     with pytest.raises(pickle.UnpicklingError, match="another version"):
-        channel.answer()
+        answer(channel)
     for method in ("no_such_method", "_private", "__init__"):
         channel.ask(method, ())
         with pytest.raises(AttributeError):
-            channel.answer()
+            answer(channel)
     channel.ask("echo", (1,))
-    assert channel.answer() == (1,)
+    assert answer(channel) == (1,)
     assert target.calls == ["echo"]
 
 
@@ -145,7 +153,7 @@ def test_a_connection_without_the_token_is_closed_unanswered(served):
             pass
     channel = Channel((host, port, token))  # the driver still gets in
     channel.ask("echo", ("after",))
-    assert channel.answer() == ("after",)
+    assert answer(channel) == ("after",)
     channel.close()
     assert target.calls == ["echo"]
 
@@ -197,7 +205,7 @@ def test_an_answer_comes_while_the_worker_is_there(target_and_channel):
     channel.alive = alive
     channel.socket.settimeout(0.05)
     channel.ask("wait", ())
-    assert channel.answer() == "released"
+    assert answer(channel) == "released"
     assert len(asked) >= 3
 
 
@@ -235,7 +243,7 @@ def test_a_closed_worker_end_is_channel_closed(served):
     _, address, thread = served
     channel = Channel(address)
     channel.ask("echo", (1,))
-    assert channel.answer() == (1,)
+    assert answer(channel) == (1,)
     channel.socket.shutdown(socket.SHUT_WR)  # the worker reads the end of its requests and closes its side
     thread.join(10)
     assert not thread.is_alive()
@@ -254,5 +262,5 @@ def test_an_ipv6_host_is_served():
         pytest.skip("::1 cannot be listened on here")
     channel = Channel(address)
     channel.ask("echo", ("v6",))
-    assert channel.answer() == ("v6",)
+    assert answer(channel) == ("v6",)
     channel.close()

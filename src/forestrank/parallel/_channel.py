@@ -227,13 +227,6 @@ class Channel:
         frames = _receive_frames(self.socket, self.alive)
         return pickle.loads(frames[0], buffers=frames[1:])
 
-    def answer(self) -> object:
-        """The result of the request asked; the worker's error is raised here."""
-        ok, result = self.reply()
-        if not ok:
-            raise result
-        return result
-
     def close(self) -> None:
         self.socket.close()
 
