@@ -6,6 +6,12 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# Under pytest-xdist each core runs a test process: OpenMP's threads (numba's omp layer)
+# must sleep between parallel regions instead of spinning on a core another test needs.
+# Set before any kernel runs, since OpenMP reads it when it loads; a user's setting wins.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
 # The first example of a property test may pay a cold numba compilation.
 settings.register_profile("forestrank", deadline=None, max_examples=150)
 settings.load_profile("forestrank")
