@@ -5,7 +5,7 @@ command (``train``, ``predict``, ``evaluate``, ``compare``), the command line of
 Generates graded-relevance data with :func:`forestrank.make_ranking`, holds out a
 quarter of the queries, fits a random-forest ranker (RF-point) next to two trivial
 baselines and prints test NDCG@10, ERR@10 and MAP with the conventions behind each
-number. The numba kernels are compiled (the first run, about 20 s) or loaded from
+number. The numba kernels are compiled (the first run) or loaded from
 numba's cache before anything is timed, and that time is printed apart: the fit times
 are the rankers' own.
 """

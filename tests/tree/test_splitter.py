@@ -26,7 +26,7 @@ from .helpers import (
     ids=["complete", "missing-learn", "missing-left", "missing-right", "missing-separate"],
 )
 # Forty parametrisations of a brute-force search: 40 draws each (1,600 in all) rather than
-# the suite's 150, which made this one test a tenth of the suite's time.
+# the suite's 150, which made this the suite's slowest test.
 @settings(max_examples=40)
 @given(data=st.data())
 def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, direction, data):
