@@ -186,8 +186,8 @@ def _query_gradients(
     elif normalize and total > 0.0:
         factor = np.log2(1.0 + total) / total
     for r in range(n):
-        gradients[order[r]] = ranked_gradients[r] * factor if factor != 1.0 else ranked_gradients[r]
-        hessians[order[r]] = ranked_hessians[r] * factor if factor != 1.0 else ranked_hessians[r]
+        gradients[order[r]] = ranked_gradients[r] * factor  # times 1.0 is exact: no branch needed
+        hessians[order[r]] = ranked_hessians[r] * factor
 
 
 @jit(inline="always")
