@@ -59,6 +59,7 @@ ONE_PARTITION_MODELS = {
         n_estimators=3, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=2, missing_direction="separate",
         random_state=0,
     ),  # fmt: skip
+    "missing right": lambda: LambdaMART(n_estimators=3, missing_direction="right", random_state=0),
     "plrank, subsample": lambda: PLRank(n_estimators=3, subsample=0.7, random_state=0),
     "monotone, feature fraction": lambda: LambdaMART(
         n_estimators=3, monotonic_cst={0: 1, 3: -1}, feature_fraction=0.6, random_state=0

@@ -84,8 +84,11 @@ class Tree:
         ValueError
             Arrays of the wrong type or shape; a split on a feature outside
             ``feature_gains``' width; a child that does not come after its parent or lies
-            outside the tree; a NaN threshold, or a split threshold other than a finite
-            number or ``-inf`` (the "missing?" test of a three-way split); a NaN value.
+            outside the tree; a NaN threshold or a NaN value. A split threshold may be
+            infinite: ``-inf`` sends every present value right (the "missing?" test of a
+            three-way split, or the missing rows alone on the left) and ``+inf`` every
+            present value left (the missing rows alone on the right: the cut below the
+            missing bin, ``_binning.padded_tables``).
         """
         arrays = {name: getattr(self, name, None) for name in self.__dataclass_fields__}
         if not all(isinstance(array, np.ndarray) and array.ndim == 1 for array in arrays.values()):
@@ -105,9 +108,8 @@ class Tree:
         children = left[internal].astype(INDEX_DTYPE)
         if ((children <= internal) | (children + 1 >= n_nodes)).any():
             raise ValueError("a tree has a child index before its parent or outside the tree.")
-        split = threshold[internal]
-        if not (np.isfinite(split) | (split == -np.inf)).all() or np.isnan(threshold).any() or np.isnan(self.values).any():
-            raise ValueError("a tree has a NaN or infinite threshold, or a NaN value.")
+        if np.isnan(threshold).any() or np.isnan(self.values).any():
+            raise ValueError("a tree has a NaN threshold or a NaN value.")
 
     @property
     def node_count(self) -> int:
