@@ -30,14 +30,14 @@ What makes the model the one a fit in memory grows on the partitions' rows
 concatenated in partition order (each grouped by query): every per-query computation
 (the objectives' gradients, NDCG) is the same on a partition; the quantization scales
 are maxima, exact in any order; each partition draws its own rows' share of the
-rounding stream (``_quantization.rounding_draws``); with quantized gradients the
-histograms are integer sums, exact in any order, and the leaves' float sums are added
+rounding stream (``_quantization.rounding_draws``) and of the draws of an objective
+that draws at random (PLRank's rankings, sampled LambdaRank pairs, XE-NDCG's noise:
+``objectives/_draws.py``); with quantized gradients the histograms are integer sums,
+exact in any order, and the leaves' float sums (and PLRank's leaf curvature) are added
 partition after partition in partition order (``_boosting_state.leaf_sums`` carrying
 the earlier partitions' sums), so the model is the in-memory one bitwise. With float
 histograms the sums are added per worker and then across workers, so splits whose
-gains tie to the last bits may differ. Objectives that draw at random (PLRank's
-rankings, sampled LambdaRank pairs, XE-NDCG's noise) draw per partition, from the
-fit's stream and the partition's number, when there are several partitions.
+gains tie to the last bits may differ.
 """
 
 import copy
@@ -59,6 +59,7 @@ from ..parallel._local import numba_threads
 from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
+from ..objectives._draws import DrawShare
 from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
 from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
@@ -74,7 +75,7 @@ from ._quantization import (
     round_stochastically,
     rounding_draws,
 )
-from ._sampling import HOLD_OUT, PARTITION_DRAWS, seed_entropy, seed_sequence, stream
+from ._sampling import HOLD_OUT, seed_entropy, stream
 
 
 class _Part:
@@ -298,8 +299,8 @@ def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tup
     if not exact:
         sums, curvatures = zip(*rounds("leaf_sums", (tree.nodes, output, None, None)))
         return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
-    carried, curvatures = _in_partition_order(rounds, "leaf_sums", (tree.nodes, output))
-    return carried, None if curvatures[0] is None else sum_in_order(curvatures)
+    carried, _ = _in_partition_order(rounds, "leaf_sums", (tree.nodes, output))
+    return carried
 
 
 def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> tuple[object, list]:
@@ -407,12 +408,11 @@ def _start_workers(
             eval_by_worker[holders[0] if holders and holders[0] in eval_by_worker else workers[0]].append((name, number, part))
     row_offsets = np.concatenate([[0], np.cumsum(n_rows)])
     query_offsets = np.concatenate([[0], np.cumsum([len(summary["query_ids"]) for summary in summaries])])
-    several = sum(1 for rows in n_rows if rows) > 1
     futures = [
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
             [(int(row_offsets[n]), int(query_offsets[n])) for n in numbers], (int(row_offsets[-1]), int(query_offsets[-1])),
-            lightest, eval_by_worker[worker], several, n_positions,
+            lightest, eval_by_worker[worker], n_positions,
             actor=True,
             **({} if worker is None else {"workers": [worker]}),
         )  # fmt: skip
@@ -518,14 +518,11 @@ class BoostingWorker(WorkerPartitions):
         The lightest positive weight over every partition, the fit's unit of weight.
     evals : list of (str, int, _Part or None)
         The evaluation partitions kept here: set name, partition number, rows.
-    several : bool
-        Whether the fit has several partitions: objectives that draw at random then
-        draw per partition.
     n_positions : int
         The largest display position over every partition (0 without positions).
     """
 
-    def __init__(self, model, objective, binner, parts, numbers, offsets, totals, lightest, evals, several, n_positions):
+    def __init__(self, model, objective, binner, parts, numbers, offsets, totals, lightest, evals, n_positions):
         self.model = model
         n_rows = totals[0]
         params = model._tree_params(n_rows, len(binner.n_bins_))
@@ -543,17 +540,16 @@ class BoostingWorker(WorkerPartitions):
         self.weights: list = []  # per partition, its rows' weights in this iteration's trees (compute_gradients)
         self._leaves = None  # the block's rows' leaves in the tree being grown, once leaf_sums has them
         self.states = [
-            self._state(part, objective, number, lightest, several, n_positions, self.targets[rows])
-            for part, number, rows in zip(parts, numbers, self.slices)
+            self._state(part, objective, DrawShare(offset[0], totals[0], offset[1], totals[1]), lightest, n_positions, self.targets[rows])
+            for part, offset, rows in zip(parts, offsets, self.slices)
         ]
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
     def _state(
-        self, part: _Part, objective: object, number: int, lightest: float, several: bool, n_positions: int, targets: np.ndarray
+        self, part: _Part, objective: object, share: DrawShare, lightest: float, n_positions: int, targets: np.ndarray
     ) -> BoostingState:  # fmt: skip
         objective = copy.deepcopy(objective)
-        if several and getattr(objective, "random_state", None) is not None:
-            objective.random_state = seed_sequence(self.model._entropy, (*PARTITION_DRAWS, number))
+        objective.share_draws(share)
         boundaries = part.query_boundaries
         objective.prepare(part.y, boundaries)
         n, k = len(part.y), objective.n_outputs
@@ -667,11 +663,14 @@ class BoostingWorker(WorkerPartitions):
         self._leaves = None
         return self.opening()
 
-    def leaf_sums(self, nodes: np.ndarray, output: int, carried: np.ndarray | None, which: list | None) -> tuple:
+    def leaf_sums(self, nodes: np.ndarray, output: int, carried: tuple | None, which: list | None) -> tuple:
         """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and
-        curvature of the partitions ``which`` (local indices; None: all), added to
-        ``carried`` one partition after another, or summed over the partitions."""
+        the objective's curvature (or None) of the partitions ``which`` (local indices),
+        added to ``carried`` (the two of the partitions before) one partition after another
+        and returned as the next run's ``carried``; or, ``which`` None, of every partition,
+        summed over the partitions."""
         sums, curvatures = [], []
+        carried_sums, carried_curvature = (None, None) if carried is None else carried
         if self._leaves is None:  # once a tree, not once a run of partitions
             self._leaves = self.partitions[0].row_leaf(nodes)
         leaves = self._leaves
@@ -682,15 +681,19 @@ class BoostingWorker(WorkerPartitions):
             weights = self.weights[index]
             answer = leaf_sums(
                 state.row_leaf[grown], (weights * state.gradients[:, output])[grown],
-                (weights * state.hessians[:, output])[grown], weights[grown], len(nodes), carried,
+                (weights * state.hessians[:, output])[grown], weights[grown], len(nodes), carried_sums,
             )  # fmt: skip
-            if which is not None:
-                carried = answer
-            sums.append(answer)
             with numba_threads(self.threads):
-                curvatures.append(state.objective.leaf_curvature(state.raw.reshape(-1), state.row_leaf, weights, len(nodes)))
-        curvature = None if curvatures[0] is None else sum_in_order(curvatures)
-        return (carried if which is not None else sum_in_order(sums)), curvature
+                curvature = state.objective.leaf_curvature(
+                    state.raw.reshape(-1), state.row_leaf, weights, len(nodes), carried_curvature
+                )  # fmt: skip
+            if which is not None:  # the next partition adds to these
+                carried_sums, carried_curvature = answer, curvature
+            sums.append(answer)
+            curvatures.append(curvature)
+        if which is not None:
+            return (carried_sums, carried_curvature), None
+        return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
 
     def add_tree(self, tree: Tree, output: int, evaluate: bool) -> tuple[bool, list]:
         """``tree`` added to every set's scores; returns whether the training scores are all

@@ -22,6 +22,7 @@ import dataclasses
 import numpy as np
 
 from .._tree._grow import TreeParams
+from ..objectives._draws import RowLines
 
 # Histogram bins of a quantized tree: every bin sum of one tree is an integer of at
 # most n_rows * n_levels in magnitude.
@@ -92,14 +93,9 @@ def round_stochastically(
 def rounding_draws(seed: np.random.SeedSequence, n_rows: int, first: int, count: int) -> np.ndarray:
     """Rows ``first:first + count`` of the draws ``default_rng(seed).random((2, n_rows))``,
     float64 of shape (2, count), without drawing the others: a partition of a partitioned
-    fit draws its own rows' share of the stream a fit in memory draws, by advancing the
-    PCG64 generator (one 64-bit output per float64 draw) to its rows."""
-    draws = np.empty((2, count))
-    for line, skipped in enumerate((first, n_rows + first)):
-        generator = np.random.PCG64(seed)
-        generator.advance(skipped)
-        draws[line] = np.random.Generator(generator).random(count)
-    return draws
+    fit draws its own rows' share of the stream a fit in memory draws (``RowLines``)."""
+    lines = RowLines(seed, n_rows, first, count)
+    return np.stack([lines.next_line(), lines.next_line()])
 
 
 def quantized_params(params: TreeParams, g_scale: float, h_scale: float) -> TreeParams:

@@ -21,15 +21,14 @@ ROWS, TREE, PARTITION, ROUNDING, TREE_FEATURES = 0, 1, 2, 2, 3
 # BROOF's round ``t`` seeds its forest from ``(t,)``.
 # Per fit: boosting's validation hold-out and BROOF's random initial weights (two
 # estimators, one key); PLRank's sampled rankings; XE-NDCG's noise on the gains and
-# LambdaRank's sampled pairs, each drawn anew at every iteration from one stream; with a
-# partition index, the rows a query-partitioned fit samples for its bin thresholds, and
-# the draws of a boosting objective on one partition of a fit over several.
+# LambdaRank's sampled pairs, each drawn anew at every iteration from one stream (each
+# partition of a fit over several draws its rows' share of them: ``objectives/_draws.py``);
+# with a partition index, the rows a query-partitioned fit samples for its bin thresholds.
 HOLD_OUT = INITIAL_WEIGHTS = (2**31,)
 PERMUTATIONS = (2**31 + 1,)
 GAIN_NOISE = (2**31 + 2,)
 PAIR_SAMPLES = (2**31 + 3,)
 BIN_SAMPLE = 2**31 + 1
-PARTITION_DRAWS = (2**31 + 4,)
 
 
 def seed_sequence(entropy: int, key: tuple) -> np.random.SeedSequence:

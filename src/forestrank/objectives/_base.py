@@ -5,6 +5,7 @@ from abc import ABC, abstractmethod
 import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from ._draws import DrawShare
 
 
 def distinct_grades(labels: np.ndarray, objective: str) -> np.ndarray:
@@ -28,11 +29,25 @@ class RankingObjective(ABC):
     # Whether the objective can weigh its pairs by where documents were shown (``show_positions``):
     # LambdaMART's ``position_bias`` needs it.
     learns_from_positions = False
+    # The rows of a larger fit whose random draws this objective shares (``share_draws``);
+    # None: its own rows are the fit.
+    draw_share: DrawShare | None = None
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         """Precompute label-only quantities; ``labels`` float64 grouped by query."""
         self.labels_ = np.ascontiguousarray(labels, dtype=FLOAT_DTYPE)
         self.query_boundaries_ = np.ascontiguousarray(query_boundaries, dtype=INDEX_DTYPE)
+
+    def share_draws(self, share: DrawShare) -> None:
+        """Before ``prepare``: the objective's rows are ``share``'s part of a larger fit (a
+        partition of a partitioned fit), and an objective that draws at random draws their
+        share of that fit's draws (``_draws``), so that its gradients are those of the fit in
+        memory on every partition's rows."""
+        self.draw_share = share
+
+    def _share(self) -> DrawShare:
+        """``draw_share``, or the objective's own rows once prepared."""
+        return self.draw_share or DrawShare.whole(self.labels_, self.query_boundaries_)
 
     def initial_score(self) -> float:
         """Constant score the boosting starts from (without ``init``)."""
@@ -43,8 +58,10 @@ class RankingObjective(ABC):
         """Fill ``gradients`` and ``hessians`` (float64, one per grouped row) at ``scores``."""
 
     def leaf_curvature(
-        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
+        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
     ) -> np.ndarray | None:
         """Second derivative of the loss along each leaf's value, when it is not the sum of the
-        leaf's hessians (None: it is). Arrays float64/int64, one per grouped row."""
+        leaf's hessians (None: it is). Arrays float64/int64, one per grouped row. ``carried``
+        (float64, (n_nodes,)): the curvature of the queries before these (another
+        partition's), which the queries' terms are added to one after another."""
         return None

@@ -422,8 +422,9 @@ class LambdaRank(RankingObjective):
         """Each query's generator state for the next sampled pairs (``_tree._rng``); None for top-k."""
         if self._pair_seeds is None:
             return None
-        n_queries = len(self.query_boundaries_) - 1
-        return self._pair_seeds.integers(1, np.iinfo(np.uint64).max, size=(n_queries, 2), dtype=np.uint64)
+        share, n_queries = self._share(), len(self.query_boundaries_) - 1
+        every = self._pair_seeds.integers(1, np.iinfo(np.uint64).max, size=(share.n_queries, 2), dtype=np.uint64)
+        return every[share.first_query : share.first_query + n_queries]
 
     def _kernel(self, scores, normalize, gradients, hessians, positions, propensities, position_losses, losses):
         """``_lambdarank_gradients`` with this objective's settings and the current pair states

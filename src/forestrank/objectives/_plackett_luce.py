@@ -6,6 +6,7 @@ import numpy as np
 from .._numba.dtypes import INDEX_DTYPE
 from .._numba.jit import jit
 from ._base import RankingObjective
+from ._draws import RowLines
 
 
 @jit(inline="always")
@@ -143,10 +144,10 @@ def _plackett_luce_leaf_curvature(
     weights : float64 array of shape (n_rows,)
         Row weights (constant within a query); a context counts with its query's weight.
     curvature : float64 array of shape (n_nodes,)
-        Output, zeroed here; mean over permutations.
+        Output: each query's share (mean over permutations) is added to it, query after
+        query, so that a partition's sums continue those of the partitions before it.
     """
     n_permutations = permutations.shape[0]
-    curvature[:] = 0.0
     leaf_log_sum = np.full(len(curvature), -np.inf)  # log sum of exp s over a leaf's rows at positions >= r
     leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last walk that met the leaf
     stamp = 0
@@ -289,11 +290,12 @@ class PlackettLuce(RankingObjective):
         super().prepare(labels, query_boundaries)
         n_rows = len(self.labels_)
         query = np.repeat(np.arange(len(self.query_boundaries_) - 1), np.diff(self.query_boundaries_))
-        rng = np.random.default_rng(self.random_state)
+        share = self._share()
+        lines = RowLines(self.random_state, share.n_rows, share.first_row, n_rows)
         self.permutations_ = np.empty((self.n_permutations, n_rows), dtype=INDEX_DTYPE)
         for p in range(self.n_permutations):
             # Query first (keeps every query in its row range), then grade descending, ties at random.
-            self.permutations_[p] = np.lexsort((rng.random(n_rows), -self.labels_, query))
+            self.permutations_[p] = np.lexsort((lines.next_line(), -self.labels_, query))
         sizes = np.diff(self.query_boundaries_)
         depths = np.minimum(self.top_k, sizes)
         if self.skip_tied_tail:
@@ -302,7 +304,7 @@ class PlackettLuce(RankingObjective):
             depths = np.minimum(depths, above_lowest.astype(INDEX_DTYPE))
         self.depths_ = np.ascontiguousarray(depths, dtype=INDEX_DTYPE)
         self.contexts_, self.context_boundaries_, self.top_share_ = distinct_contexts(
-            self.permutations_, self.query_boundaries_, self.depths_, random_state=rng.integers(2**63)
+            self.permutations_, self.query_boundaries_, self.depths_, random_state=lines.following().integers(2**63)
         )
 
     def loss(self, scores: np.ndarray) -> float:
@@ -321,9 +323,9 @@ class PlackettLuce(RankingObjective):
         )  # fmt: skip
 
     def leaf_curvature(
-        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int
+        self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
     ) -> np.ndarray:
-        curvature = np.empty(n_nodes)
+        curvature = np.zeros(n_nodes) if carried is None else carried.copy()
         _plackett_luce_leaf_curvature(
             scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, row_leaf,
             weights, curvature,

@@ -23,6 +23,7 @@ from .._numba.jit import jit
 from .._numba.dtypes import FLOAT_DTYPE
 from .._ranking import row_gains
 from ._base import RankingObjective
+from ._draws import RowLines
 
 
 @jit(parallel=True)
@@ -130,7 +131,8 @@ class XENDCG(RankingObjective):
             largest = np.maximum.reduceat(self.labels_, self.query_boundaries_[:-1][present])
             unit[present] = 2.0 ** -np.floor(largest)
         self.units_ = np.repeat(unit, sizes)
-        self._noise = np.random.default_rng(self.random_state)
+        share = self._share()
+        self._noise = RowLines(self.random_state, share.n_rows, share.first_row, len(self.labels_))
         self.gammas_ = np.full(len(self.labels_), 0.5)
 
     def _phi(self) -> np.ndarray:
@@ -147,5 +149,5 @@ class XENDCG(RankingObjective):
         return float(losses.sum())
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
-        self.gammas_ = self._noise.random(len(self.labels_))
+        self.gammas_ = self._noise.next_line()
         _xendcg_gradients(scores, self._phi(), self.query_boundaries_, gradients, hessians, None)
