@@ -253,8 +253,17 @@ def test_init_starts_the_fit_over_partitions(data, dask_client):
     assert_same_model(fitted_there, make(fitted_there.init_).fit(dX, dy, qid=dq))  # boosted from its predictions
     with pytest.raises(ValueError, match=r"init must be fitted already, or a forestrank ranker"):
         make(DecisionTreeRegressor()).fit(dX, dy, qid=dq)
-    with pytest.raises(ValueError, match=r"validation_fraction holds some out"):
-        make(unfitted).set_params(n_iter_no_change=2).fit(dX, dy, qid=dq)
+    # With the validation_fraction hold-out, an unfitted init is fitted on the training
+    # queries only, as in memory: on one partition (where the forest's fit is the in-memory
+    # one) the whole model is the in-memory one.
+    held = lambda: make(RFPointRanker(n_estimators=4, max_leaf_nodes=8, random_state=0)).set_params(  # noqa: E731
+        n_estimators=30, n_iter_no_change=2
+    )
+    local = held().fit(X, y, qid=qid)
+    remote = held().fit(*as_dask([0, len(y)], X, y, qid)[:2], qid=as_dask([0, len(y)], qid)[0])
+    assert remote.n_iter_ == local.n_iter_ < 30
+    np.testing.assert_array_equal(remote.init_.predict(X), local.init_.predict(X))
+    assert_same_model(remote, local)
     with pytest.raises(ValueError, match=r"init is not supported with objective='mcrank'"):
         LambdaMART(n_estimators=2, objective="mcrank", init=forest).fit(dX, dy, qid=dq)
 

@@ -97,6 +97,11 @@ class _Part:
     def query_boundaries(self) -> np.ndarray:
         return boundaries_of_grouped(self.query_of_row)
 
+    @property
+    def qid(self) -> np.ndarray:
+        """Each row's query id, (n_rows,)."""
+        return self.query_ids[self.query_of_row]
+
     def rows_of(self, queries: np.ndarray) -> "_Part":
         """The partition's rows of the queries marked in ``queries`` (bool, (n_queries,))."""
         rows = queries[self.query_of_row]
@@ -153,7 +158,8 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
-        model.init_ = _fitted_init(model, X, y, qid, held_out=len(evals) > len(eval_set or []))
+        held_out = len(evals) > len(eval_set or [])
+        model.init_ = _fitted_init(model, lambda: _collections_of(client, parts, summaries) if held_out else (X, y, qid))
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         try:
@@ -235,12 +241,12 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
     ], n_rows)  # fmt: skip
 
 
-def _fitted_init(model: object, X: object, y: object, qid: object, held_out: bool) -> object:
-    """``init`` as given when fitted, or a clone fitted on the Dask collections as a fit in
-    memory fits one on its rows (a forestrank ranker: the forests, LambdaMART and PLRank
-    fit them on the cluster, the others refuse them by name); None without ``init``.
-    ``held_out``: the early-stopping queries were held out of the partitions, which an
-    unfitted ``init`` would not see apart."""
+def _fitted_init(model: object, training: object) -> object:
+    """``init`` as given when fitted, or a clone fitted on the training rows' Dask
+    collections, ``training()`` (X, y, qid: without the early-stopping queries when they
+    were held out), as a fit in memory fits one on its training rows (a forestrank
+    ranker: the forests, LambdaMART and PLRank fit them on the cluster, the others refuse
+    them by name); None without ``init``."""
     if model.init is None:
         return None
     try:
@@ -253,12 +259,31 @@ def _fitted_init(model: object, X: object, y: object, qid: object, held_out: boo
             "init must be fitted already, or a forestrank ranker that fits Dask collections (a forest, LambdaMART or "
             f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
         )
-    if held_out:
-        raise ValueError(
-            "an unfitted init would be fitted on all the partitions' queries, but validation_fraction holds some out for "
-            "early stopping on the workers; fit init first, or pass eval_set."
-        )
+    X, y, qid = training()
     return clone(model.init).fit(X, y, qid=qid)
+
+
+def _collections_of(client: object, parts: list, summaries: list) -> tuple:
+    """Dask arrays X, y and qid of the partitions ``parts`` (futures of ``_Part``; one chunk
+    each, the empty ones left out), whose rows stay on their workers."""
+    import dask.array as da
+    from dask import delayed
+
+    kept = [(part, summary) for part, summary in zip(parts, summaries) if summary["n_rows"]]
+    meta = client.submit(_no_rows, kept[0][0], pure=False).result()  # X's type, dtype and width
+    columns = []
+    for name, row_shape, like in [("X", meta.shape[1:], meta), ("y", (), np.zeros(0)), ("qid", (), kept[0][1]["query_ids"][:0])]:
+        columns.append(da.concatenate([
+            da.from_delayed(
+                delayed(getattr)(part, name), (summary["n_rows"], *row_shape), dtype=like.dtype, meta=like,
+            )
+            for part, summary in kept
+        ]))  # fmt: skip
+    return tuple(columns)
+
+
+def _no_rows(part: _Part) -> object:
+    return part.X[:0]
 
 
 def _pooled_initial_score(scores: tuple, counts: tuple) -> np.ndarray:
