@@ -89,6 +89,7 @@ QUANTIZED_MODELS = {
     "subsample of documents": lambda: LambdaMART(
         n_estimators=3, subsample=0.7, subsample_level="document", quantized_gradients=16, random_state=0
     ),  # fmt: skip
+    "err pairs": lambda: LambdaMART(n_estimators=3, lambdarank_metric="err", quantized_gradients=16, random_state=0),
     # The objectives that draw at random: each partition draws its rows' share of the fit's draws.
     "plrank": lambda: PLRank(n_estimators=3, top_k=5, n_permutations=4, quantized_gradients=16, random_state=0),
     "xendcg": lambda: LambdaMART(n_estimators=3, objective="xendcg", quantized_gradients=16, random_state=0),

@@ -150,8 +150,11 @@ def fit_boosting_partitioned(
             check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
         binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
         parts = rebalance(client, parts, n_rows)
+        grades = np.concatenate([summary["grades"] for summary in summaries])
         if hasattr(objective, "grades"):  # every partition models every grade
-            objective.grades = distinct_grades(np.concatenate([summary["grades"] for summary in summaries]), model.objective)
+            objective.grades = distinct_grades(grades, model.objective)
+        if hasattr(objective, "max_grade"):  # ERR's largest grade is the fit's
+            objective.max_grade = float(grades.max())
         model.n_features_in_ = n_features
         if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
             model.feature_names_in_ = np.asarray(X.columns, dtype=object)

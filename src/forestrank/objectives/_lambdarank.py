@@ -375,6 +375,9 @@ class LambdaRank(RankingObjective):
         ``R``; ERR's (``_ranking.stop_probabilities`` of ``label_gain``, ``g_max`` the
         largest grade of the data) over the ideal order's ERR. The change is of the
         whole ranking; ``truncation_level`` still selects the top-k pairs.
+    max_grade : float or None, default=None
+        ERR's ``g_max``, the largest grade of the fit; None: the largest of the labels
+        ``prepare`` is given (a partition of a partitioned fit is given the fit's).
     """
 
     learns_from_positions = True
@@ -382,6 +385,7 @@ class LambdaRank(RankingObjective):
     def __init__(
         self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True, label_gain: object = "exp",
         pair_method: str = "topk", pairs_per_document: int = 1, random_state: object = None, metric: str = "ndcg",
+        max_grade: float | None = None,
     ) -> None:  # fmt: skip
         self.sigma = sigma
         self.truncation_level = truncation_level
@@ -391,6 +395,7 @@ class LambdaRank(RankingObjective):
         self.pairs_per_document = pairs_per_document
         self.random_state = random_state
         self.metric = metric
+        self.max_grade = max_grade
 
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
@@ -410,7 +415,8 @@ class LambdaRank(RankingObjective):
             if self._metric == METRIC_ERR:
                 # Below 1: a swap delta divides by 1 - R, which the exponential gain
                 # rounds to 0 from 53 grades above the others on.
-                stops = stop_probabilities(self.labels_, self.label_gain, float(self.labels_.max()))
+                largest = float(self.labels_.max()) if self.max_grade is None else self.max_grade
+                stops = stop_probabilities(self.labels_, self.label_gain, largest)
                 self.stop_probabilities_ = np.minimum(stops, np.nextafter(1.0, 0.0))
             _fill_query_scales(
                 self.labels_, self.stop_probabilities_, self.query_boundaries_, self._metric, self.query_scales_
