@@ -174,6 +174,31 @@ def test_dataframes_fit_and_predict_over_partitions(data, dask_client):
     np.testing.assert_array_equal(model.predict(features).compute(), model.predict(frame[list(model.feature_names_in_)]))
 
 
+@pytest.mark.parametrize(
+    "make",
+    [lambda: LambdaMART(n_estimators=4, random_state=0), lambda: LambdaMART(n_estimators=3, objective="mcrank", random_state=0)],
+    ids=["lambdarank", "mcrank"],
+)
+def test_staged_predict_over_partitions_is_the_in_memory_stages_without_gathering_x(make, data, dask_client, monkeypatch):
+    """Each stage's scores come back from the workers; X itself is never computed here."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y, qid, _ = data
+    model = make().fit(X, y, qid=qid)
+    expected = list(model.staged_predict(X))
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    collections = [
+        da.from_array(X, chunks=((400, 0, len(X) - 400), X.shape[1])),  # an empty block scores nothing
+        dd.from_pandas(frame, npartitions=3, sort=False),
+    ]
+    for collection in collections:
+        monkeypatch.setattr(type(collection), "__array__", lambda *_, **__: pytest.fail("X was gathered"), raising=False)
+        stages = list(model.staged_predict(collection))
+        assert len(stages) == len(expected) == model.n_iter_
+        for stage, in_memory in zip(stages, expected):
+            np.testing.assert_array_equal(stage, in_memory)
+
+
 def test_a_query_split_across_partitions_is_refused_by_name(data, dask_client):
     X, y, qid, _ = data
     starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])

@@ -61,7 +61,7 @@ from ..objectives import (
     expected_relevance,
     softmax_probabilities,
 )
-from ._cluster_boosting import fit_boosting_partitioned
+from ._cluster_boosting import fit_boosting_partitioned, staged_predict_partitioned
 from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
@@ -662,14 +662,24 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def staged_predict(self, X: object) -> Iterator[np.ndarray]:
         """Predictions after each iteration: ``n_iter_`` arrays of shape (n_samples,).
 
-        The last one equals ``predict(X)``.
+        The last one equals ``predict(X)``. A Dask array or DataFrame is scored on the
+        workers that hold its partitions, each stage's scores coming back
+        (``_cluster_boosting.staged_predict_partitioned``).
         """
+        if is_dask_collection(X):
+            check_is_fitted(self)
+            yield from staged_predict_partitioned(self, X)
+            return
         X = self._validate_prediction_data(X)
         raw = self._baseline(X)
         for iteration in range(self.n_iter_):
-            for output in range(self.n_outputs_):
-                raw[:, output] += self.trees_[iteration * self.n_outputs_ + output].predict(X)
+            self._add_iteration(raw, X, iteration)
             yield self._ranking_scores(raw)
+
+    def _add_iteration(self, raw: np.ndarray, X: np.ndarray, iteration: int) -> None:
+        """Add the trees of ``iteration`` to ``raw`` (float64, (n_rows, n_outputs)) in place."""
+        for output in range(self.n_outputs_):
+            raw[:, output] += self.trees_[iteration * self.n_outputs_ + output].predict(X)
 
     @property
     def feature_importances_(self) -> np.ndarray:

@@ -42,6 +42,7 @@ gains tie to the last bits may differ.
 
 import copy
 import time
+from collections.abc import Iterator
 
 import numpy as np
 from sklearn.base import clone
@@ -179,6 +180,46 @@ def fit_boosting_partitioned(
             rounds.close()
     model.cluster_rounds_, model.cluster_bytes_ = rounds.rounds, rounds.bytes_received
     return model
+
+
+def staged_predict_partitioned(model: object, X: object) -> Iterator[np.ndarray]:
+    """``model.staged_predict`` of a Dask array or DataFrame, without gathering ``X``.
+
+    Each partition is computed on a worker, which keeps its raw scores and adds one
+    iteration's trees to them per stage; only each stage's scores come back (float64,
+    one per row, the partitions' concatenated in order): bitwise the in-memory stages,
+    every row's arithmetic being the same.
+    """
+    client = _client()
+    blocks = X.rechunk({1: -1}).to_delayed().ravel().tolist() if hasattr(X, "chunks") else X.to_delayed()
+    parts = client.compute(blocks)
+    fitted = client.scatter(model, hash=False)
+    states = [client.submit(_first_stage, fitted, part, pure=False) for part in parts]
+    for iteration in range(model.n_iter_):
+        states = [client.submit(_next_stage, fitted, state, iteration, pure=False) for state in states]
+        yield np.concatenate(client.gather([client.submit(_stage_scores, fitted, state, pure=False) for state in states]))
+
+
+def _first_stage(model: object, X: object) -> tuple | None:
+    """A partition's validated rows and their starting raw scores (None: no rows)."""
+    if len(X) == 0:
+        return None
+    X = model._validate_prediction_data(X)
+    return X, model._baseline(X)
+
+
+def _next_stage(model: object, state: tuple | None, iteration: int) -> tuple | None:
+    """The raw scores after ``iteration``'s trees (a new array: a task's result stays as it was)."""
+    if state is None:
+        return None
+    X, raw = state
+    raw = raw.copy()
+    model._add_iteration(raw, X, iteration)
+    return X, raw
+
+
+def _stage_scores(model: object, state: tuple | None) -> np.ndarray:
+    return np.zeros(0) if state is None else model._ranking_scores(state[1])
 
 
 def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list, bias: object) -> None:
