@@ -190,7 +190,7 @@ def staged_predict_partitioned(model: object, X: object) -> Iterator[np.ndarray]
     one per row, the partitions' concatenated in order): bitwise the in-memory stages,
     every row's arithmetic being the same.
     """
-    client = _client()
+    client = _client("staged_predict of a Dask collection", "each partition's stages are scored")
     blocks = X.rechunk({1: -1}).to_delayed().ravel().tolist() if hasattr(X, "chunks") else X.to_delayed()
     parts = client.compute(blocks)
     fitted = client.scatter(model, hash=False)
