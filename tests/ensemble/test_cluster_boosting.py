@@ -6,8 +6,9 @@ import time
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
-from forestrank import LambdaMART, PLRank, make_ranking
+from forestrank import LambdaMART, PLRank, RFPointRanker, make_ranking
 from forestrank.ensemble import _cluster_exchange
 from forestrank.ensemble._cluster_exchange import LostPartitionsError
 from forestrank.metrics import ndcg_score
@@ -174,29 +175,36 @@ def test_dataframes_fit_and_predict_over_partitions(data, dask_client):
     np.testing.assert_array_equal(model.predict(features).compute(), model.predict(frame[list(model.feature_names_in_)]))
 
 
-@pytest.mark.parametrize(
-    "make",
-    [lambda: LambdaMART(n_estimators=4, random_state=0), lambda: LambdaMART(n_estimators=3, objective="mcrank", random_state=0)],
-    ids=["lambdarank", "mcrank"],
-)
+STAGED_MODELS = {
+    "lambdarank": lambda: LambdaMART(n_estimators=4, random_state=0),
+    "mcrank": lambda: LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
+    "fitted init": lambda: LambdaMART(
+        n_estimators=3, objective="mart", init=RFPointRanker(n_estimators=2, random_state=0), random_state=0
+    ),  # fmt: skip
+}
+
+
+@pytest.mark.parametrize("make", STAGED_MODELS.values(), ids=STAGED_MODELS.keys())
 def test_staged_predict_over_partitions_is_the_in_memory_stages_without_gathering_x(make, data, dask_client, monkeypatch):
-    """Each stage's scores come back from the workers; X itself is never computed here."""
+    """Each stage's scores come back from the workers; X itself is never computed here. A
+    model fitted with feature names checks them on the workers."""
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
     X, y, qid, _ = data
-    model = make().fit(X, y, qid=qid)
-    expected = list(model.staged_predict(X))
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
-    collections = [
-        da.from_array(X, chunks=((400, 0, len(X) - 400), X.shape[1])),  # an empty block scores nothing
-        dd.from_pandas(frame, npartitions=3, sort=False),
-    ]
-    for collection in collections:
+    for fitted_on, collection in [
+        (X, da.from_array(X, chunks=((400, 0, len(X) - 400), X.shape[1]))),  # an empty block scores nothing
+        (frame, dd.from_pandas(frame, npartitions=3, sort=False)),
+    ]:
+        model = make().fit(fitted_on, y, qid=qid)
+        expected = list(model.staged_predict(fitted_on))
         monkeypatch.setattr(type(collection), "__array__", lambda *_, **__: pytest.fail("X was gathered"), raising=False)
         stages = list(model.staged_predict(collection))
         assert len(stages) == len(expected) == model.n_iter_
         for stage, in_memory in zip(stages, expected):
             np.testing.assert_array_equal(stage, in_memory)
+    with pytest.raises(ValueError, match="feature names"):
+        next(model.staged_predict(collection[list(reversed(frame.columns))]))
 
 
 def test_a_query_split_across_partitions_is_refused_by_name(data, dask_client):
@@ -260,8 +268,6 @@ def test_init_starts_the_fit_over_partitions(data, dask_client):
     first; what cannot be is refused by name."""
     from sklearn.tree import DecisionTreeRegressor
 
-    from forestrank import RFPointRanker
-
     X, y, qid, _ = data
     forest = RFPointRanker(n_estimators=8, max_leaf_nodes=8, random_state=0).fit(X, y, qid=qid)
     make = lambda init: LambdaMART(n_estimators=4, init=init, quantized_gradients=16, random_state=0)  # noqa: E731
@@ -286,12 +292,36 @@ def test_init_starts_the_fit_over_partitions(data, dask_client):
         n_estimators=30, n_iter_no_change=2
     )
     local = held().fit(X, y, qid=qid)
-    remote = held().fit(*as_dask([0, len(y)], X, y, qid)[:2], qid=as_dask([0, len(y)], qid)[0])
+    dX, dy, dq = as_dask([0, len(y)], X, y, qid)
+    remote = held().fit(dX, dy, qid=dq)
     assert remote.n_iter_ == local.n_iter_ < 30
     np.testing.assert_array_equal(remote.init_.predict(X), local.init_.predict(X))
     assert_same_model(remote, local)
     with pytest.raises(ValueError, match=r"init is not supported with objective='mcrank'"):
         LambdaMART(n_estimators=2, objective="mcrank", init=forest).fit(dX, dy, qid=dq)
+
+
+def test_an_unfitted_init_is_fitted_on_the_partitions_training_rows(data, dask_client):
+    """Three partitions, the middle one a single query that the hold-out takes: the init is
+    the forest fitted over the two others' training rows, in partition order."""
+    from forestrank.ensemble._sampling import HOLD_OUT, seed_entropy, stream
+
+    X, y, qid, _ = data
+    n_queries = len(np.unique(qid))
+    seed = next(  # the first seed whose hold-out (the in-memory draw over the queries in order) takes query 60
+        seed for seed in range(1000)
+        if 60 in stream(seed_entropy(seed), HOLD_OUT).choice(n_queries, round(0.1 * n_queries), replace=False)
+    )  # fmt: skip
+    held = np.zeros(n_queries, dtype=bool)
+    held[stream(seed_entropy(seed), HOLD_OUT).choice(n_queries, round(0.1 * n_queries), replace=False)] = True
+    forest = RFPointRanker(n_estimators=4, query_subsample=0.1, max_leaf_nodes=8, random_state=0)
+    model = LambdaMART(n_estimators=3, init=forest, n_iter_no_change=2, random_state=seed)
+    model.fit(*as_dask(query_bounds(qid, 60, 61), X, y)[:2], qid=as_dask(query_bounds(qid, 60, 61), qid)[0])
+    kept = ~held[qid]
+    bounds = [0, int(kept[: query_bounds(qid, 60)[1]].sum()), int(kept.sum())]
+    training = as_dask(bounds, X[kept], y[kept], qid[kept])
+    expected = clone(forest).fit(*training[:2], qid=training[2])
+    np.testing.assert_array_equal(model.init_.predict(X), expected.predict(X))
 
 
 @pytest.fixture(scope="module")

@@ -68,3 +68,12 @@ def test_objectives_on_shares_of_a_fit_draw_what_the_whole_fit_draws(make, drawn
                 else:
                     expected = expected[rows]
                 np.testing.assert_array_equal(getattr(part, name), expected, err_msg=name)
+
+
+def test_sharing_needs_a_seed():
+    """Without one, every partition would draw a stream of its own."""
+    with pytest.raises(ValueError, match="random_state is None"):
+        XENDCG(random_state=None).share_draws(DrawShare(0, 10, 0, 2))
+    with pytest.raises(ValueError, match="random_state is None"):
+        LambdaRank(pair_method="mean").share_draws(DrawShare(0, 10, 0, 2))
+    LambdaRank().share_draws(DrawShare(0, 10, 0, 2))  # top-k pairs draw nothing: no seed needed

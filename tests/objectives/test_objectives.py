@@ -752,3 +752,19 @@ def test_the_objectives_check_their_gain():
     for bad, match in (("Linear", "label_gain must be 'exp', 'linear'"), ([0, 1], "label_gain gives gains to the grades 0 to 1")):
         with pytest.raises(ValueError, match=match):
             LambdaRank(label_gain=bad).prepare(labels, boundaries)
+
+
+def test_errs_largest_grade_is_at_least_the_labels_largest():
+    """``max_grade`` (a partitioned fit's largest grade) below the labels' would give stop
+    probabilities above 1."""
+    labels, boundaries = np.array([0.0, 3.0, 1.0, 2.0]), np.array([0, 2, 4])
+    with pytest.raises(ValueError, match=r"max_grade must be a number >= the largest label \(3\)"):
+        LambdaRank(metric="err", max_grade=2.0).prepare(labels, boundaries)
+    with pytest.raises(ValueError, match="label_gain gives gains to the grades 0 to 3"):
+        LambdaRank(metric="err", label_gain=np.array([0.0, 1.0, 3.0, 7.0]), max_grade=4.0).prepare(labels, boundaries)
+    low, high = LambdaRank(metric="err"), LambdaRank(metric="err", max_grade=4.0)
+    low.prepare(labels, boundaries)
+    high.prepare(labels, boundaries)
+    # Chapelle et al.'s R(l) = (2^l - 1) / 2^g_max
+    np.testing.assert_array_equal(low.stop_probabilities_, (2.0**labels - 1.0) / 2.0**3)
+    np.testing.assert_array_equal(high.stop_probabilities_, (2.0**labels - 1.0) / 2.0**4)

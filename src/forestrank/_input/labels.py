@@ -4,7 +4,7 @@ Each check names the offending argument in its error, copies rather than mutates
 and returns float64 C-contiguous arrays ready for the kernels.
 """
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 
@@ -213,3 +213,35 @@ def check_grades_for_gain(labels: np.ndarray, gain: str | np.ndarray, *, name: s
             f"{gain_name} gives gains to the grades 0 to {len(gain) - 1}; {name} holds {labels[outside][0]:g}. "
             f"Give {gain_name} one gain per grade up to the largest in {name}."
         )
+
+
+def check_max_grade(max_grade: object, labels: np.ndarray, gain: str | np.ndarray | None, gain_name: str = "gain") -> float:
+    """ERR's largest grade ``g_max``: ``max_grade``, or the largest label when None.
+
+    Parameters
+    ----------
+    max_grade : float or None
+    labels : ndarray of shape (n_samples,), float64
+        Validated labels (``check_relevance``).
+    gain : str, ndarray or None
+        ``check_gain``'s result (a table must give ``max_grade`` a gain), or None.
+    gain_name : str
+        The gain's argument name.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        ``max_grade`` not a number at least the largest label, or beyond the gain table.
+    """
+    largest = float(labels.max())
+    if max_grade is None:
+        return largest
+    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or max_grade < largest:
+        raise ValueError(f"max_grade must be a number >= the largest label ({largest:g}); got {max_grade!r}.")
+    if gain is not None:
+        check_grades_for_gain(np.array([float(max_grade)]), gain, name="max_grade", gain_name=gain_name)
+    return float(max_grade)

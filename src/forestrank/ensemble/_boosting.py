@@ -37,7 +37,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from ..parallel._cluster import is_dask_collection, map_predict
+from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
@@ -663,12 +663,22 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """Predictions after each iteration: ``n_iter_`` arrays of shape (n_samples,).
 
         The last one equals ``predict(X)``. A Dask array or DataFrame is scored on the
-        workers that hold its partitions, each stage's scores coming back
-        (``_cluster_boosting.staged_predict_partitioned``).
+        workers of the running ``distributed.Client`` that hold its partitions, each
+        stage's scores coming back (``_cluster_boosting.staged_predict_partitioned``);
+        without one, it is computed here.
+
+        Parameters
+        ----------
+        X : array-like, sparse matrix or Dask collection of shape (n_samples, n_features)
+
+        Yields
+        ------
+        ndarray of shape (n_samples,), float64
         """
-        if is_dask_collection(X):
+        client = running_client() if is_dask_collection(X) else None
+        if client is not None:
             check_is_fitted(self)
-            yield from staged_predict_partitioned(self, X)
+            yield from staged_predict_partitioned(self, client, X)
             return
         X = self._validate_prediction_data(X)
         raw = self._baseline(X)

@@ -42,7 +42,7 @@ gains tie to the last bits may differ.
 
 import copy
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from sklearn.base import clone
@@ -61,7 +61,7 @@ from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
 from ..objectives._draws import DrawShare
-from ..parallel._cluster import is_dask_collection, rebalance, scheduler_errors
+from ..parallel._cluster import is_dask_collection, rebalance, scatter_to_all, scheduler_errors
 from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
@@ -162,8 +162,7 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
-        held_out = len(evals) > len(eval_set or [])
-        model.init_ = _fitted_init(model, lambda: _collections_of(client, parts, summaries) if held_out else (X, y, qid))
+        model.init_ = _fitted_init(model, lambda: _collections_of(client, parts, summaries))
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         try:
@@ -182,19 +181,33 @@ def fit_boosting_partitioned(
     return model
 
 
-def staged_predict_partitioned(model: object, X: object) -> Iterator[np.ndarray]:
-    """``model.staged_predict`` of a Dask array or DataFrame, without gathering ``X``.
+def staged_predict_partitioned(model: object, client: object, X: object) -> Iterator[np.ndarray]:
+    """``model.staged_predict`` of a Dask array or DataFrame on ``client``'s workers, without
+    gathering ``X``.
 
-    Each partition is computed on a worker, which keeps its raw scores and adds one
-    iteration's trees to them per stage; only each stage's scores come back (float64,
-    one per row, the partitions' concatenated in order): bitwise the in-memory stages,
-    every row's arithmetic being the same.
+    Each partition is computed on a worker, which keeps its validated rows and raw scores
+    and adds one iteration's trees to the scores per stage; only each stage's scores come
+    back. Every row's arithmetic is the in-memory one, so the stages are bitwise.
+
+    Parameters
+    ----------
+    model : BaseBoostingRanker
+        Fitted.
+    client : distributed.Client
+    X : dask Array of shape (n_samples, n_features), or dask DataFrame
+
+    Yields
+    ------
+    ndarray of shape (n_samples,), float64
+        The scores after each iteration, the partitions' in partition order.
     """
-    client = _client("staged_predict of a Dask collection", "each partition's stages are scored")
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
     blocks = X.rechunk({1: -1}).to_delayed().ravel().tolist() if hasattr(X, "chunks") else X.to_delayed()
     parts = client.compute(blocks)
-    fitted = client.scatter(model, hash=False)
+    fitted = scatter_to_all(client, model)
     states = [client.submit(_first_stage, fitted, part, pure=False) for part in parts]
+    del parts  # the states hold the validated rows; the raw blocks can go
     for iteration in range(model.n_iter_):
         states = [client.submit(_next_stage, fitted, state, iteration, pure=False) for state in states]
         yield np.concatenate(client.gather([client.submit(_stage_scores, fitted, state, pure=False) for state in states]))
@@ -202,7 +215,7 @@ def staged_predict_partitioned(model: object, X: object) -> Iterator[np.ndarray]
 
 def _first_stage(model: object, X: object) -> tuple | None:
     """A partition's validated rows and their starting raw scores (None: no rows)."""
-    if len(X) == 0:
+    if X.shape[0] == 0:
         return None
     X = model._validate_prediction_data(X)
     return X, model._baseline(X)
@@ -219,6 +232,7 @@ def _next_stage(model: object, state: tuple | None, iteration: int) -> tuple | N
 
 
 def _stage_scores(model: object, state: tuple | None) -> np.ndarray:
+    """A partition's ranking scores at its stage, float64 (n_rows,)."""
     return np.zeros(0) if state is None else model._ranking_scores(state[1])
 
 
@@ -285,12 +299,12 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
     ], n_rows)  # fmt: skip
 
 
-def _fitted_init(model: object, training: object) -> object:
+def _fitted_init(model: object, training: Callable[[], tuple]) -> object:
     """``init`` as given when fitted, or a clone fitted on the training rows' Dask
-    collections, ``training()`` (X, y, qid: without the early-stopping queries when they
-    were held out), as a fit in memory fits one on its training rows (a forestrank
-    ranker: the forests, LambdaMART and PLRank fit them on the cluster, the others refuse
-    them by name); None without ``init``."""
+    collections ``training()`` (X, y, qid: the validated partitions, without the
+    early-stopping queries when they were held out), as a fit in memory fits one on its
+    validated training rows (a forestrank ranker: the forests, LambdaMART and PLRank fit
+    them on the cluster, the others refuse them by name); None without ``init``."""
     if model.init is None:
         return None
     try:
@@ -308,8 +322,23 @@ def _fitted_init(model: object, training: object) -> object:
 
 
 def _collections_of(client: object, parts: list, summaries: list) -> tuple:
-    """Dask arrays X, y and qid of the partitions ``parts`` (futures of ``_Part``; one chunk
-    each, the empty ones left out), whose rows stay on their workers."""
+    """Dask arrays of the partitions ``parts``, whose rows stay on their workers.
+
+    Parameters
+    ----------
+    client : distributed.Client
+    parts : list of Future of _Part or None
+        In partition order.
+    summaries : list of dict
+        Their ``_summary``; the partitions without rows are left out.
+
+    Returns
+    -------
+    X : dask Array of shape (n_rows, n_features), the partitions' type and dtype
+    y : dask Array of shape (n_rows,), float64
+    qid : dask Array of shape (n_rows,)
+        One chunk per partition with rows, in partition order.
+    """
     import dask.array as da
     from dask import delayed
 
@@ -735,9 +764,10 @@ class BoostingWorker(WorkerPartitions):
     def leaf_sums(self, nodes: np.ndarray, output: int, carried: tuple | None, which: list | None) -> tuple:
         """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and
         the objective's curvature (or None) of the partitions ``which`` (local indices),
-        added to ``carried`` (the two of the partitions before) one partition after another
-        and returned as the next run's ``carried``; or, ``which`` None, of every partition,
-        summed over the partitions."""
+        added to ``carried`` (the two of the partitions before) one partition after another:
+        returns ``((sums, curvature), None)``, the first the next run's ``carried``
+        (``_in_partition_order``); or, ``which`` None, of every partition, summed over the
+        partitions: returns ``(sums, curvature)``."""
         sums, curvatures = [], []
         carried_sums, carried_curvature = (None, None) if carried is None else carried
         if self._leaves is None:  # once a tree, not once a run of partitions

@@ -202,17 +202,20 @@ def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndar
             delattr(forest, fitted)
 
 
-def _client(task: str = "fitting on Dask collections", where: str = "the partitions are grouped, binned and grown") -> object:
-    """The running ``distributed.Client``; errors say that ``task`` needs one, and what
-    happens on its workers (``where``)."""
+def _client() -> object:
     try:
         from distributed import get_client
     except ImportError as error:
-        raise ImportError(f'{task} needs dask.distributed: pip install "forestrank[dask]"') from error
+        raise ImportError(
+            'fitting on Dask collections needs dask.distributed: pip install "forestrank[dask]"'
+        ) from error
     try:
         return get_client()
     except ValueError as error:
-        raise ValueError(f"{task} needs a dask.distributed Client (distributed.Client(...)): {where} on its workers.") from error
+        raise ValueError(
+            "fitting on Dask collections needs a dask.distributed Client (distributed.Client(...)): the "
+            "partitions are grouped, binned and grown on its workers."
+        ) from error
 
 
 def partitions_of(X: object, prefix: str = "", **aligned: object) -> dict:

@@ -8,13 +8,13 @@ tests need.
 """
 
 import warnings
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.queries import group_queries
-from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, check_scores
+from .._input.labels import check_grades_for_gain, check_max_grade, check_relevance, check_sample_weight, check_scores
 from . import _kernels
 from ._conventions import METRICS, TIES, Convention, resolve_convention
 from .._ranking import discount_table
@@ -119,7 +119,7 @@ def evaluate(
         check_grades_for_gain(labels, table, name="y_true", gain_name="gain")
     grade = 0.0
     if metric == "err":
-        grade = _check_max_grade(max_grade, labels, table)
+        grade = check_max_grade(max_grade, labels, table)
     groups = group_queries(qid, len(labels), caller=caller or f"{metric}_score", against="y_true")
     values = evaluate_grouped(
         groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
@@ -130,19 +130,6 @@ def evaluate(
         return mean_over_queries(values)
     weights = groups.group(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
     return mean_over_queries(values, groups.query_means(weights))
-
-
-def _check_max_grade(max_grade: object, labels: np.ndarray, gain_table: np.ndarray | None) -> float:
-    largest = float(labels.max())
-    if max_grade is None:
-        return largest
-    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or max_grade < largest:
-        raise ValueError(
-            f"max_grade must be a number >= the largest label ({largest:g}); got {max_grade!r}."
-        )
-    if gain_table is not None:
-        check_grades_for_gain(np.array([float(max_grade)]), gain_table, name="max_grade", gain_name="gain")
-    return float(max_grade)
 
 
 _CONVENTION_DOC = """

@@ -29,6 +29,9 @@ class RankingObjective(ABC):
     # Whether the objective can weigh its pairs by where documents were shown (``show_positions``):
     # LambdaMART's ``position_bias`` needs it.
     learns_from_positions = False
+    # Whether the objective draws at random from its ``random_state`` (then ``share_draws``
+    # needs a seed).
+    draws_at_random = False
     # The rows of a larger fit whose random draws this objective shares (``share_draws``);
     # None: its own rows are the fit.
     draw_share: DrawShare | None = None
@@ -43,6 +46,11 @@ class RankingObjective(ABC):
         partition of a partitioned fit), and an objective that draws at random draws their
         share of that fit's draws (``_draws``), so that its gradients are those of the fit in
         memory on every partition's rows."""
+        if self.draws_at_random and self.random_state is None:
+            raise ValueError(
+                f"{type(self).__name__} draws at random and random_state is None: the partitions of a fit would each "
+                "draw a stream of their own instead of their share of one; give it a seed."
+            )
         self.draw_share = share
 
     def _share(self) -> DrawShare:

@@ -7,6 +7,7 @@ from .._numba.jit import jit
 from .._tree._rng import randint
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
+from .._input.labels import check_max_grade
 from ._base import RankingObjective
 
 
@@ -382,6 +383,11 @@ class LambdaRank(RankingObjective):
 
     learns_from_positions = True
 
+    @property
+    def draws_at_random(self) -> bool:
+        """Sampled pairs are drawn; top-k pairs are not."""
+        return self.pair_method == "mean"
+
     def __init__(
         self, sigma: float = 1.0, truncation_level: int = 30, normalize: bool = True, label_gain: object = "exp",
         pair_method: str = "topk", pairs_per_document: int = 1, random_state: object = None, metric: str = "ndcg",
@@ -415,7 +421,7 @@ class LambdaRank(RankingObjective):
             if self._metric == METRIC_ERR:
                 # Below 1: a swap delta divides by 1 - R, which the exponential gain
                 # rounds to 0 from 53 grades above the others on.
-                largest = float(self.labels_.max()) if self.max_grade is None else self.max_grade
+                largest = check_max_grade(self.max_grade, self.labels_, self.label_gain, gain_name="label_gain")
                 stops = stop_probabilities(self.labels_, self.label_gain, largest)
                 self.stop_probabilities_ = np.minimum(stops, np.nextafter(1.0, 0.0))
             _fill_query_scales(
@@ -429,6 +435,9 @@ class LambdaRank(RankingObjective):
         if self._pair_seeds is None:
             return None
         share, n_queries = self._share(), len(self.query_boundaries_) - 1
+        # Every query's states, then this objective's: a bounded draw may reject an output,
+        # so the stream cannot be advanced past the other queries' states, as RowLines
+        # advances past other rows.
         every = self._pair_seeds.integers(1, np.iinfo(np.uint64).max, size=(share.n_queries, 2), dtype=np.uint64)
         return every[share.first_query : share.first_query + n_queries]
 

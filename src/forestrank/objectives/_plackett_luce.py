@@ -278,6 +278,8 @@ class PlackettLuce(RankingObjective):
         Seed of the permutation draws.
     """
 
+    draws_at_random = True
+
     def __init__(
         self, top_k: int = 30, n_permutations: int = 3, skip_tied_tail: bool = True, random_state: int | None = None
     ) -> None:

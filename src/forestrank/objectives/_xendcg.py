@@ -115,6 +115,8 @@ class XENDCG(RankingObjective):
         Seed of the noise ``gamma``; every ``gradients`` call draws the next noise.
     """
 
+    draws_at_random = True
+
     def __init__(self, label_gain: object = "exp", random_state: object = None) -> None:
         self.label_gain = label_gain
         self.random_state = random_state

@@ -50,6 +50,19 @@ def dask_client() -> object | None:
     return backend.client if isinstance(backend, dask_backend.DaskDistributedBackend) else None
 
 
+def running_client() -> object | None:
+    """The current ``distributed.Client``, or None when dask.distributed is not installed or
+    no client runs (a Dask collection is then computed by its own scheduler)."""
+    try:
+        from distributed import get_client
+    except ImportError:
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
 def is_dask_collection(value: object) -> bool:
     """Whether ``value`` is a Dask array, DataFrame or Series (dask is imported only if it is one)."""
     if not type(value).__module__.startswith("dask"):
