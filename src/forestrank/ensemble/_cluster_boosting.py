@@ -61,7 +61,7 @@ from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
 from ..objectives._draws import DrawShare
-from ..parallel._cluster import is_dask_collection, rebalance, scatter_to_all, scheduler_errors
+from ..parallel._cluster import check_two_dimensional, is_dask_collection, rebalance, scatter_to_all, scheduler_errors
 from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
@@ -201,8 +201,7 @@ def staged_predict_partitioned(model: object, client: object, X: object) -> Iter
     ndarray of shape (n_samples,), float64
         The scores after each iteration, the partitions' in partition order.
     """
-    if getattr(X, "ndim", None) != 2:
-        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
+    check_two_dimensional(X)
     blocks = X.rechunk({1: -1}).to_delayed().ravel().tolist() if hasattr(X, "chunks") else X.to_delayed()
     parts = client.compute(blocks)
     fitted = scatter_to_all(client, model)

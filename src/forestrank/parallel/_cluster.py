@@ -84,8 +84,7 @@ def map_predict(estimator: object, X: object, qid: object = None, early_exit: ob
         raise ValueError(
             "early_exit (and qid) apply to in-memory X: compute the Dask collection first, or predict without them."
         )
-    if getattr(X, "ndim", None) != 2:
-        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
+    check_two_dimensional(X)
 
     def scores(block: object) -> np.ndarray:
         return estimator.predict(block) if len(block) else np.zeros(0)
@@ -95,6 +94,12 @@ def map_predict(estimator: object, X: object, qid: object = None, early_exit: ob
     import pandas as pd
 
     return X.map_partitions(lambda part: pd.Series(scores(part), index=part.index, dtype=np.float64), meta=(None, "f8"))
+
+
+def check_two_dimensional(X: object) -> None:
+    """Refuse a Dask collection of features that is not 2-D (``predict``'s ``X``)."""
+    if getattr(X, "ndim", None) != 2:
+        raise ValueError(f"X must be a 2-D Dask array or a Dask DataFrame, got {type(X).__name__} of {X.ndim} dimension(s).")
 
 
 def scatter_to_all(client: object, value: object) -> object:
