@@ -56,3 +56,13 @@ def test_forest_weights_fold_into_the_leaves_or_stay_per_tree():
     apart, _ = scalar_trees(model, "a format", keep_weights=True)
     assert folded[0].weight == 1.0 and apart[0].weight == 1 / len(model.trees_)
     np.testing.assert_allclose(folded[0].value, apart[0].value / len(model.trees_))
+
+
+def test_thresholds_beyond_the_largest_float32_map_to_it_without_a_warning():
+    import warnings
+
+    largest = np.finfo(np.float32).max
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert float32_at_most(np.array([1e39]))[0] == largest
+        assert float32_above(np.array([1e39]))[0] == np.inf

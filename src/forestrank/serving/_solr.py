@@ -89,8 +89,10 @@ def solr_thresholds(threshold: np.ndarray) -> np.ndarray:
     written = (cut - SPLIT_SLACK).astype(np.float32)
     for _ in range(_FIXUP_STEPS):
         over = (written + SPLIT_SLACK).astype(np.float32) > cut
-        written = np.where(over, np.nextafter(written, np.float32(-np.inf)), written).astype(np.float32)
-        with np.errstate(over="ignore"):  # the largest float32's successor, inf, never fits
+        # Steps between the largest float32 and inf raise the overflow flag: the step down
+        # from inf is the right cut, the step up to inf never fits.
+        with np.errstate(over="ignore"):
+            written = np.where(over, np.nextafter(written, np.float32(-np.inf)), written).astype(np.float32)
             higher = np.nextafter(written, np.float32(np.inf)).astype(np.float32)
         fits = ~over & ((higher + SPLIT_SLACK).astype(np.float32) <= cut) & np.isfinite(cut)
         written = np.where(fits, higher, written).astype(np.float32)

@@ -220,10 +220,12 @@ def float32_at_most(threshold: np.ndarray) -> np.ndarray:
     the other way.
     """
     threshold = np.asarray(threshold, dtype=np.float64)
+    # Beyond the largest float32 the cast gives inf, and the step down from inf (to the
+    # largest float32, the right answer) raises the overflow flag.
     with np.errstate(over="ignore"):
         rounded = threshold.astype(np.float32)
-    above = rounded.astype(np.float64) > threshold
-    return np.where(above, np.nextafter(rounded, np.float32(-np.inf)), rounded).astype(np.float32)
+        above = rounded.astype(np.float64) > threshold
+        return np.where(above, np.nextafter(rounded, np.float32(-np.inf)), rounded).astype(np.float32)
 
 
 def float32_above(threshold: np.ndarray) -> np.ndarray:
