@@ -41,6 +41,18 @@ print(status, heavy)
     assert result.stdout.splitlines()[-1:] == [f"{status} []"], result.stdout + result.stderr
 
 
+
+@pytest.mark.parametrize(
+    "command, options", [("evaluate", ["--model", "m.skops", "--metric", "ndcg@5"]), ("compare", ["--scores", "a.txt", "b.txt"])]
+)
+def test_a_data_file_after_a_list_option_is_refused_with_a_usage_that_puts_data_first(command, options):
+    """``--metric``, ``--scores`` and ``--models`` take every name up to the next option, so a
+    data file after them is one of them; the usage line shows where it goes."""
+    result = run(command, *options, "test.txt", check=False)
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"usage: forestrank {command} data ")
+    assert "required: data" in result.stderr
+
 def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_example, tmp_path):
     train, test = lambdarank_example / "rank.train", lambdarank_example / "rank.test"
     model = tmp_path / "model.skops"  # the safe format by default

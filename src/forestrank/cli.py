@@ -86,7 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     predict.add_argument("data", type=Path)
     predict.set_defaults(run=_predict)
 
-    evaluate = commands.add_parser("evaluate", help="ranking metrics of scores or of a model on a LETOR file")
+    # The data file comes first in the usage lines: the values of a list option run to the
+    # next option, so a file named after them would be taken as one of them.
+    evaluate = commands.add_parser(
+        "evaluate", help="ranking metrics of scores or of a model on a LETOR file",
+        usage="%(prog)s data (--scores SCORES | --model MODEL) [--metric METRIC [METRIC ...]] "
+        "[--convention {letor3,letor4}] [--per-query]",
+    )  # fmt: skip
     evaluate.add_argument("data", type=Path)
     source = evaluate.add_mutually_exclusive_group(required=True)
     source.add_argument("--scores", type=Path, help="one score per line, in the file's order")
@@ -96,7 +102,10 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--per-query", action="store_true", help="one line per query")
     evaluate.set_defaults(run=_evaluate)
 
-    compare = commands.add_parser("compare", help="several score files or models on the same data, with paired tests")
+    compare = commands.add_parser(
+        "compare", help="several score files or models on the same data, with paired tests",
+        usage="%(prog)s data [--scores [SCORES ...]] [--models [MODELS ...]] [--metric METRIC] [--convention {letor3,letor4}]",
+    )  # fmt: skip
     compare.add_argument("data", type=Path)
     compare.add_argument("--scores", type=Path, nargs="*", default=[])
     compare.add_argument("--models", type=Path, nargs="*", default=[])
