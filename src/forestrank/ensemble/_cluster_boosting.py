@@ -42,7 +42,7 @@ gains tie to the last bits may differ.
 
 import copy
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import numpy as np
 from sklearn.base import clone
@@ -162,7 +162,7 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
-        model.init_ = _fitted_init(model, lambda: _collections_of(client, parts, summaries))
+        model.init_ = _fitted_init(model, client, parts, summaries)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         try:
@@ -266,7 +266,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
         learned = None if bias is None else bias.values
         largest = np.maximum.reduce(rounds("compute_gradients", (model.quantized_gradients is not None, learned, iteration)))
         if bias is not None:
-            bias.step(_in_partition_order(rounds, "bias_statistics", ())[0])
+            bias.step(_in_partition_order(rounds, "bias_statistics", ()))
         features = model._tree_features(iteration, driver.bin_thresholds.shape[0])
         for output in range(model.n_outputs_):
             tree = _grow_output(model, rounds, driver, params, pool, memory, iteration, output, penalty, features, largest[:, output], n_rows)
@@ -298,12 +298,12 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
     ], n_rows)  # fmt: skip
 
 
-def _fitted_init(model: object, training: Callable[[], tuple]) -> object:
-    """``init`` as given when fitted, or a clone fitted on the training rows' Dask
-    collections ``training()`` (X, y, qid: the validated partitions, without the
-    early-stopping queries when they were held out), as a fit in memory fits one on its
-    validated training rows (a forestrank ranker: the forests, LambdaMART and PLRank fit
-    them on the cluster, the others refuse them by name); None without ``init``."""
+def _fitted_init(model: object, client: object, parts: list, summaries: list) -> object:
+    """``init`` as given when fitted, or a clone fitted on the training partitions ``parts``
+    (``_collections_of``: validated, without the early-stopping queries when they were held
+    out), as a fit in memory fits one on its validated training rows (a forestrank ranker:
+    the forests, LambdaMART and PLRank fit them on the cluster, the others refuse them by
+    name); None without ``init``."""
     if model.init is None:
         return None
     try:
@@ -316,7 +316,7 @@ def _fitted_init(model: object, training: Callable[[], tuple]) -> object:
             "init must be fitted already, or a forestrank ranker that fits Dask collections (a forest, LambdaMART or "
             f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
         )
-    X, y, qid = training()
+    X, y, qid = _collections_of(client, parts, summaries)
     return clone(model.init).fit(X, y, qid=qid)
 
 
@@ -396,15 +396,14 @@ def _leaf_sums(rounds: ActorRounds, tree: Tree, output: int, exact: bool) -> tup
     if not exact:
         sums, curvatures = zip(*rounds("leaf_sums", (tree.nodes, output, None, None)))
         return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
-    carried, _ = _in_partition_order(rounds, "leaf_sums", (tree.nodes, output))
-    return carried
+    return _in_partition_order(rounds, "leaf_sums", (tree.nodes, output))
 
 
-def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> tuple[object, list]:
+def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> object:
     """Sums added row after row over the partitions in partition order: ``method(*arguments,
     carried, which)`` asked of each run of consecutive partitions on one worker (``which``:
-    their local indices), one round per run, returns (the sums carried on, an extra answer);
-    returns the last run's sums and every run's extra answer."""
+    their local indices), one round per run, returns the sums carried on; returns the last
+    run's."""
     owner = {number: (index, local) for index, numbers in enumerate(rounds.partitions) for local, number in enumerate(numbers)}
     runs: list = []  # consecutive partitions on one worker: (actor, its local indices)
     for number in sorted(owner):
@@ -413,11 +412,10 @@ def _in_partition_order(rounds: ActorRounds, method: str, arguments: tuple) -> t
             runs[-1][1].append(local)
         else:
             runs.append((index, [local]))
-    carried, extras = None, []
+    carried = None
     for index, which in runs:
-        carried, extra = rounds(method, (*arguments, carried, which), only=index)[0]
-        extras.append(extra)
-    return carried, extras
+        carried = rounds(method, (*arguments, carried, which), only=index)[0]
+    return carried
 
 
 def _add_tree(
@@ -733,13 +731,13 @@ class BoostingWorker(WorkerPartitions):
             for state, (row, query) in zip(self.states, self.offsets)
         ]
 
-    def bias_statistics(self, carried: np.ndarray | None, which: list) -> tuple[np.ndarray, None]:
+    def bias_statistics(self, carried: np.ndarray | None, which: list) -> np.ndarray:
         """The position bias's ``statistics`` of the partitions ``which`` (local indices) at
         their last gradients, added to ``carried`` one partition after another."""
         for index in which:
             state = self.states[index]
             carried = state.bias.statistics(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight, carried)
-        return carried, None
+        return carried
 
     def start_output_tree(self, iteration: int, output: int, scales: tuple | None, capacity: int) -> tuple:
         """Every partition's targets of ``output``'s tree (quantized with ``scales`` and its
@@ -761,12 +759,11 @@ class BoostingWorker(WorkerPartitions):
         return self.opening()
 
     def leaf_sums(self, nodes: np.ndarray, output: int, carried: tuple | None, which: list | None) -> tuple:
-        """Each row's leaf in the grown tree (``nodes``), and the leaves' ``leaf_sums`` and
-        the objective's curvature (or None) of the partitions ``which`` (local indices),
-        added to ``carried`` (the two of the partitions before) one partition after another:
-        returns ``((sums, curvature), None)``, the first the next run's ``carried``
-        (``_in_partition_order``); or, ``which`` None, of every partition, summed over the
-        partitions: returns ``(sums, curvature)``."""
+        """Each row's leaf in the grown tree (``nodes``), and (the leaves' ``leaf_sums``, the
+        objective's curvature or None) of the partitions ``which`` (local indices), added to
+        ``carried`` (the two of the partitions before) one partition after another, the next
+        run's ``carried`` (``_in_partition_order``); or, ``which`` None, of every
+        partition, summed over the partitions."""
         sums, curvatures = [], []
         carried_sums, carried_curvature = (None, None) if carried is None else carried
         if self._leaves is None:  # once a tree, not once a run of partitions
@@ -790,7 +787,7 @@ class BoostingWorker(WorkerPartitions):
             sums.append(answer)
             curvatures.append(curvature)
         if which is not None:
-            return (carried_sums, carried_curvature), None
+            return carried_sums, carried_curvature
         return sum_in_order(sums), None if curvatures[0] is None else sum_in_order(curvatures)
 
     def add_tree(self, tree: Tree, output: int, evaluate: bool) -> tuple[bool, list]:
