@@ -468,6 +468,69 @@ def test_grade_objectives_need_two_grades_over_all_partitions(data, dask_client)
             LambdaMART(n_estimators=2, objective=objective).fit(*as_dask(bounds, X, np.ones_like(y)), qid=as_dask(bounds, qid)[0])
 
 
+def _features_made_on_the_workers(X, bounds):
+    """X as a Dask array whose partitions are made by tasks on the workers, as data read
+    there would be (no client holds them); each worker keeps weak references to the
+    arrays it made (``made_features``)."""
+    from dask import delayed
+
+    def make(block):
+        import weakref
+
+        made = block.copy()
+        worker = distributed.get_worker()
+        worker.made_features = [*getattr(worker, "made_features", []), weakref.ref(made)]
+        return made
+
+    return da.concatenate([
+        da.from_delayed(delayed(make)(X[a:b]), shape=(b - a, X.shape[1]), dtype=X.dtype) for a, b in zip(bounds, bounds[1:])
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize("subsample, released", [(1.0, True), (0.7, False)])
+def test_the_workers_release_the_training_features_once_binned(subsample, released, data, dask_client, monkeypatch):
+    """Without rows outside the trees the workers hold the training partitions' bins, not
+    their features, from the first iteration on; ``subsample`` scores the rows a tree
+    leaves out by its thresholds, as in memory, so their features stay. Either way the
+    model is the in-memory one, and each worker grows its share of the rows."""
+    X, y, qid, _ = data
+    bounds = query_bounds(qid, 30, 60, 90)
+    seen, actors = [], []
+    original = _cluster_exchange.ActorRounds.__call__
+
+    def features_held(dask_worker):
+        import gc
+        import time
+
+        deadline = time.monotonic() + 10  # the scheduler's releases reach the workers on their own time
+        while True:
+            gc.collect()
+            made = sum(reference() is not None for reference in getattr(dask_worker, "made_features", []))
+            states = sum(state.X is not None for actor in dask_worker.state.actors.values() for state in actor.states)
+            if not (made or states) or time.monotonic() > deadline:
+                return made, states
+            time.sleep(0.05)
+
+    def look_at_the_second_iteration(self, method, arguments, only=None):
+        if method == "compute_gradients" and self.rounds and not seen:
+            actors.append(len(self.actors))
+            seen.extend(dask_client.run(features_held).values())
+        return original(self, method, arguments, only)
+
+    monkeypatch.setattr(_cluster_exchange.ActorRounds, "__call__", look_at_the_second_iteration)
+    dask_client.run(lambda dask_worker: setattr(dask_worker, "made_features", []))
+    make = lambda: LambdaMART(n_estimators=3, subsample=subsample, quantized_gradients=16, random_state=0)  # noqa: E731
+    with dask_client.as_current():
+        remote = make().fit(_features_made_on_the_workers(X, bounds), *as_dask(bounds, y), qid=as_dask(bounds, qid)[0])
+    assert_same_model(remote, make().fit(X, y, qid=qid))
+    assert actors == [2]  # the bins stay where they were made, spread over both workers
+    made, states = np.sum(seen, axis=0)
+    if released:  # no reference left anywhere on the workers to the arrays they made
+        assert (made, states) == (0, 0)
+    else:
+        assert states == 4
+
+
 def test_sparse_partitions_are_the_in_memory_fit(data, dask_client):
     """Dask arrays of scipy.sparse CSR blocks, as the forests take them."""
     scipy_sparse = pytest.importorskip("scipy.sparse")

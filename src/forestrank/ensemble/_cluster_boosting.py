@@ -61,7 +61,14 @@ from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
 from ..objectives._base import distinct_grades
 from ..objectives._draws import DrawShare
-from ..parallel._cluster import check_two_dimensional, is_dask_collection, rebalance, scatter_to_all, scheduler_errors
+from ..parallel._cluster import (
+    check_two_dimensional,
+    holders,
+    is_dask_collection,
+    rebalance,
+    scatter_to_all,
+    scheduler_errors,
+)
 from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
@@ -82,17 +89,21 @@ from ._sampling import HOLD_OUT, seed_entropy, stream
 class _Part:
     """One partition's validated rows on its worker, grouped by query.
 
-    ``X`` (n_rows, n_features), ``y`` and ``base_weight`` (float64, (n_rows,): the
+    ``X`` (n_rows, n_features; None once binned when the fit does not read the features
+    again, ``_binned``), ``y`` and ``base_weight`` (float64, (n_rows,): the
     ``sample_weight`` as given, which the fit divides by the lightest positive weight of
     every partition, as ``_input.labels.normalize_sample_weight`` does in memory),
     ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition),
-    ``query_ids`` (n_queries,) and ``positions`` (int64, (n_rows,): the display positions
-    ``position_bias`` learns from, or None).
+    ``query_ids`` (n_queries,), ``positions`` (int64, (n_rows,): the display positions
+    ``position_bias`` learns from, or None), ``binned`` (the fit's bins of ``X``,
+    uint8/16/32 (n_rows, n_features), once binned) and ``baseline`` (float64 (n_rows, 1):
+    ``init``'s raw predictions of the rows, once binned, or None without ``init``).
     """
 
-    def __init__(self, X, y, base_weight, query_of_row, query_ids, positions=None):
+    def __init__(self, X, y, base_weight, query_of_row, query_ids, positions=None, binned=None, baseline=None):
         self.X, self.y, self.base_weight = X, y, base_weight
         self.query_of_row, self.query_ids, self.positions = query_of_row, query_ids, positions
+        self.binned, self.baseline = binned, baseline
 
     @property
     def query_boundaries(self) -> np.ndarray:
@@ -132,6 +143,8 @@ def fit_boosting_partitioned(
     -------
     model, fitted: its trees are an ordinary in-memory model.
     """
+    from distributed import wait
+
     client = _client()
     model._entropy = seed_entropy(model.random_state)
     objective = model._make_objective()
@@ -150,7 +163,6 @@ def fit_boosting_partitioned(
         if model.quantized_gradients is not None:
             check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
         binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
-        parts = rebalance(client, parts, n_rows)
         grades = np.concatenate([summary["grades"] for summary in summaries])
         if hasattr(objective, "grades"):  # every partition models every grade
             objective.grades = distinct_grades(grades, model.objective)
@@ -164,7 +176,18 @@ def fit_boosting_partitioned(
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, client, parts, summaries)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
+        keep = _reads_features_again(model, summaries)
+        # Rebinding the list releases each partition's features as soon as its bins exist,
+        # unless the caller holds them (a persisted collection).
+        shared = scatter_to_all(client, model)  # sent once, with a fitted init
+        parts = [
+            client.submit(_binned, part, binner, shared, keep, pure=False, **({} if worker is None else {"workers": [worker]}))
+            for part, worker in zip(parts, holders(client, parts))
+        ]
+        wait(parts)  # placing the work reads where the bins are
+        parts = rebalance(client, parts, n_rows)  # moves bins, a quarter of the features' bytes or less
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
+        del parts  # the actors hold the bins they need
         try:
             driver = TrainingSet(
                 **binned_with(binner, np.empty((0, n_features))), targets=np.empty((0, 2)), leaf_targets=np.zeros(0)
@@ -479,6 +502,17 @@ def _hold_out(client: object, model: object, parts: list, summaries: list) -> tu
     return kept, client.gather([client.submit(_summary, part, pure=False) for part in kept]), validation
 
 
+def _reads_features_again(model: object, summaries: list) -> bool:
+    """Whether the workers read the training partitions' features after binning them: to
+    score the rows a tree leaves out (weight 0: ``subsample`` below 1, a zero
+    ``sample_weight``) by its thresholds, and the kept trees' scores that fitted relevance
+    weights are refitted at when early stopping cuts the model, as a fit in memory
+    scores them (``BaseBoostingRanker._boost``)."""
+    if model.subsample < 1.0 or any(summary["zero_weights"] for summary in summaries):
+        return True
+    return getattr(model, "relevance_weights", None) == "fitted" and model.n_iter_no_change is not None
+
+
 def _start_workers(
     client: object, model: object, objective: object, binner: object, parts: list, summaries: list, lightest: float,
     evals: list, n_positions: int,
@@ -486,21 +520,19 @@ def _start_workers(
     """One ``BoostingWorker`` per worker holding training partitions, with the evaluation
     partitions of its worker (those of a worker without training rows go to the first)."""
     n_rows = [summary["n_rows"] for summary in summaries]
-    every = list(parts) + [part for _, eval_parts in evals for part in eval_parts]
-    where = client.who_has(every)
-    worker_of = [sorted(where.get(part.key, ()))[:1] for part in every]
+    worker_of = holders(client, list(parts) + [part for _, eval_parts in evals for part in eval_parts])
     by_worker: dict = {}
-    for number, holders in enumerate(worker_of[: len(parts)]):
+    for number, worker in enumerate(worker_of[: len(parts)]):
         if n_rows[number]:  # an empty partition (Dask makes them) has no part in the fit
-            by_worker.setdefault(holders[0] if holders else None, []).append(number)
+            by_worker.setdefault(worker, []).append(number)
     workers = list(by_worker)
     eval_by_worker: dict = {worker: [] for worker in workers}
     position = len(parts)
     for name, eval_parts in evals:
         for number, part in enumerate(eval_parts):
-            holders = worker_of[position]
+            worker = worker_of[position]
             position += 1
-            eval_by_worker[holders[0] if holders and holders[0] in eval_by_worker else workers[0]].append((name, number, part))
+            eval_by_worker[worker if worker is not None and worker in eval_by_worker else workers[0]].append((name, number, part))
     row_offsets = np.concatenate([[0], np.cumsum(n_rows)])
     query_offsets = np.concatenate([[0], np.cumsum([len(summary["query_ids"]) for summary in summaries])])
     futures = [
@@ -550,12 +582,13 @@ def _summary(part: _Part | None) -> dict:
     if part is None:
         return {
             "n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf,
-            "positions": 0,
+            "zero_weights": False, "positions": 0,
         }  # fmt: skip
-    positive = part.base_weight[part.base_weight > 0]
+    positive = part.base_weight > 0
     return {
         "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids, "grades": np.unique(part.y),
-        "lightest": positive.min(initial=np.inf), "positions": 0 if part.positions is None else int(part.positions.max()),
+        "lightest": part.base_weight[positive].min(initial=np.inf), "zero_weights": not positive.all(),
+        "positions": 0 if part.positions is None else int(part.positions.max()),
     }  # fmt: skip
 
 
@@ -563,17 +596,17 @@ def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
     return None if part is None or not queries.any() else part.rows_of(queries)
 
 
-def _binned_block(binner: object, features: list) -> np.ndarray:
-    """The bins of the feature arrays ``features`` (each (n_rows_i, n_features)) stacked in
-    order, binned one at a time into the result (uint8/16/32, (sum n_rows_i, n_features))."""
-    if len(features) == 1:
-        return binner.transform(features[0])
-    binned = np.empty((sum(X.shape[0] for X in features), features[0].shape[1]), dtype=binner.bin_dtype_)
-    start = 0
-    for X in features:
-        binned[start : start + X.shape[0]] = binner.transform(X)
-        start += X.shape[0]
-    return binned
+def _binned(part: _Part | None, binner: object, model: object, keep_features: bool) -> _Part | None:
+    """The partition with its rows' bins and ``init``'s raw predictions of them (``_Part``),
+    its features kept only with ``keep_features`` (``_reads_features_again``): a worker then
+    holds a partition's features no longer than its bins take to compute."""
+    if part is None:
+        return None
+    with numba_threads(get_worker().state.nthreads):
+        baseline = None if model.init_ is None else model._baseline(part.X)
+        binned = binner.transform(part.X)
+    X = part.X if keep_features else None
+    return _Part(X, part.y, part.base_weight, part.query_of_row, part.query_ids, part.positions, binned, baseline)
 
 
 def get_worker() -> object:
@@ -624,7 +657,8 @@ class BoostingWorker(WorkerPartitions):
         dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
         thresholds, _ = binner.padded_tables()
         super().__init__(
-            [_binned_block(binner, [part.X for part in parts])], params.criterion, thresholds.shape[1],
+            [parts[0].binned if len(parts) == 1 else np.concatenate([part.binned for part in parts])], params.criterion,
+            thresholds.shape[1],
             _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
         )  # fmt: skip
         self.numbers, self.offsets, self.totals = numbers, offsets, totals
@@ -638,6 +672,7 @@ class BoostingWorker(WorkerPartitions):
             self._state(part, objective, DrawShare(offset[0], totals[0], offset[1], totals[1]), lightest, n_positions, self.targets[rows])
             for part, offset, rows in zip(parts, offsets, self.slices)
         ]
+        self.baselines = [part.baseline for part in parts]  # until start_scores
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
     def _state(
@@ -669,9 +704,10 @@ class BoostingWorker(WorkerPartitions):
         ``baseline``); ``fitted``: the attributes the ranking scores read (``_ranking_scores``)."""
         self.set_fitted(fitted)
         self.model.baseline_ = baseline
-        with numba_threads(self.threads):  # init's predictions
-            for state in self.states:
-                state.raw[:] = self.model._baseline(state.X)
+        for state, predicted in zip(self.states, self.baselines):  # init's predictions were made with the bins
+            state.raw[:] = baseline if predicted is None else predicted
+        self.baselines = None
+        with numba_threads(self.threads):
             for _, _, item in self.evals:
                 item.raw = self.model._baseline(item.X)
 

@@ -34,7 +34,7 @@ import numpy as np
 from .._tree._partition_rows import PartitionRows
 from .._tree._remote import sum_each, sum_in_order, sum_split
 from ..parallel._channel import CONNECT_TIMEOUT, Channel, serve_on_worker
-from ..parallel._cluster import check_scheduler, scheduler_errors
+from ..parallel._cluster import check_scheduler, holders, scheduler_errors
 
 
 class LostPartitionsError(RuntimeError):
@@ -132,11 +132,9 @@ def start_actors(client: object, X_binned: list, criterion: int, max_bins: int, 
         The partitions each actor holds, in partition order.
     """
     with scheduler_errors(client):
-        where = client.who_has(X_binned)
         by_worker: dict = {}
-        for number, rows in enumerate(X_binned):
-            holders = sorted(where.get(rows.key, ()))
-            by_worker.setdefault(holders[0] if holders else None, []).append(number)
+        for number, worker in enumerate(holders(client, X_binned)):
+            by_worker.setdefault(worker, []).append(number)
         futures = [
             client.submit(
                 WorkerPartitions, [X_binned[number] for number in numbers], criterion, max_bins, n_hist_columns,

@@ -293,6 +293,13 @@ def balanced_placement(sizes: Sequence[int], holders: Sequence[str], threads: di
         rows[receiver] += sizes[moved]
 
 
+def holders(client: object, futures: list) -> list:
+    """The worker holding each future's result (the first by address where Dask copied
+    it), None where none holds it; list of str or None, shape (n_futures,)."""
+    where = client.who_has(futures)
+    return [min(where.get(future.key, ()), default=None) for future in futures]
+
+
 def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
     """The ``futures`` with results moved so that the workers' rows per thread are even.
 
@@ -317,15 +324,14 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
     """
     from distributed import wait
 
-    where = client.who_has(futures)
-    holders = [min(where.get(future.key, ()) or [""]) for future in futures]
+    held_by = holders(client, futures)
     threads = client.nthreads()  # every worker (scheduler_info lists only some in some releases)
-    if "" in holders or len(threads) < 2 or not set(holders) <= set(threads):
+    if None in held_by or len(threads) < 2 or not set(held_by) <= set(threads):
         return list(futures)
-    placement = balanced_placement(sizes, holders, threads)
+    placement = balanced_placement(sizes, held_by, threads)
     moved = [
         future if target == holder else client.submit(_same, future, workers=[target], allow_other_workers=True, pure=False)
-        for future, holder, target in zip(futures, holders, placement)
+        for future, holder, target in zip(futures, held_by, placement)
     ]
     wait(moved)  # the callers place work by where results are: they must be there
     return moved
