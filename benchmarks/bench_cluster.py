@@ -218,23 +218,34 @@ _LIGHTGBM_PARAMS = {
 
 def _loaded_on_workers(client, folder: Path, X_train: np.ndarray, rows: int):
     """X_train as a Dask array whose partitions the workers load from files inside the fit,
-    partition ``p`` on the ``p % n``-th worker (nothing persisted: the fit holds them);
-    returns it and each worker's loaded rows."""
+    partition ``p`` asked of the ``p % n``-th worker (nothing persisted: the fit holds
+    them); each worker counts the rows it loaded (``_rows_loaded``)."""
     import dask
     import dask.array as da
 
+    def load(file):
+        from distributed import get_worker
+
+        block = np.load(file)
+        worker = get_worker()
+        worker.rows_loaded = getattr(worker, "rows_loaded", 0) + len(block)
+        return block
+
     workers = sorted(client.nthreads())
-    blocks, held = [], {}
+    blocks = []
     for number, start in enumerate(range(0, len(X_train), rows)):
         file = folder / f"X{number}.npy"
         if not file.exists():
             np.save(file, X_train[start : start + rows])
-        worker = workers[number % len(workers)]
-        held[worker] = held.get(worker, 0) + rows
-        with dask.annotate(workers=[worker], allow_other_workers=False):
-            block = dask.delayed(np.load)(str(file))
+        with dask.annotate(workers=[workers[number % len(workers)]], allow_other_workers=True):
+            block = dask.delayed(load)(str(file))
         blocks.append(da.from_delayed(block, shape=(rows, X_train.shape[1]), dtype=X_train.dtype))
-    return da.concatenate(blocks), held
+    return da.concatenate(blocks)
+
+
+def _rows_loaded(client) -> dict:
+    """The rows each worker loaded in ``_loaded_on_workers``' tasks (where they ran)."""
+    return client.run(lambda dask_worker: getattr(dask_worker, "rows_loaded", 0))
 
 
 def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: int, load_on_workers: bool, queue) -> None:
@@ -269,7 +280,7 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     chunks = (rows, X_train.shape[1])
     y_dask, q_dask = da.from_array(y_train, chunks=rows), da.from_array(q_train, chunks=rows)
     if load_on_workers:
-        X_dask, held = _loaded_on_workers(client, path.parent, X_train, rows)
+        X_dask = _loaded_on_workers(client, path.parent, X_train, rows)
         client.run(lambda: __import__("forestrank" if name == "forestrank-dask" else name.split("-")[0]))
     else:
         # The data on the workers before the clock starts, as data read by the workers would be.
@@ -311,6 +322,8 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
         predict = lambda rows: booster.inplace_predict(rows)  # noqa: E731
     result["fit_s"] = time.perf_counter() - start
     after = _worker_memory(client)
+    if load_on_workers:
+        held = _rows_loaded(client)
     result["workers"] = [
         {"before_mb": before[w][0], "peak_mb": after[w][1], "share_mb": held.get(w, 0) * X_train.shape[1] * 4 / 1e6, "rows": held.get(w, 0)}
         for w in sorted(after)

@@ -115,14 +115,15 @@ class BoostingState:
     """The arrays a boosting fit updates at every iteration.
 
     ``X``, ``y`` (n_rows,), ``query_of_row`` (int64) and ``base_weight`` (float64) are
-    the training rows, grouped by query; ``raw``, ``gradients`` and ``hessians``
+    the training rows, grouped by query (``X`` None for a partition on a worker once
+    binned, when the fit does not read its features again); ``raw``, ``gradients`` and ``hessians``
     (float64, (n_rows, n_outputs)) the current scores and the objective's derivatives
     there; ``targets`` (float64, (n_rows, 2)) what the next tree splits on, which
     ``training`` shares (None for a partition on a worker, whose rows its
     ``_partition_rows.PartitionRows`` holds); ``row_leaf`` (int64, (n_rows,)) each row's leaf in it.
     """
 
-    X: np.ndarray
+    X: np.ndarray | None
     y: np.ndarray
     query_of_row: np.ndarray
     base_weight: np.ndarray

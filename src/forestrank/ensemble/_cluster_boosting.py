@@ -10,10 +10,12 @@ by query (``docs/cluster.md``, "Boosting on a cluster"):
    them, stays on its worker as the early-stopping set;
 2. the bin thresholds are fitted on the client from a sample of the partitions' rows
    (``_partitioned._shared_bins``);
-3. the partitions are moved between workers where that evens out the rows each worker
-   holds (``parallel/_cluster.rebalance``: every round waits for the slowest worker);
-   one ``BoostingWorker`` actor per worker bins that worker's partitions into one block
-   of rows for the trees (``_tree/_partition_rows.PartitionRows``) and keeps, per
+3. each partition is binned on its worker, which releases its features unless the fit
+   reads them again (``_reads_features_again``); the binned partitions are moved between
+   workers where that evens out the rows each worker holds (``parallel/_cluster.rebalance``:
+   every round waits for the slowest worker); one ``BoostingWorker`` actor per worker
+   stacks that worker's bins into one block of rows for the trees
+   (``_tree/_partition_rows.PartitionRows``) and keeps, per
    partition, its prepared objective, scores and gradients; evaluation partitions keep
    their scores beside them;
 4. every iteration the driver asks the actors for their gradients' largest magnitudes
@@ -181,11 +183,15 @@ def fit_boosting_partitioned(
         # unless the caller holds them (a persisted collection).
         shared = scatter_to_all(client, model)  # sent once, with a fitted init
         parts = [
-            client.submit(_binned, part, binner, shared, keep, pure=False, **({} if worker is None else {"workers": [worker]}))
+            client.submit(
+                _binned, part, binner, shared, keep, pure=False, workers=None if worker is None else [worker],
+                allow_other_workers=True,  # should that worker be gone
+            )  # fmt: skip
             for part, worker in zip(parts, holders(client, parts))
         ]
         wait(parts)  # placing the work reads where the bins are
-        parts = rebalance(client, parts, n_rows)  # moves bins, a quarter of the features' bytes or less
+        del shared  # the actors get their own copy
+        parts = rebalance(client, parts, n_rows)  # moves the bins, not the features, where those are released
         rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
         del parts  # the actors hold the bins they need
         try:
@@ -266,7 +272,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     model.n_outputs_, model.classes_ = n_outputs[0], grades[0]
     if model.init_ is None:
         model.baseline_ = _pooled_initial_score(scores, counts)
-    else:  # the scores start from init's predictions, made on the workers (start_scores)
+    else:  # the scores start from init's predictions, made on the workers when binning (_binned)
         model.baseline_ = np.zeros(1)
     fitted_weights = model.classes_ is not None and getattr(model, "relevance_weights", None) == "fitted"
     if not fitted_weights:
@@ -507,7 +513,7 @@ def _reads_features_again(model: object, summaries: list) -> bool:
     score the rows a tree leaves out (weight 0: ``subsample`` below 1, a zero
     ``sample_weight``) by its thresholds, and the kept trees' scores that fitted relevance
     weights are refitted at when early stopping cuts the model, as a fit in memory
-    scores them (``BaseBoostingRanker._boost``)."""
+    scores them (``BaseBoostingRanker._boost_output`` and ``fit``)."""
     if model.subsample < 1.0 or any(summary["zero_weights"] for summary in summaries):
         return True
     return getattr(model, "relevance_weights", None) == "fitted" and model.n_iter_no_change is not None
@@ -602,9 +608,9 @@ def _binned(part: _Part | None, binner: object, model: object, keep_features: bo
     holds a partition's features no longer than its bins take to compute."""
     if part is None:
         return None
-    with numba_threads(get_worker().state.nthreads):
+    with numba_threads(get_worker().state.nthreads):  # init's predictions
         baseline = None if model.init_ is None else model._baseline(part.X)
-        binned = binner.transform(part.X)
+    binned = binner.transform(part.X)
     X = part.X if keep_features else None
     return _Part(X, part.y, part.base_weight, part.query_of_row, part.query_ids, part.positions, binned, baseline)
 

@@ -239,7 +239,7 @@ def scheduler_errors(client: object) -> Iterator[None]:
         ) from error
 
 
-def balanced_placement(sizes: Sequence[int], holders: Sequence[str], threads: dict) -> list[str]:
+def balanced_placement(sizes: Sequence[int], held_by: Sequence[str], threads: dict) -> list[str]:
     """Where each partition should live so that the largest load of a worker is small.
 
     A worker's load is its rows per thread. Partitions move one at a time from the most
@@ -255,7 +255,7 @@ def balanced_placement(sizes: Sequence[int], holders: Sequence[str], threads: di
     ----------
     sizes : sequence of int, shape (n_partitions,)
         Each partition's rows.
-    holders : sequence of str, shape (n_partitions,)
+    held_by : sequence of str, shape (n_partitions,)
         The worker holding each partition now.
     threads : dict of str to int
         Every worker that may hold partitions (those without any included), and its threads.
@@ -265,7 +265,7 @@ def balanced_placement(sizes: Sequence[int], holders: Sequence[str], threads: di
     list of str, shape (n_partitions,)
         The worker each partition should be on.
     """
-    placement = list(holders)
+    placement = list(held_by)
     rows = {worker: 0 for worker in threads}
     for size, holder in zip(sizes, placement):
         rows[holder] += size
