@@ -38,9 +38,10 @@ and the partitions it held then. The collections are persisted on the workers be
 the clock starts and the memory is read, as data the workers read themselves would be:
 every contender starts from its partitions already on its workers (where Dask placed
 them; each contender's cluster is its own). With ``--load-on-workers`` the workers load
-the training partitions from files inside the fit instead (half of them on each worker,
+the training partitions from files inside the fit instead (where Dask places the loads,
 nothing persisted), so that what a fit keeps of its input shows in its peak; "before"
-is then the worker with the contender's package imported and no data. The
+is then the worker with the contender's package imported and no data, and each worker
+reports the rows it loaded. The
 boosting-on-a-cluster issue bounds the Dask fit at 1.5x the in-memory fit and at
 LightGBM's time, and a worker's peak at its share of the data plus the model and a
 fixed overhead.
@@ -218,12 +219,12 @@ _LIGHTGBM_PARAMS = {
 
 def _loaded_on_workers(client, folder: Path, X_train: np.ndarray, rows: int):
     """X_train as a Dask array whose partitions the workers load from files inside the fit,
-    partition ``p`` asked of the ``p % n``-th worker (nothing persisted: the fit holds
-    them); each worker counts the rows it loaded (``_rows_loaded``)."""
+    where Dask places the loads (nothing persisted: the fit holds them); each worker counts
+    the rows it loaded (``_rows_loaded``)."""
     import dask
     import dask.array as da
 
-    def load(file):
+    def load(file: str) -> np.ndarray:
         from distributed import get_worker
 
         block = np.load(file)
@@ -231,15 +232,12 @@ def _loaded_on_workers(client, folder: Path, X_train: np.ndarray, rows: int):
         worker.rows_loaded = getattr(worker, "rows_loaded", 0) + len(block)
         return block
 
-    workers = sorted(client.nthreads())
     blocks = []
     for number, start in enumerate(range(0, len(X_train), rows)):
         file = folder / f"X{number}.npy"
         if not file.exists():
             np.save(file, X_train[start : start + rows])
-        with dask.annotate(workers=[workers[number % len(workers)]], allow_other_workers=True):
-            block = dask.delayed(load)(str(file))
-        blocks.append(da.from_delayed(block, shape=(rows, X_train.shape[1]), dtype=X_train.dtype))
+        blocks.append(da.from_delayed(dask.delayed(load)(str(file)), shape=(rows, X_train.shape[1]), dtype=X_train.dtype))
     return da.concatenate(blocks)
 
 
@@ -407,7 +405,7 @@ def main() -> None:
     boosting_parser.add_argument("--rounds", type=int, default=1, help="rounds of the contenders, alternated; medians reported")
     boosting_parser.add_argument(
         "--load-on-workers", action="store_true",
-        help="the fit loads the training partitions on the workers (half on each) instead of starting from persisted ones",
+        help="the fit loads the training partitions on the workers instead of starting from persisted ones",
     )  # fmt: skip
     boosting_parser.add_argument(
         "--repeated", nargs="+", choices=BOOSTING_CONTENDERS, default=["forestrank-memory", "forestrank-dask", "lightgbm-memory", "lightgbm-dask"],
