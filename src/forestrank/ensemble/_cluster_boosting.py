@@ -608,11 +608,13 @@ def _binned(part: _Part | None, binner: object, model: object, keep_features: bo
     holds a partition's features no longer than its bins take to compute."""
     if part is None:
         return None
+    result = copy.copy(part)  # the task's input stays as it was
     with numba_threads(get_worker().state.nthreads):  # init's predictions
-        baseline = None if model.init_ is None else model._baseline(part.X)
-    binned = binner.transform(part.X)
-    X = part.X if keep_features else None
-    return _Part(X, part.y, part.base_weight, part.query_of_row, part.query_ids, part.positions, binned, baseline)
+        result.baseline = None if model.init_ is None else model._baseline(part.X)
+    result.binned = binner.transform(part.X)
+    if not keep_features:
+        result.X = None
+    return result
 
 
 def get_worker() -> object:
@@ -662,10 +664,9 @@ class BoostingWorker(WorkerPartitions):
         params = model._tree_params(n_rows, len(binner.n_bins_))
         dtype = QUANTIZED_DTYPE if model.quantized_gradients is not None else FLOAT_DTYPE
         thresholds, _ = binner.padded_tables()
+        block = parts[0].binned if len(parts) == 1 else np.concatenate([part.binned for part in parts])
         super().__init__(
-            [parts[0].binned if len(parts) == 1 else np.concatenate([part.binned for part in parts])], params.criterion,
-            thresholds.shape[1],
-            _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name,
+            [block], params.criterion, thresholds.shape[1], _criteria.n_hist_columns(params.criterion), np.dtype(dtype).name
         )  # fmt: skip
         self.numbers, self.offsets, self.totals = numbers, offsets, totals
         self.threads = get_worker().state.nthreads
