@@ -77,3 +77,45 @@ def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots
         np.testing.assert_array_equal(getattr(few, name), getattr(full, name), err_msg=name)
     # a node's sums filled from its rows or subtracted from its parent's differ in their last bits
     np.testing.assert_allclose(few.feature_gains, full.feature_gains, rtol=1e-12)
+
+
+def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
+    """Each feature's per-bin (first, second, count) sums of ``rows``, added in row order
+    (``np.add.at`` adds repeated indices in turn), independently of the engine's fill."""
+    histograms = np.zeros((X_binned.shape[1], n_bins, 3), dtype=dtype)
+    for feature in range(X_binned.shape[1]):
+        for column, values in enumerate([*moments.T, np.ones(len(rows))]):
+            np.add.at(histograms[feature, :, column], X_binned[rows, feature], values.astype(dtype))
+    return histograms
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_a_node_holding_every_row_copies_its_counts_and_sums_what_counting_sums(dtype):
+    """The root of a tree that has every row takes its count column from the fit's bin counts
+    (two read-modify-writes per value instead of three); its histograms, and those of a node
+    that counts its rows, are the per-row sums in row order, bit for bit."""
+    from cluster_helpers import PARAMS, boosting_problem
+
+    from forestrank._tree import _histograms
+    from forestrank._tree._partition_rows import PartitionRows
+
+    binned, targets, weights = boosting_problem(integer_targets=dtype == np.int32, missing=True)
+    X_binned, n_bins = binned["X_binned"], binned["bin_thresholds"].shape[1]
+    counts = np.empty((X_binned.shape[1], n_bins), dtype=dtype)
+    _histograms.bin_counts(X_binned, counts)
+    expected = np.stack([np.bincount(column, minlength=n_bins) for column in X_binned.T])
+    np.testing.assert_array_equal(counts, expected)
+
+    partition = PartitionRows(X_binned, PARAMS.criterion, n_bins, _criteria.n_hist_columns(PARAMS.criterion), dtype)
+    ones = np.ones(len(X_binned))
+    moments = targets if dtype == np.int32 else targets * ones[:, None]
+    for tree_weights in (ones, np.where(np.arange(len(ones)) % 7 == 3, 0.0, 1.0)):
+        partition.start_tree(targets, tree_weights, 3)
+        rows = np.flatnonzero(tree_weights > 0)
+        root = partition.histograms(0)
+        np.testing.assert_array_equal(root, _summed_in_row_order(X_binned, rows, moments[rows], n_bins, dtype))
+        n_left, _ = partition.partition(0, 1, 2, 3, -1, 0)
+        left = partition.histograms(1)
+        left_rows = partition.rows.samples[:n_left]
+        np.testing.assert_array_equal(left, _summed_in_row_order(X_binned, left_rows, moments[left_rows], n_bins, dtype))
+    assert partition._bin_counts is not None  # the counts were kept for the trees that have every row

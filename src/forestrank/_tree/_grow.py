@@ -175,6 +175,16 @@ class TreeMemory:
         self._params = params
         self.n_rows = -1
         self._with_rows = True
+        self._bin_counts = None
+
+    def bin_counts(self, dtype: np.dtype) -> np.ndarray:
+        """``_histograms.bin_counts`` of the training rows, in a pool's ``dtype`` (float64 or
+        int32), counted by the first tree that holds every row and kept for the next."""
+        if self._bin_counts is None or self._bin_counts.dtype != dtype:
+            X_binned = self._data.X_binned
+            self._bin_counts = np.empty((X_binned.shape[1], self._data.bin_thresholds.shape[1]), dtype=dtype)
+            _histograms.bin_counts(X_binned, self._bin_counts)
+        return self._bin_counts
 
     def reserve(self, n_tree_rows: int, with_rows: bool = True) -> None:
         """Make room for a tree of ``n_tree_rows`` rows (new buffers if the current are smaller);
@@ -387,7 +397,10 @@ def grow_tree(
         memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
         np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE), row_leaf,
     )  # fmt: skip
-    pool = None if histograms is None else _histograms.new_pool(histograms, capacity)
+    pool = None
+    if histograms is not None:
+        every_row = exchange is None and n_tree_rows == data.X_binned.shape[0]
+        pool = _histograms.new_pool(histograms, capacity, memory.bin_counts(histograms.dtype) if every_row else None)
     if exchange is None:
         n_nodes = _builder.build_tree(
             data.binned(),

@@ -38,7 +38,9 @@ POOL_BYTES = 1 << 27
 
 FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is searched
 
-Pool = namedtuple("Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts"])
+Pool = namedtuple(
+    "Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts"]
+)
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
 
 histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
@@ -53,6 +55,10 @@ scan_gains : float64 array of shape (n_features,)
 scan_cuts : int64 array of shape (n_features, 4)
     One node's scan of its ``i``-th drawn feature (``_scans.pooled_scans``): its best
     gain, and whether it is constant, its bin, next bin and missing direction.
+bin_counts : float64 or int32 array of shape (n_features, max_bins), or of shape (0, max_bins)
+    The rows of ``X_binned`` in each bin of each feature (``bin_counts``), which a node
+    holding every row copies instead of counting them (``fill_histograms``); none: every
+    node counts its rows.
 """
 
 
@@ -83,19 +89,40 @@ def histogram_pool(
     return np.empty((n_slots, n_features, max_bins, n_columns), dtype=dtype)
 
 
-def new_pool(histograms: np.ndarray, capacity: int) -> Pool:
-    """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free."""
+def new_pool(histograms: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> Pool:
+    """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free;
+    ``counts``: the ``bin_counts`` of the rows the builder's ``X_binned`` holds (None: not known)."""
     scratch = len(histograms) - 1
-    n_features = histograms.shape[1]
+    n_features, max_bins = histograms.shape[1:3]
+    if counts is None:
+        counts = np.zeros((0, max_bins), dtype=histograms.dtype)
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
-        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64),
+        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts,
     )  # fmt: skip
 
 
+@jit(refcounted=False)
+def bin_counts(X_binned, counts):
+    """``counts[feature, b]``: the rows of ``X_binned`` in bin ``b`` of ``feature``.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    counts : float64 or int32 array of shape (n_features, max_bins)
+        Overwritten; the dtype of the pool whose count column it stands for.
+    """
+    counts[:] = 0
+    for row in range(X_binned.shape[0]):
+        for feature in range(X_binned.shape[1]):
+            counts[feature, X_binned[row, feature]] += 1
+
+
 @jit(inline="always")
-def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature):
-    """Add the node's rows to the histograms of features ``first_feature:last_feature``."""
+def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, count_rows):
+    """Add the node's rows to the histograms of features ``first_feature:last_feature``; their
+    count column too when ``count_rows`` (a constant at each call site, so that each
+    inlined copy compiles its own loop: a test per value would cost the saving back)."""
     last_column = row_targets.shape[1] - 1
     weighted = histogram.shape[2] > HIST_WEIGHT
     for position in range(start, end):
@@ -113,13 +140,35 @@ def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, 
             b = X_binned[row, feature]
             histogram[feature, b, HIST_FIRST] += weighted_first
             histogram[feature, b, HIST_SECOND] += weighted_second
-            histogram[feature, b, HIST_COUNT] += 1.0
+            if count_rows:
+                histogram[feature, b, HIST_COUNT] += 1.0
             if weighted:
                 histogram[feature, b, HIST_WEIGHT] += weight
 
 
+@jit(inline="always")
+def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, counts):
+    """``_fill_feature_range`` of features ``first_feature:last_feature``, whose count column a
+    node holding every row of ``X_binned`` copies from ``counts`` (``Pool.bin_counts``, when
+    known) instead of adding one per row and feature: two read-modify-writes per value in
+    place of three (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes").
+    Counts are integers, so the copy is the sum the rows would add."""
+    if counts.shape[0] == 0 or end - start != X_binned.shape[0]:
+        _fill_feature_range(
+            X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature,
+            True,
+        )  # fmt: skip
+        return
+    _fill_feature_range(
+        X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, False
+    )  # fmt: skip
+    for feature in range(first_feature, last_feature):
+        for b in range(counts.shape[1]):
+            histogram[feature, b, HIST_COUNT] = counts[feature, b]
+
+
 @jit(refcounted=False, callable_from_python=False)
-def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot):
+def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, counts):
     """Per-bin sums of every feature for the node ``samples[start:end]``, in one pass over its rows.
 
     Parameters
@@ -134,10 +183,12 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
     histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
         ``histograms[slot]`` is overwritten. An int32 pool takes integer-valued
         moments (quantized gradients), which it sums exactly.
+    counts : array of shape (n_features, max_bins) or (0, max_bins), the pool's dtype
+        ``Pool.bin_counts``.
     """
     histogram = histograms[slot]
     histogram[:] = 0.0
-    _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, 0, X_binned.shape[1])
+    _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, 0, X_binned.shape[1], counts)
 
 
 @jit(inline="always")
@@ -150,7 +201,9 @@ def _subtract_flat(parent, child):
 
 
 @jit(parallel=True, callable_from_python=False)
-def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, n_threads):
+def fill_histograms_parallel(
+    X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, n_threads, counts
+):
     """``fill_histograms`` with the features split into ``n_threads`` blocks run by numba's
     threads, and, when ``parent_slot >= 0``, ``subtract_histograms(histograms, parent_slot, slot)``
     done by each thread for its block as soon as it is summed.
@@ -165,9 +218,9 @@ def fill_histograms_parallel(X_binned, criterion, row_targets, row_weights, samp
         first_feature = block * n_features // n_threads
         last_feature = (block + 1) * n_features // n_threads
         histograms[slot, first_feature:last_feature] = 0.0
-        _fill_feature_range(
+        _fill_features(
             X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], first_feature,
-            last_feature,
+            last_feature, counts,
         )  # fmt: skip
         if parent_slot >= 0:
             _subtract_flat(histograms[parent_slot, first_feature:last_feature], histograms[slot, first_feature:last_feature])
@@ -186,10 +239,12 @@ def subtract_histograms(histograms, parent_slot, child_slot):
 
 
 @jit(inline="always")
-def _fill(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, node, remote):
-    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``), then, when ``parent_slot >= 0``,
-    ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads when more than one.
-    With a ``remote`` tree (``_remote``), the fill is ``node``'s histograms summed over its partitions."""
+def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, remote):
+    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``) into ``pool``'s ``slot``, then, when
+    ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads
+    when more than one. With a ``remote`` tree (``_remote``), the fill is ``node``'s histograms
+    summed over its partitions."""
+    histograms = pool.histograms
     if remote is not None:
         _remote.fill(remote, node, histograms, slot)
         if parent_slot >= 0:
@@ -198,10 +253,10 @@ def _fill(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, 
     if n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
-            n_threads,
+            n_threads, pool.bin_counts,
         )  # fmt: skip
         return
-    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot)
+    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, pool.bin_counts)
     if parent_slot >= 0:
         subtract_histograms(histograms, parent_slot, slot)
 
@@ -256,8 +311,8 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
         if need_small:
             slot = _take_slot(pool)
         _fill(
-            X_binned, criterion, rows, node_start[small], node_end[small], pool.histograms, slot, parent_slot, n_threads,
-            small, remote,
+            X_binned, criterion, rows, node_start[small], node_end[small], pool, slot, parent_slot, n_threads, small,
+            remote,
         )  # fmt: skip
         pool.node_slot[large] = parent_slot
         pool.node_slot[small] = slot if need_small else -1
@@ -285,7 +340,7 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
         )  # fmt: skip
     if pool.node_slot[node] == FILL_LATER:
         slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool.histograms, slot, -1, n_threads, node, remote)
+        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, -1, n_threads, node, remote)
         pool.node_slot[node] = slot
     return pool.node_slot[node]
 

@@ -23,9 +23,9 @@ def _summarise(criterion, rows, start, end, statistics):
 
 
 @jit(refcounted=False)
-def _fill(X_binned, criterion, rows, start, end, histograms):
+def _fill(X_binned, criterion, rows, start, end, histograms, counts):
     """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end``."""
-    _histograms.fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0)
+    _histograms.fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0, counts)
 
 
 @jit(refcounted=False)
@@ -67,6 +67,7 @@ class PartitionRows:
         self._histogram_shape = (1, X_binned.shape[1], max_bins, n_hist_columns)
         self._histogram_dtype = np.dtype(histogram_dtype)
         self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
+        self._bin_counts = None  # counted when a tree first holds every row, then kept (``_histograms.bin_counts``)
         self.rows = None
 
     def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
@@ -114,7 +115,11 @@ class PartitionRows:
 
     def _histograms(self, start: int, end: int) -> np.ndarray:
         histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
-        _fill(self.X_binned, self.criterion, self.rows, start, end, histograms)
+        if end - start == len(self.X_binned) and self._bin_counts is None:
+            self._bin_counts = np.empty(self._histogram_shape[1:3], dtype=self._histogram_dtype)
+            _histograms.bin_counts(self.X_binned, self._bin_counts)
+        counts = self._bin_counts if self._bin_counts is not None else np.zeros((0, self._histogram_shape[2]), self._histogram_dtype)
+        _fill(self.X_binned, self.criterion, self.rows, start, end, histograms, counts)
         return histograms[0]
 
     def commit(self, commits: list) -> None:
