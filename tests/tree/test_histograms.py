@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from forestrank._tree import _criteria, _frontier
+from forestrank._tree import _criteria, _frontier, _histograms
 from forestrank._tree._grow import TreeParams, grow_tree, histogram_pool
 
 from .helpers import seed, training_set
@@ -79,6 +79,7 @@ def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots
     np.testing.assert_allclose(few.feature_gains, full.feature_gains, rtol=1e-12)
 
 
+
 def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
     """Each feature's per-bin (first, second, count) sums of ``rows``, added in row order
     (``np.add.at`` adds repeated indices in turn), independently of the engine's fill."""
@@ -91,31 +92,80 @@ def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_a_node_holding_every_row_copies_its_counts_and_sums_what_counting_sums(dtype):
-    """The root of a tree that has every row takes its count column from the fit's bin counts
-    (two read-modify-writes per value instead of three); its histograms, and those of a node
-    that counts its rows, are the per-row sums in row order, bit for bit."""
+    """The root of a tree that has every row takes its count column from the bin counts
+    counted once (two read-modify-writes per value instead of three); its histograms, and
+    those of a node that counts its rows, are the per-row sums in row order, bit for bit."""
     from cluster_helpers import PARAMS, boosting_problem
 
-    from forestrank._tree import _histograms
     from forestrank._tree._partition_rows import PartitionRows
 
     binned, targets, weights = boosting_problem(integer_targets=dtype == np.int32, missing=True)
     X_binned, n_bins = binned["X_binned"], binned["bin_thresholds"].shape[1]
-    counts = np.empty((X_binned.shape[1], n_bins), dtype=dtype)
-    _histograms.bin_counts(X_binned, counts)
-    expected = np.stack([np.bincount(column, minlength=n_bins) for column in X_binned.T])
-    np.testing.assert_array_equal(counts, expected)
+    counts = _histograms.BinCounts(X_binned, n_bins, dtype).of_rows(len(X_binned))
+    np.testing.assert_array_equal(counts, np.stack([np.bincount(column, minlength=n_bins) for column in X_binned.T]))
+    assert counts.dtype == dtype
 
     partition = PartitionRows(X_binned, PARAMS.criterion, n_bins, _criteria.n_hist_columns(PARAMS.criterion), dtype)
-    ones = np.ones(len(X_binned))
-    moments = targets if dtype == np.int32 else targets * ones[:, None]
-    for tree_weights in (ones, np.where(np.arange(len(ones)) % 7 == 3, 0.0, 1.0)):
+    every_row = np.ones(len(X_binned))
+    for tree_weights in (every_row, np.where(np.arange(len(X_binned)) % 7 == 3, 0.0, 1.0)):
         partition.start_tree(targets, tree_weights, 3)
         rows = np.flatnonzero(tree_weights > 0)
         root = partition.histograms(0)
-        np.testing.assert_array_equal(root, _summed_in_row_order(X_binned, rows, moments[rows], n_bins, dtype))
+        np.testing.assert_array_equal(root, _summed_in_row_order(X_binned, rows, targets[rows], n_bins, dtype))
         n_left, _ = partition.partition(0, 1, 2, 3, -1, 0)
-        left = partition.histograms(1)
         left_rows = partition.rows.samples[:n_left]
-        np.testing.assert_array_equal(left, _summed_in_row_order(X_binned, left_rows, moments[left_rows], n_bins, dtype))
-    assert partition._bin_counts is not None  # the counts were kept for the trees that have every row
+        expected_left = _summed_in_row_order(X_binned, left_rows, targets[left_rows], n_bins, dtype)
+        np.testing.assert_array_equal(partition.histograms(1), expected_left)
+
+    # The root copies the kept counts (planted here), a child counts its rows.
+    partition.start_tree(targets, every_row, 3)
+    kept = partition._bin_counts.of_rows(len(X_binned))
+    kept += 1
+    np.testing.assert_array_equal(partition.histograms(0)[:, :, _histograms.HIST_COUNT], counts + 1)
+    n_left, _ = partition.partition(0, 1, 2, 3, -1, 0)
+    left_rows = partition.rows.samples[:n_left]
+    expected_left = _summed_in_row_order(X_binned, left_rows, targets[left_rows], n_bins, dtype)
+    np.testing.assert_array_equal(partition.histograms(1), expected_left)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_trees(monkeypatch, criterion, n_threads):
+    """``grow_tree`` gives the pool the counts of every training row for a tree that has them
+    all (none for a tree that has fewer), and the trees are those grown with every node
+    counting its rows, on one thread and on two (each thread copies its block of features)."""
+    from cluster_helpers import PARAMS, boosting_problem
+
+    from forestrank._tree import _rng
+    from forestrank._tree._grow import TrainingSet, TreeMemory
+
+    binned, targets, weights = boosting_problem(integer_targets=False, missing=True)
+    if criterion == _criteria.VARIANCE:
+        targets = targets[:, :1]
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    params = dataclasses.replace(PARAMS, criterion=criterion, n_threads=n_threads)
+    new_pool = _histograms.new_pool
+    given = []
+
+    def spying(histograms, capacity, counts=None, count_rows=False):
+        given.append(counts)
+        return new_pool(histograms, capacity, None if count_rows else counts)
+
+    def grow(tree_weights, count_rows, memory):
+        monkeypatch.setattr(_histograms, "new_pool", lambda *args: spying(*args, count_rows=count_rows))
+        pool = histogram_pool(data, params, len(tree_weights), sampled_features=True)
+        return grow_tree(data, tree_weights, params, _rng.new_state(np.random.SeedSequence(5)), histograms=pool, memory=memory)
+
+    memory = TreeMemory(data, params)
+    every_row = np.ones(len(weights))
+    for tree_weights in (every_row, weights):  # weights: a tenth of the rows at 0
+        copied = grow(tree_weights, False, memory)
+        counted = grow(tree_weights, True, TreeMemory(data, params))
+        assert copied.node_count > 30
+        for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+            np.testing.assert_array_equal(getattr(copied, name), getattr(counted, name), err_msg=name)
+    every_row_counts, _, some_rows_counts, _ = given
+    n_bins = binned["bin_thresholds"].shape[1]
+    expected = np.stack([np.bincount(column, minlength=n_bins) for column in binned["X_binned"].T])
+    np.testing.assert_array_equal(every_row_counts, expected)
+    assert some_rows_counts.shape == (0, n_bins)

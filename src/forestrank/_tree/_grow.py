@@ -177,13 +177,10 @@ class TreeMemory:
         self._with_rows = True
         self._bin_counts = None
 
-    def bin_counts(self, dtype: np.dtype) -> np.ndarray:
-        """``_histograms.bin_counts`` of the training rows, in a pool's ``dtype`` (float64 or
-        int32), counted by the first tree that holds every row and kept for the next."""
-        if self._bin_counts is None or self._bin_counts.dtype != dtype:
-            X_binned = self._data.X_binned
-            self._bin_counts = np.empty((X_binned.shape[1], self._data.bin_thresholds.shape[1]), dtype=dtype)
-            _histograms.bin_counts(X_binned, self._bin_counts)
+    def bin_counts(self, X_binned: np.ndarray, histograms: np.ndarray) -> _histograms.BinCounts:
+        """The bin counts of ``X_binned`` for the pool ``histograms``, kept for the trees after."""
+        if self._bin_counts is None or not self._bin_counts.fits(X_binned, histograms):
+            self._bin_counts = _histograms.BinCounts(X_binned, histograms.shape[2], histograms.dtype)
         return self._bin_counts
 
     def reserve(self, n_tree_rows: int, with_rows: bool = True) -> None:
@@ -399,8 +396,9 @@ def grow_tree(
     )  # fmt: skip
     pool = None
     if histograms is not None:
-        every_row = exchange is None and n_tree_rows == data.X_binned.shape[0]
-        pool = _histograms.new_pool(histograms, capacity, memory.bin_counts(histograms.dtype) if every_row else None)
+        # Over partitions the driver fills no histogram: each worker's block of rows copies its own counts.
+        counts = None if exchange is not None else memory.bin_counts(data.X_binned, histograms).of_rows(n_tree_rows)
+        pool = _histograms.new_pool(histograms, capacity, counts)
     if exchange is None:
         n_nodes = _builder.build_tree(
             data.binned(),

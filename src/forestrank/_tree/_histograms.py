@@ -55,10 +55,10 @@ scan_gains : float64 array of shape (n_features,)
 scan_cuts : int64 array of shape (n_features, 4)
     One node's scan of its ``i``-th drawn feature (``_scans.pooled_scans``): its best
     gain, and whether it is constant, its bin, next bin and missing direction.
-bin_counts : float64 or int32 array of shape (n_features, max_bins), or of shape (0, max_bins)
-    The rows of ``X_binned`` in each bin of each feature (``bin_counts``), which a node
-    holding every row copies instead of counting them (``fill_histograms``); none: every
-    node counts its rows.
+bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
+    The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
+    holding every row copies instead of counting them (``fill_histograms``); of shape
+    (0, max_bins): every node counts its rows.
 """
 
 
@@ -90,12 +90,21 @@ def histogram_pool(
 
 
 def new_pool(histograms: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> Pool:
-    """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free;
-    ``counts``: the ``bin_counts`` of the rows the builder's ``X_binned`` holds (None: not known)."""
+    """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free.
+
+    ``counts`` (``BinCounts.of_rows``: shape (n_features, max_bins) or (0, max_bins), the
+    histograms' dtype) are the bin counts of every row of the ``X_binned`` the tree is
+    grown on; None: not known, every node counts its rows.
+    """
     scratch = len(histograms) - 1
     n_features, max_bins = histograms.shape[1:3]
     if counts is None:
         counts = np.zeros((0, max_bins), dtype=histograms.dtype)
+    if counts.shape not in ((0, max_bins), (n_features, max_bins)) or counts.dtype != histograms.dtype:
+        raise ValueError(
+            f"counts of shape {counts.shape} and dtype {counts.dtype} do not fit histograms of shape {histograms.shape} "
+            f"and dtype {histograms.dtype}: expected (0 or {n_features}, {max_bins}) of the same dtype."
+        )
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
         scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts,
@@ -118,11 +127,48 @@ def bin_counts(X_binned, counts):
             counts[feature, X_binned[row, feature]] += 1
 
 
+class BinCounts:
+    """The bin counts of every row of one ``X_binned`` (``bin_counts``), counted when a tree
+    first holds every row and kept for the next: boosting's trees without ``subsample`` or
+    zero weights all do, and their roots copy the counts (``fill_histograms``).
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    max_bins : int
+        The bin axis of the histograms the counts go to.
+    dtype : dtype
+        The histograms' (float64, or int32 for quantized gradients).
+    """
+
+    def __init__(self, X_binned: np.ndarray, max_bins: int, dtype: np.dtype) -> None:
+        self.X_binned = X_binned
+        self.dtype = np.dtype(dtype)
+        self.no_counts = np.zeros((0, max_bins), dtype=self.dtype)
+        self._counts = None
+
+    def fits(self, X_binned: np.ndarray, histograms: np.ndarray) -> bool:
+        """Whether these are the counts of ``X_binned`` for ``histograms`` (the pool's bin axis and dtype)."""
+        return X_binned is self.X_binned and histograms.shape[2] == self.no_counts.shape[1] and histograms.dtype == self.dtype
+
+    def of_rows(self, n_tree_rows: int) -> np.ndarray:
+        """For a tree of ``n_tree_rows`` distinct rows of ``X_binned``: the counts, shape
+        (n_features, max_bins), when they are every row; otherwise shape (0, max_bins)."""
+        if n_tree_rows != self.X_binned.shape[0]:
+            return self.no_counts
+        if self._counts is None:
+            self._counts = np.empty((self.X_binned.shape[1], self.no_counts.shape[1]), dtype=self.dtype)
+            bin_counts(self.X_binned, self._counts)
+        return self._counts
+
+
 @jit(inline="always")
 def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, count_rows):
     """Add the node's rows to the histograms of features ``first_feature:last_feature``; their
-    count column too when ``count_rows`` (a constant at each call site, so that each
-    inlined copy compiles its own loop: a test per value would cost the saving back)."""
+    count column too when ``count_rows``. It is a constant at each call site, so that each
+    inlined copy compiles its own loop: tested per value at run time, the children's
+    fills took 10-15% longer (``benchmarks/RESULTS.md``, "Boosting speed: where an
+    iteration goes")."""
     last_column = row_targets.shape[1] - 1
     weighted = histogram.shape[2] > HIST_WEIGHT
     for position in range(start, end):
@@ -158,13 +204,14 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start
             X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature,
             True,
         )  # fmt: skip
-        return
-    _fill_feature_range(
-        X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, False
-    )  # fmt: skip
-    for feature in range(first_feature, last_feature):
-        for b in range(counts.shape[1]):
-            histogram[feature, b, HIST_COUNT] = counts[feature, b]
+    else:
+        _fill_feature_range(
+            X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature,
+            False,
+        )  # fmt: skip
+        for feature in range(first_feature, last_feature):
+            for b in range(histogram.shape[1]):
+                histogram[feature, b, HIST_COUNT] = counts[feature, b]
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -183,8 +230,9 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
     histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
         ``histograms[slot]`` is overwritten. An int32 pool takes integer-valued
         moments (quantized gradients), which it sums exactly.
-    counts : array of shape (n_features, max_bins) or (0, max_bins), the pool's dtype
-        ``Pool.bin_counts``.
+    counts : array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
+        ``Pool.bin_counts``: copied into the count column of a node holding every row
+        of ``X_binned``.
     """
     histogram = histograms[slot]
     histogram[:] = 0.0

@@ -67,7 +67,7 @@ class PartitionRows:
         self._histogram_shape = (1, X_binned.shape[1], max_bins, n_hist_columns)
         self._histogram_dtype = np.dtype(histogram_dtype)
         self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
-        self._bin_counts = None  # counted when a tree first holds every row, then kept (``_histograms.bin_counts``)
+        self._bin_counts = _histograms.BinCounts(self.X_binned, max_bins, histogram_dtype)
         self.rows = None
 
     def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
@@ -115,11 +115,7 @@ class PartitionRows:
 
     def _histograms(self, start: int, end: int) -> np.ndarray:
         histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
-        if end - start == len(self.X_binned) and self._bin_counts is None:
-            self._bin_counts = np.empty(self._histogram_shape[1:3], dtype=self._histogram_dtype)
-            _histograms.bin_counts(self.X_binned, self._bin_counts)
-        counts = self._bin_counts if self._bin_counts is not None else np.zeros((0, self._histogram_shape[2]), self._histogram_dtype)
-        _fill(self.X_binned, self.criterion, self.rows, start, end, histograms, counts)
+        _fill(self.X_binned, self.criterion, self.rows, start, end, histograms, self._bin_counts.of_rows(self.n_rows))
         return histograms[0]
 
     def commit(self, commits: list) -> None:
