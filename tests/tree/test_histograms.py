@@ -79,7 +79,6 @@ def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots
     np.testing.assert_allclose(few.feature_gains, full.feature_gains, rtol=1e-12)
 
 
-
 def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
     """Each feature's per-bin (first, second, count) sums of ``rows``, added in row order
     (``np.add.at`` adds repeated indices in turn), independently of the engine's fill."""
@@ -147,20 +146,20 @@ def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_tr
     new_pool = _histograms.new_pool
     given = []
 
-    def spying(histograms, capacity, counts=None, count_rows=False):
-        given.append(counts)
-        return new_pool(histograms, capacity, None if count_rows else counts)
+    def grow(tree_weights, memory, replace=lambda counts: counts):
+        def spying(histograms, capacity, counts=None):
+            given.append(counts)
+            return new_pool(histograms, capacity, replace(counts))
 
-    def grow(tree_weights, count_rows, memory):
-        monkeypatch.setattr(_histograms, "new_pool", lambda *args: spying(*args, count_rows=count_rows))
+        monkeypatch.setattr(_histograms, "new_pool", spying)
         pool = histogram_pool(data, params, len(tree_weights), sampled_features=True)
         return grow_tree(data, tree_weights, params, _rng.new_state(np.random.SeedSequence(5)), histograms=pool, memory=memory)
 
     memory = TreeMemory(data, params)
     every_row = np.ones(len(weights))
     for tree_weights in (every_row, weights):  # weights: a tenth of the rows at 0
-        copied = grow(tree_weights, False, memory)
-        counted = grow(tree_weights, True, TreeMemory(data, params))
+        copied = grow(tree_weights, memory)
+        counted = grow(tree_weights, TreeMemory(data, params), replace=lambda counts: None)
         assert copied.node_count > 30
         for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
             np.testing.assert_array_equal(getattr(copied, name), getattr(counted, name), err_msg=name)
@@ -168,4 +167,7 @@ def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_tr
     n_bins = binned["bin_thresholds"].shape[1]
     expected = np.stack([np.bincount(column, minlength=n_bins) for column in binned["X_binned"].T])
     np.testing.assert_array_equal(every_row_counts, expected)
+    # The fill copies what it is given: planted zero counts make every bin of the root look
+    # empty, so it finds no split.
+    assert grow(every_row, memory, replace=np.zeros_like).node_count == 1
     assert some_rows_counts.shape == (0, n_bins)

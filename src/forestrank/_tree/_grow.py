@@ -178,7 +178,9 @@ class TreeMemory:
         self._bin_counts = None
 
     def bin_counts(self, X_binned: np.ndarray, histograms: np.ndarray) -> _histograms.BinCounts:
-        """The bin counts of ``X_binned`` for the pool ``histograms``, kept for the trees after."""
+        """The bin counts (``_histograms.BinCounts``) of ``X_binned`` (uint8/16/32, shape
+        (n_rows, n_features)) for the pool ``histograms`` (shape (n_slots, n_features,
+        max_bins, n_hist_columns)), kept for the trees after."""
         if self._bin_counts is None or not self._bin_counts.fits(X_binned, histograms):
             self._bin_counts = _histograms.BinCounts(X_binned, histograms.shape[2], histograms.dtype)
         return self._bin_counts

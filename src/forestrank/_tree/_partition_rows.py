@@ -24,7 +24,8 @@ def _summarise(criterion, rows, start, end, statistics):
 
 @jit(refcounted=False)
 def _fill(X_binned, criterion, rows, start, end, histograms, counts):
-    """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end``."""
+    """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end`` (``histograms``
+    of shape (1, n_features, max_bins, n_hist_columns); ``counts``: ``BinCounts.of_rows``)."""
     _histograms.fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0, counts)
 
 
