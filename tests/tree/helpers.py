@@ -102,6 +102,18 @@ def statistics_second_moments(criterion, targets, weights):
     return weights * (targets[:, 0] ** 2 if criterion == _criteria.VARIANCE else targets[:, 1])
 
 
+def summed_histograms(X_binned, columns, n_bins, dtype=np.float64):
+    """Each feature's per-bin sums of ``columns`` (arrays of shape (n_rows,), one per histogram
+    column) over the rows of ``X_binned`` (n_rows, n_features), added in row order
+    (``np.add.at`` adds repeated indices in turn), independently of the engine's fill;
+    shape (n_features, n_bins, len(columns)), ``dtype``."""
+    histograms = np.zeros((X_binned.shape[1], n_bins, len(columns)), dtype=dtype)
+    for feature in range(X_binned.shape[1]):
+        for column, values in enumerate(columns):
+            np.add.at(histograms[feature, :, column], X_binned[:, feature], values.astype(dtype))
+    return histograms
+
+
 def call_best_split(
     data, criterion, weights, path, n_classes=3, min_samples_leaf=1, l2=0.0, missing_direction=_scans.LEARN,
     feature_penalty=None, penalty_unit=0.0, max_features=None, n_threads=1, rng_state=None,
@@ -126,11 +138,8 @@ def call_best_split(
     pool = None
     slot = -1
     if path == POOLED:  # the node's pooled histograms, summed here independently of the engine's fill
-        histograms = np.zeros((1, n_features, max_bins, _criteria.n_hist_columns(criterion)))
-        moments = np.column_stack([weights * targets[:, 0], statistics_second_moments(criterion, targets, weights)])
-        for feature in range(n_features):
-            for column, values in enumerate([*moments.T, np.ones(n_rows), weights][: histograms.shape[3]]):
-                np.add.at(histograms[0, feature, :, column], data.X_binned[:, feature], values)
+        columns = [weights * targets[:, 0], statistics_second_moments(criterion, targets, weights), np.ones(n_rows), weights]
+        histograms = summed_histograms(data.X_binned, columns[: _criteria.n_hist_columns(criterion)], max_bins)[None]
         pool = _histograms.new_pool(histograms, 1)
         slot = 0
     params = TreeParams(

@@ -8,7 +8,7 @@ import pytest
 from forestrank._tree import _criteria, _frontier, _histograms
 from forestrank._tree._grow import TreeParams, grow_tree, histogram_pool
 
-from .helpers import seed, training_set
+from .helpers import seed, summed_histograms, training_set
 
 
 
@@ -80,13 +80,8 @@ def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots
 
 
 def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
-    """Each feature's per-bin (first, second, count) sums of ``rows``, added in row order
-    (``np.add.at`` adds repeated indices in turn), independently of the engine's fill."""
-    histograms = np.zeros((X_binned.shape[1], n_bins, 3), dtype=dtype)
-    for feature in range(X_binned.shape[1]):
-        for column, values in enumerate([*moments.T, np.ones(len(rows))]):
-            np.add.at(histograms[feature, :, column], X_binned[rows, feature], values.astype(dtype))
-    return histograms
+    """(first, second, count) sums of ``rows`` per bin of each feature, in row order."""
+    return summed_histograms(X_binned[rows], [*moments.T, np.ones(len(rows))], n_bins, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
