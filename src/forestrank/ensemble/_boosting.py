@@ -62,7 +62,7 @@ from ..objectives import (
     softmax_probabilities,
 )
 from ._cluster_boosting import fit_boosting_partitioned, staged_predict_partitioned
-from ._boosting_state import BoostingState, EarlyStopping, EvalSet, exact_targets, leaf_sums, newton_steps
+from ._boosting_state import BoostingState, EarlyStopping, EvalSet, add_leaf_values, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
@@ -374,18 +374,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             memory=grower.memory, feature_penalty=penalty, features=features, monotonic_cst=self._monotonic,
             value_bounds=bounds, interaction_groups=self._interactions,
         )  # fmt: skip
-        grown = row_leaf >= 0
-        every_row = bool(grown.all())
-        grown = slice(None) if every_row else grown  # no copies of the rows when the tree has them all
-        sums = leaf_sums(
-            row_leaf[grown], (weights * gradients[:, output])[grown], (weights * hessians[:, output])[grown],
-            weights[grown], tree.node_count,
-        )  # fmt: skip
+        sums = leaf_sums(row_leaf, weights * gradients[:, output], weights * hessians[:, output], weights, tree.node_count)
         curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
         values = self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
-        state.raw[grown, output] += values[row_leaf[grown]]
-        if not every_row:
-            state.raw[~grown, output] += tree.predict(state.X[~grown])
+        add_leaf_values(state.raw[:, output], row_leaf, values)
+        left_out = row_leaf < 0
+        if left_out.any():
+            state.raw[left_out, output] += tree.predict(state.X[left_out])
         for item in state.evals:
             item.raw[:, output] += tree.predict(item.X)
         return tree

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._numba.jit import jit
 from .._tree._grow import TrainingSet
 from .._tree._tree import subtree_sums
 from ..metrics._conventions import resolve_convention
@@ -43,19 +44,49 @@ def leaf_sums(
     row_leaf: np.ndarray, gradients: np.ndarray, hessians: np.ndarray, weights: np.ndarray, n_nodes: int,
     carried: np.ndarray | None = None,
 ) -> np.ndarray:  # fmt: skip
-    """Each leaf's summed ``w * g``, ``w * h`` and ``w``, float64 of shape (n_nodes, 3), added
-    row by row in the rows' order (``numpy.bincount``).
+    """Each leaf's summed ``gradients``, ``hessians`` and ``weights`` (the caller's ``w * g``,
+    ``w * h`` and ``w``), float64 of shape (n_nodes, 3), added row by row in the rows' order;
+    a row whose leaf is negative (outside the tree) adds nothing.
 
-    ``row_leaf`` (int64), ``gradients``, ``hessians`` and ``weights`` (float64) are the
-    tree's rows, shape (n_tree_rows,). ``carried`` (float64, (n_nodes, 3)) are sums the rows
-    are added to: the sums of the partitions before this one, so that partitions summed
-    one after another add every row in the order of their concatenated rows.
+    ``row_leaf`` (int64), ``gradients``, ``hessians`` and ``weights`` (float64) have shape
+    (n_rows,). ``carried`` (float64, (n_nodes, 3)) are sums the rows are added to: the sums
+    of the partitions before this one, so that partitions summed one after another add
+    every row in the order of their concatenated rows. The sums are ``numpy.bincount``'s
+    over the rows inside the tree, bit for bit (it too starts from 0 and adds in row
+    order), in one pass without copies of the rows.
     """
-    columns = (gradients, hessians, weights)
+    if len(row_leaf) and row_leaf.max() >= n_nodes:
+        raise ValueError(f"row_leaf holds leaf {row_leaf.max()}, but there are {n_nodes} nodes.")
+    sums = np.zeros((n_nodes, 3))
     if carried is not None:
-        row_leaf = np.concatenate([np.arange(n_nodes, dtype=row_leaf.dtype), row_leaf])
-        columns = [np.concatenate([carried[:, k], column]) for k, column in enumerate(columns)]
-    return np.stack([np.bincount(row_leaf, weights=column, minlength=n_nodes) for column in columns], axis=1)
+        sums += carried
+    _add_leaf_sums(row_leaf, gradients, hessians, weights, sums)
+    return sums
+
+
+@jit
+def _add_leaf_sums(row_leaf, gradients, hessians, weights, sums):
+    """``sums[row_leaf[i]] += (gradients[i], hessians[i], weights[i])`` for the rows with a leaf,
+    in row order: ``row_leaf`` int64 (n_rows,), the others float64 (n_rows,), ``sums`` float64
+    (n_nodes, 3), in place."""
+    for row in range(len(row_leaf)):
+        leaf = row_leaf[row]
+        if leaf >= 0:
+            sums[leaf, 0] += gradients[row]
+            sums[leaf, 1] += hessians[row]
+            sums[leaf, 2] += weights[row]
+
+
+@jit
+def add_leaf_values(raw, row_leaf, values):
+    """``raw[i] += values[row_leaf[i]]`` for every row with a leaf (``row_leaf >= 0``): a tree's
+    values added to the scores of the rows it was grown on, in one pass. ``raw`` float64
+    (n_rows,), may be a column of the scores, in place; ``row_leaf`` int64 (n_rows,);
+    ``values`` float64 (n_nodes,)."""
+    for row in range(len(row_leaf)):
+        leaf = row_leaf[row]
+        if leaf >= 0:
+            raw[row] += values[leaf]
 
 
 def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarray, squared: bool) -> None:

@@ -72,7 +72,7 @@ from ..parallel._cluster import (
     scheduler_errors,
 )
 from ._base import BaseRanker
-from ._boosting_state import BoostingState, EvalSet, exact_targets, leaf_sums
+from ._boosting_state import BoostingState, EvalSet, add_leaf_values, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._forest import relevance_factor, relevance_weights_from_factors
 from ._position_bias import check_positions
@@ -815,11 +815,10 @@ class BoostingWorker(WorkerPartitions):
         for index in range(len(self.states)) if which is None else which:
             state = self.states[index]
             state.row_leaf[:] = leaves[self.slices[index]]
-            grown = state.row_leaf >= 0
             weights = self.weights[index]
             answer = leaf_sums(
-                state.row_leaf[grown], (weights * state.gradients[:, output])[grown],
-                (weights * state.hessians[:, output])[grown], weights[grown], len(nodes), carried_sums,
+                state.row_leaf, weights * state.gradients[:, output], weights * state.hessians[:, output], weights,
+                len(nodes), carried_sums,
             )  # fmt: skip
             with numba_threads(self.threads):
                 curvature = state.objective.leaf_curvature(
@@ -838,10 +837,10 @@ class BoostingWorker(WorkerPartitions):
         finite and, with ``evaluate``, (set name, partition number, NDCG per query) of every
         evaluation partition (and of the training partitions as "train" when verbose)."""
         for state in self.states:
-            grown = state.row_leaf >= 0
-            state.raw[grown, output] += tree.values[state.row_leaf[grown]]
-            if not grown.all():
-                state.raw[~grown, output] += tree.predict(state.X[~grown])
+            add_leaf_values(state.raw[:, output], state.row_leaf, tree.values)
+            left_out = state.row_leaf < 0
+            if left_out.any():
+                state.raw[left_out, output] += tree.predict(state.X[left_out])
         for _, _, item in self.evals:
             item.raw[:, output] += tree.predict(item.X)
         finite = all(bool(np.isfinite(state.raw).all()) for state in self.states)
