@@ -90,6 +90,40 @@ def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation, gain
         np.testing.assert_allclose(h[rows], expected_h, rtol=1e-12, atol=1e-15)
 
 
+def test_lambdarank_ranks_each_query_as_the_stable_sort_of_the_negated_scores_whatever_it_ranked_before():
+    """The kernel re-sorts each query's last ranking for the new scores (an insertion sort,
+    or the merge sort when too many rows would move): the ranking is numpy's stable
+    argsort of -scores (ties in row order, NaN last), and the gradients are those of a
+    fresh objective, bit for bit, after scores of every kind in any order."""
+    rng = np.random.default_rng(0)
+    sizes = [1, 2, 7, 120, 2_000]  # 2,000 rows in random order exceed the insertion sort's budget
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    labels = rng.integers(0, 5, size=len(qid)).astype(float)
+    boundaries = boundaries_of(qid)
+    labels[boundaries[:-1]] = 1.0  # every query has a relevant document (the kernel skips one without)
+    base = rng.normal(size=len(qid))
+    with_specials = np.round(base, 1)  # ties
+    with_specials[rng.random(len(qid)) < 0.05] = np.nan
+    with_specials[rng.random(len(qid)) < 0.05] = -0.0
+    with_specials[rng.random(len(qid)) < 0.05] = 0.0
+    with_specials[rng.random(len(qid)) < 0.02] = np.inf
+    with_specials[rng.random(len(qid)) < 0.02] = -np.inf
+    steps = [base, base + 0.01 * rng.normal(size=len(qid)), with_specials, np.zeros(len(qid)), -base, base[::-1].copy()]
+    kept = LambdaRank(truncation_level=30)
+    kept.prepare(labels, boundaries)
+    for scores in steps:
+        g, h = np.empty(len(qid)), np.empty(len(qid))
+        kept.gradients(scores, g, h)
+        expected = np.concatenate([start + np.argsort(-scores[start:end], kind="stable") for start, end in zip(boundaries[:-1], boundaries[1:])])
+        ranked = np.repeat(np.array(sizes) > 1, sizes)  # a single document is not ranked
+        assert np.array_equal(kept._rankings[ranked], expected[ranked])
+        fresh = LambdaRank(truncation_level=30)
+        fresh.prepare(labels, boundaries)
+        g_fresh, h_fresh = np.empty(len(qid)), np.empty(len(qid))
+        fresh.gradients(scores, g_fresh, h_fresh)
+        assert np.array_equal(g, g_fresh, equal_nan=True) and np.array_equal(h, h_fresh, equal_nan=True)
+
+
 def test_lambdarank_hand_computed_pair():
     """Two documents, labels 1 and 0, scores 0 and 0 (tied, input order): the relevant one is
     ranked first, so |dNDCG| = (1 - 0)(1 - 1/log2 3) / 1 and rho = 1/2."""

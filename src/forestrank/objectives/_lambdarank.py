@@ -37,7 +37,7 @@ def _softplus(x):
 def _lambdarank_gradients(
     scores, labels, gains, query_boundaries, query_scales, discounts, metric, stop_probabilities, sigma,
     truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
-    position_losses, query_losses,
+    position_losses, query_losses, rankings,
 ):  # fmt: skip
     """LambdaRank gradients and hessians of every document (module docstring); with
     ``positions``, Unbiased LambdaMART's (Hu et al., WWW 2019, Eq. 9-10).
@@ -95,13 +95,17 @@ def _lambdarank_gradients(
         Output: each query's |dNDCG|-weighted RankNet cost over the pairs counted,
         ``sum |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``, before LightGBM's
         normalisations (``LambdaRank.loss``); None: not computed.
+    rankings : int64 array of shape (n_rows,)
+        Each query's rows in the order of the scores of the last call (any order of the
+        query's own rows at first), re-sorted in place for these scores
+        (``_rank_by_score``).
     """
     no_statistics = np.empty((3, 0))  # NDCG's: nothing ranked to precompute, nothing allocated per query
     for q in numba.prange(len(query_boundaries) - 1):
         _query_gradients(
             q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, query_scales[q], discounts, metric,
             stop_probabilities, sigma, truncation_level, normalize, pairs_per_document, pair_states, gradients,
-            hessians, positions, propensities, position_losses, query_losses, no_statistics,
+            hessians, positions, propensities, position_losses, query_losses, no_statistics, rankings,
         )  # fmt: skip
 
 
@@ -109,7 +113,7 @@ def _lambdarank_gradients(
 def _query_gradients(
     q, start, end, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, sigma,
     truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
-    position_losses, query_losses, no_statistics,
+    position_losses, query_losses, no_statistics, rankings,
 ):  # fmt: skip
     """The gradients and hessians of one query's documents, ``start:end`` of the rows
     (``_lambdarank_gradients``, whose arguments these are; ``query_scale`` is the
@@ -133,8 +137,8 @@ def _query_gradients(
             gradients[i] = 0.0
             hessians[i] = 0.0
         return
-    # Current ranking, ties in input order (stable), as LightGBM ranks them.
-    order = np.argsort(-scores[start:end], kind="mergesort") + start
+    order = rankings[start:end]
+    _rank_by_score(scores, order, start)
     spread = scores[order[0]] != scores[order[n - 1]]
     if stop_probabilities is None:
         ranked = no_statistics
@@ -189,6 +193,45 @@ def _query_gradients(
     for r in range(n):
         gradients[order[r]] = ranked_gradients[r] * factor  # times 1.0 is exact: no branch needed
         hessians[order[r]] = ranked_hessians[r] * factor
+
+
+@jit(inline="always")
+def _rank_by_score(scores, order, start):
+    """Sort ``order`` (int64, one query's rows ``start:``) by descending ``scores`` (float64,
+    every row), ties in row order and NaN last: the stable order of ``-scores``, as LightGBM
+    ranks a query, and as ``np.argsort(-scores, kind="mergesort")`` gives it.
+
+    ``order`` holds the query's ranking at the last scores, which boosting changes little
+    from one iteration to the next: an insertion sort from it moves few rows. One that
+    would move more than ``8 n`` (scores unrelated to the last ones) gives way to the merge
+    sort, so a large query never costs ``n^2``; the order is the same either way, since
+    (score, row) ranks the rows without ties.
+    """
+    n = len(order)
+    budget = 8 * n
+    for i in range(1, n):
+        row = order[i]
+        score = scores[row]
+        j = i - 1
+        while j >= 0 and _ranks_above(score, row, scores[order[j]], order[j]):
+            order[j + 1] = order[j]
+            j -= 1
+            budget -= 1
+        order[j + 1] = row
+        if budget < 0:
+            order[:] = np.argsort(-scores[start : start + n], kind="mergesort") + start
+            return
+
+
+@jit(inline="always")
+def _ranks_above(score, row, other_score, other_row):
+    """Whether (``score``, ``row``) ranks above (``other_score``, ``other_row``) in
+    ``_rank_by_score``'s order: the higher score, a number above NaN, on a tie the lower row."""
+    if score != score:
+        return other_score != other_score and row < other_row
+    if other_score != other_score:
+        return True
+    return score > other_score or (score == other_score and row < other_row)
 
 
 @jit(inline="always")
@@ -429,6 +472,7 @@ class LambdaRank(RankingObjective):
             )
         self._pair_seeds = np.random.default_rng(self.random_state) if sampled else None
         self.pair_states_ = self._draw_pair_states()
+        self._rankings = np.arange(len(self.labels_), dtype=INDEX_DTYPE)  # the kernel's, kept from call to call
 
     def _draw_pair_states(self) -> np.ndarray | None:
         """Each query's generator state for the next sampled pairs (``_tree._rng``); None for top-k."""
@@ -449,7 +493,7 @@ class LambdaRank(RankingObjective):
             scores, self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_,
             self._metric, self.stop_probabilities_, float(self.sigma), int(self.truncation_level), normalize,
             int(self.pairs_per_document), states, gradients, hessians, positions, propensities, position_losses,
-            losses,
+            losses, self._rankings,
         )  # fmt: skip
 
     def loss(self, scores: np.ndarray) -> float:
