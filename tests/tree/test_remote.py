@@ -9,7 +9,7 @@ from cluster_helpers import PARAMS, assert_same_tree, boosting_problem
 from forestrank._tree import _criteria, _rng, _scans
 from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
 from forestrank._tree._partition_rows import PartitionRows
-from forestrank._tree._remote import PartitionsExchange, in_process
+from forestrank._tree._remote import PartitionsExchange, in_process, sum_in_order, sum_in_order_into
 
 
 def new_partitions(binned, bounds, params=PARAMS, dtype=np.float64):
@@ -171,3 +171,22 @@ def test_a_split_made_ahead_is_taken_only_as_it_was_made():
     assert asked[-1][1][-2] == [(5, 3)]  # the ahead split's children numbered with the next round
     with pytest.raises(RuntimeError, match=r"node 6 was split ahead as \(2, 7, 255, 0\), but the builder splits it as"):
         exchange.partition(6, 9, 4, 7, 255, 0, -1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+@pytest.mark.parametrize("n_answers", [1, 2, 3])
+def test_sums_into_a_slot_are_the_sums_in_order_bit_for_bit(dtype, n_answers):
+    rng = np.random.default_rng(n_answers)
+    shape = (5, 16, 3)
+    if dtype == np.float64:  # magnitudes over 12 orders: another order of the additions rounds differently
+        answers = [rng.normal(size=shape) * 10.0 ** rng.integers(-6, 6, size=shape) for _ in range(n_answers)]
+        answers[0][0, 0, 0] = -0.0  # kept as the first answer's, as sum_in_order keeps it
+        for answer in answers[1:]:
+            answer[0, 0, 0] = -0.0
+    else:
+        answers = [rng.integers(-1000, 1000, size=shape).astype(dtype) for _ in range(n_answers)]
+    pool = np.full((3, *shape), 7, dtype=dtype)
+    sum_in_order_into(answers, pool[1])
+    expected = sum_in_order(answers)
+    assert pool.dtype == dtype and np.array_equal(pool[1], expected) and np.array_equal(np.signbit(pool[1]), np.signbit(expected))
+    assert (pool[[0, 2]] == 7).all()

@@ -184,7 +184,7 @@ class PartitionsExchange:
     def __init__(self, round: Callable[[str, tuple | list], list], opening: list | None = None) -> None:
         self._round = round
         self._children: dict = {}
-        self._histograms: dict = {}
+        self._histograms: dict = {}  # node -> its histograms, one array per answerer, summed by ``fill``
         self._announced: tuple | None = None  # (node, split, side) to make ahead in the next split round
         self._fresh_announcements = True  # the next announce starts a new list of candidates
         self._ahead: dict = {}  # node -> (split, its answers, side): splits made ahead, not yet the builder's
@@ -194,7 +194,7 @@ class PartitionsExchange:
             summaries = round("tree_summary", ())
         else:
             summaries, self._children[0], root_histograms = (list(answers) for answers in zip(*opening))
-            self._histograms[0] = sum_in_order(root_histograms)
+            self._histograms[0] = root_histograms
         n_rows, integer_weights, total_weights, criteria, dtypes = zip(*summaries)
         if len(set(criteria)) > 1 or len(set(dtypes)) > 1:
             raise ValueError(f"the partitions disagree on the criterion ({set(criteria)}) or histogram dtype ({set(dtypes)}).")
@@ -214,10 +214,10 @@ class PartitionsExchange:
         return weight
 
     def fill(self, node: int, histograms: np.ndarray, slot: int) -> None:
-        summed = self._histograms.pop(node, None)
-        if summed is None:
-            summed = sum_in_order(self._round("histograms", (node, self._take_commits())))
-        histograms[slot] = summed
+        answers = self._histograms.pop(node, None)
+        if answers is None:
+            answers = self._round("histograms", (node, self._take_commits()))
+        sum_in_order_into(answers, histograms[slot])
 
     def announce(self, node: int, feature: int, cut_bin: int, missing_bin: int, missing_left: int, side: int) -> None:
         """The builder's candidates for a split made ahead, the frontier's top first, before each
@@ -244,10 +244,10 @@ class PartitionsExchange:
                 "split", (node, left_child, *split, fill_child, self._take_commits(), announced)
             )  # fmt: skip
             *mine, early = zip(*answers)
-            n_left, n_missing, left, right, histograms = sum_split(*mine)
+            n_left, n_missing, left, right, histograms = sum_split(*mine, sum_histograms=False)
             if announced is not None:
                 ahead_node, made, ahead_side = announced
-                self._ahead[ahead_node] = (made, sum_split(*zip(*early)), ahead_side)
+                self._ahead[ahead_node] = (made, sum_split(*zip(*early), sum_histograms=False), ahead_side)
                 self.made_ahead += 1
             side = fill_child - left_child
         self._children[left_child], self._children[left_child + 1] = [left], [right]  # summed: one answer each
@@ -281,11 +281,14 @@ def in_process(partitions: list) -> Callable[[str, tuple | list], list]:
     return round
 
 
-def sum_split(n_left: tuple, n_missing: tuple, left: tuple, right: tuple, histograms: tuple) -> tuple:
+def sum_split(
+    n_left: tuple, n_missing: tuple, left: tuple, right: tuple, histograms: tuple, sum_histograms: bool = True
+) -> tuple:  # fmt: skip
     """A split's answers (``PartitionRows.split``'s first five) of several partitions, each
     added in partition order: the counts, the children's (weight, statistics), and the
-    filled child's histograms (None when none was filled)."""
-    summed = None if histograms[0] is None else sum_in_order(histograms)
+    filled child's histograms (None when none was filled). Without ``sum_histograms``, the
+    histograms stay one array per partition, for ``sum_in_order_into`` a pool's slot."""
+    summed = None if histograms[0] is None else sum_in_order(histograms) if sum_histograms else histograms
     return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), summed
 
 
@@ -302,3 +305,11 @@ def sum_in_order(values: Sequence) -> object:
     for value in values[1:]:
         total = total + value
     return total
+
+
+def sum_in_order_into(values: Sequence[np.ndarray], out: np.ndarray) -> None:
+    """``sum_in_order(values)`` written into ``out`` (the arrays' shape), without the temporary
+    sums: the same additions in the same order, so the same values bit for bit."""
+    np.copyto(out, values[0])
+    for value in values[1:]:
+        out += value
