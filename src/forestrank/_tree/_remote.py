@@ -287,8 +287,13 @@ def sum_split(
     """A split's answers (``PartitionRows.split``'s first five) of several partitions, each
     added in partition order: the counts, the children's (weight, statistics), and the
     filled child's histograms (None when none was filled). Without ``sum_histograms``, the
-    histograms stay one array per partition, for ``sum_in_order_into`` a pool's slot."""
-    summed = None if histograms[0] is None else sum_in_order(histograms) if sum_histograms else histograms
+    histograms stay one array per partition, which ``sum_in_order_into`` then adds into a
+    pool's slot."""
+    summed = histograms
+    if histograms[0] is None:
+        summed = None
+    elif sum_histograms:
+        summed = sum_in_order(histograms)
     return sum(n_left), sum(n_missing), sum_each(left), sum_each(right), summed
 
 

@@ -62,7 +62,7 @@ from ..objectives import (
     softmax_probabilities,
 )
 from ._cluster_boosting import fit_boosting_partitioned, staged_predict_partitioned
-from ._boosting_state import BoostingState, EarlyStopping, EvalSet, add_leaf_values, exact_targets, leaf_sums, newton_steps
+from ._boosting_state import BoostingState, EarlyStopping, EvalSet, add_tree_scores, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
@@ -376,11 +376,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         )  # fmt: skip
         sums = leaf_sums(row_leaf, weights * gradients[:, output], weights * hessians[:, output], weights, tree.node_count)
         curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
-        values = self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
-        add_leaf_values(state.raw[:, output], row_leaf, values)
-        left_out = row_leaf < 0
-        if left_out.any():
-            state.raw[left_out, output] += tree.predict(state.X[left_out])
+        self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
+        add_tree_scores(state.raw, output, row_leaf, tree, state.X)
         for item in state.evals:
             item.raw[:, output] += tree.predict(item.X)
         return tree
@@ -388,11 +385,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _set_leaf_values(
         self, tree: Tree, sums: np.ndarray, curvature: np.ndarray | None, bounds: np.ndarray | None,
         scales: tuple[float, float] | None,
-    ) -> np.ndarray:  # fmt: skip
-        """Set a grown tree's node values to their shrunk Newton steps from its leaves' ``sums``
-        (``leaf_sums``) or the objective's ``curvature``, within the monotone ``bounds``;
-        with quantized gradients (``scales``), its gains and weights back in the exact units.
-        Returns the values (float64, (n_nodes,))."""
+    ) -> None:  # fmt: skip
+        """Set a grown tree's node values (``tree.values``, float64 (n_nodes,)) to their shrunk
+        Newton steps from its leaves' ``sums`` (``leaf_sums``) or the objective's
+        ``curvature``, within the monotone ``bounds``; with quantized gradients (``scales``),
+        its gains and weights back in the exact units."""
         if scales is not None:
             g_scale, h_scale = scales
             tree.feature_gains *= g_scale**2 / h_scale
@@ -404,7 +401,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         tree.values = values
         leaves = tree.nodes["feature"] < 0
         tree.nodes["threshold"][leaves] = values[leaves]
-        return values
 
     def _check_finite(self, raw: np.ndarray, iteration: int) -> None:
         self._check_scores(bool(np.isfinite(raw).all()), iteration)

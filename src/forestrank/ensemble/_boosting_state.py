@@ -9,7 +9,7 @@ import numpy as np
 
 from .._numba.jit import jit
 from .._tree._grow import TrainingSet
-from .._tree._tree import subtree_sums
+from .._tree._tree import Tree, subtree_sums
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import RankingObjective
@@ -75,6 +75,17 @@ def _add_leaf_sums(row_leaf, gradients, hessians, weights, sums):
             sums[leaf, 0] += gradients[row]
             sums[leaf, 1] += hessians[row]
             sums[leaf, 2] += weights[row]
+
+
+def add_tree_scores(raw: np.ndarray, output: int, row_leaf: np.ndarray, tree: Tree, X: object) -> None:
+    """``tree`` added to the scores ``raw[:, output]`` (float64, (n_rows, n_outputs)) of its
+    training rows: its leaf values to the rows it was grown on (``row_leaf`` int64 >= 0,
+    ``add_leaf_values``), its predictions to the others (rows of ``X``, which a tree without
+    them, under ``subsample`` or zero weights, did not place)."""
+    add_leaf_values(raw[:, output], row_leaf, tree.values)
+    left_out = row_leaf < 0
+    if left_out.any():
+        raw[left_out, output] += tree.predict(X[left_out])
 
 
 @jit

@@ -72,7 +72,7 @@ from ..parallel._cluster import (
     scheduler_errors,
 )
 from ._base import BaseRanker
-from ._boosting_state import BoostingState, EvalSet, add_leaf_values, exact_targets, leaf_sums
+from ._boosting_state import BoostingState, EvalSet, add_tree_scores, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._forest import relevance_factor, relevance_weights_from_factors
 from ._position_bias import check_positions
@@ -837,10 +837,7 @@ class BoostingWorker(WorkerPartitions):
         finite and, with ``evaluate``, (set name, partition number, NDCG per query) of every
         evaluation partition (and of the training partitions as "train" when verbose)."""
         for state in self.states:
-            add_leaf_values(state.raw[:, output], state.row_leaf, tree.values)
-            left_out = state.row_leaf < 0
-            if left_out.any():
-                state.raw[left_out, output] += tree.predict(state.X[left_out])
+            add_tree_scores(state.raw, output, state.row_leaf, tree, state.X)
         for _, _, item in self.evals:
             item.raw[:, output] += tree.predict(item.X)
         finite = all(bool(np.isfinite(state.raw).all()) for state in self.states)

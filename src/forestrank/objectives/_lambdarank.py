@@ -472,7 +472,9 @@ class LambdaRank(RankingObjective):
             )
         self._pair_seeds = np.random.default_rng(self.random_state) if sampled else None
         self.pair_states_ = self._draw_pair_states()
-        self._rankings = np.arange(len(self.labels_), dtype=INDEX_DTYPE)  # the kernel's, kept from call to call
+        # Each query's ranking at the last gradients, which the next call re-sorts (_rank_by_score):
+        # one objective serves one fit at a time, as each fit makes its own.
+        self._rankings = np.arange(len(self.labels_), dtype=INDEX_DTYPE)
 
     def _draw_pair_states(self) -> np.ndarray | None:
         """Each query's generator state for the next sampled pairs (``_tree._rng``); None for top-k."""
@@ -485,15 +487,16 @@ class LambdaRank(RankingObjective):
         every = self._pair_seeds.integers(1, np.iinfo(np.uint64).max, size=(share.n_queries, 2), dtype=np.uint64)
         return every[share.first_query : share.first_query + n_queries]
 
-    def _kernel(self, scores, normalize, gradients, hessians, positions, propensities, position_losses, losses):
-        """``_lambdarank_gradients`` with this objective's settings and the current pair states
-        (a copy: the kernel advances the states it is given)."""
+    def _kernel(self, scores, normalize, gradients, hessians, positions, propensities, position_losses, losses, rankings):
+        """``_lambdarank_gradients`` with this objective's settings, the current pair states
+        (a copy: the kernel advances the states it is given) and ``rankings`` (re-sorted in
+        place)."""
         states = None if self.pair_states_ is None else self.pair_states_.copy()
         _lambdarank_gradients(
             scores, self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_,
             self._metric, self.stop_probabilities_, float(self.sigma), int(self.truncation_level), normalize,
             int(self.pairs_per_document), states, gradients, hessians, positions, propensities, position_losses,
-            losses, self._rankings,
+            losses, rankings,
         )  # fmt: skip
 
     def loss(self, scores: np.ndarray) -> float:
@@ -502,7 +505,9 @@ class LambdaRank(RankingObjective):
         direction, not their scale); sampled pairs: those of the last ``gradients`` call."""
         scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
         losses = np.empty(len(self.query_boundaries_) - 1)
-        self._kernel(scores, False, np.empty(len(scores)), np.empty(len(scores)), None, None, None, losses)
+        # Rankings of its own: the loss of other scores leaves the gradients' rankings as they are.
+        rankings = np.arange(len(scores), dtype=INDEX_DTYPE)
+        self._kernel(scores, False, np.empty(len(scores)), np.empty(len(scores)), None, None, None, losses, rankings)
         return float(losses.sum())
 
     def show_positions(self, positions: np.ndarray, propensities: np.ndarray) -> None:
@@ -534,5 +539,5 @@ class LambdaRank(RankingObjective):
         unbiased = getattr(self, "positions_", None) is not None
         self._kernel(
             scores, bool(self.normalize), gradients, hessians, self.positions_ if unbiased else None,
-            self.propensities_ if unbiased else None, self._position_losses if unbiased else None, None,
+            self.propensities_ if unbiased else None, self._position_losses if unbiased else None, None, self._rankings,
         )  # fmt: skip
