@@ -108,10 +108,19 @@ def test_lambdarank_ranks_each_query_as_the_stable_sort_of_the_negated_scores_wh
     with_specials[rng.random(len(qid)) < 0.05] = 0.0
     with_specials[rng.random(len(qid)) < 0.02] = np.inf
     with_specials[rng.random(len(qid)) < 0.02] = -np.inf
-    nudged = with_specials.copy()  # a few neighbours swapped: the insertion sort meets NaN and +-0 within its budget
-    for i in rng.integers(0, len(qid) - 1, size=40):
-        nudged[[i, i + 1]] = nudged[[i + 1, i]]
-    steps = [base, base + 0.01 * rng.normal(size=len(qid)), with_specials, nudged, np.zeros(len(qid)), -base, base[::-1].copy()]
+    # Neighbours in the ranking swapped a few times per query: every query's insertion sort then
+    # meets NaN and +-0 within its budget. Neighbouring rows swapped: NaN moves to other rows
+    # (within the budget of the 120-row query).
+    ranked_rows = np.concatenate([start + np.argsort(-with_specials[start:end], kind="stable") for start, end in zip(boundaries[:-1], boundaries[1:])])
+    nudged, rows_swapped = with_specials.copy(), with_specials.copy()
+    for k in rng.integers(0, len(qid) - 1, size=40):
+        a, b = ranked_rows[k], ranked_rows[k + 1]
+        nudged[[a, b]] = nudged[[b, a]]
+        rows_swapped[[k, k + 1]] = rows_swapped[[k + 1, k]]
+    steps = [
+        base, base + 0.01 * rng.normal(size=len(qid)), with_specials, nudged, with_specials, rows_swapped,
+        np.zeros(len(qid)), -base, base[::-1].copy(),
+    ]  # fmt: skip
     kept = LambdaRank(truncation_level=30)
     kept.prepare(labels, boundaries)
     for scores in steps:
