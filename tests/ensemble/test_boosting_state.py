@@ -53,5 +53,5 @@ def test_add_leaf_values_adds_each_row_its_leafs_value_and_leaves_the_rows_outsi
     expected = raw.copy()
     inside = row_leaf >= 0
     expected[inside, 1] += values[row_leaf[inside]]
-    add_leaf_values(raw[:, 1], row_leaf, values)
+    assert add_leaf_values(raw[:, 1], row_leaf, values) == np.count_nonzero(~inside)
     assert _same_bits(raw, expected)

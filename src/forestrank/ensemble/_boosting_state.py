@@ -82,9 +82,8 @@ def add_tree_scores(raw: np.ndarray, output: int, row_leaf: np.ndarray, tree: Tr
     training rows: its leaf values to the rows it was grown on (``row_leaf`` int64 >= 0,
     ``add_leaf_values``), its predictions to the others (rows of ``X``, which a tree without
     them, under ``subsample`` or zero weights, did not place)."""
-    add_leaf_values(raw[:, output], row_leaf, tree.values)
-    left_out = row_leaf < 0
-    if left_out.any():
+    if add_leaf_values(raw[:, output], row_leaf, tree.values):
+        left_out = row_leaf < 0
         raw[left_out, output] += tree.predict(X[left_out])
 
 
@@ -93,11 +92,16 @@ def add_leaf_values(raw, row_leaf, values):
     """``raw[i] += values[row_leaf[i]]`` for every row with a leaf (``row_leaf >= 0``): a tree's
     values added to the scores of the rows it was grown on, in one pass. ``raw`` float64
     (n_rows,), may be a column of the scores, in place; ``row_leaf`` int64 (n_rows,);
-    ``values`` float64 (n_nodes,)."""
+    ``values`` float64 (n_nodes,). Returns the rows without a leaf, counted in the same
+    pass, so that a tree with every row needs no mask of the others."""
+    outside = 0
     for row in range(len(row_leaf)):
         leaf = row_leaf[row]
         if leaf >= 0:
             raw[row] += values[leaf]
+        else:
+            outside += 1
+    return outside
 
 
 def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarray, squared: bool) -> None:
