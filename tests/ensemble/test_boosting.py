@@ -124,6 +124,18 @@ def test_staged_predict_and_evals_result_are_consistent(data):
     np.testing.assert_allclose(model.evals_result_["valid_0"]["ndcg@10"], curve, rtol=1e-12)
 
 
+@pytest.mark.parametrize("subsample", [1.0, 0.5])
+def test_the_training_scores_are_the_predictions_also_for_the_rows_a_tree_left_out(data, subsample):
+    """Every tree is added to the training scores: its leaf values to the rows it was grown on,
+    its predictions to the rows ``subsample`` left out. The training NDCG, read from those
+    scores when verbose, then equals the NDCG of the training rows scored as an eval set."""
+    X, y, qid = data
+    model = LambdaMART(n_estimators=6, subsample=subsample, verbose=100, random_state=0).fit(
+        X, y, qid=qid, eval_set=[(X, y, qid)]
+    )  # fmt: skip
+    assert model.evals_result_["train"]["ndcg@10"] == model.evals_result_["valid_0"]["ndcg@10"]
+
+
 def test_early_stopping_stops_and_keeps_the_best_iteration(data):
     X, y, qid = data
     model = LambdaMART(
