@@ -24,6 +24,7 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit
+from .._numba.pair_add import add_pair
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _remote, _rows
 
@@ -184,8 +185,7 @@ def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, 
         )
         for feature in range(first_feature, last_feature):
             b = X_binned[row, feature]
-            histogram[feature, b, HIST_FIRST] += weighted_first
-            histogram[feature, b, HIST_SECOND] += weighted_second
+            add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)  # HIST_SECOND next to it
             if count_rows:
                 histogram[feature, b, HIST_COUNT] += 1.0
             if weighted:
