@@ -64,7 +64,7 @@ def test_int32_pairs_truncate_as_the_scalar_updates_do():
     rows = rng.integers(0, 6, 500)
     columns = rng.integers(0, 3, 500)
     firsts = np.round(rng.normal(scale=50, size=500), 1)  # fractions truncate toward zero
-    seconds = rng.integers(-300, 300, 500).astype(np.float64)
+    seconds = np.round(rng.normal(scale=300, size=500), 2)
     paired, scalar = start.copy(), start.copy()
     _pairs(paired, rows, columns, firsts, seconds)
     _scalars(scalar, rows, columns, firsts, seconds)
@@ -91,3 +91,17 @@ def test_a_pair_needs_a_c_ordered_float64_or_int32_array(array):
 
     with pytest.raises(numba.core.errors.TypingError):
         update(array)
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="typing errors exist only when compiled")
+def test_a_pair_refuses_a_read_only_array_and_non_float_addends():
+    read_only = np.zeros((2, 2))
+    read_only.flags.writeable = False
+
+    @numba.njit
+    def update(matrix, first):
+        add_pair(matrix, (0, 0), first, 1.0)
+
+    for matrix, first in [(read_only, 1.0), (np.zeros((2, 2), dtype=np.int32), 3), (np.zeros((2, 2)), 1j)]:
+        with pytest.raises(numba.core.errors.TypingError):
+            update(matrix, first)

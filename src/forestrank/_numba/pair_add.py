@@ -2,9 +2,8 @@
 
 ``array[indices] += first`` and ``+= second`` on the element after it along the last
 axis, as one two-lane load, add and store. A histogram fill adds a row's gradient and
-hessian to two neighbouring columns of one bin for every feature; LLVM keeps those
-read-modify-writes scalar, and on its own it cannot pair them because it does not know
-that the two columns sit side by side. Each lane computes what the scalar update does
+hessian to two neighbouring columns of one bin for every feature; LLVM's SLP vectoriser
+left those two read-modify-writes scalar in the builds measured. Each lane computes what the scalar update does
 (for int32: widen to float64, add, truncate back, as numba's ``+=`` of a float into an
 int32 element), so results are the same bit for bit; only the number of memory
 operations per value falls (``benchmarks/RESULTS.md``, "Boosting speed: where an
@@ -26,7 +25,9 @@ else:
     from numba.core import cgutils
     from numba.extending import intrinsic
 
-    _LANE_TYPES = {types.float64: 8, types.int32: 4}  # dtype -> alignment in bytes
+    # A pair starts at any element, not on the vector's natural 16- or 8-byte boundary,
+    # so the load and store promise only the element's alignment.
+    _ELEMENT_ALIGNMENT = {types.float64: 8, types.int32: 4}
 
     @intrinsic
     def add_pair(typingctx, array, indices, first, second):
@@ -34,18 +35,23 @@ else:
 
         Parameters
         ----------
-        array : float64 or int32 array, C order
-            Updated in place. The caller keeps ``indices[-1] + 1`` within the last axis.
+        array : float64 or int32 array of shape (..., n), C order, writable
+            Updated in place.
         indices : tuple of integers, one per dimension
-        first, second : float64 (or any number numba casts to it)
+            Non-negative and within the shape, with ``indices[-1] + 1 < n``: unlike
+            ``array[indices]`` there is no wraparound and no bounds check.
+        first, second : float
+            Cast to float64, as numba's ``+=`` of a float into either dtype.
         """
-        if not isinstance(array, types.Array) or array.layout != "C" or array.dtype not in _LANE_TYPES:
+        if not isinstance(array, types.Array) or array.layout != "C" or array.dtype not in _ELEMENT_ALIGNMENT:
+            return None
+        if not array.mutable or not array.aligned:
             return None
         if not isinstance(indices, types.BaseTuple) or len(indices) != array.ndim:
             return None
         if not all(isinstance(t, types.Integer) for t in indices):
             return None
-        if not isinstance(first, types.Number) or not isinstance(second, types.Number):
+        if not isinstance(first, types.Float) or not isinstance(second, types.Float):
             return None
         signature = types.void(array, indices, first, second)
 
@@ -65,7 +71,7 @@ else:
                 addend = builder.insert_element(addend, lane_value, ir.Constant(ir.IntType(32), lane))
             lanes = ir.VectorType(context.get_data_type(array_type.dtype), 2)
             lanes_pointer = builder.bitcast(pointer, lanes.as_pointer())
-            alignment = _LANE_TYPES[array_type.dtype]
+            alignment = _ELEMENT_ALIGNMENT[array_type.dtype]
             old = builder.load(lanes_pointer, align=alignment)
             if array_type.dtype == types.float64:
                 new = builder.fadd(old, addend)

@@ -30,7 +30,7 @@ from . import _criteria, _remote, _rows
 
 # Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).
 HIST_FIRST = 0  # sum of the first moment (w * g, or w * y)
-HIST_SECOND = 1  # sum of the second moment (w * h, or w * y^2)
+HIST_SECOND = 1  # sum of the second moment (w * h, or w * y^2); next to the first: the fill adds both as one pair
 HIST_COUNT = 2
 HIST_WEIGHT = 3  # only where the child minimum is on the weight
 
@@ -185,7 +185,7 @@ def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, 
         )
         for feature in range(first_feature, last_feature):
             b = X_binned[row, feature]
-            add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)  # HIST_SECOND next to it
+            add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)
             if count_rows:
                 histogram[feature, b, HIST_COUNT] += 1.0
             if weighted:
