@@ -4,6 +4,7 @@ import numba
 import numpy as np
 import pytest
 
+from assertions import same_bits
 from forestrank._numba.pair_add import add_pair
 
 
@@ -41,8 +42,8 @@ def test_float64_pairs_are_the_scalar_updates_bit_for_bit():
     paired, scalar = start.copy(), start.copy()
     _pairs(paired, *updates)
     _scalars(scalar, *updates)
-    assert np.array_equal(paired.view(np.uint64), scalar.view(np.uint64))
-    assert not np.array_equal(scalar.view(np.uint64), start.view(np.uint64))
+    assert same_bits(paired, scalar)
+    assert not same_bits(scalar, start)
 
 
 def test_float64_pairs_carry_infinities_and_nan_as_the_scalar_updates():

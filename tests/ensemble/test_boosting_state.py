@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from assertions import same_bits
 from forestrank.ensemble._boosting_state import add_leaf_values, leaf_sums
 
 
@@ -12,10 +13,6 @@ def _bincount_sums(row_leaf, gradients, hessians, weights, n_nodes, carried):
     leaves = np.concatenate([np.arange(n_nodes), row_leaf[inside]])
     columns = [np.concatenate([carried[:, k], column[inside]]) for k, column in enumerate((gradients, hessians, weights))]
     return np.stack([np.bincount(leaves, weights=column, minlength=n_nodes) for column in columns], axis=1)
-
-
-def _same_bits(a, b):
-    return np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
 
 
 def test_leaf_sums_are_the_bincount_sums_of_the_rows_inside_the_tree_bit_for_bit():
@@ -28,15 +25,15 @@ def test_leaf_sums_are_the_bincount_sums_of_the_rows_inside_the_tree_bit_for_bit
     carried = rng.normal(size=(n_nodes, 3))
     carried[4] = -0.0  # bincount starts at +0.0: 0.0 + -0.0 is +0.0
     sums = leaf_sums(row_leaf, gradients, hessians, weights, n_nodes, carried)
-    assert _same_bits(sums, _bincount_sums(row_leaf, gradients, hessians, weights, n_nodes, carried))
+    assert same_bits(sums, _bincount_sums(row_leaf, gradients, hessians, weights, n_nodes, carried))
     assert not np.signbit(sums[4]).any()
-    assert _same_bits(
+    assert same_bits(
         leaf_sums(row_leaf, gradients, hessians, weights, n_nodes),
         _bincount_sums(row_leaf, gradients, hessians, weights, n_nodes, np.zeros((n_nodes, 3))),
     )
     # Strided columns, as the fit passes a column of its (n_rows, n_outputs) gradients.
     stacked = np.column_stack([gradients, hessians])
-    assert _same_bits(leaf_sums(row_leaf, stacked[:, 0], stacked[:, 1], weights, n_nodes), leaf_sums(row_leaf, gradients, hessians, weights, n_nodes))
+    assert same_bits(leaf_sums(row_leaf, stacked[:, 0], stacked[:, 1], weights, n_nodes), leaf_sums(row_leaf, gradients, hessians, weights, n_nodes))
 
 
 def test_leaf_sums_refuse_a_leaf_beyond_the_nodes():
@@ -54,4 +51,4 @@ def test_add_leaf_values_adds_each_row_its_leafs_value_and_leaves_the_rows_outsi
     inside = row_leaf >= 0
     expected[inside, 1] += values[row_leaf[inside]]
     assert add_leaf_values(raw[:, 1], row_leaf, values) == np.count_nonzero(~inside)
-    assert _same_bits(raw, expected)
+    assert same_bits(raw, expected)

@@ -5,6 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from assertions import same_bits
 from cluster_helpers import PARAMS, assert_same_tree, boosting_problem
 from forestrank._tree import _criteria, _rng, _scans
 from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_nodes
@@ -188,5 +189,5 @@ def test_sums_into_a_slot_are_the_sums_in_order_bit_for_bit(dtype, n_answers):
     pool = np.full((3, *shape), 7, dtype=dtype)
     sum_in_order_into(answers, pool[1])
     expected = sum_in_order(answers)
-    assert pool.dtype == dtype and np.array_equal(pool[1], expected) and np.array_equal(np.signbit(pool[1]), np.signbit(expected))
+    assert pool.dtype == dtype and same_bits(pool[1], expected)
     assert (pool[[0, 2]] == 7).all()

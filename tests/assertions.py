@@ -1,0 +1,9 @@
+"""Comparisons the tests of several packages share."""
+
+import numpy as np
+
+
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two arrays hold the same values with the same sign on every zero: for floats
+    without NaN, the same bits (``-0.0 == 0.0`` alone would hide a changed order of additions)."""
+    return np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
