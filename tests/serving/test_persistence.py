@@ -4,6 +4,7 @@ import pickle
 import warnings
 
 import numpy as np
+from sklearn.base import clone
 import pytest
 
 from forestrank import (
@@ -207,3 +208,48 @@ def test_an_unfitted_scikit_learn_init_is_fitted_on_the_rows():
     fitted = LambdaMART(n_estimators=3, objective="mart", init=Ridge().fit(X, y), random_state=0).fit(X, y, qid=qid)
     np.testing.assert_allclose(unfitted.predict(X), fitted.predict(X), rtol=1e-9)
     np.testing.assert_allclose(unfitted.init_.coef_, Ridge().fit(X, y).coef_, rtol=1e-9)
+
+
+def _wider_member(model, wide):
+    """Replace a nested estimator by one fitted on 12 columns (``wide``: the same kind of model)."""
+    if isinstance(model, LambdaMART):
+        model.init_ = wide.init_
+    else:
+        model.estimators_[-1] = wide.estimators_[-1]
+
+
+def _huge_member(model, wide):
+    """A member claiming 20,000,000 features, its trees sharing one zero ``feature_gains``
+    array (the file stays small): predict on the container's width read far past each row."""
+    member = model.init_ if isinstance(model, LambdaMART) else model.estimators_[-1]
+    gains = np.zeros(20_000_000)
+    member.n_features_in_ = len(gains)
+    for tree in member.trees_:
+        tree.feature_gains = gains
+
+
+@pytest.mark.parametrize("craft", [_wider_member, _huge_member])
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        BROOF(n_estimators=2, n_trees=2, random_state=0),
+        AveragedRanker(LambdaMART(n_estimators=2), n_models=2, random_state=0),
+        LambdaMART(n_estimators=2, objective="mart", init=RFPointRanker(n_estimators=2, random_state=0), random_state=0),
+    ],
+    ids=lambda e: type(e).__name__,
+)
+def test_a_nested_estimator_of_another_width_is_refused_at_load(estimator, craft, data, tmp_path):
+    """BROOF checked X against its own width and summed its forests' trees, which load
+    checked against each forest's width only: a 100-column member read past 8-column
+    rows, and one of 20,000,000 columns crashed predict. Every nested estimator must
+    have its container's width."""
+    X, y, qid = data
+    model = clone(estimator).fit(X, y, qid=qid)
+    rng = np.random.default_rng(0)
+    wide = clone(estimator).fit(np.hstack([X, rng.random((len(X), 7))]), y, qid=qid)
+    craft(model, wide)
+    save(model, tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match=f"{type(model).__name__} of 5 features holds .* of (12|20000000) features"):
+        load(tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match="features: not a model forestrank saved"):
+        pickle.loads(pickle.dumps(model))

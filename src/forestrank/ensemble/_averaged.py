@@ -118,6 +118,10 @@ class AveragedRanker(BaseRanker):
         check_is_fitted(self)
         return np.mean([member.predict(X) for member in self.estimators_], axis=0)
 
+    def _nested_estimators(self) -> list[tuple[str, object]]:
+        """Every member (``BaseRanker._check_nested_widths``)."""
+        return [(f"member {index}", member) for index, member in enumerate(getattr(self, "estimators_", []))]
+
     def _additive_terms(self) -> tuple[list, np.ndarray, None]:
         """How the average combines its members' trees, for serving (``serving/_terms.additive_terms``):
         every member's terms with its weights divided by ``n_models``, the mean of their

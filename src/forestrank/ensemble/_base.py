@@ -155,6 +155,34 @@ class BaseRanker(BaseEstimator):
             check_version(state.get("_forestrank_version"), type(self).__name__)
         state = {name: value for name, value in state.items() if name != "_forestrank_version"}
         super().__setstate__(state)
+        if fitted:
+            self._check_nested_widths()
+
+    def _nested_estimators(self) -> list[tuple[str, object]]:
+        """The fitted estimators this one predicts through, with the role of each (for
+        errors): none here; ensembles of ensembles (BROOF, ``AveragedRanker``, a boosting
+        ``init_``) name theirs."""
+        return []
+
+    def _check_nested_widths(self) -> None:
+        """Refuse, at load, a nested estimator of another width than this one.
+
+        A container validates ``X`` against its own ``n_features_in_`` and may hand the
+        rows straight to a member's trees (BROOF sums its forests' trees without their
+        ``predict``), while a member's trees are checked at load against the member's
+        own width, which the file sets: a member wider than its container would read past
+        each row. Every nested estimator that has a width must have the container's.
+        """
+        width = getattr(self, "n_features_in_", None)
+        for role, nested in self._nested_estimators():
+            nested_width = getattr(nested, "n_features_in_", None)
+            if nested_width is None and not isinstance(nested, BaseRanker):
+                continue  # an estimator that records no width checks X itself
+            if nested_width != width:
+                raise ValueError(
+                    f"a {type(self).__name__} of {width} features holds {role} ({type(nested).__name__}) of "
+                    f"{nested_width} features: not a model forestrank saved."
+                )
 
     def _validate_training_data(
         self, X: object, y: object, qid: object, sample_weight: object

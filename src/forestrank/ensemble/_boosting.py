@@ -444,6 +444,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         refused (``_check_positions``); LambdaMART's learns one."""
         return None
 
+    def _nested_estimators(self) -> list[tuple[str, object]]:
+        """The fitted ``init_`` model, if any (``BaseRanker._check_nested_widths``)."""
+        init = getattr(self, "init_", None)
+        return [] if init is None else [("its init_ model", init)]
+
     def _additive_terms(self) -> tuple[list, np.ndarray, np.ndarray | None]:
         """How the boosted model combines its trees, for serving (``serving/_terms.additive_terms``):
         the baseline plus every tree per output, after a forestrank ``init``'s own terms;

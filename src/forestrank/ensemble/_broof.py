@@ -378,6 +378,10 @@ class BROOF(BaseRanker):
         self.example_weights_ = data.groups.ungroup(weights)
         return self
 
+    def _nested_estimators(self) -> list[tuple[str, object]]:
+        """Every round's forest, which ``predict`` sums (``BaseRanker._check_nested_widths``)."""
+        return [(f"round {index}'s forest", forest) for index, forest in enumerate(getattr(self, "estimators_", []))]
+
     def _additive_terms(self) -> tuple[list, np.ndarray, None]:
         """How BROOF combines its trees, for serving (``serving/_terms.additive_terms``): each
         round's forest mean weighted by the round's ``a_t`` (``estimator_weights_``)."""
