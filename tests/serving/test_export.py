@@ -2,6 +2,7 @@
 
 import json
 
+import numpy as np
 import pytest
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.exceptions import NotFittedError
@@ -105,3 +106,34 @@ def test_an_unknown_format_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="format must be one of lightgbm, xgboost, xgboost-ltr, solr, onnx; got 'pmml'"):
         export_model(fitted("RF-point", "missing"), tmp_path / "model", format="pmml")
     assert not (tmp_path / "model").exists()
+
+
+FLOAT32_FORMATS = {**{name: export for name, export in SUM_OF_TREES_FORMATS.items() if export is not to_lightgbm},
+                   "ONNX's TreeEnsembleRegressor": to_onnx}  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", FLOAT32_FORMATS)
+def test_a_model_whose_scores_overflow_float32_is_refused_by_float32_formats(format_name):
+    """Exponential gains of grades up to 134 give finite float64 scores beyond the largest
+    float32: ONNX scored every row inf and Solr wrote "Infinity" leaves, without a word."""
+    X, y, qid = make_ranking(30, (5, 15), 8, random_state=0)
+    y = np.where(y > 0, y + 130, 0)
+    model = LambdaMART(n_estimators=5, objective="mart", target="exp_gain", random_state=0).fit(X, y, qid=qid)
+    scores = model.predict(X)
+    assert np.isfinite(scores).all() and np.abs(scores).max() > np.finfo(np.float32).max
+    export = FLOAT32_FORMATS[format_name]
+    kwargs = {} if export is to_onnx else {"feature_names": NAMES}
+    with pytest.raises(ValueError, match=f"{format_name} holds scores in float32 .* can reach 5.79e\\+39"):
+        export(model, **kwargs)
+    if format_name == "ONNX's TreeEnsembleRegressor":
+        with pytest.raises(ValueError, match="holds scores in float32"):
+            export(model, dtype="float32")
+
+
+def test_a_model_whose_scores_overflow_float32_exports_to_lightgbm_in_doubles():
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid = make_ranking(30, (5, 15), 8, random_state=0)
+    y = np.where(y > 0, y + 130, 0)
+    model = LambdaMART(n_estimators=5, objective="mart", target="exp_gain", random_state=0).fit(X, y, qid=qid)
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    np.testing.assert_allclose(booster.predict(X), model.predict(X), rtol=1e-12)

@@ -30,7 +30,7 @@ combination is folded into the leaf weights:
 import numpy as np
 
 from .._version import __version__
-from ._terms import additive_terms, export_tree, float32_at_most
+from ._terms import additive_terms, check_float32_scores, export_tree, float32_at_most
 
 _ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
 
@@ -63,6 +63,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         raise ImportError(_ONNX_HELP) from error
 
     terms, base, grade_weights = additive_terms(model)
+    check_float32_scores(terms, base, "ONNX's TreeEnsembleRegressor")
     n_targets = len(base)
     attributes = {name: [] for name in (
         "nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes", "nodes_truenodeids",

@@ -53,7 +53,7 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
         its ensemble weight (a forest's ``1 / n_trees``, BROOF's round weight over its
         trees, 1 for boosting) and a non-zero base is a last tree of one leaf.
     """
-    trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True)
+    trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True, float32=True)
     names = resolve_feature_names(model, feature_names, "Solr", required=True)
     written = [{"weight": _text(tree.weight), "root": _nodes(tree, names)} for tree in trees]
     if base != 0.0:

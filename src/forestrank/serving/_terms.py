@@ -80,7 +80,49 @@ def additive_terms(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
     return model._additive_terms()
 
 
-def scalar_trees(model: object, target_format: str, *, keep_weights: bool = False) -> tuple[list, float]:
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def largest_scores(terms: list, base: np.ndarray) -> np.ndarray:
+    """A bound on each target's largest score magnitude: ``|base| + sum |weight| * max |leaf|``
+    over the target's terms (``additive_terms``' lists), float64 array of shape (n_targets,).
+    A row reaches one leaf per tree, so no row's sum, nor any partial sum, exceeds it."""
+    bounds = np.abs(np.asarray(base, dtype=np.float64)).copy()
+    for tree, weight, target in terms:
+        leaves = tree.nodes["threshold"][tree.nodes["feature"] < 0]
+        bounds[target] += abs(weight) * np.abs(leaves).max()
+    return bounds
+
+
+def check_float32_scores(terms: list, base: np.ndarray, target_format: str) -> None:
+    """Refuse a model whose scores a float32 engine could not hold.
+
+    Parameters
+    ----------
+    terms, base : ``additive_terms``' first two values
+    target_format : str
+        The format's name, for the error.
+
+    Raises
+    ------
+    ValueError
+        When a score bound (:func:`largest_scores`) exceeds the largest float32: the
+        engine's leaves or sums would be infinite where forestrank's float64 scores are
+        finite.
+    """
+    bound = float(largest_scores(terms, base).max())
+    if not bound <= FLOAT32_MAX:
+        raise ValueError(
+            f"{target_format} holds scores in float32 (at most {FLOAT32_MAX:.4g}), and this model's can reach "
+            f"{bound:.4g}: the engine would score rows inf where forestrank's scores are finite. Export it to "
+            "LightGBM's format (doubles; forestrank.export.to_lightgbm, or --format lightgbm), or refit on targets "
+            "of a smaller range (label_gain, target)."
+        )
+
+
+def scalar_trees(
+    model: object, target_format: str, *, keep_weights: bool = False, float32: bool = False
+) -> tuple[list, float]:
     """The model as one sum of trees, for a format whose score is a sum of leaf values.
 
     Parameters
@@ -93,6 +135,9 @@ def scalar_trees(model: object, target_format: str, *, keep_weights: bool = Fals
         and the base added to the first tree's leaves, for formats without tree weights
         or a base score. True: the weights kept as each tree's ``weight`` and the base
         returned apart, for formats with both.
+    float32 : bool
+        Whether the format holds scores in float32: a model whose scores it could not
+        hold is refused (:func:`check_float32_scores`).
 
     Returns
     -------
@@ -110,6 +155,8 @@ def scalar_trees(model: object, target_format: str, *, keep_weights: bool = Fals
         )
     if len(base) != 1 or any(target != 0 for _, _, target in terms):
         raise ValueError(f"{target_format} scores one sum of trees; this model has {len(base)} outputs.")
+    if float32:
+        check_float32_scores(terms, base, target_format)
     trees = [export_tree(tree, weight) for tree, weight, _ in terms]
     base = float(base[0])
     return (trees, base) if keep_weights else (folded(trees, base), 0.0)

@@ -29,11 +29,10 @@ dump; earlier releases pass 0, read as the value 0. The plugins read the model f
 
 import numpy as np
 
-from ._terms import float32_above, json_float, nested, resolve_feature_names, scalar_trees
+from ._terms import FLOAT32_MAX, float32_above, json_float, nested, resolve_feature_names, scalar_trees
 
 ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
 FILE_VERSION = [2, 1, 0]  # the schema followed: XGBoost 2.1's, which later releases read
-FLOAT32_MAX = np.finfo(np.float32).max
 DUMP_OBJECTIVE = "reg:linear"  # accepted by both plugins, no output transform
 MODEL_OBJECTIVE = "rank:pairwise"  # XGBoost's and the plugins' raw reader: no output transform
 
@@ -56,7 +55,7 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
         ``{"learner": {...}, "version": [2, 1, 0]}``: ``rank:pairwise``, ``base_score`` 0
         (the base folded into the first tree), one tree per term.
     """
-    trees, _ = scalar_trees(model, "XGBoost's model")
+    trees, _ = scalar_trees(model, "XGBoost's model", float32=True)
     names = resolve_feature_names(model, feature_names, "XGBoost", default=None)
     n_features = int(model.n_features_in_)
     return {
@@ -106,7 +105,7 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
         "missing", "children"}``, leaves ``{"nodeid", "leaf"}``: the fields the plugins'
         parser accepts, ``missing`` on every split (the plugins refuse a split without it).
     """
-    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model")
+    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model", float32=True)
     names = resolve_feature_names(model, feature_names, "the LTR plugins' XGBoost model", required=True)
     return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}
 
