@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from forestrank._input.labels import check_relevance, check_sample_weight, check_scores, normalize_sample_weight
+from forestrank._input.labels import check_relevance, check_sample_weight, check_scores, normalize_sample_weight, weight_unit
 
 
 @pytest.mark.parametrize(
@@ -68,5 +68,13 @@ def test_weights_are_rescaled_so_that_the_lightest_weighted_row_weighs_one():
     assert normalize_sample_weight(integers) is not integers
     np.testing.assert_array_equal(normalize_sample_weight(integers), integers)
     np.testing.assert_array_equal(normalize_sample_weight(integers * 1e300), integers)
-    with pytest.raises(ValueError, match=r"sample_weight spans too wide a range: .*\(1e\+300 / 1e-300\)"):
-        normalize_sample_weight(np.array([1e-300, 1e300]))
+
+
+def test_weights_spanning_more_than_two_to_the_hundred_are_rescaled_so_that_the_heaviest_weighs_that():
+    """With the lightest as the unit, a ratio of 1e200 made rows of 1e200 units, whose
+    squared sums overflowed in the criteria: the models were constant."""
+    np.testing.assert_array_equal(normalize_sample_weight(np.array([1.0, 2.0**100, 0.0])), [1.0, 2.0**100, 0.0])
+    for lightest in (1e-150, 1e-300, 5e-324):
+        rescaled = normalize_sample_weight(np.array([lightest, 1.0, 0.5, 1e300 * lightest]))
+        assert rescaled.max() == 2.0**100 and (rescaled[rescaled > 0] > 0).all() and np.isfinite(rescaled.sum())
+    assert weight_unit(1e-300, 1e300) == 1e300 / 2.0**100 and weight_unit(1.0, 4.0) == 1.0

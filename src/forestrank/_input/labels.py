@@ -106,16 +106,45 @@ def check_sample_weight(sample_weight: object, *, n_samples: int, against: str =
     return as_kernel_array(weights, FLOAT_DTYPE)
 
 
-def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
-    """Rescale validated weights so that the lightest row of positive weight weighs 1 (a new array).
+# The widest range of weights, in units of the fit's weight unit: a row at most this many
+# units heavy keeps every sum a criterion squares (a Newton gain's gradient sum, the
+# variance criterion's weighted sum of targets) far from float64's overflow.
+MAX_WEIGHT_UNITS = 2.0**100
 
-    Every weight threshold of the estimators (``min_samples_leaf``, ``min_child_weight``,
-    ...) then counts rows of the lightest weight, whatever unit the weights came in:
-    multiplying all weights by a constant changes no model, weights near float64's
-    limits neither overflow nor underflow in a fit's sums, and no weighted row is too
+
+def weight_unit(lightest: float, heaviest: float) -> float:
+    """The fit's unit of weight: the lightest positive weight, or ``heaviest / 2**100`` when
+    the weights span more than ``2**100`` (``MAX_WEIGHT_UNITS``).
+
+    Both bounds combine exactly over partitions (a minimum and a maximum), so a fit over
+    partitions gets the unit an in-memory fit gets.
+
+    Parameters
+    ----------
+    lightest, heaviest : float
+        The smallest positive and the largest weight.
+
+    Returns
+    -------
+    float
+    """
+    return max(lightest, heaviest / MAX_WEIGHT_UNITS)
+
+
+def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
+    """Rescale validated weights to the fit's unit of weight (:func:`weight_unit`; a new array).
+
+    The unit is the lightest positive weight: every weight threshold of the estimators
+    (``min_samples_leaf``, ``min_child_weight``, ...) then counts rows of the lightest
+    weight, whatever unit the weights came in, multiplying all weights by a power of two
+    changes no model (by another constant, the weights change by the rounding of the
+    products, which can flip exact ties between splits), and no weighted row is too
     light to fill a leaf of ``min_samples_leaf=1``. Weights whose smallest positive
     value is 1 (unit or integer weights, which count as repeated rows) are returned
-    unchanged, bit for bit.
+    unchanged, bit for bit. Weights spanning more than ``2**100`` get the heaviest over
+    ``2**100`` as their unit instead, so that no row weighs more than ``2**100`` units and
+    a fit's sums, squared by the criteria, stay finite for any weights whose ratio fits in
+    a float64; rows lighter than that unit then weigh less than one row.
 
     Parameters
     ----------
@@ -125,24 +154,8 @@ def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n_samples,), float64
-
-    Raises
-    ------
-    ValueError
-        When the largest weight over the smallest positive one is so large that their
-        sum overflows float64.
     """
-    lightest = weights[weights > 0].min()
-    with np.errstate(over="ignore"):
-        rescaled = weights / lightest
-        total = rescaled.sum()
-    if not np.isfinite(total):
-        raise ValueError(
-            f"sample_weight spans too wide a range: its largest value over its smallest positive one "
-            f"({weights.max():g} / {lightest:g}) overflows float64 in a sum; give the lightest rows weight 0 or "
-            "narrow the range."
-        )
-    return rescaled
+    return weights / weight_unit(weights[weights > 0].min(), weights.max())
 
 
 def check_positive_int(name: str, value: object, minimum: int = 1) -> int:

@@ -53,7 +53,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
-from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight
+from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, weight_unit
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
@@ -93,8 +93,8 @@ class _Part:
 
     ``X`` (n_rows, n_features; None once binned when the fit does not read the features
     again, ``_binned``), ``y`` and ``base_weight`` (float64, (n_rows,): the
-    ``sample_weight`` as given, which the fit divides by the lightest positive weight of
-    every partition, as ``_input.labels.normalize_sample_weight`` does in memory),
+    ``sample_weight`` as given, which the fit divides by the unit of weight of every
+    partition's weights, as ``_input.labels.normalize_sample_weight`` does in memory),
     ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition),
     ``query_ids`` (n_queries,), ``positions`` (int64, (n_rows,): the display positions
     ``position_bias`` learns from, or None), ``binned`` (the fit's bins of ``X``,
@@ -157,6 +157,7 @@ def fit_boosting_partitioned(
         lightest = min(summary["lightest"] for summary in summaries)  # over every row, as in memory
         if not np.isfinite(lightest):
             raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
+        unit = weight_unit(lightest, max(summary["heaviest"] for summary in summaries))
         evals = _eval_partitions(client, model, eval_set, n_features)
         if model.n_iter_no_change is not None and not evals:
             parts, summaries, held = _hold_out(client, model, parts, summaries)
@@ -192,7 +193,7 @@ def fit_boosting_partitioned(
         wait(parts)  # placing the work reads where the bins are
         del shared  # the actors get their own copy
         parts = rebalance(client, parts, n_rows)  # moves the bins, not the features, where those are released
-        rounds = _start_workers(client, model, objective, binner, parts, summaries, lightest, evals, n_positions)
+        rounds = _start_workers(client, model, objective, binner, parts, summaries, unit, evals, n_positions)
         del parts  # the actors hold the bins they need
         try:
             driver = TrainingSet(
@@ -520,7 +521,7 @@ def _reads_features_again(model: object, summaries: list) -> bool:
 
 
 def _start_workers(
-    client: object, model: object, objective: object, binner: object, parts: list, summaries: list, lightest: float,
+    client: object, model: object, objective: object, binner: object, parts: list, summaries: list, unit: float,
     evals: list, n_positions: int,
 ) -> ActorRounds:  # fmt: skip
     """One ``BoostingWorker`` per worker holding training partitions, with the evaluation
@@ -545,7 +546,7 @@ def _start_workers(
         client.submit(
             BoostingWorker, model, objective, binner, [parts[n] for n in numbers], numbers,
             [(int(row_offsets[n]), int(query_offsets[n])) for n in numbers], (int(row_offsets[-1]), int(query_offsets[-1])),
-            lightest, eval_by_worker[worker], n_positions,
+            unit, eval_by_worker[worker], n_positions,
             actor=True,
             **({} if worker is None else {"workers": [worker]}),
         )  # fmt: skip
@@ -588,12 +589,13 @@ def _summary(part: _Part | None) -> dict:
     if part is None:
         return {
             "n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf,
-            "zero_weights": False, "positions": 0,
+            "heaviest": 0.0, "zero_weights": False, "positions": 0,
         }  # fmt: skip
     positive = part.base_weight > 0
     return {
         "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids, "grades": np.unique(part.y),
-        "lightest": part.base_weight[positive].min(initial=np.inf), "zero_weights": not positive.all(),
+        "lightest": part.base_weight[positive].min(initial=np.inf),
+        "heaviest": part.base_weight.max(initial=0.0), "zero_weights": not positive.all(),
         "positions": 0 if part.positions is None else int(part.positions.max()),
     }  # fmt: skip
 
@@ -650,15 +652,15 @@ class BoostingWorker(WorkerPartitions):
         The fit's row number and query number of each one's first row and query.
     totals : (int, int)
         The fit's training rows and queries over every partition.
-    lightest : float
-        The lightest positive weight over every partition, the fit's unit of weight.
+    unit : float
+        The fit's unit of weight over every partition's weights (``_input.labels.weight_unit``).
     evals : list of (str, int, _Part or None)
         The evaluation partitions kept here: set name, partition number, rows.
     n_positions : int
         The largest display position over every partition (0 without positions).
     """
 
-    def __init__(self, model, objective, binner, parts, numbers, offsets, totals, lightest, evals, n_positions):
+    def __init__(self, model, objective, binner, parts, numbers, offsets, totals, unit, evals, n_positions):
         self.model = model
         n_rows = totals[0]
         params = model._tree_params(n_rows, len(binner.n_bins_))
@@ -676,14 +678,14 @@ class BoostingWorker(WorkerPartitions):
         self.weights: list = []  # per partition, its rows' weights in this iteration's trees (compute_gradients)
         self._leaves = None  # the block's rows' leaves in the tree being grown, once leaf_sums has them
         self.states = [
-            self._state(part, objective, DrawShare(offset[0], totals[0], offset[1], totals[1]), lightest, n_positions, self.targets[rows])
+            self._state(part, objective, DrawShare(offset[0], totals[0], offset[1], totals[1]), unit, n_positions, self.targets[rows])
             for part, offset, rows in zip(parts, offsets, self.slices)
         ]
         self.baselines = [part.baseline for part in parts]  # until start_scores
         self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
 
     def _state(
-        self, part: _Part, objective: object, share: DrawShare, lightest: float, n_positions: int, targets: np.ndarray
+        self, part: _Part, objective: object, share: DrawShare, unit: float, n_positions: int, targets: np.ndarray
     ) -> BoostingState:  # fmt: skip
         objective = copy.deepcopy(objective)
         objective.share_draws(share)
@@ -692,7 +694,7 @@ class BoostingWorker(WorkerPartitions):
         n, k = len(part.y), objective.n_outputs
         raw = np.zeros((n, k))
         return BoostingState(
-            X=part.X, y=part.y, query_of_row=part.query_of_row, base_weight=part.base_weight / lightest, objective=objective,
+            X=part.X, y=part.y, query_of_row=part.query_of_row, base_weight=part.base_weight / unit, objective=objective,
             bias=self.model._position_bias(part.positions, objective, n_positions), raw=raw, gradients=np.empty((n, k)),
             hessians=np.empty((n, k)), targets=targets,
             training=None, row_leaf=np.full(n, -1, dtype=INDEX_DTYPE), evals=[],
