@@ -1,15 +1,21 @@
-"""Sample weights of any range: every estimator's model stays finite and informative
-(``_input/labels.weight_unit``)."""
+"""Sample weights of any range: every estimator's model stays finite and informative, and a
+fit's memory does not grow with the weights' values (``_input/labels.weight_unit``, the
+listwise criterion's weighted gains)."""
+
+import tracemalloc
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
-from forestrank import BROOF, LambdaMART, PLRank, RFPointRanker, make_ranking
+from forestrank import BROOF, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 
 ESTIMATORS = [
     RFPointRanker(n_estimators=5, random_state=0),
     RFPointRanker(n_estimators=5, criterion="variance", random_state=0),
+    RFListRanker(n_estimators=3, random_state=0),
+    RFHybridRanker(n_estimators=3, random_state=0),
+    RFListRanker(n_estimators=3, sample_level="document", bootstrap=True, ndcg_k=None, random_state=0),
     LambdaMART(n_estimators=10, random_state=0),
     LambdaMART(n_estimators=10, objective="xendcg", random_state=0),
     LambdaMART(n_estimators=10, objective="mart", random_state=0),
@@ -46,3 +52,53 @@ def test_a_query_of_tiny_weight_leaves_the_model_finite_and_informative(estimato
     assert np.isfinite(scores).all()
     assert len(np.unique(scores)) > 5
     assert model.score(X, y, qid=qid) > unit.score(X, y, qid=qid) - 0.1
+
+
+def _peak_bytes(estimator: object, X: np.ndarray, y: np.ndarray, qid: np.ndarray, weights: np.ndarray) -> int:
+    clone(estimator).fit(X, y, qid=qid, sample_weight=weights)  # compiled before the measured fit
+    tracemalloc.start()
+    try:
+        clone(estimator).fit(X, y, qid=qid, sample_weight=weights)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RFListRanker(n_estimators=2, ndcg_k=None, n_jobs=1, random_state=0),
+        RFHybridRanker(n_estimators=2, ndcg_k=None, n_jobs=1, random_state=0),
+        RFListRanker(n_estimators=2, sample_level="document", ndcg_k=None, n_jobs=1, random_state=0),
+    ],
+    ids=repr,
+)
+def test_a_listwise_fit_takes_the_same_memory_whatever_the_weights(estimator, data):
+    """The listwise criterion counted a row of weight w as w copies: its table of
+    discounts grew with the copies, so one query weighted 1e-7 made a 306-row fit of two
+    trees take 3.7 GB, and 1e-8 asked for 11.2 GiB. Weights now scale gains."""
+    X, y, qid = data
+    unit = _peak_bytes(estimator, X, y, qid, np.ones(len(y)))
+    for ratio in (1e-5, 1e-150):
+        assert _peak_bytes(estimator, X, y, qid, _one_query_weighing(ratio, qid)) < 1.5 * unit + 100_000
+
+
+@pytest.mark.parametrize("estimator", [RFListRanker, RFHybridRanker])
+def test_a_listwise_query_of_uniform_weight_k_counts_as_k_copies_of_the_query(estimator, data):
+    """A query whose documents all weigh k has its NDCG (a ratio, which the weighted
+    gains leave as it is) counted k times in the mean over queries, and its rows k times
+    in the leaves: the forest of k copies of that query under other ids. Every query in
+    every tree, exact bins and every feature at every node, so that nothing is drawn."""
+    X, y, qid = data
+    query, k = qid == qid[0], 3
+    X_copied = np.vstack([X] + [X[query]] * (k - 1))
+    y_copied = np.concatenate([y] + [y[query]] * (k - 1))
+    qid_copied = np.concatenate([qid] + [np.full(query.sum(), qid.max() + 1 + copy) for copy in range(k - 1)])
+    params = {"n_estimators": 3, "query_subsample": 1.0, "max_bins": None, "max_features": None, "random_state": 0}
+    weighted = estimator(**params).fit(X, y, qid=qid, sample_weight=np.where(query, float(k), 1.0))
+    copied = estimator(**params).fit(X_copied, y_copied, qid=qid_copied)
+    np.testing.assert_allclose(weighted.predict(X), copied.predict(X), rtol=1e-12, atol=1e-12)
+    for weighted_tree, copied_tree in zip(weighted.trees_, copied.trees_, strict=True):
+        np.testing.assert_array_equal(weighted_tree.nodes[["feature", "left"]], copied_tree.nodes[["feature", "left"]])
+    unweighted = estimator(**params).fit(X, y, qid=qid)
+    assert any(len(a.nodes) != len(b.nodes) or (a.nodes != b.nodes).any() for a, b in zip(weighted.trees_, unweighted.trees_))

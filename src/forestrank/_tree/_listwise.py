@@ -90,11 +90,13 @@ of queries, and so the time per tree grows faster than the rows
 the cost per event stays flat as the data grows, so that growth is the one of
 ``sum_q m_q`` per node, not of cache misses.
 
-Document weights count as copies (a weight-2 document is two identical documents,
-so scikit-learn's sample-weight equivalence holds); positions are then real numbers
-and ``CD`` is interpolated linearly between integers. Scores are compared exactly:
-with integer weights and grades the sweep's means are the very doubles the builder
-stores in the children, so ties are detected exactly.
+A document's copies are the times its tree drew it (a document sampled twice is two
+identical documents); its sample weight is not a count of copies but a factor of its
+gain, which the estimator folds into ``row_gains`` (``ensemble/_listwise_forest.py``),
+so that positions, and the memory of ``CD``, do not depend on the weights' values.
+``CD`` is still read at real positions, linear between integers. Scores are compared
+exactly: with integer weights and grades the sweep's means are the very doubles the
+builder stores in the children, so ties are detected exactly.
 """
 
 from collections import namedtuple
@@ -1026,11 +1028,13 @@ def listwise_sweep(
         if next_bin == b or next_bin == skip_bin:
             continue
         right_weight = node_weight - left_weight
+        # A right part of rows far lighter than the left's can cancel to no weight.
         if (
             rank + 1 < min_samples_leaf
             or n_node - rank - 1 < min_samples_leaf
             or left_weight < min_child_weight
             or right_weight < min_child_weight
+            or right_weight <= 0.0
         ):
             continue
         left_score = left_sum / left_weight

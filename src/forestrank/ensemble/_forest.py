@@ -307,7 +307,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         paid : bool ndarray of shape (n_features,), default=None
             Features already paid for before this forest (BROOF's earlier rounds).
         """
-        training = self._training_set(data, query_of_row, binned)
+        training = self._training_set(data, query_of_row, binned, base_weight)
         n_rows = int((base_weight > 0).sum())
         params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
@@ -361,9 +361,12 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.classes_ = np.unique(y) if classes is None else classes
         return np.searchsorted(self.classes_, y).astype(FLOAT_DTYPE)[:, None]
 
-    def _training_set(self, data: RankingData, query_of_row: np.ndarray, binned: dict) -> TrainingSet:
+    def _training_set(
+        self, data: RankingData, query_of_row: np.ndarray, binned: dict, base_weight: np.ndarray
+    ) -> TrainingSet:  # fmt: skip
         """The data every tree of the fit reads: ``binned`` (``binned_features``) and the
-        targets, leaf targets and listwise fields of the grouped rows."""
+        targets, leaf targets and listwise fields of the grouped rows, whose weights in
+        every tree are ``base_weight`` (float64, (n_samples,)) times their draws."""
         with np.errstate(over="ignore"):
             leaf_targets = as_kernel_array(self._leaf_targets(data.y), FLOAT_DTYPE)
         if not np.isfinite(leaf_targets.sum()):  # a leaf's value is a weighted sum of them
@@ -375,7 +378,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             **binned,
             targets=self._targets(data.y),
             leaf_targets=leaf_targets,
-            **self._listwise_data(data, query_of_row),
+            **self._listwise_data(data, query_of_row, base_weight),
         )
 
     def _feature_costs(self, n_features: int, previous: list, paid: np.ndarray | None = None) -> FeatureCosts:
@@ -406,7 +409,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         grower.__dict__.update({name: value for name, value in state.items() if name.startswith("_")})
         return grower
 
-    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
+    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray) -> dict:
         """Extra ``TrainingSet`` fields of the listwise criterion (none for pointwise forests)."""
         return {}
 

@@ -16,7 +16,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._numba.dtypes import INDEX_DTYPE
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._tree import _criteria, _frontier, _listwise, _scans
 from .._tree._grow import TrainingSet, TreeParams
 from .._input.labels import check_grades_for_gain
@@ -247,7 +247,12 @@ class RFListRanker(BaseForestRanker):
         qid : array-like of shape (n_samples,), default=None
             Query id of each row, any order; ``None`` means one query (warns).
         sample_weight : array-like of shape (n_samples,), default=None
-            A document of weight ``w`` counts as ``w`` copies of it in its query.
+            A document of weight ``w`` has its gain multiplied by ``w`` in the expected
+            NDCG (its query's ideal included), and a query weighs the mean weight of its
+            documents of positive weight in the mean over queries: a query of uniform
+            weight ``w`` counts ``w`` times, as LightGBM's and XGBoost's query weights
+            do. A weight of 0 leaves the document out. Memory and time do not depend on
+            the weights' values.
 
         Returns
         -------
@@ -261,7 +266,9 @@ class RFListRanker(BaseForestRanker):
     def _leaf_targets(self, y: np.ndarray) -> np.ndarray:
         return RELEVANCE_WEIGHTS[self.relevance_weights](y)
 
-    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray) -> dict:
+    def _listwise_data(self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray) -> dict:
+        """The listwise fields of the training set: each row's gain times its weight (a
+        weight scales the document's gain in the expected NDCG, its ideal included)."""
         self._discount = _resolve_discount(self.discount)
         gain = self._gain()
         check_grades_for_gain(data.y, gain, name="y", gain_name="label_gain")
@@ -269,7 +276,7 @@ class RFListRanker(BaseForestRanker):
         return {
             "query_of_row": query_of_row,
             "query_boundaries": query_boundaries,
-            "row_gains": row_gains(data.y, query_boundaries, gain),
+            "row_gains": row_gains(data.y, query_boundaries, gain) * base_weight,
         }
 
     def _tree_params(self, n_rows: int, n_features: int) -> TreeParams:
@@ -294,13 +301,18 @@ class RFListRanker(BaseForestRanker):
         if params.listwise_depth == 0:
             return {}
         first_rows = training.query_boundaries[:-1]
+        weighted = base_weight > 0
+        # A query weighs the mean weight of its documents of positive weight (their gains
+        # carry each one's weight, which the query's NDCG, a ratio, cancels when uniform).
+        n_weighted = np.add.reduceat(weighted.astype(FLOAT_DTYPE), first_rows)
+        mean_weight = np.add.reduceat(base_weight, first_rows) / np.maximum(n_weighted, 1.0)
         if self.sample_level == "query":  # a query drawn k times weighs k in the mean
-            copies = np.where(counts > 0, base_weight, 0.0)
-            query_weights = counts[first_rows]
+            copies = np.where((counts > 0) & weighted, 1.0, 0.0)
+            query_weights = counts[first_rows] * mean_weight
         else:  # a document drawn k times is k copies in its query
-            copies = counts * base_weight
-            query_weights = np.ones(len(first_rows))
-        largest = int(np.ceil(np.add.reduceat(copies, first_rows).max()))
+            copies = np.where(weighted, counts, 0.0)
+            query_weights = mean_weight
+        largest = int(np.add.reduceat(copies, first_rows).max())
         name, power = self._discount
         table = _listwise.cumulative_discounts(largest, name, power, self.ndcg_k)
         return {"copies": copies, "query_weights": query_weights, "cumulative_discount": table}

@@ -334,7 +334,7 @@ def _bin_partition(part: _Partition | None, binner: BinMapper, classes: np.ndarr
         return None
     grower = part.grower
     grower._all_classes = classes if grower._requires_grades else None
-    training = grower._training_set(part.data, part.query_of_row, binned_with(binner, part.X))
+    training = grower._training_set(part.data, part.query_of_row, binned_with(binner, part.X), part.base_weight)
     params = grower._tree_params(int((part.base_weight > 0).sum()), part.X.shape[1])
     grower.query_subsample = fraction
     return grower, training, part.base_weight, part.query_of_row, params
