@@ -5,14 +5,19 @@ rank ``r`` by a table built here and a grade by :func:`exp_gain` (or, with a lin
 gain or a gain table, by :func:`row_gains`), so the three agree to the last bit on the
 same convention.
 
-Gains are computed scaled by a power of two per query, ``2**-shift`` with ``shift`` the
-floor of the query's largest grade. NDCG, ``|delta NDCG|`` and every normalised gain
-are ratios of sums of gains within one query, and multiplying every operand of a sum
-or a product by a power of two multiplies its rounded result by exactly the same
-power (short of underflow), so the ratios are bitwise those of the unscaled gains
-``2**l - 1``; but the scaled gains never exceed 1, where ``2**l - 1`` overflows float64
-from grade 1024 on (and a query's DCG before that).
+Gains are computed scaled by a power of two per query, ``2**-shift``: for the
+exponential gain ``shift`` is the floor of the query's largest grade, for a linear gain
+or a gain table the binary exponent of the query's largest gain (:func:`gain_shift`).
+NDCG, ``|delta NDCG|`` and every normalised gain are ratios of sums of gains within one
+query, and multiplying every operand of a sum or a product by a power of two multiplies
+its rounded result by exactly the same power (short of underflow), so the ratios are
+bitwise those of the unscaled gains; but the scaled gains never exceed 1, where
+``2**l - 1`` overflows float64 from grade 1024 on, and a table's gains near float64's
+largest value overflowed a query's DCG.
 """
+
+import math
+
 
 import numpy as np
 
@@ -80,6 +85,42 @@ def exp_gain(label, shift):
         Below 2 (at most 1 for integer grades) when ``label < shift + 1``.
     """
     return 2.0 ** (label - shift) - 2.0**-shift
+
+
+@jit
+def gain_shift(largest_gain):
+    """The binary exponent ``e`` of a query's largest linear or table gain
+    (``largest_gain = f * 2**e``, ``0.5 <= f < 1``; 0 for a gain of 0): its gains divided
+    by ``2**e`` (``math.ldexp``, exact short of underflow) are at most 1.
+
+    Parameters
+    ----------
+    largest_gain : float64
+        Finite, >= 0.
+
+    Returns
+    -------
+    float64
+    """
+    return float(math.frexp(largest_gain)[1])
+
+
+@jit
+def _scale_gains_per_query(gains, query_boundaries):
+    """Divide each query's ``gains`` in place by ``2**gain_shift`` of its largest one.
+
+    Parameters
+    ----------
+    gains : float64 array of shape (n_rows,), rows grouped by query, >= 0
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    """
+    for q in range(len(query_boundaries) - 1):
+        start, end = query_boundaries[q], query_boundaries[q + 1]
+        if end == start:
+            continue
+        shift = int(gain_shift(gains[start:end].max()))
+        for row in range(start, end):
+            gains[row] = math.ldexp(gains[row], -shift)
 
 
 @jit
@@ -169,16 +210,52 @@ def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.n
     Returns
     -------
     ndarray of shape (n_rows,), float64
-        Each query's gains up to one positive factor per query, which every ratio
-        within a query (NDCG, ``|delta NDCG|``, a normalised gain) cancels.
+        Each query's gains times one power of two per query (module docstring), at most
+        1 (below 2 for exponential gains of fractional grades), which every ratio within
+        a query (NDCG, ``|delta NDCG|``, a normalised gain) cancels bitwise; the factor
+        of each query is :func:`query_gain_scales`'.
     """
     gain = check_gain(gain, name="label_gain")
+    if isinstance(gain, str) and gain == "exp":
+        return exp_gains(labels, query_boundaries)
+    gains = grade_gains(labels, gain)
+    _scale_gains_per_query(gains, np.ascontiguousarray(query_boundaries, dtype=np.int64))
+    return gains
+
+
+def grade_gains(labels: np.ndarray, gain: str | np.ndarray) -> np.ndarray:
+    """The unscaled gain ``G(l)`` of every label for a linear gain or a gain table (a new
+    float64 array of the labels' shape): for the uses that are no ratio within a query
+    (a regression target, ERR's stop probabilities).
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_rows,), float64
+        Integers below ``len(gain)`` for a table.
+    gain : "linear" or ndarray of shape (n_grades,), float64
+        Checked by ``_input.labels.check_gain``.
+    """
     if isinstance(gain, np.ndarray):
         check_grades_for_gain(labels, gain, name="y", gain_name="label_gain")
         return gain[labels.astype(np.int64)]
-    if gain == "linear":
-        return np.array(labels, dtype=np.float64)
-    return exp_gains(labels, query_boundaries)
+    return np.array(labels, dtype=np.float64)
+
+
+def query_gain_scales(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.ndarray) -> np.ndarray:
+    """The power of two by which :func:`row_gains` multiplies each query's gains, float64
+    array of shape (n_queries,) (1 for an empty query): for an objective whose formula
+    adds a constant to a gain (XE-NDCG's ``phi``), which must be scaled alike."""
+    gain = check_gain(gain, name="label_gain")
+    sizes = np.diff(query_boundaries)
+    present = sizes > 0
+    starts = np.asarray(query_boundaries[:-1])[present]
+    scales = np.ones(len(sizes))
+    if isinstance(gain, str) and gain == "exp":
+        scales[present] = 2.0 ** -np.floor(np.maximum.reduceat(labels, starts))
+    else:
+        largest = np.maximum.reduceat(grade_gains(labels, gain), starts)
+        scales[present] = np.ldexp(1.0, -np.frexp(largest)[1])
+    return scales
 
 
 def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: float) -> np.ndarray:
@@ -201,8 +278,8 @@ def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: fl
     gain = check_gain(gain, name="label_gain")
     if isinstance(gain, str) and gain == "exp":
         return 2.0 ** (labels - max_grade) - 2.0**-max_grade
-    top = row_gains(np.array([float(max_grade)]), np.array([0, 1]), gain)[0]
-    return row_gains(labels, np.array([0, len(labels)]), gain) / (top + 1.0)
+    top = grade_gains(np.array([float(max_grade)]), gain)[0]
+    return grade_gains(labels, gain) / (top + 1.0)
 
 
 def normalized_gains(

@@ -364,6 +364,22 @@ def test_the_exponential_gain_table_fits_the_default_model(data, objective):
     np.testing.assert_allclose(table.fit(X, y, qid=qid).predict(X), default.predict(X), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("objective", ["lambdarank", "c-mart"])
+def test_a_gain_table_near_the_largest_float_fits_the_model_of_the_same_table_scaled_down(data, objective):
+    """Only ratios of a query's gains enter these objectives and NDCG: a table times a
+    power of two is the same model, bitwise. ``label_gain=[0] + [1e308] * 4`` scored inf
+    in ``score`` and ``evals_result_``: a query's DCG overflowed."""
+    X, y, qid = data
+    table = np.array([0.0, 1.0, 3.0, 7.0, 15.0])
+    small = LambdaMART(n_estimators=10, objective=objective, label_gain=table, random_state=0).fit(X, y, qid=qid)
+    huge = LambdaMART(n_estimators=10, objective=objective, label_gain=table * 2.0**1019, random_state=0)
+    huge.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    np.testing.assert_array_equal(huge.predict(X), small.predict(X))
+    assert huge.evals_result_["valid_0"]["ndcg@10"][-1] == small.score(X, y, qid) == huge.score(X, y, qid)
+    flat = LambdaMART(n_estimators=5, objective=objective, label_gain=[0] + [1e308] * 4, random_state=0).fit(X, y, qid=qid)
+    assert 0.0 < flat.score(X, y, qid) <= 1.0
+
+
 def test_a_linear_gain_changes_the_model_and_scores_its_metric(data):
     X, y, qid = data
     X_val, y_val, qid_val = make_ranking(n_queries=40, docs_per_query=(5, 40), n_features=10, random_state=1)

@@ -224,3 +224,14 @@ def test_label_gain_weighs_the_listwise_objective(data, Forest):
     assert linear.score(X, y, qid) == ndcg_score(y, linear.predict(X), qid, 10, gain="linear")
     with pytest.raises(ValueError, match="label_gain gives gains to the grades 0 to 1; y holds"):
         Forest(**settings, label_gain=[0, 1]).fit(X, y, qid=qid)
+
+
+def test_a_gain_table_near_the_largest_float_grows_the_forest_of_the_same_table_scaled_down(data):
+    """The expected NDCG is a ratio within each query: a table times a power of two grows
+    the same trees, where one near float64's largest value overflowed the ideal DCGs."""
+    X, y, qid = data
+    table = np.array([0.0, 1.0, 3.0, 7.0, 15.0])
+    small = RFListRanker(n_estimators=3, label_gain=table, random_state=0).fit(X, y, qid=qid)
+    huge = RFListRanker(n_estimators=3, label_gain=table * 2.0**1019, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(huge.predict(X), small.predict(X))
+    assert huge.score(X, y, qid) == small.score(X, y, qid)

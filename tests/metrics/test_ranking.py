@@ -122,6 +122,26 @@ def test_the_exponential_gain_table_is_the_exponential_gain_bitwise(data):
         )
 
 
+@given(data=rankings())
+def test_a_gain_table_or_linear_gain_near_the_largest_float_scores_as_the_same_gains_scaled_down(data):
+    """NDCG is a ratio within a query: a gain table scaled by a power of two gives the same
+    NDCG bitwise. A table whose sums overflowed scored a perfect ranking 0 (or inf);
+    each query's gains are now scaled by a power of two before they are summed."""
+    queries, ids = data
+    y, s, q = flatten(queries, ids)
+    table = np.array([0.0, 1.0, 2.0, 3.0])
+    for k in (None, 2):
+        expected = ndcg_score(y, s, q, k, gain=table, per_query=True)
+        np.testing.assert_array_equal(ndcg_score(y, s, q, k, gain=table * 2.0**1022, per_query=True), expected)
+        np.testing.assert_array_equal(ndcg_score(y, s, q, k, gain=table * 2.0**-1000, per_query=True), expected)
+        np.testing.assert_array_equal(ndcg_score(y * 2.0**1021, s, q, k, gain="linear", per_query=True), expected)
+
+
+def test_a_perfect_ranking_scores_one_under_a_gain_table_whose_sum_overflows():
+    assert ndcg_score([4, 4, 0], [3.0, 2.0, 1.0], [0, 0, 0], gain=np.array([0, 1, 2, 3, 1.7e308])) == 1.0
+    assert ndcg_score([1.7e308, 1.7e308, 0], [3.0, 2.0, 1.0], [0, 0, 0], gain="linear") == 1.0
+
+
 def test_err_max_grade_must_be_a_grade_of_the_gain_table():
     y, s, q = np.array([1, 0]), np.array([1.0, 0.0]), np.zeros(2)
     assert err_score(y, s, q, gain=[0, 2, 6], max_grade=2) == pytest.approx(2 / 7)

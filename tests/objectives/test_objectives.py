@@ -794,7 +794,7 @@ def test_the_objectives_check_their_gain():
     labels, boundaries = np.array([2.0, 0.0, 1.0]), np.array([0, 3])
     listed = LambdaRank(label_gain=[0, 10, 20])
     listed.prepare(labels, boundaries)
-    np.testing.assert_array_equal(listed.gains_, [20.0, 0.0, 10.0])
+    np.testing.assert_array_equal(listed.gains_, np.array([20.0, 0.0, 10.0]) / 32)  # the query's scale: 2**-5
     for bad, match in (("Linear", "label_gain must be 'exp', 'linear'"), ([0, 1], "label_gain gives gains to the grades 0 to 1")):
         with pytest.raises(ValueError, match=match):
             LambdaRank(label_gain=bad).prepare(labels, boundaries)

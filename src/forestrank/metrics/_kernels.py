@@ -36,10 +36,12 @@ Cost: O(n log n) for the per-query sorts plus the block terms above; linear in r
 for NDCG/AP/precision, and for ERR whenever tie blocks are short or ``k`` is set.
 """
 
+import math
+
 import numpy as np
 
 from .._numba.jit import jit
-from .._ranking import exp_gain
+from .._ranking import exp_gain, gain_shift
 
 METRIC_NDCG = 0
 METRIC_ERR = 1
@@ -66,8 +68,9 @@ def gain(label, gain_id, shift, gain_table):
     gain_id : int
         ``GAIN_EXP``, ``GAIN_LINEAR`` or ``GAIN_TABLE``.
     shift : float64
-        The exponential gain is scaled by ``2**-shift`` (``_ranking.exp_gain``: NDCG,
-        a ratio within the query, is unchanged and finite for any grade).
+        The gain is scaled by ``2**-shift`` (``_ranking``, module docstring: NDCG, a
+        ratio within the query, is unchanged and finite for any grade and any table);
+        0 gives the unscaled gain.
     gain_table : float64 array of shape (n_grades,)
         Gain of each integer grade (read with ``GAIN_TABLE`` only).
 
@@ -78,8 +81,18 @@ def gain(label, gain_id, shift, gain_table):
     if gain_id == GAIN_EXP:
         return exp_gain(label, shift)
     if gain_id == GAIN_TABLE:
-        return gain_table[int(label)]
-    return label
+        return math.ldexp(gain_table[int(label)], -int(shift))
+    return math.ldexp(label, -int(shift))
+
+
+@jit(inline="always")
+def query_shift(largest_label, gain_id, gain_table):
+    """The ``shift`` of :func:`gain` for a query whose largest label is ``largest_label``:
+    the floor of that grade for the exponential gain, else ``_ranking.gain_shift`` of its
+    gain."""
+    if gain_id == GAIN_EXP:
+        return np.floor(largest_label)
+    return gain_shift(gain(largest_label, gain_id, 0.0, gain_table))
 
 
 @jit(inline="always")
@@ -147,7 +160,7 @@ def _rank_query(query_labels, query_scores, ties, ranked, block_starts):
 @jit(inline="always")
 def _ndcg(ranked, block_starts, n_blocks, sorted_labels, cutoff, gain_id, gain_table, discounts):
     size = len(sorted_labels)
-    shift = np.floor(sorted_labels[size - 1])
+    shift = query_shift(sorted_labels[size - 1], gain_id, gain_table)
     dcg = 0.0
     for b in range(n_blocks):
         start = block_starts[b]

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from .._ranking import normalized_gains, row_gains
+from .._input.labels import check_gain
+from .._ranking import grade_gains, normalized_gains
 from ._base import RankingObjective
 
 
@@ -37,9 +38,9 @@ class SquaredError(RankingObjective):
         super().prepare(labels, query_boundaries)
         if self.target == "grade":
             self.targets_ = self.labels_
-        elif self.target == "exp_gain" and not (isinstance(self.label_gain, str) and self.label_gain == "exp"):
-            self.targets_ = row_gains(self.labels_, self.query_boundaries_, self.label_gain)
-        elif self.target == "exp_gain":
+        elif self.target == "normalized_gain":
+            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg", self.label_gain)
+        elif isinstance(self.label_gain, str) and self.label_gain == "exp":
             largest = float(self.labels_.max())
             if largest > _LARGEST_SQUARED_EXP_GRADE:
                 raise ValueError(
@@ -49,7 +50,13 @@ class SquaredError(RankingObjective):
                 )
             self.targets_ = 2.0**self.labels_ - 1.0
         else:
-            self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, "dcg", self.label_gain)
+            self.targets_ = grade_gains(self.labels_, check_gain(self.label_gain, name="label_gain"))
+            if self.targets_.max() > 2.0**_LARGEST_SQUARED_EXP_GRADE:
+                raise ValueError(
+                    f"target='exp_gain' regresses on label_gain's gains, whose squared loss overflows float64 above "
+                    f"2**{_LARGEST_SQUARED_EXP_GRADE}; y's grades reach a gain of {self.targets_.max():g}. Use "
+                    "target='grade', or objective='c-mart' (the gains normalised per query, finite for any gain)."
+                )
 
     def initial_score(self) -> float:
         """The mean target, the constant minimising the loss (Friedman 2001, Algorithm 2)."""

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._numba.jit import jit
 from .._numba.dtypes import FLOAT_DTYPE
-from .._ranking import row_gains
+from .._ranking import query_gain_scales, row_gains
 from ._base import RankingObjective
 from ._draws import RowLines
 
@@ -124,15 +124,10 @@ class XENDCG(RankingObjective):
     def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
         super().prepare(labels, query_boundaries)
         self.gains_ = row_gains(self.labels_, self.query_boundaries_, self.label_gain)
-        # phi's "1 - gamma" in the units of each query's gains: the exponential gains are
-        # scaled by 2**-floor(largest grade) per query (_ranking.exp_gains).
-        sizes = np.diff(self.query_boundaries_)
-        unit = np.ones(len(sizes))
-        if isinstance(self.label_gain, str) and self.label_gain == "exp":
-            present = sizes > 0
-            largest = np.maximum.reduceat(self.labels_, self.query_boundaries_[:-1][present])
-            unit[present] = 2.0 ** -np.floor(largest)
-        self.units_ = np.repeat(unit, sizes)
+        # phi's "1 - gamma" in the units of each query's gains, which row_gains scales by
+        # a power of two per query.
+        scales = query_gain_scales(self.labels_, self.query_boundaries_, self.label_gain)
+        self.units_ = np.repeat(scales, np.diff(self.query_boundaries_))
         share = self._share()
         self._noise = RowLines(self.random_state, share.n_rows, share.first_row, len(self.labels_))
         self.gammas_ = np.full(len(self.labels_), 0.5)
