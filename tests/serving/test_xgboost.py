@@ -71,3 +71,23 @@ def test_the_plugins_dump_holds_only_the_fields_their_parser_accepts():
         else:
             assert set(node) == {"nodeid", "depth", "split", "split_condition", "yes", "no", "missing", "children"}
             stack += node["children"]
+
+
+@pytest.mark.parametrize("format", ["xgboost", "xgboost-ltr", "solr"])
+def test_non_ascii_feature_names_are_written_as_utf8(format, tmp_path):
+    """The file held "caf\\u00e9", which XGBoost keeps as those characters: predicting a
+    DataFrame with the column "café" failed with "feature_names mismatch"."""
+    pandas = pytest.importorskip("pandas")
+    from forestrank import LambdaMART, make_ranking
+
+    X, y, qid = make_ranking(30, (5, 15), 3, random_state=0)
+    frame = pandas.DataFrame(X, columns=["café", "naïve", "日本"])
+    model = LambdaMART(n_estimators=5, random_state=0).fit(frame, y, qid=qid)
+    path = export_model(model, tmp_path / "model.json", format=format)
+    text = path.read_text(encoding="utf-8")
+    assert "café" in text and "日本" in text and "\\u" not in text
+    if format == "xgboost":
+        booster = xgboost.Booster()
+        booster.load_model(str(path))
+        assert booster.feature_names == ["café", "naïve", "日本"]
+        np.testing.assert_allclose(booster.predict(xgboost.DMatrix(frame)), model.predict(frame), rtol=1e-5, atol=1e-6)

@@ -54,15 +54,17 @@ def export_model(
         onnx_model = to_onnx(model, name=name, dtype=dtype)
         names = resolve_feature_names(model, feature_names, "ONNX", default=None)
         if names:
-            onnx_model.metadata_props.add(key="feature_names", value=json.dumps(names))
+            onnx_model.metadata_props.add(key="feature_names", value=json.dumps(names, ensure_ascii=False))
         path.write_bytes(onnx_model.SerializeToString())
         return path
     if format == "lightgbm":
         text = to_lightgbm(model, feature_names=feature_names)
     elif format == "solr":
-        text = json.dumps(to_solr(model, name=name, feature_names=feature_names), indent=1)
+        text = json.dumps(to_solr(model, name=name, feature_names=feature_names), indent=1, ensure_ascii=False)
     else:
         document = (to_xgboost if format == "xgboost" else to_xgboost_ltr)(model, feature_names=feature_names)
-        text = json.dumps(document)
+        text = json.dumps(document, ensure_ascii=False)
+    # Written as UTF-8 itself: XGBoost's JSON reader keeps a "\u00e9" escape as those six
+    # characters, so an escaped name would no longer match the DataFrame's column.
     path.write_text(text, encoding="utf-8")
     return path
