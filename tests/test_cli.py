@@ -258,3 +258,18 @@ def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example,
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("output", ["same", "dot", "link"])
+def test_export_refuses_to_write_over_its_own_model(output, tmp_path):
+    """``forestrank export --model m.skops --format lightgbm m.skops`` replaced the trained
+    model with the export and exited 0."""
+    model = tmp_path / "m.joblib"
+    run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=2", "--output", model)
+    saved = model.read_bytes()
+    target = {"same": model, "dot": tmp_path / "." / "m.joblib", "link": tmp_path / "link.joblib"}[output]
+    if output == "link":
+        target.symlink_to(model)
+    result = run("export", "--model", model, "--format", "lightgbm", target, check=False)
+    assert result.returncode == 2 and "is the model file" in result.stderr and "Traceback" not in result.stderr
+    assert model.read_bytes() == saved

@@ -216,6 +216,8 @@ def _export(args: argparse.Namespace) -> None:
     from .export import export_model
 
     _check_writable(args.output, "output")
+    if _same_file(args.output, args.model):
+        raise UsageError(f"output {args.output} is the model file --model {args.model}: give the export another name.")
     if args.dtype is not None and args.format != "onnx":
         raise UsageError(f"--dtype applies to --format onnx; {args.format} has its engine's own number type.")
     model = _load_model(args.model)
@@ -255,6 +257,17 @@ def _check_writable(path: Path, flag: str) -> None:
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist.")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         raise UsageError(f"{flag} {path}: not writable.")
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    """Whether ``path`` names ``other``: the same path once resolved, or the same file
+    through a link."""
+    if path.resolve() == other.resolve():
+        return True
+    try:
+        return path.exists() and other.exists() and os.path.samefile(path, other)
+    except OSError:
+        return False
 
 
 def _check_output(path: Path) -> None:
