@@ -273,3 +273,52 @@ def test_export_refuses_to_write_over_its_own_model(output, tmp_path):
     result = run("export", "--model", model, "--format", "lightgbm", target, check=False)
     assert result.returncode == 2 and "is the model file" in result.stderr and "Traceback" not in result.stderr
     assert model.read_bytes() == saved
+
+
+def _rewritten_class(model_path, tmp_path):
+    """The saved model with its top-level class renamed to scikit-learn's RandomForestRegressor."""
+    import zipfile
+
+    with zipfile.ZipFile(model_path) as saved:
+        files = {name: saved.read(name) for name in saved.namelist()}
+    schema = json.loads(files["schema.json"])
+    schema["__class__"], schema["__module__"] = "RandomForestRegressor", "sklearn.ensemble._forest"
+    files["schema.json"] = json.dumps(schema).encode()
+    crafted = tmp_path / "crafted.skops"
+    with zipfile.ZipFile(crafted, "w") as out:
+        for name, content in files.items():
+            out.writestr(name, content)
+    return crafted
+
+
+def _wider_member(model_path, tmp_path):
+    """A BROOF whose last round's forest was fitted on 3 columns (the file's own on 2)."""
+    from forestrank import BROOF, make_ranking
+    from forestrank.persistence import save
+
+    X, y, qid = make_ranking(20, 6, 3, random_state=0)
+    narrow = BROOF(n_estimators=2, n_trees=2, random_state=0).fit(X[:, :2], y, qid=qid)
+    narrow.estimators_[-1] = BROOF(n_estimators=2, n_trees=2, random_state=0).fit(X, y, qid=qid).estimators_[-1]
+    save(narrow, tmp_path / "crafted.skops")
+    return tmp_path / "crafted.skops"
+
+
+def _not_a_zip(model_path, tmp_path):
+    (tmp_path / "crafted.skops").write_bytes(b"PK\x03\x04 but nothing after")
+    return tmp_path / "crafted.skops"
+
+
+@pytest.mark.parametrize("craft", [_rewritten_class, _wider_member, _not_a_zip])
+def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
+    """A file whose top-level class was rewritten to RandomForestRegressor loaded, and
+    predict ended in a traceback with status 1."""
+    pytest.importorskip("skops")
+    data = _small_file(tmp_path)
+    model = tmp_path / "m.skops"
+    run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
+    crafted = craft(model, tmp_path)
+    for command in (["predict", "--model", crafted, data], ["export", "--model", crafted, "--format", "lightgbm", tmp_path / "o.txt"]):
+        result = run(*command, check=False)
+        assert result.returncode == 2, result.stderr
+        assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert f"{crafted}: not" in result.stderr

@@ -53,10 +53,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
         return 0
     except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError, MemoryError) as error:
-        message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        print(f"forestrank {args.command}: error: {message}", file=sys.stderr)
+        print(f"forestrank {args.command}: error: {_first_line(error)}", file=sys.stderr)
         return 2
+    except Exception as error:  # a defect of forestrank's, still one line: the command line shows no traceback
+        print(
+            f"forestrank {args.command}: internal error: {type(error).__name__}: {_first_line(error)} (please report "
+            "it with the command that raised it)",
+            file=sys.stderr,
+        )
+        return 1
     return 0
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def console() -> None:
@@ -310,14 +321,20 @@ def _load_model(path: Path) -> object:
             f"{path}: not a skops model file. A pickled model is loaded only from a name ending in "
             f"{', '.join(PICKLE_SUFFIXES)} (loading a pickle runs its code: only from a source you trust)."
         )
+    from sklearn.exceptions import InconsistentVersionWarning as ScikitLearnVersionWarning
+
     try:
-        model = joblib.load(path) if path.suffix in PICKLE_SUFFIXES else load(path)
+        with warnings.catch_warnings():  # a file claiming a scikit-learn class: refused below, without its warning
+            warnings.simplefilter("ignore", ScikitLearnVersionWarning)
+            model = joblib.load(path) if path.suffix in PICKLE_SUFFIXES else load(path)
     except ImportError:
         raise
     except Exception as error:  # a corrupt, foreign or untrusted file: one line, not a traceback
         raise UsageError(f"{path}: not a saved forestrank model ({type(error).__name__}: {error}).") from error
-    if not hasattr(model, "predict") or not hasattr(model, "n_features_in_"):
-        raise UsageError(f"{path}: not a fitted forestrank model.")
+    from .ensemble._base import BaseRanker
+
+    if not isinstance(model, BaseRanker) or not hasattr(model, "n_features_in_"):
+        raise UsageError(f"{path}: not a fitted forestrank model (it holds a {type(model).__name__}).")
     return model
 
 
