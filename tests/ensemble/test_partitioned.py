@@ -131,3 +131,19 @@ def test_partitioned_fit_edge_cases(cluster_data, dask_client):
 
     with pytest.raises(ValueError, match="early_exit \\(and qid\\) apply to in-memory X"):
         model.predict(dX, qid=dq, early_exit=EarlyExit(2, 0.2))
+
+
+def _refuses_to_compute(blocks):
+    raise RuntimeError("a task ran")
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: RFPointRanker(n_estimators=2), lambda: __import__("forestrank").LambdaMART(n_estimators=2)], ids=["forest", "boosting"]
+)
+def test_dask_collections_without_qid_are_refused_by_name_before_any_task(make, cluster_data, dask_client):
+    """``qid=None`` with Dask collections ended in an internal TypeError from a worker. X
+    here raises in any task that computes it: the refusal comes first."""
+    X, y, qid = cluster_data
+    dX, dy, _ = _as_dask(X, y, qid, 1500)
+    with pytest.raises(ValueError, match="qid is required when X is a Dask collection"):
+        make().fit(dX.map_blocks(_refuses_to_compute, dtype=dX.dtype), dy)

@@ -221,7 +221,13 @@ def _client() -> object:
 def partitions_of(X: object, prefix: str = "", **aligned: object) -> dict:
     """The row partitions of ``X`` and of the collections partitioned like it (None: not
     given) as lists of Delayed objects, by argument name; ``prefix`` starts their names in
-    the errors (an ``eval_set`` item's)."""
+    the errors (an ``eval_set`` item's). ``qid``, when it is an argument, is required:
+    without it each partition's rows would be one query of their own."""
+    if "qid" in aligned and aligned["qid"] is None:
+        raise ValueError(
+            f"{prefix}qid is required when X is a Dask collection: give a Dask array or Series of query ids partitioned "
+            "like X, each query inside one partition."
+        )
     inputs = {"X": _partitions(f"{prefix}X", X)}
     for name, collection in aligned.items():
         if collection is not None:
