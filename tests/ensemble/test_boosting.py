@@ -111,6 +111,22 @@ def test_mcrank_grows_one_tree_per_grade_and_ranks_by_expected_relevance(data):
         LambdaMART(objective="mcrank").fit(X, y + 0.5, qid=qid)
 
 
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"objective": "cumulative"}, {"objective": "mcrank"}, {"objective": "mart"},
+        {"objective": "mart", "init": RFPointRanker(n_estimators=3, random_state=0)}, {},
+    ],
+    ids=["cumulative", "mcrank", "mart", "mart-init", "lambdarank"],
+)
+def test_the_last_stage_is_predict_bit_for_bit(data, params):
+    """staged_predict added the trees to the baseline one by one, predict added their sum:
+    cumulative boosting's last stage differed from predict by 1e-15."""
+    X, y, qid = data
+    model = LambdaMART(n_estimators=7, random_state=0, **params).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(list(model.staged_predict(X))[-1], model.predict(X))
+
+
 def test_staged_predict_and_evals_result_are_consistent(data):
     X, y, qid = data
     train, test = next(QueryShuffleSplit(1, test_size=0.3, random_state=0).split(X, qid=qid))
@@ -489,6 +505,15 @@ def test_topk_pairs_refuse_a_number_of_pairs_per_document(data):
         LambdaMART(n_estimators=2, lambdarank_num_pair_per_sample=4).fit(X, y, qid=qid)
 
 
+def test_a_number_of_pairs_per_document_above_the_stated_bound_is_refused(data):
+    """10**9 partners per document was accepted and ran for hours."""
+    X, y, qid = data
+    for pairs in (10**9, 10_001):
+        with pytest.raises(ValueError, match=r"lambdarank_num_pair_per_sample.* in the range \[1, 10000\]"):
+            LambdaMART(n_estimators=1, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=pairs).fit(X, y, qid=qid)
+    LambdaMART(n_estimators=1, lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=10_000).fit(X[:200], y[:200], qid=qid[:200])
+
+
 def test_grid_search_tunes_the_pair_method(data):
     X, y, qid = data
     grid = [{"lambdarank_pair_method": ["topk"]}, {"lambdarank_pair_method": ["mean"], "lambdarank_num_pair_per_sample": [1, 4]}]
@@ -526,3 +551,21 @@ def test_averaged_rankers_score_with_their_members_gain(data):
     X, y, qid = data
     model = AveragedRanker(LambdaMART(n_estimators=3, label_gain="linear"), n_models=2, random_state=0).fit(X, y, qid=qid)
     assert model.score(X, y, qid) == ndcg_score(y, model.predict(X), qid, 10, gain="linear")
+
+
+@pytest.mark.parametrize("objective", ["xendcg", "lambdarank", "c-mart", "mcrank"])
+def test_a_regression_target_for_another_objective_than_mart_is_refused(data, objective):
+    """``target="exp_gain"`` with ``objective="xendcg"`` was ignored silently."""
+    X, y, qid = data
+    with pytest.raises(ValueError, match=f"target chooses what objective='mart' regresses on; objective='{objective}'"):
+        LambdaMART(n_estimators=1, objective=objective, target="exp_gain").fit(X, y, qid=qid)
+
+
+def test_predict_grade_proba_says_which_objectives_have_it(data):
+    X, y, qid = data
+    model = LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid)
+    assert not hasattr(model, "predict_grade_proba")
+    with pytest.raises(AttributeError) as raised:
+        model.predict_grade_proba(X)
+    assert "needs objective='mcrank' or 'cumulative'" in str(raised.value.__cause__)
+    assert "objective='lambdarank' scores documents only" in str(raised.value.__cause__)

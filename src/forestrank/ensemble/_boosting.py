@@ -87,6 +87,10 @@ from ._sampling import (
 
 # The objectives with one raw score per grade, ranked by sum_c F(c) P(c) (``relevance_weights``).
 GRADE_OBJECTIVES = ("mcrank", "cumulative")
+# The most partners a document may draw under lambdarank_pair_method="mean": a fit draws
+# this many pairs per row and iteration, and far more than a query's documents only
+# repeats pairs (10**9 ran for hours).
+MAX_PAIRS_PER_SAMPLE = 10_000
 # 2**c is finite in float64 up to this grade.
 _LARGEST_EXP_WEIGHT_GRADE = 1023
 
@@ -677,10 +681,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             yield from staged_predict_partitioned(self, client, X)
             return
         X = self._validate_prediction_data(X)
-        raw = self._baseline(X)
+        baseline = self._baseline(X)
+        trees = np.zeros_like(baseline)  # summed apart from the baseline, in predict's order
         for iteration in range(self.n_iter_):
-            self._add_iteration(raw, X, iteration)
-            yield self._ranking_scores(raw)
+            self._add_iteration(trees, X, iteration)
+            yield self._ranking_scores(baseline + trees)
 
     def _add_iteration(self, raw: np.ndarray, X: np.ndarray, iteration: int) -> None:
         """Add the trees of ``iteration`` to ``raw`` (float64, (n_rows, n_outputs)) in place."""
@@ -840,10 +845,13 @@ class LambdaMART(BaseBoostingRanker):
         refitted before every evaluation during the fit (``eval_set``, the
         ``validation_fraction`` hold-out, ``verbose``) and once more on the kept
         iterations; ``staged_predict`` weighs every stage with the final weights.
-    lambdarank_num_pair_per_sample : int or None, default=None
+    lambdarank_num_pair_per_sample : int in [1, 10000] or None, default=None
         The partners each document draws under ``"mean"`` (None: 1, XGBoost's
         default). Under ``"topk"`` the count is ``lambdarank_truncation_level``, and
-        this parameter is refused.
+        this parameter is refused. Draws are with replacement, so a count above a
+        query's size repeats pairs; above 10,000 (``MAX_PAIRS_PER_SAMPLE``) it is
+        refused: every pair of each document's top-ranked partners is
+        ``lambdarank_pair_method="topk"`` with a large ``lambdarank_truncation_level``.
     label_gain : {"exp", "linear"} or array-like of shape (n_grades,), default="exp"
         The gain ``G(l)`` of a grade wherever one appears: LambdaRank's ``|dNDCG|``,
         the targets of ``"c-mart"``, the surrogates and ``target="exp_gain"``, the
@@ -964,7 +972,7 @@ class LambdaMART(BaseBoostingRanker):
         "lambdarank_pair_method": [StrOptions({"topk", "mean"})],
         "lambdarank_metric": [StrOptions({"ndcg", "map", "err"})],
         "relevance_weights": [StrOptions({"linear", "square", "exp", "fitted"})],
-        "lambdarank_num_pair_per_sample": [Interval(Integral, 1, None, closed="left"), None],
+        "lambdarank_num_pair_per_sample": [Interval(Integral, 1, MAX_PAIRS_PER_SAMPLE, closed="both"), None],
         "label_gain": [StrOptions({"exp", "linear"}), "array-like"],
         "target": [StrOptions({"grade", "exp_gain"})],
         "position_bias": [StrOptions({"unbiased", "factor"}), None],
@@ -1099,7 +1107,16 @@ class LambdaMART(BaseBoostingRanker):
             )
         self.relevance_weights_ = RELEVANCE_WEIGHTS[self.relevance_weights](self.classes_.astype(FLOAT_DTYPE))
 
-    @available_if(lambda self: self.objective in GRADE_OBJECTIVES)
+    def _has_grade_probabilities(self) -> bool:
+        """``predict_grade_proba``'s condition (``available_if``), saying which objectives have it."""
+        if self.objective not in GRADE_OBJECTIVES:
+            raise AttributeError(
+                f"predict_grade_proba needs objective='mcrank' or 'cumulative', which score each grade; "
+                f"objective={self.objective!r} scores documents only."
+            )
+        return True
+
+    @available_if(_has_grade_probabilities)
     def predict_grade_proba(self, X: object) -> np.ndarray:
         """The probability of each grade ``classes_`` for each row (not ``predict_proba``,
         which scikit-learn reserves for classifiers), with
@@ -1125,6 +1142,11 @@ class LambdaMART(BaseBoostingRanker):
             raise ValueError(
                 "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'; "
                 f"objective={self.objective!r} has none. Got relevance_weights={self.relevance_weights!r}."
+            )
+        if self.objective != "mart" and self.target != "grade":
+            raise ValueError(
+                f"target chooses what objective='mart' regresses on; objective={self.objective!r} has its own "
+                f"targets. Got target={self.target!r}."
             )
         if self.objective != "lambdarank":
             for name, default in (("lambdarank_pair_method", "topk"), ("lambdarank_metric", "ndcg"), ("lambdarank_num_pair_per_sample", None)):

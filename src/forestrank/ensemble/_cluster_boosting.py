@@ -243,26 +243,28 @@ def staged_predict_partitioned(model: object, client: object, X: object) -> Iter
 
 
 def _first_stage(model: object, X: object) -> tuple | None:
-    """A partition's validated rows and their starting raw scores (None: no rows)."""
+    """A partition's validated rows, their starting raw scores and their trees' sum so far,
+    summed apart from the start as ``staged_predict`` sums it (None: no rows)."""
     if X.shape[0] == 0:
         return None
     X = model._validate_prediction_data(X)
-    return X, model._baseline(X)
+    baseline = model._baseline(X)
+    return X, baseline, np.zeros_like(baseline)
 
 
 def _next_stage(model: object, state: tuple | None, iteration: int) -> tuple | None:
-    """The raw scores after ``iteration``'s trees (a new array: a task's result stays as it was)."""
+    """The trees' sum after ``iteration``'s trees (a new array: a task's result stays as it was)."""
     if state is None:
         return None
-    X, raw = state
-    raw = raw.copy()
-    model._add_iteration(raw, X, iteration)
-    return X, raw
+    X, baseline, trees = state
+    trees = trees.copy()
+    model._add_iteration(trees, X, iteration)
+    return X, baseline, trees
 
 
 def _stage_scores(model: object, state: tuple | None) -> np.ndarray:
     """A partition's ranking scores at its stage, float64 (n_rows,)."""
-    return np.zeros(0) if state is None else model._ranking_scores(state[1])
+    return np.zeros(0) if state is None else model._ranking_scores(state[1] + state[2])
 
 
 def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int, eval_names: list, bias: object) -> None:
