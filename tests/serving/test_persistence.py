@@ -253,3 +253,18 @@ def test_a_nested_estimator_of_another_width_is_refused_at_load(estimator, craft
         load(tmp_path / "crafted.skops")
     with pytest.raises(ValueError, match="features: not a model forestrank saved"):
         pickle.loads(pickle.dumps(model))
+
+
+def test_a_pipeline_of_model_features_and_a_ranker_saves_and_loads(data, tmp_path):
+    """The documented transfer recipe (``docs/transfer.md``) saved, but load refused
+    ``ModelFeatures`` as an untrusted type."""
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank.transfer import ModelFeatures
+
+    X, y, qid = data
+    source = LambdaMART(objective="mcrank", n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    pipeline = make_pipeline(ModelFeatures(source, kind="C"), LambdaMART(n_estimators=3, random_state=0))
+    pipeline.fit(X, y, lambdamart__qid=qid)
+    save(pipeline, tmp_path / "pipeline.skops")
+    np.testing.assert_array_equal(load(tmp_path / "pipeline.skops").predict(X), pipeline.predict(X))

@@ -33,6 +33,7 @@ def trusted_types() -> list[str]:
         "forestrank.ensemble._forest.RFPointRanker",
         "forestrank.ensemble._listwise_forest.RFHybridRanker",
         "forestrank.ensemble._listwise_forest.RFListRanker",
+        "forestrank.transfer._features.ModelFeatures",
     ]
 
 
