@@ -322,3 +322,22 @@ def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
         assert result.returncode == 2, result.stderr
         assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert f"{crafted}: not" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--format", "solr", "--name", "", "--feature-names", "{names}"], "name must be a non-empty string"),
+        (["--format", "lightgbm", "--feature-names", "{latin1}"], "--feature-names {latin1}: not UTF-8 text"),
+    ],
+)
+def test_export_refuses_an_empty_name_and_names_that_are_not_utf8_in_one_line(args, message, tmp_path):
+    model = tmp_path / "m.joblib"
+    run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=2", "--output", model)
+    names, latin1 = tmp_path / "names.txt", tmp_path / "latin1.txt"
+    names.write_text("a\nb\n", encoding="utf-8")
+    latin1.write_bytes("café\nb\n".encode("latin-1"))
+    filled = [argument.format(names=names, latin1=latin1) for argument in args]
+    result = run("export", "--model", model, *filled, tmp_path / "out", check=False)
+    assert result.returncode == 2 and message.format(latin1=latin1) in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

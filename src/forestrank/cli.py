@@ -236,7 +236,13 @@ def _export(args: argparse.Namespace) -> None:
     if args.feature_names is not None:
         if not args.feature_names.is_file():
             raise UsageError(f"--feature-names {args.feature_names}: no such file.")
-        names = [line.strip() for line in args.feature_names.read_text(encoding="utf-8-sig").splitlines() if line.strip()]
+        try:
+            text = args.feature_names.read_text(encoding="utf-8-sig")
+        except UnicodeDecodeError as error:
+            raise UsageError(
+                f"--feature-names {args.feature_names}: not UTF-8 text (byte {error.start}); save it as UTF-8."
+            ) from error
+        names = [line.strip() for line in text.splitlines() if line.strip()]
     export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
     _progress(f"exported {type(model).__name__} as {args.format} to {args.output}")
 

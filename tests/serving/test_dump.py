@@ -19,7 +19,7 @@ def _evaluate_dump(dump, X):
             node = nodes[0]
             while "value" not in node:
                 value = x[node["feature"]]
-                left = value <= node["threshold"] or (np.isnan(value) and node["missing"] == "left")
+                left = value <= float(node["threshold"]) or (np.isnan(value) and node["missing"] == "left")
                 node = nodes[node["left"] if left else node["right"]]
             raw[row, tree["target"]] += tree["weight"] * node["value"]
     if dump["grade_weights"] is None:
@@ -34,3 +34,17 @@ def test_the_json_dump_holds_the_whole_model(name):
     model = fitted(name, "missing")
     dump = json.loads(json.dumps(dump_trees(model)))
     np.testing.assert_allclose(_evaluate_dump(dump, X[:300]), model.predict(X[:300]), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["RF-point three-way", "RF-point missing right"])
+def test_the_dump_is_strict_json_with_infinite_thresholds_as_strings(name):
+    """Splits sending only the missing values one way have infinite thresholds, which the
+    dump wrote as -Infinity: not JSON, and refused by strict readers."""
+    model = fitted(name, "missing")
+    dump = dump_trees(model)
+    thresholds = [node["threshold"] for tree in dump["trees"] for node in tree["nodes"] if "threshold" in node]
+    assert "-Infinity" in thresholds or "Infinity" in thresholds
+    assert all(isinstance(threshold, float) or threshold in ("Infinity", "-Infinity") for threshold in thresholds)
+    text = json.dumps(dump, allow_nan=False)
+    X, _, _ = missing_data()
+    np.testing.assert_allclose(_evaluate_dump(json.loads(text), X[:300]), model.predict(X[:300]), rtol=1e-10, atol=1e-12)

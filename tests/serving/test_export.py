@@ -137,3 +137,32 @@ def test_a_model_whose_scores_overflow_float32_exports_to_lightgbm_in_doubles():
     model = LambdaMART(n_estimators=5, objective="mart", target="exp_gain", random_state=0).fit(X, y, qid=qid)
     booster = lightgbm.Booster(model_str=to_lightgbm(model))
     np.testing.assert_allclose(booster.predict(X), model.predict(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda model: to_onnx(model, name=123), TypeError, "name must be a string .*ONNX.*got int"),
+        (lambda model: to_onnx(model, name=""), ValueError, "name must be a non-empty string"),
+        (lambda model: to_solr(model, name="", feature_names=NAMES), ValueError, "name must be a non-empty string"),
+        (lambda model: to_solr(model, store="a\0b", feature_names=NAMES), ValueError, "without NUL"),
+        (lambda model: to_lightgbm(model, feature_names=["a\0"] + NAMES[1:]), ValueError, "feature_names hold no NUL"),
+        (lambda model: to_xgboost(model, feature_names=["a\0"] + NAMES[1:]), ValueError, "feature_names hold no NUL"),
+    ],
+)
+def test_names_the_engines_cannot_hold_are_refused_by_name(call, error, message):
+    """ONNX's name=123 raised an opaque TypeError and "" a checker error; Solr took "" and
+    every format a NUL inside a feature name."""
+    with pytest.raises(error, match=message):
+        call(fitted("RF-point", "missing"))
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_export_model_checks_dtype_and_name_for_every_format(format, tmp_path):
+    """``dtype`` was read by the ONNX export only, so any value passed for the others."""
+    model = fitted("RF-point", "missing")
+    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+        export_model(model, tmp_path / "model", format=format, feature_names=NAMES, dtype="int8")
+    with pytest.raises(ValueError, match="name must be a non-empty string"):
+        export_model(model, tmp_path / "model", format=format, feature_names=NAMES, name="")
+    assert not (tmp_path / "model").exists()

@@ -1,16 +1,33 @@
 """forestrank's own JSON dump of a fitted ensemble: every tree's nodes and how the terms
 combine, as plain Python data for ``json.dumps``, in forestrank's rule (``x <= threshold``
-in double precision, NaN following each split's learned direction)."""
+in double precision, NaN following each split's learned direction).
+
+The dump is strict JSON (``json.dumps(..., allow_nan=False)`` takes it): a split whose
+threshold is infinite (``-inf`` sends every present value right, ``+inf`` every present
+value left: ``_tree/_tree.Tree.check``) writes it as the string ``"-Infinity"`` or
+``"Infinity"``, which ``float()`` in Python, ``Double.parseDouble`` in Java and
+``Number()`` in JavaScript read back; a JSON number cannot be infinite.
+"""
+
+import math
 
 from .._version import __version__
 from ._terms import additive_terms, export_tree
+
+
+def _json_threshold(threshold: float) -> float | str:
+    """A threshold as a JSON value: the number, or the string of an infinite one."""
+    if math.isinf(threshold):
+        return "Infinity" if threshold > 0 else "-Infinity"
+    return threshold
 
 
 def dump_trees(model: object) -> dict:
     """The ensemble as plain Python data (for ``json.dumps``): its terms, each tree's nodes
     (feature, threshold, children, where missing values go, value, documents) and how the
     terms combine (``"weight"`` of each tree, ``"target"`` output, ``"base"``; for McRank
-    ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by)."""
+    ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by). An
+    infinite threshold is the string ``"Infinity"`` or ``"-Infinity"`` (module docstring)."""
     terms, base, grade_weights = additive_terms(model)
     trees = []
     for term_tree, weight, target in terms:
@@ -22,7 +39,8 @@ def dump_trees(model: object) -> dict:
                 entry["value"] = float(tree.value[node])
             else:
                 entry.update(
-                    feature=int(tree.feature[node]), threshold=float(tree.threshold[node]), left=int(tree.left[node]),
+                    feature=int(tree.feature[node]), threshold=_json_threshold(float(tree.threshold[node])),
+                    left=int(tree.left[node]),
                     right=int(tree.right[node]), missing="left" if tree.missing_left[node] else "right",
                 )  # fmt: skip
             nodes.append(entry)

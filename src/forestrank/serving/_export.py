@@ -5,9 +5,9 @@ import json
 from pathlib import Path
 
 from ._lightgbm import to_lightgbm
-from ._onnx import to_onnx
+from ._onnx import resolve_dtype, to_onnx
 from ._solr import to_solr
-from ._terms import resolve_feature_names
+from ._terms import check_model_name, resolve_feature_names
 from ._xgboost import to_xgboost, to_xgboost_ltr
 
 # format name -> what takes the file
@@ -49,6 +49,8 @@ def export_model(
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}.")
+    resolve_dtype(dtype)  # both checked for every format: ONNX reads the dtype, Solr and ONNX the name
+    check_model_name(name, "Solr's model store or the ONNX graph")
     path = Path(path)
     if format == "onnx":
         onnx_model = to_onnx(model, name=name, dtype=dtype)

@@ -30,7 +30,7 @@ combination is folded into the leaf weights:
 import numpy as np
 
 from .._version import __version__
-from ._terms import additive_terms, check_float32_scores, export_tree, float32_at_most
+from ._terms import additive_terms, check_float32_scores, check_model_name, export_tree, float32_at_most
 
 _ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
 
@@ -55,7 +55,8 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     -------
     onnx.ModelProto
     """
-    dtype = _resolve_dtype(dtype)
+    dtype = resolve_dtype(dtype)
+    name = check_model_name(name, "ONNX")
     try:
         import onnx
         from onnx import TensorProto, helper, numpy_helper
@@ -128,7 +129,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     return onnx_model
 
 
-def _resolve_dtype(dtype: object) -> type:
+def resolve_dtype(dtype: object) -> type:
     """numpy.float64 or numpy.float32 from a dtype or its name; anything else refused by name."""
     try:
         resolved = np.dtype(dtype).type

@@ -25,7 +25,7 @@ take for floats.
 
 import numpy as np
 
-from ._terms import float32_at_most, nested, resolve_feature_names, scalar_trees
+from ._terms import check_model_name, float32_at_most, nested, resolve_feature_names, scalar_trees
 
 SPLIT_SLACK = np.float32(1e-6)  # added by Solr to every threshold it parses
 _FIXUP_STEPS = 8  # float32 steps tried around the first guess; one or two suffice
@@ -53,6 +53,9 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
         its ensemble weight (a forest's ``1 / n_trees``, BROOF's round weight over its
         trees, 1 for boosting) and a non-zero base is a last tree of one leaf.
     """
+    name = check_model_name(name, "Solr's model store")
+    if store is not None:
+        store = check_model_name(store, "Solr's feature store")
     trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True, float32=True)
     names = resolve_feature_names(model, feature_names, "Solr", required=True)
     written = [{"weight": _text(tree.weight), "root": _nodes(tree, names)} for tree in trees]

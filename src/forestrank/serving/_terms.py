@@ -218,6 +218,16 @@ def constant_tree(value: float) -> ExportTree:
     )  # fmt: skip
 
 
+def check_model_name(name: object, target_format: str) -> str:
+    """``name``, the model's name in ``target_format`` (Solr's model store, the ONNX graph):
+    a non-empty string without NUL, or a ValueError/TypeError naming ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a string (the model's name in {target_format}); got {type(name).__name__}.")
+    if not name or "\0" in name:
+        raise ValueError(f"name must be a non-empty string without NUL characters (the model's name in {target_format}); got {name!r}.")
+    return name
+
+
 def resolve_feature_names(
     model: object, names: object, target_format: str, *, required: bool = False, default: str | None = "f{}",
     forbidden: str = "",
@@ -248,6 +258,8 @@ def resolve_feature_names(
         raise ValueError(f"feature_names has {len(names)} names; the model has {n_features} features.")
     if not all(names):
         raise ValueError("feature_names must be non-empty strings; got ''.")
+    if any("\0" in name for name in names):
+        raise ValueError(f"feature_names hold no NUL character; got {next(name for name in names if chr(0) in name)!r}.")
     bad = [name for name in names if forbidden and any(character.isspace() or character in forbidden for character in name)]
     if bad:
         held = "whitespace" + "".join(f" or {character!r}" for character in forbidden)
