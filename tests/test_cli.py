@@ -184,6 +184,7 @@ def _small_file(tmp_path):
         (["--param", "n_estimators=3", "n_estimators=4"], "--param n_estimators is given twice"),
         (["--output", "{tmp}/missing/m.skops"], "the folder {tmp}/missing does not exist"),
         (["--output", "{tmp}"], "is a folder"),
+        (["--output", "/dev/full"], "/dev/full: not a regular file"),
     ],
 )
 def test_train_refuses_bad_params_and_outputs_before_training(args, message, tmp_path):

@@ -266,10 +266,13 @@ PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
 
 
 def _check_writable(path: Path, flag: str) -> None:
-    """Refuse a file that could not be written: a missing or read-only folder, or a folder."""
+    """Refuse a file that could not be written: a missing or read-only folder, a folder, or
+    something that is no regular file (a device such as /dev/full, a pipe)."""
     folder = path.parent
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a folder; give a file name.")
+    if path.exists() and not path.is_file():
+        raise UsageError(f"{flag} {path}: not a regular file (a device or a pipe); give a file name.")
     if not folder.is_dir():
         raise UsageError(f"{flag} {path}: the folder {folder} does not exist.")
     if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
