@@ -10,9 +10,10 @@ values (it compares and sums in double); XGBoost and onnxruntime with float32 in
 the float32 casts, against ``model.predict`` of the same casts; onnxruntime with float64
 input on the float64 values. A line gives the largest ``|runtime - forestrank|``
 divided by the largest ``|forestrank|`` score, the share of (row, tree) pairs on the
-same leaf where the runtime reports leaves, and the NDCG@10 difference (plain
-definition: gain 2^l - 1, discount 1/log2(r + 1), expected over ties, 0 for a query
-without relevant documents).
+same leaf where the runtime reports leaves, the NDCG@10 difference (plain definition:
+gain 2^l - 1, discount 1/log2(r + 1), expected over ties, 0 for a query without
+relevant documents) and its largest change in one query, and the share of forestrank's
+tied pairs (two documents of a query with equal scores) that the runtime unties.
 """
 
 import argparse
@@ -45,6 +46,19 @@ def leaf_share(engine_leaves: np.ndarray, expected: np.ndarray) -> float:
     return float(np.mean(engine_leaves == expected))
 
 
+def tied_pairs(scores: np.ndarray, qid: np.ndarray, against: np.ndarray) -> tuple[int, int]:
+    """The pairs of documents of one query that ``against`` scores equal, and how many of
+    them ``scores`` scores apart."""
+    tied = untied = 0
+    for query in np.unique(qid):
+        rows = np.flatnonzero(qid == query)
+        first, second = np.triu_indices(len(rows), 1)
+        equal = against[rows[first]] == against[rows[second]]
+        tied += int(equal.sum())
+        untied += int((equal & (scores[rows[first]] != scores[rows[second]])).sum())
+    return tied, untied
+
+
 def main() -> None:
     import lightgbm
     import onnxruntime
@@ -58,7 +72,7 @@ def main() -> None:
     print(describe_machine())
     print(f"MQ2008 Fold1 test: {len(X_test)} rows; lightgbm {lightgbm.__version__}, xgboost {xgboost.__version__}, "
           f"onnxruntime {onnxruntime.__version__}")  # fmt: skip
-    print("estimator | runtime | max |diff| / max |score| | same leaf | NDCG@10 difference")
+    print("estimator | runtime | max |diff| / max |score| | same leaf | NDCG@10 difference | largest in a query | ties untied")
     for name, make in ESTIMATORS.items():
         model = make().fit(X, y, qid=qid)
         terms, _, _ = model._additive_terms()
@@ -83,10 +97,17 @@ def main() -> None:
             rows.append((f"onnxruntime, {np.dtype(dtype).name}", scores, expected, scale, None))
 
         for runtime, scores, expected, scale, same_leaf in rows:
-            error = np.abs(scores.astype(np.float64) - expected).max() / scale
-            ndcg = ndcg_score(y_test, scores.astype(np.float64), qid_test, k=10) - ndcg_score(y_test, expected, qid_test, k=10)
+            scores = scores.astype(np.float64)
+            error = np.abs(scores - expected).max() / scale
+            per_query = ndcg_score(y_test, scores, qid_test, k=10, per_query=True)
+            reference = ndcg_score(y_test, expected, qid_test, k=10, per_query=True)
+            ndcg, largest = np.mean(per_query) - np.mean(reference), np.abs(per_query - reference).max()
+            tied, untied = tied_pairs(scores, qid_test, expected)
             leaf_text = "-" if same_leaf is None else f"{same_leaf:.6f}"
-            print(f"{name} | {runtime} | {error:.2e} | {leaf_text} | {ndcg:+.1e}", flush=True)
+            print(
+                f"{name} | {runtime} | {error:.2e} | {leaf_text} | {ndcg:+.1e} | {largest:.3f} | {untied} of {tied}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -94,3 +94,22 @@ def test_the_booster_dumps_the_learned_missing_directions():
     assert tree["default_left"] == bool(forest_tree.missing_left[0])
     assert forest_tree.nodes["threshold"][0] == -np.inf  # the three-way split: NaN one way, every value the other
     assert tree["threshold"] == -1e300 and tree["decision_type"] == "<="
+
+
+def test_only_values_at_or_beyond_the_clamped_bound_leave_forestranks_branch_at_an_infinite_cut():
+    """docs/serving.md: LightGBM holds -inf as -1e300, so a finite value at or below -1e300
+    goes left there where forestrank sends it right; values above it agree."""
+    model = fitted("RF-point three-way", "missing")
+    X, _, _ = missing_data()
+    cuts = [(tree, node) for tree in model.trees_ for node in np.flatnonzero(tree.nodes["threshold"] == -np.inf)]
+    cuts = [(tree, node) for tree, node in cuts if tree.nodes["feature"][node] >= 0]
+    assert cuts
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    feature = int(cuts[0][0].nodes["feature"][cuts[0][1]])
+    rows = np.repeat(np.nan_to_num(X[:50], nan=0.5), 4, axis=0)
+    rows[:, feature] = np.tile([-1e300, -2e300, -9.99e299, -1e299], 50)
+    differs = booster.predict(rows, pred_leaf=True) != np.array(
+        [(np.cumsum(tree.nodes["feature"] < 0) - 1)[tree.apply(rows)] for tree in model.trees_]
+    ).T
+    assert differs[0::4].any() and differs[1::4].any()
+    assert not differs[2::4].any() and not differs[3::4].any()

@@ -60,6 +60,33 @@ def test_solrs_cut_is_the_forestrank_cut_away_from_zero_and_binade_edges(thresho
     assert _solr_cut(written)[0] == float32_at_most(np.array([threshold]))[0]
 
 
+def test_solr_misses_a_cut_only_where_docs_serving_says_and_by_at_most_what_it_says():
+    """docs/serving.md said "within about 1e-6 of zero"; the misses reach 3.8e-6 and, at
+    the powers of two down to -32, far from zero. Every float32 near each power of two
+    (both signs, 2**-60 to 2**29) and a sample inside each binade: a cut that Solr's
+    slack cannot reach lies in (-2**-17, 2**-18], where Solr's cut is below by at most
+    5e-13, or within 1e-6 above -2**k for -17 <= k <= 5, where it is below by at most
+    one float32 step at 2**k, 2**(k - 23)."""
+    rng = np.random.default_rng(0)
+    cuts = []
+    for k in range(-60, 30):
+        edge = np.array([2.0**k], dtype=np.float32).view(np.int32)[0]
+        window = np.arange(edge - 300, edge + 300, dtype=np.int32).view(np.float32)
+        inside = ((rng.random(300) + 1) * 2.0**k).astype(np.float32)
+        cuts += [window, -window, inside, -inside]
+    cuts = np.unique(np.concatenate(cuts))
+    reached = _solr_cut(solr_thresholds(cuts.astype(np.float64)))
+    missed = reached != cuts
+    near_zero = (cuts > -(2.0**-17)) & (cuts <= 2.0**-18)
+    edge = 2.0 ** np.ceil(np.log2(np.abs(cuts.astype(np.float64))))
+    above_edge = (cuts < 0) & (cuts + edge <= 1e-6) & (edge >= 2.0**-17) & (edge <= 32.0)
+    assert missed.sum() > 1000 and (missed[near_zero].mean() > 0.5)
+    assert not (missed & ~near_zero & ~above_edge).any(), cuts[missed & ~near_zero & ~above_edge][:5]
+    assert (cuts - reached)[missed & near_zero].max() <= 5e-13
+    assert ((cuts - reached) <= edge * 2.0**-23)[missed & above_edge].all()
+    assert (cuts - reached)[missed].max() == 2.0**-18  # at -32.0
+
+
 def test_the_document_is_what_solrs_model_store_takes():
     model = fitted("LambdaMART mart", "missing")  # a non-zero baseline: one more tree, a leaf
     names = [f"feature_{index}" for index in range(model.n_features_in_)]

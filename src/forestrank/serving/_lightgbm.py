@@ -11,7 +11,7 @@ How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in Light
   but that LightGBM holds thresholds within [-1e300, 1e300] (it clamps what it reads):
   the threshold -inf of a three-way split (every value right, NaN left) is written as
   -1e300 and the threshold +inf of a split that sends every value left as 1e300, so a
-  value beyond +-1e300 would go the other way there; and LightGBM's predictor reads
+  finite value at or below -1e300, or above 1e300, goes the other way there; and LightGBM's predictor reads
   every value within 1e-35 of zero as 0 (``kZeroThreshold``), so such a value takes the
   branch of 0 where a threshold lies between them;
 - every split is written with missing type NaN (``decision_type`` 8, or 10 when the

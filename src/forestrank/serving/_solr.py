@@ -76,9 +76,10 @@ def solr_thresholds(threshold: np.ndarray) -> np.ndarray:
     Where no float32 reaches that cut exactly, the largest written value whose cut lies
     below it is returned, and float32 values between the two cuts go right where
     forestrank sends them left. That happens where the sum's float32 rounding steps over
-    the cut: cuts within about 1e-6 of zero (finer float32 steps than the written value
-    has) and cuts at a binade's edge, such as -1.0 (the sums step from -1.0000001 to
-    -0.99999994).
+    the cut: cuts between -2**-17 and 2**-18 (finer float32 steps than the written value
+    has) and negative cuts within 1e-6 above a power of two from -2**-17 to -32, such
+    as -1.0 (the sums step from -1.0000001 to -0.99999994); docs/serving.md gives the
+    gaps.
 
     Parameters
     ----------
