@@ -148,9 +148,122 @@ def _defer(slow, n_slow, row, column, start, end, line, entry):
     return n_slow + 1
 
 
+@jit(inline="always")
+def _line_bounds(buffer, position, n_bytes):
+    """The end of the line that starts at ``position`` (its newline, or ``n_bytes``, the
+    buffer's end: passed, because numba would read the array's length at every byte)
+    and the end of its data (its first ``#``, or the line's end)."""
+    line_end = position
+    while line_end < n_bytes and buffer[line_end] != _NEWLINE:
+        line_end += 1
+    data_end = position
+    while data_end < line_end and buffer[data_end] != _HASH:
+        data_end += 1
+    return line_end, data_end
+
+
+@jit(inline="always")
+def _read_label(buffer, cursor, token_end, fill, row, line, y, slow, n_slow):
+    """The line's first token, its label, into ``y[row]`` (or deferred); returns
+    ``(status, n_slow)``."""
+    for label_byte in range(cursor, token_end):
+        if buffer[label_byte] == _COLON:
+            return ERROR_LABEL, n_slow
+    if fill:
+        value, ok = _parse_float(buffer, cursor, token_end)
+        if ok:
+            y[row] = value
+        else:
+            n_slow = _defer(slow, n_slow, row, -1, cursor, token_end, line, -1)
+    return OK, n_slow
+
+
+@jit(inline="always")
+def _read_feature(
+    buffer, cursor, colon, token_end, fill, zero_based, row, line, previous_column, X, slow, n_slow, to_csr, indices,
+    data, entry,
+):  # fmt: skip
+    """One ``index:value`` token into ``X[row]`` or CSR entry ``entry`` (or deferred);
+    returns ``(status, column, n_slow)``."""
+    index, ok = _parse_int(buffer, cursor, colon)
+    if not ok or index < 0:
+        return ERROR_INDEX, previous_column, n_slow
+    column = index if zero_based else index - 1
+    if column < 0:
+        return ERROR_ZERO_INDEX, previous_column, n_slow
+    if column <= previous_column:
+        return ERROR_UNSORTED, previous_column, n_slow
+    if fill:
+        if not to_csr and column >= X.shape[1]:
+            return ERROR_COLUMN, column, n_slow
+        value, ok = _parse_float(buffer, colon + 1, token_end)
+        if to_csr:
+            indices[entry] = column
+            data[entry] = value
+        elif ok:
+            X[row, column] = value
+        if not ok:
+            n_slow = _defer(slow, n_slow, row, column, colon + 1, token_end, line, entry if to_csr else -1)
+    return OK, column, n_slow
+
+
+@jit(inline="always")
+def _is_qid(buffer, cursor, colon):
+    """Whether the token's name, ``buffer[cursor:colon]``, is ``qid``."""
+    return colon - cursor == 3 and buffer[cursor] == 113 and buffer[cursor + 1] == 105 and buffer[cursor + 2] == 100
+
+
+@jit(refcounted=False, callable_from_python=False)
+def _read_line(
+    buffer, cursor, data_end, fill, zero_based, row, line, X, y, qid, slow, n_slow, to_csr, indices, data, entry,
+    n_columns,
+):  # fmt: skip
+    """One data line, from its label at ``cursor`` to ``data_end``: the label, an optional
+    ``qid:``, then ``index:value`` tokens with increasing indices.
+
+    Returns
+    -------
+    status, n_columns, has_qid, n_slow, entry
+        ``OK`` or an ``ERROR_*`` code, and the running counts after the line.
+    """
+    has_qid = False
+    token_end = _token_end(buffer, cursor, data_end)
+    status, n_slow = _read_label(buffer, cursor, token_end, fill, row, line, y, slow, n_slow)
+    if status != OK:
+        return status, n_columns, has_qid, n_slow, entry
+    cursor = _skip_spaces(buffer, token_end, data_end)
+    previous_column = -1
+    while cursor < data_end:
+        token_end = _token_end(buffer, cursor, data_end)
+        colon = cursor
+        while colon < token_end and buffer[colon] != _COLON:
+            colon += 1
+        if colon == token_end:
+            return ERROR_TOKEN, n_columns, has_qid, n_slow, entry
+        if _is_qid(buffer, cursor, colon):
+            query, ok = _parse_int(buffer, colon + 1, token_end)
+            if not ok or has_qid or previous_column >= 0:
+                return ERROR_QID, n_columns, has_qid, n_slow, entry
+            has_qid = True
+            if fill:
+                qid[row] = query
+        else:
+            status, previous_column, n_slow = _read_feature(
+                buffer, cursor, colon, token_end, fill, zero_based, row, line, previous_column, X, slow, n_slow, to_csr,
+                indices, data, entry,
+            )  # fmt: skip
+            n_columns = max(n_columns, previous_column + 1)
+            if status != OK:
+                return status, n_columns, has_qid, n_slow, entry
+            entry += 1
+        cursor = _skip_spaces(buffer, token_end, data_end)
+    return OK, n_columns, has_qid, n_slow, entry
+
+
 @jit
 def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, indices, data):
-    """Scan (``fill=False``) or parse (``fill=True``) svmlight text.
+    """Scan (``fill=False``) or parse (``fill=True``) svmlight text, one line at a time
+    (``_read_line``).
 
     Parameters
     ----------
@@ -209,75 +322,16 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, in
     entry = 0
     while position < n_bytes:
         line += 1
-        line_end = position
-        while line_end < n_bytes and buffer[line_end] != _NEWLINE:
-            line_end += 1
-        data_end = position
-        while data_end < line_end and buffer[data_end] != _HASH:
-            data_end += 1
+        line_end, data_end = _line_bounds(buffer, position, n_bytes)
         cursor = _skip_spaces(buffer, position, data_end)
         if cursor < data_end:
-            token_end = _token_end(buffer, cursor, data_end)
-            for label_byte in range(cursor, token_end):
-                if buffer[label_byte] == _COLON:
-                    return ERROR_LABEL, line, row, n_columns, n_qid_rows, n_slow, entry
-            if fill:
-                value, ok = _parse_float(buffer, cursor, token_end)
-                if ok:
-                    y[row] = value
-                else:
-                    n_slow = _defer(slow, n_slow, row, -1, cursor, token_end, line, -1)
-            cursor = _skip_spaces(buffer, token_end, data_end)
-            previous_column = -1
-            has_qid = False
-            while cursor < data_end:
-                token_end = _token_end(buffer, cursor, data_end)
-                colon = cursor
-                while colon < token_end and buffer[colon] != _COLON:
-                    colon += 1
-                if colon == token_end:
-                    return ERROR_TOKEN, line, row, n_columns, n_qid_rows, n_slow, entry
-                is_qid = (
-                    colon - cursor == 3
-                    and buffer[cursor] == 113  # q
-                    and buffer[cursor + 1] == 105  # i
-                    and buffer[cursor + 2] == 100  # d
-                )
-                if is_qid:
-                    query, ok = _parse_int(buffer, colon + 1, token_end)
-                    if not ok or has_qid or previous_column >= 0:
-                        return ERROR_QID, line, row, n_columns, n_qid_rows, n_slow, entry
-                    has_qid = True
-                    if fill:
-                        qid[row] = query
-                else:
-                    index, ok = _parse_int(buffer, cursor, colon)
-                    if not ok or index < 0:
-                        return ERROR_INDEX, line, row, n_columns, n_qid_rows, n_slow, entry
-                    column = index if zero_based else index - 1
-                    if column < 0:
-                        return ERROR_ZERO_INDEX, line, row, n_columns, n_qid_rows, n_slow, entry
-                    if column <= previous_column:
-                        return ERROR_UNSORTED, line, row, n_columns, n_qid_rows, n_slow, entry
-                    previous_column = column
-                    n_columns = max(n_columns, column + 1)
-                    if fill:
-                        if not to_csr and column >= X.shape[1]:
-                            return ERROR_COLUMN, line, row, n_columns, n_qid_rows, n_slow, entry
-                        value, ok = _parse_float(buffer, colon + 1, token_end)
-                        if to_csr:
-                            indices[entry] = column
-                            data[entry] = value
-                        elif ok:
-                            X[row, column] = value
-                        if not ok:
-                            n_slow = _defer(
-                                slow, n_slow, row, column, colon + 1, token_end, line, entry if to_csr else -1
-                            )
-                    entry += 1
-                cursor = _skip_spaces(buffer, token_end, data_end)
-            if has_qid:
-                n_qid_rows += 1
+            status, n_columns, has_qid, n_slow, entry = _read_line(
+                buffer, cursor, data_end, fill, zero_based, row, line, X, y, qid, slow, n_slow, to_csr, indices, data,
+                entry, n_columns,
+            )  # fmt: skip
+            if status != OK:
+                return status, line, row, n_columns, n_qid_rows, n_slow, entry
+            n_qid_rows += has_qid
             row += 1
             if fill and to_csr:
                 indptr[row] = entry
