@@ -27,6 +27,7 @@ LAYERS = [
     ["forestrank.model_selection", "forestrank.stats"],
     ["forestrank.ensemble"],
     ["forestrank.dummy", "forestrank.diagnostics", "forestrank.transfer"],
+    ["forestrank.estimator_checks"],
     ["forestrank.serving"],
     ["forestrank", "forestrank.export", "forestrank.explain", "forestrank.persistence", "forestrank.cli", "forestrank.__main__"],
 ]

@@ -1,5 +1,6 @@
 """AveragedRanker: Mohan's averaged k-stochastic boosting (thesis §2.3)."""
 
+import warnings
 
 import numpy as np
 import pytest
@@ -7,10 +8,7 @@ import sklearn
 import sklearn.dummy
 from sklearn.base import clone
 
-from forestrank import (
-    LambdaMART,
-    make_ranking,
-)
+from forestrank import AveragedRanker, LambdaMART, make_ranking
 
 
 def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed():
@@ -49,3 +47,15 @@ def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
     np.testing.assert_allclose(staged[-1], model.predict(X))
     with pytest.raises(ValueError, match="must have a random_state"):
         AveragedRanker(sklearn.dummy.DummyRegressor()).fit(X, y, qid=qid)
+
+
+def test_members_that_draw_nothing_at_random_warn_that_they_are_copies():
+    """LambdaMART with no sampling fits the same model whatever its random_state: the
+    average of n_models such members is one model fitted n_models times, silently."""
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    with pytest.warns(UserWarning, match="the first two of the 3 members of AveragedRanker score the training rows identically: LambdaMART") as caught:
+        AveragedRanker(LambdaMART(n_estimators=3), n_models=3, n_jobs=1, random_state=0).fit(X, y, qid=qid)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        AveragedRanker(LambdaMART(n_estimators=3, subsample=0.5), n_models=3, n_jobs=1, random_state=0).fit(X, y, qid=qid)

@@ -29,18 +29,7 @@ from forestrank import (
     ndcg_scorer,
 )
 from forestrank.ensemble import BaseRanker
-
-NOT_ADDITIVE = (
-    "ranking metrics are per query, not sums over documents: repeating a document changes its "
-    "query's ideal DCG, so an integer weight (which weighs the query) cannot equal repetition"
-)
-
-
-def expected_failed_checks(estimator):
-    if estimator.strategy == "best_feature":
-        return {f"check_sample_weight_equivalence_on_{kind}_data": NOT_ADDITIVE for kind in ("dense", "sparse")}
-    return {}
-
+from forestrank.estimator_checks import expected_failed_checks
 
 @parametrize_with_checks(
     [DummyRanker(), DummyRanker(strategy="constant")], expected_failed_checks=expected_failed_checks

@@ -24,6 +24,7 @@ from forestrank import (
 )
 from forestrank.ensemble import _broof
 from forestrank.ensemble._broof_errors import absolute_errors, height_errors, median_region_errors
+from forestrank.estimator_checks import expected_failed_checks
 
 
 @pytest.fixture(scope="module")
@@ -349,35 +350,6 @@ def test_bad_arguments_name_themselves(data):
     model = BROOF(variant="absolute", update_weights="constant", validation="train", n_trees=2, n_estimators=1,
                   forest=RFPointRanker(criterion="variance", query_subsample=1.0))  # fmt: skip
     assert model.fit(X, y, qid=qid).n_estimators_ == 1  # no out-of-bag rows needed
-
-
-# The checks that fit on scikit-learn's data and so fail with BROOF's default forest (below).
-ONE_QUERY_FAILURES = (
-    "check_dict_unchanged check_dont_overwrite_parameters check_dtype_object check_estimator_sparse_array "
-    "check_estimator_sparse_matrix check_estimator_sparse_tag check_estimators_dtypes check_estimators_fit_returns_self "
-    "check_estimators_overwrite_params check_estimators_pickle check_f_contiguous_array_estimator check_fit2d_1feature "
-    "check_fit2d_predict1d check_fit_check_is_fitted check_fit_idempotent check_fit_score_takes_y "
-    "check_methods_sample_order_invariance check_methods_subset_invariance check_n_features_in "
-    "check_n_features_in_after_fitting check_pipeline_consistency check_positive_only_tag_during_fit "
-    "check_readonly_memmap_input check_sample_weight_equivalence_on_dense_data "
-    "check_sample_weight_equivalence_on_sparse_data check_sample_weights_list check_sample_weights_not_an_array "
-    "check_sample_weights_not_overwritten check_sample_weights_pandas_series check_sample_weights_shape"
-).split()
-
-
-def expected_failed_checks(estimator):
-    if estimator.forest is None:
-        reason = (
-            "scikit-learn's checks pass no qid, so their data is one query, which the default forest (sampling "
-            "queries) puts in every tree: no row is out of bag, and BROOF refuses the data with an error saying to "
-            "sample documents, as the forest of the two estimators before this one does"
-        )
-        return dict.fromkeys(ONE_QUERY_FAILURES, reason)
-    reason = (
-        "the weak learners sub-sample queries and the out-of-bag errors re-weight documents, so a repeated "
-        "row and an integer weight are drawn and re-weighted differently"
-    )
-    return {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
 
 
 # scikit-learn's checks pass no qid (one query): out-of-bag rows need document-level sampling there.

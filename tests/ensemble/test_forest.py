@@ -27,21 +27,12 @@ from forestrank import (
     ndcg_scorer,
 )
 from forestrank.ensemble._sampling import draw_counts
+from forestrank.estimator_checks import expected_failed_checks
 
 
 @pytest.fixture(scope="module")
 def data():
     return make_ranking(n_queries=120, docs_per_query=(5, 40), n_features=10, random_state=0)
-
-
-def expected_failed_checks(estimator):
-    if estimator.bootstrap or estimator.sample_level == "document":
-        reason = (
-            "sub-sampling draws a repeated row independently of its copy, so an integer weight and "
-            "repetition give different samples (scikit-learn lists this failure for its bootstrapped forests)"
-        )
-        return {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
-    return {}
 
 
 @parametrize_with_checks(

@@ -20,17 +20,9 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
+from forestrank.estimator_checks import expected_failed_checks
+
 from .test_forest import without_relevance
-
-
-def expected_failed_checks(estimator):
-    """The listwise criterion scales a document's gain by its weight instead of counting the
-    weight as copies of the document (positions), so that memory does not grow with the
-    weights (``test_sample_weight.py``): within the one query of scikit-learn's checks,
-    a weight-2 document is not two documents. Across queries a query of uniform weight k
-    is k copies of the query (``test_sample_weight.py``)."""
-    reason = "a listwise weight scales a document's gain within its query; it does not repeat the document"
-    return {f"check_sample_weight_equivalence_on_{kind}_data": reason for kind in ("dense", "sparse")}
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ kSGBRT on Yahoo Set 2): the randomness that makes one boosted model noisy averag
 as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)``.
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -14,6 +15,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._input.queries import stacklevel_outside_package
 from ..parallel._local import process_parallel
 from ._base import BaseRanker, fit_atomically, sum_of_trees_terms
 from ._sampling import seed_entropy
@@ -111,7 +113,25 @@ class AveragedRanker(BaseRanker):
         self.n_features_in_ = first.n_features_in_
         if hasattr(first, "feature_names_in_"):
             self.feature_names_in_ = first.feature_names_in_
+        self._warn_if_members_are_copies(X)
         return self
+
+    def _warn_if_members_are_copies(self, X: object) -> None:
+        """Warn when the first two members score the training rows alike (and not all
+        alike, which a model that learned nothing does): random_state then changed
+        nothing, and every member is the same model."""
+        if len(self.estimators_) < 2:
+            return
+        first, second = (np.asarray(member.predict(X)) for member in self.estimators_[:2])
+        if np.array_equal(first, second, equal_nan=True) and len(np.unique(first)) > 1:
+            warnings.warn(
+                f"the first two of the {self.n_models} members of AveragedRanker score the training rows identically: "
+                f"{type(self.estimators_[0]).__name__} with these parameters drew nothing at random on this data (no "
+                "sampling, or one query under query-level sampling), so the average is one model fitted n_models "
+                "times. Give it randomness to average (subsample, max_features, feature_fraction), or fit it alone.",
+                UserWarning,
+                stacklevel=stacklevel_outside_package(),
+            )
 
     def predict(self, X: object) -> np.ndarray:
         """The mean of the members' predictions, shape (n_samples,), float64."""
