@@ -71,7 +71,10 @@ class QueryKFold(_QuerySplitter):
     """K-fold cross-validation over queries.
 
     Queries (sorted by id, or shuffled) are cut into ``n_splits`` consecutive blocks
-    of as equal a number of queries as possible; each block is the test set once.
+    of as equal a number of queries as possible; each block is the test set once. Use
+    it (or ``GroupKFold`` with ``groups=qid``) wherever scikit-learn takes ``cv``: an
+    integer ``cv`` or a plain ``KFold`` splits rows, and so queries, which no estimator
+    can detect (``docs/metrics.md``, "Scorers and cross-validation").
 
     Parameters
     ----------
