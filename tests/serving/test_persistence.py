@@ -268,3 +268,25 @@ def test_a_pipeline_of_model_features_and_a_ranker_saves_and_loads(data, tmp_pat
     pipeline.fit(X, y, lambdamart__qid=qid)
     save(pipeline, tmp_path / "pipeline.skops")
     np.testing.assert_array_equal(load(tmp_path / "pipeline.skops").predict(X), pipeline.predict(X))
+
+
+def test_a_file_whose_top_level_class_was_rewritten_is_refused_at_load(data, tmp_path):
+    """forestrank's state under scikit-learn's RandomForestRegressor loaded, and failed
+    later, inside predict."""
+    import json
+    import zipfile
+
+    X, y, qid = data
+    save(RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid), tmp_path / "model.skops")
+    with zipfile.ZipFile(tmp_path / "model.skops") as saved:
+        files = {name: saved.read(name) for name in saved.namelist()}
+    schema = json.loads(files["schema.json"])
+    schema["__class__"], schema["__module__"] = "RandomForestRegressor", "sklearn.ensemble._forest"
+    files["schema.json"] = json.dumps(schema).encode()
+    with zipfile.ZipFile(tmp_path / "crafted.skops", "w") as crafted:
+        for name, content in files.items():
+            crafted.writestr(name, content)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scikit-learn's version warning for the renamed class
+        with pytest.raises(ValueError, match="its RandomForestRegressor lacks a parameter of its class"):
+            load(tmp_path / "crafted.skops")

@@ -62,9 +62,23 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     ------
     skops.io.exceptions.UntrustedTypesFoundException
         When the file holds any other type; the message names the types.
+    ValueError
+        When a tree, a nested estimator's width (``ensemble/_base.BaseRanker``) or an
+        estimator's parameters do not hold together: a file whose class names were
+        rewritten (forestrank's state under a scikit-learn class) lacks the parameters
+        of the class it names.
     """
     try:
         import skops.io
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
-    return skops.io.load(path, trusted=[*trusted_types(), *trusted])
+    model = skops.io.load(path, trusted=[*trusted_types(), *trusted])
+    if hasattr(model, "get_params"):
+        try:
+            model.get_params(deep=True)
+        except AttributeError as error:
+            raise ValueError(
+                f"{path}: its {type(model).__name__} lacks a parameter of its class ({error}): not a model saved by "
+                "forestrank.persistence.save."
+            ) from error
+    return model
