@@ -29,6 +29,7 @@ LAYERS = [
     ["forestrank.dummy", "forestrank.diagnostics", "forestrank.transfer"],
     ["forestrank.estimator_checks"],
     ["forestrank.serving"],
+    ["forestrank.plotting"],
     ["forestrank", "forestrank.export", "forestrank.explain", "forestrank.persistence", "forestrank.cli", "forestrank.__main__"],
 ]
 
