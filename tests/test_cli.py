@@ -53,6 +53,7 @@ def test_a_data_file_after_a_list_option_is_refused_with_a_usage_that_puts_data_
     assert result.stderr.startswith(f"usage: forestrank {command} data ")
     assert "required: data" in result.stderr
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_example, tmp_path):
     train, test = lambdarank_example / "rank.train", lambdarank_example / "rank.test"
     model = tmp_path / "model.skops"  # the safe format by default
@@ -79,6 +80,7 @@ def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_examp
     assert len(compared) == 4 and float(compared[2].split("\t")[2]) < 0  # the reversed ranking is worse
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp_path):
     fold = mq2008 / "Fold1"
     model = tmp_path / "forest.joblib"
@@ -89,6 +91,7 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
     assert 0.15 < ndcg < 0.3 and "letor4 preset" in lines
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -113,6 +116,7 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambda
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_files_that_omit_trailing_features_are_read_with_the_models_width(tmp_path):
     rng = np.random.default_rng(0)
     lines = {"train": [], "valid": [], "test": []}
@@ -129,6 +133,7 @@ def test_files_that_omit_trailing_features_are_read_with_the_models_width(tmp_pa
     assert len(run("compare", tmp_path / "test.txt", "--models", model, model).stdout.splitlines()) == 4
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_a_file_too_wide_for_memory_is_one_line_not_a_traceback(tmp_path):
     """forestrank train on a file whose dense X cannot fit printed a MemoryError traceback
     with status 1; the loader checks the size before allocating."""
@@ -142,6 +147,7 @@ def test_a_file_too_wide_for_memory_is_one_line_not_a_traceback(tmp_path):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize("name", ["model.skops", "model", "model.txt"])
 def test_a_pickle_is_never_unpickled_unless_its_name_says_pickle(tmp_path, name):
     """Any file that was not a zip was unpickled: a pickle named model.skops ran its code."""
@@ -177,6 +183,7 @@ def _small_file(tmp_path):
     return path
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -196,6 +203,7 @@ def test_train_refuses_bad_params_and_outputs_before_training(args, message, tmp
     assert "training" not in result.stderr  # refused before the training started
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_file_errors_name_their_line_and_progress_goes_to_stderr_only(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n1 qid:2 1:inf\n")
@@ -207,6 +215,7 @@ def test_file_errors_name_their_line_and_progress_goes_to_stderr_only(tmp_path):
     assert trained.stdout == "" and "RFPointRanker: 3/3 trees" in trained.stderr
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_example, tmp_path):
     """``forestrank export``: the LightGBM file scores as ``forestrank predict``; the Solr
     and plugin files carry the names of --feature-names; the ONNX file takes float32."""
@@ -235,6 +244,7 @@ def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_e
         np.testing.assert_allclose(session.run(None, {"X": X.astype(np.float32)})[0], scores, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -261,6 +271,7 @@ def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example,
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize("output", ["same", "dot", "link"])
 def test_export_refuses_to_write_over_its_own_model(output, tmp_path):
     """``forestrank export --model m.skops --format lightgbm m.skops`` replaced the trained
@@ -309,6 +320,7 @@ def _not_a_zip(model_path, tmp_path):
     return tmp_path / "crafted.skops"
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize("craft", [_rewritten_class, _wider_member, _not_a_zip])
 def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
     """A file whose top-level class was rewritten to RandomForestRegressor loaded, and
@@ -325,6 +337,7 @@ def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
         assert f"{crafted}: not" in result.stderr
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -121,16 +121,19 @@ def run_example(name: str, *arguments: str) -> str:
     ).stdout
 
 
+@pytest.mark.slow  # an example in a subprocess: run after the quick suite
 def test_grid_search_example_runs():
     assert "best: {'dummyranker__k'" in run_example("grid_search_with_qid.py")
 
 
+@pytest.mark.slow  # an example in a subprocess: run after the quick suite
 @pytest.mark.dataset
 def test_letor_example_runs(mq2008):
     output = run_example("evaluate_letor_fold.py", str(mq2008 / "Fold1"))
     assert "letor4 preset" in output and "best single feature" in output
 
 
+@pytest.mark.slow  # an example in a subprocess: run after the quick suite
 @pytest.mark.dataset
 def test_early_stopping_example_runs(mq2008):
     output = run_example("lambdamart_early_stopping.py", str(mq2008 / "Fold1"))

@@ -13,6 +13,8 @@ from forestrank.ensemble import _cluster_exchange
 from forestrank.ensemble._cluster_exchange import LostPartitionsError
 from forestrank.metrics import ndcg_score
 
+pytestmark = pytest.mark.slow  # a LocalCluster of worker processes: run after the quick suite (.ci/run)
+
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 da = pytest.importorskip("dask.array")
 

@@ -15,6 +15,7 @@ from forestrank._tree._remote import PartitionsExchange
 from forestrank.ensemble import _cluster_exchange
 from forestrank.ensemble._cluster_exchange import ActorRounds, ChannelBroken, LostPartitionsError, start_actors
 
+pytestmark = pytest.mark.slow  # a LocalCluster of worker processes: run after the quick suite (.ci/run)
 
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 
@@ -61,6 +62,7 @@ def grow_in_memory(binned, targets, weights, dtype):
 @pytest.mark.parametrize(
     ("integer_targets", "bounds"), [(False, "one"), (True, "three")], ids=["one partition", "three partitions, integer targets"]
 )
+
 def test_a_tree_grown_over_actors_is_the_in_memory_tree_bitwise(dask_client, integer_targets, bounds, direct):
     binned, targets, weights = boosting_problem(integer_targets=integer_targets, missing=True)
     bounds = [0, len(weights)] if bounds == "one" else [0, 500, 1100, len(weights)]

@@ -7,6 +7,8 @@ import pytest
 
 from forestrank import BROOF, RFListRanker, RFPointRanker
 
+pytestmark = pytest.mark.slow  # a LocalCluster of worker processes: run after the quick suite (.ci/run)
+
 distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
 
 from cluster_helpers import assert_same_trees  # noqa: E402
@@ -29,6 +31,7 @@ def _as_dask(X, y, qid, rows_per_partition):
     ],
     ids=["RF-point", "RF-list"],
 )
+
 def test_one_partition_is_the_in_memory_fit(make, cluster_data, dask_client):
     X, y, qid = cluster_data
     reference = make().fit(X, y, qid=qid)

@@ -21,6 +21,8 @@ distributed = pytest.importorskip("distributed", reason="the dask backend needs 
 
 from cluster_helpers import assert_same_trees, forest_trees  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a LocalCluster of worker processes: run after the quick suite (.ci/run)
+
 ESTIMATORS = {
     "RF-point": lambda: RFPointRanker(n_estimators=12, random_state=0),
     "RF-list": lambda: RFListRanker(n_estimators=4, max_depth=6, random_state=0),

@@ -105,11 +105,13 @@ def _assert_same_models(backend, data, reference_predictions):
     np.testing.assert_array_equal(binned, BinMapper(255, random_state=0, n_jobs=2).fit(X).transform(X))
 
 
+@pytest.mark.slow  # processes or a subprocess that compile anew: run after the quick suite
 @pytest.mark.parametrize("backend", LOCAL_BACKENDS)
 def test_every_local_backend_fits_and_predicts_the_default_model(backend, data, reference_predictions):
     _assert_same_models(backend, data, reference_predictions)
 
 
+@pytest.mark.slow  # processes or a subprocess that compile anew: run after the quick suite
 def test_the_dask_backend_fits_and_predicts_the_default_model(data, reference_predictions):
     distributed = pytest.importorskip("distributed", reason="the dask backend needs forestrank[dask]")
     with (
@@ -138,6 +140,7 @@ print(numba.threading_layer())
 """
 
 
+@pytest.mark.slow  # processes or a subprocess that compile anew: run after the quick suite
 @pytest.mark.parametrize("layer", ["workqueue", "default"])
 def test_boosting_fits_from_two_threads_under_any_threading_layer(layer):
     """Two fits in two threads aborted the process (SIGABRT) under numba's workqueue
