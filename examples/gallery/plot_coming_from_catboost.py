@@ -23,7 +23,7 @@ metric = "NDCG:top=10;type=Exp"
 
 cat = catboost.CatBoostRanker(
     iterations=300, learning_rate=0.1, loss_function="LambdaMart", eval_metric=metric, use_best_model=False,
-    random_seed=0, verbose=False, thread_count=2,
+    random_seed=0, verbose=False, thread_count=2, allow_writing_files=False,
 )  # fmt: skip
 cat.fit(catboost.Pool(X[train], y[train], group_id=qid[train]), eval_set=catboost.Pool(X[test], y[test], group_id=qid[test]))
 ours = LambdaMART(

@@ -255,9 +255,16 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
     assert len(lines) == 2 and "train ndcg@10" in lines[0] and "validation ndcg@10" in lines[0] and lines[0].endswith(" s")
 
 
+@parametrize_with_checks([LambdaMART(n_estimators=5, random_state=0)], expected_failed_checks=expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
+
+
+@pytest.mark.slow  # the other configurations' checks: run after the quick suite
 @parametrize_with_checks(
     [
-        LambdaMART(n_estimators=5, random_state=0),
         LambdaMART(n_estimators=5, objective="mart", subsample=0.5, split_gain="squared", random_state=0),
         PLRank(n_estimators=5, n_permutations=2, random_state=0),
         LambdaMART(n_estimators=3, objective="mcrank", random_state=0),
@@ -267,7 +274,7 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
     ],
     expected_failed_checks=expected_failed_checks,
 )
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
         check(estimator)

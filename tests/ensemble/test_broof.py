@@ -356,15 +356,22 @@ def test_bad_arguments_name_themselves(data):
 DOCUMENT_SAMPLING = RFPointRanker(criterion="variance", sample_level="document", min_samples_leaf=5)
 
 
+@parametrize_with_checks([BROOF(n_estimators=3, n_trees=4, forest=DOCUMENT_SAMPLING, random_state=0)], expected_failed_checks=expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
+
+
+@pytest.mark.slow  # the other configurations' checks: run after the quick suite
 @parametrize_with_checks(
     [
-        BROOF(n_estimators=3, n_trees=4, forest=DOCUMENT_SAMPLING, random_state=0),
         BROOF(n_estimators=2, n_trees=4, variant="height", forest=DOCUMENT_SAMPLING, random_state=0),
         BROOF(n_estimators=3, n_trees=10, random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
         check(estimator)

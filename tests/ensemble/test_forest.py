@@ -35,16 +35,23 @@ def data():
     return make_ranking(n_queries=120, docs_per_query=(5, 40), n_features=10, random_state=0)
 
 
+@parametrize_with_checks([RFPointRanker(n_estimators=5, random_state=0)], expected_failed_checks=expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
+        check(estimator)
+
+
+@pytest.mark.slow  # the other configurations' checks: run after the quick suite
 @parametrize_with_checks(
     [
-        RFPointRanker(n_estimators=5, random_state=0),
         RFPointRanker(n_estimators=5, criterion="variance", bootstrap=True, sample_level="document", random_state=0),
         RFPointRanker(n_estimators=5, criterion="random", random_state=0),
         RFPointRanker(n_estimators=5, criterion="hellinger", random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
         check(estimator)

@@ -30,14 +30,21 @@ def data():
     return make_ranking(n_queries=60, docs_per_query=(5, 30), n_features=8, random_state=1)
 
 
+@parametrize_with_checks([RFListRanker(n_estimators=3, random_state=0)], expected_failed_checks=expected_failed_checks)
+def test_sklearn_estimator_checks(estimator, check):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)
+        check(estimator)
+
+
+@pytest.mark.slow  # the other configurations' checks: run after the quick suite
 @parametrize_with_checks(
     [
-        RFListRanker(n_estimators=3, random_state=0),
         RFHybridRanker(n_estimators=3, listwise_depth=2, random_state=0),
     ],
     expected_failed_checks=expected_failed_checks,
 )
-def test_sklearn_estimator_checks(estimator, check):
+def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)
         check(estimator)

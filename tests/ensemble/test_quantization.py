@@ -8,6 +8,8 @@ from sklearn.utils._param_validation import InvalidParameterError
 from forestrank import LambdaMART, PLRank, make_ranking
 from forestrank.ensemble._quantization import check_quantization, quantize_gradients
 
+pytestmark = pytest.mark.slow  # their own build_tree specialisation (int32 pools): after the quick suite
+
 
 @pytest.fixture(scope="module")
 def data():

@@ -51,7 +51,9 @@ def test_catboost_ndcg_is_input_order_ties_and_one_for_no_relevant(data, their_t
     catboost = pytest.importorskip("catboost")
     X, y, qid, X_test, y_test, qid_test = data
     metric = f"NDCG:top=10;type={their_type}"
-    model = catboost.CatBoostRanker(iterations=20, loss_function="YetiRank", random_seed=0, verbose=False, thread_count=1)
+    model = catboost.CatBoostRanker(
+        iterations=20, loss_function="YetiRank", random_seed=0, verbose=False, thread_count=1, allow_writing_files=False
+    )
     model.fit(catboost.Pool(X, y, group_id=qid))
     pool = catboost.Pool(X_test, y_test, group_id=qid_test)
     reported = model.eval_metrics(pool, [metric])[metric][-1]

@@ -12,6 +12,8 @@ from forestrank._tree._grow import TrainingSet, grow_tree, histogram_pool, max_n
 from forestrank._tree._partition_rows import PartitionRows
 from forestrank._tree._remote import PartitionsExchange, in_process, sum_in_order, sum_in_order_into
 
+pytestmark = pytest.mark.slow  # their own build_tree specialisation (trees over partitions): after the quick suite
+
 
 def new_partitions(binned, bounds, params=PARAMS, dtype=np.float64):
     return [
