@@ -4,6 +4,7 @@ scored on, and the tolerance of a float32 sum with the check that applies it."""
 import functools
 
 import numpy as np
+import pytest
 
 from forestrank import (
     BROOF, AveragedRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, load_letor_fold,
@@ -28,6 +29,17 @@ ESTIMATORS = {
     "BROOF": lambda: BROOF(n_estimators=3, n_trees=4, random_state=0),
     "AveragedRanker": lambda: AveragedRanker(LambdaMART(n_estimators=5, max_features=0.5), n_models=3, random_state=0),
 }
+# The models the quick suite exports; the others' parity runs with the slow tests.
+QUICK = ("RF-point", "RF-list", "LambdaMART lambdarank")
+
+
+def parametrized(names) -> list:
+    """``names`` as pytest parameters, those not in ``QUICK`` marked slow: each model's
+    parity in every engine compiles its estimator's kernels, which the quick suite
+    compiles for a few of them only."""
+    return [name if name in QUICK else pytest.param(name, marks=pytest.mark.slow) for name in names]
+
+
 MCRANK = {
     "McRank": lambda: LambdaMART(n_estimators=5, objective="mcrank", random_state=0),
     "McRank, fitted grade weights": lambda: LambdaMART(n_estimators=5, objective="mcrank", relevance_weights="fitted", random_state=0),

@@ -6,7 +6,7 @@ import pytest
 
 from forestrank.export import export_model, to_lightgbm
 
-from .models import ESTIMATORS, at_thresholds, fitted, missing_data, mq2008_fold1
+from .models import ESTIMATORS, at_thresholds, fitted, missing_data, mq2008_fold1, parametrized
 
 lightgbm = pytest.importorskip("lightgbm", reason="the LightGBM parity tests need lightgbm (forestrank[test])")
 
@@ -25,7 +25,7 @@ def assert_lightgbm_equals_forestrank(booster: object, model: object, X: np.ndar
     np.testing.assert_allclose(booster.predict(X), expected, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(expected).max()))
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name):
     X, _, _ = missing_data()
     model = fitted(name, "missing")
@@ -37,7 +37,7 @@ def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name)
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_lightgbm_and_treelite_load_the_file_and_score_mq2008_as_forestrank(name, mq2008, tmp_path):
     model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
     X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]
@@ -70,7 +70,7 @@ def assert_treelite_equals_forestrank(path: object, model: object, rows: np.ndar
         np.testing.assert_allclose(scores, expected, rtol=1e-9, atol=1e-12 * max(1.0, np.abs(expected).max()))
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_treelite_loads_the_file_and_scores_as_forestrank(name, tmp_path):
     X, _, _ = missing_data()
     model = fitted(name, "missing")

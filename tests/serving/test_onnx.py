@@ -5,7 +5,7 @@ import pytest
 
 from forestrank.export import to_onnx
 
-from .models import ESTIMATORS, MCRANK, at_thresholds, fitted, float32_sum_bound, missing_data, mq2008_fold1
+from .models import ESTIMATORS, MCRANK, at_thresholds, fitted, float32_sum_bound, missing_data, mq2008_fold1, parametrized
 
 onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
 
@@ -31,7 +31,7 @@ def assert_onnx_equals_forestrank(model: object, X: np.ndarray) -> None:
             assert np.all(error <= float32_sum_bound(model, rows)), (dtype, error.max())
 
 
-@pytest.mark.parametrize("name", [*ESTIMATORS, *MCRANK])
+@pytest.mark.parametrize("name", parametrized([*ESTIMATORS, *MCRANK]))
 def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name):
     X, _, _ = missing_data()
     model = fitted(name, "missing")
@@ -39,7 +39,7 @@ def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name)
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("name", [*ESTIMATORS, *MCRANK])
+@pytest.mark.parametrize("name", parametrized([*ESTIMATORS, *MCRANK]))
 def test_onnxruntime_scores_mq2008_as_forestrank(name, mq2008):
     model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
     X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]

@@ -13,7 +13,7 @@ from forestrank.serving._solr import SPLIT_SLACK, solr_thresholds
 from forestrank.serving._terms import float32_at_most
 
 from .engines import left_first_leaf, solr_scores
-from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1
+from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1, parametrized
 
 
 def check_solr(model: object, X: np.ndarray) -> None:
@@ -24,14 +24,14 @@ def check_solr(model: object, X: np.ndarray) -> None:
     check_float32_engine(scores, leaves, model, X32, left_first_leaf)
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name):
     X, _, _ = missing_data()
     check_solr(fitted(name, "missing"), X)
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_solr_scores_mq2008_as_forestrank(name, mq2008):
     check_solr(fitted(name, "mq2008", str(mq2008 / "Fold1")), mq2008_fold1(str(mq2008 / "Fold1"))[1][0])
 

@@ -10,7 +10,7 @@ import pytest
 from forestrank.export import export_model, to_xgboost, to_xgboost_ltr
 
 from .engines import left_first_leaf, ltr_plugin_raw_scores, ltr_plugin_scores
-from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1
+from .models import ESTIMATORS, at_thresholds, check_float32_engine, fitted, missing_data, mq2008_fold1, parametrized
 
 xgboost = pytest.importorskip("xgboost", reason="the XGBoost parity tests need xgboost (forestrank[test])")
 
@@ -33,7 +33,7 @@ def check_all_xgboost_formats(model: object, X32: np.ndarray, tmp_path) -> None:
     check_float32_engine(*ltr_plugin_scores(dump, X32, names), model, X32, left_first_leaf)
 
 
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name, tmp_path):
     X, _, _ = missing_data()
     model = fitted(name, "missing")
@@ -41,7 +41,7 @@ def test_missing_values_and_values_at_thresholds_take_forestranks_branches(name,
 
 
 @pytest.mark.dataset
-@pytest.mark.parametrize("name", ESTIMATORS)
+@pytest.mark.parametrize("name", parametrized(ESTIMATORS))
 def test_xgboost_and_the_ltr_plugins_score_mq2008_as_forestrank(name, mq2008, tmp_path):
     model = fitted(name, "mq2008", str(mq2008 / "Fold1"))
     X_test = mq2008_fold1(str(mq2008 / "Fold1"))[1][0]
