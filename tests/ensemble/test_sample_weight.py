@@ -83,6 +83,7 @@ def test_a_listwise_fit_takes_the_same_memory_whatever_the_weights(estimator, da
         assert _peak_bytes(estimator, X, y, qid, _one_query_weighing(ratio, qid)) < 1.5 * unit + 100_000
 
 
+@pytest.mark.slow  # the exact-value listwise sweep's own kernels: run after the quick suite
 @pytest.mark.parametrize("estimator", [RFListRanker, RFHybridRanker])
 def test_a_listwise_query_of_uniform_weight_k_counts_as_k_copies_of_the_query(estimator, data):
     """A query whose documents all weigh k has its NDCG (a ratio, which the weighted

@@ -37,6 +37,7 @@ def _fitted_state(model):
     return [(tree.nodes.tobytes(), tree.missing_left.tobytes(), tree.values.tobytes()) for tree in trees]
 
 
+@pytest.mark.slow  # every estimator's kernels on sparse blocks: run after the quick suite
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
 @pytest.mark.parametrize("sparse_format", [scipy.sparse.csr_matrix, scipy.sparse.csc_matrix, scipy.sparse.csr_array])
 def test_sparse_input_gives_the_dense_model_bitwise(estimator, sparse_format, data):
