@@ -7,3 +7,15 @@ def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two arrays hold the same values with the same sign on every zero: for floats
     without NaN, the same bits (``-0.0 == 0.0`` alone would hide a changed order of additions)."""
     return np.array_equal(a, b) and np.array_equal(np.signbit(a), np.signbit(b))
+
+
+def run_estimator_check(estimator: object, check: object) -> None:
+    """Run one of scikit-learn's estimator checks, whose data passes no ``qid`` (one query:
+    the ``MissingQidWarning`` is expected there)."""
+    import warnings
+
+    from forestrank import MissingQidWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)
+        check(estimator)

@@ -29,15 +29,14 @@ from forestrank import (
     ndcg_scorer,
 )
 from forestrank.ensemble import BaseRanker
+from assertions import run_estimator_check
 from forestrank.estimator_checks import expected_failed_checks
 
 @parametrize_with_checks(
     [DummyRanker(), DummyRanker(strategy="constant")], expected_failed_checks=expected_failed_checks
 )
 def test_sklearn_estimator_checks(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
+from assertions import run_estimator_check
 from forestrank.estimator_checks import expected_failed_checks
 
 
@@ -257,9 +258,7 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
 
 @parametrize_with_checks([LambdaMART(n_estimators=5, random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 @pytest.mark.slow  # the other configurations' checks: run after the quick suite
@@ -275,9 +274,7 @@ def test_sklearn_estimator_checks(estimator, check):
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 def test_scores_that_diverge_are_an_error_not_a_nan_model():

@@ -1,7 +1,6 @@
 """BROOF: per-document errors, the five extension points, early stopping, scikit-learn contract."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -12,7 +11,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from forestrank import (
     BROOF,
-    MissingQidWarning,
     QueryKFold,
     RFListRanker,
     RFPointRanker,
@@ -24,6 +22,7 @@ from forestrank import (
 )
 from forestrank.ensemble import _broof
 from forestrank.ensemble._broof_errors import absolute_errors, height_errors, median_region_errors
+from assertions import run_estimator_check
 from forestrank.estimator_checks import expected_failed_checks
 
 
@@ -358,9 +357,7 @@ DOCUMENT_SAMPLING = RFPointRanker(criterion="variance", sample_level="document",
 
 @parametrize_with_checks([BROOF(n_estimators=3, n_trees=4, forest=DOCUMENT_SAMPLING, random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 @pytest.mark.slow  # the other configurations' checks: run after the quick suite
@@ -372,9 +369,7 @@ def test_sklearn_estimator_checks(estimator, check):
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 # --- real data -------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from forestrank import (
     ndcg_scorer,
 )
 from forestrank.ensemble._sampling import draw_counts
+from assertions import run_estimator_check
 from forestrank.estimator_checks import expected_failed_checks
 
 
@@ -37,9 +38,7 @@ def data():
 
 @parametrize_with_checks([RFPointRanker(n_estimators=5, random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 @pytest.mark.slow  # the other configurations' checks: run after the quick suite
@@ -52,9 +51,7 @@ def test_sklearn_estimator_checks(estimator, check):
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # sklearn's checks pass no qid
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 def test_serial_and_threaded_fits_are_bitwise_identical(data):

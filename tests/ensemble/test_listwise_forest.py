@@ -1,7 +1,6 @@
 """RFListRanker and RFHybridRanker: the listwise forests, their diagnostics and statistics."""
 
 import pickle
-import warnings
 
 import numpy as np
 import pytest
@@ -11,7 +10,6 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from forestrank import (
-    MissingQidWarning,
     QueryKFold,
     RFHybridRanker,
     RFListRanker,
@@ -20,6 +18,7 @@ from forestrank import (
     ndcg_score,
     ndcg_scorer,
 )
+from assertions import run_estimator_check
 from forestrank.estimator_checks import expected_failed_checks
 
 from .test_forest import without_relevance
@@ -32,9 +31,7 @@ def data():
 
 @parametrize_with_checks([RFListRanker(n_estimators=3, random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 @pytest.mark.slow  # the other configurations' checks: run after the quick suite
@@ -45,9 +42,7 @@ def test_sklearn_estimator_checks(estimator, check):
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)
-        check(estimator)
+    run_estimator_check(estimator, check)
 
 
 def test_serial_and_threaded_fits_are_bitwise_identical(data):
