@@ -47,15 +47,15 @@ def test_xgboost_ndcg_is_input_order_ties_and_one_for_no_relevant(data):
 
 
 @pytest.mark.parametrize(("their_type", "gain"), [("Exp", "exp"), ("Base", "linear")])
-def test_catboost_ndcg_is_input_order_ties_and_one_for_no_relevant(data, their_type, gain):
+def test_catboost_ndcg_is_input_order_ties_and_one_for_no_relevant(data, their_type, gain, tmp_path):
     catboost = pytest.importorskip("catboost")
     X, y, qid, X_test, y_test, qid_test = data
     metric = f"NDCG:top=10;type={their_type}"
     model = catboost.CatBoostRanker(
-        iterations=20, loss_function="YetiRank", random_seed=0, verbose=False, thread_count=1, allow_writing_files=False
-    )
+        iterations=20, loss_function="YetiRank", random_seed=0, verbose=False, thread_count=1, train_dir=str(tmp_path)
+    )  # its files go to the test's temporary folder, not the checkout
     model.fit(catboost.Pool(X, y, group_id=qid))
     pool = catboost.Pool(X_test, y_test, group_id=qid_test)
-    reported = model.eval_metrics(pool, [metric])[metric][-1]
+    reported = model.eval_metrics(pool, [metric], tmp_dir=str(tmp_path))[metric][-1]
     scores = model.predict(X_test)
     assert ndcg_score(y_test, scores, qid_test, 10, gain=gain, **THEIR_CONVENTION) == pytest.approx(reported, abs=1e-12)
