@@ -196,7 +196,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _compare(args: argparse.Namespace) -> None:
-    from .stats import paired_test
+    from .stats import paired_tests_of_scored_queries
 
     metric = _parse_metric(args.metric)
     if len(args.scores) + len(args.models) < 2:
@@ -210,11 +210,7 @@ def _compare(args: argparse.Namespace) -> None:
     for (name, _), per_query in zip(systems, values):
         line = f"{name:<{width}}\t{np.nanmean(per_query):.6f}"
         if per_query is not values[0]:
-            kept = ~(np.isnan(per_query) | np.isnan(values[0]))
-            with warnings.catch_warnings():  # identical systems: the tests are undefined (nan), say so, no warning
-                warnings.simplefilter("ignore", RuntimeWarning)
-                t_test = paired_test(per_query[kept], values[0][kept])
-                wilcoxon = paired_test(per_query[kept], values[0][kept], test="wilcoxon")
+            t_test, wilcoxon = paired_tests_of_scored_queries(per_query, values[0])
             line += f"\t{t_test.mean_difference:+.6f}\t{t_test.pvalue:.3g}\t{wilcoxon.pvalue:.3g}"
         print(line)
     print(_describe(metric, args.convention, y))

@@ -5,6 +5,7 @@ query each); the RF-LTR papers (Ibrahim & Carman) report paired tests over the t
 queries. ``ndcg_score(..., per_query=True)`` and friends give the inputs.
 """
 
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -73,3 +74,29 @@ def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> Pa
     else:
         raise ValueError(f"test must be 't' or 'wilcoxon', got {test!r}.")
     return PairedTestResult(float(result.statistic), float(result.pvalue), float(np.mean(a - b)), len(a))
+
+
+def paired_tests_of_scored_queries(
+    per_query_a: object, per_query_b: object
+) -> tuple[PairedTestResult, PairedTestResult]:  # fmt: skip
+    """The paired t-test and Wilcoxon signed-rank test of ``a`` against ``b`` over the
+    queries both score (a NaN, a query the metric's convention skips, drops the pair),
+    as ``forestrank compare`` prints them and ``plotting.QueryComparisonDisplay`` draws them.
+
+    Parameters
+    ----------
+    per_query_a, per_query_b : array-like of shape (n_queries,)
+        One metric value per query or NaN, the same queries in the same order.
+
+    Returns
+    -------
+    (PairedTestResult, PairedTestResult)
+        :func:`paired_test` with ``test="t"`` and with ``test="wilcoxon"``; for identical
+        systems their statistics are NaN, without scipy's warning.
+    """
+    a = np.asarray(per_query_a, dtype=np.float64)
+    b = np.asarray(per_query_b, dtype=np.float64)
+    kept = ~(np.isnan(a) | np.isnan(b))
+    with warnings.catch_warnings():  # identical systems: the tests are undefined (NaN), which is the answer
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return paired_test(a[kept], b[kept]), paired_test(a[kept], b[kept], test="wilcoxon")

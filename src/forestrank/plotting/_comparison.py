@@ -1,12 +1,10 @@
 """Per-query NDCG of two models against each other, with the paired tests that
 ``forestrank compare`` prints (scikit-learn's ``Display`` objects)."""
 
-import warnings
-
 import numpy as np
 
 from ..metrics import describe_metric, ndcg_score
-from ..stats import paired_test
+from ..stats import paired_tests_of_scored_queries
 from ._axes import axes_or_new
 
 
@@ -38,11 +36,7 @@ class QueryComparisonDisplay:
         self.per_query_a = np.asarray(per_query_a, dtype=np.float64)
         self.per_query_b = np.asarray(per_query_b, dtype=np.float64)
         self.name_a, self.name_b, self.metric_name = name_a, name_b, metric_name
-        kept = ~(np.isnan(self.per_query_a) | np.isnan(self.per_query_b))
-        with warnings.catch_warnings():  # identical systems: the tests are undefined (NaN), as compare prints them
-            warnings.simplefilter("ignore", RuntimeWarning)
-            self.t_test = paired_test(self.per_query_b[kept], self.per_query_a[kept])
-            self.wilcoxon = paired_test(self.per_query_b[kept], self.per_query_a[kept], test="wilcoxon")
+        self.t_test, self.wilcoxon = paired_tests_of_scored_queries(self.per_query_b, self.per_query_a)
 
     @classmethod
     def from_predictions(
