@@ -18,7 +18,6 @@ largest value overflowed a query's DCG.
 
 import math
 
-
 import numpy as np
 
 from ._input.labels import check_gain, check_grades_for_gain
@@ -91,7 +90,8 @@ def exp_gain(label, shift):
 def gain_shift(largest_gain):
     """The binary exponent ``e`` of a query's largest linear or table gain
     (``largest_gain = f * 2**e``, ``0.5 <= f < 1``; 0 for a gain of 0): its gains divided
-    by ``2**e`` (``math.ldexp``, exact short of underflow) are at most 1.
+    by ``2**e`` (``math.ldexp``, exact short of underflow) are at most 1. For the metrics'
+    kernels; :func:`row_gains` takes the same exponents over arrays (``np.frexp``).
 
     Parameters
     ----------
@@ -103,24 +103,6 @@ def gain_shift(largest_gain):
     float64
     """
     return float(math.frexp(largest_gain)[1])
-
-
-@jit
-def _scale_gains_per_query(gains, query_boundaries):
-    """Divide each query's ``gains`` in place by ``2**gain_shift`` of its largest one.
-
-    Parameters
-    ----------
-    gains : float64 array of shape (n_rows,), rows grouped by query, >= 0
-    query_boundaries : int64 array of shape (n_queries + 1,)
-    """
-    for q in range(len(query_boundaries) - 1):
-        start, end = query_boundaries[q], query_boundaries[q + 1]
-        if end == start:
-            continue
-        shift = int(gain_shift(gains[start:end].max()))
-        for row in range(start, end):
-            gains[row] = math.ldexp(gains[row], -shift)
 
 
 @jit
@@ -219,8 +201,7 @@ def row_gains(labels: np.ndarray, query_boundaries: np.ndarray, gain: str | np.n
     if isinstance(gain, str) and gain == "exp":
         return exp_gains(labels, query_boundaries)
     gains = grade_gains(labels, gain)
-    _scale_gains_per_query(gains, np.ascontiguousarray(query_boundaries, dtype=np.int64))
-    return gains
+    return np.ldexp(gains, -np.repeat(_query_gain_exponents(gains, query_boundaries), np.diff(query_boundaries)))
 
 
 def grade_gains(labels: np.ndarray, gain: str | np.ndarray) -> np.ndarray:
@@ -246,16 +227,28 @@ def query_gain_scales(labels: np.ndarray, query_boundaries: np.ndarray, gain: st
     array of shape (n_queries,) (1 for an empty query): for an objective whose formula
     adds a constant to a gain (XE-NDCG's ``phi``), which must be scaled alike."""
     gain = check_gain(gain, name="label_gain")
-    sizes = np.diff(query_boundaries)
-    present = sizes > 0
-    starts = np.asarray(query_boundaries[:-1])[present]
-    scales = np.ones(len(sizes))
-    if isinstance(gain, str) and gain == "exp":
-        scales[present] = 2.0 ** -np.floor(np.maximum.reduceat(labels, starts))
-    else:
-        largest = np.maximum.reduceat(grade_gains(labels, gain), starts)
-        scales[present] = np.ldexp(1.0, -np.frexp(largest)[1])
+    if not (isinstance(gain, str) and gain == "exp"):
+        return np.ldexp(1.0, -_query_gain_exponents(grade_gains(labels, gain), query_boundaries))
+    present = np.diff(query_boundaries) > 0
+    scales = np.ones(len(present))
+    scales[present] = 2.0 ** -np.floor(np.maximum.reduceat(labels, np.asarray(query_boundaries[:-1])[present]))
     return scales
+
+
+def _query_gain_exponents(gains: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
+    """:func:`gain_shift` of each query's largest gain, vectorised: int array of shape
+    (n_queries,), 0 for an empty query or a query without gain.
+
+    Parameters
+    ----------
+    gains : ndarray of shape (n_rows,), float64
+        Linear or table gains (:func:`grade_gains`), rows grouped by query, >= 0.
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+    """
+    present = np.diff(query_boundaries) > 0
+    exponents = np.zeros(len(present), dtype=np.int64)
+    exponents[present] = np.frexp(np.maximum.reduceat(gains, np.asarray(query_boundaries[:-1])[present]))[1]
+    return exponents
 
 
 def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: float) -> np.ndarray:
