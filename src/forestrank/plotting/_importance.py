@@ -5,6 +5,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from ..serving._terms import resolve_feature_names
 from ._axes import axes_or_new
 
 
@@ -39,7 +40,7 @@ def plot_importance(
     """
     check_is_fitted(model)
     importances = np.asarray(model.feature_importances_, dtype=np.float64)
-    names = _feature_names(model, feature_names, len(importances))
+    names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     order = np.argsort(importances, kind="stable")[::-1]
     if ignore_zero:
         order = order[importances[order] > 0]
@@ -62,13 +63,3 @@ def plot_importance(
         ax.set_title(title)
     return ax
 
-
-def _feature_names(model: object, feature_names: Sequence[str] | None, n_features: int) -> list[str]:
-    """The names to write: given, the fitted ones, or ``feature_<i>``."""
-    if feature_names is None:
-        fitted = getattr(model, "feature_names_in_", None)
-        return [f"feature_{index}" for index in range(n_features)] if fitted is None else [str(name) for name in fitted]
-    names = list(feature_names)
-    if len(names) != n_features:
-        raise ValueError(f"feature_names has {len(names)} names; the model has {n_features} features.")
-    return [str(name) for name in names]

@@ -4,9 +4,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..serving._terms import additive_terms, export_tree
+from ..serving._terms import additive_terms, export_tree, resolve_feature_names
 from ._axes import axes_or_new
-from ._importance import _feature_names
 
 
 def plot_tree(
@@ -46,7 +45,7 @@ def plot_tree(
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"max_depth must be >= 0 or None; got {max_depth}.")
     tree = export_tree(terms[tree_index][0], 1.0)
-    names = _feature_names(model, feature_names, int(model.n_features_in_))
+    names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     shown = tree.depth <= (tree.depth.max() if max_depth is None else max_depth)
     x = _leaf_order_positions(tree, shown)
     ax = axes_or_new(ax, figsize)
