@@ -25,7 +25,7 @@ def table_rows(text: str, heading: str) -> list[list[str]]:
             rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
         elif rows:
             break
-    return [row for row in rows[2:]]  # past the header and its rule
+    return rows[2:]  # past the header and its rule
 
 
 def test_the_quick_start_runs_and_writes_a_model_lightgbm_reads(tmp_path, monkeypatch, capsys):

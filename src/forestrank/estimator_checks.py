@@ -17,7 +17,7 @@ the checks with it::
 
 from .dummy import DummyRanker
 from .ensemble import BROOF, AveragedRanker, LambdaMART, PLRank, RFListRanker, RFPointRanker
-from .ensemble._boosting import BaseBoostingRanker
+from .ensemble._boosting import GRADE_OBJECTIVES, BaseBoostingRanker
 
 __all__ = ["expected_failed_checks"]
 
@@ -96,7 +96,7 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
         resampled = estimator.bootstrap or estimator.sample_level == "document"
         return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if resampled else {}
     if isinstance(estimator, BaseBoostingRanker):
-        if getattr(estimator, "objective", None) in ("mcrank", "cumulative"):
+        if getattr(estimator, "objective", None) in GRADE_OBJECTIVES:
             return {}  # per-document losses; the check's data grows no tree that min_samples_leaf tells apart
         failures = dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES)
         if isinstance(estimator, PLRank):
