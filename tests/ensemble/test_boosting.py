@@ -556,3 +556,44 @@ def test_predict_grade_proba_says_which_objectives_have_it(data):
         model.predict_grade_proba(X)
     assert "needs objective='mcrank' or 'cumulative'" in str(raised.value.__cause__)
     assert "objective='lambdarank' scores documents only" in str(raised.value.__cause__)
+
+
+# --- Bayesian bagging (CatBoost's bagging_temperature) ------------------------------------
+
+
+def test_bayesian_weights_are_exponential_at_temperature_one_and_powers_of_it_otherwise():
+    from scipy import stats
+
+    from forestrank.ensemble._sampling import bayesian_weights
+
+    one = bayesian_weights(np.random.default_rng(0), 20000, 1.0)
+    assert stats.kstest(one, "expon").pvalue > 1e-3
+    np.testing.assert_allclose(bayesian_weights(np.random.default_rng(0), 20000, 2.5), one**2.5)
+    np.testing.assert_array_equal(bayesian_weights(np.random.default_rng(0), 50, 0.0), np.ones(50))
+    assert np.isfinite(one).all() and (one >= 0).all()
+
+
+@pytest.mark.parametrize("level", ["query", "document"])
+def test_bagging_temperature_weighs_each_unit_of_subsample_level(level):
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    model = LambdaMART(n_estimators=2, bagging_temperature=1.0, subsample_level=level, random_state=0).fit(X, y, qid=qid)
+    query_of_row = np.repeat(np.arange(30), 10)
+    weights = model._subsample_mask(0, query_of_row)
+    per_query = [np.unique(weights[query_of_row == q]) for q in range(30)]
+    assert all(len(values) == 1 for values in per_query) == (level == "query")
+    assert len(np.unique(weights)) > 10
+    np.testing.assert_array_equal(weights, model._subsample_mask(0, query_of_row))  # one stream per iteration
+    assert not np.array_equal(weights, model._subsample_mask(1, query_of_row))
+    plain = LambdaMART(n_estimators=2, bagging_temperature=0.0, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(plain._subsample_mask(0, query_of_row), np.ones(300))
+    np.testing.assert_array_equal(plain.predict(X), LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid).predict(X))
+
+
+def test_yetirank_models_are_reproducible_and_its_parameters_refused_elsewhere():
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    settings = dict(n_estimators=5, objective="yetirank", random_state=2)
+    first = LambdaMART(**settings).fit(X, y, qid=qid).predict(X)
+    np.testing.assert_array_equal(first, LambdaMART(**settings).fit(X, y, qid=qid).predict(X))
+    assert not np.array_equal(first, LambdaMART(**{**settings, "yetirank_permutations": 3}).fit(X, y, qid=qid).predict(X))
+    with pytest.raises(ValueError, match="yetirank_decay sets YetiRank's noisy rankings; objective='lambdarank' has none"):
+        LambdaMART(yetirank_decay=0.5).fit(X, y, qid=qid)

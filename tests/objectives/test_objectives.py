@@ -15,6 +15,7 @@ from forestrank.objectives import (
     Softmax,
     SquaredError,
     XENDCG,
+    YetiRank,
     cumulative_probabilities,
     distinct_contexts,
 )
@@ -560,10 +561,10 @@ def test_every_objective_has_a_loss_and_the_estimator_fits_each_new_one():
     from forestrank import LambdaMART, make_ranking, ndcg_score
 
     X, y, qid = make_ranking(n_queries=60, docs_per_query=15, n_features=6, random_state=0)
-    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg"):
+    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg", "yetirank"):
         model = LambdaMART(n_estimators=20, objective=objective, min_samples_leaf=5, random_state=0).fit(X, y, qid=qid)
         assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8, objective  # every loss learns the training data
-    for make in (*SURROGATES.values(), LambdaRank, Softmax, CumulativeSquaredError, SquaredError, XENDCG, lambda: PlackettLuce(top_k=5)):
+    for make in (*SURROGATES.values(), LambdaRank, Softmax, CumulativeSquaredError, SquaredError, XENDCG, YetiRank, lambda: PlackettLuce(top_k=5)):
         objective = _prepared(make, y, qid)
         raw = np.tile(np.atleast_1d(objective.initial_score()), (len(y), 1))
         assert np.isfinite(objective.loss(raw if objective.n_outputs > 1 else raw[:, 0]))
@@ -814,3 +815,62 @@ def test_errs_largest_grade_is_at_least_the_labels_largest():
     # Chapelle et al.'s R(l) = (2^l - 1) / 2^g_max
     np.testing.assert_array_equal(low.stop_probabilities_, (2.0**labels - 1.0) / 2.0**3)
     np.testing.assert_array_equal(high.stop_probabilities_, (2.0**labels - 1.0) / 2.0**4)
+
+
+# --- YetiRank (Gulin, Kuralenok & Pavlov 2011; CatBoost's constants) -----------------------
+
+
+def _reference_yetirank(scores, labels, boundaries, uniforms, decay):
+    """The pairs of every noisy ranking and their loss, gradient and hessian, pair by pair."""
+    n_permutations = len(uniforms)
+    g, h, loss = np.zeros(len(scores)), np.zeros(len(scores)), 0.0
+    for start, end in zip(boundaries[:-1], boundaries[1:]):
+        for u in uniforms:
+            noisy = scores[start:end] + np.log(u[start:end] / (1.0 - u[start:end]))
+            ranking = start + sorted(range(end - start), key=lambda i: -noisy[i])  # stable: ties keep their order
+            for k in range(1, end - start):
+                a, b = ranking[k - 1], ranking[k]
+                if labels[a] == labels[b]:
+                    continue
+                i, j = (a, b) if labels[a] > labels[b] else (b, a)
+                w = 0.15 * decay ** (k - 1) * abs(labels[a] - labels[b]) / n_permutations
+                p = 1.0 / (1.0 + np.exp(scores[i] - scores[j]))
+                loss += w * np.log1p(np.exp(scores[j] - scores[i]))
+                g[i] -= w * p
+                g[j] += w * p
+                h[i] += w * p * (1 - p)
+                h[j] += w * p * (1 - p)
+    return loss, g, h
+
+
+@pytest.mark.parametrize("decay", [0.85, 0.5])
+def test_yetirank_gradients_are_the_pair_formula_over_the_neighbours_of_each_noisy_ranking(decay):
+    rng = np.random.default_rng(5)
+    labels = rng.integers(0, 3, 30).astype(float)
+    boundaries = np.array([0, 12, 13, 30])  # a one-document query has no pair
+    scores = rng.normal(size=30)
+    objective = YetiRank(n_permutations=4, decay=decay, random_state=0)
+    objective.prepare(labels, boundaries)
+    g, h = _gradients(objective, scores)
+    loss, expected_g, expected_h = _reference_yetirank(scores, labels, boundaries, objective.uniforms_, decay)
+    np.testing.assert_allclose(g, expected_g, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-12, atol=1e-15)
+    assert objective.loss(scores) == pytest.approx(loss, rel=1e-12)
+    # At the drawn rankings, the gradients are the derivatives of the loss.
+    np.testing.assert_allclose(_finite_differences(objective.loss, scores), g, rtol=1e-5, atol=1e-9)
+    assert g[12] == 0.0 and h[12] == 0.0
+    assert g.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_yetirank_draws_new_rankings_every_iteration_from_its_seed():
+    labels = np.array([0.0, 1.0, 2.0, 0.0, 1.0, 2.0, 0.0])
+    boundaries = np.array([0, 7])
+    first, second = YetiRank(random_state=3), YetiRank(random_state=3)
+    for objective in (first, second):
+        objective.prepare(labels, boundaries)
+    scores = np.zeros(7)
+    g1, _ = _gradients(first, scores)
+    g2, _ = _gradients(first, scores)
+    assert not np.array_equal(g1, g2)
+    np.testing.assert_array_equal(_gradients(second, scores)[0], g1)
+    assert first.uniforms_.shape == (10, 7)

@@ -23,6 +23,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 """
 
 import inspect
+import math
 import time
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
@@ -45,6 +46,7 @@ from .._input.features import check_features, check_interaction_cst, check_monot
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
+from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
@@ -57,6 +59,7 @@ from ..objectives import (
     Softmax,
     SquaredError,
     XENDCG,
+    YetiRank,
     cumulative_probabilities,
     expected_relevance,
     softmax_probabilities,
@@ -68,6 +71,7 @@ from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._sampling import (
+    BAYESIAN_WEIGHTS,
     GAIN_NOISE,
     HOLD_OUT,
     PAIR_SAMPLES,
@@ -76,6 +80,7 @@ from ._sampling import (
     ROWS,
     TREE,
     TREE_FEATURES,
+    bayesian_weights,
     resolve_count,
     resolve_max_features,
     seed_entropy,
@@ -119,6 +124,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "learning_rate": [Interval(Real, 0.0, None, closed="neither")],
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "grow_policy": [StrOptions({"lossguide", "depthwise", "symmetric"})],
+        "random_strength": [Interval(Real, 0.0, None, closed="left")],
+        "bagging_temperature": [Interval(Real, 0.0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
         "min_child_weight": [Interval(Real, 0.0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0.0, None, closed="left")],
@@ -193,6 +201,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self
         """
         self._validate_params()
+        self._check_grow_policy(is_dask_collection(X))
         for stale in ("best_iteration_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
             self.__dict__.pop(stale, None)
         if is_dask_collection(X):
@@ -240,6 +249,32 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     # --- the steps of a boosting fit ----------------------------------------------------
 
+    def _check_grow_policy(self, on_dask: bool) -> None:
+        """Refuse what symmetric trees do not combine with, and their noise without them."""
+        if self.grow_policy != "symmetric":
+            if self.random_strength > 0.0:
+                raise ValueError(
+                    f"random_strength perturbs the split scores of grow_policy='symmetric' trees; got grow_policy="
+                    f"{self.grow_policy!r} with random_strength={self.random_strength}."
+                )
+            return
+        refused = {
+            "interaction_cst": self.interaction_cst is not None,
+            "feature_costs": self.feature_costs is not None or self.cost_penalty > 0.0,
+            "quantized_gradients": self.quantized_gradients is not None,
+            "missing_direction='separate'": self.missing_direction == "separate",
+            "a fit on Dask collections": on_dask,
+        }
+        for name, applies in refused.items():
+            if applies:
+                raise ValueError(f"grow_policy='symmetric' cannot be combined with {name}; use grow_policy='lossguide'.")
+        depth = 6 if self.max_depth is None else self.max_depth
+        if depth > MAX_SYMMETRIC_DEPTH:
+            raise ValueError(
+                f"max_depth={depth} is deeper than grow_policy='symmetric' grows (at most {MAX_SYMMETRIC_DEPTH}: "
+                f"2**{MAX_SYMMETRIC_DEPTH} leaves)."
+            )
+
     def _start_evals(self, eval_names: list) -> EarlyStopping | None:
         """Empty ``evals_result_`` for the named evaluation sets (and the training set when
         verbose); the early stopping the last set decides, or None."""
@@ -251,10 +286,27 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             return None
         return EarlyStopping(self.n_iter_no_change, self.tol)
 
+    def _tree_key(self, iteration: int, output: int) -> tuple:
+        """The stream key of ``output``'s tree at ``iteration`` (``_sampling``)."""
+        return (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
+
     def _tree_rng_state(self, iteration: int, output: int) -> np.ndarray:
         """The engine's generator state of ``output``'s tree at ``iteration`` (``_tree._rng``)."""
-        key_parts = (iteration, TREE) if self.n_outputs_ == 1 else (iteration, TREE, output)
-        return _rng.new_state(seed_sequence(self._entropy, key_parts))
+        return _rng.new_state(seed_sequence(self._entropy, self._tree_key(iteration, output)))
+
+    def _score_noise(self, iteration: int, weights: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> float:
+        """The deviation of the split-score noise of a symmetric tree at ``iteration``
+        (``random_strength``): the gradients' scale in the units of the cosine score,
+        faded by CatBoost's model-length multiplier ``N e^-L / (1 + N e^-L)``."""
+        if self.random_strength == 0.0:
+            return 0.0
+        curvature = float(np.dot(weights, hessians))
+        if curvature <= 0.0:
+            return 0.0
+        scale = math.sqrt(float(np.dot(weights * gradients, weights * gradients)) / curvature)
+        n_rows = len(weights)
+        decay = n_rows * math.exp(-iteration * self.learning_rate)
+        return self.random_strength * scale * decay / (1.0 + decay)
 
     def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts, bias: PositionBias | None) -> None:
         """After the last iteration: keep the trees up to early stopping's best iteration and set
@@ -306,6 +358,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         numba thread count, which the parameters record)."""
         levels = self.quantized_gradients
         params = self._tree_params(len(state.y), state.X.shape[1])
+        if self.grow_policy == "symmetric":
+            memory = SymmetricTreeMemory(state.X.shape[1], state.training.bin_thresholds.shape[1], params.max_depth)
+            return _TreeGrower(params, None, memory)
         dtype = FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE
         pool = histogram_pool(state.training, params, len(state.y), dtype, sampled_features=True)
         return _TreeGrower(params, pool, TreeMemory(state.training, params))
@@ -328,6 +383,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 self.split_gain == "squared"
             ),
             "init (the model the boosting starts from is not constrained)": self.init is not None,
+            "grow_policy='symmetric' (a level's one split cannot keep every node's children in order)": (
+                self.grow_policy == "symmetric"
+            ),
         }
         for reason, applies in refused.items():
             if applies:
@@ -371,13 +429,18 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )  # fmt: skip
             tree_params = quantized_params(grower.params, g_scale, h_scale)
         row_leaf.fill(-1)
-        rng_state = self._tree_rng_state(iteration, output)
         bounds = None if self._monotonic is None else np.empty((max_nodes(tree_params, len(state.y)), 2))
-        tree = grow_tree(
-            state.training, tree_weights, tree_params, rng_state, row_leaf=row_leaf, histograms=grower.pool,
-            memory=grower.memory, feature_penalty=penalty, features=features, monotonic_cst=self._monotonic,
-            value_bounds=bounds, interaction_groups=self._interactions,
-        )  # fmt: skip
+        if self.grow_policy == "symmetric":
+            tree = grow_symmetric_tree(
+                state.training, tree_weights, tree_params, stream(self._entropy, self._tree_key(iteration, output)),
+                row_leaf, grower.memory, features, self._score_noise(iteration, weights, gradients[:, output], hessians[:, output]),
+            )  # fmt: skip
+        else:
+            tree = grow_tree(
+                state.training, tree_weights, tree_params, self._tree_rng_state(iteration, output), row_leaf=row_leaf,
+                histograms=grower.pool, memory=grower.memory, feature_penalty=penalty, features=features,
+                monotonic_cst=self._monotonic, value_bounds=bounds, interaction_groups=self._interactions,
+            )  # fmt: skip
         sums = leaf_sums(row_leaf, weights * gradients[:, output], weights * hessians[:, output], weights, tree.node_count)
         curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
         self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
@@ -576,10 +639,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
         """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
-        if self.subsample == 1.0:  # every row, with no draw: spare building the stream every iteration
-            return np.ones(len(query_of_row))
         by_query = self.subsample_level == "query"
-        counts = self._subsample_counts(iteration, int(query_of_row[-1]) + 1 if by_query else len(query_of_row))
+        n_units = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
+        if self.subsample == 1.0:  # every row, with no draw: spare building the stream every iteration
+            counts = np.ones(n_units)
+        else:
+            counts = self._subsample_counts(iteration, n_units)
+        if self.bagging_temperature > 0.0:
+            counts = counts * bayesian_weights(stream(self._entropy, (iteration, BAYESIAN_WEIGHTS)), n_units, self.bagging_temperature)
         return counts[query_of_row] if by_query else counts
 
     def _subsample_counts(self, iteration: int, n_units: int) -> np.ndarray:
@@ -610,10 +677,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             criterion=_criteria.VARIANCE if squared else _criteria.NEWTON,
             n_classes=0,
             max_features=resolve_max_features(self.max_features, n_features),
-            expansion=_frontier.BEST,
+            expansion=_frontier.BREADTH if self.grow_policy == "depthwise" else _frontier.BEST,
             missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
             l2_regularization=0.0 if squared else self.l2_regularization,
-            max_depth=-1 if self.max_depth is None else self.max_depth,
+            max_depth=self._max_depth(),
             min_samples_split=2,
             min_samples_leaf=resolve_count(self.min_samples_leaf, n_rows),
             min_child_weight=self.min_child_weight,
@@ -621,6 +688,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
             n_threads=numba.get_num_threads(),
         )
+
+    def _max_depth(self) -> int:
+        """The trees' depth limit as ``TreeParams`` takes it: -1 for none, 6 for symmetric trees by default."""
+        if self.max_depth is None:
+            return 6 if self.grow_policy == "symmetric" else -1
+        return self.max_depth
 
     def _report(self, iteration: int, eval_names: list, elapsed: float) -> None:
         period = max(1, int(self.verbose) if self.verbose > 1 else 10)
@@ -711,13 +784,19 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "xendcg", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", \
-            "c-kl"}, default="lambdarank"
+    objective : {"lambdarank", "xendcg", "yetirank", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", \
+            "kl", "c-kl"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
         gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
         Najork 2020; LightGBM's ``rank_xendcg``; :class:`forestrank.objectives.XENDCG`):
         linear in a query's documents where LambdaRank's pairs are quadratic.
+        ``"yetirank"``: YetiRank, the logistic pair loss over the neighbours in
+        ``yetirank_permutations`` noisy rankings of each query drawn at every iteration,
+        weighted down the ranking by ``yetirank_decay`` (Gulin, Kuralenok & Pavlov 2011;
+        CatBoost's ``YetiRank``, whose constants it takes:
+        :class:`forestrank.objectives.YetiRank`); CatBoost grows it on
+        ``grow_policy="symmetric"`` trees.
         ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
@@ -737,13 +816,39 @@ class LambdaMART(BaseBoostingRanker):
         (and LightGBM's), so its ``learning_rate=r`` takes the steps of ours at ``r / 2``
         (``docs/boosting.md``, "Which pairs").
     max_leaf_nodes : int or None, default=31
+        Leaves of a ``"lossguide"`` or ``"depthwise"`` tree at most; ``None``: no limit.
     max_depth : int or None, default=None
+        Levels of a tree at most; ``None``: no limit, but 6 for ``"symmetric"`` trees
+        (CatBoost's ``depth``).
+    grow_policy : {"lossguide", "depthwise", "symmetric"}, default="lossguide"
+        How a tree grows. ``"lossguide"``: the leaf of largest gain splits next
+        (best-first, LightGBM's leaf-wise trees; XGBoost's and CatBoost's
+        ``"lossguide"``). ``"depthwise"``: level by level, each node by its own best
+        split, until ``max_depth`` or ``max_leaf_nodes`` (XGBoost's ``"depthwise"``,
+        CatBoost's ``"Depthwise"``). ``"symmetric"``: every node of a level splits on the
+        one (feature, cut) of largest gain summed over the level, a tree of exactly
+        ``2 ** max_depth`` leaves (CatBoost's default ``"SymmetricTree"``; a node whose
+        child would be smaller than ``min_samples_leaf`` or ``min_child_weight`` adds
+        nothing to a candidate's gain but follows the level; ``max_leaf_nodes`` does
+        not apply). Symmetric trees are not combined with ``monotonic_cst``,
+        ``interaction_cst``, ``feature_costs``, ``quantized_gradients``,
+        ``missing_direction="separate"`` or a fit on Dask collections
+        (``docs/boosting.md``, "Small collections").
     min_samples_leaf : int or float, default=20
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf``; the
         minimum row weight with ``split_gain="squared"``).
     l2_regularization : float, default=0.0
-        ``lambda`` of the Newton gain and leaf values.
+        ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` with
+        unit weights, LightGBM's ``lambda_l2``, XGBoost's ``reg_lambda``).
+    random_strength : float, default=0.0
+        Noise on the split scores of ``"symmetric"`` trees, CatBoost's
+        ``random_strength``: every candidate of a level is scored by ``sqrt(sum
+        G^2 / (H + lambda))`` over the level's would-be children (CatBoost's cosine
+        score when the hessians are the weights) plus a normal draw of deviation
+        ``random_strength * sqrt(sum (w g)^2 / sum w h) * m``, where ``m = N e^-L /
+        (1 + N e^-L)`` (``N`` training rows, ``L`` the iteration times
+        ``learning_rate``) fades the noise as the model grows. 0: no noise.
     min_gain_to_split : float, default=0.0
         Minimum half Newton gain (LightGBM's ``min_gain_to_split``).
     split_gain : {"newton", "squared"}, default="newton"
@@ -752,6 +857,13 @@ class LambdaMART(BaseBoostingRanker):
         Fraction of the queries (rows with ``subsample_level="document"``) drawn
         without replacement for each tree (stochastic gradient boosting, SGBRT).
     subsample_level : {"query", "document"}, default="query"
+        The unit of ``subsample`` and ``bagging_temperature``.
+    bagging_temperature : float, default=0.0
+        Bayesian bagging (CatBoost's ``bootstrap_type="Bayesian"``): every unit of
+        ``subsample_level`` weighs ``(-log u) ** bagging_temperature`` (``u`` uniform,
+        drawn anew for each iteration) in that iteration's tree, on top of
+        ``subsample`` and ``sample_weight``. 0: every weight 1 (no bagging); 1:
+        exponential weights, the Bayesian bootstrap (Rubin 1981).
     max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default=None
         Features examined per split (kSGBRT; scikit-learn's ``max_features`` of its
         histogram boosting, LightGBM's ``feature_fraction_bynode``), drawn at every node
@@ -835,6 +947,12 @@ class LambdaMART(BaseBoostingRanker):
         ``label_gain``'s ``G``, ``g_max`` the data's largest grade), each change
         normalised by the query's ideal value. The early-stopping metric stays
         NDCG@``eval_at``.
+    yetirank_permutations : int, default=10
+        Noisy rankings of each query per iteration with ``objective="yetirank"``
+        (CatBoost's ``permutations``).
+    yetirank_decay : float in (0, 1], default=0.85
+        Weight factor from one adjacent pair to the next down a noisy ranking, with
+        ``objective="yetirank"`` (CatBoost's ``decay``).
     relevance_weights : {"linear", "square", "exp", "fitted"}, default="linear"
         With ``objective="mcrank"`` or ``"cumulative"``, documents rank by
         ``sum_c F(c) P(c)`` (Mohan's Eq. 3.1): ``F(c) = c`` (the expected relevance,
@@ -964,8 +1082,12 @@ class LambdaMART(BaseBoostingRanker):
     _parameter_constraints = {
         **BaseBoostingRanker._parameter_constraints,
         "objective": [
-            StrOptions({"lambdarank", "xendcg", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", "c-kl"})
+            StrOptions(
+                {"lambdarank", "xendcg", "yetirank", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}
+            )
         ],
+        "yetirank_permutations": [Interval(Integral, 1, None, closed="left")],
+        "yetirank_decay": [Interval(Real, 0.0, 1.0, closed="right")],
         "sigma": [Interval(Real, 0.0, None, closed="neither")],
         "lambdarank_truncation_level": [Interval(Integral, 1, None, closed="left")],
         "lambdarank_norm": ["boolean"],
@@ -989,13 +1111,16 @@ class LambdaMART(BaseBoostingRanker):
         learning_rate: float = 0.1,
         max_leaf_nodes: int | None = 31,
         max_depth: int | None = None,
+        grow_policy: str = "lossguide",
         min_samples_leaf: int | float = 20,
         min_child_weight: float = 1e-3,
         l2_regularization: float = 0.0,
+        random_strength: float = 0.0,
         min_gain_to_split: float = 0.0,
         split_gain: str = "newton",
         subsample: float = 1.0,
         subsample_level: str = "query",
+        bagging_temperature: float = 0.0,
         max_features: int | float | str | None = None,
         feature_fraction: float = 1.0,
         max_bins: int | None = 255,
@@ -1011,6 +1136,8 @@ class LambdaMART(BaseBoostingRanker):
         lambdarank_pair_method: str = "topk",
         lambdarank_num_pair_per_sample: int | None = None,
         lambdarank_metric: str = "ndcg",
+        yetirank_permutations: int = 10,
+        yetirank_decay: float = 0.85,
         relevance_weights: str = "linear",
         label_gain: object = "exp",
         target: str = "grade",
@@ -1031,12 +1158,15 @@ class LambdaMART(BaseBoostingRanker):
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.max_depth = max_depth
+        self.grow_policy = grow_policy
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
         self.l2_regularization = l2_regularization
+        self.random_strength = random_strength
         self.min_gain_to_split = min_gain_to_split
         self.split_gain = split_gain
         self.subsample = subsample
+        self.bagging_temperature = bagging_temperature
         self.subsample_level = subsample_level
         self.max_features = max_features
         self.feature_fraction = feature_fraction
@@ -1053,6 +1183,8 @@ class LambdaMART(BaseBoostingRanker):
         self.lambdarank_pair_method = lambdarank_pair_method
         self.lambdarank_num_pair_per_sample = lambdarank_num_pair_per_sample
         self.lambdarank_metric = lambdarank_metric
+        self.yetirank_permutations = yetirank_permutations
+        self.yetirank_decay = yetirank_decay
         self.relevance_weights = relevance_weights
         self.label_gain = label_gain
         self.target = target
@@ -1166,8 +1298,17 @@ class LambdaMART(BaseBoostingRanker):
             return Softmax()
         if self.objective == "cumulative":
             return CumulativeSquaredError()
+        if self.objective != "yetirank":
+            for name, default in (("yetirank_permutations", 10), ("yetirank_decay", 0.85)):
+                if getattr(self, name) != default:
+                    raise ValueError(
+                        f"{name} sets YetiRank's noisy rankings; objective={self.objective!r} has none. "
+                        f"Got {name}={getattr(self, name)!r}."
+                    )
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
+        if self.objective == "yetirank":
+            return YetiRank(self.yetirank_permutations, self.yetirank_decay, seed_sequence(self._entropy, PERMUTATIONS))
         if self.lambdarank_pair_method == "topk" and self.lambdarank_num_pair_per_sample is not None:
             raise ValueError(
                 "lambdarank_num_pair_per_sample is the pairs each document draws with lambdarank_pair_method='mean'; "
@@ -1207,8 +1348,9 @@ class PLRank(BaseBoostingRanker):
         extension of the paper, which models all ``top_k`` positions
         (``skip_tied_tail=False, top_k=10, n_permutations=1`` is its objective with
         one permutation).
-    learning_rate, max_leaf_nodes, max_depth, min_samples_leaf, min_child_weight,
-    l2_regularization, min_gain_to_split, split_gain, subsample, max_features, feature_fraction,
+    learning_rate, max_leaf_nodes, max_depth, grow_policy, min_samples_leaf, min_child_weight,
+    l2_regularization, random_strength, min_gain_to_split, split_gain, subsample, bagging_temperature, max_features,
+    feature_fraction,
     max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
     validation_fraction,
     n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
@@ -1249,12 +1391,15 @@ class PLRank(BaseBoostingRanker):
         learning_rate: float = 0.1,
         max_leaf_nodes: int | None = 31,
         max_depth: int | None = None,
+        grow_policy: str = "lossguide",
         min_samples_leaf: int | float = 20,
         min_child_weight: float = 1e-3,
         l2_regularization: float = 0.0,
+        random_strength: float = 0.0,
         min_gain_to_split: float = 0.0,
         split_gain: str = "newton",
         subsample: float = 1.0,
+        bagging_temperature: float = 0.0,
         max_features: int | float | str | None = None,
         feature_fraction: float = 1.0,
         max_bins: int | None = 255,
@@ -1280,12 +1425,15 @@ class PLRank(BaseBoostingRanker):
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.max_depth = max_depth
+        self.grow_policy = grow_policy
         self.min_samples_leaf = min_samples_leaf
         self.min_child_weight = min_child_weight
         self.l2_regularization = l2_regularization
+        self.random_strength = random_strength
         self.min_gain_to_split = min_gain_to_split
         self.split_gain = split_gain
         self.subsample = subsample
+        self.bagging_temperature = bagging_temperature
         self.max_features = max_features
         self.feature_fraction = feature_fraction
         self.max_bins = max_bins

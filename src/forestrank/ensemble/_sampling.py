@@ -16,8 +16,9 @@ import numpy as np
 # TREE[, output])`` its candidate features and RF-rand cuts, ``(index, PARTITION)`` the
 # partition a tree of a query-partitioned fit grows on, ``(index, ROUNDING, output)`` the
 # stochastic rounding of quantized gradients (boosting has no partitions), ``(index,
-# TREE_FEATURES)`` the features a boosting iteration's trees may split on.
-ROWS, TREE, PARTITION, ROUNDING, TREE_FEATURES = 0, 1, 2, 2, 3
+# TREE_FEATURES)`` the features a boosting iteration's trees may split on, ``(index,
+# BAYESIAN_WEIGHTS)`` its Bayesian bagging weights.
+ROWS, TREE, PARTITION, ROUNDING, TREE_FEATURES, BAYESIAN_WEIGHTS = 0, 1, 2, 2, 3, 4
 # BROOF's round ``t`` seeds its forest from ``(t,)``.
 # Per fit: boosting's validation hold-out and BROOF's random initial weights (two
 # estimators, one key); PLRank's sampled rankings; XE-NDCG's noise on the gains and
@@ -92,6 +93,17 @@ def draw_counts(
     n_all = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
     counts = unit_counts(rng, n_all, fraction, bootstrap, pool)
     return counts[query_of_row] if by_query else counts
+
+
+def bayesian_weights(rng: np.random.Generator, n_units: int, temperature: float) -> np.ndarray:
+    """Bayesian bagging weights ``(-log u) ** temperature`` of ``n_units`` units, float64 (n_units,).
+
+    At ``temperature`` 1 they are exponential: the Bayesian bootstrap's Dirichlet weights
+    up to their sum (Rubin, "The Bayesian bootstrap", Ann. Statist. 1981); CatBoost's
+    ``bagging_temperature`` raises them to a power. ``u`` is drawn on (0, 1]: no weight
+    is infinite.
+    """
+    return (-np.log1p(-rng.random(n_units))) ** temperature
 
 
 def unit_counts(rng: np.random.Generator, n_all: int, fraction: float, bootstrap: bool, pool: np.ndarray | None = None) -> np.ndarray:

@@ -49,6 +49,11 @@ thread count is set by the estimator from ``n_jobs``).
   entropy of ``softmax(s)`` against the gains with uniform noise,
   ``p_i ∝ 2^{l_i} - gamma_i``; ``g = softmax(s) - p``, corrected by the first terms of
   the series of the inverse Hessian as LightGBM's ``rank_xendcg`` (``_xendcg``).
+* :class:`YetiRank` — YetiRank (Gulin, Kuralenok & Pavlov, "Winning the transfer
+  learning track of Yahoo!'s learning to rank challenge with YetiRank", 2011, §3): the
+  logistic pair loss ``-w log sigma(s_i - s_j)`` over the documents adjacent in noisy
+  rankings drawn at every iteration, ``w`` decaying down the ranking; ``g_i = -w p``,
+  ``g_j = w p``, ``h = w p (1 - p)`` with ``p = sigma(s_j - s_i)`` (``_yetirank``).
 """
 
 from ._base import RankingObjective
@@ -59,6 +64,7 @@ from ._softmax import Softmax, expected_relevance, softmax_probabilities
 from ._squared import SquaredError
 from ._surrogates import ListwiseSurrogate
 from ._xendcg import XENDCG
+from ._yetirank import YetiRank
 
 __all__ = [
     "CumulativeSquaredError",
@@ -69,6 +75,7 @@ __all__ = [
     "Softmax",
     "SquaredError",
     "XENDCG",
+    "YetiRank",
     "cumulative_probabilities",
     "distinct_contexts",
     "expected_relevance",

@@ -1,0 +1,407 @@
+"""Symmetric (oblivious) trees: one split per level, shared by every node of the level.
+
+CatBoost grows such trees by default (Prokhorenkova et al., "CatBoost: unbiased
+boosting with categorical features", NeurIPS 2018, §5 and appendix): a level chooses
+the (feature, cut) whose gain *summed over the level's nodes* is largest, and every
+node of the level splits on it. A tree of depth ``d`` then has ``2**d`` leaves, a
+row's leaf is the ``d`` bits of its ``d`` comparisons (``predict_oblivious``), and the
+tree is a strong regulariser: a split must help the whole level, not one node.
+
+The level's search reads per-node histograms, summed as the engine's pool sums them
+(``_histograms``): the smaller child of each pair from its rows, the larger as its
+parent's less the smaller. A node's contribution to a candidate is the newton (or
+variance) cost decrease of ``_criteria.moment_cost``; a node whose child would hold
+fewer than ``min_samples_leaf`` rows or less than ``min_child_weight`` (hessian for
+newton) contributes nothing to that candidate. Missing values go left or right by
+the level's split (``missing_direction``: learned per level, or fixed).
+
+The tree is written as the engine's binary node table, nodes numbered level by level
+(node ``2**l - 1 + k`` is node ``k`` of level ``l``, its children ``2 * node + 1`` and
+``2 * node + 2``), so every exporter and predictor reads it unchanged; nodes of a
+level no training row reaches still split, and their leaves hold 0.
+"""
+
+import numba
+import numpy as np
+
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
+from .._numba.jit import jit
+from . import _criteria, _scans, _splitter
+from ._tree import Tree, subtree_sums
+
+# The deepest symmetric tree: 2**12 leaves, each with a histogram of every feature.
+MAX_DEPTH = 12
+
+# Columns of a node's histogram bin: the two moments, the row count and the weight.
+_FIRST, _SECOND, _COUNT, _WEIGHT = 0, 1, 2, 3
+_N_COLUMNS = 4
+
+
+@jit(refcounted=False)
+def _fill(X_binned, order, start, end, targets, weights, criterion, first_feature, last_feature, histogram):
+    """Sum the rows ``order[start:end]`` into ``histogram`` (float64, (n_features, max_bins, 4)),
+    features ``first_feature:last_feature`` only (zeroed first).
+
+    ``targets``: float64 (n_rows, 2), the gradients and hessians (or ``y`` twice);
+    ``weights``: float64 (n_rows,).
+    """
+    histogram[first_feature:last_feature] = 0.0
+    for position in range(start, end):
+        row = order[position]
+        weight = weights[row]
+        first, second = _criteria.row_moments(criterion, weight, targets[row, 0], targets[row, 1])
+        for feature in range(first_feature, last_feature):
+            b = X_binned[row, feature]
+            histogram[feature, b, _FIRST] += first
+            histogram[feature, b, _SECOND] += second
+            histogram[feature, b, _COUNT] += 1.0
+            histogram[feature, b, _WEIGHT] += weight
+
+
+@jit(parallel=True)
+def fill_level(X_binned, n_bins, order, node_start, targets, weights, criterion, parents, children, n_blocks):
+    """The histograms of a new level (``children``) from its parents' (``parents``).
+
+    Parameters
+    ----------
+    X_binned : uint8/16/32 array of shape (n_rows, n_features)
+    n_bins : int32 array of shape (n_features,)
+        Each feature's bins (the missing bin included): the larger children's bins beyond
+        them are left unwritten, and nothing reads them.
+    order : int64 array of shape (n_tree_rows,)
+        The tree's rows, grouped by node of the new level.
+    node_start : int64 array of shape (n_nodes + 1,)
+        Node ``k`` of the new level holds ``order[node_start[k]:node_start[k + 1]]``.
+    targets, weights : float64 arrays of shape (n_rows, 2) and (n_rows,)
+    criterion : int
+        ``_criteria.NEWTON`` or ``VARIANCE``.
+    parents : float64 array of shape (>= n_nodes // 2, n_features, max_bins, 4), or of
+        shape (0, ...) at the root (one node, filled from its rows)
+    children : float64 array of shape (>= n_nodes, n_features, max_bins, 4)
+        Written: the smaller child of each pair from its rows, the other as the
+        parent's less it.
+    n_blocks : int
+        Feature blocks run in parallel (each block loops over the rows of its nodes).
+    """
+    n_nodes = len(node_start) - 1
+    n_features = X_binned.shape[1]
+    for block in numba.prange(n_blocks):
+        first_feature = block * n_features // n_blocks
+        last_feature = (block + 1) * n_features // n_blocks
+        if len(parents) == 0:
+            _fill(X_binned, order, node_start[0], node_start[1], targets, weights, criterion, first_feature, last_feature, children[0])
+            continue
+        for pair in range(n_nodes // 2):
+            left = 2 * pair
+            left_rows = node_start[left + 1] - node_start[left]
+            right_rows = node_start[left + 2] - node_start[left + 1]
+            small = left if left_rows <= right_rows else left + 1
+            large = left + 1 if small == left else left
+            _fill(
+                X_binned, order, node_start[small], node_start[small + 1], targets, weights, criterion, first_feature,
+                last_feature, children[small],
+            )  # fmt: skip
+            for feature in range(first_feature, last_feature):
+                for b in range(n_bins[feature]):
+                    for column in range(_N_COLUMNS):
+                        children[large, feature, b, column] = (
+                            parents[pair, feature, b, column] - children[small, feature, b, column]
+                        )
+
+
+@jit(refcounted=False)
+def _node_cut_gain(criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second, left_count, left_weight):
+    """One node's cost decrease when ``left_*`` of its ``first, second, count, weight`` go
+    left; 0 where a child would be too small (the node then only follows the level)."""
+    right_count = count - left_count
+    if left_count < min_samples_leaf or right_count < min_samples_leaf:
+        return 0.0
+    right_first = first - left_first
+    right_second = second - left_second
+    right_weight = weight - left_weight
+    if criterion == _criteria.NEWTON:
+        if left_second < min_child_weight or right_second < min_child_weight:
+            return 0.0
+    elif left_weight < min_child_weight or right_weight < min_child_weight:
+        return 0.0
+    children = _criteria.moment_cost(criterion, left_first, left_second, left_weight, l2) + _criteria.moment_cost(
+        criterion, right_first, right_second, right_weight, l2
+    )
+    return parent_cost - children
+
+
+@jit(parallel=True)
+def level_gains(histograms, n_nodes, features, n_bins, missing_bins, criterion, l2, min_child_weight, min_samples_leaf, missing_direction, gains):
+    """Every candidate's summed cost decrease over the level's nodes (unscaled).
+
+    Parameters
+    ----------
+    histograms : float64 array of shape (>= n_nodes, n_features, max_bins, 4)
+    n_nodes : int
+    features : int32 array of shape (n_candidate_features,)
+        The features the level may split on.
+    n_bins : int32 array of shape (n_features,)
+        Each feature's bins, the missing bin included (the histograms' bins read).
+    missing_bins : int32 array of shape (n_features,)
+        Each feature's missing bin (its last), -1 without one.
+    criterion, l2, min_child_weight, min_samples_leaf : the tree's parameters
+    missing_direction : int
+        ``_scans.LEARN``, ``LEFT`` or ``RIGHT``: the sides the missing rows are tried on
+        (a feature without a missing bin is tried once, its missing values sent right
+        unless ``LEFT``).
+    gains : float64 array of shape (n_features, max_bins, 2), written
+        ``gains[f, b, side]``: the level's gain of "bin <= b" on feature ``f`` with the
+        missing rows right (side 0) or left (side 1); -inf for bins that are no cut
+        (empty over the level, the last occupied one, the missing bin) and for sides
+        not tried.
+    """
+    for i in numba.prange(len(features)):
+        feature = features[i]
+        max_bins = n_bins[feature]
+        missing_bin = missing_bins[feature]
+        gains[feature] = -np.inf
+        last_occupied = -1
+        for b in range(max_bins):
+            if b == missing_bin:
+                continue
+            for node in range(n_nodes):
+                if histograms[node, feature, b, _COUNT] > 0.0:
+                    last_occupied = b
+                    break
+        for side in range(2):
+            missing_left = side == 1
+            if missing_direction == _scans.LEARN and missing_bin >= 0:
+                tried = True
+            else:  # one side: the fixed one, or the right for a feature without missing rows
+                tried = missing_left == (missing_direction == _scans.LEFT)
+            if not tried:
+                continue
+            for node in range(n_nodes):
+                first = 0.0
+                second = 0.0
+                count = 0.0
+                weight = 0.0
+                for b in range(max_bins):
+                    first += histograms[node, feature, b, _FIRST]
+                    second += histograms[node, feature, b, _SECOND]
+                    count += histograms[node, feature, b, _COUNT]
+                    weight += histograms[node, feature, b, _WEIGHT]
+                parent_cost = _criteria.moment_cost(criterion, first, second, weight, l2)
+                left_first = 0.0
+                left_second = 0.0
+                left_count = 0.0
+                left_weight = 0.0
+                if missing_left and missing_bin >= 0:
+                    left_first = histograms[node, feature, missing_bin, _FIRST]
+                    left_second = histograms[node, feature, missing_bin, _SECOND]
+                    left_count = histograms[node, feature, missing_bin, _COUNT]
+                    left_weight = histograms[node, feature, missing_bin, _WEIGHT]
+                for b in range(last_occupied):
+                    if b == missing_bin:
+                        continue
+                    left_first += histograms[node, feature, b, _FIRST]
+                    left_second += histograms[node, feature, b, _SECOND]
+                    left_count += histograms[node, feature, b, _COUNT]
+                    left_weight += histograms[node, feature, b, _WEIGHT]
+                    gain = _node_cut_gain(
+                        criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight,
+                        left_first, left_second, left_count, left_weight,
+                    )  # fmt: skip
+                    if gains[feature, b, side] == -np.inf:
+                        gains[feature, b, side] = 0.0
+                    gains[feature, b, side] += gain
+        # Bins empty over the whole level are no cut of their own: the cut before them
+        # partitions the rows alike.
+        for b in range(last_occupied):
+            occupied = False
+            for node in range(n_nodes):
+                occupied = occupied or histograms[node, feature, b, _COUNT] > 0.0
+            if not occupied:
+                gains[feature, b, 0] = -np.inf
+                gains[feature, b, 1] = -np.inf
+
+
+@jit(refcounted=False)
+def split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, missing_left, scratch, new_start):
+    """Split every node of a level by one rule, keeping each node's rows in their order.
+
+    ``order`` (int64, (n_tree_rows,)) is regrouped in place: node ``k``'s rows
+    ``order[node_start[k]:node_start[k + 1]]`` become nodes ``2k`` (bin <= ``cut_bin``,
+    or missing and ``missing_left``) and ``2k + 1``, whose bounds ``new_start`` (int64,
+    (2 * n_nodes + 1,)) receives. ``scratch``: int64 of ``order``'s length.
+    """
+    n_nodes = len(node_start) - 1
+    new_start[0] = node_start[0]
+    for node in range(n_nodes):
+        start = node_start[node]
+        end = node_start[node + 1]
+        n_left = 0
+        n_right = 0
+        for position in range(start, end):
+            row = order[position]
+            b = np.int64(X_binned[row, feature])
+            left = (missing_left == 1) if b == missing_bin else b <= cut_bin
+            if left:
+                order[start + n_left] = row
+                n_left += 1
+            else:
+                scratch[n_right] = row
+                n_right += 1
+        for i in range(n_right):
+            order[start + n_left + i] = scratch[i]
+        new_start[2 * node + 1] = start + n_left
+        new_start[2 * node + 2] = end
+
+
+def _histogram_buffers(n_features: int, max_bins: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The two levels' histograms a tree of ``depth`` alternates between (the deepest searched
+    level has ``2 ** (depth - 1)`` nodes)."""
+    n_nodes = 2 ** max(depth - 1, 0)
+    shape = (n_nodes, n_features, max_bins, _N_COLUMNS)
+    return np.empty(shape, dtype=FLOAT_DTYPE), np.empty(shape, dtype=FLOAT_DTYPE)
+
+
+class SymmetricTreeMemory:
+    """The buffers of the symmetric trees of one fit, allocated once: two levels' histograms,
+    the candidates' gains and the rows' grouping."""
+
+    def __init__(self, n_features: int, max_bins: int, depth: int) -> None:
+        self.histograms = _histogram_buffers(n_features, max_bins, depth)
+        self.gains = np.empty((n_features, max_bins, 2), dtype=FLOAT_DTYPE)
+        self.n_rows = -1
+
+    def reserve(self, n_tree_rows: int) -> None:
+        if n_tree_rows > self.n_rows:
+            self.n_rows = n_tree_rows
+            self.scratch = np.empty(n_tree_rows, dtype=INDEX_DTYPE)
+
+
+def _best_candidate(gains: np.ndarray, features: np.ndarray, noise_sd: float, rng: np.random.Generator) -> tuple[int, int, int, float]:
+    """(feature, cut bin, side, gain) of the best candidate of ``gains`` (``level_gains``) among
+    ``features``, each score perturbed by a normal draw of deviation ``noise_sd`` (CatBoost's
+    ``random_strength``; 0: none, and no draw); feature -1 when no candidate exists. Ties go
+    to the first feature, bin and side, in that order."""
+    candidates = gains[features]
+    valid = np.isfinite(candidates)
+    if not valid.any():
+        return -1, -1, 0, 0.0
+    scores = np.where(valid, candidates, -np.inf)
+    if noise_sd > 0.0:
+        scores = scores + np.where(valid, rng.standard_normal(scores.shape) * noise_sd, 0.0)
+    i, b, side = np.unravel_index(int(np.argmax(scores)), scores.shape)
+    return int(features[i]), int(b), int(side), float(candidates[i, b, side])
+
+
+def grow_symmetric_tree(
+    data: "object",
+    weights: np.ndarray,
+    params: "object",
+    rng: np.random.Generator,
+    row_leaf: np.ndarray,
+    memory: SymmetricTreeMemory,
+    features: np.ndarray | None = None,
+    noise_sd: float = 0.0,
+) -> Tree:
+    """Grow one symmetric tree of depth ``params.max_depth`` on the rows of positive ``weights``.
+
+    Parameters
+    ----------
+    data : _grow.TrainingSet
+        The binned matrix; ``data.targets`` (float64, (n_rows, 2)) the gradients and
+        hessians (or the targets of ``split_gain="squared"``).
+    weights : float64 array of shape (n_rows,)
+    params : _grow.TreeParams
+        ``criterion`` (newton or variance), ``max_depth`` (1 to ``MAX_DEPTH``),
+        ``l2_regularization``, ``min_child_weight``, ``min_samples_leaf``,
+        ``min_gain_to_split`` (a level is made only if its scaled gain is larger: the
+        tree is then shallower), ``max_features`` (candidate features drawn per
+        level), ``missing_direction`` (``LEARN``, ``LEFT`` or ``RIGHT``).
+    rng : numpy Generator
+        The level's feature draws and the score noise.
+    row_leaf : int64 array of shape (n_rows,)
+        Receives the leaf node of every row of positive weight (others untouched).
+    memory : SymmetricTreeMemory
+    features : int32 array, default=None
+        The only features the tree may split on (a per-tree feature fraction).
+    noise_sd : float
+        Deviation of the normal noise added to every candidate's scaled gain.
+
+    Returns
+    -------
+    Tree
+        Level-ordered nodes (module docstring); the caller sets the values.
+    """
+    X_binned = data.X_binned
+    n_features = X_binned.shape[1]
+    missing_bins = data.missing_bins if data.missing_bins is not None else np.full(n_features, -1, dtype=np.int32)
+    order = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
+    memory.reserve(len(order))
+    allowed = np.arange(n_features, dtype=np.int32) if features is None else np.asarray(features, dtype=np.int32)
+    n_blocks = min(numba.get_num_threads(), n_features)
+    scale = _criteria.gain_scale(params.criterion, float(weights[order].sum()))
+    parents, children = memory.histograms
+    node_start = np.array([0, len(order)], dtype=INDEX_DTYPE)
+    splits = []
+    fill_level(X_binned, data.n_bins, order, node_start, data.targets, weights, params.criterion, parents[:0], children, n_blocks)
+    for level in range(params.max_depth):
+        n_nodes = 2**level
+        drawn = allowed
+        if params.max_features < len(allowed):
+            drawn = np.sort(rng.choice(allowed, params.max_features, replace=False)).astype(np.int32)
+        level_gains(
+            children, n_nodes, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
+            params.min_child_weight, params.min_samples_leaf, params.missing_direction, memory.gains,
+        )  # fmt: skip
+        feature, cut_bin, side, gain = _best_candidate(memory.gains, drawn, noise_sd * (1.0 / scale), rng)
+        if feature < 0 or gain * scale <= params.min_gain_to_split:
+            break
+        occupied = children[:n_nodes, feature, : data.n_bins[feature], _COUNT].sum(axis=0) > 0
+        if missing_bins[feature] >= 0:
+            occupied[missing_bins[feature]] = False
+        next_bin = cut_bin + 1 + int(np.argmax(occupied[cut_bin + 1 :]))
+        new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
+        split_level(
+            X_binned, order, node_start, feature, cut_bin, int(missing_bins[feature]), side, memory.scratch, new_start
+        )
+        splits.append((feature, cut_bin, next_bin, side, gain * scale))
+        node_start = new_start
+        if level + 1 < params.max_depth:
+            parents, children = children, parents
+            fill_level(X_binned, data.n_bins, order, node_start, data.targets, weights, params.criterion, parents, children, n_blocks)
+    return _level_tree(data, splits, order, node_start, weights, row_leaf, n_features)
+
+
+def _level_tree(
+    data: "object", splits: list, order: np.ndarray, node_start: np.ndarray, weights: np.ndarray, row_leaf: np.ndarray,
+    n_features: int,
+) -> Tree:  # fmt: skip
+    """The node table of a symmetric tree of ``splits`` (feature, cut bin, the next bin occupied
+    over the level, side, scaled gain per level), whose leaves hold the rows ``order`` grouped by ``node_start``; ``row_leaf`` filled."""
+    depth = len(splits)
+    n_nodes = 2 ** (depth + 1) - 1
+    first_leaf = 2**depth - 1
+    nodes = np.zeros(n_nodes, dtype=NODE_DTYPE)
+    nodes["feature"] = -1
+    nodes["left"] = -1
+    missing_left = np.zeros(n_nodes, dtype=np.uint8)
+    feature_gains = np.zeros(n_features, dtype=FLOAT_DTYPE)
+    leaf_stats = np.zeros((n_nodes, 2), dtype=FLOAT_DTYPE)
+    counts = np.diff(node_start)
+    leaf_of_position = np.repeat(np.arange(len(counts)), counts)
+    leaf_stats[first_leaf:, 0] = counts
+    leaf_stats[first_leaf:, 1] = np.bincount(leaf_of_position, weights=weights[order], minlength=len(counts))
+    for level, (feature, cut_bin, next_bin, side, gain) in enumerate(splits):
+        level_nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        nodes["feature"][level_nodes] = feature
+        nodes["left"][level_nodes] = 2 * level_nodes + 1
+        nodes["threshold"][level_nodes] = _splitter.threshold(data.bin_thresholds, data.bin_values, feature, cut_bin, next_bin)
+        missing_left[level_nodes] = side
+        feature_gains[feature] += gain
+    for k in range(len(counts)):
+        row_leaf[order[node_start[k] : node_start[k + 1]]] = first_leaf + k
+    sums = subtree_sums(nodes, leaf_stats)
+    return Tree(
+        nodes=nodes, missing_left=missing_left, values=np.zeros(n_nodes, dtype=FLOAT_DTYPE),
+        n_node_samples=sums[:, 0].astype(INDEX_DTYPE), weighted_n_node_samples=sums[:, 1], feature_gains=feature_gains,
+    )  # fmt: skip
+

@@ -1,0 +1,121 @@
+"""YetiRank: pair logistic loss over the neighbours of noisy rankings (``objectives/__init__.py``).
+
+Gulin, Kuralenok & Pavlov, "Winning the transfer learning track of Yahoo!'s learning
+to rank challenge with YetiRank" (JMLR W&CP 14, 2011), §3: at every iteration each
+query is ranked ``n_permutations`` times by its scores plus noise, and every pair of
+documents *adjacent* in such a ranking, of different grades, becomes a pair of the
+logistic pair loss ``-w log sigma(s_i - s_j)`` (``i`` the better graded), with a weight
+that decays down the noisy ranking (their Eq. 3 and 4). The paper leaves the
+constants open; CatBoost's ``YetiRank`` fixes them and this follows it: logistic noise
+``log(u / (1 - u))`` on each score, the pair weight ``0.15 decay^k |l_i - l_j| /
+n_permutations`` for the ``k``-th adjacent pair from the top (``decay = 0.85``), and a
+Newton step on ``h = sum w p (1 - p)``.
+"""
+
+import numba
+import numpy as np
+
+from .._numba.dtypes import FLOAT_DTYPE
+from .._numba.jit import jit
+from ._base import RankingObjective
+from ._draws import RowLines
+
+# CatBoost's factor on every pair weight (its "Classic" mode).
+PAIR_WEIGHT = 0.15
+
+
+@jit(parallel=True)
+def _yetirank_gradients(scores, labels, query_boundaries, uniforms, decay, gradients, hessians, query_losses):
+    """The pair-logistic gradients and hessians of one iteration's noisy rankings (module docstring).
+
+    Parameters
+    ----------
+    scores, labels : float64 arrays of shape (n_rows,), rows grouped by query
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    uniforms : float64 array of shape (n_permutations, n_rows)
+        The uniform draws on [0, 1) of each ranking's noise, one per row.
+    decay : float
+        Weight factor from one adjacent pair to the next down a ranking.
+    gradients, hessians : float64 arrays of shape (n_rows,)
+        Output: ``g = dL/ds`` and the diagonal ``h = d2L/ds2``.
+    query_losses : None or float64 array of shape (n_queries,)
+        Unless None, receives each query's loss ``sum w log(1 + exp(s_j - s_i))``.
+    """
+    n_permutations = uniforms.shape[0]
+    for q in numba.prange(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        for i in range(start, end):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
+        if query_losses is not None:
+            query_losses[q] = 0.0
+        noisy = np.empty(end - start)
+        for p in range(n_permutations):
+            for i in range(start, end):
+                u = uniforms[p, i]
+                noisy[i - start] = scores[i] + np.log((u + 1e-300) / (1.0 - u))
+            ranking = np.argsort(-noisy, kind="mergesort") + start
+            weight = PAIR_WEIGHT / n_permutations
+            for k in range(1, end - start):
+                a = ranking[k - 1]
+                b = ranking[k]
+                difference = labels[a] - labels[b]
+                if difference != 0.0:
+                    better, worse = (a, b) if difference > 0.0 else (b, a)
+                    pair_weight = weight * abs(difference)
+                    # p = sigma(s_worse - s_better): the pair's probability of being misordered.
+                    margin = scores[better] - scores[worse]
+                    misordered = 1.0 / (1.0 + np.exp(margin))
+                    if query_losses is not None:  # log(1 + e^-margin), without overflow
+                        query_losses[q] += pair_weight * (max(-margin, 0.0) + np.log1p(np.exp(-abs(margin))))
+                    gradients[better] -= pair_weight * misordered
+                    gradients[worse] += pair_weight * misordered
+                    curvature = pair_weight * misordered * (1.0 - misordered)
+                    hessians[better] += curvature
+                    hessians[worse] += curvature
+                weight *= decay
+
+
+class YetiRank(RankingObjective):
+    """YetiRank (Gulin, Kuralenok & Pavlov 2011; CatBoost's ``YetiRank``).
+
+    Parameters
+    ----------
+    n_permutations : int, default=10
+        Noisy rankings of each query per iteration (CatBoost's ``permutations``).
+    decay : float, default=0.85
+        Weight factor between consecutive adjacent pairs of a ranking (CatBoost's ``decay``).
+    random_state : numpy.random.SeedSequence, int or None, default=None
+        Seed of the noise; every ``gradients`` call draws the next rankings.
+    """
+
+    draws_at_random = True
+
+    def __init__(self, n_permutations: int = 10, decay: float = 0.85, random_state: object = None) -> None:
+        self.n_permutations = n_permutations
+        self.decay = decay
+        self.random_state = random_state
+
+    def prepare(self, labels: np.ndarray, query_boundaries: np.ndarray) -> None:
+        super().prepare(labels, query_boundaries)
+        share = self._share()
+        self._noise = RowLines(self.random_state, share.n_rows, share.first_row, len(self.labels_))
+        self.uniforms_ = np.full((self.n_permutations, len(self.labels_)), 0.5)
+
+    def loss(self, scores: np.ndarray) -> float:
+        """The weighted pair loss summed over queries, on the rankings of the last
+        ``gradients`` call (before the first: noise-free rankings)."""
+        scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
+        losses = np.empty(len(self.query_boundaries_) - 1)
+        _yetirank_gradients(
+            scores, self.labels_, self.query_boundaries_, self.uniforms_, float(self.decay), np.empty(len(scores)),
+            np.empty(len(scores)), losses,
+        )  # fmt: skip
+        return float(losses.sum())
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        self.uniforms_ = np.stack([self._noise.next_line() for _ in range(self.n_permutations)])
+        _yetirank_gradients(
+            scores, self.labels_, self.query_boundaries_, self.uniforms_, float(self.decay), gradients, hessians, None
+        )

@@ -1,0 +1,212 @@
+"""Symmetric (oblivious) trees: one split per level, its gain summed over the level's nodes."""
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, PLRank, make_ranking
+from forestrank._tree import _criteria, _scans, _symmetric
+from forestrank._tree._grow import binned_features
+
+
+@pytest.fixture(scope="module")
+def missing_ranking():
+    return make_ranking(n_queries=60, docs_per_query=20, n_features=6, missing_fraction=0.2, random_state=3)
+
+
+def _levels(tree):
+    """Each level's node ids of a level-ordered tree, and the tree's depth."""
+    depth = int(np.log2(tree.node_count + 1)) - 1
+    return [np.arange(2**level - 1, 2 ** (level + 1) - 1) for level in range(depth)], depth
+
+
+def test_every_level_shares_one_split_and_a_rows_leaf_is_the_bits_of_its_comparisons(missing_ranking):
+    X, y, qid = missing_ranking
+    model = LambdaMART(n_estimators=8, grow_policy="symmetric", max_depth=4, random_state=0).fit(X, y, qid=qid)
+    for tree in model.trees_:
+        levels, depth = _levels(tree)
+        assert tree.node_count == 2 ** (depth + 1) - 1 and tree.n_leaves == 2**depth
+        leaf_bits = np.zeros(len(X), dtype=np.int64)
+        for nodes in levels:
+            for field in ("feature", "threshold"):
+                assert len(np.unique(tree.nodes[field][nodes])) == 1
+            assert len(np.unique(tree.missing_left[nodes])) == 1
+            node = nodes[0]
+            column = X[:, tree.nodes["feature"][node]]
+            right = ~tree.goes_left(np.full(len(X), node), column)
+            leaf_bits = 2 * leaf_bits + right
+        np.testing.assert_array_equal(tree.apply(X), 2**depth - 1 + leaf_bits)
+        # Children come right after their level: node k's children are 2k + 1 and 2k + 2.
+        internal = np.flatnonzero(tree.nodes["feature"] >= 0)
+        np.testing.assert_array_equal(tree.nodes["left"][internal], 2 * internal + 1)
+
+
+def _brute_force_level_gains(X_binned, targets, weights, node_of_row, n_nodes, missing_bins, l2, min_child_weight, min_leaf):
+    """``level_gains`` by enumeration: every feature, cut and side, every node's rows split by a mask."""
+    n_features = X_binned.shape[1]
+    max_bins = int(X_binned.max()) + 1
+    gains = np.full((n_features, max_bins, 2), -np.inf)
+
+    def cost(mask):
+        g = (weights[mask] * targets[mask, 0]).sum()
+        h = (weights[mask] * targets[mask, 1]).sum()
+        return -(g * g) / (h + l2) if h + l2 > 0 else 0.0
+
+    for feature in range(n_features):
+        column = X_binned[:, feature]
+        missing = column == missing_bins[feature]
+        present_bins = np.unique(column[~missing])
+        for b in present_bins[:-1]:  # a cut leaves rows on both sides of the level
+            for side in (0, 1):
+                total = 0.0
+                for node in range(n_nodes):
+                    rows = node_of_row == node
+                    left = rows & (np.where(missing, side == 1, column <= b))
+                    right = rows & ~left
+                    h_left = (weights[left] * targets[left, 1]).sum()
+                    h_right = (weights[right] * targets[right, 1]).sum()
+                    if left.sum() < min_leaf or right.sum() < min_leaf or h_left < min_child_weight or h_right < min_child_weight:
+                        continue
+                    total += cost(rows) - cost(left) - cost(right)
+                gains[feature, b, side] = total
+    return gains
+
+
+@pytest.mark.parametrize(("l2", "min_child_weight", "min_leaf"), [(0.0, 0.0, 1), (2.0, 0.5, 3)])
+def test_level_gains_are_the_sum_over_the_nodes_of_each_nodes_gain(l2, min_child_weight, min_leaf):
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(120, 4)).astype(float)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    binned = binned_features(X, 255, 0, 1)
+    X_binned, missing_bins = binned["X_binned"], binned["missing_bins"]
+    targets = np.column_stack([rng.normal(size=120), rng.uniform(0.1, 1.0, 120)])
+    weights = rng.uniform(0.5, 2.0, 120)
+    node_of_row = rng.integers(0, 4, 120)
+    order = np.argsort(node_of_row, kind="stable").astype(np.int64)
+    node_start = np.searchsorted(node_of_row[order], np.arange(5)).astype(np.int64)
+    n_features, max_bins = X_binned.shape[1], binned["bin_thresholds"].shape[1]
+    histograms = np.empty((4, n_features, max_bins, 4))
+    for node in range(4):
+        _symmetric._fill(X_binned, order, node_start[node], node_start[node + 1], targets, weights, _criteria.NEWTON, 0, n_features, histograms[node])
+    gains = np.empty((n_features, max_bins, 2))
+    _symmetric.level_gains(
+        histograms, 4, np.arange(n_features, dtype=np.int32), binned["n_bins"], missing_bins, _criteria.NEWTON, l2, min_child_weight,
+        float(min_leaf), _scans.LEARN, gains,
+    )  # fmt: skip
+    expected = _brute_force_level_gains(X_binned, targets, weights, node_of_row, 4, missing_bins, l2, min_child_weight, min_leaf)
+    np.testing.assert_allclose(gains[:, : expected.shape[1]], expected, rtol=1e-9, atol=1e-12)
+    assert np.all(gains[:, expected.shape[1] :] == -np.inf)
+
+
+def test_a_levels_histograms_by_subtraction_are_those_of_its_rows():
+    rng = np.random.default_rng(1)
+    X_binned = rng.integers(0, 7, size=(200, 5)).astype(np.uint8)
+    targets = np.column_stack([rng.normal(size=200), rng.uniform(size=200)])
+    weights = rng.uniform(size=200)
+    order = rng.permutation(200).astype(np.int64)
+    parent_start = np.array([0, 90, 200], dtype=np.int64)
+    child_start = np.array([0, 30, 90, 170, 200], dtype=np.int64)  # a smaller left, then a smaller right child
+    parents = np.empty((2, 5, 7, 4))
+    children = np.empty((4, 5, 7, 4))
+    direct = np.empty((4, 5, 7, 4))
+    for node in range(2):
+        _symmetric._fill(X_binned, order, parent_start[node], parent_start[node + 1], targets, weights, _criteria.NEWTON, 0, 5, parents[node])
+    for node in range(4):
+        _symmetric._fill(X_binned, order, child_start[node], child_start[node + 1], targets, weights, _criteria.NEWTON, 0, 5, direct[node])
+    for n_blocks in (1, 3):
+        n_bins = np.full(5, 7, dtype=np.int32)
+        _symmetric.fill_level(X_binned, n_bins, order, child_start, targets, weights, _criteria.NEWTON, parents, children, n_blocks)
+        np.testing.assert_allclose(children, direct, atol=1e-12)
+
+
+def test_split_level_keeps_each_nodes_rows_in_order_left_rows_first():
+    X_binned = np.array([[0], [3], [1], [2], [3], [0], [2]], dtype=np.uint8)  # bin 3: missing
+    order = np.arange(7, dtype=np.int64)
+    node_start = np.array([0, 4, 7], dtype=np.int64)
+    new_start = np.empty(5, dtype=np.int64)
+    _symmetric.split_level(X_binned, order, node_start, 0, 1, 3, 1, np.empty(7, dtype=np.int64), new_start)
+    np.testing.assert_array_equal(order, [0, 1, 2, 3, 4, 5, 6])  # rows 0-2 and 4-5 go left
+    np.testing.assert_array_equal(new_start, [0, 3, 4, 6, 7])
+    _symmetric.split_level(X_binned, order, node_start, 0, 1, 3, 0, np.empty(7, dtype=np.int64), new_start)
+    np.testing.assert_array_equal(order, [0, 2, 1, 3, 5, 4, 6])
+    np.testing.assert_array_equal(new_start, [0, 2, 4, 5, 7])
+
+
+def test_a_symmetric_stump_is_the_best_first_stump():
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=5, random_state=1)
+    settings = dict(n_estimators=5, l2_regularization=1.0, min_samples_leaf=5, random_state=0)
+    stump = LambdaMART(max_depth=1, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
+    best_first = LambdaMART(max_leaf_nodes=2, **settings).fit(X, y, qid=qid)
+    for a, b in zip(stump.trees_, best_first.trees_):
+        np.testing.assert_array_equal(a.nodes, b.nodes)
+        np.testing.assert_array_equal(a.values, b.values)
+        np.testing.assert_allclose(a.feature_gains, b.feature_gains, rtol=1e-12)
+    np.testing.assert_array_equal(stump.predict(X), best_first.predict(X))
+
+
+def test_no_useful_level_stops_the_tree_and_unreached_leaves_hold_zero():
+    X = np.array([[0.0], [0.0], [1.0], [1.0]] * 10)
+    y = np.array([0, 0, 1, 1] * 10, dtype=float)
+    qid = np.repeat(np.arange(10), 4)
+    model = LambdaMART(n_estimators=1, grow_policy="symmetric", max_depth=3, min_samples_leaf=1, random_state=0).fit(X, y, qid=qid)
+    tree = model.trees_[0]
+    assert tree.node_count == 3  # one feature of two values: the second level has no cut
+    assert tree.values[1] < 0 < tree.values[2]
+    deep = LambdaMART(n_estimators=1, grow_policy="symmetric", max_depth=2, min_samples_leaf=1, random_state=0)
+    X2 = np.column_stack([X[:, 0], np.tile([0.0, 1.0, 0.0, 0.0], 10)])  # the right node's rows all have 0
+    y2 = np.array([0, 1, 2, 2] * 10, dtype=float)  # the second feature orders the left node's rows
+    tree = deep.fit(X2, y2, qid=qid).trees_[0]
+    assert tree.node_count == 7
+    empty = np.flatnonzero((tree.n_node_samples == 0) & (tree.nodes["feature"] < 0))
+    assert len(empty) == 1 and tree.values[empty[0]] == 0.0
+
+
+def test_symmetric_fits_are_reproducible_and_the_same_on_one_thread_or_two(missing_ranking):
+    X, y, qid = missing_ranking
+    settings = dict(n_estimators=10, grow_policy="symmetric", random_strength=2.0, bagging_temperature=1.0, max_features=0.5, random_state=4)
+    one = LambdaMART(n_jobs=1, **settings).fit(X, y, qid=qid)
+    two = LambdaMART(n_jobs=2, **settings).fit(X, y, qid=qid)
+    again = LambdaMART(n_jobs=1, **settings).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(one.predict(X), two.predict(X))
+    np.testing.assert_array_equal(one.predict(X), again.predict(X))
+    plain = LambdaMART(n_jobs=1, **{**settings, "random_strength": 0.0, "bagging_temperature": 0.0}).fit(X, y, qid=qid)
+    assert not np.array_equal(plain.predict(X), one.predict(X))
+
+
+def test_plrank_grows_symmetric_trees(missing_ranking):
+    X, y, qid = missing_ranking
+    model = PLRank(n_estimators=3, grow_policy="symmetric", max_depth=3, random_state=0).fit(X, y, qid=qid)
+    assert all(tree.node_count == 15 for tree in model.trees_)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"monotonic_cst": [1, 0, 0, 0, 0, 0]}, "monotonic_cst cannot be combined with grow_policy='symmetric'"),
+        ({"interaction_cst": "pairwise"}, "grow_policy='symmetric' cannot be combined with interaction_cst"),
+        ({"feature_costs": np.ones(6), "cost_penalty": 1.0}, "cannot be combined with feature_costs"),
+        ({"quantized_gradients": 4}, "cannot be combined with quantized_gradients"),
+        ({"missing_direction": "separate"}, "cannot be combined with missing_direction='separate'"),
+        ({"max_depth": 13}, "max_depth=13 is deeper than grow_policy='symmetric' grows"),
+    ],
+)
+def test_what_symmetric_trees_do_not_combine_with_is_refused_by_name(missing_ranking, settings, message):
+    X, y, qid = missing_ranking
+    with pytest.raises(ValueError, match=message.replace("(", r"\(")):
+        LambdaMART(n_estimators=2, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
+
+
+def test_random_strength_needs_symmetric_trees(missing_ranking):
+    X, y, qid = missing_ranking
+    with pytest.raises(ValueError, match="random_strength perturbs the split scores of grow_policy='symmetric'"):
+        LambdaMART(n_estimators=2, random_strength=1.0).fit(X, y, qid=qid)
+
+
+def test_depthwise_trees_grow_level_by_level(missing_ranking):
+    X, y, qid = missing_ranking
+    model = LambdaMART(n_estimators=3, grow_policy="depthwise", max_depth=3, max_leaf_nodes=None, min_samples_leaf=1, random_state=0)
+    depths = [tree.max_depth for tree in model.fit(X, y, qid=qid).trees_]
+    assert depths == [3, 3, 3]
+    # With a leaf budget, breadth-first order fills the shallow levels first: 5 leaves of depth at most 3.
+    budget = LambdaMART(n_estimators=1, grow_policy="depthwise", max_leaf_nodes=5, min_samples_leaf=1, random_state=0)
+    tree = budget.fit(X, y, qid=qid).trees_[0]
+    assert tree.n_leaves == 5 and tree.max_depth == 3
