@@ -66,7 +66,7 @@ class Contender:
 
     name: str
     build: object
-    # "qid" (forestrank), "group" (LightGBM), "sorted qid" (XGBoost), "classifier" (scored by
+    # "qid" (forestrank), "group" (LightGBM), "sorted qid" (XGBoost), "group_id" (CatBoost), "classifier" (scored by
     # expected relevance), "regressor"
     fit_kind: str
 
@@ -136,8 +136,8 @@ def _lambdamart(n_estimators, shape, seed, **params):
 
     # Same settings as _lightgbm_lambdarank.
     return LambdaMART(
-        n_estimators=n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
-        random_state=seed, **params,
+        n_estimators=n_estimators, **{"max_leaf_nodes": 31, "learning_rate": 0.05, "min_samples_leaf": 20, **params}, n_jobs=2,
+        random_state=seed,
     )  # fmt: skip
 
 
@@ -160,8 +160,8 @@ def _plrank(n_estimators, shape, seed, **params):
     from forestrank import PLRank
 
     return PLRank(
-        n_estimators=n_estimators, max_leaf_nodes=31, learning_rate=0.05, min_samples_leaf=20, n_jobs=2,
-        random_state=seed, **params,
+        n_estimators=n_estimators, **{"max_leaf_nodes": 31, "learning_rate": 0.05, "min_samples_leaf": 20, **params}, n_jobs=2,
+        random_state=seed,
     )  # fmt: skip
 
 
@@ -187,6 +187,22 @@ def _xgboost_ranker(n_estimators, shape, seed, objective="rank:ndcg", **params):
         n_estimators=n_estimators, objective=objective, tree_method="hist", grow_policy="lossguide",
         max_leaves=31, max_depth=0, learning_rate=0.05, n_jobs=2, random_state=seed, **params,
     )  # fmt: skip
+
+
+def _catboost_ranker(n_estimators, shape, seed, loss_function="YetiRank", **params):
+    import catboost
+
+    # CatBoost's defaults (depth-6 symmetric trees, its bootstrap and score noise) at the
+    # harness's iterations and learning rate 0.05; two threads, no files written.
+    return catboost.CatBoostRanker(
+        iterations=n_estimators, loss_function=loss_function, learning_rate=0.05, thread_count=2, random_seed=seed,
+        verbose=0, allow_writing_files=False, **params,
+    )  # fmt: skip
+
+
+# forestrank's CatBoost-like boosting: symmetric trees of depth 6, its split noise and Bayesian
+# bagging, an L2 prior on the leaves; no per-leaf row minimum (symmetric trees have none).
+SYMMETRIC = {"grow_policy": "symmetric", "min_samples_leaf": 1, "random_strength": 1.0, "bagging_temperature": 1.0, "l2_regularization": 3.0}
 
 
 def _imputer(kind, seed):
@@ -331,6 +347,18 @@ CONTENDERS["lambdamart"] = [
         "group",
     ),
 ]
+CONTENDERS["catboost"] = [
+    Contender("forestrank LambdaMART symmetric", functools.partial(_lambdamart, **SYMMETRIC), "qid"),
+    Contender("forestrank LambdaMART yetirank symmetric", functools.partial(_lambdamart, objective="yetirank", **SYMMETRIC), "qid"),
+    Contender("forestrank LambdaMART", _lambdamart, "qid"),
+    Contender("forestrank LambdaMART yetirank", functools.partial(_lambdamart, objective="yetirank"), "qid"),
+    Contender("forestrank PLRank symmetric", functools.partial(_plrank, **SYMMETRIC), "qid"),
+    Contender("CatBoost CatBoostRanker YetiRank", _catboost_ranker, "group_id"),
+    Contender("CatBoost CatBoostRanker YetiRankPairwise", functools.partial(_catboost_ranker, loss_function="YetiRankPairwise"), "group_id"),
+    Contender("CatBoost CatBoostRanker LambdaMart", functools.partial(_catboost_ranker, loss_function="LambdaMart"), "group_id"),
+    Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
+    Contender("XGBoost XGBRanker rank:ndcg", _xgboost_ranker, "sorted qid"),
+]
 CONTENDERS["broof"] = [
     Contender("forestrank BROOF gradient", _broof, "qid"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
@@ -386,6 +414,16 @@ def load_splits(data: str, datasets: Path, folds: list[int]) -> list[tuple]:
         folder = datasets / "LightGBM-lambdarank-example"
         (X, y, qid), (X_test, y_test, qid_test) = (load_letor(folder / f"rank.{part}", n_features=300) for part in ("train", "test"))
         return [(X, y, qid, X_test, y_test, qid_test, None)]
+    if data == "longlists":  # long queries, three grades, many ties: 5 folds of 100 test queries
+        X, y, qid = make_ranking(
+            n_queries=500, docs_per_query=(100, 200), n_features=46, n_grades=3, noise=1.0, random_state=0
+        )
+        folds_of_query = np.arange(500) % 5
+        splits = []
+        for fold in folds:
+            test = folds_of_query[qid] == fold - 1
+            splits.append((X[~test], y[~test], qid[~test], X[test], y[test], qid[test], None))
+        return splits
     if data == "missing":
         X, y, qid = make_ranking(
             n_queries=1250, docs_per_query=100, n_features=40, n_informative=10, missing_fraction=0.3, missing="mnar",
@@ -468,6 +506,9 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
         elif contender.fit_kind == "sorted qid":  # XGBoost: rows sorted by query id
             order = np.argsort(qid[rows], kind="stable")
             estimator.fit(X[rows][order], y[rows][order], qid=qid[rows][order])
+        elif contender.fit_kind == "group_id":  # CatBoost: rows grouped by query, a group id per row
+            order = np.argsort(qid[rows], kind="stable")
+            estimator.fit(X[rows][order], y[rows][order], group_id=qid[rows][order])
         else:
             estimator.fit(X[rows], y[rows])
 
@@ -567,7 +608,7 @@ def _paired_tests(ours: Summary, other: Summary) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("estimator", choices=sorted(CONTENDERS))
-    parser.add_argument("--data", choices=["mq2008", "synthetic", "missing"], default="mq2008")
+    parser.add_argument("--data", choices=["mq2008", "lightgbm", "longlists", "synthetic", "missing"], default="mq2008")
     parser.add_argument("--datasets", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
@@ -602,8 +643,8 @@ def main() -> None:
         "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
     )
     args = parser.parse_args()
-    if args.folds and args.data != "mq2008":
-        parser.error(f"--folds selects MQ2008 folds; --data {args.data} has a single split")
+    if args.folds and args.data not in ("mq2008", "longlists"):
+        parser.error(f"--folds selects the folds of MQ2008 or the long lists; --data {args.data} has a single split")
 
     splits = load_splits(args.data, args.datasets, args.folds or [1, 2, 3, 4, 5])
     contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])
