@@ -89,7 +89,8 @@ def test_level_gains_are_the_sum_over_the_nodes_of_each_nodes_gain(l2, min_child
         _symmetric._fill(X_binned, order, node_start[node], node_start[node + 1], targets, weights, _criteria.NEWTON, 0, n_features, histograms[node])
     gains = np.empty((n_features, max_bins, 2))
     _symmetric.level_gains(
-        histograms, 4, np.arange(n_features, dtype=np.int32), binned["n_bins"], missing_bins, _criteria.NEWTON, l2, min_child_weight,
+        histograms, histograms[:, 0].sum(axis=1), np.arange(n_features, dtype=np.int32), binned["n_bins"], missing_bins,
+        _criteria.NEWTON, l2, min_child_weight,
         float(min_leaf), _scans.LEARN, gains,
     )  # fmt: skip
     expected = _brute_force_level_gains(X_binned, targets, weights, node_of_row, 4, missing_bins, l2, min_child_weight, min_leaf)
@@ -210,3 +211,25 @@ def test_depthwise_trees_grow_level_by_level(missing_ranking):
     budget = LambdaMART(n_estimators=1, grow_policy="depthwise", max_leaf_nodes=5, min_samples_leaf=1, random_state=0)
     tree = budget.fit(X, y, qid=qid).trees_[0]
     assert tree.n_leaves == 5 and tree.max_depth == 3
+
+
+def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
+    rng = np.random.default_rng(2)
+    gains = rng.uniform(0.0, 5.0, size=(4, 6, 2))
+    gains[1, 3:] = -np.inf  # no cut there
+    features = np.array([3, 1, 0], dtype=np.int32)
+    assert _symmetric.best_candidate(gains, features, 0.0, np.zeros((0, 0, 0))) == tuple(
+        [int(i) for i in np.unravel_index(np.argmax(gains[features]), (3, 6, 2))]
+    )
+    noise = rng.normal(size=(3, 6, 2))
+    explained = 7.5
+    finite = np.isfinite(gains[features])
+    scores = np.where(finite, np.sqrt(np.where(finite, gains[features], 0.0) + explained) + noise, -np.inf)
+    assert _symmetric.best_candidate(gains, features, explained, noise) == tuple(
+        [int(i) for i in np.unravel_index(np.argmax(scores), scores.shape)]
+    )
+    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, np.zeros((0, 0, 0)))[0] == -1
+    # What a level's nodes explain: G^2 / (H + l2) each (newton), (sum w y)^2 / W (variance).
+    totals = np.array([[2.0, 3.0, 5.0, 4.0], [-1.0, 1.0, 2.0, 2.0]])
+    assert _symmetric._explained(_criteria.NEWTON, totals, 1.0) == pytest.approx(4 / 4 + 1 / 2)
+    assert _symmetric._explained(_criteria.VARIANCE, totals, 0.0) == pytest.approx(4 / 4 + 1 / 2)

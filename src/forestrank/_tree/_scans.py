@@ -91,7 +91,7 @@ _DE_BRUIJN_INDEX = np.array(
 
 
 @jit(inline="always")
-def _pop_lowest_bit(word):
+def pop_lowest_bit(word):
     """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index)."""
     isolated = word & (~word + np.uint64(1))
     return word ^ isolated, _DE_BRUIJN_INDEX[int((isolated * _DE_BRUIJN) >> np.uint64(58))]
@@ -270,7 +270,7 @@ def _lowest_bin(occupied, skip_bin):
     for word_index in range(len(occupied)):
         word = occupied[word_index]
         while word != np.uint64(0):
-            word, bit = _pop_lowest_bit(word)
+            word, bit = pop_lowest_bit(word)
             b = word_index * 64 + bit
             if b != skip_bin:
                 return b
@@ -388,7 +388,7 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
                     occupied[word_index] = np.uint64(0)
             if word == np.uint64(0):
                 break
-            word, bit = _pop_lowest_bit(word)
+            word, bit = pop_lowest_bit(word)
             b = word_index * 64 + bit
             if missing_first and b == missing_bin:
                 continue
@@ -608,7 +608,7 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
         word = occupied[word_index]
         occupied[word_index] = np.uint64(0)
         while word != np.uint64(0):
-            word, bit = _pop_lowest_bit(word)
+            word, bit = pop_lowest_bit(word)
             b = word_index * 64 + bit
             count = histogram_count[b]
             histogram_count[b] = offset

@@ -26,13 +26,16 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
+from .._numba.bits import sign_mask
+from .._numba.pair_add import add_pair
 from . import _criteria, _scans, _splitter
 from ._tree import Tree, subtree_sums
 
 # The deepest symmetric tree: 2**12 leaves, each with a histogram of every feature.
 MAX_DEPTH = 12
 
-# Columns of a node's histogram bin: the two moments, the row count and the weight.
+# Columns of a node's histogram bin: the two moments, the row count and the weight (two
+# pairs, each added as one vector: ``_numba/pair_add.py``).
 _FIRST, _SECOND, _COUNT, _WEIGHT = 0, 1, 2, 3
 _N_COLUMNS = 4
 
@@ -51,11 +54,9 @@ def _fill(X_binned, order, start, end, targets, weights, criterion, first_featur
         weight = weights[row]
         first, second = _criteria.row_moments(criterion, weight, targets[row, 0], targets[row, 1])
         for feature in range(first_feature, last_feature):
-            b = X_binned[row, feature]
-            histogram[feature, b, _FIRST] += first
-            histogram[feature, b, _SECOND] += second
-            histogram[feature, b, _COUNT] += 1.0
-            histogram[feature, b, _WEIGHT] += weight
+            b = np.int64(X_binned[row, feature])
+            add_pair(histogram, (feature, b, _FIRST), first, second)
+            add_pair(histogram, (feature, b, _COUNT), 1.0, weight)
 
 
 @jit(parallel=True)
@@ -130,14 +131,44 @@ def _node_cut_gain(criterion, l2, min_child_weight, min_samples_leaf, parent_cos
     return parent_cost - children
 
 
+@jit(refcounted=False)
+def _add_sparse_node_gains(histograms, node, feature, last_occupied, occupied, criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second, left_count, left_weight, gains):
+    """Add one node's gain changes at its occupied bins below ``last_occupied`` to ``gains``
+    (float64, (max_bins,): one feature and side of ``level_gains``'), the bins found through
+    ``occupied`` (uint64 scratch of ``ceil(max_bins / 64)`` words), a bitmap built without
+    branches (``_numba/bits.py``); ``left_*`` start as the missing rows' sums or 0."""
+    occupied[:] = 0
+    for b in range(last_occupied):
+        is_occupied = sign_mask(0.5 - histograms[node, feature, b, _COUNT]) & 1  # counts are integers
+        occupied[b >> 6] |= np.uint64(is_occupied) << np.uint64(b & 63)
+    gain = 0.0
+    for word_index in range(len(occupied)):
+        word = occupied[word_index]
+        while word != np.uint64(0):
+            word, bit = _scans.pop_lowest_bit(word)
+            b = word_index * 64 + bit
+            left_first += histograms[node, feature, b, _FIRST]
+            left_second += histograms[node, feature, b, _SECOND]
+            left_count += histograms[node, feature, b, _COUNT]
+            left_weight += histograms[node, feature, b, _WEIGHT]
+            cut_gain = _node_cut_gain(
+                criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight,
+                left_first, left_second, left_count, left_weight,
+            )  # fmt: skip
+            gains[b] += cut_gain - gain
+            gain = cut_gain
+
+
 @jit(parallel=True)
-def level_gains(histograms, n_nodes, features, n_bins, missing_bins, criterion, l2, min_child_weight, min_samples_leaf, missing_direction, gains):
+def level_gains(histograms, node_totals, features, n_bins, missing_bins, criterion, l2, min_child_weight, min_samples_leaf, missing_direction, gains):
     """Every candidate's summed cost decrease over the level's nodes (unscaled).
 
     Parameters
     ----------
     histograms : float64 array of shape (>= n_nodes, n_features, max_bins, 4)
-    n_nodes : int
+    node_totals : float64 array of shape (n_nodes, 4)
+        Each node's sums over its rows (any feature's histogram summed over its bins):
+        read once, not once per feature.
     features : int32 array of shape (n_candidate_features,)
         The features the level may split on.
     n_bins : int32 array of shape (n_features,)
@@ -155,7 +186,9 @@ def level_gains(histograms, n_nodes, features, n_bins, missing_bins, criterion, 
         (empty over the level, the last occupied one, the missing bin) and for sides
         not tried.
     """
+    n_nodes = len(node_totals)
     for i in numba.prange(len(features)):
+        occupied = np.empty((histograms.shape[2] + 63) // 64, dtype=np.uint64)
         feature = features[i]
         max_bins = n_bins[feature]
         missing_bin = missing_bins[feature]
@@ -176,16 +209,15 @@ def level_gains(histograms, n_nodes, features, n_bins, missing_bins, criterion, 
                 tried = missing_left == (missing_direction == _scans.LEFT)
             if not tried:
                 continue
+            for b in range(last_occupied):
+                gains[feature, b, side] = 0.0
             for node in range(n_nodes):
-                first = 0.0
-                second = 0.0
-                count = 0.0
-                weight = 0.0
-                for b in range(max_bins):
-                    first += histograms[node, feature, b, _FIRST]
-                    second += histograms[node, feature, b, _SECOND]
-                    count += histograms[node, feature, b, _COUNT]
-                    weight += histograms[node, feature, b, _WEIGHT]
+                first = node_totals[node, _FIRST]
+                second = node_totals[node, _SECOND]
+                count = node_totals[node, _COUNT]
+                weight = node_totals[node, _WEIGHT]
+                if count == 0.0:  # a node no row reaches adds nothing to any cut
+                    continue
                 parent_cost = _criteria.moment_cost(criterion, first, second, weight, l2)
                 left_first = 0.0
                 left_second = 0.0
@@ -196,20 +228,33 @@ def level_gains(histograms, n_nodes, features, n_bins, missing_bins, criterion, 
                     left_second = histograms[node, feature, missing_bin, _SECOND]
                     left_count = histograms[node, feature, missing_bin, _COUNT]
                     left_weight = histograms[node, feature, missing_bin, _WEIGHT]
-                for b in range(last_occupied):
-                    if b == missing_bin:
-                        continue
-                    left_first += histograms[node, feature, b, _FIRST]
-                    left_second += histograms[node, feature, b, _SECOND]
-                    left_count += histograms[node, feature, b, _COUNT]
-                    left_weight += histograms[node, feature, b, _WEIGHT]
-                    gain = _node_cut_gain(
-                        criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight,
-                        left_first, left_second, left_count, left_weight,
+                # A bin empty in this node moves no row: the node's gain is the previous cut's
+                # (0 before its first row, an empty child being below any min_samples_leaf).
+                # So the node adds the change of its gain at its cuts, and the running sum
+                # below makes every cut's total. The cuts stop before the last occupied bin,
+                # so below the missing bin (the last).
+                if count < 2.0 * max_bins:  # a small node: its few occupied bins, by a bitmap
+                    _add_sparse_node_gains(
+                        histograms, node, feature, last_occupied, occupied, criterion, l2, min_child_weight,
+                        min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second,
+                        left_count, left_weight, gains[feature, :, side],
                     )  # fmt: skip
-                    if gains[feature, b, side] == -np.inf:
-                        gains[feature, b, side] = 0.0
-                    gains[feature, b, side] += gain
+                else:  # most bins occupied: a walk over the bins, whose test rarely fails
+                    gain = 0.0
+                    for b in range(last_occupied):
+                        if histograms[node, feature, b, _COUNT] > 0.0:
+                            left_first += histograms[node, feature, b, _FIRST]
+                            left_second += histograms[node, feature, b, _SECOND]
+                            left_count += histograms[node, feature, b, _COUNT]
+                            left_weight += histograms[node, feature, b, _WEIGHT]
+                            cut_gain = _node_cut_gain(
+                                criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count,
+                                weight, left_first, left_second, left_count, left_weight,
+                            )  # fmt: skip
+                            gains[feature, b, side] += cut_gain - gain
+                            gain = cut_gain
+            for b in range(1, last_occupied):
+                gains[feature, b, side] += gains[feature, b - 1, side]
         # Bins empty over the whole level are no cut of their own: the cut before them
         # partitions the rows alike.
         for b in range(last_occupied):
@@ -276,20 +321,45 @@ class SymmetricTreeMemory:
             self.scratch = np.empty(n_tree_rows, dtype=INDEX_DTYPE)
 
 
-def _best_candidate(gains: np.ndarray, features: np.ndarray, noise_sd: float, rng: np.random.Generator) -> tuple[int, int, int, float]:
-    """(feature, cut bin, side, gain) of the best candidate of ``gains`` (``level_gains``) among
-    ``features``, each score perturbed by a normal draw of deviation ``noise_sd`` (CatBoost's
-    ``random_strength``; 0: none, and no draw); feature -1 when no candidate exists. Ties go
-    to the first feature, bin and side, in that order."""
-    candidates = gains[features]
-    valid = np.isfinite(candidates)
-    if not valid.any():
-        return -1, -1, 0, 0.0
-    scores = np.where(valid, candidates, -np.inf)
-    if noise_sd > 0.0:
-        scores = scores + np.where(valid, rng.standard_normal(scores.shape) * noise_sd, 0.0)
-    i, b, side = np.unravel_index(int(np.argmax(scores)), scores.shape)
-    return int(features[i]), int(b), int(side), float(candidates[i, b, side])
+@jit
+def best_candidate(gains, features, explained, noise):
+    """The best candidate of ``gains`` (``level_gains``) among ``features``: (index in
+    ``features``, cut bin, side), index -1 when no candidate exists.
+
+    Without ``noise`` (shape (0, 0, 0)) the largest gain wins. With it (float64, shape
+    (len(features), max_bins, 2): a normal draw per candidate) a candidate scores
+    ``sqrt(gain + explained) + noise``, the square root of what its children explain over
+    the level (``explained``: what the level's nodes explain, ``sum G^2 / (H + l2)`` for
+    newton), which is CatBoost's cosine score when the hessians are the weights, and the
+    scale its ``random_strength`` noise is drawn in. Ties go to the first feature, bin and
+    side, in that order.
+    """
+    noisy = noise.shape[0] > 0
+    best_score = -np.inf
+    best = (-1, -1, 0)
+    for i in range(len(features)):
+        feature = features[i]
+        for b in range(gains.shape[1]):
+            for side in range(2):
+                gain = gains[feature, b, side]
+                if gain == -np.inf:
+                    continue
+                score = np.sqrt(max(gain + explained, 0.0)) + noise[i, b, side] if noisy else gain
+                if score > best_score:
+                    best_score = score
+                    best = (i, b, side)
+    return best
+
+
+def _explained(criterion: int, node_totals: np.ndarray, l2: float) -> float:
+    """What the values of a level's nodes explain, summed: ``G^2 / (H + l2)`` (newton) or
+    ``(sum w y)^2 / W`` (variance), each node's cost without a value less its cost
+    (``_criteria.moment_cost``); ``node_totals`` as ``level_gains`` takes them."""
+    total = 0.0
+    for first, second, _, weight in node_totals:
+        cost = _criteria.moment_cost(criterion, first, second, weight, l2)
+        total += (second if criterion == _criteria.VARIANCE else 0.0) - cost
+    return total
 
 
 def grow_symmetric_tree(
@@ -324,7 +394,7 @@ def grow_symmetric_tree(
     features : int32 array, default=None
         The only features the tree may split on (a per-tree feature fraction).
     noise_sd : float
-        Deviation of the normal noise added to every candidate's scaled gain.
+        Deviation of the normal noise added to every candidate's score (``best_candidate``).
 
     Returns
     -------
@@ -348,12 +418,21 @@ def grow_symmetric_tree(
         drawn = allowed
         if params.max_features < len(allowed):
             drawn = np.sort(rng.choice(allowed, params.max_features, replace=False)).astype(np.int32)
+        node_totals = children[:n_nodes, 0, : data.n_bins[0]].sum(axis=1)
         level_gains(
-            children, n_nodes, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
+            children, node_totals, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
             params.min_child_weight, params.min_samples_leaf, params.missing_direction, memory.gains,
         )  # fmt: skip
-        feature, cut_bin, side, gain = _best_candidate(memory.gains, drawn, noise_sd * (1.0 / scale), rng)
-        if feature < 0 or gain * scale <= params.min_gain_to_split:
+        noise, explained = np.zeros((0, 0, 0)), 0.0
+        if noise_sd > 0.0:
+            noise = rng.standard_normal((len(drawn), memory.gains.shape[1], 2)) * noise_sd
+            explained = _explained(params.criterion, node_totals, params.l2_regularization)
+        index, cut_bin, side = best_candidate(memory.gains, drawn, explained, noise)
+        if index < 0:
+            break
+        feature = int(drawn[index])
+        gain = float(memory.gains[feature, cut_bin, side])
+        if gain * scale <= params.min_gain_to_split:
             break
         occupied = children[:n_nodes, feature, : data.n_bins[feature], _COUNT].sum(axis=0) > 0
         if missing_bins[feature] >= 0:
@@ -397,8 +476,7 @@ def _level_tree(
         nodes["threshold"][level_nodes] = _splitter.threshold(data.bin_thresholds, data.bin_values, feature, cut_bin, next_bin)
         missing_left[level_nodes] = side
         feature_gains[feature] += gain
-    for k in range(len(counts)):
-        row_leaf[order[node_start[k] : node_start[k + 1]]] = first_leaf + k
+    row_leaf[order] = first_leaf + leaf_of_position
     sums = subtree_sums(nodes, leaf_stats)
     return Tree(
         nodes=nodes, missing_left=missing_left, values=np.zeros(n_nodes, dtype=FLOAT_DTYPE),
