@@ -233,3 +233,25 @@ def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
     totals = np.array([[2.0, 3.0, 5.0, 4.0], [-1.0, 1.0, 2.0, 2.0]])
     assert _symmetric._explained(_criteria.NEWTON, totals, 1.0) == pytest.approx(4 / 4 + 1 / 2)
     assert _symmetric._explained(_criteria.VARIANCE, totals, 0.0) == pytest.approx(4 / 4 + 1 / 2)
+
+
+def test_the_oblivious_predictor_sums_what_the_node_walk_sums_bit_for_bit(missing_ranking):
+    import scipy.sparse
+
+    from forestrank._tree import _predictor
+
+    X, y, qid = missing_ranking
+    model = LambdaMART(n_estimators=12, grow_policy="symmetric", max_depth=5, random_state=0).fit(X, y, qid=qid)
+    assert model._oblivious is not None
+    X_new = np.vstack([X, np.full((3, X.shape[1]), np.nan), X[:5] * 1.5])
+    walked = np.zeros(len(X_new))
+    _predictor.add_tree_values(
+        X_new, model._forest_nodes, model._forest_missing_left, model._tree_offsets, model._predict_pass_bytes, walked
+    )
+    np.testing.assert_array_equal(model._sum_trees(X_new), walked)
+    staged = list(model.staged_predict(X_new))
+    np.testing.assert_array_equal(staged[-1], model.predict(X_new))
+    dense = np.nan_to_num(X_new, nan=0.0)
+    np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(dense)), model.predict(dense))
+    # One tree that is not symmetric and the ensemble walks its nodes.
+    assert _predictor.symmetric_levels(LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid).trees_) is None

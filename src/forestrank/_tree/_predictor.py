@@ -183,3 +183,80 @@ def apply_tree(X, nodes, missing_left, out):
             else:
                 node = record["left"] + 1
         out[i] = node
+
+
+@jit
+def add_oblivious_values(X, features, thresholds, missing_left, depths, leaf_values, leaf_offsets, trees, out):
+    """``add_tree_values`` for symmetric (oblivious) trees: a row's leaf is the bits of its
+    ``depth`` comparisons, one per level, with no node to load between them.
+
+    Each row sums its trees in the order of ``trees``, as ``add_tree_values`` does, so the
+    two kernels' sums are equal bit for bit.
+
+    Parameters
+    ----------
+    X : float64 or float32 array of shape (n_rows, n_features), C order
+    features, thresholds, missing_left : arrays of shape (n_all_trees, max_depth)
+        int32, float64 and uint8: each level's split (``symmetric_levels``).
+    depths : int64 array of shape (n_all_trees,)
+    leaf_values : float64 array
+        Every tree's ``2 ** depth`` leaf values, back to back, in leaf order (level-ordered
+        leaf ``k`` is the row whose comparisons spell ``k``, first level highest).
+    leaf_offsets : int64 array of shape (n_all_trees,)
+        First leaf value of each tree.
+    trees : int64 array of shape (n_trees,)
+        The trees summed.
+    out : float64 array of shape (n_rows,)
+        Accumulator, updated in place.
+    """
+    for row in range(X.shape[0]):
+        total = out[nowrap(row)]
+        for i in range(len(trees)):
+            t = trees[nowrap(i)]
+            leaf = 0
+            for level in range(depths[nowrap(t)]):
+                value = X[nowrap(row), nowrap(features[nowrap(t), nowrap(level)])]
+                left = value <= thresholds[nowrap(t), nowrap(level)] or (
+                    value != value and missing_left[nowrap(t), nowrap(level)] == 1
+                )
+                leaf = 2 * leaf + (0 if left else 1)
+            total += leaf_values[nowrap(leaf_offsets[nowrap(t)] + leaf)]
+        out[nowrap(row)] = total
+
+
+def symmetric_levels(trees: list) -> tuple | None:
+    """The arrays of ``add_oblivious_values`` for ``trees`` (``Tree`` objects), or None when one
+    of them is not a level-ordered symmetric tree (``_tree/_symmetric.py``): a tree of depth
+    ``d`` with ``2 ** (d + 1) - 1`` nodes, node ``k``'s children ``2k + 1`` and ``2k + 2``, and
+    one feature, threshold and missing direction per level."""
+    if not trees:
+        return None
+    depths = np.empty(len(trees), dtype=np.int64)
+    for i, tree in enumerate(trees):
+        n_nodes = tree.node_count
+        depth = int(np.log2(n_nodes + 1)) - 1
+        internal = np.arange(2**depth - 1)
+        nodes = tree.nodes
+        if 2 ** (depth + 1) - 1 != n_nodes or (nodes["feature"][internal] < 0).any() or (nodes["feature"][2**depth - 1 :] >= 0).any():
+            return None
+        if not np.array_equal(nodes["left"][internal], 2 * internal + 1):
+            return None
+        for level in range(depth):
+            level_nodes = slice(2**level - 1, 2 ** (level + 1) - 1)
+            for column in (nodes["feature"][level_nodes], nodes["threshold"][level_nodes], tree.missing_left[level_nodes]):
+                if (column != column[0]).any():
+                    return None
+        depths[i] = depth
+    max_depth = max(int(depths.max()), 1)
+    features = np.zeros((len(trees), max_depth), dtype=np.int32)
+    thresholds = np.zeros((len(trees), max_depth))
+    missing_left = np.zeros((len(trees), max_depth), dtype=np.uint8)
+    leaf_offsets = np.concatenate(([0], np.cumsum(2**depths)[:-1])).astype(np.int64)
+    leaf_values = np.empty(int((2**depths).sum()))
+    for i, (tree, depth) in enumerate(zip(trees, depths)):
+        first_nodes = 2 ** np.arange(depth) - 1
+        features[i, :depth] = tree.nodes["feature"][first_nodes]
+        thresholds[i, :depth] = tree.nodes["threshold"][first_nodes]
+        missing_left[i, :depth] = tree.missing_left[first_nodes]
+        leaf_values[leaf_offsets[i] : leaf_offsets[i] + 2**depth] = tree.nodes["threshold"][2**depth - 1 :]
+    return features, thresholds, missing_left, depths, leaf_values, leaf_offsets

@@ -29,6 +29,7 @@ from .._numba.jit import jit
 from .._numba.bits import sign_mask
 from .._numba.pair_add import add_pair
 from . import _criteria, _scans, _splitter
+from ._grow import TrainingSet, TreeParams
 from ._tree import Tree, subtree_sums
 
 # The deepest symmetric tree: 2**12 leaves, each with a histogram of every feature.
@@ -363,9 +364,9 @@ def _explained(criterion: int, node_totals: np.ndarray, l2: float) -> float:
 
 
 def grow_symmetric_tree(
-    data: "object",
+    data: TrainingSet,
     weights: np.ndarray,
-    params: "object",
+    params: TreeParams,
     rng: np.random.Generator,
     row_leaf: np.ndarray,
     memory: SymmetricTreeMemory,
@@ -451,7 +452,7 @@ def grow_symmetric_tree(
 
 
 def _level_tree(
-    data: "object", splits: list, order: np.ndarray, node_start: np.ndarray, weights: np.ndarray, row_leaf: np.ndarray,
+    data: TrainingSet, splits: list, order: np.ndarray, node_start: np.ndarray, weights: np.ndarray, row_leaf: np.ndarray,
     n_features: int,
 ) -> Tree:  # fmt: skip
     """The node table of a symmetric tree of ``splits`` (feature, cut bin, the next bin occupied

@@ -299,6 +299,9 @@ class TreeEnsembleMixin:
         self._forest_missing_left = missing_left
         self._tree_offsets = offsets
         self._deep_trees = bool(nodes.nbytes > _predictor.DEEP_TREE_BYTES * len(sizes))
+        # Symmetric trees are also kept level by level: a row's leaf is then the bits of its
+        # comparisons (``_predictor.add_oblivious_values``).
+        self._oblivious = _predictor.symmetric_levels(self.trees_)
 
     def average_cost(self, X: object = None, qid: object = None, early_exit: EarlyExit | None = None) -> float:
         """``c_H``, the mean cost of scoring a document (Mohan's thesis, Eqs. 6.2-6.4).
@@ -375,22 +378,20 @@ class TreeEnsembleMixin:
             for start, stop, rows in dense_blocks(X):
                 out[start:stop] = self._sum_trees(rows, trees)
             return out
-        offsets = np.ascontiguousarray(self._tree_offsets[trees])
-        nodes = self._forest_nodes
-        missing_left = self._forest_missing_left
-        add_tree_values = _predictor.add_deep_tree_values if self._deep_trees else _predictor.add_tree_values
+        if self._oblivious is not None:
+            tree_ids = np.arange(len(self.trees_), dtype=np.int64)[trees]
+            kernel, arguments = _predictor.add_oblivious_values, (*self._oblivious, tree_ids)
+        else:
+            add_tree_values = _predictor.add_deep_tree_values if self._deep_trees else _predictor.add_tree_values
+            offsets = np.ascontiguousarray(self._tree_offsets[trees])
+            kernel = add_tree_values
+            arguments = (self._forest_nodes, self._forest_missing_left, offsets, self._predict_pass_bytes)
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         if len(ranges) == 1:  # no joblib round trip for small batches
-            add_tree_values(X, nodes, missing_left, offsets, self._predict_pass_bytes, out)
+            kernel(X, *arguments, out)
         else:
-            run_in_threads(
-                (
-                    delayed(add_tree_values)(X[a:b], nodes, missing_left, offsets, self._predict_pass_bytes, out[a:b])
-                    for a, b in ranges
-                ),
-                len(ranges),
-            )
+            run_in_threads((delayed(kernel)(X[a:b], *arguments, out[a:b]) for a, b in ranges), len(ranges))
         return out
 
     def __getstate__(self) -> dict:
@@ -399,6 +400,7 @@ class TreeEnsembleMixin:
         state.pop("_forest_missing_left", None)
         state.pop("_tree_offsets", None)
         state.pop("_deep_trees", None)
+        state.pop("_oblivious", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
