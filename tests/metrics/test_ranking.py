@@ -229,6 +229,7 @@ def ranx():
     return ranx
 
 
+@pytest.mark.slow  # ranx compiles its numba kernels on first use: half a minute on two cores
 @given(data=rankings(min_size=2, max_size=10, max_queries=5, distinct_scores=True))
 def test_input_order_equals_ranx_on_tie_free_data(ranx, data):
     queries, ids = data

@@ -14,7 +14,9 @@ def training_set(X, targets, leaf_targets=None, max_bins=255):
     binner = BinMapper(max_bins).fit(X)
     thresholds, values = binner.padded_tables()
     targets = np.asarray(targets, dtype=float).reshape(len(X), -1)
-    leaf = targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float)  # empty: no values
+    # Contiguous, as the estimators pass them: a strided column would compile the builder
+    # once more, for arrays of any layout.
+    leaf = np.ascontiguousarray(targets[:, 0] if leaf_targets is None else np.asarray(leaf_targets, dtype=float))  # empty: no values
     training = TrainingSet(
         binner.transform(X), binner.n_bins_, thresholds, values, targets, leaf, missing_bins=binner.missing_bins_
     )
