@@ -21,6 +21,7 @@ ESTIMATORS = [
     LambdaMART(n_estimators=10, objective="mart", random_state=0),
     LambdaMART(n_estimators=10, objective="mcrank", random_state=0),
     LambdaMART(n_estimators=10, objective="cumulative", random_state=0),
+    LambdaMART(n_estimators=10, objective="yetirank", grow_policy="symmetric", bagging_temperature=1.0, random_state=0),
     PLRank(n_estimators=10, random_state=0),
     BROOF(n_estimators=3, n_trees=3, random_state=0),
 ]

@@ -255,3 +255,26 @@ def test_the_oblivious_predictor_sums_what_the_node_walk_sums_bit_for_bit(missin
     np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(dense)), model.predict(dense))
     # One tree that is not symmetric and the ensemble walks its nodes.
     assert _predictor.symmetric_levels(LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid).trees_) is None
+
+
+def test_a_query_of_weight_two_grows_the_trees_of_that_query_twice(missing_ranking):
+    """LambdaRank's gradients are per query: a query weighted 2 adds twice its gradients and
+    hessians to every histogram, as a copy of it under another query id does."""
+    X, y, qid = missing_ranking
+    X = np.round(X, 1)  # under 255 values a feature: one bin per value, whatever rows are copied
+    settings = dict(n_estimators=5, grow_policy="symmetric", min_samples_leaf=1, min_child_weight=0.0, random_state=0)
+    first = qid == qid[0]
+    weights = np.where(first, 2.0, 1.0)
+    weighted = LambdaMART(**settings).fit(X, y, qid=qid, sample_weight=weights)
+    copied = LambdaMART(**settings).fit(
+        np.vstack([X, X[first]]), np.concatenate([y, y[first]]), qid=np.concatenate([qid, np.full(first.sum(), qid.max() + 1)])
+    )
+    for a, b in zip(weighted.trees_, copied.trees_):
+        np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
+        np.testing.assert_array_equal(a.nodes["threshold"][a.nodes["feature"] >= 0], b.nodes["threshold"][b.nodes["feature"] >= 0])
+    np.testing.assert_allclose(weighted.predict(X), copied.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_histograms_beyond_the_memory_bound_are_refused_before_any_allocation():
+    with pytest.raises(ValueError, match=r"symmetric trees of depth 12 on 700 features of 256 bins need 21\.9 GiB"):
+        _symmetric.SymmetricTreeMemory(700, 256, 12)

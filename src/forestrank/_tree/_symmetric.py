@@ -4,7 +4,7 @@ CatBoost grows such trees by default (Prokhorenkova et al., "CatBoost: unbiased
 boosting with categorical features", NeurIPS 2018, §5 and appendix): a level chooses
 the (feature, cut) whose gain *summed over the level's nodes* is largest, and every
 node of the level splits on it. A tree of depth ``d`` then has ``2**d`` leaves, a
-row's leaf is the ``d`` bits of its ``d`` comparisons (``predict_oblivious``), and the
+row's leaf is the ``d`` bits of its ``d`` comparisons (``_predictor.add_oblivious_values``), and the
 tree is a strong regulariser: a split must help the whole level, not one node.
 
 The level's search reads per-node histograms, summed as the engine's pool sums them
@@ -34,6 +34,8 @@ from ._tree import Tree, subtree_sums
 
 # The deepest symmetric tree: 2**12 leaves, each with a histogram of every feature.
 MAX_DEPTH = 12
+# At most this many bytes of histograms (two levels' worth) for one fit's symmetric trees.
+MAX_HISTOGRAM_BYTES = 1 << 31
 
 # Columns of a node's histogram bin: the two moments, the row count and the weight (two
 # pairs, each added as one vector: ``_numba/pair_add.py``).
@@ -312,6 +314,12 @@ class SymmetricTreeMemory:
     the candidates' gains and the rows' grouping."""
 
     def __init__(self, n_features: int, max_bins: int, depth: int) -> None:
+        needed = 2 * 2 ** max(depth - 1, 0) * n_features * max_bins * _N_COLUMNS * np.dtype(FLOAT_DTYPE).itemsize
+        if needed > MAX_HISTOGRAM_BYTES:
+            raise ValueError(
+                f"symmetric trees of depth {depth} on {n_features} features of {max_bins} bins need {needed / 2**30:.1f} GiB "
+                f"of histograms (at most {MAX_HISTOGRAM_BYTES / 2**30:.0f} GiB): lower max_depth or max_bins."
+            )
         self.histograms = _histogram_buffers(n_features, max_bins, depth)
         self.gains = np.empty((n_features, max_bins, 2), dtype=FLOAT_DTYPE)
         self.n_rows = -1
