@@ -214,21 +214,27 @@ def test_depthwise_trees_grow_level_by_level(missing_ranking):
 
 
 def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
+    from forestrank._tree import _rng
+
     rng = np.random.default_rng(2)
     gains = rng.uniform(0.0, 5.0, size=(4, 6, 2))
     gains[1, 3:] = -np.inf  # no cut there
     features = np.array([3, 1, 0], dtype=np.int32)
-    assert _symmetric.best_candidate(gains, features, 0.0, np.zeros((0, 0, 0))) == tuple(
+    state = np.array([12345, 678], dtype=np.uint64)
+    assert _symmetric.best_candidate(gains, features, 0.0, 0.0, state.copy()) == tuple(
         [int(i) for i in np.unravel_index(np.argmax(gains[features]), (3, 6, 2))]
     )
-    noise = rng.normal(size=(3, 6, 2))
-    explained = 7.5
+    explained, noise_sd = 7.5, 0.3
+    # The same draws, in candidate order, from a copy of the generator: every candidate is
+    # within reach of the best at this deviation.
+    copy = state.copy()
+    draws = np.array([_rng.standard_normal(copy) for _ in range(int(np.isfinite(gains[features]).sum()))])
     finite = np.isfinite(gains[features])
-    scores = np.where(finite, np.sqrt(np.where(finite, gains[features], 0.0) + explained) + noise, -np.inf)
-    assert _symmetric.best_candidate(gains, features, explained, noise) == tuple(
-        [int(i) for i in np.unravel_index(np.argmax(scores), scores.shape)]
-    )
-    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, np.zeros((0, 0, 0)))[0] == -1
+    scores = np.full(gains[features].shape, -np.inf)
+    scores[finite] = np.sqrt(gains[features][finite] + explained) + noise_sd * draws
+    expected = tuple(int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
+    assert _symmetric.best_candidate(gains, features, explained, noise_sd, state.copy()) == expected
+    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, 0.0, state.copy())[0] == -1
     # What a level's nodes explain: G^2 / (H + l2) each (newton), (sum w y)^2 / W (variance).
     totals = np.array([[2.0, 3.0, 5.0, 4.0], [-1.0, 1.0, 2.0, 2.0]])
     assert _symmetric._explained(_criteria.NEWTON, totals, 1.0) == pytest.approx(4 / 4 + 1 / 2)

@@ -28,7 +28,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
 from .._numba.bits import sign_mask
 from .._numba.pair_add import add_pair
-from . import _criteria, _scans, _splitter
+from . import _criteria, _rng, _scans, _splitter
 from ._grow import TrainingSet, TreeParams
 from ._tree import Tree, subtree_sums
 
@@ -330,20 +330,26 @@ class SymmetricTreeMemory:
             self.scratch = np.empty(n_tree_rows, dtype=INDEX_DTYPE)
 
 
+# A candidate whose noise-free score is this many deviations below the best one's cannot
+# win: both normal draws would have to be over half as many deviations from 0 (probability
+# below 1e-17), so such candidates draw no noise.
+_NOISE_REACH = 17.0
+
+
 @jit
-def best_candidate(gains, features, explained, noise):
+def best_candidate(gains, features, explained, noise_sd, rng_state):
     """The best candidate of ``gains`` (``level_gains``) among ``features``: (index in
     ``features``, cut bin, side), index -1 when no candidate exists.
 
-    Without ``noise`` (shape (0, 0, 0)) the largest gain wins. With it (float64, shape
-    (len(features), max_bins, 2): a normal draw per candidate) a candidate scores
-    ``sqrt(gain + explained) + noise``, the square root of what its children explain over
-    the level (``explained``: what the level's nodes explain, ``sum G^2 / (H + l2)`` for
-    newton), which is CatBoost's cosine score when the hessians are the weights, and the
-    scale its ``random_strength`` noise is drawn in. Ties go to the first feature, bin and
-    side, in that order.
+    Without noise (``noise_sd`` 0) the largest gain wins. With it, a candidate scores
+    ``sqrt(gain + explained) + noise_sd * z``, ``z`` a standard normal draw from
+    ``rng_state`` (uint64, (2,): ``_rng.standard_normal``): the square root of what its children explain
+    over the level (``explained``: what the level's nodes explain, ``sum G^2 / (H + l2)``
+    for newton), which is CatBoost's cosine score when the hessians are the weights, and
+    the scale its ``random_strength`` noise is drawn in. Only candidates within
+    ``_NOISE_REACH`` deviations of the best noise-free score draw, in candidate order.
+    Ties go to the first feature, bin and side, in that order.
     """
-    noisy = noise.shape[0] > 0
     best_score = -np.inf
     best = (-1, -1, 0)
     for i in range(len(features)):
@@ -353,7 +359,25 @@ def best_candidate(gains, features, explained, noise):
                 gain = gains[feature, b, side]
                 if gain == -np.inf:
                     continue
-                score = np.sqrt(max(gain + explained, 0.0)) + noise[i, b, side] if noisy else gain
+                score = np.sqrt(max(gain + explained, 0.0)) if noise_sd > 0.0 else gain
+                if score > best_score:
+                    best_score = score
+                    best = (i, b, side)
+    if noise_sd == 0.0 or best[0] < 0:
+        return best
+    floor = best_score - _NOISE_REACH * noise_sd
+    best_score = -np.inf
+    for i in range(len(features)):
+        feature = features[i]
+        for b in range(gains.shape[1]):
+            for side in range(2):
+                gain = gains[feature, b, side]
+                if gain == -np.inf:
+                    continue
+                score = np.sqrt(max(gain + explained, 0.0))
+                if score < floor:
+                    continue
+                score += noise_sd * _rng.standard_normal(rng_state)
                 if score > best_score:
                     best_score = score
                     best = (i, b, side)
@@ -396,7 +420,7 @@ def grow_symmetric_tree(
         tree is then shallower), ``max_features`` (candidate features drawn per
         level), ``missing_direction`` (``LEARN``, ``LEFT`` or ``RIGHT``).
     rng : numpy Generator
-        The level's feature draws and the score noise.
+        The levels' feature draws and the seed of the score noise.
     row_leaf : int64 array of shape (n_rows,)
         Receives the leaf node of every row of positive weight (others untouched).
     memory : SymmetricTreeMemory
@@ -415,6 +439,7 @@ def grow_symmetric_tree(
     missing_bins = data.missing_bins if data.missing_bins is not None else np.full(n_features, -1, dtype=np.int32)
     order = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     memory.reserve(len(order))
+    rng_state = rng.integers(1, 2**63, size=2).astype(np.uint64)  # the noise's generator (``_rng``), never all zero
     allowed = np.arange(n_features, dtype=np.int32) if features is None else np.asarray(features, dtype=np.int32)
     n_blocks = min(numba.get_num_threads(), n_features)
     scale = _criteria.gain_scale(params.criterion, float(weights[order].sum()))
@@ -432,11 +457,8 @@ def grow_symmetric_tree(
             children, node_totals, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
             params.min_child_weight, params.min_samples_leaf, params.missing_direction, memory.gains,
         )  # fmt: skip
-        noise, explained = np.zeros((0, 0, 0)), 0.0
-        if noise_sd > 0.0:
-            noise = rng.standard_normal((len(drawn), memory.gains.shape[1], 2)) * noise_sd
-            explained = _explained(params.criterion, node_totals, params.l2_regularization)
-        index, cut_bin, side = best_candidate(memory.gains, drawn, explained, noise)
+        explained = _explained(params.criterion, node_totals, params.l2_regularization) if noise_sd > 0.0 else 0.0
+        index, cut_bin, side = best_candidate(memory.gains, drawn, explained, noise_sd, rng_state)
         if index < 0:
             break
         feature = int(drawn[index])
