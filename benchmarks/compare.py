@@ -414,11 +414,11 @@ def load_splits(data: str, datasets: Path, folds: list[int]) -> list[tuple]:
         folder = datasets / "LightGBM-lambdarank-example"
         (X, y, qid), (X_test, y_test, qid_test) = (load_letor(folder / f"rank.{part}", n_features=300) for part in ("train", "test"))
         return [(X, y, qid, X_test, y_test, qid_test, None)]
-    if data == "longlists":  # long queries, three grades, many ties: 5 folds of 100 test queries
+    if data == "longlists":  # a small collection of long queries, three grades, many ties: 5 folds of 50 test queries
         X, y, qid = make_ranking(
-            n_queries=500, docs_per_query=(100, 200), n_features=46, n_grades=3, noise=1.0, random_state=0
+            n_queries=250, docs_per_query=(100, 200), n_features=46, n_grades=3, noise=1.0, random_state=0
         )
-        folds_of_query = np.arange(500) % 5
+        folds_of_query = np.arange(250) % 5
         splits = []
         for fold in folds:
             test = folds_of_query[qid] == fold - 1
