@@ -178,7 +178,8 @@ def level_gains(histograms, node_totals, features, n_bins, missing_bins, criteri
         Each feature's bins, the missing bin included (the histograms' bins read).
     missing_bins : int32 array of shape (n_features,)
         Each feature's missing bin (its last), -1 without one.
-    criterion, l2, min_child_weight, min_samples_leaf : the tree's parameters
+    criterion, l2, min_child_weight, min_samples_leaf : the tree's parameters (floats but the
+        criterion: one compiled signature whatever the caller passes)
     missing_direction : int
         ``_scans.LEARN``, ``LEFT`` or ``RIGHT``: the sides the missing rows are tried on
         (a feature without a missing bin is tried once, its missing values sent right
@@ -350,6 +351,20 @@ def best_candidate(gains, features, explained, noise_sd, rng_state):
     ``_NOISE_REACH`` deviations of the best noise-free score draw, in candidate order.
     Ties go to the first feature, bin and side, in that order.
     """
+    best, best_score = _scan_candidates(gains, features, explained, noise_sd > 0.0, -np.inf, 0.0, rng_state)
+    if noise_sd == 0.0 or best[0] < 0:
+        return best
+    floor = best_score - _NOISE_REACH * noise_sd
+    best, _ = _scan_candidates(gains, features, explained, noise_sd > 0.0, floor, noise_sd, rng_state)
+    return best
+
+
+@jit
+def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_state):
+    """One pass of ``best_candidate`` over the candidates in order: each scores its gain, or
+    ``sqrt(gain + explained)`` when ``rooted``; those below ``floor`` are skipped, the others
+    add ``noise_sd`` times a standard normal draw when ``noise_sd`` > 0. Returns the best
+    candidate (index in ``features``, bin, side; index -1 for none) and its score."""
     best_score = -np.inf
     best = (-1, -1, 0)
     for i in range(len(features)):
@@ -359,29 +374,15 @@ def best_candidate(gains, features, explained, noise_sd, rng_state):
                 gain = gains[feature, b, side]
                 if gain == -np.inf:
                     continue
-                score = np.sqrt(max(gain + explained, 0.0)) if noise_sd > 0.0 else gain
-                if score > best_score:
-                    best_score = score
-                    best = (i, b, side)
-    if noise_sd == 0.0 or best[0] < 0:
-        return best
-    floor = best_score - _NOISE_REACH * noise_sd
-    best_score = -np.inf
-    for i in range(len(features)):
-        feature = features[i]
-        for b in range(gains.shape[1]):
-            for side in range(2):
-                gain = gains[feature, b, side]
-                if gain == -np.inf:
-                    continue
-                score = np.sqrt(max(gain + explained, 0.0))
+                score = np.sqrt(max(gain + explained, 0.0)) if rooted else gain
                 if score < floor:
                     continue
-                score += noise_sd * _rng.standard_normal(rng_state)
+                if noise_sd > 0.0:
+                    score += noise_sd * _rng.standard_normal(rng_state)
                 if score > best_score:
                     best_score = score
                     best = (i, b, side)
-    return best
+    return best, best_score
 
 
 def _explained(criterion: int, node_totals: np.ndarray, l2: float) -> float:
@@ -455,7 +456,7 @@ def grow_symmetric_tree(
         node_totals = children[:n_nodes, 0, : data.n_bins[0]].sum(axis=1)
         level_gains(
             children, node_totals, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
-            params.min_child_weight, params.min_samples_leaf, params.missing_direction, memory.gains,
+            float(params.min_child_weight), float(params.min_samples_leaf), params.missing_direction, memory.gains,
         )  # fmt: skip
         explained = _explained(params.criterion, node_totals, params.l2_regularization) if noise_sd > 0.0 else 0.0
         index, cut_bin, side = best_candidate(memory.gains, drawn, explained, noise_sd, rng_state)
