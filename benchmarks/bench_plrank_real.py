@@ -16,7 +16,7 @@ Data:
 
 The synthetic sets train on 80% of their queries and test on the rest. Contenders (300
 iterations, 31 leaves, learning rate 0.05, 20 documents per leaf, seed 0): LambdaMART;
-PLRank with its defaults (``top_k=30``, three ground-truth permutations,
+PLRank with its defaults (``top_k=30``, ten ground-truth permutations,
 ``skip_tied_tail=True``); the paper's objective with one permutation (``top_k=10``) and
 with one knob changed at a time (``top_k=30``, ``n_permutations=3``, the paper's
 recommended ``obj=3``, ``skip_tied_tail=True``); and pairs and longer horizons of them
@@ -43,6 +43,7 @@ SETS = ("mq2008", "lightgbm", "three-long", "five-web")
 PAPER = {"top_k": 10, "n_permutations": 1, "skip_tied_tail": False}  # the paper's objective, one permutation
 VARIANTS = {
     "PLRank defaults": {},
+    "PLRank n_permutations=3": {"n_permutations": 3},
     "PLRank paper (top_k=10)": PAPER,
     "PLRank paper top_k=30": {**PAPER, "top_k": 30},
     "PLRank paper n_permutations=3": {**PAPER, "n_permutations": 3},

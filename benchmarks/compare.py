@@ -303,6 +303,8 @@ PLRANK_PAPER = {"top_k": 10, "n_permutations": 1, "skip_tied_tail": False}
 CONTENDERS["plrank"] = [
     Contender("forestrank PLRank", _plrank, "qid"),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
+    Contender("forestrank PLRank n_permutations=3", functools.partial(_plrank, n_permutations=3), "qid"),
+    Contender("forestrank PLRank n_permutations=10", functools.partial(_plrank, n_permutations=10), "qid"),
     Contender("forestrank PLRank paper top_k=10", functools.partial(_plrank, **PLRANK_PAPER), "qid"),
     Contender(
         "forestrank PLRank paper top_k=10 n_permutations=20", functools.partial(_plrank, **{**PLRANK_PAPER, "n_permutations": 20}), "qid"
