@@ -93,6 +93,11 @@ QUANTIZED_MODELS = {
         n_estimators=3, subsample=0.7, subsample_level="document", quantized_gradients=16, random_state=0
     ),  # fmt: skip
     "err pairs": lambda: LambdaMART(n_estimators=3, lambdarank_metric="err", quantized_gradients=16, random_state=0),
+    "bayesian bagging of queries": lambda: LambdaMART(n_estimators=3, bagging_temperature=1.0, quantized_gradients=16, random_state=0),
+    "bayesian bagging and subsample of documents": lambda: LambdaMART(
+        n_estimators=3, subsample=0.8, subsample_level="document", bagging_temperature=0.5, quantized_gradients=16,
+        random_state=0,
+    ),  # fmt: skip
     # The objectives that draw at random: each partition draws its rows' share of the fit's draws.
     "plrank": lambda: PLRank(n_estimators=3, top_k=5, n_permutations=4, quantized_gradients=16, random_state=0),
     "xendcg": lambda: LambdaMART(n_estimators=3, objective="xendcg", quantized_gradients=16, random_state=0),

@@ -637,21 +637,31 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raw[:, output] += self._sum_trees(X, slice(output, None, self.n_outputs_))
         return raw
 
+    def _samples_units(self) -> bool:
+        """Whether a tree's rows weigh other than 1 (``subsample`` or ``bagging_temperature``)."""
+        return self.subsample < 1.0 or self.bagging_temperature > 0.0
+
     def _subsample_mask(self, iteration: int, query_of_row: np.ndarray) -> np.ndarray:
-        """1 for the rows (whole queries with ``subsample_level="query"``) drawn for this tree, else 0."""
+        """Each row's factor in this tree: 0 for the rows (whole queries with
+        ``subsample_level="query"``) not drawn, else its unit's Bayesian bagging weight (1
+        without)."""
+        if not self._samples_units():  # every row, with no draw: spare building the streams every iteration
+            return np.ones(len(query_of_row))
         by_query = self.subsample_level == "query"
-        n_units = int(query_of_row[-1]) + 1 if by_query else len(query_of_row)
-        if self.subsample == 1.0:  # every row, with no draw: spare building the stream every iteration
-            counts = np.ones(n_units)
-        else:
-            counts = self._subsample_counts(iteration, n_units)
-        if self.bagging_temperature > 0.0:
-            counts = counts * bayesian_weights(stream(self._entropy, (iteration, BAYESIAN_WEIGHTS)), n_units, self.bagging_temperature)
+        counts = self._subsample_counts(iteration, int(query_of_row[-1]) + 1 if by_query else len(query_of_row))
         return counts[query_of_row] if by_query else counts
 
     def _subsample_counts(self, iteration: int, n_units: int) -> np.ndarray:
-        """``_subsample_mask`` per unit (query or row, ``subsample_level``), float64 (n_units,)."""
-        return unit_counts(stream(self._entropy, (iteration, ROWS)), n_units, self.subsample, bootstrap=False)
+        """``_subsample_mask`` per unit (query or row, ``subsample_level``), float64 (n_units,):
+        the draw of ``subsample`` times the Bayesian bagging weights. A fit over partitions
+        takes each partition's share of it."""
+        counts = np.ones(n_units)
+        if self.subsample < 1.0:
+            counts = unit_counts(stream(self._entropy, (iteration, ROWS)), n_units, self.subsample, bootstrap=False)
+        if self.bagging_temperature > 0.0:
+            rng = stream(self._entropy, (iteration, BAYESIAN_WEIGHTS))
+            counts = counts * bayesian_weights(rng, n_units, self.bagging_temperature)
+        return counts
 
     def _tree_features(self, iteration: int, n_features: int) -> np.ndarray | None:
         """The features this iteration's trees may split on: ``feature_fraction`` of them,

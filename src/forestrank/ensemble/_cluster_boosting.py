@@ -766,10 +766,10 @@ class BoostingWorker(WorkerPartitions):
 
     def _iteration_weights(self, iteration: int) -> list:
         """Each partition's ``base_weight`` times its rows' share of the fit's ``subsample``
-        draw (``BaseBoostingRanker._subsample_counts`` over every partition's queries or
-        rows, in partition order), float64 (n_rows,) per partition."""
+        draw and Bayesian bagging weights (``BaseBoostingRanker._subsample_counts`` over every
+        partition's queries or rows, in partition order), float64 (n_rows,) per partition."""
         model = self.model
-        if model.subsample == 1.0:
+        if not model._samples_units():
             return [state.base_weight for state in self.states]
         by_query = model.subsample_level == "query"
         counts = model._subsample_counts(iteration, self.totals[1] if by_query else self.totals[0])
