@@ -302,26 +302,20 @@ def split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, miss
         new_start[2 * node + 2] = end
 
 
-def _histogram_buffers(n_features: int, max_bins: int, depth: int) -> tuple[np.ndarray, np.ndarray]:
-    """The two levels' histograms a tree of ``depth`` alternates between (the deepest searched
-    level has ``2 ** (depth - 1)`` nodes)."""
-    n_nodes = 2 ** max(depth - 1, 0)
-    shape = (n_nodes, n_features, max_bins, _N_COLUMNS)
-    return np.empty(shape, dtype=FLOAT_DTYPE), np.empty(shape, dtype=FLOAT_DTYPE)
-
-
 class SymmetricTreeMemory:
     """The buffers of the symmetric trees of one fit, allocated once: two levels' histograms,
     the candidates' gains and the rows' grouping."""
 
     def __init__(self, n_features: int, max_bins: int, depth: int) -> None:
-        needed = 2 * 2 ** max(depth - 1, 0) * n_features * max_bins * _N_COLUMNS * np.dtype(FLOAT_DTYPE).itemsize
+        # The two levels a tree alternates between; the deepest searched one has 2 ** (depth - 1) nodes.
+        shape = (2 ** max(depth - 1, 0), n_features, max_bins, _N_COLUMNS)
+        needed = 2 * int(np.prod(shape)) * np.dtype(FLOAT_DTYPE).itemsize
         if needed > MAX_HISTOGRAM_BYTES:
             raise ValueError(
                 f"symmetric trees of depth {depth} on {n_features} features of {max_bins} bins need {needed / 2**30:.1f} GiB "
                 f"of histograms (at most {MAX_HISTOGRAM_BYTES / 2**30:.0f} GiB): lower max_depth or max_bins."
             )
-        self.histograms = _histogram_buffers(n_features, max_bins, depth)
+        self.histograms = (np.empty(shape, dtype=FLOAT_DTYPE), np.empty(shape, dtype=FLOAT_DTYPE))
         self.gains = np.empty((n_features, max_bins, 2), dtype=FLOAT_DTYPE)
         self.n_rows = -1
 
@@ -435,9 +429,9 @@ def grow_symmetric_tree(
     Tree
         Level-ordered nodes (module docstring); the caller sets the values.
     """
-    X_binned = data.X_binned
+    binned = data.binned()
+    X_binned, missing_bins = binned.X_binned, binned.missing_bins
     n_features = X_binned.shape[1]
-    missing_bins = data.missing_bins if data.missing_bins is not None else np.full(n_features, -1, dtype=np.int32)
     order = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     memory.reserve(len(order))
     rng_state = rng.integers(1, 2**63, size=2).astype(np.uint64)  # the noise's generator (``_rng``), never all zero

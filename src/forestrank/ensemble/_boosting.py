@@ -268,7 +268,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for name, applies in refused.items():
             if applies:
                 raise ValueError(f"grow_policy='symmetric' cannot be combined with {name}; use grow_policy='lossguide'.")
-        depth = 6 if self.max_depth is None else self.max_depth
+        depth = self._max_depth()
         if depth > MAX_SYMMETRIC_DEPTH:
             raise ValueError(
                 f"max_depth={depth} is deeper than grow_policy='symmetric' grows (at most {MAX_SYMMETRIC_DEPTH}: "
@@ -1278,6 +1278,18 @@ class LambdaMART(BaseBoostingRanker):
         check_is_fitted(self)
         return self._grade_probabilities(self._raw_scores(self._validate_prediction_data(X)))
 
+    def _refuse_unless(self, objective: str, names: tuple, role: str) -> None:
+        """Refuse the parameters ``names``, which only ``objective`` reads (their ``role``), set
+        away from their defaults (those of ``__init__``) for another objective."""
+        if self.objective == objective:
+            return
+        defaults = inspect.signature(type(self).__init__).parameters
+        for name in names:
+            if getattr(self, name) != defaults[name].default:
+                raise ValueError(
+                    f"{name} {role}; objective={self.objective!r} has none. Got {name}={getattr(self, name)!r}."
+                )
+
     def _make_objective(self) -> RankingObjective:
         gain = self._gain()
         if self.relevance_weights != "linear" and self.objective not in GRADE_OBJECTIVES:
@@ -1290,13 +1302,10 @@ class LambdaMART(BaseBoostingRanker):
                 f"target chooses what objective='mart' regresses on; objective={self.objective!r} has its own "
                 f"targets. Got target={self.target!r}."
             )
-        if self.objective != "lambdarank":
-            for name, default in (("lambdarank_pair_method", "topk"), ("lambdarank_metric", "ndcg"), ("lambdarank_num_pair_per_sample", None)):
-                if getattr(self, name) != default:
-                    raise ValueError(
-                        f"{name} chooses LambdaRank's pairs and weights; objective={self.objective!r} has none. "
-                        f"Got {name}={getattr(self, name)!r}."
-                    )
+        self._refuse_unless(
+            "lambdarank", ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
+            "chooses LambdaRank's pairs and weights",
+        )
         if self.objective == "mart":
             return SquaredError(self.target, gain)
         if self.objective == "c-mart":
@@ -1308,13 +1317,7 @@ class LambdaMART(BaseBoostingRanker):
             return Softmax()
         if self.objective == "cumulative":
             return CumulativeSquaredError()
-        if self.objective != "yetirank":
-            for name, default in (("yetirank_permutations", 10), ("yetirank_decay", 0.85)):
-                if getattr(self, name) != default:
-                    raise ValueError(
-                        f"{name} sets YetiRank's noisy rankings; objective={self.objective!r} has none. "
-                        f"Got {name}={getattr(self, name)!r}."
-                    )
+        self._refuse_unless("yetirank", ("yetirank_permutations", "yetirank_decay"), "sets YetiRank's noisy rankings")
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
         if self.objective == "yetirank":
