@@ -388,7 +388,7 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
         )  # fmt: skip
     if pool.node_slot[node] == FILL_LATER:
         slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, -1, n_threads, node, remote)
+        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, np.int64(-1), n_threads, node, remote)
         pool.node_slot[node] = slot
     return pool.node_slot[node]
 

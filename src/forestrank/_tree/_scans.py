@@ -490,7 +490,7 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
         if (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin):
             gain = _criteria.candidate_gain(
                 params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
-                node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, False,
+                node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, np.bool_(False),
                 params.min_samples_leaf, params.min_child_weight, node.lower, node.upper, node.constraint,
             )  # fmt: skip
             if gain > best_gain:

@@ -69,7 +69,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
     cuts = pool.scan_cuts
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
-    drawn = 0
+    drawn = np.int64(0)
     while n_usable < params.max_features and drawn < len(features):
         first = drawn
         drawn = min(first + params.max_features - n_usable, len(features))

@@ -197,7 +197,7 @@ def level_gains(histograms, node_totals, features, n_bins, missing_bins, criteri
         max_bins = n_bins[feature]
         missing_bin = missing_bins[feature]
         gains[feature] = -np.inf
-        last_occupied = -1
+        last_occupied = np.int64(-1)
         for b in range(max_bins):
             if b == missing_bin:
                 continue

@@ -315,11 +315,13 @@ def parse_svmlight(buffer, fill, zero_based, X, y, qid, slow, to_csr, indptr, in
     n_bytes = len(buffer)
     position = 0
     line = 0
-    row = 0
-    n_columns = 0
+    # The counters handed to ``_read_line`` start as np.int64: a literal 0 would compile
+    # it a second time, for Literal[int](0) (``docs/design.md``, "Numba rules").
+    row = np.int64(0)
+    n_columns = np.int64(0)
     n_qid_rows = 0
-    n_slow = 0
-    entry = 0
+    n_slow = np.int64(0)
+    entry = np.int64(0)
     while position < n_bytes:
         line += 1
         line_end, data_end = _line_bounds(buffer, position, n_bytes)

@@ -148,7 +148,7 @@ def _rank_query(query_labels, query_scores, ties, ranked, block_starts):
             n_blocks += 1
         else:
             if ties == TIES_PESSIMISTIC and j - i > 1:
-                ranked[i:j] = np.sort(ranked[i:j])
+                ranked[i:j].sort()
             for p in range(i, j):
                 block_starts[n_blocks] = p
                 n_blocks += 1
