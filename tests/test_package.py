@@ -76,6 +76,40 @@ print(json.dumps(compiled))
     assert set(compiled.values()) == {0}
 
 
+@pytest.mark.slow  # a cold compile of four estimators' kernels
+def test_no_kernel_is_compiled_for_a_literal_argument(tmp_path):
+    """A literal handed to a jitted callee (``0``, ``-1``, ``False``) compiles it a second
+    time, for ``Literal[int](0)`` beside ``int64`` (``docs/design.md``, "Numba rules").
+    Every compilation of a cold start, nested ones included, must see plain types."""
+    path = tmp_path / "data.txt"
+    path.write_text("2 qid:1 1:0.5 3:1.5\n0 qid:1 2:0.25\n1 qid:2 1:1 2:2 3:3\n0 qid:2 1:0.5\n")
+    code = f"""
+import json, numpy as np
+from numba.core import event
+from forestrank import LambdaMART, RFPointRanker, load_letor, make_ranking, ndcg_score
+literal = []
+class Listener(event.Listener):
+    def on_start(self, data):
+        arguments = str(data.data.get("args"))
+        if "Literal" in arguments:
+            literal.append(str(data.data.get("dispatcher")) + arguments)
+    def on_end(self, data):
+        pass
+event.register("numba:compile", Listener())
+load_letor({str(path)!r})
+load_letor({str(path)!r}, dtype=np.float32)
+X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
+X[::5, 1] = np.nan
+ndcg_score(y, np.round(X[:, 0], 1), qid, ties="pessimistic")
+LambdaMART(n_estimators=2).fit(X, y, qid=qid)
+LambdaMART(n_estimators=2, grow_policy="symmetric").fit(X, y, qid=qid)
+RFPointRanker(n_estimators=2, criterion="entropy", missing_direction="separate").fit(X, y, qid=qid)
+print(json.dumps(literal))
+"""
+    literal = json.loads(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2"))
+    assert literal == []
+
+
 def test_jitted_and_interpreted_kernels_agree(tmp_path):
     """NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python; the results must match."""
     X, y, qid = make_ranking(n_queries=40, n_features=4, random_state=0)
