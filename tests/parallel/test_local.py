@@ -8,6 +8,7 @@ model must not depend on where.
 import os
 import subprocess
 import sys
+import threading
 
 import joblib
 import numpy as np
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from forestrank import BROOF, LambdaMART, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 from forestrank._tree._binning import BinMapper
-from forestrank.parallel._local import row_ranges, thread_count
+from forestrank.parallel._local import row_ranges, run_in_threads, thread_count
 
 PROCESS_BACKENDS = ["loky", "multiprocessing"]
 LOCAL_BACKENDS = ["threading", "sequential", *PROCESS_BACKENDS]
@@ -35,6 +36,17 @@ def test_row_ranges_tile_the_rows_in_aligned_ranges(n_rows, n_jobs, min_rows, al
     assert ranges[0][0] == 0 and ranges[-1][1] == n_rows
     assert all(stop == start for (_, stop), (start, _) in zip(ranges, ranges[1:]))  # contiguous, no overlap
     assert all(start % align == 0 and start <= stop for start, stop in ranges)
+
+
+@pytest.mark.parametrize("backend", LOCAL_BACKENDS)
+def test_one_task_or_one_thread_runs_in_the_calling_thread_and_more_keep_their_order(backend):
+    """joblib's round trip polls for results every 10 ms: work that one thread does runs
+    without it, under any configured backend; threaded results come back in task order."""
+    caller = threading.get_ident()
+    with joblib.parallel_config(backend=backend):
+        assert run_in_threads([joblib.delayed(threading.get_ident)()], 4) == [caller]
+        assert run_in_threads((joblib.delayed(threading.get_ident)() for _ in range(3)), 1) == [caller] * 3
+        assert run_in_threads((joblib.delayed(pow)(i, 2) for i in range(7)), 2) == [i * i for i in range(7)]
 
 
 @pytest.mark.parametrize("backend", LOCAL_BACKENDS)

@@ -4,7 +4,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank._tree._binning import QUANTILE_SUBSAMPLE, BinMapper
+from forestrank._tree._binning import _PARALLEL_SORT_ROWS, QUANTILE_SUBSAMPLE, BinMapper
 from forestrank._tree import _criteria
 from forestrank._tree._grow import TreeParams, grow_tree
 
@@ -22,6 +22,19 @@ def test_binned_equals_exact_when_features_have_few_values():
         trees.append(grow_tree(training, np.ones(2000), TreeParams(_criteria.ENTROPY, 3, max_features=2), seed(2)))
     np.testing.assert_array_equal(trees[0].nodes, trees[1].nodes)
     np.testing.assert_array_equal(trees[0].predict(X), trees[1].predict(X))
+
+
+def test_columns_sorted_in_threads_give_the_cuts_of_one_thread():
+    """From ``_PARALLEL_SORT_ROWS`` rows the columns' cuts come from threads, below it
+    from the calling thread: the tables are the same either way."""
+    rng = np.random.default_rng(3)
+    X = np.round(rng.normal(size=(_PARALLEL_SORT_ROWS + 1, 6)), 2)
+    X[::9, 2] = np.nan
+    for rows in (X, X[:100]):
+        one, two = (BinMapper(max_bins=64, n_jobs=n_jobs).fit(rows) for n_jobs in (1, 2))
+        for a, b in zip(one.padded_tables(), two.padded_tables()):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(one.transform(rows), two.transform(rows))
 
 
 def test_exact_mode_uses_wider_bins_when_needed():

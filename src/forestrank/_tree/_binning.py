@@ -36,6 +36,10 @@ from ..parallel._local import row_ranges, run_in_threads
 # subsample keeps binning linear for very large inputs.
 QUANTILE_SUBSAMPLE = 200_000
 _ROW_BLOCK = 256
+# Rows from which the columns' sorts are shared among threads: with fewer, one thread
+# sorts every column before joblib's round trip (it polls for results) would return
+# (``benchmarks/RESULTS.md``, "Engine design measurements").
+_PARALLEL_SORT_ROWS = 12_000
 
 
 def _midpoints(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -220,9 +224,11 @@ class BinMapper:
             sample = X
         if scipy.sparse.issparse(sample):
             sample = sample.tocsc()  # columns one at a time
-        # np.sort releases the GIL: columns sort in parallel threads.
+        # np.sort releases the GIL: columns sort in parallel threads, when they are long
+        # enough to repay a thread.
+        n_jobs = self.n_jobs if sample.shape[0] >= _PARALLEL_SORT_ROWS else 1
         tables = run_in_threads(
-            (delayed(self._column_cuts)(dense_column(sample, feature)) for feature in range(X.shape[1])), self.n_jobs
+            (delayed(self._column_cuts)(dense_column(sample, feature)) for feature in range(X.shape[1])), n_jobs
         )
         self.thresholds_ = [thresholds for thresholds, _ in tables]
         self.bin_values_ = [representatives for _, representatives in tables]

@@ -388,10 +388,7 @@ class TreeEnsembleMixin:
             arguments = (self._forest_nodes, self._forest_missing_left, offsets, self._predict_pass_bytes)
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
-        if len(ranges) == 1:  # no joblib round trip for small batches
-            kernel(X, *arguments, out)
-        else:
-            run_in_threads((delayed(kernel)(X[a:b], *arguments, out[a:b]) for a, b in ranges), len(ranges))
+        run_in_threads((delayed(kernel)(X[a:b], *arguments, out[a:b]) for a, b in ranges), len(ranges))
         return out
 
     def __getstate__(self) -> dict:

@@ -53,8 +53,16 @@ def thread_count(n_jobs: int | None) -> int:
 
 
 def run_in_threads(tasks: Iterable, n_jobs: int | None) -> list:
-    """Run joblib ``delayed`` tasks in ``thread_count(n_jobs)`` threads of this process, whatever the backend."""
-    return Parallel(n_jobs=thread_count(n_jobs), require="sharedmem")(tasks)
+    """Run joblib ``delayed`` tasks in ``thread_count(n_jobs)`` threads of this process, whatever the backend.
+
+    One task or one thread runs in the calling thread: joblib's round trip polls for
+    results with a 10 ms sleep, which a small fit would pay at every call.
+    """
+    tasks = list(tasks)
+    n_threads = thread_count(n_jobs)
+    if len(tasks) <= 1 or n_threads == 1:
+        return [function(*arguments, **keywords) for function, arguments, keywords in tasks]
+    return Parallel(n_jobs=n_threads, require="sharedmem")(tasks)
 
 
 def ordered_parallel(n_jobs: int | None) -> Parallel:
