@@ -62,7 +62,7 @@ def _fill(X_binned, order, start, end, targets, weights, criterion, first_featur
             add_pair(histogram, (feature, b, _COUNT), 1.0, weight)
 
 
-@jit(parallel=True)
+@jit(parallel=True, cache=False)  # calls a kernel and is linked into grow_levels ("Numba rules")
 def fill_level(X_binned, n_bins, order, node_start, targets, weights, criterion, parents, children, n_blocks):
     """The histograms of a new level (``children``) from its parents' (``parents``).
 
@@ -162,7 +162,7 @@ def _add_sparse_node_gains(histograms, node, feature, last_occupied, occupied, c
             gain = cut_gain
 
 
-@jit(parallel=True)
+@jit(parallel=True, cache=False)  # calls kernels and is linked into grow_levels ("Numba rules")
 def level_gains(histograms, node_totals, features, n_bins, missing_bins, criterion, l2, min_child_weight, min_samples_leaf, missing_direction, gains):
     """Every candidate's summed cost decrease over the level's nodes (unscaled).
 
@@ -379,15 +379,115 @@ def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_st
     return best, best_score
 
 
-def _explained(criterion: int, node_totals: np.ndarray, l2: float) -> float:
+@jit
+def _explained(criterion, node_totals, l2):
     """What the values of a level's nodes explain, summed: ``G^2 / (H + l2)`` (newton) or
     ``(sum w y)^2 / W`` (variance), each node's cost without a value less its cost
-    (``_criteria.moment_cost``); ``node_totals`` as ``level_gains`` takes them."""
+    (``_criteria.moment_cost``); ``node_totals`` (float64, (n_nodes, 4)) as ``level_gains``
+    takes them."""
     total = 0.0
-    for first, second, _, weight in node_totals:
+    for node in range(len(node_totals)):
+        first, second, weight = node_totals[node, _FIRST], node_totals[node, _SECOND], node_totals[node, _WEIGHT]
         cost = _criteria.moment_cost(criterion, first, second, weight, l2)
         total += (second if criterion == _criteria.VARIANCE else 0.0) - cost
     return total
+
+
+@jit
+def _next_occupied(histograms, n_nodes, feature, cut_bin, n_bins, missing_bin):
+    """The first bin after ``cut_bin`` that a row of the level's ``n_nodes`` nodes
+    occupies, the missing bin aside (the level's threshold lies between the two)."""
+    for b in range(cut_bin + 1, n_bins):
+        if b == missing_bin:
+            continue
+        for node in range(n_nodes):
+            if histograms[node, feature, b, _COUNT] > 0.0:
+                return b
+    return cut_bin + 1
+
+
+@jit
+def grow_levels(
+    X_binned, n_bins, missing_bins, order, targets, weights, criterion, l2, min_child_weight, min_samples_leaf,
+    missing_direction, min_gain_to_split, scale, drawn, noise_sd, rng_state, histograms, gains, scratch, n_blocks,
+    node_starts, splits,
+):  # fmt: skip
+    """The levels of a symmetric tree, each filled, scored, chosen and split in turn.
+
+    Parameters
+    ----------
+    X_binned, n_bins, missing_bins, order, targets, weights, criterion
+        As ``fill_level`` and ``level_gains`` take them; ``order`` (int64, (n_tree_rows,))
+        is regrouped by node at every level.
+    l2, min_child_weight, min_samples_leaf : float
+    missing_direction : int
+    min_gain_to_split, scale : float
+        A level is made only if its gain times ``scale`` exceeds ``min_gain_to_split``.
+    drawn : int32 array of shape (max_depth, n_drawn)
+        The candidate features of each level.
+    noise_sd : float
+    rng_state : uint64 array of shape (2,)
+        ``best_candidate``'s noise.
+    histograms : tuple of two float64 arrays of shape (2**(max_depth - 1), n_features, max_bins, 4)
+        A level's parents and children, in turn.
+    gains : float64 array of shape (n_features, max_bins, 2)
+    scratch : int64 array of shape (>= n_tree_rows,)
+    n_blocks : int
+    node_starts : int64 array of shape (max_depth + 1, 2**max_depth + 1)
+        Written: row ``l``, the first ``2**l + 1`` entries, groups ``order`` by the nodes
+        of level ``l`` (of the rows after the last level's split).
+    splits : float64 array of shape (max_depth, 5)
+        Written: each level's feature, cut bin, next occupied bin, side (1: missing
+        left) and scaled gain.
+
+    Returns
+    -------
+    int
+        The levels made (the tree's depth).
+    """
+    parents, children = histograms
+    node_starts[0, 0] = 0
+    node_starts[0, 1] = len(order)
+    fill_level(X_binned, n_bins, order, node_starts[0, :2], targets, weights, criterion, parents[:0], children, n_blocks)
+    max_depth = len(drawn)
+    for level in range(max_depth):
+        n_nodes = 1 << level
+        features = drawn[level]
+        node_totals = np.zeros((n_nodes, _N_COLUMNS))
+        for node in range(n_nodes):
+            for b in range(n_bins[0]):
+                for column in range(_N_COLUMNS):
+                    node_totals[node, column] += children[node, 0, b, column]
+        level_gains(
+            children, node_totals, features, n_bins, missing_bins, criterion, l2, min_child_weight, min_samples_leaf,
+            missing_direction, gains,
+        )  # fmt: skip
+        explained = _explained(criterion, node_totals, l2) if noise_sd > 0.0 else 0.0
+        index, cut_bin, side = best_candidate(gains, features, explained, noise_sd, rng_state)
+        if index < 0:
+            return level
+        feature = features[index]
+        gain = gains[feature, cut_bin, side]
+        if gain * scale <= min_gain_to_split:
+            return level
+        missing_bin = missing_bins[feature]
+        next_bin = _next_occupied(children, n_nodes, feature, cut_bin, n_bins[feature], missing_bin)
+        split_level(
+            X_binned, order, node_starts[level, : n_nodes + 1], feature, cut_bin, missing_bin, side, scratch,
+            node_starts[level + 1, : 2 * n_nodes + 1],
+        )  # fmt: skip
+        splits[level, 0] = feature
+        splits[level, 1] = cut_bin
+        splits[level, 2] = next_bin
+        splits[level, 3] = side
+        splits[level, 4] = gain * scale
+        if level + 1 < max_depth:
+            parents, children = children, parents
+            fill_level(
+                X_binned, n_bins, order, node_starts[level + 1, : 2 * n_nodes + 1], targets, weights, criterion,
+                parents, children, n_blocks,
+            )  # fmt: skip
+    return max_depth
 
 
 def grow_symmetric_tree(
@@ -436,44 +536,24 @@ def grow_symmetric_tree(
     memory.reserve(len(order))
     rng_state = rng.integers(1, 2**63, size=2).astype(np.uint64)  # the noise's generator (``_rng``), never all zero
     allowed = np.arange(n_features, dtype=np.int32) if features is None else np.asarray(features, dtype=np.int32)
-    n_blocks = min(numba.get_num_threads(), n_features)
-    scale = _criteria.gain_scale(params.criterion, float(weights[order].sum()))
-    parents, children = memory.histograms
-    node_start = np.array([0, len(order)], dtype=INDEX_DTYPE)
-    splits = []
-    fill_level(X_binned, data.n_bins, order, node_start, data.targets, weights, params.criterion, parents[:0], children, n_blocks)
-    for level in range(params.max_depth):
-        n_nodes = 2**level
-        drawn = allowed
+    depth = params.max_depth
+    drawn = np.empty((depth, min(params.max_features, len(allowed))), dtype=np.int32)
+    for level in range(depth):
         if params.max_features < len(allowed):
-            drawn = np.sort(rng.choice(allowed, params.max_features, replace=False)).astype(np.int32)
-        node_totals = children[:n_nodes, 0, : data.n_bins[0]].sum(axis=1)
-        level_gains(
-            children, node_totals, drawn, data.n_bins, missing_bins, params.criterion, params.l2_regularization,
-            float(params.min_child_weight), float(params.min_samples_leaf), params.missing_direction, memory.gains,
-        )  # fmt: skip
-        explained = _explained(params.criterion, node_totals, params.l2_regularization) if noise_sd > 0.0 else 0.0
-        index, cut_bin, side = best_candidate(memory.gains, drawn, explained, noise_sd, rng_state)
-        if index < 0:
-            break
-        feature = int(drawn[index])
-        gain = float(memory.gains[feature, cut_bin, side])
-        if gain * scale <= params.min_gain_to_split:
-            break
-        occupied = children[:n_nodes, feature, : data.n_bins[feature], _COUNT].sum(axis=0) > 0
-        if missing_bins[feature] >= 0:
-            occupied[missing_bins[feature]] = False
-        next_bin = cut_bin + 1 + int(np.argmax(occupied[cut_bin + 1 :]))
-        new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
-        split_level(
-            X_binned, order, node_start, feature, cut_bin, int(missing_bins[feature]), side, memory.scratch, new_start
-        )
-        splits.append((feature, cut_bin, next_bin, side, gain * scale))
-        node_start = new_start
-        if level + 1 < params.max_depth:
-            parents, children = children, parents
-            fill_level(X_binned, data.n_bins, order, node_start, data.targets, weights, params.criterion, parents, children, n_blocks)
-    return _level_tree(data, splits, order, node_start, weights, row_leaf, n_features)
+            drawn[level] = np.sort(rng.choice(allowed, params.max_features, replace=False))
+        else:
+            drawn[level] = allowed
+    node_starts = np.empty((depth + 1, 2**depth + 1), dtype=INDEX_DTYPE)
+    splits = np.empty((depth, 5), dtype=FLOAT_DTYPE)
+    scale = _criteria.gain_scale(params.criterion, float(weights[order].sum()))
+    n_levels = grow_levels(
+        X_binned, data.n_bins, missing_bins, order, data.targets, weights, params.criterion, params.l2_regularization,
+        float(params.min_child_weight), float(params.min_samples_leaf), params.missing_direction,
+        float(params.min_gain_to_split), scale, drawn, float(noise_sd), rng_state, memory.histograms, memory.gains,
+        memory.scratch, min(numba.get_num_threads(), n_features), node_starts, splits,
+    )  # fmt: skip
+    levels = [(int(f), int(b), int(n), int(side), gain) for f, b, n, side, gain in splits[:n_levels]]
+    return _level_tree(data, levels, order, node_starts[n_levels, : 2**n_levels + 1], weights, row_leaf, n_features)
 
 
 def _level_tree(
