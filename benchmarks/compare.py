@@ -361,6 +361,19 @@ CONTENDERS["catboost"] = [
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
     Contender("XGBoost XGBRanker rank:ndcg", _xgboost_ranker, "sorted qid"),
 ]
+# Each of the CatBoost-like settings taken away in turn (the ablation of CatBoost, on our trees).
+CONTENDERS["catboost-ablation"] = [
+    Contender("forestrank LambdaMART symmetric", functools.partial(_lambdamart, **SYMMETRIC), "qid"),
+    *(
+        Contender(f"forestrank LambdaMART symmetric {name}={value}", functools.partial(_lambdamart, **{**SYMMETRIC, name: value}), "qid")
+        for name, value in (("l2_regularization", 0.0), ("random_strength", 0.0), ("bagging_temperature", 0.0), ("min_samples_leaf", 20))
+    ),
+    Contender("forestrank LambdaMART yetirank symmetric", functools.partial(_lambdamart, objective="yetirank", **SYMMETRIC), "qid"),
+    Contender(
+        "forestrank LambdaMART yetirank symmetric min_samples_leaf=20",
+        functools.partial(_lambdamart, objective="yetirank", **{**SYMMETRIC, "min_samples_leaf": 20}), "qid",
+    ),
+]
 CONTENDERS["broof"] = [
     Contender("forestrank BROOF gradient", _broof, "qid"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
