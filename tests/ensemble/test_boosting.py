@@ -404,6 +404,28 @@ def test_mart_on_the_linear_gain_is_mart_on_the_grade(data):
     np.testing.assert_array_equal(gain.fit(X, y, qid=qid).predict(X), grade.predict(X))
 
 
+def test_query_rmse_on_one_query_is_mart_less_its_starting_mean(data):
+    # On one query MART's residuals sum to zero at every iteration (its start is the mean
+    # target and each leaf's Newton step zeroes its residuals' sum), so QueryRMSE's
+    # offset is 0 and the two fit the same trees; only MART's starting score differs.
+    X, y, _ = data
+    one_query = np.zeros(len(y))
+    mart = LambdaMART(n_estimators=10, objective="mart", random_state=0).fit(X, y, qid=one_query)
+    query_rmse = LambdaMART(n_estimators=10, objective="queryrmse", random_state=0).fit(X, y, qid=one_query)
+    np.testing.assert_allclose(query_rmse.predict(X) + y.mean(), mart.predict(X), rtol=0, atol=1e-9)
+
+
+def test_query_rmse_differs_from_mart_when_queries_have_other_means(data):
+    X, y, qid = data
+    shifted = y + (qid % 2) * 3.0  # every other query's grades lifted: its order unchanged
+    query_rmse = LambdaMART(n_estimators=10, objective="queryrmse", random_state=0)
+    np.testing.assert_allclose(
+        query_rmse.fit(X, shifted, qid=qid).predict(X), query_rmse.fit(X, y, qid=qid).predict(X), rtol=0, atol=1e-9
+    )
+    mart = LambdaMART(n_estimators=10, objective="mart", random_state=0)
+    assert not np.allclose(mart.fit(X, shifted, qid=qid).predict(X), mart.fit(X, y, qid=qid).predict(X))
+
+
 @pytest.mark.parametrize(
     ("label_gain", "eval_y", "match"),
     [

@@ -5,13 +5,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from scipy.optimize import minimize
+from scipy.optimize import minimize, minimize_scalar
 
 from forestrank.objectives import (
     CumulativeSquaredError,
     LambdaRank,
     ListwiseSurrogate,
     PlackettLuce,
+    QueryRMSE,
     Softmax,
     SquaredError,
     XENDCG,
@@ -207,6 +208,39 @@ def test_squared_error_gradients_match_finite_differences(target):
         assert h[i] == pytest.approx((objective.loss(up) - 2 * objective.loss(scores) + objective.loss(down)) / step**2, rel=1e-4)
     expected_target = labels if target == "grade" else 2**labels - 1
     assert objective.initial_score() == pytest.approx(expected_target.mean())
+
+
+@pytest.mark.parametrize("target", ["grade", "exp_gain"])
+def test_query_rmse_is_least_squares_with_each_querys_offset_at_its_minimum(target):
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 5, 23).astype(float)
+    boundaries = np.array([0, 1, 9, 23])  # a one-document query fits exactly
+    objective = QueryRMSE(target)
+    objective.prepare(labels, boundaries)
+    scores = rng.normal(size=23)
+    targets = labels if target == "grade" else 2**labels - 1
+
+    def loss_at_best_offsets(s):  # each query's offset found by a one-dimensional minimiser
+        total = 0.0
+        for start, end in zip(boundaries[:-1], boundaries[1:]):
+            fit = minimize_scalar(lambda b: 0.5 * np.sum((s[start:end] + b - targets[start:end]) ** 2))
+            total += fit.fun
+        return total
+
+    assert objective.loss(scores) == pytest.approx(loss_at_best_offsets(scores), rel=1e-9, abs=1e-12)
+    g, h = np.empty(23), np.empty(23)
+    objective.gradients(scores, g, h)
+    step = 1e-5
+    for i in range(23):
+        up, down = scores.copy(), scores.copy()
+        up[i] += step
+        down[i] -= step
+        assert g[i] == pytest.approx((loss_at_best_offsets(up) - loss_at_best_offsets(down)) / (2 * step), rel=1e-5, abs=1e-8)
+    assert g[0] == 0.0  # the lone document's offset absorbs it
+    np.testing.assert_array_equal(h, 1.0)
+    shifted = scores + np.repeat([5.0, -2.0, 0.5], np.diff(boundaries))  # a constant per query changes nothing
+    np.testing.assert_allclose(_gradients(objective, shifted)[0], g, rtol=0, atol=1e-12)
+    assert objective.initial_score() == 0.0
 
 
 def plackett_luce_problem(n_permutations, top_k=4, skip_tied_tail=False):
@@ -561,10 +595,10 @@ def test_every_objective_has_a_loss_and_the_estimator_fits_each_new_one():
     from forestrank import LambdaMART, make_ranking, ndcg_score
 
     X, y, qid = make_ranking(n_queries=60, docs_per_query=15, n_features=6, random_state=0)
-    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg", "yetirank"):
+    for objective in ("c-mart", "cosine", "c-cosine", "kl", "c-kl", "xendcg", "yetirank", "queryrmse"):
         model = LambdaMART(n_estimators=20, objective=objective, min_samples_leaf=5, random_state=0).fit(X, y, qid=qid)
         assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8, objective  # every loss learns the training data
-    for make in (*SURROGATES.values(), LambdaRank, Softmax, CumulativeSquaredError, SquaredError, XENDCG, YetiRank, lambda: PlackettLuce(top_k=5)):
+    for make in (*SURROGATES.values(), LambdaRank, Softmax, CumulativeSquaredError, SquaredError, QueryRMSE, XENDCG, YetiRank, lambda: PlackettLuce(top_k=5)):
         objective = _prepared(make, y, qid)
         raw = np.tile(np.atleast_1d(objective.initial_score()), (len(y), 1))
         assert np.isfinite(objective.loss(raw if objective.n_outputs > 1 else raw[:, 0]))

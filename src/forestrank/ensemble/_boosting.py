@@ -55,6 +55,7 @@ from ..objectives import (
     LambdaRank,
     ListwiseSurrogate,
     PlackettLuce,
+    QueryRMSE,
     RankingObjective,
     Softmax,
     SquaredError,
@@ -794,8 +795,8 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "xendcg", "yetirank", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", \
-            "kl", "c-kl"}, default="lambdarank"
+    objective : {"lambdarank", "xendcg", "yetirank", "mart", "queryrmse", "mcrank", "cumulative", "c-mart", "cosine", \
+            "c-cosine", "kl", "c-kl"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
         gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
@@ -809,6 +810,9 @@ class LambdaMART(BaseBoostingRanker):
         ``grow_policy="symmetric"`` trees.
         ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
         ``"exp_gain"``, MART-2 on ``"grade"``).
+        ``"queryrmse"``: least squares on ``target`` up to a free offset per query,
+        which fits the targets' differences within each query (CatBoost's
+        ``QueryRMSE``; :class:`forestrank.objectives.QueryRMSE`).
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
         grade per iteration, ranking by expected relevance (Li, Burges & Wu 2007).
         ``"cumulative"``: Mohan's classification boosting (thesis, ch. 3, Algorithm
@@ -989,8 +993,8 @@ class LambdaMART(BaseBoostingRanker):
         ``len - 1``, finite, >= 0 and not decreasing (LightGBM's ``label_gain``,
         XGBoost's ``ndcg_exp_gain=False`` is ``"linear"``).
     target : {"grade", "exp_gain"}, default="grade"
-        Regression target of ``objective="mart"``: the grade (MART-2) or
-        ``G(l)``, ``2^l - 1`` unless ``label_gain`` says otherwise (MART-1).
+        Regression target of ``objective="mart"`` and ``"queryrmse"``: the grade
+        (MART-2) or ``G(l)``, ``2^l - 1`` unless ``label_gain`` says otherwise (MART-1).
     position_bias : {None, "unbiased", "factor"}, default=None
         Learning from clicks (``y`` = 1 for a click) shown at known positions
         (``fit(..., position=...)``), with ``objective="lambdarank"``: ``"unbiased"``
@@ -1093,7 +1097,10 @@ class LambdaMART(BaseBoostingRanker):
         **BaseBoostingRanker._parameter_constraints,
         "objective": [
             StrOptions(
-                {"lambdarank", "xendcg", "yetirank", "mart", "mcrank", "cumulative", "c-mart", "cosine", "c-cosine", "kl", "c-kl"}
+                {
+                    "lambdarank", "xendcg", "yetirank", "mart", "queryrmse", "mcrank", "cumulative", "c-mart", "cosine",
+                    "c-cosine", "kl", "c-kl",
+                }
             )
         ],
         "yetirank_permutations": [Interval(Integral, 1, None, closed="left")],
@@ -1297,10 +1304,10 @@ class LambdaMART(BaseBoostingRanker):
                 "relevance_weights weighs the grade probabilities of objective='mcrank' or 'cumulative'; "
                 f"objective={self.objective!r} has none. Got relevance_weights={self.relevance_weights!r}."
             )
-        if self.objective != "mart" and self.target != "grade":
+        if self.objective not in ("mart", "queryrmse") and self.target != "grade":
             raise ValueError(
-                f"target chooses what objective='mart' regresses on; objective={self.objective!r} has its own "
-                f"targets. Got target={self.target!r}."
+                f"target chooses what objective='mart' or 'queryrmse' regresses on; objective={self.objective!r} has its "
+                f"own targets. Got target={self.target!r}."
             )
         self._refuse_unless(
             "lambdarank", ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
@@ -1308,6 +1315,8 @@ class LambdaMART(BaseBoostingRanker):
         )
         if self.objective == "mart":
             return SquaredError(self.target, gain)
+        if self.objective == "queryrmse":
+            return QueryRMSE(self.target, gain)
         if self.objective == "c-mart":
             return SquaredError("normalized_gain", gain)
         if self.objective in ("cosine", "c-cosine", "kl", "c-kl"):

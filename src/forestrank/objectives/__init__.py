@@ -45,6 +45,9 @@ thread count is set by the estimator from ``n_jobs``).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
+* :class:`QueryRMSE` — CatBoost's ``QueryRMSE``: the same up to a free offset per
+  query, ``L = 1/2 sum_q sum_i (s_i + b_q - t_i)^2`` at ``b_q = mean_q (t - s)``;
+  ``g = s + b_q - t``, ``h = 1``.
 * :class:`XENDCG` — XE-NDCG (Bruch, Wang, Bendersky & Najork, WWW 2020): the cross
   entropy of ``softmax(s)`` against the gains with uniform noise,
   ``p_i ∝ 2^{l_i} - gamma_i``; ``g = softmax(s) - p``, corrected by the first terms of
@@ -61,7 +64,7 @@ from ._cumulative import CumulativeSquaredError, cumulative_probabilities
 from ._lambdarank import LambdaRank
 from ._plackett_luce import PlackettLuce, distinct_contexts
 from ._softmax import Softmax, expected_relevance, softmax_probabilities
-from ._squared import SquaredError
+from ._squared import QueryRMSE, SquaredError
 from ._surrogates import ListwiseSurrogate
 from ._xendcg import XENDCG
 from ._yetirank import YetiRank
@@ -71,6 +74,7 @@ __all__ = [
     "LambdaRank",
     "ListwiseSurrogate",
     "PlackettLuce",
+    "QueryRMSE",
     "RankingObjective",
     "Softmax",
     "SquaredError",

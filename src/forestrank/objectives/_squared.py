@@ -1,4 +1,5 @@
-"""MART's least squares on the grade, the gain or the normalised gain (``objectives/__init__.py``)."""
+"""MART's least squares on the grade, the gain or the normalised gain, and CatBoost's
+QueryRMSE, the same with each query's offset free (``objectives/__init__.py``)."""
 
 import numpy as np
 
@@ -68,4 +69,45 @@ class SquaredError(RankingObjective):
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         np.subtract(scores, self.targets_, out=gradients)
+        hessians[:] = 1.0
+
+
+class QueryRMSE(SquaredError):
+    """Least squares up to a free offset per query (CatBoost's ``QueryRMSE``).
+
+    ``L = 1/2 sum_q sum_{i in q} (s_i + b_q - t_i)^2`` with each query's offset at its
+    minimiser, the mean residual ``b_q = mean_{i in q} (t_i - s_i)``. Since ``b_q``
+    minimises ``L``, ``dL/ds_i = s_i + b_q - t_i`` (the envelope theorem), and the
+    residuals of a query sum to zero: the loss asks each query's scores for the targets'
+    differences only, which is all a ranking uses. ``h`` is 1, as in CatBoost: the
+    curvature with ``b_q`` held where it is (re-fitting ``b_q`` to a leaf's step would
+    lower a leaf's curvature by its documents' share of each query). The offset is the unweighted mean: with ``sample_weight`` per query, as
+    ranking data has it, that is the weighted mean.
+
+    Parameters
+    ----------
+    target : {"grade", "exp_gain"}, default="grade"
+        What the scores fit, as for :class:`SquaredError`.
+    label_gain : {"exp", "linear"} or ndarray of shape (n_grades,), default="exp"
+        ``G(l)`` of ``target="exp_gain"``.
+    """
+
+    def initial_score(self) -> float:
+        """0: any constant is absorbed by the queries' offsets."""
+        return 0.0
+
+    def _residuals(self, scores: np.ndarray) -> np.ndarray:
+        """``s - t`` less each query's mean of it, float64 of shape (n_rows,)."""
+        residuals = scores - self.targets_
+        sizes = np.diff(self.query_boundaries_)
+        means = np.add.reduceat(residuals, self.query_boundaries_[:-1]) / sizes
+        return residuals - np.repeat(means, sizes)
+
+    def loss(self, scores: np.ndarray) -> float:
+        """``1/2 sum (s + b_q - t)^2``."""
+        residuals = self._residuals(scores)
+        return 0.5 * float(np.dot(residuals, residuals))
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        gradients[:] = self._residuals(scores)
         hessians[:] = 1.0
