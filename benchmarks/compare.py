@@ -200,8 +200,9 @@ def _catboost_ranker(n_estimators, shape, seed, loss_function="YetiRank", **para
     )  # fmt: skip
 
 
-# forestrank's CatBoost-like boosting: symmetric trees of depth 6, its split noise and Bayesian
-# bagging, an L2 prior on the leaves; no per-leaf row minimum (symmetric trees have none).
+# The ablation's starting point: symmetric trees of depth 6 with CatBoost's split noise and
+# Bayesian bagging, an L2 prior on the leaves, no per-leaf row minimum (CatBoost's symmetric
+# trees have none); each setting is then taken away in turn.
 SYMMETRIC = {"grow_policy": "symmetric", "min_samples_leaf": 1, "random_strength": 1.0, "bagging_temperature": 1.0, "l2_regularization": 3.0}
 
 
@@ -350,14 +351,22 @@ CONTENDERS["lambdamart"] = [
     ),
 ]
 CONTENDERS["catboost"] = [
-    Contender("forestrank LambdaMART symmetric", functools.partial(_lambdamart, **SYMMETRIC), "qid"),
-    Contender("forestrank LambdaMART yetirank symmetric", functools.partial(_lambdamart, objective="yetirank", **SYMMETRIC), "qid"),
+    # One call each: symmetric trees bring their regularisers (l2_regularization and random_strength "auto").
+    Contender("forestrank LambdaMART symmetric", functools.partial(_lambdamart, grow_policy="symmetric"), "qid"),
+    Contender("forestrank LambdaMART yetirank symmetric", functools.partial(_lambdamart, objective="yetirank", grow_policy="symmetric"), "qid"),
+    # CatBoost's YetiRankPairwise settings: 32 bins (its border_count there), half the pairs per tree.
+    Contender(
+        "forestrank LambdaMART yetirank_pairwise symmetric",
+        functools.partial(_lambdamart, objective="yetirank_pairwise", grow_policy="symmetric", max_bins=32, subsample=0.5), "qid",
+    ),
+    Contender("forestrank LambdaMART queryrmse symmetric", functools.partial(_lambdamart, objective="queryrmse", grow_policy="symmetric"), "qid"),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
     Contender("forestrank LambdaMART yetirank", functools.partial(_lambdamart, objective="yetirank"), "qid"),
-    Contender("forestrank PLRank symmetric", functools.partial(_plrank, **SYMMETRIC), "qid"),
+    Contender("forestrank PLRank symmetric", functools.partial(_plrank, grow_policy="symmetric"), "qid"),
     Contender("CatBoost CatBoostRanker YetiRank", _catboost_ranker, "group_id"),
     Contender("CatBoost CatBoostRanker YetiRankPairwise", functools.partial(_catboost_ranker, loss_function="YetiRankPairwise"), "group_id"),
     Contender("CatBoost CatBoostRanker LambdaMart", functools.partial(_catboost_ranker, loss_function="LambdaMart"), "group_id"),
+    Contender("CatBoost CatBoostRanker QueryRMSE", functools.partial(_catboost_ranker, loss_function="QueryRMSE"), "group_id"),
     Contender("LightGBM LGBMRanker lambdarank", _lightgbm_lambdarank, "group"),
     Contender("XGBoost XGBRanker rank:ndcg", _xgboost_ranker, "sorted qid"),
 ]

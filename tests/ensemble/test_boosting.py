@@ -566,7 +566,7 @@ def test_averaged_rankers_score_with_their_members_gain(data):
 def test_a_regression_target_for_another_objective_than_mart_is_refused(data, objective):
     """``target="exp_gain"`` with ``objective="xendcg"`` was ignored silently."""
     X, y, qid = data
-    with pytest.raises(ValueError, match=f"target chooses what objective='mart' regresses on; objective='{objective}'"):
+    with pytest.raises(ValueError, match=f"target chooses what objective='mart' or 'queryrmse' regresses on; objective='{objective}'"):
         LambdaMART(n_estimators=1, objective=objective, target="exp_gain").fit(X, y, qid=qid)
 
 

@@ -17,6 +17,7 @@ from forestrank.objectives import (
     SquaredError,
     XENDCG,
     YetiRank,
+    YetiRankPairwise,
     cumulative_probabilities,
     distinct_contexts,
 )
@@ -894,6 +895,38 @@ def test_yetirank_gradients_are_the_pair_formula_over_the_neighbours_of_each_noi
     np.testing.assert_allclose(_finite_differences(objective.loss, scores), g, rtol=1e-5, atol=1e-9)
     assert g[12] == 0.0 and h[12] == 0.0
     assert g.sum() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_yetirank_pairwise_keeps_each_distinct_neighbour_pair_once_with_its_summed_weight():
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 3, 30).astype(float)
+    boundaries = np.array([0, 12, 13, 30])
+    scores = rng.normal(size=30)
+    objective = YetiRankPairwise(n_permutations=6, random_state=1)
+    objective.prepare(labels, boundaries)
+    g, h = _gradients(objective, scores)
+    winners, losers, weights, pair_boundaries = objective.pairs_
+    expected = {}  # (winner, loser) -> weight, from the same rankings pair by pair
+    for start, end in zip(boundaries[:-1], boundaries[1:]):
+        for u in objective.uniforms_:
+            noisy = scores[start:end] + np.log(u[start:end] / (1.0 - u[start:end]))
+            ranking = start + sorted(range(end - start), key=lambda i: -noisy[i])
+            for k in range(1, end - start):
+                a, b = ranking[k - 1], ranking[k]
+                if labels[a] != labels[b]:
+                    key = (a, b) if labels[a] > labels[b] else (b, a)
+                    expected[key] = expected.get(key, 0.0) + 0.15 * 0.85 ** (k - 1) * abs(labels[a] - labels[b]) / 6
+    assert sorted(zip(winners.tolist(), losers.tolist())) == sorted(expected)
+    assert len(set(zip(winners.tolist(), losers.tolist()))) == len(winners)
+    np.testing.assert_allclose(weights, [expected[key] for key in zip(winners.tolist(), losers.tolist())], rtol=1e-12)
+    query_of_pair = np.searchsorted(boundaries, winners, side="right") - 1
+    np.testing.assert_array_equal(np.searchsorted(pair_boundaries, np.arange(len(winners)), side="right") - 1, query_of_pair)
+    # The merged pairs give YetiRank's gradients of the same rankings.
+    _, expected_g, expected_h = _reference_yetirank(scores, labels, boundaries, objective.uniforms_, 0.85)
+    np.testing.assert_allclose(g, expected_g, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-12, atol=1e-15)
+    (leaf_winners, _, _, _), leaf_g = objective.leaf_pairs(scores)  # a new draw
+    assert not np.array_equal(leaf_g, g) and len(leaf_winners) > 0
 
 
 def test_yetirank_draws_new_rankings_every_iteration_from_its_seed():

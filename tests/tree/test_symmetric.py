@@ -135,7 +135,7 @@ def test_split_level_keeps_each_nodes_rows_in_order_left_rows_first():
 def test_a_symmetric_stump_is_the_best_first_stump():
     X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=5, random_state=1)
     settings = dict(n_estimators=5, l2_regularization=1.0, min_samples_leaf=5, random_state=0)
-    stump = LambdaMART(max_depth=1, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
+    stump = LambdaMART(max_depth=1, grow_policy="symmetric", random_strength=0.0, **settings).fit(X, y, qid=qid)
     best_first = LambdaMART(max_leaf_nodes=2, **settings).fit(X, y, qid=qid)
     for a, b in zip(stump.trees_, best_first.trees_):
         np.testing.assert_array_equal(a.nodes, b.nodes)
@@ -148,11 +148,12 @@ def test_no_useful_level_stops_the_tree_and_unreached_leaves_hold_zero():
     X = np.array([[0.0], [0.0], [1.0], [1.0]] * 10)
     y = np.array([0, 0, 1, 1] * 10, dtype=float)
     qid = np.repeat(np.arange(10), 4)
-    model = LambdaMART(n_estimators=1, grow_policy="symmetric", max_depth=3, min_samples_leaf=1, random_state=0).fit(X, y, qid=qid)
+    settings = dict(n_estimators=1, grow_policy="symmetric", min_samples_leaf=1, l2_regularization=0.0, random_strength=0.0, random_state=0)
+    model = LambdaMART(max_depth=3, **settings).fit(X, y, qid=qid)
     tree = model.trees_[0]
     assert tree.node_count == 3  # one feature of two values: the second level has no cut
     assert tree.values[1] < 0 < tree.values[2]
-    deep = LambdaMART(n_estimators=1, grow_policy="symmetric", max_depth=2, min_samples_leaf=1, random_state=0)
+    deep = LambdaMART(max_depth=2, **settings)
     X2 = np.column_stack([X[:, 0], np.tile([0.0, 1.0, 0.0, 0.0], 10)])  # the right node's rows all have 0
     y2 = np.array([0, 1, 2, 2] * 10, dtype=float)  # the second feature orders the left node's rows
     tree = deep.fit(X2, y2, qid=qid).trees_[0]
@@ -284,3 +285,20 @@ def test_a_query_of_weight_two_grows_the_trees_of_that_query_twice(missing_ranki
 def test_histograms_beyond_the_memory_bound_are_refused_before_any_allocation():
     with pytest.raises(ValueError, match=r"symmetric trees of depth 12 on 700 features of 256 bins need 21\.9 GiB"):
         _symmetric.SymmetricTreeMemory(700, 256, 12)
+
+
+@pytest.mark.parametrize(
+    ("settings", "resolved"),
+    [
+        ({"grow_policy": "symmetric"}, {"l2_regularization": 3.0, "random_strength": 1.0}),
+        ({"grow_policy": "symmetric", "objective": "yetirank_pairwise"}, {"l2_regularization": 0.0, "random_strength": 0.0}),
+        ({"grow_policy": "lossguide"}, {"l2_regularization": 0.0, "random_strength": 0.0}),
+        ({"grow_policy": "depthwise", "max_depth": 3}, {"l2_regularization": 0.0, "random_strength": 0.0}),
+    ],
+)
+def test_auto_regularisers_resolve_to_the_chosen_values_for_each_tree_and_loss(missing_ranking, settings, resolved):
+    X, y, qid = missing_ranking
+    auto = LambdaMART(n_estimators=4, random_state=0, **settings).fit(X, y, qid=qid)
+    assert auto.get_params()["l2_regularization"] == "auto" and auto.get_params()["random_strength"] == "auto"
+    explicit = LambdaMART(n_estimators=4, random_state=0, **settings, **resolved).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))

@@ -490,6 +490,24 @@ def grow_levels(
     return max_depth
 
 
+def level_draws(
+    rng: np.random.Generator, params: TreeParams, n_features: int, features: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A symmetric tree's random draws, made before its levels: the state of its score
+    noise's generator (uint64, (2,), ``_rng``; never all zero) and each level's candidate
+    features (int32, (max_depth, n_drawn)), ``params.max_features`` of ``features``
+    (None: all) drawn per level without replacement, sorted."""
+    rng_state = rng.integers(1, 2**63, size=2).astype(np.uint64)
+    allowed = np.arange(n_features, dtype=np.int32) if features is None else np.asarray(features, dtype=np.int32)
+    drawn = np.empty((params.max_depth, min(params.max_features, len(allowed))), dtype=np.int32)
+    for level in range(params.max_depth):
+        if params.max_features < len(allowed):
+            drawn[level] = np.sort(rng.choice(allowed, params.max_features, replace=False))
+        else:
+            drawn[level] = allowed
+    return rng_state, drawn
+
+
 def grow_symmetric_tree(
     data: TrainingSet,
     weights: np.ndarray,
@@ -534,15 +552,8 @@ def grow_symmetric_tree(
     n_features = X_binned.shape[1]
     order = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     memory.reserve(len(order))
-    rng_state = rng.integers(1, 2**63, size=2).astype(np.uint64)  # the noise's generator (``_rng``), never all zero
-    allowed = np.arange(n_features, dtype=np.int32) if features is None else np.asarray(features, dtype=np.int32)
+    rng_state, drawn = level_draws(rng, params, n_features, features)
     depth = params.max_depth
-    drawn = np.empty((depth, min(params.max_features, len(allowed))), dtype=np.int32)
-    for level in range(depth):
-        if params.max_features < len(allowed):
-            drawn[level] = np.sort(rng.choice(allowed, params.max_features, replace=False))
-        else:
-            drawn[level] = allowed
     node_starts = np.empty((depth + 1, 2**depth + 1), dtype=INDEX_DTYPE)
     splits = np.empty((depth, 5), dtype=FLOAT_DTYPE)
     scale = _criteria.gain_scale(params.criterion, float(weights[order].sum()))
@@ -553,10 +564,10 @@ def grow_symmetric_tree(
         memory.scratch, min(numba.get_num_threads(), n_features), node_starts, splits,
     )  # fmt: skip
     levels = [(int(f), int(b), int(n), int(side), gain) for f, b, n, side, gain in splits[:n_levels]]
-    return _level_tree(data, levels, order, node_starts[n_levels, : 2**n_levels + 1], weights, row_leaf, n_features)
+    return level_tree(data, levels, order, node_starts[n_levels, : 2**n_levels + 1], weights, row_leaf, n_features)
 
 
-def _level_tree(
+def level_tree(
     data: TrainingSet, splits: list, order: np.ndarray, node_start: np.ndarray, weights: np.ndarray, row_leaf: np.ndarray,
     n_features: int,
 ) -> Tree:  # fmt: skip

@@ -46,6 +46,7 @@ from .._input.features import check_features, check_interaction_cst, check_monot
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
+from .._tree._pairwise import BAYESIAN_MATRIX_REG, grow_pairwise_tree, pairwise_leaf_values
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
@@ -61,6 +62,7 @@ from ..objectives import (
     SquaredError,
     XENDCG,
     YetiRank,
+    YetiRankPairwise,
     cumulative_probabilities,
     expected_relevance,
     softmax_probabilities,
@@ -100,6 +102,16 @@ MAX_PAIRS_PER_SAMPLE = 10_000
 # 2**c is finite in float64 up to this grade.
 _LARGEST_EXP_WEIGHT_GRADE = 1023
 
+# What "auto" means for CatBoost's regularisers, which come with its symmetric trees: the
+# value on grow_policy="symmetric" trees, chosen on data (benchmarks/RESULTS.md, "Small
+# collections", the ablation), and for the pairwise objective CatBoost's own defaults for
+# YetiRankPairwise (its Bayesian prior regularises the leaves instead); off on other trees.
+_AUTO = {
+    "l2_regularization": {"symmetric": 3.0, "pairwise": 0.0},
+    "random_strength": {"symmetric": 1.0, "pairwise": 0.0},
+}
+
+
 @dataclass
 class _TreeGrower:
     """What every tree of one fit is grown with: its parameters, one histogram pool and one
@@ -126,11 +138,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "grow_policy": [StrOptions({"lossguide", "depthwise", "symmetric"})],
-        "random_strength": [Interval(Real, 0.0, None, closed="left")],
+        "random_strength": [Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
         "bagging_temperature": [Interval(Real, 0.0, None, closed="left")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
         "min_child_weight": [Interval(Real, 0.0, None, closed="left")],
-        "l2_regularization": [Interval(Real, 0.0, None, closed="left")],
+        "l2_regularization": [Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
         "min_gain_to_split": [Interval(Real, 0.0, None, closed="left")],
         "split_gain": [StrOptions({"newton", "squared"})],
         "subsample": [Interval(Real, 0.0, 1.0, closed="right")],
@@ -233,7 +245,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 self._compute_gradients(state)
                 if state.bias is not None:
                     state.bias.update(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight)
-                weights = state.base_weight * self._subsample_mask(iteration, state.query_of_row)
+                weights = state.base_weight  # a pairwise objective's trees draw their pairs instead (_pairwise_tree)
+                if not objective.pairwise:
+                    weights = weights * self._subsample_mask(iteration, state.query_of_row)
                 features = self._tree_features(iteration, state.X.shape[1])
                 for output in range(n_outputs):
                     self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty, features))
@@ -250,10 +264,19 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     # --- the steps of a boosting fit ----------------------------------------------------
 
+    def _regulariser(self, name: str) -> float:
+        """``l2_regularization`` or ``random_strength``, ``"auto"`` resolved (``_AUTO``)."""
+        value = getattr(self, name)
+        if not isinstance(value, str):
+            return float(value)
+        if self.grow_policy != "symmetric":
+            return 0.0
+        return _AUTO[name]["pairwise" if getattr(self, "objective", None) == "yetirank_pairwise" else "symmetric"]
+
     def _check_grow_policy(self, on_dask: bool) -> None:
         """Refuse what symmetric trees do not combine with, and their noise without them."""
         if self.grow_policy != "symmetric":
-            if self.random_strength > 0.0:
+            if self._regulariser("random_strength") > 0.0:
                 raise ValueError(
                     f"random_strength perturbs the split scores of grow_policy='symmetric' trees; got grow_policy="
                     f"{self.grow_policy!r} with random_strength={self.random_strength}."
@@ -299,7 +322,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """The deviation of the split-score noise of a symmetric tree at ``iteration``
         (``random_strength``): the gradients' scale in the units of the cosine score,
         faded by CatBoost's model-length multiplier ``N e^-L / (1 + N e^-L)``."""
-        if self.random_strength == 0.0:
+        random_strength = self._regulariser("random_strength")
+        if random_strength == 0.0:
             return 0.0
         curvature = float(np.dot(weights, hessians))
         if curvature <= 0.0:
@@ -307,7 +331,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         scale = math.sqrt(float(np.dot(weights * gradients, weights * gradients)) / curvature)
         n_rows = len(weights)
         decay = n_rows * math.exp(-iteration * self.learning_rate)
-        return self.random_strength * scale * decay / (1.0 + decay)
+        return random_strength * scale * decay / (1.0 + decay)
 
     def _end_boosting(self, stopping: EarlyStopping | None, costs: FeatureCosts, bias: PositionBias | None) -> None:
         """After the last iteration: keep the trees up to early stopping's best iteration and set
@@ -430,6 +454,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )  # fmt: skip
             tree_params = quantized_params(grower.params, g_scale, h_scale)
         row_leaf.fill(-1)
+        if state.objective.pairwise:
+            return self._pairwise_tree(state, grower, iteration, weights, features)
         bounds = None if self._monotonic is None else np.empty((max_nodes(tree_params, len(state.y)), 2))
         if self.grow_policy == "symmetric":
             tree = grow_symmetric_tree(
@@ -450,6 +476,37 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             item.raw[:, output] += tree.predict(item.X)
         return tree
 
+    def _pairwise_tree(
+        self, state: BoostingState, grower: "_TreeGrower", iteration: int, weights: np.ndarray, features: np.ndarray | None
+    ) -> Tree:  # fmt: skip
+        """Grow a symmetric tree on the objective's pairs (``_tree/_pairwise.py``), each kept and
+        weighed by ``subsample`` and ``bagging_temperature``; set its leaves by a solve over a
+        new draw of pairs and add it to the scores of every set."""
+        objective, gradients, row_leaf = state.objective, state.gradients[:, 0], state.row_leaf
+        winners, losers, pair_weights, _ = objective.pairs_
+        pair_weights = pair_weights * 0.5 * (weights[winners] + weights[losers])
+        if self._samples_units():
+            pair_weights = pair_weights * self._subsample_counts(iteration, len(pair_weights))
+        l2 = self._regulariser("l2_regularization")
+        tree = grow_pairwise_tree(
+            state.training, weights, grower.params, stream(self._entropy, self._tree_key(iteration, 0)), row_leaf,
+            grower.memory, -weights * gradients, (winners, losers, pair_weights), BAYESIAN_MATRIX_REG, features,
+            self._score_noise(iteration, weights, gradients, state.hessians[:, 0]),
+        )  # fmt: skip
+        (winners, losers, pair_weights, _), leaf_gradients = objective.leaf_pairs(state.raw.reshape(-1))
+        pair_weights = pair_weights * 0.5 * (weights[winners] + weights[losers])
+        rows = np.flatnonzero(weights > 0)
+        values = pairwise_leaf_values(
+            tree, row_leaf, rows, -weights * leaf_gradients, (winners, losers, pair_weights), l2, BAYESIAN_MATRIX_REG
+        )
+        tree.values = self.learning_rate * values
+        leaves = tree.nodes["feature"] < 0
+        tree.nodes["threshold"][leaves] = tree.values[leaves]
+        add_tree_scores(state.raw, 0, row_leaf, tree, state.X)
+        for item in state.evals:
+            item.raw[:, 0] += tree.predict(item.X)
+        return tree
+
     def _set_leaf_values(
         self, tree: Tree, sums: np.ndarray, curvature: np.ndarray | None, bounds: np.ndarray | None,
         scales: tuple[float, float] | None,
@@ -462,7 +519,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             g_scale, h_scale = scales
             tree.feature_gains *= g_scale**2 / h_scale
             tree.weighted_n_node_samples = subtree_sums(tree.nodes, sums[:, 2])
-        values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self.l2_regularization)
+        values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self._regulariser("l2_regularization"))
         if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
             values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
         values = self.learning_rate * values
@@ -690,7 +747,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             max_features=resolve_max_features(self.max_features, n_features),
             expansion=_frontier.BREADTH if self.grow_policy == "depthwise" else _frontier.BEST,
             missing_direction=_scans.MISSING_DIRECTIONS[self.missing_direction],
-            l2_regularization=0.0 if squared else self.l2_regularization,
+            l2_regularization=0.0 if squared else self._regulariser("l2_regularization"),
             max_depth=self._max_depth(),
             min_samples_split=2,
             min_samples_leaf=resolve_count(self.min_samples_leaf, n_rows),
@@ -795,8 +852,8 @@ class LambdaMART(BaseBoostingRanker):
     ----------
     n_estimators : int, default=100
         Boosting iterations.
-    objective : {"lambdarank", "xendcg", "yetirank", "mart", "queryrmse", "mcrank", "cumulative", "c-mart", "cosine", \
-            "c-cosine", "kl", "c-kl"}, default="lambdarank"
+    objective : {"lambdarank", "xendcg", "yetirank", "yetirank_pairwise", "mart", "queryrmse", "mcrank", "cumulative", \
+            "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
         gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
@@ -808,6 +865,13 @@ class LambdaMART(BaseBoostingRanker):
         CatBoost's ``YetiRank``, whose constants it takes:
         :class:`forestrank.objectives.YetiRank`); CatBoost grows it on
         ``grow_policy="symmetric"`` trees.
+        ``"yetirank_pairwise"``: the same pairs, but a symmetric tree's levels are
+        scored and its leaves set by solving the pairs' quadratic model over the
+        leaves, which couples every leaf with those it shares pairs with (CatBoost's
+        ``YetiRankPairwise``, its ``bayesian_matrix_reg`` 0.1; ``_tree/_pairwise.py``).
+        Needs ``grow_policy="symmetric"``; ``subsample`` and ``bagging_temperature``
+        then draw and weigh the pairs of each tree (CatBoost's pair bootstrap), and a
+        pair weighs its documents' mean ``sample_weight``.
         ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"queryrmse"``: least squares on ``target`` up to a free offset per query,
@@ -849,20 +913,28 @@ class LambdaMART(BaseBoostingRanker):
         ``missing_direction="separate"`` or a fit on Dask collections
         (``docs/boosting.md``, "Small collections").
     min_samples_leaf : int or float, default=20
+        Minimum rows of a leaf; a float is a fraction of the training rows (rounded
+        up). Pairwise trees (``"yetirank_pairwise"``) have no row minimum.
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf``; the
         minimum row weight with ``split_gain="squared"``).
-    l2_regularization : float, default=0.0
+    l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` with
-        unit weights, LightGBM's ``lambda_l2``, XGBoost's ``reg_lambda``).
-    random_strength : float, default=0.0
+        unit weights, LightGBM's ``lambda_l2``, XGBoost's ``reg_lambda``). ``"auto"``:
+        3.0 on ``"symmetric"`` trees (chosen on data, ``docs/boosting.md``, "Small
+        collections"), 0 on the others and with ``"yetirank_pairwise"`` (whose leaves
+        have CatBoost's Bayesian prior).
+    random_strength : float or "auto", default="auto"
         Noise on the split scores of ``"symmetric"`` trees, CatBoost's
         ``random_strength``: every candidate of a level is scored by ``sqrt(sum
         G^2 / (H + lambda))`` over the level's would-be children (CatBoost's cosine
         score when the hessians are the weights) plus a normal draw of deviation
         ``random_strength * sqrt(sum (w g)^2 / sum w h) * m``, where ``m = N e^-L /
         (1 + N e^-L)`` (``N`` training rows, ``L`` the iteration times
-        ``learning_rate``) fades the noise as the model grows. 0: no noise.
+        ``learning_rate``) fades the noise as the model grows. 0: no noise. ``"auto"``:
+        1.0 (CatBoost's default) on ``"symmetric"`` trees, 0 with
+        ``"yetirank_pairwise"`` (CatBoost's default for ``YetiRankPairwise``); other
+        trees take none.
     min_gain_to_split : float, default=0.0
         Minimum half Newton gain (LightGBM's ``min_gain_to_split``).
     split_gain : {"newton", "squared"}, default="newton"
@@ -1098,8 +1170,8 @@ class LambdaMART(BaseBoostingRanker):
         "objective": [
             StrOptions(
                 {
-                    "lambdarank", "xendcg", "yetirank", "mart", "queryrmse", "mcrank", "cumulative", "c-mart", "cosine",
-                    "c-cosine", "kl", "c-kl",
+                    "lambdarank", "xendcg", "yetirank", "yetirank_pairwise", "mart", "queryrmse", "mcrank", "cumulative",
+                    "c-mart", "cosine", "c-cosine", "kl", "c-kl",
                 }
             )
         ],
@@ -1131,8 +1203,8 @@ class LambdaMART(BaseBoostingRanker):
         grow_policy: str = "lossguide",
         min_samples_leaf: int | float = 20,
         min_child_weight: float = 1e-3,
-        l2_regularization: float = 0.0,
-        random_strength: float = 0.0,
+        l2_regularization: float | str = "auto",
+        random_strength: float | str = "auto",
         min_gain_to_split: float = 0.0,
         split_gain: str = "newton",
         subsample: float = 1.0,
@@ -1285,10 +1357,10 @@ class LambdaMART(BaseBoostingRanker):
         check_is_fitted(self)
         return self._grade_probabilities(self._raw_scores(self._validate_prediction_data(X)))
 
-    def _refuse_unless(self, objective: str, names: tuple, role: str) -> None:
-        """Refuse the parameters ``names``, which only ``objective`` reads (their ``role``), set
+    def _refuse_unless(self, objectives: tuple, names: tuple, role: str) -> None:
+        """Refuse the parameters ``names``, which only ``objectives`` read (their ``role``), set
         away from their defaults (those of ``__init__``) for another objective."""
-        if self.objective == objective:
+        if self.objective in objectives:
             return
         defaults = inspect.signature(type(self).__init__).parameters
         for name in names:
@@ -1310,7 +1382,7 @@ class LambdaMART(BaseBoostingRanker):
                 f"own targets. Got target={self.target!r}."
             )
         self._refuse_unless(
-            "lambdarank", ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
+            ("lambdarank",), ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
             "chooses LambdaRank's pairs and weights",
         )
         if self.objective == "mart":
@@ -1326,11 +1398,19 @@ class LambdaMART(BaseBoostingRanker):
             return Softmax()
         if self.objective == "cumulative":
             return CumulativeSquaredError()
-        self._refuse_unless("yetirank", ("yetirank_permutations", "yetirank_decay"), "sets YetiRank's noisy rankings")
+        self._refuse_unless(
+            ("yetirank", "yetirank_pairwise"), ("yetirank_permutations", "yetirank_decay"), "sets YetiRank's noisy rankings"
+        )
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
-        if self.objective == "yetirank":
-            return YetiRank(self.yetirank_permutations, self.yetirank_decay, seed_sequence(self._entropy, PERMUTATIONS))
+        if self.objective in ("yetirank", "yetirank_pairwise"):
+            if self.objective == "yetirank_pairwise" and self.grow_policy != "symmetric":
+                raise ValueError(
+                    "objective='yetirank_pairwise' scores the splits of a symmetric tree's levels over its pairs; it needs "
+                    f"grow_policy='symmetric', got grow_policy={self.grow_policy!r}."
+                )
+            kind = YetiRankPairwise if self.objective == "yetirank_pairwise" else YetiRank
+            return kind(self.yetirank_permutations, self.yetirank_decay, seed_sequence(self._entropy, PERMUTATIONS))
         if self.lambdarank_pair_method == "topk" and self.lambdarank_num_pair_per_sample is not None:
             raise ValueError(
                 "lambdarank_num_pair_per_sample is the pairs each document draws with lambdarank_pair_method='mean'; "
@@ -1419,8 +1499,8 @@ class PLRank(BaseBoostingRanker):
         grow_policy: str = "lossguide",
         min_samples_leaf: int | float = 20,
         min_child_weight: float = 1e-3,
-        l2_regularization: float = 0.0,
-        random_strength: float = 0.0,
+        l2_regularization: float | str = "auto",
+        random_strength: float | str = "auto",
         min_gain_to_split: float = 0.0,
         split_gain: str = "newton",
         subsample: float = 1.0,

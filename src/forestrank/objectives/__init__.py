@@ -57,6 +57,8 @@ thread count is set by the estimator from ``n_jobs``).
   logistic pair loss ``-w log sigma(s_i - s_j)`` over the documents adjacent in noisy
   rankings drawn at every iteration, ``w`` decaying down the ranking; ``g_i = -w p``,
   ``g_j = w p``, ``h = w p (1 - p)`` with ``p = sigma(s_j - s_i)`` (``_yetirank``).
+  :class:`YetiRankPairwise` hands the same pairs to the tree, whose levels and leaves
+  solve the pairs' quadratic model over the leaves (``_tree/_pairwise.py``).
 """
 
 from ._base import RankingObjective
@@ -67,7 +69,7 @@ from ._softmax import Softmax, expected_relevance, softmax_probabilities
 from ._squared import QueryRMSE, SquaredError
 from ._surrogates import ListwiseSurrogate
 from ._xendcg import XENDCG
-from ._yetirank import YetiRank
+from ._yetirank import YetiRank, YetiRankPairwise
 
 __all__ = [
     "CumulativeSquaredError",
@@ -80,6 +82,7 @@ __all__ = [
     "SquaredError",
     "XENDCG",
     "YetiRank",
+    "YetiRankPairwise",
     "cumulative_probabilities",
     "distinct_contexts",
     "expected_relevance",

@@ -32,6 +32,10 @@ class RankingObjective(ABC):
     # Whether the objective draws at random from its ``random_state`` (then ``share_draws``
     # needs a seed).
     draws_at_random = False
+    # Whether the trees are grown on the objective's pairs (``pairs_`` after each
+    # ``gradients`` call) and their leaves solved over a new draw of them (``leaf_pairs``):
+    # ``_tree/_pairwise.py``.
+    pairwise = False
     # The rows of a larger fit whose random draws this objective shares (``share_draws``);
     # None: its own rows are the fit.
     draw_share: DrawShare | None = None

@@ -24,6 +24,20 @@ from ._draws import RowLines
 PAIR_WEIGHT = 0.15
 
 
+@jit
+def _noisy_ranking(scores, uniforms, start, end, noisy):
+    """The rows ``start:end`` ranked by their scores plus logistic noise ``log(u / (1 - u))``.
+
+    ``uniforms``: float64 (n_rows,), one draw on [0, 1) per row; ``noisy``: float64
+    scratch of shape (end - start,). Returns the rows, int64 (end - start,), best first
+    (ties in row order).
+    """
+    for i in range(start, end):
+        u = uniforms[i]
+        noisy[i - start] = scores[i] + np.log((u + 1e-300) / (1.0 - u))
+    return np.argsort(-noisy, kind="mergesort") + start
+
+
 @jit(parallel=True)
 def _yetirank_gradients(scores, labels, query_boundaries, uniforms, decay, gradients, hessians, query_losses):
     """The pair-logistic gradients and hessians of one iteration's noisy rankings (module docstring).
@@ -52,10 +66,7 @@ def _yetirank_gradients(scores, labels, query_boundaries, uniforms, decay, gradi
             query_losses[q] = 0.0
         noisy = np.empty(end - start)
         for p in range(n_permutations):
-            for i in range(start, end):
-                u = uniforms[p, i]
-                noisy[i - start] = scores[i] + np.log((u + 1e-300) / (1.0 - u))
-            ranking = np.argsort(-noisy, kind="mergesort") + start
+            ranking = _noisy_ranking(scores, uniforms[p], start, end, noisy)
             weight = PAIR_WEIGHT / n_permutations
             for k in range(1, end - start):
                 a = ranking[k - 1]
@@ -119,3 +130,124 @@ class YetiRank(RankingObjective):
         _yetirank_gradients(
             scores, self.labels_, self.query_boundaries_, self.uniforms_, float(self.decay), gradients, hessians, None
         )
+
+
+@jit(parallel=True)
+def _yetirank_pairs(scores, labels, query_boundaries, uniforms, decay, winners, losers, weights, n_pairs):
+    """YetiRank's pairs of one draw of noisy rankings, each distinct pair once.
+
+    Parameters
+    ----------
+    scores, labels, query_boundaries, uniforms, decay
+        As ``_yetirank_gradients`` takes them.
+    winners, losers : int64 arrays of shape (n_permutations * (n_rows - n_queries),)
+    weights : float64 array of the same shape
+        Written: query ``q``'s pairs from slot ``n_permutations * (start_q - q)`` on (the
+        better graded row, the other, the summed weight ``0.15 decay^k |dl| / P`` of
+        every ranking that put them next to each other), in the order of the pair's
+        rows.
+    n_pairs : int64 array of shape (n_queries,)
+        Written: each query's distinct pairs.
+    """
+    n_permutations = uniforms.shape[0]
+    for q in numba.prange(len(query_boundaries) - 1):
+        start = query_boundaries[q]
+        end = query_boundaries[q + 1]
+        size = end - start
+        first_slot = n_permutations * (start - q)
+        keys = np.empty(n_permutations * max(size - 1, 0), dtype=np.int64)
+        key_weights = np.empty(len(keys))
+        n_keys = 0
+        noisy = np.empty(size)
+        for p in range(n_permutations):
+            ranking = _noisy_ranking(scores, uniforms[p], start, end, noisy)
+            weight = PAIR_WEIGHT / n_permutations
+            for k in range(1, size):
+                a = ranking[k - 1]
+                b = ranking[k]
+                difference = labels[a] - labels[b]
+                if difference != 0.0:
+                    better, worse = (a, b) if difference > 0.0 else (b, a)
+                    keys[n_keys] = (better - start) * size + (worse - start)
+                    key_weights[n_keys] = weight * abs(difference)
+                    n_keys += 1
+                weight *= decay
+        order = np.argsort(keys[:n_keys], kind="mergesort")
+        count = 0
+        for i in range(n_keys):
+            key = keys[order[i]]
+            if i > 0 and key == keys[order[i - 1]]:
+                weights[first_slot + count - 1] += key_weights[order[i]]
+                continue
+            winners[first_slot + count] = start + key // size
+            losers[first_slot + count] = start + key % size
+            weights[first_slot + count] = key_weights[order[i]]
+            count += 1
+        n_pairs[q] = count
+
+
+@jit(parallel=True)
+def pair_gradients(scores, query_boundaries, pair_boundaries, winners, losers, weights, gradients, hessians):
+    """The logistic pair loss's ``g = dL/ds`` and diagonal ``h`` over given pairs.
+
+    ``pair_boundaries`` (int64, (n_queries + 1,)) groups the pairs (``winners``,
+    ``losers``, ``weights``) by query; each pair adds ``-w p`` to its winner's gradient
+    and ``w p`` to its loser's, ``w p (1 - p)`` to both hessians, ``p = sigma(s_loser -
+    s_winner)``. ``gradients`` and ``hessians`` (float64, (n_rows,)) are written.
+    """
+    for q in numba.prange(len(query_boundaries) - 1):
+        for i in range(query_boundaries[q], query_boundaries[q + 1]):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
+        for k in range(pair_boundaries[q], pair_boundaries[q + 1]):
+            winner = winners[k]
+            loser = losers[k]
+            misordered = 1.0 / (1.0 + np.exp(scores[winner] - scores[loser]))
+            gradients[winner] -= weights[k] * misordered
+            gradients[loser] += weights[k] * misordered
+            curvature = weights[k] * misordered * (1.0 - misordered)
+            hessians[winner] += curvature
+            hessians[loser] += curvature
+
+
+class YetiRankPairwise(YetiRank):
+    """YetiRankPairwise (CatBoost's ``YetiRankPairwise``): YetiRank's pairs, its trees
+    grown and their leaves set by a solve over the pairs (``_tree/_pairwise.py``).
+
+    Every ``gradients`` call draws the noisy rankings and keeps their distinct pairs
+    (``pairs_``: winners, losers, weights, grouped by query) for the tree's splits; the
+    leaves' values come from a second draw at the same scores (``leaf_pairs``), as in
+    CatBoost. Parameters as :class:`YetiRank`.
+    """
+
+    pairwise = True
+
+    def _draw_pairs(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """One draw of the rankings' pairs: winners, losers (int64), weights (float64), and
+        the pairs' query boundaries (int64, (n_queries + 1,))."""
+        self.uniforms_ = np.stack([self._noise.next_line() for _ in range(self.n_permutations)])
+        boundaries = self.query_boundaries_
+        n_slots = self.n_permutations * (len(self.labels_) - (len(boundaries) - 1))
+        winners = np.empty(n_slots, dtype=np.int64)
+        losers = np.empty(n_slots, dtype=np.int64)
+        weights = np.empty(n_slots)
+        n_pairs = np.empty(len(boundaries) - 1, dtype=np.int64)
+        scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
+        _yetirank_pairs(scores, self.labels_, boundaries, self.uniforms_, float(self.decay), winners, losers, weights, n_pairs)
+        first_slots = self.n_permutations * (boundaries[:-1] - np.arange(len(boundaries) - 1))
+        pair_boundaries = np.concatenate(([0], np.cumsum(n_pairs))).astype(np.int64)
+        kept = np.repeat(first_slots - pair_boundaries[:-1], n_pairs) + np.arange(pair_boundaries[-1])
+        return winners[kept], losers[kept], weights[kept], pair_boundaries
+
+    def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
+        self.pairs_ = self._draw_pairs(scores)
+        winners, losers, weights, pair_boundaries = self.pairs_
+        pair_gradients(scores, self.query_boundaries_, pair_boundaries, winners, losers, weights, gradients, hessians)
+
+    def leaf_pairs(self, scores: np.ndarray) -> tuple[tuple, np.ndarray]:
+        """A new draw of pairs at ``scores`` for the leaf values, and its gradients
+        (float64, (n_rows,))."""
+        pairs = self._draw_pairs(scores)
+        gradients = np.empty(len(scores))
+        pair_gradients(scores, self.query_boundaries_, pairs[3], *pairs[:3], gradients, np.empty(len(scores)))
+        return pairs, gradients

@@ -1,0 +1,123 @@
+"""Symmetric trees scored and valued over pairs (CatBoost's pairwise mode), against linear algebra."""
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, make_ranking
+from forestrank._tree import _pairwise
+from forestrank._tree._grow import binned_features
+
+
+@pytest.fixture(scope="module")
+def missing_ranking():
+    return make_ranking(n_queries=40, docs_per_query=15, n_features=4, missing_fraction=0.2, random_state=5)
+
+
+def _laplacian(nodes_a, nodes_b, weights, n):
+    W = np.zeros((n, n))
+    for a, b, w in zip(nodes_a, nodes_b, weights):
+        if a != b:
+            W[a, a] += w
+            W[b, b] += w
+            W[a, b] -= w
+            W[b, a] -= w
+    return W
+
+
+def _reference_values(W, G, l2, prior):
+    """CatBoost's pairwise leaf values with numpy: the regularised system without its
+    last leaf, that leaf's value 0, then a zero mean."""
+    n = len(G)
+    R = prior * (np.eye(n) - np.full((n, n), 1.0 / n)) + l2 * np.eye(n)
+    x = np.zeros(n)
+    x[:-1] = np.linalg.solve((W + R)[:-1, :-1], G[:-1])
+    return x - x.mean()
+
+
+@pytest.mark.parametrize(("n", "l2", "prior"), [(2, 0.0, 0.1), (5, 0.0, 0.1), (8, 3.0, 0.1), (8, 1.0, 0.0)])
+def test_leaf_values_solve_the_regularised_pair_system(n, l2, prior):
+    rng = np.random.default_rng(n)
+    a, b = rng.integers(0, n, 40), rng.integers(0, n, 40)
+    W = _laplacian(a, b, rng.uniform(0.1, 1.0, 40), n)
+    G = rng.normal(size=n)
+    values = np.empty(n)
+    _pairwise.solve_leaf_values(W, G, n, l2, prior, np.empty((n, n)), values)
+    np.testing.assert_allclose(values, _reference_values(W, G, l2, prior), rtol=1e-10, atol=1e-12)
+
+
+def _brute_force_score(bins, row_node, n_nodes, derivatives, pairs, cut_bin, missing_bin, missing_left, l2, prior):
+    """One cut's children built row by row, their system assembled from every pair."""
+    left = np.where(bins == missing_bin, missing_left, bins <= cut_bin) if missing_bin >= 0 else bins <= cut_bin
+    child = 2 * row_node + (~left).astype(int)
+    n = 2 * n_nodes
+    G = np.bincount(child, weights=derivatives, minlength=n)
+    winners, losers, weights = pairs
+    W = _laplacian(child[winners], child[losers], weights, n)
+    x = _reference_values(W, G, l2, prior)
+    return G @ x - 0.5 * x @ W @ x
+
+
+@pytest.mark.parametrize("n_nodes", [1, 2, 4])
+def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ranking, n_nodes):
+    X, _, _ = missing_ranking
+    binned = binned_features(X, 12, 0, 1)
+    X_binned, n_bins, missing_bins = binned["X_binned"], binned["n_bins"], binned["missing_bins"]
+    n_rows = len(X)
+    rng = np.random.default_rng(n_nodes)
+    row_node = rng.integers(0, n_nodes, n_rows).astype(np.int64)
+    derivatives = rng.normal(size=n_rows)
+    winners, losers = rng.integers(0, n_rows, 900), rng.integers(0, n_rows, 900)
+    weights = np.where(rng.uniform(size=900) < 0.2, 0.0, rng.uniform(0.1, 1.0, 900))  # some pairs left out
+    rows = np.arange(n_rows, dtype=np.int64)
+    features = np.arange(X.shape[1], dtype=np.int32)
+    scores = np.empty((X.shape[1], n_bins.max(), 2))
+    _pairwise.level_scores(
+        np.ascontiguousarray(X_binned.T), n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, weights, 0.5,
+        0.1, scores,
+    )  # fmt: skip
+    checked = 0
+    for feature in features:
+        bins = X_binned[:, feature].astype(np.int64)
+        missing_bin = int(missing_bins[feature])
+        present = np.unique(bins[bins != missing_bin])
+        for side in (0, 1):
+            for cut_bin in range(n_bins.max()):
+                valid = (
+                    cut_bin in present[:-1] or (side == 0 and missing_bin >= 0 and cut_bin == present[-1])
+                ) and (side == 0 or missing_bin >= 0)
+                if not valid:
+                    assert scores[feature, cut_bin, side] == -np.inf, (feature, cut_bin, side)
+                    continue
+                expected = _brute_force_score(
+                    bins, row_node, n_nodes, derivatives, (winners, losers, weights), cut_bin, missing_bin, side == 1, 0.5, 0.1
+                )  # fmt: skip
+                assert scores[feature, cut_bin, side] == pytest.approx(expected, rel=1e-9, abs=1e-12), (feature, cut_bin, side)
+                checked += 1
+    assert checked > 40
+
+
+def test_yetirank_pairwise_grows_symmetric_trees_whose_leaves_solve_a_new_draw_of_pairs(missing_ranking):
+    X, y, qid = missing_ranking
+    settings = dict(n_estimators=4, objective="yetirank_pairwise", grow_policy="symmetric", max_depth=3, random_state=0)
+    model = LambdaMART(**settings).fit(X, y, qid=qid)
+    again = LambdaMART(**settings).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.predict(X), again.predict(X))
+    for tree in model.trees_:
+        levels = [tree.nodes["feature"][2**level - 1 : 2 ** (level + 1) - 1] for level in range(3)]
+        assert all(len(set(level)) == 1 for level in levels)
+        leaves = tree.nodes["feature"] < 0
+        counts = tree.n_node_samples[leaves]
+        assert abs(np.dot(tree.values[leaves], counts)) < 1e-9 * np.abs(tree.values).max()  # zero mean over the rows
+    with pytest.raises(ValueError, match="objective='yetirank_pairwise'.*needs grow_policy='symmetric'"):
+        LambdaMART(objective="yetirank_pairwise").fit(X, y, qid=qid)
+
+
+def test_yetirank_pairwise_learns_and_pair_sampling_changes_the_trees():
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=6, random_state=2)
+    from forestrank import ndcg_score
+
+    settings = dict(n_estimators=20, objective="yetirank_pairwise", grow_policy="symmetric", max_depth=4, random_state=0)
+    model = LambdaMART(**settings).fit(X, y, qid=qid)
+    assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8
+    sampled = LambdaMART(**settings, subsample=0.5).fit(X, y, qid=qid)
+    assert not np.array_equal(sampled.predict(X), model.predict(X))
