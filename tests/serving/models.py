@@ -29,6 +29,9 @@ ESTIMATORS = {
         n_estimators=10, objective="yetirank", grow_policy="symmetric", random_strength=1.0, bagging_temperature=1.0,
         random_state=0,
     ),
+    "LambdaMART yetirank_pairwise symmetric": lambda: LambdaMART(
+        n_estimators=5, objective="yetirank_pairwise", grow_policy="symmetric", max_depth=4, max_bins=32, random_state=0
+    ),
     "PLRank": lambda: PLRank(n_estimators=10, random_state=0),
     "BROOF": lambda: BROOF(n_estimators=3, n_trees=4, random_state=0),
     "AveragedRanker": lambda: AveragedRanker(LambdaMART(n_estimators=5, max_features=0.5), n_models=3, random_state=0),

@@ -110,6 +110,8 @@ def test_yetirank_pairwise_grows_symmetric_trees_whose_leaves_solve_a_new_draw_o
         assert abs(np.dot(tree.values[leaves], counts)) < 1e-9 * np.abs(tree.values).max()  # zero mean over the rows
     with pytest.raises(ValueError, match="objective='yetirank_pairwise'.*needs grow_policy='symmetric'"):
         LambdaMART(objective="yetirank_pairwise").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="max_depth at most 8 .*got max_depth=9"):
+        LambdaMART(objective="yetirank_pairwise", grow_policy="symmetric", max_depth=9).fit(X, y, qid=qid)
 
 
 def test_yetirank_pairwise_learns_and_pair_sampling_changes_the_trees():

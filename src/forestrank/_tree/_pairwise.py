@@ -39,6 +39,9 @@ from ._grow import TrainingSet, TreeParams
 from ._symmetric import SymmetricTreeMemory, best_candidate, level_draws, level_tree, split_level
 from ._tree import Tree, subtree_sums
 
+# The deepest pairwise tree: a cut of its last level solves for 2**MAX_DEPTH children, and
+# each thread holds two (2**(MAX_DEPTH - 1))**2 x n_bins tables of pair weights.
+MAX_DEPTH = 8
 # CatBoost's default ``bayesian_matrix_reg``: the prior that pulls the leaf values of a
 # pairwise solve towards each other (module docstring).
 BAYESIAN_MATRIX_REG = 0.1
@@ -129,6 +132,30 @@ def _explained(laplacian, derivatives, n, values):
 
 
 @jit
+def _children_laplacian(below_greater, below_smaller, totals, laplacian):
+    """The Laplacian of a level's ``2 n`` children at one cut (float64, (2n, 2n), written),
+    from the pair weights between ordered node pairs ``(i, j)`` (float64, (n, n)) whose
+    upper row is below the cut (``below_greater``: both go left), whose lower row is
+    (``below_smaller``), and in all (``totals``): child ``2i`` is node ``i``'s left."""
+    n = len(totals)
+    for i in range(n):
+        for j in range(n):
+            both_left = below_greater[i, j] + below_greater[j, i]
+            both_right = (totals[i, j] - below_smaller[i, j]) + (totals[j, i] - below_smaller[j, i])
+            laplacian[2 * i, 2 * j] = -both_left
+            laplacian[2 * i + 1, 2 * j + 1] = -both_right
+            # The lower row left in node i, the upper right in node j.
+            laplacian[2 * i, 2 * j + 1] = -(below_smaller[i, j] - below_greater[i, j])
+            laplacian[2 * j + 1, 2 * i] = laplacian[2 * i, 2 * j + 1]
+    for child in range(2 * n):  # a pair within one child is no edge; the diagonal sums the rest
+        laplacian[child, child] = 0.0
+        total = 0.0
+        for other in range(2 * n):
+            total -= laplacian[child, other]
+        laplacian[child, child] = total
+
+
+@jit
 def _position(b, missing_bin, missing_left):
     """Where bin ``b`` sorts when the missing bin goes first (``missing_left``) or stays last."""
     if not missing_left:
@@ -136,7 +163,7 @@ def _position(b, missing_bin, missing_left):
     return 0 if b == missing_bin else b + 1
 
 
-@jit(parallel=True, cache=False)  # calls kernels ("Numba rules", docs/design.md)
+@jit(parallel=True)  # called from Python only, so cached ("Numba rules", docs/design.md)
 def level_scores(
     columns, n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, pair_weights, l2,
     prior, scores,
@@ -177,8 +204,8 @@ def level_scores(
         scores[feature, :, :] = -np.inf
         node_bins = np.empty((n_nodes, n_feature_bins))
         occupied = np.empty(n_feature_bins, dtype=np.bool_)
-        smaller = np.empty((n_nodes, n_nodes, n_feature_bins))
-        greater = np.empty((n_nodes, n_nodes, n_feature_bins))
+        smaller = np.empty((n_feature_bins, n_nodes, n_nodes))
+        greater = np.empty((n_feature_bins, n_nodes, n_nodes))
         laplacian = np.empty((n_children, n_children))
         work = np.empty((n_children, n_children))
         child_derivatives = np.empty(n_children)
@@ -207,12 +234,12 @@ def level_scores(
                 position_a = _position(np.int64(column[a]), missing_bin, missing_left)
                 position_b = _position(np.int64(column[b]), missing_bin, missing_left)
                 if position_a <= position_b:
-                    smaller[row_node[a], row_node[b], position_a] += weight
-                    greater[row_node[a], row_node[b], position_b] += weight
+                    smaller[position_a, row_node[a], row_node[b]] += weight
+                    greater[position_b, row_node[a], row_node[b]] += weight
                 else:
-                    smaller[row_node[b], row_node[a], position_b] += weight
-                    greater[row_node[b], row_node[a], position_a] += weight
-            totals = smaller.sum(axis=2)
+                    smaller[position_b, row_node[b], row_node[a]] += weight
+                    greater[position_a, row_node[b], row_node[a]] += weight
+            totals = smaller.sum(axis=0)
             node_totals = node_bins.sum(axis=1)
             below_smaller = np.zeros((n_nodes, n_nodes))
             below_greater = np.zeros((n_nodes, n_nodes))
@@ -222,22 +249,18 @@ def level_scores(
                 if occupied[position]:
                     highest = position
             for position in range(highest):  # a cut at the highest occupied position sends nothing right
-                below_smaller += smaller[:, :, position]
-                below_greater += greater[:, :, position]
+                below_smaller += smaller[position]
+                below_greater += greater[position]
                 below += node_bins[:, position]
                 if not occupied[position]:
                     continue  # the same children as the last occupied position's cut
                 cut_bin = position - 1 if missing_left else position
                 if cut_bin < 0 or cut_bin == missing_bin:
                     continue  # missing rows alone on one side: not a threshold of the node table
-                laplacian[:] = 0.0
                 for i in range(n_nodes):
                     child_derivatives[2 * i] = below[i]
                     child_derivatives[2 * i + 1] = node_totals[i] - below[i]
-                    for j in range(n_nodes):
-                        add_pair_weight(laplacian, 2 * i, 2 * j, below_greater[i, j])
-                        add_pair_weight(laplacian, 2 * i, 2 * j + 1, below_smaller[i, j] - below_greater[i, j])
-                        add_pair_weight(laplacian, 2 * i + 1, 2 * j + 1, totals[i, j] - below_smaller[i, j])
+                _children_laplacian(below_greater, below_smaller, totals, laplacian)
                 solve_leaf_values(laplacian, child_derivatives, n_children, l2, prior, work, values)
                 scores[feature, cut_bin, side] = _explained(laplacian, child_derivatives, n_children, values)
 

@@ -46,7 +46,7 @@ from .._input.features import check_features, check_interaction_cst, check_monot
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
-from .._tree._pairwise import BAYESIAN_MATRIX_REG, grow_pairwise_tree, pairwise_leaf_values
+from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEPTH, grow_pairwise_tree, pairwise_leaf_values
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
@@ -1408,6 +1408,11 @@ class LambdaMART(BaseBoostingRanker):
                 raise ValueError(
                     "objective='yetirank_pairwise' scores the splits of a symmetric tree's levels over its pairs; it needs "
                     f"grow_policy='symmetric', got grow_policy={self.grow_policy!r}."
+                )
+            if self.objective == "yetirank_pairwise" and self._max_depth() > MAX_PAIRWISE_DEPTH:
+                raise ValueError(
+                    f"objective='yetirank_pairwise' solves for every child of a level at each cut: max_depth at most "
+                    f"{MAX_PAIRWISE_DEPTH} (2**{MAX_PAIRWISE_DEPTH} leaves), got max_depth={self._max_depth()}."
                 )
             kind = YetiRankPairwise if self.objective == "yetirank_pairwise" else YetiRank
             return kind(self.yetirank_permutations, self.yetirank_decay, seed_sequence(self._entropy, PERMUTATIONS))
