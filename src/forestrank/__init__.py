@@ -18,6 +18,7 @@ _PUBLIC = {
     "MissingQidWarning": "forestrank._input.queries",
     "PLRank": "forestrank.ensemble",
     "QueryKFold": "forestrank.model_selection",
+    "QueryScaler": "forestrank.preprocessing",
     "QueryShuffleSplit": "forestrank.model_selection",
     "RFHybridRanker": "forestrank.ensemble",
     "RFListRanker": "forestrank.ensemble",
@@ -38,7 +39,7 @@ _PUBLIC = {
     "precision_at_k": "forestrank.metrics",
     "simulate_clicks": "forestrank.datasets",
 }
-_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "stats"}
+_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "preprocessing", "stats"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

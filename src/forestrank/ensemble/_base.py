@@ -278,6 +278,9 @@ class TreeEnsembleMixin:
     # Bytes of X the predictor runs all trees over before the next rows
     # (``_predictor.add_tree_values``): large passes for forests of deep trees.
     _predict_pass_bytes = _predictor.PASS_BYTES
+    # ``predict`` takes ``qid`` (its early exits group by query): requested, so that a
+    # Pipeline routing ``qid`` to a QueryScaler's transform hands it on without an error.
+    __metadata_request__predict = {"qid": True}
 
     def _index_trees(self) -> None:
         """Put all trees' nodes back to back; each tree keeps a view (no second copy).

@@ -12,13 +12,23 @@ import warnings
 from collections.abc import Callable
 
 import numpy as np
-from sklearn.utils.metadata_routing import MetadataRequest
+import sklearn
+from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_object
 
 from ._binary import auc_score, partial_auc_score, precision_at_5
 from ._conventions import resolve_convention
 from ._ranking import _check_cutoff, evaluate
 
 _SCORABLE = ("ndcg", "err", "map")
+
+
+def predict_with_qid(estimator: object, X: object, qid: object) -> np.ndarray:
+    """``estimator.predict(X)``, with ``qid=qid`` when metadata routing is on and the
+    estimator's ``predict`` consumes ``qid`` (a step that normalises within queries)."""
+    if qid is not None and sklearn.get_config()["enable_metadata_routing"]:
+        if "qid" in get_routing_for_object(estimator).consumes("predict", ["qid"]):
+            return estimator.predict(X, qid=qid)
+    return estimator.predict(X)
 
 
 class _QidScorer:
@@ -61,11 +71,12 @@ class RankingScorer(_QidScorer):
         self.conventions = {name: value for name, value in conventions.items() if value is not None}
 
     def __call__(self, estimator: object, X: object, y_true: object, qid: object = None) -> float:
-        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid``."""
+        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid`` (which
+        ``predict`` also gets where it asks for it: a ``Pipeline`` with a ``QueryScaler``)."""
         return evaluate(
             self.metric,
             y_true,
-            estimator.predict(X),
+            predict_with_qid(estimator, X, qid),
             qid,
             self.k,
             conventions=self.conventions,
@@ -139,8 +150,9 @@ class BinaryScorer(_QidScorer):
         self.options = options
 
     def __call__(self, estimator: object, X: object, y_true: object, qid: object = None) -> float:
-        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid``."""
-        return self.function(y_true, estimator.predict(X), qid, **self.options)
+        """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid`` (which
+        ``predict`` also gets where it asks for it)."""
+        return self.function(y_true, predict_with_qid(estimator, X, qid), qid, **self.options)
 
     def __repr__(self) -> str:
         text = ", ".join(f"{name}={value!r}" for name, value in self.options.items())

@@ -1,0 +1,120 @@
+"""QueryScaler: every feature normalised within each query, against per-query references."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse
+import sklearn
+from scipy.stats import rankdata
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+
+from forestrank import LambdaMART, QueryKFold, QueryScaler, load_letor_fold, make_ranking, ndcg_score, ndcg_scorer
+
+
+@pytest.fixture(scope="module")
+def shuffled():
+    """Queries of 1 to 12 documents in shuffled row order, ties, a constant feature and NaN."""
+    rng = np.random.default_rng(0)
+    qid = rng.permutation(np.repeat(np.arange(20), rng.integers(1, 13, 20)))
+    X = rng.integers(0, 5, (len(qid), 4)).astype(float)
+    X[:, 2] = 7.0
+    X[rng.uniform(size=X.shape) < 0.15] = np.nan
+    return X, qid
+
+
+def _by_query(X, qid, per_query):
+    out = np.empty_like(X)
+    for q in np.unique(qid):
+        rows = qid == q
+        for feature in range(X.shape[1]):
+            out[rows, feature] = per_query(X[rows, feature])
+    return out
+
+
+def _minmax(values):
+    present = values[~np.isnan(values)]
+    if len(present) == 0 or present.max() == present.min():
+        return np.where(np.isnan(values), np.nan, 0.0)
+    return (values - present.min()) / (present.max() - present.min())
+
+
+def _zscore(values):
+    present = values[~np.isnan(values)]
+    if len(present) == 0 or present.std() == 0:
+        return np.where(np.isnan(values), np.nan, 0.0)
+    return (values - present.mean()) / present.std()
+
+
+def _rank(values):
+    out = np.full(len(values), np.nan)
+    present = ~np.isnan(values)
+    n = present.sum()
+    out[present] = (rankdata(values[present]) - 1) / (n - 1) if n > 1 else 0.0
+    return out
+
+
+@pytest.mark.parametrize(("method", "reference"), [("minmax", _minmax), ("zscore", _zscore), ("rank", _rank)])
+def test_each_method_is_its_per_query_reference(shuffled, method, reference):
+    X, qid = shuffled
+    scaled = QueryScaler(method=method).fit(X).transform(X, qid=qid)
+    np.testing.assert_allclose(scaled, _by_query(X, qid, reference), rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(np.isnan(scaled), np.isnan(X))
+
+
+def test_query_features_are_the_raw_features_statistics_over_the_query(shuffled):
+    X, qid = shuffled
+    scaler = QueryScaler(query_features=("mean", "max", "min", "std"))
+    out = scaler.fit_transform(X, qid=qid)
+    n = X.shape[1]
+    assert out.shape == (len(X), 5 * n)
+    for index, statistic in enumerate((np.nanmean, np.nanmax, np.nanmin, np.nanstd)):
+        with warnings.catch_warnings():  # numpy warns of the all-missing queries' statistics
+            warnings.simplefilter("ignore", RuntimeWarning)
+            expected = _by_query(X, qid, lambda v: np.full(len(v), statistic(v)) if (~np.isnan(v)).any() else np.nan)
+        np.testing.assert_allclose(out[:, (index + 1) * n : (index + 2) * n], expected, rtol=1e-12, atol=1e-12)
+    names = scaler.get_feature_names_out()
+    assert list(names[:n]) == ["x0", "x1", "x2", "x3"] and names[n] == "x0_query_mean" and names[-1] == "x3_query_std"
+
+
+def test_mq2008_features_are_already_query_level_normalised(mq2008):
+    """LETOR 4.0 ships QueryLevelNorm features: min-max scaling them again changes nothing
+    (the file's six decimals aside)."""
+    X, _, qid = load_letor_fold(mq2008 / "Fold1").train
+    scaled = QueryScaler().fit_transform(X, qid=qid)
+    assert np.abs(scaled - X).max() < 2e-6
+
+
+def test_bad_input_is_refused_by_name(shuffled):
+    X, qid = shuffled
+    with pytest.raises(ValueError, match="transform needs qid="):
+        QueryScaler().fit(X).transform(X)
+    with pytest.raises(TypeError, match="makes sparse X dense: pass X.toarray"):
+        QueryScaler().fit(scipy.sparse.csr_matrix(np.nan_to_num(X)))
+    with pytest.raises(ValueError, match=r"query_features holds \['median'\]"):
+        QueryScaler(query_features=("median",)).fit(X)
+    with pytest.raises(ValueError, match="method"):
+        QueryScaler(method="l2").fit(X)
+
+
+def test_a_pipeline_routes_qid_and_grid_search_scores_equal_fits_by_hand():
+    X, y, qid = make_ranking(n_queries=90, docs_per_query=(5, 30), n_features=6, random_state=0)
+    X = X * np.repeat(np.random.default_rng(1).uniform(1, 100, 90), np.bincount(qid))[:, None]  # queries of other scales
+    pipeline = make_pipeline(QueryScaler(), LambdaMART(n_estimators=10, random_state=0))
+    grid = {"queryscaler__method": ["minmax", "rank"]}
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(pipeline, grid, cv=QueryKFold(3), scoring=ndcg_scorer(10)).fit(X, y, qid=qid)
+        scores = search.cv_results_["mean_test_score"]
+        assert scores[0] != scores[1]
+        for method, score in zip(grid["queryscaler__method"], scores):
+            by_hand = []
+            for train, test in QueryKFold(3).split(X, y, qid=qid):
+                scaler = QueryScaler(method=method).fit(X[train], qid=qid[train])
+                model = LambdaMART(n_estimators=10, random_state=0).fit(scaler.transform(X[train], qid[train]), y[train], qid=qid[train])
+                by_hand.append(ndcg_score(y[test], model.predict(scaler.transform(X[test], qid[test])), qid[test], k=10))
+            assert score == pytest.approx(np.mean(by_hand), abs=1e-12)
+        fitted = clone(pipeline).fit(X, y, qid=qid)
+        expected = fitted[-1].predict(fitted[0].transform(X, qid=qid))
+        np.testing.assert_array_equal(fitted.predict(X, qid=qid), expected)
