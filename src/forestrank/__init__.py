@@ -12,6 +12,7 @@ from ._version import __version__
 _PUBLIC = {
     "AveragedRanker": "forestrank.ensemble",
     "BROOF": "forestrank.ensemble",
+    "CalibratedRanker": "forestrank.calibration",
     "DummyRanker": "forestrank.dummy",
     "EarlyExit": "forestrank.ensemble._early_exit",
     "LambdaMART": "forestrank.ensemble",
@@ -39,7 +40,7 @@ _PUBLIC = {
     "precision_at_k": "forestrank.metrics",
     "simulate_clicks": "forestrank.datasets",
 }
-_SUBMODULES = {"datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "preprocessing", "stats"}
+_SUBMODULES = {"calibration", "datasets", "diagnostics", "dummy", "ensemble", "metrics", "model_selection", "objectives", "preprocessing", "stats"}
 
 __all__ = sorted(_PUBLIC) + ["__version__"]
 

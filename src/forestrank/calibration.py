@@ -1,0 +1,185 @@
+"""Scores comparable across queries: a ranker's scores mapped to a probability of relevance.
+
+A ranker's score only orders the documents of one query: a score of 2.3 may be the best
+of one query and the worst of another, so no threshold on it means "a good match"
+everywhere. Calibration fits, on queries the ranker did not see, a monotone map from its
+score to the probability that a document is relevant (Platt, "Probabilistic outputs for
+support vector machines", 1999: a logistic function of the score; Zadrozny & Elkan,
+"Transforming classifier scores into accurate multiclass probability estimates", KDD
+2002: isotonic regression) or to its expected grade. The map is non-decreasing, so the
+calibrated values never reverse two documents; ``predict`` keeps the ranker's own scores,
+so every ranking, and every ranking metric, stays exactly as it was.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils import _safe_indexing
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+from sklearn.utils.validation import _num_samples, check_is_fitted
+
+from ._input.queries import check_qid
+from .metrics import ndcg_score
+from .model_selection import QueryKFold
+
+
+class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
+    """A ranker whose scores also map to the probability of relevance or the expected grade.
+
+    ``fit`` scores every training query with a copy of ``estimator`` fitted without
+    it (cross-fitting over ``cv`` folds of queries), fits the calibration map from those
+    held-out scores to the labels, then fits ``estimator`` on all the queries.
+
+    Parameters
+    ----------
+    estimator : ranker
+        Any ranker with ``fit(X, y, qid=...)`` and ``predict(X)``.
+    method : {"isotonic", "sigmoid"}, default="isotonic"
+        ``"isotonic"``: a non-decreasing step function (Zadrozny & Elkan 2002), for
+        enough held-out documents (a few thousand); ``"sigmoid"``: Platt's logistic
+        function of the score (Platt 1999), two parameters, for little data and
+        ``target="probability"`` only.
+    target : {"probability", "grade"}, default="probability"
+        ``"probability"``: ``P(y >= relevant_grade)``; ``"grade"``: the expected
+        grade.
+    relevant_grade : float, default=1
+        The lowest grade that counts as relevant for ``target="probability"``.
+    cv : int or splitter, default=5
+        Folds of queries for the held-out scores: an int is ``QueryKFold(cv)``, or a
+        splitter whose ``split(X, y, qid=...)`` keeps queries whole.
+
+    Attributes
+    ----------
+    estimator_ : ranker
+        ``estimator`` fitted on every training query.
+    calibrator_ : IsotonicRegression or LogisticRegression
+        The map from scores to the calibrated values.
+    n_features_in_ : int
+
+    Examples
+    --------
+    >>> from forestrank import CalibratedRanker, LambdaMART, make_ranking
+    >>> X, y, qid = make_ranking(n_queries=60, random_state=0)
+    >>> model = CalibratedRanker(LambdaMART(n_estimators=10), cv=3).fit(X, y, qid=qid)
+    >>> probabilities = model.predict_relevance(X[:3])  # P(grade >= 1), comparable across queries
+    """
+
+    _parameter_constraints = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "method": [StrOptions({"isotonic", "sigmoid"})],
+        "target": [StrOptions({"probability", "grade"})],
+        "relevant_grade": [Real],
+        "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
+    }
+    __metadata_request__fit = {"qid": True}
+    __metadata_request__score = {"qid": True}
+
+    def __init__(
+        self, estimator: object, *, method: str = "isotonic", target: str = "probability", relevant_grade: float = 1,
+        cv: object = 5,
+    ) -> None:  # fmt: skip
+        self.estimator = estimator
+        self.method = method
+        self.target = target
+        self.relevant_grade = relevant_grade
+        self.cv = cv
+
+    def fit(self, X: object, y: object, qid: object = None) -> "CalibratedRanker":
+        """Cross-fit held-out scores, fit the calibration map on them, fit the ranker on all rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Relevance grades.
+        qid : array-like of shape (n_samples,)
+            Query id of each row (required: the folds keep queries whole).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        if self.method == "sigmoid" and self.target == "grade":
+            raise ValueError(
+                "method='sigmoid' (Platt) maps scores to a probability; target='grade' needs method='isotonic'."
+            )
+        n_samples = _num_samples(X)
+        if qid is None:
+            raise ValueError("CalibratedRanker.fit needs qid=<one query id per row>: its folds keep queries whole.")
+        qid = check_qid(qid, n_samples)
+        y = np.asarray(y, dtype=float)
+        splitter = QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
+        held_out = np.full(n_samples, np.nan)
+        for train, test in splitter.split(X, y, qid=qid):
+            member = clone(self.estimator).fit(_safe_indexing(X, train), y[train], qid=qid[train])
+            held_out[test] = member.predict(_safe_indexing(X, test))
+        if np.isnan(held_out).any():
+            raise ValueError("cv left some rows out of every test fold; every row needs a held-out score.")
+        targets = y if self.target == "grade" else (y >= self.relevant_grade).astype(float)
+        self.calibrator_ = self._calibrator(held_out, targets)
+        self.estimator_ = clone(self.estimator).fit(X, y, qid=qid)
+        self.n_features_in_ = getattr(self.estimator_, "n_features_in_", None)
+        return self
+
+    def _calibrator(self, scores: np.ndarray, targets: np.ndarray) -> object:
+        if self.method == "sigmoid":
+            if len(np.unique(targets)) < 2:
+                raise ValueError("every held-out document has the same relevance; Platt scaling needs both kinds.")
+            return LogisticRegression(C=np.inf).fit(scores[:, None], targets)
+        low, high = float(targets.min()), float(targets.max())
+        return IsotonicRegression(y_min=low, y_max=high, out_of_bounds="clip").fit(scores, targets)
+
+    def predict(self, X: object) -> np.ndarray:
+        """The ranker's own scores (the ranking, unchanged), float64 of shape (n_samples,)."""
+        check_is_fitted(self)
+        return self.estimator_.predict(X)
+
+    def predict_relevance(self, X: object) -> np.ndarray:
+        """The calibrated values: ``P(y >= relevant_grade)`` or the expected grade,
+        comparable across queries; float64 of shape (n_samples,)."""
+        return self.calibrate(self.predict(X))
+
+    def calibrate(self, scores: np.ndarray) -> np.ndarray:
+        """The calibration map applied to scores of ``estimator_`` (a served model's, say)."""
+        check_is_fitted(self)
+        scores = np.asarray(scores, dtype=float)
+        if self.method == "sigmoid":
+            return self.calibrator_.predict_proba(scores[:, None])[:, 1]
+        return self.calibrator_.predict(scores)
+
+    def score(self, X: object, y: object, qid: object = None) -> float:
+        """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking)."""
+        return ndcg_score(y, self.predict(X), qid, k=10)
+
+
+def expected_calibration_error(y_true: object, probabilities: object, n_bins: int = 10) -> float:
+    """The expected calibration error: over ``n_bins`` equal-width bins of the predicted
+    probability, the mean ``|mean prediction - observed frequency|`` weighted by the bin's
+    share of the documents (Naeini, Cooper & Hauskrecht, AAAI 2015, Eq. 3).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n_samples,)
+        1 for a relevant document, 0 otherwise.
+    probabilities : array-like of shape (n_samples,)
+        Predicted probabilities, in [0, 1].
+    n_bins : int, default=10
+
+    Returns
+    -------
+    float
+    """
+    y_true = np.asarray(y_true, dtype=float)
+    probabilities = np.asarray(probabilities, dtype=float)
+    if len(y_true) != len(probabilities):
+        raise ValueError(f"y_true has {len(y_true)} entries and probabilities {len(probabilities)}; they must match.")
+    if len(probabilities) and (probabilities.min() < 0.0 or probabilities.max() > 1.0):
+        raise ValueError("probabilities must lie in [0, 1].")
+    bins = np.minimum((probabilities * n_bins).astype(int), n_bins - 1)
+    predicted = np.bincount(bins, weights=probabilities, minlength=n_bins)
+    observed = np.bincount(bins, weights=y_true, minlength=n_bins)
+    return float(np.abs(predicted - observed).sum() / max(len(y_true), 1))

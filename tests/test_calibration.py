@@ -1,0 +1,75 @@
+"""CalibratedRanker: a monotone map of held-out scores, fitted as by hand, that keeps every ranking."""
+
+import numpy as np
+import pytest
+from sklearn.isotonic import IsotonicRegression
+from sklearn.linear_model import LogisticRegression
+
+from forestrank import CalibratedRanker, LambdaMART, QueryKFold, make_ranking, ndcg_score
+from forestrank.calibration import expected_calibration_error
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=240, docs_per_query=(10, 30), n_features=8, random_state=0)
+    train = qid < 160
+    return (X[train], y[train], qid[train]), (X[~train], y[~train], qid[~train])
+
+
+def _held_out_scores(X, y, qid, folds):
+    scores = np.empty(len(y))
+    for train, test in QueryKFold(folds).split(X, y, qid=qid):
+        scores[test] = LambdaMART(n_estimators=15, random_state=0).fit(X[train], y[train], qid=qid[train]).predict(X[test])
+    return scores
+
+
+@pytest.mark.parametrize(("method", "target"), [("isotonic", "probability"), ("sigmoid", "probability"), ("isotonic", "grade")])
+def test_the_map_is_fitted_on_held_out_scores_and_keeps_every_ranking(data, method, target):
+    (X, y, qid), (X_test, y_test, qid_test) = data
+    model = CalibratedRanker(LambdaMART(n_estimators=15, random_state=0), method=method, target=target, cv=3)
+    model.fit(X, y, qid=qid)
+    scores = model.predict(X_test)
+    np.testing.assert_array_equal(scores, LambdaMART(n_estimators=15, random_state=0).fit(X, y, qid=qid).predict(X_test))
+    held_out = _held_out_scores(X, y, qid, 3)
+    labels = y if target == "grade" else (y >= 1).astype(float)
+    if method == "sigmoid":
+        expected = LogisticRegression(C=np.inf).fit(held_out[:, None], labels).predict_proba(scores[:, None])[:, 1]
+    else:
+        expected = IsotonicRegression(y_min=labels.min(), y_max=labels.max(), out_of_bounds="clip").fit(held_out, labels).predict(scores)
+    values = model.predict_relevance(X_test)
+    np.testing.assert_allclose(values, expected, rtol=1e-10, atol=1e-12)
+    order = np.argsort(scores, kind="stable")
+    assert np.all(np.diff(values[order]) >= -1e-12)  # never reverses two documents
+    assert model.score(X_test, y_test, qid_test) == ndcg_score(y_test, scores, qid_test, k=10)
+
+
+def test_calibrated_probabilities_beat_scores_scaled_per_query(data):
+    (X, y, qid), (X_test, y_test, qid_test) = data
+    model = CalibratedRanker(LambdaMART(n_estimators=15, random_state=0), cv=3).fit(X, y, qid=qid)
+    relevant = (y_test >= 1).astype(float)
+    scores = model.predict(X_test)
+    scaled = np.empty_like(scores)
+    for q in np.unique(qid_test):
+        rows = qid_test == q
+        span = scores[rows].max() - scores[rows].min()
+        scaled[rows] = (scores[rows] - scores[rows].min()) / span if span > 0 else 0.5
+    calibrated = expected_calibration_error(relevant, model.predict_relevance(X_test))
+    assert calibrated < 0.05 < expected_calibration_error(relevant, scaled)
+
+
+def test_expected_calibration_error_weighs_each_bins_gap_by_its_share():
+    y = np.array([1, 0, 0, 1, 1, 1])
+    p = np.array([0.05, 0.05, 0.15, 0.95, 0.95, 0.55])
+    # bins: [0.0, 0.1): p 0.05, 0.05 against 1 of 2; [0.1, 0.2): 0.15 against 0; [0.5, 0.6): 0.55 against 1; [0.9, 1]: 0.95, 0.95 against 2
+    expected = (abs(0.1 - 1) + abs(0.15 - 0) + abs(0.55 - 1) + abs(1.9 - 2)) / 6
+    assert expected_calibration_error(y, p) == pytest.approx(expected, abs=1e-15)
+    with pytest.raises(ValueError, match=r"probabilities must lie in \[0, 1\]"):
+        expected_calibration_error(y, p * 2)
+
+
+def test_bad_settings_are_refused_by_name(data):
+    (X, y, qid), _ = data
+    with pytest.raises(ValueError, match="method='sigmoid' .*target='grade' needs method='isotonic'"):
+        CalibratedRanker(LambdaMART(), method="sigmoid", target="grade").fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="needs qid="):
+        CalibratedRanker(LambdaMART()).fit(X, y)
