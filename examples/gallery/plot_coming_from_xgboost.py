@@ -12,7 +12,6 @@ max_leaf_nodes=None, min_samples_leaf=1, min_child_weight=1, l2_regularization=1
 order: ``ndcg_score(..., ties="input_order", no_relevant=1)``.
 """
 
-import numpy as np
 import xgboost
 
 from forestrank import LambdaMART, make_ranking, ndcg_score
