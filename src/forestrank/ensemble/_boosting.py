@@ -53,6 +53,7 @@ from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
 from ..objectives import (
     CumulativeSquaredError,
+    CustomObjective,
     LambdaRank,
     ListwiseSurrogate,
     PlackettLuce,
@@ -358,7 +359,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
         boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
-        objective.prepare(y_train, boundaries)
+        if objective.takes_query_ids:
+            objective.prepare(y_train, boundaries, query_ids=data.groups.query_ids[np.unique(query_of_row[train])])
+        else:
+            objective.prepare(y_train, boundaries)
         bias = self._position_bias(None if positions is None else positions[train], objective)
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
@@ -853,7 +857,7 @@ class LambdaMART(BaseBoostingRanker):
     n_estimators : int, default=100
         Boosting iterations.
     objective : {"lambdarank", "xendcg", "yetirank", "yetirank_pairwise", "mart", "queryrmse", "mcrank", "cumulative", \
-            "c-mart", "cosine", "c-cosine", "kl", "c-kl"}, default="lambdarank"
+            "c-mart", "cosine", "c-cosine", "kl", "c-kl"} or callable, default="lambdarank"
         ``"lambdarank"``: LambdaRank-NDCG pair gradients (Burges 2010).
         ``"xendcg"``: XE-NDCG, the cross entropy of the scores' softmax against the
         gains with uniform noise drawn at every iteration (Bruch, Wang, Bendersky &
@@ -889,6 +893,12 @@ class LambdaMART(BaseBoostingRanker):
         surrogate (CosMART / c-CosMART), ``"kl"`` / ``"c-kl"``: ListNet's KL surrogate
         (KLMART / c-KLMART), the ``c-`` forms NDCG-consistent (Ravikumar, Tewari & Yang
         2011; :class:`forestrank.objectives.ListwiseSurrogate`, ``docs/boosting.md``).
+        A callable is a loss of your own over queries
+        (:class:`forestrank.objectives.CustomObjective`): ``f(y, scores,
+        query_boundaries, query_ids) -> (gradients, hessians)`` over all rows grouped
+        by query, or a ``numba.njit`` function ``f(y, scores, gradients, hessians)`` of
+        one query's rows, run over the queries in parallel; the boosting starts from
+        scores of 0 (``docs/boosting.md``, "Your own loss").
     learning_rate : float, default=0.1
         Shrinkage of every leaf value. XGBoost's LambdaRank hessians are twice ours
         (and LightGBM's), so its ``learning_rate=r`` takes the steps of ours at ``r / 2``
@@ -1173,7 +1183,8 @@ class LambdaMART(BaseBoostingRanker):
                     "lambdarank", "xendcg", "yetirank", "yetirank_pairwise", "mart", "queryrmse", "mcrank", "cumulative",
                     "c-mart", "cosine", "c-cosine", "kl", "c-kl",
                 }
-            )
+            ),
+            callable,
         ],
         "yetirank_permutations": [Interval(Integral, 1, None, closed="left")],
         "yetirank_decay": [Interval(Real, 0.0, 1.0, closed="right")],
@@ -1385,6 +1396,8 @@ class LambdaMART(BaseBoostingRanker):
             ("lambdarank",), ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
             "chooses LambdaRank's pairs and weights",
         )
+        if callable(self.objective):
+            return CustomObjective(self.objective)
         if self.objective == "mart":
             return SquaredError(self.target, gain)
         if self.objective == "queryrmse":

@@ -45,6 +45,9 @@ thread count is set by the estimator from ``n_jobs``).
 * :class:`SquaredError` — MART on the grade (``target="grade"``) or on ``2^l - 1``
   (``target="exp_gain"``): ``L = 1/2 sum (s - t)^2``, ``g = s - t``, ``h = 1``
   (Friedman 2001; the PLRank paper §3.4 calls these MART-2 and MART-1).
+* :class:`CustomObjective` — a user's loss over queries: a Python function of the
+  grades, scores, query offsets and ids, or a numba function of one query's rows run
+  over the queries in parallel (``_custom``).
 * :class:`QueryRMSE` — CatBoost's ``QueryRMSE``: the same up to a free offset per
   query, ``L = 1/2 sum_q sum_i (s_i + b_q - t_i)^2`` at ``b_q = mean_q (t - s)``;
   ``g = s + b_q - t``, ``h = 1``.
@@ -62,6 +65,7 @@ thread count is set by the estimator from ``n_jobs``).
 """
 
 from ._base import RankingObjective
+from ._custom import CustomObjective
 from ._cumulative import CumulativeSquaredError, cumulative_probabilities
 from ._lambdarank import LambdaRank
 from ._plackett_luce import PlackettLuce, distinct_contexts
@@ -73,6 +77,7 @@ from ._yetirank import YetiRank, YetiRankPairwise
 
 __all__ = [
     "CumulativeSquaredError",
+    "CustomObjective",
     "LambdaRank",
     "ListwiseSurrogate",
     "PlackettLuce",

@@ -36,6 +36,8 @@ class RankingObjective(ABC):
     # ``gradients`` call) and their leaves solved over a new draw of them (``leaf_pairs``):
     # ``_tree/_pairwise.py``.
     pairwise = False
+    # Whether ``prepare`` takes the training queries' ids (``query_ids=``, in grouped order).
+    takes_query_ids = False
     # The rows of a larger fit whose random draws this objective shares (``share_draws``);
     # None: its own rows are the fit.
     draw_share: DrawShare | None = None

@@ -1,0 +1,94 @@
+"""Custom objectives over queries: the built-in losses through the callable interface give
+the built-in models; a compiled per-query loss equals its Python form; bad output is refused."""
+
+import numba
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, make_ranking
+from forestrank.ensemble._sampling import GAIN_NOISE, seed_entropy, seed_sequence
+from forestrank.objectives import XENDCG, LambdaRank
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=60, docs_per_query=(3, 25), n_features=6, random_state=1)
+
+
+def _through_the_interface(objective):
+    """A built-in objective as a user's callable of the labels, scores and queries."""
+
+    def function(labels, scores, query_boundaries, query_ids):
+        if not hasattr(objective, "labels_"):
+            objective.prepare(labels, query_boundaries)
+        function.query_ids = query_ids
+        g, h = np.empty(len(scores)), np.empty(len(scores))
+        objective.gradients(scores, g, h)
+        return g, h
+
+    return function
+
+
+@pytest.mark.parametrize("name", ["lambdarank", "xendcg"])
+def test_a_builtin_loss_written_as_a_callable_grows_the_builtin_model(data, name):
+    X, y, qid = data
+    # XE-NDCG's noise as the estimator seeds it for random_state=0.
+    objective = LambdaRank() if name == "lambdarank" else XENDCG("exp", seed_sequence(seed_entropy(0), GAIN_NOISE))
+    function = _through_the_interface(objective)
+    custom = LambdaMART(n_estimators=8, objective=function, random_state=0).fit(X, y, qid=qid)
+    builtin = LambdaMART(n_estimators=8, objective=name, random_state=0).fit(X, y, qid=qid)
+    for a, b in zip(custom.trees_, builtin.trees_):
+        np.testing.assert_array_equal(a.nodes["feature"], b.nodes["feature"])
+    np.testing.assert_allclose(custom.predict(X), builtin.predict(X), rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(function.query_ids, np.unique(qid))
+
+
+@numba.njit
+def ranknet_one_query(labels, scores, gradients, hessians):
+    """RankNet (Burges et al., ICML 2005): the logistic loss of every pair of different grades."""
+    gradients[:] = 0.0
+    hessians[:] = 0.0
+    for i in range(len(labels)):
+        for j in range(len(labels)):
+            if labels[i] > labels[j]:
+                p = 1.0 / (1.0 + np.exp(scores[i] - scores[j]))  # the pair's probability of being misordered
+                gradients[i] -= p
+                gradients[j] += p
+                hessians[i] += p * (1.0 - p)
+                hessians[j] += p * (1.0 - p)
+
+
+def ranknet_all_queries(labels, scores, query_boundaries, query_ids):
+    g, h = np.empty(len(scores)), np.empty(len(scores))
+    for start, end in zip(query_boundaries[:-1], query_boundaries[1:]):
+        ranknet_one_query.py_func(labels[start:end], scores[start:end], g[start:end], h[start:end])
+    return g, h
+
+
+def test_a_compiled_per_query_loss_equals_its_python_form_on_one_thread_or_two(data):
+    X, y, qid = data
+    compiled = LambdaMART(n_estimators=8, objective=ranknet_one_query, n_jobs=2, random_state=0).fit(X, y, qid=qid)
+    python = LambdaMART(n_estimators=8, objective=ranknet_all_queries, n_jobs=1, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_allclose(compiled.predict(X), python.predict(X), rtol=0, atol=1e-12)
+    assert compiled.score(X, y, qid) > 0.8
+
+
+@numba.njit
+def writes_nothing(labels, scores, gradients, hessians):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("function", "error", "match"),
+    [
+        (lambda y, s, b, ids: s - y, TypeError, "must return \\(gradients, hessians\\); it returned ndarray"),
+        (lambda y, s, b, ids: (s[:-1], np.ones(len(s) - 1)), ValueError, "returned gradients of shape"),
+        (lambda y, s, b, ids: (s * np.nan, np.ones(len(s))), ValueError, "non-finite gradients"),
+        (lambda y, s, b, ids: (s - y, -np.ones(len(s))), ValueError, "negative hessians"),
+        (writes_nothing, ValueError, "a compiled function must write every row of its query"),
+    ],
+)
+def test_bad_output_is_refused_by_name(data, function, error, match):
+    X, y, qid = data
+    with pytest.raises(error, match=match):
+        LambdaMART(n_estimators=2, objective=function).fit(X, y, qid=qid)
