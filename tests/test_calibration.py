@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
+from scipy.optimize import minimize
 
 from forestrank import CalibratedRanker, LambdaMART, QueryKFold, make_ranking, ndcg_score
 from forestrank.calibration import expected_calibration_error
@@ -32,12 +32,20 @@ def test_the_map_is_fitted_on_held_out_scores_and_keeps_every_ranking(data, meth
     np.testing.assert_array_equal(scores, LambdaMART(n_estimators=15, random_state=0).fit(X, y, qid=qid).predict(X_test))
     held_out = _held_out_scores(X, y, qid, 3)
     labels = y if target == "grade" else (y >= 1).astype(float)
-    if method == "sigmoid":
-        expected = LogisticRegression(C=np.inf).fit(held_out[:, None], labels).predict_proba(scores[:, None])[:, 1]
+    if method == "sigmoid":  # Platt's smoothed targets, his cross entropy minimised directly
+        n_relevant, n_other = labels.sum(), len(labels) - labels.sum()
+        soft = np.where(labels > 0, (n_relevant + 1) / (n_relevant + 2), 1 / (n_other + 2))
+
+        def cross_entropy(ab):
+            z = ab[0] * held_out + ab[1]
+            return np.sum(np.logaddexp(0, -z) * soft + np.logaddexp(0, z) * (1 - soft))
+
+        a, b = minimize(cross_entropy, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+        expected = 1 / (1 + np.exp(-(a * scores + b)))
     else:
         expected = IsotonicRegression(y_min=labels.min(), y_max=labels.max(), out_of_bounds="clip").fit(held_out, labels).predict(scores)
     values = model.predict_relevance(X_test)
-    np.testing.assert_allclose(values, expected, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(values, expected, rtol=1e-6 if method == "sigmoid" else 1e-10, atol=1e-8 if method == "sigmoid" else 1e-12)
     order = np.argsort(scores, kind="stable")
     assert np.all(np.diff(values[order]) >= -1e-12)  # never reverses two documents
     assert model.score(X_test, y_test, qid_test) == ndcg_score(y_test, scores, qid_test, k=10)
@@ -65,6 +73,10 @@ def test_expected_calibration_error_weighs_each_bins_gap_by_its_share():
     assert expected_calibration_error(y, p) == pytest.approx(expected, abs=1e-15)
     with pytest.raises(ValueError, match=r"probabilities must lie in \[0, 1\]"):
         expected_calibration_error(y, p * 2)
+    with pytest.raises(ValueError, match="must be finite"):
+        expected_calibration_error(y, p * np.nan)
+    with pytest.raises(ValueError, match="n_bins must be an integer >= 1; got 0"):
+        expected_calibration_error(y, p, n_bins=0)
 
 
 def test_bad_settings_are_refused_by_name(data):
@@ -73,3 +85,18 @@ def test_bad_settings_are_refused_by_name(data):
         CalibratedRanker(LambdaMART(), method="sigmoid", target="grade").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="needs qid="):
         CalibratedRanker(LambdaMART()).fit(X, y)
+
+
+def test_a_pipeline_with_a_query_scaler_gets_qid_at_every_step(data):
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import QueryScaler
+
+    (X, y, qid), (X_test, _, qid_test) = data
+    pipeline = make_pipeline(QueryScaler(), LambdaMART(n_estimators=10, random_state=0))
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = CalibratedRanker(pipeline, cv=3).fit(X, y, qid=qid)
+        by_hand = make_pipeline(QueryScaler(), LambdaMART(n_estimators=10, random_state=0)).fit(X, y, qid=qid)
+        np.testing.assert_array_equal(model.predict(X_test, qid=qid_test), by_hand.predict(X_test, qid=qid_test))
+        assert model.predict_relevance(X_test, qid=qid_test).shape == (len(X_test),)

@@ -64,6 +64,13 @@ def test_each_method_is_its_per_query_reference(shuffled, method, reference):
     np.testing.assert_array_equal(np.isnan(scaled), np.isnan(X))
 
 
+def test_a_feature_constant_in_a_query_scales_to_zero_whatever_its_rounding():
+    X = np.array([[0.1], [0.1], [0.1], [1.0], [3.0]])  # 0.1's mean rounds above 0.1, its std to 1e-17
+    for method in ("minmax", "zscore"):
+        np.testing.assert_array_equal(QueryScaler(method=method).fit_transform(X, qid=[0, 0, 0, 1, 1])[:3, 0], 0.0)
+    np.testing.assert_array_equal(QueryScaler(method="rank").fit_transform(X, qid=[0, 0, 0, 1, 1])[:3, 0], 0.5)  # tied
+
+
 def test_query_features_are_the_raw_features_statistics_over_the_query(shuffled):
     X, qid = shuffled
     scaler = QueryScaler(query_features=("mean", "max", "min", "std"))

@@ -23,6 +23,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.queries import check_qid
 from .metrics import ndcg_score
+from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
 
 
@@ -36,12 +37,13 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : ranker
-        Any ranker with ``fit(X, y, qid=...)`` and ``predict(X)``.
+        Any ranker with ``fit(X, y, qid=...)`` and ``predict(X)``, or a ``Pipeline``
+        ending in one (with metadata routing on, ``qid`` reaches its steps).
     method : {"isotonic", "sigmoid"}, default="isotonic"
         ``"isotonic"``: a non-decreasing step function (Zadrozny & Elkan 2002), for
         enough held-out documents (a few thousand); ``"sigmoid"``: Platt's logistic
-        function of the score (Platt 1999), two parameters, for little data and
-        ``target="probability"`` only.
+        function of the score (Platt 1999, with his smoothed targets), two
+        parameters, for little data and ``target="probability"`` only.
     target : {"probability", "grade"}, default="probability"
         ``"probability"``: ``P(y >= relevant_grade)``; ``"grade"``: the expected
         grade.
@@ -75,6 +77,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
     }
     __metadata_request__fit = {"qid": True}
+    __metadata_request__predict = {"qid": True}
     __metadata_request__score = {"qid": True}
 
     def __init__(
@@ -116,7 +119,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         held_out = np.full(n_samples, np.nan)
         for train, test in splitter.split(X, y, qid=qid):
             member = clone(self.estimator).fit(_safe_indexing(X, train), y[train], qid=qid[train])
-            held_out[test] = member.predict(_safe_indexing(X, test))
+            held_out[test] = predict_with_qid(member, _safe_indexing(X, test), qid[test])
         if np.isnan(held_out).any():
             raise ValueError("cv left some rows out of every test fold; every row needs a held-out score.")
         targets = y if self.target == "grade" else (y >= self.relevant_grade).astype(float)
@@ -127,21 +130,21 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
 
     def _calibrator(self, scores: np.ndarray, targets: np.ndarray) -> object:
         if self.method == "sigmoid":
-            if len(np.unique(targets)) < 2:
-                raise ValueError("every held-out document has the same relevance; Platt scaling needs both kinds.")
-            return LogisticRegression(C=np.inf).fit(scores[:, None], targets)
+            return _platt(scores, targets)
         low, high = float(targets.min()), float(targets.max())
         return IsotonicRegression(y_min=low, y_max=high, out_of_bounds="clip").fit(scores, targets)
 
-    def predict(self, X: object) -> np.ndarray:
-        """The ranker's own scores (the ranking, unchanged), float64 of shape (n_samples,)."""
+    def predict(self, X: object, qid: object = None) -> np.ndarray:
+        """The ranker's own scores (the ranking, unchanged), float64 of shape (n_samples,);
+        ``qid`` reaches the ranker's ``predict`` where it asks for it (a ``Pipeline`` with a
+        ``QueryScaler``, under metadata routing)."""
         check_is_fitted(self)
-        return self.estimator_.predict(X)
+        return predict_with_qid(self.estimator_, X, qid)
 
-    def predict_relevance(self, X: object) -> np.ndarray:
+    def predict_relevance(self, X: object, qid: object = None) -> np.ndarray:
         """The calibrated values: ``P(y >= relevant_grade)`` or the expected grade,
         comparable across queries; float64 of shape (n_samples,)."""
-        return self.calibrate(self.predict(X))
+        return self.calibrate(self.predict(X, qid))
 
     def calibrate(self, scores: np.ndarray) -> np.ndarray:
         """The calibration map applied to scores of ``estimator_`` (a served model's, say)."""
@@ -153,7 +156,21 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
 
     def score(self, X: object, y: object, qid: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking)."""
-        return ndcg_score(y, self.predict(X), qid, k=10)
+        return ndcg_score(y, self.predict(X, qid), qid, k=10)
+
+
+def _platt(scores: np.ndarray, targets: np.ndarray) -> LogisticRegression:
+    """Platt's sigmoid of the scores (Platt 1999, §2.2): a logistic fit to the smoothed
+    targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, which keep its slope finite when
+    the scores separate the two kinds; the soft targets enter as weights of each row
+    counted once as relevant and once not."""
+    n_relevant = float(targets.sum())
+    n_other = len(targets) - n_relevant
+    soft = np.where(targets > 0, (n_relevant + 1.0) / (n_relevant + 2.0), 1.0 / (n_other + 2.0))
+    doubled = np.concatenate((scores, scores))[:, None]
+    labels = np.concatenate((np.ones(len(scores)), np.zeros(len(scores))))
+    platt = LogisticRegression(C=np.inf, tol=1e-12, max_iter=1000)  # two parameters: solve them to the end
+    return platt.fit(doubled, labels, sample_weight=np.concatenate((soft, 1.0 - soft)))
 
 
 def expected_calibration_error(y_true: object, probabilities: object, n_bins: int = 10) -> float:
@@ -173,8 +190,12 @@ def expected_calibration_error(y_true: object, probabilities: object, n_bins: in
     -------
     float
     """
+    if not (isinstance(n_bins, Integral) and n_bins >= 1):
+        raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
     y_true = np.asarray(y_true, dtype=float)
     probabilities = np.asarray(probabilities, dtype=float)
+    if not np.isfinite(probabilities).all():
+        raise ValueError("probabilities must be finite numbers in [0, 1]; they hold NaN or inf.")
     if len(y_true) != len(probabilities):
         raise ValueError(f"y_true has {len(y_true)} entries and probabilities {len(probabilities)}; they must match.")
     if len(probabilities) and (probabilities.min() < 0.0 or probabilities.max() > 1.0):

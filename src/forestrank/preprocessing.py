@@ -173,14 +173,16 @@ def _normalised(grouped: np.ndarray, groups: QueryGroups, method: str) -> np.nda
     """The features normalised within each query (``QueryScaler.method``), grouped rows."""
     if method == "rank":
         return _query_ranks(grouped, groups)
+    smallest = _repeated(_query_statistic(grouped, groups, "min"), groups)
+    spread = _repeated(_query_statistic(grouped, groups, "max"), groups) - smallest
     if method == "minmax":
-        low = _repeated(_query_statistic(grouped, groups, "min"), groups)
-        scale = _repeated(_query_statistic(grouped, groups, "max"), groups) - low
+        low, scale = smallest, spread
     else:
         low = _repeated(_query_statistic(grouped, groups, "mean"), groups)
         scale = _repeated(_query_statistic(grouped, groups, "std"), groups)
+    varies = spread > 0.0  # a constant's std may round to 1e-17, not to 0
     with np.errstate(invalid="ignore", divide="ignore"):
-        scaled = np.where(scale > 0.0, (grouped - low) / np.where(scale > 0.0, scale, 1.0), 0.0)
+        scaled = np.where(varies, (grouped - low) / np.where(varies, scale, 1.0), 0.0)
     return np.where(np.isnan(grouped), np.nan, scaled)
 
 

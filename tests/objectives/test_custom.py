@@ -92,3 +92,10 @@ def test_bad_output_is_refused_by_name(data, function, error, match):
     X, y, qid = data
     with pytest.raises(error, match=match):
         LambdaMART(n_estimators=2, objective=function).fit(X, y, qid=qid)
+
+
+def test_a_callable_objective_is_refused_on_dask_collections(data):
+    da = pytest.importorskip("dask.array", reason="the dask backend needs forestrank[dask]")
+    X, y, qid = data
+    with pytest.raises(ValueError, match="a callable objective is called with the whole fit's queries"):
+        LambdaMART(objective=ranknet_all_queries).fit(da.from_array(X), da.from_array(y), qid=da.from_array(qid))

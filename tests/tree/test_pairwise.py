@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from forestrank import LambdaMART, make_ranking
-from forestrank._tree import _pairwise
+from forestrank._tree import _pairwise, _scans
 from forestrank._tree._grow import binned_features
 
 
@@ -57,8 +57,8 @@ def _brute_force_score(bins, row_node, n_nodes, derivatives, pairs, cut_bin, mis
     return G @ x - 0.5 * x @ W @ x
 
 
-@pytest.mark.parametrize("n_nodes", [1, 2, 4])
-def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ranking, n_nodes):
+@pytest.mark.parametrize(("n_nodes", "direction"), [(1, "learn"), (2, "learn"), (4, "learn"), (2, "left"), (2, "right")])
+def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ranking, n_nodes, direction):
     X, _, _ = missing_ranking
     binned = binned_features(X, 12, 0, 1)
     X_binned, n_bins, missing_bins = binned["X_binned"], binned["n_bins"], binned["missing_bins"]
@@ -72,8 +72,8 @@ def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ra
     features = np.arange(X.shape[1], dtype=np.int32)
     scores = np.empty((X.shape[1], n_bins.max(), 2))
     _pairwise.level_scores(
-        np.ascontiguousarray(X_binned.T), n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, weights, 0.5,
-        0.1, scores,
+        np.ascontiguousarray(X_binned.T), n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners,
+        losers, weights, 0.5, 0.1, _scans.MISSING_DIRECTIONS[direction], scores,
     )  # fmt: skip
     checked = 0
     for feature in features:
@@ -84,7 +84,7 @@ def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ra
             for cut_bin in range(n_bins.max()):
                 valid = (
                     cut_bin in present[:-1] or (side == 0 and missing_bin >= 0 and cut_bin == present[-1])
-                ) and (side == 0 or missing_bin >= 0)
+                ) and {"learn": side == 0 or missing_bin >= 0, "left": side == 1, "right": side == 0}[direction]
                 if not valid:
                     assert scores[feature, cut_bin, side] == -np.inf, (feature, cut_bin, side)
                     continue
@@ -123,3 +123,31 @@ def test_yetirank_pairwise_learns_and_pair_sampling_changes_the_trees():
     assert ndcg_score(y, model.predict(X), qid, k=10) > 0.8
     sampled = LambdaMART(**settings, subsample=0.5).fit(X, y, qid=qid)
     assert not np.array_equal(sampled.predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize(("direction", "side"), [("left", 1), ("right", 0)])
+def test_a_fixed_missing_direction_holds_at_every_level(missing_ranking, direction, side):
+    X, y, qid = missing_ranking
+    model = LambdaMART(
+        n_estimators=3, objective="yetirank_pairwise", grow_policy="symmetric", max_depth=3, missing_direction=direction,
+        random_state=0,
+    ).fit(X, y, qid=qid)  # fmt: skip
+    for tree in model.trees_:
+        internal = tree.nodes["feature"] >= 0
+        assert np.all(tree.missing_left[internal] == side)
+
+
+def test_pairs_weigh_their_rows_mean_weight_and_nothing_with_a_row_out_of_the_tree():
+    from forestrank.ensemble._boosting import _pair_row_weights
+
+    weights = np.array([1.0, 3.0, 0.0, 2.0])
+    np.testing.assert_array_equal(_pair_row_weights(weights, np.array([0, 1, 2]), np.array([1, 2, 3])), [2.0, 0.0, 0.0])
+
+
+def test_queries_without_pairs_and_drawn_pairs_fit():
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
+    one_grade = np.repeat(np.arange(20) % 2, 8).astype(float)  # every query one grade: no pair anywhere
+    model = LambdaMART(
+        n_estimators=3, objective="yetirank_pairwise", grow_policy="symmetric", subsample=0.5, random_state=0
+    ).fit(X, one_grade, qid=qid)  # fmt: skip
+    np.testing.assert_array_equal(model.predict(X), 0.0)

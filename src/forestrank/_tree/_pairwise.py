@@ -2,8 +2,10 @@
 
 A pair loss couples its documents: moving one leaf's value changes the pairs it shares
 with every other leaf. CatBoost's pairwise mode (its ``YetiRankPairwise`` and
-``PairLogitPairwise``) takes this into account exactly, to second order, where the
-pointwise mode sums each document's own curvature. For leaves ``1..n`` with
+``PairLogitPairwise``) fits the leaves jointly over the pairs, where the pointwise mode
+sums each document's own curvature: a quadratic model whose curvature between two
+leaves is the weight of the pairs joining them (the pairs' weights, not the logistic
+curvature ``w p (1 - p)``: a gradient-style fit, as CatBoost's). For leaves ``1..n`` with
 derivative sums ``G`` (``-dL/dv``, the ascent direction, summed over each leaf's
 documents) and the Laplacian ``W`` of the pairs between leaves (a pair of weight ``w``
 between leaves ``i != j`` adds ``w`` to ``W_ii`` and ``W_jj`` and ``-w`` to ``W_ij`` and
@@ -35,6 +37,7 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._numba.jit import jit
+from . import _scans
 from ._grow import TrainingSet, TreeParams
 from ._symmetric import SymmetricTreeMemory, best_candidate, level_draws, level_tree, split_level
 from ._tree import Tree, subtree_sums
@@ -166,7 +169,7 @@ def _position(b, missing_bin, missing_left):
 @jit(parallel=True)  # called from Python only, so cached ("Numba rules", docs/design.md)
 def level_scores(
     columns, n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, pair_weights, l2,
-    prior, scores,
+    prior, missing_direction, scores,
 ):  # fmt: skip
     """Score every cut of ``features`` for the next level of a pairwise symmetric tree.
 
@@ -189,6 +192,9 @@ def level_scores(
         The pairs (rows of the tree) and their weights; pairs of weight 0 are skipped.
     l2, prior : float
         ``solve_leaf_values``' regularisers.
+    missing_direction : int
+        ``_scans.LEARN`` (both sides where the tree has missing rows), ``LEFT`` or
+        ``RIGHT`` (that side only), as the pointwise symmetric trees take it.
     scores : float64 array of shape (n_features, max_bins, 2)
         Written for ``features``: ``[feature, cut_bin, side]`` the children's
         ``G'x - 1/2 x'Wx`` when the bins up to ``cut_bin`` go left, with the missing bin
@@ -202,10 +208,13 @@ def level_scores(
         n_feature_bins = n_bins[feature]
         missing_bin = missing_bins[feature]
         scores[feature, :, :] = -np.inf
-        node_bins = np.empty((n_nodes, n_feature_bins))
-        occupied = np.empty(n_feature_bins, dtype=np.bool_)
-        smaller = np.empty((n_feature_bins, n_nodes, n_nodes))
-        greater = np.empty((n_feature_bins, n_nodes, n_nodes))
+        # One position more than bins: with the missing rows first, a feature without a
+        # missing bin shifts every bin up by one.
+        n_positions = n_feature_bins + 1
+        node_bins = np.empty((n_nodes, n_positions))
+        occupied = np.empty(n_positions, dtype=np.bool_)
+        smaller = np.empty((n_positions, n_nodes, n_nodes))
+        greater = np.empty((n_positions, n_nodes, n_nodes))
         laplacian = np.empty((n_children, n_children))
         work = np.empty((n_children, n_children))
         child_derivatives = np.empty(n_children)
@@ -213,8 +222,11 @@ def level_scores(
         has_missing_rows = False
         for side in range(2):
             missing_left = side == 1
-            if missing_left and not has_missing_rows:
-                continue  # no missing row: the other side says it all
+            if missing_direction == _scans.LEARN:
+                if missing_left and not has_missing_rows:
+                    continue  # no missing row: the other side says it all
+            elif missing_left != (missing_direction == _scans.LEFT):
+                continue
             node_bins[:] = 0.0
             occupied[:] = False
             for row in rows:
@@ -245,7 +257,7 @@ def level_scores(
             below_greater = np.zeros((n_nodes, n_nodes))
             below = np.zeros(n_nodes)
             highest = -1
-            for position in range(n_feature_bins):
+            for position in range(n_positions):
                 if occupied[position]:
                     highest = position
             for position in range(highest):  # a cut at the highest occupied position sends nothing right
@@ -326,7 +338,8 @@ def grow_pairwise_tree(
         ``-dL/ds`` of every row (sample weights in).
     pairs : (winners, losers, weights)
         int64, int64 and float64 arrays of shape (n_pairs,): the pairs the levels are
-        scored on (weight 0: left out of this tree).
+        scored on (weight 0: left out of this tree; a pair with a row of weight 0 must
+        weigh 0).
     prior : float
         The Bayesian prior of ``solve_leaf_values``.
     features : int32 array, default=None
@@ -346,7 +359,9 @@ def grow_pairwise_tree(
     order = np.flatnonzero(weights > 0).astype(INDEX_DTYPE)
     memory.reserve(len(order))
     rng_state, drawn = level_draws(rng, params, X_binned.shape[1], features)
-    columns = np.ascontiguousarray(X_binned.T)
+    if memory.columns is None:  # the binned matrix feature by feature, once per fit
+        memory.columns = np.ascontiguousarray(X_binned.T)
+    columns = memory.columns
     row_node = np.zeros(len(weights), dtype=INDEX_DTYPE)
     node_start = np.array([0, len(order)], dtype=INDEX_DTYPE)
     l2 = float(params.l2_regularization)
@@ -355,7 +370,7 @@ def grow_pairwise_tree(
         n_nodes = 2**level
         level_scores(
             columns, data.n_bins, missing_bins, drawn[level], order, row_node, n_nodes, derivatives, *pairs, l2, prior,
-            memory.gains,
+            params.missing_direction, memory.gains,
         )  # fmt: skip
         index, cut_bin, side = best_candidate(memory.gains, drawn[level], 0.0, float(noise_sd), rng_state)
         if index < 0:

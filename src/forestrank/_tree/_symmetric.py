@@ -303,10 +303,16 @@ def split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, miss
 
 
 class SymmetricTreeMemory:
-    """The buffers of the symmetric trees of one fit, allocated once: two levels' histograms,
-    the candidates' gains and the rows' grouping."""
+    """The buffers of the symmetric trees of one fit, allocated once: two levels' histograms
+    (none for pairwise trees), the candidates' gains and the rows' grouping."""
 
-    def __init__(self, n_features: int, max_bins: int, depth: int) -> None:
+    def __init__(self, n_features: int, max_bins: int, depth: int, histograms: bool = True) -> None:
+        self.gains = np.empty((n_features, max_bins, 2), dtype=FLOAT_DTYPE)
+        self.n_rows = -1
+        self.columns = None  # the pairwise trees' binned matrix by feature (``_pairwise``), made by the first tree
+        if not histograms:  # pairwise trees score their levels over pairs
+            self.histograms = None
+            return
         # The two levels a tree alternates between; the deepest searched one has 2 ** (depth - 1) nodes.
         shape = (2 ** max(depth - 1, 0), n_features, max_bins, _N_COLUMNS)
         needed = 2 * int(np.prod(shape)) * np.dtype(FLOAT_DTYPE).itemsize
@@ -316,8 +322,6 @@ class SymmetricTreeMemory:
                 f"of histograms (at most {MAX_HISTOGRAM_BYTES / 2**30:.0f} GiB): lower max_depth or max_bins."
             )
         self.histograms = (np.empty(shape, dtype=FLOAT_DTYPE), np.empty(shape, dtype=FLOAT_DTYPE))
-        self.gains = np.empty((n_features, max_bins, 2), dtype=FLOAT_DTYPE)
-        self.n_rows = -1
 
     def reserve(self, n_tree_rows: int) -> None:
         if n_tree_rows > self.n_rows:

@@ -113,6 +113,13 @@ _AUTO = {
 }
 
 
+def _pair_row_weights(weights: np.ndarray, winners: np.ndarray, losers: np.ndarray) -> np.ndarray:
+    """Each pair's factor from its rows' weights (float64, (n_pairs,)): their mean, 0 when
+    either row weighs 0 (a row out of the tree takes no pair)."""
+    first, second = weights[winners], weights[losers]
+    return np.where((first > 0) & (second > 0), 0.5 * (first + second), 0.0)
+
+
 @dataclass
 class _TreeGrower:
     """What every tree of one fit is grown with: its parameters, one histogram pool and one
@@ -219,6 +226,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         for stale in ("best_iteration_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
             self.__dict__.pop(stale, None)
         if is_dask_collection(X):
+            if callable(getattr(self, "objective", None)):
+                raise ValueError(
+                    "a callable objective is called with the whole fit's queries, which a fit on Dask collections spreads "
+                    "over its workers: fit on arrays in memory, or use a built-in objective."
+                )
             return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set, position)
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
@@ -388,7 +400,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         levels = self.quantized_gradients
         params = self._tree_params(len(state.y), state.X.shape[1])
         if self.grow_policy == "symmetric":
-            memory = SymmetricTreeMemory(state.X.shape[1], state.training.bin_thresholds.shape[1], params.max_depth)
+            memory = SymmetricTreeMemory(
+                state.X.shape[1], state.training.bin_thresholds.shape[1], params.max_depth,
+                histograms=not state.objective.pairwise,
+            )  # fmt: skip
             return _TreeGrower(params, None, memory)
         dtype = FLOAT_DTYPE if levels is None else QUANTIZED_DTYPE
         pool = histogram_pool(state.training, params, len(state.y), dtype, sampled_features=True)
@@ -488,8 +503,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         new draw of pairs and add it to the scores of every set."""
         objective, gradients, row_leaf = state.objective, state.gradients[:, 0], state.row_leaf
         winners, losers, pair_weights, _ = objective.pairs_
-        pair_weights = pair_weights * 0.5 * (weights[winners] + weights[losers])
-        if self._samples_units():
+        pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
+        if self._samples_units() and len(pair_weights):
+            # The splits see the drawn pairs, the derivatives all of them: CatBoost's pair bootstrap.
             pair_weights = pair_weights * self._subsample_counts(iteration, len(pair_weights))
         l2 = self._regulariser("l2_regularization")
         tree = grow_pairwise_tree(
@@ -498,7 +514,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self._score_noise(iteration, weights, gradients, state.hessians[:, 0]),
         )  # fmt: skip
         (winners, losers, pair_weights, _), leaf_gradients = objective.leaf_pairs(state.raw.reshape(-1))
-        pair_weights = pair_weights * 0.5 * (weights[winners] + weights[losers])
+        pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
         rows = np.flatnonzero(weights > 0)
         values = pairwise_leaf_values(
             tree, row_leaf, rows, -weights * leaf_gradients, (winners, losers, pair_weights), l2, BAYESIAN_MATRIX_REG
@@ -870,12 +886,15 @@ class LambdaMART(BaseBoostingRanker):
         :class:`forestrank.objectives.YetiRank`); CatBoost grows it on
         ``grow_policy="symmetric"`` trees.
         ``"yetirank_pairwise"``: the same pairs, but a symmetric tree's levels are
-        scored and its leaves set by solving the pairs' quadratic model over the
-        leaves, which couples every leaf with those it shares pairs with (CatBoost's
+        scored and its leaves set by a joint solve over the pairs between leaves,
+        which couples every leaf with those it shares pairs with (CatBoost's
         ``YetiRankPairwise``, its ``bayesian_matrix_reg`` 0.1; ``_tree/_pairwise.py``).
         Needs ``grow_policy="symmetric"``; ``subsample`` and ``bagging_temperature``
-        then draw and weigh the pairs of each tree (CatBoost's pair bootstrap), and a
-        pair weighs its documents' mean ``sample_weight``.
+        then draw and weigh the pairs of each tree's splits (CatBoost's pair bootstrap;
+        the derivatives keep every pair, as CatBoost's), and a pair weighs its
+        documents' mean ``sample_weight`` (0 if either weighs 0). The leaves fit a
+        quadratic model whose curvature is the pairs' weights (CatBoost's
+        gradient-style pairwise leaves).
         ``"mart"``: least squares on ``target`` (Friedman 2001; MART-1 on
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"queryrmse"``: least squares on ``target`` up to a free offset per query,

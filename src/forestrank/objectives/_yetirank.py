@@ -224,8 +224,8 @@ class YetiRankPairwise(YetiRank):
 
     def _draw_pairs(self, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """One draw of the rankings' pairs: winners, losers (int64), weights (float64), and
-        the pairs' query boundaries (int64, (n_queries + 1,))."""
-        self.uniforms_ = np.stack([self._noise.next_line() for _ in range(self.n_permutations)])
+        the pairs' query boundaries (int64, (n_queries + 1,)); ``uniforms_`` unchanged."""
+        uniforms = np.stack([self._noise.next_line() for _ in range(self.n_permutations)])
         boundaries = self.query_boundaries_
         n_slots = self.n_permutations * (len(self.labels_) - (len(boundaries) - 1))
         winners = np.empty(n_slots, dtype=np.int64)
@@ -233,7 +233,8 @@ class YetiRankPairwise(YetiRank):
         weights = np.empty(n_slots)
         n_pairs = np.empty(len(boundaries) - 1, dtype=np.int64)
         scores = np.ascontiguousarray(scores, dtype=FLOAT_DTYPE)
-        _yetirank_pairs(scores, self.labels_, boundaries, self.uniforms_, float(self.decay), winners, losers, weights, n_pairs)
+        _yetirank_pairs(scores, self.labels_, boundaries, uniforms, float(self.decay), winners, losers, weights, n_pairs)
+        self._last_uniforms = uniforms
         first_slots = self.n_permutations * (boundaries[:-1] - np.arange(len(boundaries) - 1))
         pair_boundaries = np.concatenate(([0], np.cumsum(n_pairs))).astype(np.int64)
         kept = np.repeat(first_slots - pair_boundaries[:-1], n_pairs) + np.arange(pair_boundaries[-1])
@@ -241,6 +242,7 @@ class YetiRankPairwise(YetiRank):
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         self.pairs_ = self._draw_pairs(scores)
+        self.uniforms_ = self._last_uniforms  # ``loss`` reads the rankings of the tree's pairs
         winners, losers, weights, pair_boundaries = self.pairs_
         pair_gradients(scores, self.query_boundaries_, pair_boundaries, winners, losers, weights, gradients, hessians)
 
