@@ -360,6 +360,11 @@ CONTENDERS["catboost"] = [
         functools.partial(_lambdamart, objective="yetirank_pairwise", grow_policy="symmetric", max_bins=32, subsample=0.5), "qid",
     ),
     Contender("forestrank LambdaMART queryrmse symmetric", functools.partial(_lambdamart, objective="queryrmse", grow_policy="symmetric"), "qid"),
+    # YetiRank with CatBoost's own regularisers for its rankers (l2_leaf_reg about 0, random_strength 1).
+    Contender(
+        "forestrank LambdaMART yetirank symmetric l2_regularization=0",
+        functools.partial(_lambdamart, objective="yetirank", grow_policy="symmetric", l2_regularization=0.0), "qid",
+    ),
     Contender("forestrank LambdaMART", _lambdamart, "qid"),
     Contender("forestrank LambdaMART yetirank", functools.partial(_lambdamart, objective="yetirank"), "qid"),
     Contender("forestrank PLRank symmetric", functools.partial(_plrank, grow_policy="symmetric"), "qid"),
