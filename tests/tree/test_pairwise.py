@@ -73,7 +73,7 @@ def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ra
     scores = np.empty((X.shape[1], n_bins.max(), 2))
     _pairwise.level_scores(
         np.ascontiguousarray(X_binned.T), n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners,
-        losers, weights, 0.5, 0.1, _scans.MISSING_DIRECTIONS[direction], scores,
+        losers, row_node[winners], row_node[losers], weights, 0.5, 0.1, _scans.MISSING_DIRECTIONS[direction], scores,
     )  # fmt: skip
     checked = 0
     for feature in features:

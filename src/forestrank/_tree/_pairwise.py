@@ -168,8 +168,8 @@ def _position(b, missing_bin, missing_left):
 
 @jit(parallel=True)  # called from Python only, so cached ("Numba rules", docs/design.md)
 def level_scores(
-    columns, n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, pair_weights, l2,
-    prior, missing_direction, scores,
+    columns, n_bins, missing_bins, features, rows, row_node, n_nodes, derivatives, winners, losers, winner_nodes,
+    loser_nodes, pair_weights, l2, prior, missing_direction, scores,
 ):  # fmt: skip
     """Score every cut of ``features`` for the next level of a pairwise symmetric tree.
 
@@ -190,6 +190,8 @@ def level_scores(
         ``-dL/ds`` of every row.
     winners, losers, pair_weights : int64, int64 and float64 arrays of shape (n_pairs,)
         The pairs (rows of the tree) and their weights; pairs of weight 0 are skipped.
+    winner_nodes, loser_nodes : int64 arrays of shape (n_pairs,)
+        ``row_node`` of each pair's rows (looked up once per level, not per feature).
     l2, prior : float
         ``solve_leaf_values``' regularisers.
     missing_direction : int
@@ -245,12 +247,14 @@ def level_scores(
                 b = losers[k]
                 position_a = _position(np.int64(column[a]), missing_bin, missing_left)
                 position_b = _position(np.int64(column[b]), missing_bin, missing_left)
+                node_a = winner_nodes[k]
+                node_b = loser_nodes[k]
                 if position_a <= position_b:
-                    smaller[position_a, row_node[a], row_node[b]] += weight
-                    greater[position_b, row_node[a], row_node[b]] += weight
+                    smaller[position_a, node_a, node_b] += weight
+                    greater[position_b, node_a, node_b] += weight
                 else:
-                    smaller[position_b, row_node[b], row_node[a]] += weight
-                    greater[position_a, row_node[b], row_node[a]] += weight
+                    smaller[position_b, node_b, node_a] += weight
+                    greater[position_a, node_b, node_a] += weight
             totals = smaller.sum(axis=0)
             node_totals = node_bins.sum(axis=1)
             below_smaller = np.zeros((n_nodes, n_nodes))
@@ -364,20 +368,22 @@ def grow_pairwise_tree(
     columns = memory.columns
     row_node = np.zeros(len(weights), dtype=INDEX_DTYPE)
     node_start = np.array([0, len(order)], dtype=INDEX_DTYPE)
+    drawn_pairs = pairs[2] != 0.0  # the pairs of this tree's splits, once
+    winners, losers, pair_weights = (array[drawn_pairs] for array in pairs)
     l2 = float(params.l2_regularization)
     splits = []
     for level in range(params.max_depth):
         n_nodes = 2**level
         level_scores(
-            columns, data.n_bins, missing_bins, drawn[level], order, row_node, n_nodes, derivatives, *pairs, l2, prior,
-            params.missing_direction, memory.gains,
+            columns, data.n_bins, missing_bins, drawn[level], order, row_node, n_nodes, derivatives, winners, losers,
+            row_node[winners], row_node[losers], pair_weights, l2, prior, params.missing_direction, memory.gains,
         )  # fmt: skip
         index, cut_bin, side = best_candidate(memory.gains, drawn[level], 0.0, float(noise_sd), rng_state)
         if index < 0:
             break
         feature = int(drawn[level][index])
         gain = memory.gains[feature, cut_bin, side] - _explained_by_nodes(
-            row_node, n_nodes, order, derivatives, pairs, l2, prior
+            row_node, n_nodes, order, derivatives, (winners, losers, pair_weights), l2, prior
         )
         if gain <= params.min_gain_to_split:
             break
