@@ -60,6 +60,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
     calibrator_ : IsotonicRegression or LogisticRegression
         The map from scores to the calibrated values.
     n_features_in_ : int
+        Features of ``estimator_``.
 
     Examples
     --------

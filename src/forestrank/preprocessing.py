@@ -42,7 +42,8 @@ class QueryScaler(TransformerMixin, BaseEstimator):
     Attributes
     ----------
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Features seen in ``fit``.
+    feature_names_in_ : ndarray of shape (n_features,)
         Set when ``X`` has string column names.
 
     Examples
