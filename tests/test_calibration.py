@@ -23,6 +23,7 @@ def _held_out_scores(X, y, qid, folds):
     return scores
 
 
+@pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests
 @pytest.mark.parametrize(("method", "target"), [("isotonic", "probability"), ("sigmoid", "probability"), ("isotonic", "grade")])
 def test_the_map_is_fitted_on_held_out_scores_and_keeps_every_ranking(data, method, target):
     (X, y, qid), (X_test, y_test, qid_test) = data
@@ -51,6 +52,7 @@ def test_the_map_is_fitted_on_held_out_scores_and_keeps_every_ranking(data, meth
     assert model.score(X_test, y_test, qid_test) == ndcg_score(y_test, scores, qid_test, k=10)
 
 
+@pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests
 def test_calibrated_probabilities_beat_scores_scaled_per_query(data):
     (X, y, qid), (X_test, y_test, qid_test) = data
     model = CalibratedRanker(LambdaMART(n_estimators=15, random_state=0), cv=3).fit(X, y, qid=qid)
@@ -87,6 +89,7 @@ def test_bad_settings_are_refused_by_name(data):
         CalibratedRanker(LambdaMART()).fit(X, y)
 
 
+@pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests
 def test_a_pipeline_with_a_query_scaler_gets_qid_at_every_step(data):
     import sklearn
     from sklearn.pipeline import make_pipeline

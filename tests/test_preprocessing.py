@@ -106,6 +106,7 @@ def test_bad_input_is_refused_by_name(shuffled):
         QueryScaler(method="l2").fit(X)
 
 
+@pytest.mark.slow  # a grid search of fits: with the slow tests
 def test_a_pipeline_routes_qid_and_grid_search_scores_equal_fits_by_hand():
     X, y, qid = make_ranking(n_queries=90, docs_per_query=(5, 30), n_features=6, random_state=0)
     X = X * np.repeat(np.random.default_rng(1).uniform(1, 100, 90), np.bincount(qid))[:, None]  # queries of other scales

@@ -65,6 +65,7 @@ def ranknet_all_queries(labels, scores, query_boundaries, query_ids):
     return g, h
 
 
+@pytest.mark.slow  # compiles the driver for its function: with the slow tests
 def test_a_compiled_per_query_loss_equals_its_python_form_on_one_thread_or_two(data):
     X, y, qid = data
     compiled = LambdaMART(n_estimators=8, objective=ranknet_one_query, n_jobs=2, random_state=0).fit(X, y, qid=qid)

@@ -96,6 +96,7 @@ def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ra
     assert checked > 40
 
 
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
 def test_yetirank_pairwise_grows_symmetric_trees_whose_leaves_solve_a_new_draw_of_pairs(missing_ranking):
     X, y, qid = missing_ranking
     settings = dict(n_estimators=4, objective="yetirank_pairwise", grow_policy="symmetric", max_depth=3, random_state=0)
@@ -114,6 +115,7 @@ def test_yetirank_pairwise_grows_symmetric_trees_whose_leaves_solve_a_new_draw_o
         LambdaMART(objective="yetirank_pairwise", grow_policy="symmetric", max_depth=9).fit(X, y, qid=qid)
 
 
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
 def test_yetirank_pairwise_learns_and_pair_sampling_changes_the_trees():
     X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=6, random_state=2)
     from forestrank import ndcg_score
@@ -125,6 +127,7 @@ def test_yetirank_pairwise_learns_and_pair_sampling_changes_the_trees():
     assert not np.array_equal(sampled.predict(X), model.predict(X))
 
 
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
 @pytest.mark.parametrize(("direction", "side"), [("left", 1), ("right", 0)])
 def test_a_fixed_missing_direction_holds_at_every_level(missing_ranking, direction, side):
     X, y, qid = missing_ranking
@@ -144,6 +147,7 @@ def test_pairs_weigh_their_rows_mean_weight_and_nothing_with_a_row_out_of_the_tr
     np.testing.assert_array_equal(_pair_row_weights(weights, np.array([0, 1, 2]), np.array([1, 2, 3])), [2.0, 0.0, 0.0])
 
 
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
 def test_queries_without_pairs_and_drawn_pairs_fit():
     X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
     one_grade = np.repeat(np.arange(20) % 2, 8).astype(float)  # every query one grade: no pair anywhere

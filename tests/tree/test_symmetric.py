@@ -291,7 +291,10 @@ def test_histograms_beyond_the_memory_bound_are_refused_before_any_allocation():
     ("settings", "resolved"),
     [
         ({"grow_policy": "symmetric"}, {"l2_regularization": 3.0, "random_strength": 1.0}),
-        ({"grow_policy": "symmetric", "objective": "yetirank_pairwise"}, {"l2_regularization": 0.0, "random_strength": 0.0}),
+        pytest.param(  # compiles the pairwise estimator path: with the slow tests
+            {"grow_policy": "symmetric", "objective": "yetirank_pairwise"}, {"l2_regularization": 0.0, "random_strength": 0.0},
+            marks=pytest.mark.slow,
+        ),
         ({"grow_policy": "lossguide"}, {"l2_regularization": 0.0, "random_strength": 0.0}),
         ({"grow_policy": "depthwise", "max_depth": 3}, {"l2_regularization": 0.0, "random_strength": 0.0}),
     ],
