@@ -86,7 +86,9 @@ def writes_nothing(labels, scores, gradients, hessians):
         (lambda y, s, b, ids: (s[:-1], np.ones(len(s) - 1)), ValueError, "returned gradients of shape"),
         (lambda y, s, b, ids: (s * np.nan, np.ones(len(s))), ValueError, "non-finite gradients"),
         (lambda y, s, b, ids: (s - y, -np.ones(len(s))), ValueError, "negative hessians"),
-        (writes_nothing, ValueError, "a compiled function must write every row of its query"),
+        pytest.param(  # compiles the driver for its function: with the slow tests
+            writes_nothing, ValueError, "a compiled function must write every row of its query", marks=pytest.mark.slow
+        ),
     ],
 )
 def test_bad_output_is_refused_by_name(data, function, error, match):

@@ -897,6 +897,7 @@ def test_yetirank_gradients_are_the_pair_formula_over_the_neighbours_of_each_noi
     assert g.sum() == pytest.approx(0.0, abs=1e-12)
 
 
+@pytest.mark.slow  # compiles the pair kernels: with the slow tests
 def test_yetirank_pairwise_keeps_each_distinct_neighbour_pair_once_with_its_summed_weight():
     rng = np.random.default_rng(6)
     labels = rng.integers(0, 3, 30).astype(float)

@@ -34,6 +34,7 @@ def _reference_values(W, G, l2, prior):
     return x - x.mean()
 
 
+@pytest.mark.slow  # compiles the pairwise kernels: with the slow tests
 @pytest.mark.parametrize(("n", "l2", "prior"), [(2, 0.0, 0.1), (5, 0.0, 0.1), (8, 3.0, 0.1), (8, 1.0, 0.0)])
 def test_leaf_values_solve_the_regularised_pair_system(n, l2, prior):
     rng = np.random.default_rng(n)
@@ -57,6 +58,7 @@ def _brute_force_score(bins, row_node, n_nodes, derivatives, pairs, cut_bin, mis
     return G @ x - 0.5 * x @ W @ x
 
 
+@pytest.mark.slow  # compiles the pairwise kernels: with the slow tests
 @pytest.mark.parametrize(("n_nodes", "direction"), [(1, "learn"), (2, "learn"), (4, "learn"), (2, "left"), (2, "right")])
 def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ranking, n_nodes, direction):
     X, _, _ = missing_ranking
