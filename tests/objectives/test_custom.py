@@ -29,6 +29,7 @@ def _through_the_interface(objective):
     return function
 
 
+@pytest.mark.slow  # two fits per loss: with the slow tests
 @pytest.mark.parametrize("name", ["lambdarank", "xendcg"])
 def test_a_builtin_loss_written_as_a_callable_grows_the_builtin_model(data, name):
     X, y, qid = data

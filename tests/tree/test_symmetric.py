@@ -287,6 +287,7 @@ def test_histograms_beyond_the_memory_bound_are_refused_before_any_allocation():
         _symmetric.SymmetricTreeMemory(700, 256, 12)
 
 
+@pytest.mark.slow  # two fits per setting: with the slow tests
 @pytest.mark.parametrize(
     ("settings", "resolved"),
     [
