@@ -460,8 +460,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     ) -> Tree:  # fmt: skip
         """Grow one output's tree on its gradients, set its leaves to their Newton steps and add
         it to the scores of every set."""
+        row_leaf = state.row_leaf
+        if state.objective.pairwise:  # its tree reads the objective's pairs, not the targets
+            row_leaf.fill(-1)
+            tree = self._pairwise_tree(state, grower, iteration, weights, features)
+            self._add_to_scores(state, output, tree)
+            return tree
         levels = self.quantized_gradients
-        gradients, hessians, targets, row_leaf = state.gradients, state.hessians, state.targets, state.row_leaf
+        gradients, hessians, targets = state.gradients, state.hessians, state.targets
         tree_weights, tree_params = weights, grower.params
         if levels is None:
             exact_targets(gradients[:, output], hessians[:, output], targets, self.split_gain == "squared")
@@ -473,8 +479,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )  # fmt: skip
             tree_params = quantized_params(grower.params, g_scale, h_scale)
         row_leaf.fill(-1)
-        if state.objective.pairwise:
-            return self._pairwise_tree(state, grower, iteration, weights, features)
         bounds = None if self._monotonic is None else np.empty((max_nodes(tree_params, len(state.y)), 2))
         if self.grow_policy == "symmetric":
             tree = grow_symmetric_tree(
@@ -490,17 +494,30 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         sums = leaf_sums(row_leaf, weights * gradients[:, output], weights * hessians[:, output], weights, tree.node_count)
         curvature = state.objective.leaf_curvature(state.raw.reshape(-1), row_leaf, weights, tree.node_count)
         self._set_leaf_values(tree, sums, curvature, bounds, None if levels is None else (g_scale, h_scale))
-        add_tree_scores(state.raw, output, row_leaf, tree, state.X)
+        self._add_to_scores(state, output, tree)
+        return tree
+
+    def _add_to_scores(self, state: BoostingState, output: int, tree: Tree) -> None:
+        """Add a tree with its values to ``output``'s scores of the training rows (by their
+        leaves) and of every evaluation set."""
+        add_tree_scores(state.raw, output, state.row_leaf, tree, state.X)
         for item in state.evals:
             item.raw[:, output] += tree.predict(item.X)
-        return tree
+
+    def _store_values(self, tree: Tree, values: np.ndarray) -> None:
+        """Shrink a tree's node values (float64, (n_nodes,)) by ``learning_rate`` into
+        ``tree.values``, and its leaves' into their ``threshold`` slots, where the
+        predictor reads them."""
+        tree.values = self.learning_rate * values
+        leaves = tree.nodes["feature"] < 0
+        tree.nodes["threshold"][leaves] = tree.values[leaves]
 
     def _pairwise_tree(
         self, state: BoostingState, grower: "_TreeGrower", iteration: int, weights: np.ndarray, features: np.ndarray | None
     ) -> Tree:  # fmt: skip
         """Grow a symmetric tree on the objective's pairs (``_tree/_pairwise.py``), each kept and
-        weighed by ``subsample`` and ``bagging_temperature``; set its leaves by a solve over a
-        new draw of pairs and add it to the scores of every set."""
+        weighed by ``subsample`` and ``bagging_temperature``, and set its leaves by a solve over a
+        new draw of pairs."""
         objective, gradients, row_leaf = state.objective, state.gradients[:, 0], state.row_leaf
         winners, losers, pair_weights, _ = objective.pairs_
         pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
@@ -519,12 +536,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         values = pairwise_leaf_values(
             tree, row_leaf, rows, -weights * leaf_gradients, (winners, losers, pair_weights), l2, BAYESIAN_MATRIX_REG
         )
-        tree.values = self.learning_rate * values
-        leaves = tree.nodes["feature"] < 0
-        tree.nodes["threshold"][leaves] = tree.values[leaves]
-        add_tree_scores(state.raw, 0, row_leaf, tree, state.X)
-        for item in state.evals:
-            item.raw[:, 0] += tree.predict(item.X)
+        self._store_values(tree, values)
         return tree
 
     def _set_leaf_values(
@@ -542,10 +554,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self._regulariser("l2_regularization"))
         if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
             values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
-        values = self.learning_rate * values
-        tree.values = values
-        leaves = tree.nodes["feature"] < 0
-        tree.nodes["threshold"][leaves] = values[leaves]
+        self._store_values(tree, values)
 
     def _check_finite(self, raw: np.ndarray, iteration: int) -> None:
         self._check_scores(bool(np.isfinite(raw).all()), iteration)
