@@ -51,6 +51,7 @@ from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMe
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
+from ..metrics._custom import CustomMetric
 from ..objectives import (
     CumulativeSquaredError,
     CustomObjective,
@@ -174,6 +175,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "eval_at": [Interval(Integral, 1, None, closed="left")],
+        "eval_metric": [callable, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
@@ -231,6 +233,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     "a callable objective is called with the whole fit's queries, which a fit on Dask collections spreads "
                     "over its workers: fit on arrays in memory, or use a built-in objective."
                 )
+            if self.eval_metric is not None:
+                raise ValueError(
+                    "eval_metric is called with a whole evaluation set, which a fit on Dask collections spreads over its "
+                    "workers: fit on arrays in memory, or leave eval_metric=None (NDCG@eval_at)."
+                )
             return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set, position)
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
@@ -245,7 +252,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         n_outputs = self.n_outputs_
         self.trees_ = []
-        key = f"ndcg@{self.eval_at}"
+        key = self._eval_key()
         stopping = self._start_evals([item.name for item in evals])
         start = time.perf_counter()
         if self.quantized_gradients is not None:
@@ -315,13 +322,18 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _start_evals(self, eval_names: list) -> EarlyStopping | None:
         """Empty ``evals_result_`` for the named evaluation sets (and the training set when
         verbose); the early stopping the last set decides, or None."""
-        key = f"ndcg@{self.eval_at}"
+        key = self._eval_key()
         self.evals_result_ = {name: {key: []} for name in eval_names}
         if self.verbose:
             self.evals_result_["train"] = {key: []}
         if self.n_iter_no_change is None or not eval_names:
             return None
         return EarlyStopping(self.n_iter_no_change, self.tol)
+
+    def _eval_key(self) -> str:
+        """The name of the per-iteration metric in ``evals_result_``: ``ndcg@<eval_at>`` or the
+        ``eval_metric``'s own."""
+        return f"ndcg@{self.eval_at}" if self.eval_metric is None else CustomMetric(self.eval_metric).name
 
     def _tree_key(self, iteration: int, output: int) -> tuple:
         """The stream key of ``output``'s tree at ``iteration`` (``_sampling``)."""
@@ -371,8 +383,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
         boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
+        train_ids = data.groups.query_ids[np.unique(query_of_row[train])]
         if objective.takes_query_ids:
-            objective.prepare(y_train, boundaries, query_ids=data.groups.query_ids[np.unique(query_of_row[train])])
+            objective.prepare(y_train, boundaries, query_ids=train_ids)
         else:
             objective.prepare(y_train, boundaries)
         bias = self._position_bias(None if positions is None else positions[train], objective)
@@ -391,7 +404,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             hessians=np.empty((n_rows, self.n_outputs_)), targets=targets,
             training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: _set_leaf_values
             row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), evals=evals,
-            train_eval=EvalSet("train", X_train, y_train, boundaries, raw),
+            train_eval=EvalSet("train", X_train, y_train, boundaries, raw, train_ids),
         )  # fmt: skip
 
     def _tree_grower(self, state: BoostingState) -> "_TreeGrower":
@@ -569,16 +582,17 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )
 
     def _score_evals(self, state: BoostingState, iteration: int, elapsed: float) -> None:
-        """NDCG@``eval_at`` of every evaluation set into ``evals_result_`` (and of the training
-        set, reported, when verbose)."""
-        key = f"ndcg@{self.eval_at}"
+        """NDCG@``eval_at`` (or ``eval_metric``) of every evaluation set into ``evals_result_``
+        (and of the training set, reported, when verbose)."""
+        key = self._eval_key()
         if state.evals or self.verbose:
             self._update_relevance_weights(state.raw, state.y, state.base_weight)
+        metric = None if self.eval_metric is None else CustomMetric(self.eval_metric)
         for item in state.evals:
-            self.evals_result_[item.name][key].append(item.ndcg(self.eval_at, self._ranking_scores, self._gain()))
+            self.evals_result_[item.name][key].append(item.score(metric, self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
             self.evals_result_["train"][key].append(
-                state.train_eval.ndcg(self.eval_at, self._ranking_scores, self._gain())
+                state.train_eval.score(metric, self.eval_at, self._ranking_scores, self._gain())
             )
             self._report(iteration, [item.name for item in state.evals], elapsed)
 
@@ -637,7 +651,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         check_grades_for_gain(y_val, self._gain(), name=f"eval_set ({name}) y", gain_name="label_gain")
         groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
         raw = np.zeros((X_val.shape[0], 1))
-        return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw)
+        return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw, groups.query_ids)
 
     def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
         """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
@@ -654,7 +668,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         held_rows = held[query_of_row]
         boundaries = boundaries_of_grouped(query_of_row[held_rows])
         X_val = data.X[held_rows]
-        evals.append(EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1))))
+        held_ids = data.groups.query_ids[held]
+        evals.append(EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1)), held_ids))
         return ~held_rows
 
     def _start(self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective) -> np.ndarray:
@@ -796,7 +811,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         period = max(1, int(self.verbose) if self.verbose > 1 else 10)
         if (iteration + 1) % period and iteration + 1 != self.n_estimators:
             return
-        key = f"ndcg@{self.eval_at}"
+        key = self._eval_key()
         parts = [f"train {key} {self.evals_result_['train'][key][-1]:.4f}"]
         parts += [f"{name} {key} {self.evals_result_[name][key][-1]:.4f}" for name in eval_names]
         print(f"[{iteration + 1:>5}] " + "  ".join(parts) + f"  {elapsed:.1f} s")
@@ -1136,6 +1151,14 @@ class LambdaMART(BaseBoostingRanker):
     tol : float, default=1e-7
     eval_at : int, default=10
         Cutoff of the NDCG (package default convention) recorded per iteration.
+    eval_metric : callable or None, default=None
+        A metric of your own recorded per iteration (under its ``__name__`` in
+        ``evals_result_``) and deciding early stopping instead of NDCG@``eval_at``
+        (:class:`forestrank.metrics.CustomMetric`): ``f(y, scores, query_boundaries,
+        query_ids) -> float`` over a whole set, its rows grouped by query, or an
+        ``@numba.njit`` ``f(y, scores) -> float`` of one query, averaged over the queries
+        (those giving NaN left out). Larger is better; return a loss's negative. Not
+        with Dask collections.
     n_jobs : int or None, default=None
         Threads (numba's) of the gradient and histogram kernels, of binning and of
         prediction; the model does not depend on it. ``None`` means every core, as
@@ -1277,6 +1300,7 @@ class LambdaMART(BaseBoostingRanker):
         n_iter_no_change: int | None = None,
         tol: float = 1e-7,
         eval_at: int = 10,
+        eval_metric: object = None,
         n_jobs: int | None = None,
         random_state: object = None,
         verbose: int = 0,
@@ -1324,6 +1348,7 @@ class LambdaMART(BaseBoostingRanker):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.eval_at = eval_at
+        self.eval_metric = eval_metric
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
@@ -1504,7 +1529,7 @@ class PLRank(BaseBoostingRanker):
     feature_fraction,
     max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
     validation_fraction,
-    n_iter_no_change, tol, eval_at, n_jobs, random_state, verbose :
+    n_iter_no_change, tol, eval_at, eval_metric, n_jobs, random_state, verbose :
         As in :class:`LambdaMART`. Sub-sampling is by query (a context needs all of
         its query's documents), and ``sample_weight`` must be constant within each
         query: it weighs the query's likelihood.
@@ -1565,6 +1590,7 @@ class PLRank(BaseBoostingRanker):
         n_iter_no_change: int | None = None,
         tol: float = 1e-7,
         eval_at: int = 10,
+        eval_metric: object = None,
         n_jobs: int | None = None,
         random_state: object = None,
         verbose: int = 0,
@@ -1599,6 +1625,7 @@ class PLRank(BaseBoostingRanker):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.eval_at = eval_at
+        self.eval_metric = eval_metric
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose

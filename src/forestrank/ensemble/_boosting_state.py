@@ -113,14 +113,28 @@ def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarr
 
 
 class EvalSet:
-    """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs)."""
+    """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs);
+    ``query_ids`` (n_queries,), the ids of its queries in their grouped order (by default
+    their positions)."""
 
-    def __init__(self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray):
+    def __init__(
+        self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray,
+        query_ids: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
         self.name = name
         self.X = X
         self.y = y
         self.query_boundaries = query_boundaries
         self.raw = raw
+        self.query_ids = np.arange(len(query_boundaries) - 1) if query_ids is None else query_ids
+
+    def score(
+        self, metric: Callable | None, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray
+    ) -> float:  # fmt: skip
+        """``metric`` (a ``metrics._custom.CustomMetric``) of the set's ranking scores, or NDCG@``k`` when None."""
+        if metric is None:
+            return self.ndcg(k, ranking_scores, gain)
+        return metric(self.y, ranking_scores(self.raw), self.query_boundaries, self.query_ids)
 
     def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
         return mean_over_queries(self.query_ndcg(k, ranking_scores, gain))

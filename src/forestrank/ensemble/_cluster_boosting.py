@@ -285,7 +285,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     fitted = {name: getattr(model, name, None) for name in ("n_outputs_", "classes_", "relevance_weights_")}
     rounds("start_scores", (fitted, model.baseline_))  # fitted weights: set before each evaluation (_add_tree)
     model.trees_ = []
-    key = f"ndcg@{model.eval_at}"
+    key = model._eval_key()
     stopping = model._start_evals(eval_names)
     params = model._tree_params(n_rows, driver.bin_thresholds.shape[0])
     dtype = FLOAT_DTYPE if model.quantized_gradients is None else QUANTIZED_DTYPE

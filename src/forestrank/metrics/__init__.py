@@ -6,6 +6,7 @@ See ``docs/metrics.md`` for the conventions and a worked example.
 
 from ._binary import auc_score, partial_auc_score, precision_at_5
 from ._conventions import Convention, resolve_convention
+from ._custom import CustomMetric
 from ._ranking import (
     average_precision,
     describe_metric,
@@ -28,6 +29,7 @@ from ._scorer import (
 __all__ = [
     "BinaryScorer",
     "Convention",
+    "CustomMetric",
     "RankingScorer",
     "auc_score",
     "auc_scorer",

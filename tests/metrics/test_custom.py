@@ -1,0 +1,105 @@
+"""Custom evaluation metrics over queries: NDCG written as a callable records the built-in
+values; the compiled per-query form equals its Python form; the queries' ids arrive; the
+metric decides early stopping; bad output is refused by name."""
+
+import numba
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, PLRank, make_ranking, ndcg_score
+from forestrank.metrics import CustomMetric
+
+
+@pytest.fixture(scope="module")
+def data():
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=(3, 25), n_features=6, random_state=2)
+    qid = qid * 7 + 3  # ids that are not positions
+    train = qid < np.unique(qid)[60]
+    return X[train], y[train], qid[train], (X[~train], y[~train], qid[~train])
+
+
+def ndcg_at_10(labels, scores, query_boundaries, query_ids):
+    """NDCG@10 under the package's default convention, from the metrics module."""
+    return ndcg_score(labels, scores, np.repeat(query_ids, np.diff(query_boundaries)), 10)
+
+
+@numba.njit
+def top_grade_compiled(labels, scores):
+    """The grade of a query's best-scored document, relative to its best grade (NaN without grades)."""
+    best = labels.max()
+    return np.nan if best == 0 else labels[np.argmax(scores)] / best
+
+
+def top_grade_python(labels, scores, query_boundaries, query_ids):
+    values = [top_grade_compiled.py_func(labels[a:b], scores[a:b]) for a, b in zip(query_boundaries[:-1], query_boundaries[1:])]
+    return float(np.nanmean(values))
+
+
+@pytest.mark.parametrize("Ranker", [LambdaMART, PLRank])
+def test_ndcg_as_a_callable_records_the_builtin_values(data, Ranker):
+    X, y, qid, valid = data
+    builtin = Ranker(n_estimators=6, random_state=0, verbose=2).fit(X, y, qid=qid, eval_set=[valid])
+    custom = Ranker(n_estimators=6, random_state=0, verbose=2, eval_metric=ndcg_at_10).fit(X, y, qid=qid, eval_set=[valid])
+    for name in ("valid_0", "train"):
+        np.testing.assert_allclose(custom.evals_result_[name]["ndcg_at_10"], builtin.evals_result_[name]["ndcg@10"], rtol=1e-12)
+    np.testing.assert_array_equal(custom.predict(valid[0]), builtin.predict(valid[0]))  # it only watches
+
+
+def test_a_compiled_metric_equals_its_python_form(data):
+    X, y, qid, valid = data
+    compiled = LambdaMART(n_estimators=5, eval_metric=top_grade_compiled, random_state=0).fit(X, y, qid=qid, eval_set=[valid])
+    python = LambdaMART(n_estimators=5, eval_metric=top_grade_python, random_state=0).fit(X, y, qid=qid, eval_set=[valid])
+    values = compiled.evals_result_["valid_0"]["top_grade_compiled"]
+    np.testing.assert_allclose(values, python.evals_result_["valid_0"]["top_grade_python"], rtol=1e-12)
+    assert len(values) == 5 and 0 < min(values) <= max(values) <= 1
+
+
+def test_the_metric_gets_each_sets_query_ids(data):
+    X, y, qid, valid = data
+    seen = []
+
+    def record(labels, scores, query_boundaries, query_ids):
+        seen.append((len(labels), query_boundaries[-1], np.array(query_ids)))
+        return 0.0
+
+    LambdaMART(n_estimators=1, eval_metric=record, random_state=0).fit(X, y, qid=qid, eval_set=[valid])
+    n_rows, last_boundary, ids = seen[0]
+    assert n_rows == last_boundary == len(valid[1])
+    np.testing.assert_array_equal(ids, np.unique(valid[2]))
+    seen.clear()
+    LambdaMART(n_estimators=1, eval_metric=record, n_iter_no_change=3, random_state=0).fit(X, y, qid=qid)
+    held = seen[0][2]  # the queries held out for early stopping, by their own ids
+    assert 0 < len(held) < len(np.unique(qid)) and np.isin(held, qid).all()
+
+
+def test_the_metric_decides_early_stopping(data):
+    X, y, qid, valid = data
+    # A metric that never improves after the first iteration: the fit stops n_iter_no_change later and keeps one.
+    model = LambdaMART(n_estimators=30, eval_metric=lambda *args: 1.0, n_iter_no_change=4, random_state=0)
+    model.fit(X, y, qid=qid, eval_set=[valid])
+    assert model.best_iteration_ == 1 and model.n_iter_ == 1
+    assert len(model.evals_result_["valid_0"]["<lambda>"]) == 5
+
+
+@pytest.mark.parametrize("result", [None, "0.5", np.array([0.1, 0.2]), True])
+def test_a_metric_that_returns_no_number_is_refused_by_name(data, result):
+    X, y, qid, valid = data
+
+    def bad_metric(labels, scores, query_boundaries, query_ids):
+        return result
+
+    with pytest.raises(TypeError, match="eval_metric bad_metric must return a real number"):
+        LambdaMART(n_estimators=1, eval_metric=bad_metric).fit(X, y, qid=qid, eval_set=[valid])
+
+
+def test_a_numpy_scalar_is_a_number():
+    boundaries, ids = np.array([0, 2, 4]), np.array([5, 9])
+    metric = CustomMetric(lambda labels, scores, b, q: np.float32(0.25))
+    assert metric(np.zeros(4), np.zeros(4), boundaries, ids) == 0.25 and metric.name == "<lambda>"
+
+
+def test_eval_metric_is_refused_on_dask_collections(data):
+    da = pytest.importorskip("dask.array", reason="the dask backend needs forestrank[dask]")
+    X, y, qid, _ = data
+    with pytest.raises(ValueError, match="eval_metric is called with a whole evaluation set"):
+        LambdaMART(eval_metric=ndcg_at_10).fit(da.from_array(X), da.from_array(y), qid=da.from_array(qid))
