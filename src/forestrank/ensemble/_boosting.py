@@ -382,8 +382,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             train = self._hold_out(data, query_of_row, evals)
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
         base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
-        boundaries = boundaries_of_grouped(query_of_row[train])  # queries emptied by the hold-out vanish
-        train_ids = data.groups.query_ids[np.unique(query_of_row[train])]
+        train_queries = query_of_row[train]
+        boundaries = boundaries_of_grouped(train_queries)  # queries emptied by the hold-out vanish
+        train_ids = data.groups.query_ids[train_queries[boundaries[:-1]]]  # each training query's first row
         if objective.takes_query_ids:
             objective.prepare(y_train, boundaries, query_ids=train_ids)
         else:
