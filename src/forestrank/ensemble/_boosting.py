@@ -330,10 +330,15 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             return None
         return EarlyStopping(self.n_iter_no_change, self.tol)
 
+    def _custom_metric(self) -> CustomMetric | None:
+        """``eval_metric`` wrapped for the evaluation sets, or None for NDCG@``eval_at``."""
+        return None if self.eval_metric is None else CustomMetric(self.eval_metric)
+
     def _eval_key(self) -> str:
         """The name of the per-iteration metric in ``evals_result_``: ``ndcg@<eval_at>`` or the
         ``eval_metric``'s own."""
-        return f"ndcg@{self.eval_at}" if self.eval_metric is None else CustomMetric(self.eval_metric).name
+        metric = self._custom_metric()
+        return f"ndcg@{self.eval_at}" if metric is None else metric.name
 
     def _tree_key(self, iteration: int, output: int) -> tuple:
         """The stream key of ``output``'s tree at ``iteration`` (``_sampling``)."""
@@ -588,7 +593,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         key = self._eval_key()
         if state.evals or self.verbose:
             self._update_relevance_weights(state.raw, state.y, state.base_weight)
-        metric = None if self.eval_metric is None else CustomMetric(self.eval_metric)
+        metric = self._custom_metric()
         for item in state.evals:
             self.evals_result_[item.name][key].append(item.score(metric, self.eval_at, self._ranking_scores, self._gain()))
         if self.verbose:
