@@ -25,12 +25,12 @@ def subtree_sums(tree_nodes: np.ndarray, leaf_sums: np.ndarray) -> np.ndarray:
         A new array: the leaves' values, and each internal node the sum of its children's.
     """
     sums = leaf_sums.astype(FLOAT_DTYPE)
-    _add_children(tree_nodes["feature"], tree_nodes["left"], sums.reshape(len(sums), -1))
+    add_children(tree_nodes["feature"], tree_nodes["left"], sums.reshape(len(sums), -1))
     return sums
 
 
 @jit(refcounted=False)
-def _add_children(features, lefts, sums):
+def add_children(features, lefts, sums):
     """``sums[node] = sums[left] + sums[left + 1]`` for every internal node, deepest first
     (children come after their parent). ``features``, ``lefts``: int arrays of shape
     (n_nodes,), -1 feature at leaves; ``sums``: float64 array of shape (n_nodes, n_columns)."""

@@ -70,6 +70,7 @@ from ..objectives import (
     softmax_probabilities,
 )
 from ._cluster_boosting import fit_boosting_partitioned, staged_predict_partitioned
+from ._compiled_boosting import CompiledBoosting, Iteration
 from ._boosting_state import BoostingState, EarlyStopping, EvalSet, add_tree_scores, exact_targets, leaf_sums, newton_steps
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
@@ -250,7 +251,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._update_relevance_weights(state.raw, state.y, state.base_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1])
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
-        n_outputs = self.n_outputs_
         self.trees_ = []
         key = self._eval_key()
         stopping = self._start_evals([item.name for item in evals])
@@ -260,25 +260,23 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         with numba_threads(self.n_jobs):
             grower = self._tree_grower(state)
             costs = self._feature_costs(state.X.shape[1])
-            for iteration in range(self.n_estimators):
-                penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
-                self._compute_gradients(state)
-                if state.bias is not None:
-                    state.bias.update(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight)
-                weights = state.base_weight  # a pairwise objective's trees draw their pairs instead (_pairwise_tree)
-                if not objective.pairwise:
-                    weights = weights * self._subsample_mask(iteration, state.query_of_row)
-                features = self._tree_features(iteration, state.X.shape[1])
-                for output in range(n_outputs):
-                    self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty, features))
-                self._check_finite(state.raw, iteration)
-                costs.pay_for(self.trees_[-n_outputs:])
-                self._score_evals(state, iteration, time.perf_counter() - start)
+            compiled = self._compiled_boosting(state, grower, costs)
+            # The compiled loop returns to Python after every iteration a user observes, else once.
+            step = 1 if compiled is None or evals or self.verbose else self.n_estimators
+            done = 0
+            while done < self.n_estimators:
+                count = min(step, self.n_estimators - done)
+                if compiled is None:
+                    self._boost_iteration(state, grower, costs, done)
+                else:
+                    self._boost_compiled(state, compiled, costs, done, count)
+                done += count
+                self._score_evals(state, done - 1, time.perf_counter() - start)
                 learned = None if state.bias is None else state.bias.learned
-                if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], iteration, learned):
+                if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], done - 1, learned):
                     break
         self._end_boosting(stopping, costs, state.bias)
-        cut = stopping is not None and stopping.best_iteration < iteration + 1  # the kept model's training scores
+        cut = stopping is not None and stopping.best_iteration < done  # the kept model's training scores
         self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
         return self
 
@@ -461,6 +459,56 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         costs.pay_for(getattr(self.init_, "trees_", []))
         self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
         return costs
+
+    def _boost_iteration(self, state: BoostingState, grower: "_TreeGrower", costs: FeatureCosts, iteration: int) -> None:
+        """One iteration from Python: the gradients, each output's tree on its rows and
+        features, the features it pays for."""
+        penalty = costs.penalty()  # the features of earlier iterations are paid for (Mohan §6.1)
+        self._compute_gradients(state)
+        if state.bias is not None:
+            state.bias.update(state.gradients.reshape(-1), state.hessians.reshape(-1), state.base_weight)
+        weights = state.base_weight  # a pairwise objective's trees draw their pairs instead (_pairwise_tree)
+        if not state.objective.pairwise:
+            weights = weights * self._subsample_mask(iteration, state.query_of_row)
+        features = self._tree_features(iteration, state.X.shape[1])
+        for output in range(self.n_outputs_):
+            self.trees_.append(self._boost_output(state, grower, iteration, output, weights, penalty, features))
+        self._check_finite(state.raw, iteration)
+        costs.pay_for(self.trees_[-self.n_outputs_ :])
+
+    def _compiled_boosting(self, state: BoostingState, grower: "_TreeGrower", costs: FeatureCosts) -> CompiledBoosting | None:
+        """The fit's iterations compiled whole (``_compiled_boosting``), or None where its
+        configuration needs Python at every iteration: an objective without a compiled
+        path or with several outputs, symmetric or pairwise trees, no histogram pool, or
+        a per-iteration draw or update (rows, features, costs, quantized gradients,
+        monotone bounds, position bias); rows of zero weight too, which a tree leaves out."""
+        objective_state = state.objective.compiled_state()
+        n_features = state.X.shape[1]
+        needs_python = (
+            objective_state is None or self.n_outputs_ != 1 or self.grow_policy == "symmetric" or grower.pool is None
+            or self.quantized_gradients is not None or self._monotonic is not None or state.bias is not None
+            or self._samples_units() or resolve_max_features(self.feature_fraction, n_features) < n_features
+            or costs.penalty() is not None or not (state.base_weight > 0).all()
+        )  # fmt: skip
+        if needs_python:
+            return None
+        settings = Iteration(float(self.learning_rate), self._regulariser("l2_regularization"), self.split_gain == "squared")
+        return CompiledBoosting(
+            state.training, grower.params, grower.pool, grower.memory, objective_state, state.raw, state.gradients,
+            state.hessians, state.base_weight, state.row_leaf, settings, self._interactions,
+        )  # fmt: skip
+
+    def _boost_compiled(self, state: BoostingState, compiled: CompiledBoosting, costs: FeatureCosts, first: int, count: int) -> None:
+        """Iterations ``first:first + count`` in the compiled loop, then their trees added to
+        the evaluation sets' scores and to the model, and the features they pay for."""
+        rng_states = np.stack([self._tree_rng_state(iteration, 0) for iteration in range(first, first + count)])
+        trees, finite = compiled.grow(rng_states)
+        for tree in trees:
+            for item in state.evals:
+                item.raw[:, 0] += tree.predict(item.X)
+        self.trees_.extend(trees)
+        self._check_scores(finite, first + len(trees) - 1)
+        costs.pay_for(trees)
 
     def _compute_gradients(self, state: BoostingState) -> None:
         """The objective's gradients and hessians at the current scores (as the position bias

@@ -71,6 +71,13 @@ class RankingObjective(ABC):
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         """Fill ``gradients`` and ``hessians`` (float64, one per grouped row) at ``scores``."""
 
+    def compiled_state(self) -> tuple | None:
+        """After ``prepare``: what compiled code needs to compute this objective's gradients
+        as ``gradients`` does (``objectives/_compiled.py``), for the boosting iteration
+        compiled whole; None when the objective has no compiled path as configured (its
+        gradients are then computed from Python, one iteration at a time)."""
+        return None
+
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
     ) -> np.ndarray | None:

@@ -1,5 +1,7 @@
 """LambdaRank's pair gradients and loss (Burges 2010; ``objectives/__init__.py``)."""
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
@@ -9,6 +11,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
 from .._input.labels import check_max_grade
 from ._base import RankingObjective
+from ._compiled import register_gradients
 
 
 # Which metric's change weighs a pair (``LambdaRank.metric``).
@@ -107,6 +110,26 @@ def _lambdarank_gradients(
             stop_probabilities, sigma, truncation_level, normalize, pairs_per_document, pair_states, gradients,
             hessians, positions, propensities, position_losses, query_losses, no_statistics, rankings,
         )  # fmt: skip
+
+
+LambdaRankState = namedtuple(
+    "LambdaRankState",
+    [
+        "labels", "gains", "query_boundaries", "query_scales", "discounts", "metric", "stop_probabilities", "sigma",
+        "truncation_level", "normalize", "pairs_per_document", "rankings",
+    ],
+)  # fmt: skip
+LambdaRankState.__doc__ = """``LambdaRank.compiled_state()``: the arguments of ``_lambdarank_gradients``
+for top-k pairs without positions, with the objective's arrays (``rankings`` re-sorted in place)."""
+
+
+@register_gradients(LambdaRankState)
+def _lambdarank_gradients_at(state, scores, gradients, hessians):
+    _lambdarank_gradients(
+        scores, state.labels, state.gains, state.query_boundaries, state.query_scales, state.discounts, state.metric,
+        state.stop_probabilities, state.sigma, state.truncation_level, state.normalize, state.pairs_per_document, None, gradients,
+        hessians, None, None, None, None, state.rankings,
+    )  # fmt: skip
 
 
 @jit(inline="always")
@@ -532,6 +555,16 @@ class LambdaRank(RankingObjective):
         total = np.zeros(self._position_losses.shape[1:]) if carried is None else carried.copy()
         _add_queries_in_order(self._position_losses, total)
         return total
+
+    def compiled_state(self) -> LambdaRankState | None:
+        """Top-k pairs without positions (sampled pairs draw their states from Python at every call)."""
+        if self._pair_seeds is not None or getattr(self, "positions_", None) is not None:
+            return None
+        return LambdaRankState(
+            self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_, self._metric,
+            self.stop_probabilities_, float(self.sigma), int(self.truncation_level), bool(self.normalize), int(self.pairs_per_document),
+            self._rankings,
+        )  # fmt: skip
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         if self._pair_seeds is not None:

@@ -1,0 +1,229 @@
+"""The boosting iteration compiled whole: the objective's gradients, the tree, its Newton
+leaves and the training scores of as many iterations as no one observes, in one kernel.
+
+``BaseBoostingRanker.fit`` grows its trees here when the fit's configuration has a
+compiled path (``_boosting.BaseBoostingRanker._compiled_boosting``): a single-output
+objective that offers ``compiled_state()``, best-first or depth-wise trees on every row
+with the histogram pool, and none of the per-iteration draws and updates that live in
+Python (``subsample``, ``feature_fraction``, feature costs, quantized gradients,
+monotone constraints, position bias). Python returns where a user can observe the fit:
+after every iteration when evaluation sets are scored, when verbose or stopping early;
+once at the end otherwise. The kernel runs the same named steps as the per-iteration
+path (``_boosting.BaseBoostingRanker._boost_output``) on the same arrays, so its trees
+and scores are that path's bit for bit (tested).
+"""
+
+from collections import namedtuple
+
+import numpy as np
+
+from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
+from .._numba.jit import jit
+from .._tree import _builder, _histograms
+from .._tree._grow import TrainingSet, TreeMemory, TreeParams
+from .._tree._rows import sorted_rows
+from .._tree._tree import Tree, add_children
+from ..objectives._compiled import gradients_at
+
+GrownTrees = namedtuple(
+    "GrownTrees", ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "node_count"]
+)
+GrownTrees.__doc__ = """The trees of the iterations of one call, one row per iteration.
+
+nodes, missing_left, values, n_node_samples, weighted_n_node_samples :
+    Arrays of shape (n_iterations, node capacity): ``_builder.TreeOutput``'s node arrays
+    (NODE_DTYPE, uint8, float64, int64, float64), ``values`` the shrunk Newton steps.
+feature_gains : float64 array of shape (n_iterations, n_features)
+node_count : int64 array of shape (n_iterations,)
+"""
+
+Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "squared"])
+Iteration.__doc__ = """The leaves' and targets' settings: ``learning_rate`` and ``l2_regularization`` (float64)
+of the Newton steps; ``squared`` (bool): the trees split on ``-g`` (``split_gain="squared"``)."""
+
+
+@jit(inline="always")
+def _start_tree(gradients, hessians, base_weight, squared, rows, row_leaf, work, pool):
+    """The tree's rows in row order with their targets (``exact_targets``) and weights
+    (``_rows.sorted_rows``), no row placed yet, and the workspace and pool as
+    ``_grow.TreeMemory.fresh_workspace`` and ``_histograms.new_pool`` leave them."""
+    for row in range(len(gradients)):
+        rows.samples[row] = row
+        rows.targets[row, 0] = -gradients[row] if squared else gradients[row]
+        rows.targets[row, 1] = hessians[row]
+        rows.weights[row] = base_weight[row]
+        row_leaf[row] = -1
+    work.frontier.size[0] = 0
+    for f in range(len(work.features)):
+        work.features[f] = f
+    for node in range(len(pool.node_slot)):
+        pool.node_slot[node] = -1
+    for slot in range(len(pool.free_slots)):
+        pool.free_slots[slot] = slot
+    pool.n_free[0] = pool.scratch
+
+
+@jit(inline="always")
+def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums, settings, values):
+    """Each node's shrunk Newton step into ``values`` and each leaf's into its ``threshold``
+    (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``)."""
+    for node in range(n_nodes):
+        for column in range(3):
+            sums[node, column] = 0.0
+    for row in range(len(row_leaf)):
+        leaf = row_leaf[row]
+        if leaf >= 0:
+            weight = base_weight[row]
+            sums[leaf, 0] += weight * gradients[row]
+            sums[leaf, 1] += weight * hessians[row]
+            sums[leaf, 2] += weight
+    add_children(nodes[:n_nodes]["feature"], nodes[:n_nodes]["left"], sums[:n_nodes])
+    for node in range(n_nodes):
+        denominator = sums[node, 1] + settings.l2_regularization
+        step = -sums[node, 0] / denominator if denominator > 0.0 else 0.0
+        values[node] = settings.learning_rate * step
+        if nodes[node]["feature"] < 0:
+            nodes[node]["threshold"] = values[node]
+
+
+@jit(inline="always")
+def _keep_tree(iteration, n_nodes, output, values, trees):
+    """Copy the tree of ``iteration`` from the builder's buffers into ``trees``."""
+    for node in range(n_nodes):
+        trees.nodes[iteration, node] = output.nodes[node]
+        trees.missing_left[iteration, node] = output.missing_left[node]
+        trees.values[iteration, node] = values[node]
+        trees.n_node_samples[iteration, node] = output.n_node_samples[node]
+        trees.weighted_n_node_samples[iteration, node] = output.weighted_n_node_samples[node]
+    trees.node_count[iteration] = n_nodes
+
+
+@jit  # counts references: numba compiles the objective's kernel, which allocates, under its caller's flags
+def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, rng_states, output, sums, trees):
+    """Boost one tree per row of ``rng_states``; returns how many were grown, fewer when the
+    scores stop being finite (the last one grown made them so).
+
+    Parameters
+    ----------
+    objective_state : namedtuple
+        The objective's ``compiled_state()`` (``objectives/_compiled.gradients_at``).
+    raw, gradients, hessians : float64 arrays of shape (n_rows,)
+        The training scores, updated in place, and the derivatives' buffers.
+    base_weight : float64 array of shape (n_rows,)
+        Every row's weight, all positive.
+    settings : Iteration
+    binned : _builder.Binned
+    rows : _rows.SortedRows
+        Buffers of ``n_rows`` rows (``integer_weights`` that of ``base_weight``).
+    params : _builder.GrowthParams
+    work : _builder.Workspace
+        Without feature penalties or monotone constraints (zeros).
+    pool : _histograms.Pool
+    rng_states : uint64 array of shape (n_iterations, 2)
+        Each tree's generator state (``_tree._rng``), advanced in place.
+    output : _builder.TreeOutput
+        The builder's node buffers and ``row_leaf`` (int64, (n_rows,)); its
+        ``feature_gains`` are unused (each tree writes its row of ``trees``).
+    sums : float64 array of shape (node capacity, 3)
+        Scratch of the leaves' sums.
+    trees : GrownTrees
+        Output, rows ``0:returned``.
+    """
+    leaf_targets = raw[:0]
+    for iteration in range(len(rng_states)):
+        gradients_at(objective_state, raw, gradients, hessians)
+        _start_tree(gradients, hessians, base_weight, settings.squared, rows, output.row_leaf, work, pool)
+        gains = trees.feature_gains[iteration]
+        for feature in range(len(gains)):
+            gains[feature] = 0.0
+        tree_output = _builder.TreeOutput(
+            output.nodes, output.missing_left, output.values, output.n_node_samples, output.weighted_n_node_samples,
+            gains, output.row_leaf,
+        )  # fmt: skip
+        n_nodes = _builder.build_tree(
+            binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None
+        )
+        values = trees.values[iteration]
+        _set_leaves(n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, settings, values)
+        _keep_tree(iteration, n_nodes, output, values, trees)
+        finite = True
+        for row in range(len(raw)):
+            raw[row] += values[output.row_leaf[row]]
+            finite = finite and np.isfinite(raw[row])
+        if not finite:  # the per-iteration path refuses the fit here too
+            return iteration + 1
+    return len(rng_states)
+
+
+class CompiledBoosting:
+    """The buffers and settings of ``boost_trees`` for one fit, made once: ``grow`` then boosts
+    any number of iterations at a time.
+
+    Parameters
+    ----------
+    training : TrainingSet
+    params : TreeParams
+    histograms : ndarray
+        The fit's histogram pool (``_grow.histogram_pool``), float64.
+    memory : TreeMemory
+        The fit's tree memory.
+    objective_state : namedtuple
+        ``RankingObjective.compiled_state()``.
+    raw, gradients, hessians : float64 arrays of shape (n_rows, 1)
+        The fit's scores and derivatives (``BoostingState``).
+    base_weight : float64 array of shape (n_rows,), all positive
+    row_leaf : int64 array of shape (n_rows,)
+    settings : Iteration
+    interaction_groups : uint64 array or None
+        As ``_grow.grow_tree`` takes it.
+    """
+
+    def __init__(
+        self, training: TrainingSet, params: TreeParams, histograms: np.ndarray, memory: TreeMemory,
+        objective_state: tuple, raw: np.ndarray, gradients: np.ndarray, hessians: np.ndarray, base_weight: np.ndarray,
+        row_leaf: np.ndarray, settings: Iteration, interaction_groups: np.ndarray | None,
+    ) -> None:  # fmt: skip
+        n_rows = len(base_weight)
+        memory.reserve(n_rows)
+        work = memory.fresh_workspace()
+        work.feature_penalty[:] = 0.0
+        work.monotonic_cst[:] = 0
+        if interaction_groups is not None:
+            work = work._replace(interaction_groups=interaction_groups)
+        counts = memory.bin_counts(training.X_binned, histograms).of_rows(n_rows)
+        self._arguments = (
+            objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
+            training.binned(), sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
+            params.growth_params(), work, _histograms.new_pool(histograms, memory.capacity, counts),
+        )  # fmt: skip
+        self._output = _builder.TreeOutput(
+            memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
+            np.zeros(0), row_leaf,
+        )  # fmt: skip
+        self._sums = np.empty((memory.capacity, 3))
+        self._capacity = memory.capacity
+        self._n_features = training.X_binned.shape[1]
+
+    def grow(self, rng_states: np.ndarray) -> tuple[list[Tree], bool]:
+        """Boost one tree per generator state (uint64, (n_iterations, 2)); returns the trees
+        and whether the scores stayed finite (when not, the trees up to the one that made
+        them diverge)."""
+        n_iterations = len(rng_states)
+        trees = GrownTrees(
+            np.empty((n_iterations, self._capacity), dtype=NODE_DTYPE), np.empty((n_iterations, self._capacity), dtype=np.uint8),
+            np.empty((n_iterations, self._capacity), dtype=FLOAT_DTYPE),
+            np.empty((n_iterations, self._capacity), dtype=INDEX_DTYPE),
+            np.empty((n_iterations, self._capacity), dtype=FLOAT_DTYPE), np.empty((n_iterations, self._n_features)),
+            np.empty(n_iterations, dtype=INDEX_DTYPE),
+        )  # fmt: skip
+        grown = boost_trees(*self._arguments, rng_states, self._output, self._sums, trees)
+        kept = [
+            Tree(
+                nodes=trees.nodes[i, :n].copy(), missing_left=trees.missing_left[i, :n].copy(),
+                values=trees.values[i, :n].copy(), n_node_samples=trees.n_node_samples[i, :n].copy(),
+                weighted_n_node_samples=trees.weighted_n_node_samples[i, :n].copy(),
+                feature_gains=trees.feature_gains[i].copy(),
+            )  # fmt: skip
+            for i, n in enumerate(trees.node_count[:grown])
+        ]
+        return kept, bool(np.isfinite(self._arguments[1]).all())

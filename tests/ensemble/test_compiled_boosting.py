@@ -1,0 +1,132 @@
+"""The boosting iteration compiled whole (``ensemble/_compiled_boosting.py``) against the
+per-iteration path it replaces: the same trees and scores, bit for bit."""
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, make_ranking
+from forestrank.ensemble import _boosting
+from forestrank.ensemble._compiled_boosting import CompiledBoosting
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_ranking(n_queries=60, docs_per_query=(5, 30), n_features=8, random_state=0)
+
+
+class GrowCalls:
+    """Counts the calls of ``CompiledBoosting.grow`` and the iterations they boost."""
+
+    def __init__(self, monkeypatch):
+        self.iterations = []
+        grow = CompiledBoosting.grow
+
+        def counted(compiled, rng_states):
+            self.iterations.append(len(rng_states))
+            return grow(compiled, rng_states)
+
+        monkeypatch.setattr(CompiledBoosting, "grow", counted)
+
+
+def per_iteration_fit(monkeypatch, estimator, *args, **kwargs):
+    """``estimator`` fitted with every iteration run from Python (no compiled loop)."""
+    with monkeypatch.context() as patch:
+        patch.setattr(_boosting.BaseBoostingRanker, "_compiled_boosting", lambda self, *arguments: None)
+        return estimator.fit(*args, **kwargs)
+
+
+def assert_same_models(compiled, reference, X):
+    assert len(compiled.trees_) == len(reference.trees_)
+    for a, b in zip(compiled.trees_, reference.trees_):
+        for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+            assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
+    assert compiled.predict(X).tobytes() == reference.predict(X).tobytes()
+    assert compiled.evals_result_ == reference.evals_result_
+
+
+def check_same_fit(monkeypatch, data, expected_calls, fit_kwargs=None, **parameters):
+    X, y, qid = data
+    calls = GrowCalls(monkeypatch)
+    compiled = LambdaMART(n_estimators=12, random_state=0, **parameters).fit(X, y, qid=qid, **(fit_kwargs or {}))
+    assert calls.iterations == expected_calls
+    reference = per_iteration_fit(monkeypatch, LambdaMART(n_estimators=12, random_state=0, **parameters), X, y, qid=qid, **(fit_kwargs or {}))
+    assert_same_models(compiled, reference, X)
+
+
+def test_a_default_fit_is_one_compiled_call_with_the_per_iteration_trees(monkeypatch, data):
+    check_same_fit(monkeypatch, data, [12])
+
+
+def test_evaluation_sets_return_to_python_after_every_iteration(monkeypatch, data):
+    X, y, qid = data
+    check_same_fit(monkeypatch, data, [1] * 12, fit_kwargs={"eval_set": [(X[:200], y[:200], qid[:200])]})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {"split_gain": "squared", "max_features": 0.5},
+        {"interaction_cst": "pairwise", "n_jobs": 1},
+        {"grow_policy": "depthwise", "max_depth": 3, "l2_regularization": 1.0, "min_child_weight": 0.5},
+        {"max_leaf_nodes": 5, "min_samples_leaf": 4, "missing_direction": "left", "n_jobs": 2},
+        {"lambdarank_metric": "err", "learning_rate": 0.3},
+    ],
+)
+def test_the_compiled_loop_grows_the_per_iteration_trees(monkeypatch, data, parameters):
+    check_same_fit(monkeypatch, data, [12], **parameters)
+
+
+@pytest.mark.slow
+def test_sample_weights_and_early_stopping_through_the_compiled_loop(monkeypatch, data):
+    X, y, qid = data
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    X = X.copy()
+    X[::7, 2] = np.nan
+    check_same_fit(
+        monkeypatch, (X, y, qid), [1] * 12, fit_kwargs={"sample_weight": weights}, n_iter_no_change=50,
+        validation_fraction=0.2,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [
+        {"subsample": 0.5},
+        {"feature_fraction": 0.5},
+        {"objective": "mart"},
+        {"grow_policy": "symmetric"},
+        {"quantized_gradients": 4},
+        {"lambdarank_pair_method": "mean"},
+    ],
+)
+def test_per_iteration_draws_and_objectives_without_a_compiled_path_stay_in_python(monkeypatch, data, parameters):
+    X, y, qid = data
+    calls = GrowCalls(monkeypatch)
+    LambdaMART(n_estimators=2, random_state=0, **parameters).fit(X, y, qid=qid)
+    assert calls.iterations == []
+
+
+def test_rows_of_zero_weight_stay_in_python(monkeypatch, data):
+    X, y, qid = data
+    calls = GrowCalls(monkeypatch)
+    weights = np.ones(len(y))
+    weights[:5] = 0.0
+    LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid, sample_weight=weights)
+    assert calls.iterations == []
+
+
+def test_scores_that_diverge_in_the_compiled_loop_are_refused_at_the_same_iteration(monkeypatch, data):
+    X, y, qid = data
+    calls = GrowCalls(monkeypatch)
+    messages = []
+    with np.errstate(over="ignore", invalid="ignore"):
+        for fit in (LambdaMART(learning_rate=1e308, n_estimators=50, random_state=0).fit, None):
+            with pytest.raises(ValueError, match=r"diverged to inf or NaN at iteration \d+") as error:
+                if fit is not None:
+                    fit(X, y, qid=qid)
+                else:
+                    per_iteration_fit(monkeypatch, LambdaMART(learning_rate=1e308, n_estimators=50, random_state=0), X, y, qid=qid)
+            messages.append(str(error.value))
+    assert calls.iterations == [50]
+    assert messages[0] == messages[1]
