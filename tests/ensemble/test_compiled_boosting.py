@@ -71,6 +71,8 @@ def test_evaluation_sets_return_to_python_after_every_iteration(monkeypatch, dat
         {"grow_policy": "depthwise", "max_depth": 3, "l2_regularization": 1.0, "min_child_weight": 0.5},
         {"max_leaf_nodes": 5, "min_samples_leaf": 4, "missing_direction": "left", "n_jobs": 2},
         {"lambdarank_metric": "err", "learning_rate": 0.3},
+        {"objective": "mart"},
+        {"objective": "c-mart", "learning_rate": 0.5},
     ],
 )
 def test_the_compiled_loop_grows_the_per_iteration_trees(monkeypatch, data, parameters):
@@ -94,7 +96,8 @@ def test_sample_weights_and_early_stopping_through_the_compiled_loop(monkeypatch
     [
         {"subsample": 0.5},
         {"feature_fraction": 0.5},
-        {"objective": "mart"},
+        {"objective": "queryrmse"},
+        {"objective": "xendcg"},
         {"grow_policy": "symmetric"},
         {"quantized_gradients": 4},
         {"lambdarank_pair_method": "mean"},

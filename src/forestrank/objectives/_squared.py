@@ -1,14 +1,27 @@
 """MART's least squares on the grade, the gain or the normalised gain, and CatBoost's
 QueryRMSE, the same with each query's offset free (``objectives/__init__.py``)."""
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._input.labels import check_gain
 from .._ranking import grade_gains, normalized_gains
 from ._base import RankingObjective
+from ._compiled import register_gradients
 
 
 _LARGEST_SQUARED_EXP_GRADE = 480
+
+SquaredErrorState = namedtuple("SquaredErrorState", ["targets"])
+SquaredErrorState.__doc__ = """``SquaredError.compiled_state()``: the regression targets (float64, (n_rows,))."""
+
+
+@register_gradients(SquaredErrorState)
+def _squared_error_gradients_at(state, scores, gradients, hessians):
+    for row in range(len(scores)):
+        gradients[row] = scores[row] - state.targets[row]
+        hessians[row] = 1.0
 
 
 class SquaredError(RankingObjective):
@@ -71,6 +84,9 @@ class SquaredError(RankingObjective):
         np.subtract(scores, self.targets_, out=gradients)
         hessians[:] = 1.0
 
+    def compiled_state(self) -> SquaredErrorState | None:
+        return SquaredErrorState(self.targets_)
+
 
 class QueryRMSE(SquaredError):
     """Least squares up to a free offset per query (CatBoost's ``QueryRMSE``).
@@ -111,3 +127,7 @@ class QueryRMSE(SquaredError):
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
         gradients[:] = self._residuals(scores)
         hessians[:] = 1.0
+
+    def compiled_state(self) -> None:
+        """None: the queries' mean residuals are numpy's sums, which a compiled loop would add in another order."""
+        return None
