@@ -4,7 +4,7 @@ per-iteration path it replaces: the same trees and scores, bit for bit."""
 import numpy as np
 import pytest
 
-from forestrank import LambdaMART, make_ranking
+from forestrank import LambdaMART, PLRank, make_ranking
 from forestrank.ensemble import _boosting
 from forestrank.ensemble._compiled_boosting import CompiledBoosting
 
@@ -44,12 +44,13 @@ def assert_same_models(compiled, reference, X):
     assert compiled.evals_result_ == reference.evals_result_
 
 
-def check_same_fit(monkeypatch, data, expected_calls, fit_kwargs=None, **parameters):
+def check_same_fit(monkeypatch, data, expected_calls, fit_kwargs=None, estimator=LambdaMART, **parameters):
     X, y, qid = data
+    fit_kwargs = fit_kwargs or {}
     calls = GrowCalls(monkeypatch)
-    compiled = LambdaMART(n_estimators=12, random_state=0, **parameters).fit(X, y, qid=qid, **(fit_kwargs or {}))
+    compiled = estimator(n_estimators=12, random_state=0, **parameters).fit(X, y, qid=qid, **fit_kwargs)
     assert calls.iterations == expected_calls
-    reference = per_iteration_fit(monkeypatch, LambdaMART(n_estimators=12, random_state=0, **parameters), X, y, qid=qid, **(fit_kwargs or {}))
+    reference = per_iteration_fit(monkeypatch, estimator(n_estimators=12, random_state=0, **parameters), X, y, qid=qid, **fit_kwargs)
     assert_same_models(compiled, reference, X)
 
 
@@ -77,6 +78,15 @@ def test_evaluation_sets_return_to_python_after_every_iteration(monkeypatch, dat
 )
 def test_the_compiled_loop_grows_the_per_iteration_trees(monkeypatch, data, parameters):
     check_same_fit(monkeypatch, data, [12], **parameters)
+
+
+def test_plrank_through_the_compiled_loop_with_its_leaves_curvature(monkeypatch, data):
+    check_same_fit(monkeypatch, data, [12], estimator=PLRank)
+
+
+@pytest.mark.slow
+def test_plrank_variants_through_the_compiled_loop(monkeypatch, data):
+    check_same_fit(monkeypatch, data, [12], estimator=PLRank, top_k=5, n_permutations=2, max_leaf_nodes=8)
 
 
 @pytest.mark.slow

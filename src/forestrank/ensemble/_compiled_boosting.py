@@ -3,7 +3,8 @@ leaves and the training scores of as many iterations as no one observes, in one 
 
 ``BaseBoostingRanker.fit`` grows its trees here when the fit's configuration has a
 compiled path (``_boosting.BaseBoostingRanker._compiled_boosting``): a single-output
-objective that offers ``compiled_state()``, best-first or depth-wise trees on every row
+objective that offers ``compiled_state()`` (with its leaves' curvature where it has one
+of its own), best-first or depth-wise trees on every row
 with the histogram pool, and none of the per-iteration draws and updates that live in
 Python (``subsample``, ``feature_fraction``, feature costs, quantized gradients,
 monotone constraints, position bias). Python returns where a user can observe the fit:
@@ -23,7 +24,7 @@ from .._tree import _builder, _histograms
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams
 from .._tree._rows import sorted_rows
 from .._tree._tree import Tree, add_children
-from ..objectives._compiled import gradients_at
+from ..objectives._compiled import gradients_at, leaf_curvature_at
 
 GrownTrees = namedtuple(
     "GrownTrees", ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "node_count"]
@@ -64,9 +65,10 @@ def _start_tree(gradients, hessians, base_weight, squared, rows, row_leaf, work,
 
 
 @jit(inline="always")
-def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums, settings, values):
+def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums, own_curvature, curvature, settings, values):
     """Each node's shrunk Newton step into ``values`` and each leaf's into its ``threshold``
-    (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``)."""
+    (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``), over the
+    leaves' ``curvature`` instead of their hessian sums when the objective has its own."""
     for node in range(n_nodes):
         for column in range(3):
             sums[node, column] = 0.0
@@ -77,6 +79,9 @@ def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums
             sums[leaf, 0] += weight * gradients[row]
             sums[leaf, 1] += weight * hessians[row]
             sums[leaf, 2] += weight
+    if own_curvature:
+        for node in range(n_nodes):
+            sums[node, 1] = curvature[node]
     add_children(nodes[:n_nodes]["feature"], nodes[:n_nodes]["left"], sums[:n_nodes])
     for node in range(n_nodes):
         denominator = sums[node, 1] + settings.l2_regularization
@@ -99,7 +104,7 @@ def _keep_tree(iteration, n_nodes, output, values, trees):
 
 
 @jit  # counts references: numba compiles the objective's kernel, which allocates, under its caller's flags
-def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, rng_states, output, sums, trees):
+def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, rng_states, output, sums, curvature, trees):
     """Boost one tree per row of ``rng_states``; returns how many were grown, fewer when the
     scores stop being finite (the last one grown made them so).
 
@@ -126,6 +131,8 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         ``feature_gains`` are unused (each tree writes its row of ``trees``).
     sums : float64 array of shape (node capacity, 3)
         Scratch of the leaves' sums.
+    curvature : float64 array of shape (node capacity,)
+        Scratch of the leaves' curvature (``objectives/_compiled.leaf_curvature_at``).
     trees : GrownTrees
         Output, rows ``0:returned``.
     """
@@ -143,8 +150,15 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         n_nodes = _builder.build_tree(
             binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None
         )
+        leaf_curvature = curvature[:n_nodes]
+        for node in range(n_nodes):
+            leaf_curvature[node] = 0.0
+        own_curvature = leaf_curvature_at(objective_state, raw, output.row_leaf, base_weight, leaf_curvature)
         values = trees.values[iteration]
-        _set_leaves(n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, settings, values)
+        _set_leaves(
+            n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, own_curvature, leaf_curvature,
+            settings, values,
+        )  # fmt: skip
         _keep_tree(iteration, n_nodes, output, values, trees)
         finite = True
         for row in range(len(raw)):
@@ -201,6 +215,7 @@ class CompiledBoosting:
             np.zeros(0), row_leaf,
         )  # fmt: skip
         self._sums = np.empty((memory.capacity, 3))
+        self._curvature = np.empty(memory.capacity)
         self._capacity = memory.capacity
         self._n_features = training.X_binned.shape[1]
 
@@ -216,7 +231,7 @@ class CompiledBoosting:
             np.empty((n_iterations, self._capacity), dtype=FLOAT_DTYPE), np.empty((n_iterations, self._n_features)),
             np.empty(n_iterations, dtype=INDEX_DTYPE),
         )  # fmt: skip
-        grown = boost_trees(*self._arguments, rng_states, self._output, self._sums, trees)
+        grown = boost_trees(*self._arguments, rng_states, self._output, self._sums, self._curvature, trees)
         kept = [
             Tree(
                 nodes=trees.nodes[i, :n].copy(), missing_left=trees.missing_left[i, :n].copy(),

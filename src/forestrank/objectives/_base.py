@@ -73,9 +73,10 @@ class RankingObjective(ABC):
 
     def compiled_state(self) -> tuple | None:
         """After ``prepare``: what compiled code needs to compute this objective's gradients
-        as ``gradients`` does (``objectives/_compiled.py``), for the boosting iteration
-        compiled whole; None when the objective has no compiled path as configured (its
-        gradients are then computed from Python, one iteration at a time)."""
+        as ``gradients`` does, and its ``leaf_curvature`` where it has one of its own
+        (``objectives/_compiled.py``), for the boosting iteration compiled whole; None when
+        the objective has no compiled path as configured (its gradients are then computed
+        from Python, one iteration at a time)."""
         return None
 
     def leaf_curvature(

@@ -1,11 +1,14 @@
 """The top-k Plackett-Luce likelihood of PLRank (``objectives/__init__.py``)."""
 
+from collections import namedtuple
+
 import numba
 import numpy as np
 
 from .._numba.dtypes import INDEX_DTYPE
 from .._numba.jit import jit
 from ._base import RankingObjective
+from ._compiled import register_gradients, register_leaf_curvature
 from ._draws import RowLines
 
 
@@ -259,6 +262,29 @@ def distinct_contexts(
     return contexts, context_boundaries, top_share
 
 
+PlackettLuceState = namedtuple(
+    "PlackettLuceState", ["permutations", "query_boundaries", "contexts", "context_boundaries", "top_share"]
+)
+PlackettLuceState.__doc__ = """``PlackettLuce.compiled_state()``: the prepared permutations and contexts its kernels read."""
+
+
+@register_gradients(PlackettLuceState)
+def _plackett_luce_gradients_at(state, scores, gradients, hessians):
+    _plackett_luce_gradients(
+        scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, state.top_share,
+        gradients, hessians,
+    )  # fmt: skip
+
+
+@register_leaf_curvature(PlackettLuceState)
+def _plackett_luce_leaf_curvature_at(state, scores, row_leaf, weights, curvature):
+    _plackett_luce_leaf_curvature(
+        scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, row_leaf, weights,
+        curvature,
+    )  # fmt: skip
+    return True
+
+
 class PlackettLuce(RankingObjective):
     """Top-k Plackett-Luce likelihood (PLRank; module docstring).
 
@@ -323,6 +349,11 @@ class PlackettLuce(RankingObjective):
             scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
             self.top_share_, gradients, hessians,
         )  # fmt: skip
+
+    def compiled_state(self) -> PlackettLuceState:
+        return PlackettLuceState(
+            self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, self.top_share_
+        )
 
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
