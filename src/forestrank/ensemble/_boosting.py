@@ -481,14 +481,15 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         configuration needs Python at every iteration: an objective without a compiled
         path or with several outputs, symmetric or pairwise trees, no histogram pool, or
         a per-iteration draw or update (rows, features, costs, quantized gradients,
-        monotone bounds, position bias); rows of zero weight too, which a tree leaves out."""
+        monotone bounds, position bias); rows of zero weight too, which a tree leaves out;
+        and under ``NUMBA_DISABLE_JIT=1``, where the loop's dispatch by type does not exist."""
         objective_state = state.objective.compiled_state()
         n_features = state.X.shape[1]
         needs_python = (
             objective_state is None or self.n_outputs_ != 1 or self.grow_policy == "symmetric" or grower.pool is None
             or self.quantized_gradients is not None or self._monotonic is not None or state.bias is not None
             or self._samples_units() or resolve_max_features(self.feature_fraction, n_features) < n_features
-            or costs.penalty() is not None or not (state.base_weight > 0).all()
+            or costs.penalty() is not None or not (state.base_weight > 0).all() or numba.config.DISABLE_JIT
         )  # fmt: skip
         if needs_python:
             return None

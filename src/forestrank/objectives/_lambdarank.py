@@ -5,7 +5,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .._numba.jit import jit
+from .._numba.jit import jit, uncached_copy
 from .._tree._rng import randint
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
@@ -123,9 +123,15 @@ LambdaRankState.__doc__ = """``LambdaRank.compiled_state()``: the arguments of `
 for top-k pairs without positions, with the objective's arrays (``rankings`` re-sorted in place)."""
 
 
+# The compiled boosting loop's own copy, compiled in the process that compiles the loop: a
+# parallel kernel that calls kernels is not cached where it is linked into a later caller
+# (docs/design.md, "Numba rules").
+_linked_lambdarank_gradients = uncached_copy(_lambdarank_gradients, parallel=True)
+
+
 @register_gradients(LambdaRankState)
 def _lambdarank_gradients_at(state, scores, gradients, hessians):
-    _lambdarank_gradients(
+    _linked_lambdarank_gradients(
         scores, state.labels, state.gains, state.query_boundaries, state.query_scales, state.discounts, state.metric,
         state.stop_probabilities, state.sigma, state.truncation_level, state.normalize, state.pairs_per_document, None, gradients,
         hessians, None, None, None, None, state.rankings,

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 from .._numba.dtypes import INDEX_DTYPE
-from .._numba.jit import jit
+from .._numba.jit import jit, uncached_copy
 from ._base import RankingObjective
 from ._compiled import register_gradients, register_leaf_curvature
 from ._draws import RowLines
@@ -268,9 +268,13 @@ PlackettLuceState = namedtuple(
 PlackettLuceState.__doc__ = """``PlackettLuce.compiled_state()``: the prepared permutations and contexts its kernels read."""
 
 
+# The compiled boosting loop's own copy (as LambdaRank's: docs/design.md, "Numba rules").
+_linked_plackett_luce_gradients = uncached_copy(_plackett_luce_gradients, parallel=True)
+
+
 @register_gradients(PlackettLuceState)
 def _plackett_luce_gradients_at(state, scores, gradients, hessians):
-    _plackett_luce_gradients(
+    _linked_plackett_luce_gradients(
         scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, state.top_share,
         gradients, hessians,
     )  # fmt: skip
