@@ -281,26 +281,32 @@ def test_a_warm_start_on_another_width_is_refused_by_name_and_changes_nothing():
     np.testing.assert_array_equal(forest.predict(X), before)
 
 
-def test_an_interrupted_fit_leaves_the_model_as_it_was(monkeypatch):
-    """Ctrl-C during the trees (here raised by the tree grower on its third call)."""
+@pytest.mark.parametrize("subsample", [1.0, 0.9])
+def test_an_interrupted_fit_leaves_the_model_as_it_was(monkeypatch, subsample):
+    """Ctrl-C during the trees, raised by the second call that grows them: of the compiled
+    loop (``subsample=1``, which returns to Python between its calls so that Ctrl-C is
+    seen), or of the tree grower on the per-iteration path (``subsample < 1``)."""
     from forestrank.ensemble import _boosting
+    from forestrank.ensemble._compiled_boosting import CompiledBoosting
 
     X, y, q = make_ranking(30, (5, 15), 8, random_state=0)
-    model = LambdaMART(n_estimators=4, random_state=0).fit(X, y, qid=q)
+    model = LambdaMART(n_estimators=4, subsample=subsample, random_state=0).fit(X, y, qid=q)
     before = model.predict(X)
-    grow_tree, calls = _boosting.grow_tree, []
+    owner, name = (CompiledBoosting, "grow") if subsample == 1.0 else (_boosting, "grow_tree")
+    grow, calls = getattr(owner, name), []
 
     def interrupted(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == 2:
             raise KeyboardInterrupt
-        return grow_tree(*args, **kwargs)
+        return grow(*args, **kwargs)
 
-    monkeypatch.setattr(_boosting, "grow_tree", interrupted)
+    monkeypatch.setattr(owner, name, interrupted)
     with pytest.raises(KeyboardInterrupt):
         model.set_params(n_estimators=6).fit(X[:, :6], y, qid=q)
     assert model.n_features_in_ == 8 and model.n_iter_ == 4
     np.testing.assert_array_equal(model.predict(X), before)
+
 
 
 def test_pipeline_score_and_a_search_without_scoring_work_under_metadata_routing():

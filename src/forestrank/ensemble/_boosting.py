@@ -115,6 +115,19 @@ _AUTO = {
 }
 
 
+# A compiled fit returns to Python about this often (seconds) when no one observes its
+# iterations: Ctrl-C, which Python sees only between calls, then stops it within that.
+_CHUNK_SECONDS = 0.25
+
+
+def _next_chunk(count: int, elapsed: float) -> int:
+    """The iterations of the next compiled call, from the last call's ``count`` and its
+    ``elapsed`` seconds: as many as take about ``_CHUNK_SECONDS``, at most eight times more
+    than the last call's (its time was measured on fewer)."""
+    per_iteration = max(elapsed, 1e-9) / count
+    return max(1, min(8 * count, int(_CHUNK_SECONDS / per_iteration)))
+
+
 def _pair_row_weights(weights: np.ndarray, winners: np.ndarray, losers: np.ndarray) -> np.ndarray:
     """Each pair's factor from its rows' weights (float64, (n_pairs,)): their mean, 0 when
     either row weighs 0 (a row out of the tree takes no pair)."""
@@ -261,16 +274,19 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             grower = self._tree_grower(state)
             costs = self._feature_costs(state.X.shape[1])
             compiled = self._compiled_boosting(state, grower, costs)
-            # The compiled loop returns to Python after every iteration a user observes, else once.
-            step = 1 if compiled is None or evals or self.verbose else self.n_estimators
+            observed = compiled is None or bool(evals) or bool(self.verbose)
+            count = 1
             done = 0
             while done < self.n_estimators:
-                count = min(step, self.n_estimators - done)
+                count = min(count, self.n_estimators - done)
+                started = time.perf_counter()
                 if compiled is None:
                     self._boost_iteration(state, grower, costs, done)
                 else:
                     self._boost_compiled(state, compiled, costs, done, count)
                 done += count
+                if not observed:  # one iteration a call, unless the compiled loop runs unobserved
+                    count = _next_chunk(count, time.perf_counter() - started)
                 self._score_evals(state, done - 1, time.perf_counter() - start)
                 learned = None if state.bias is None else state.bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], done - 1, learned):
