@@ -59,11 +59,3 @@ def jit(
         return numba.njit(**options)
     return numba.njit(function, **options)
 
-
-def uncached_copy(kernel: Callable, **overrides: Any) -> Any:
-    """A second dispatcher of ``kernel``'s Python function, compiled with ``overrides`` and
-    never cached: for a parallel kernel that calls other kernels and is linked into a
-    compiled caller, which must compile it in its own process (``docs/design.md``, "Numba
-    rules"), while Python callers keep the cached one. The function itself under
-    ``NUMBA_DISABLE_JIT=1``."""
-    return jit(getattr(kernel, "py_func", kernel), **{**overrides, "cache": False})

@@ -5,7 +5,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .._numba.jit import jit, uncached_copy
+from .._numba.jit import jit
 from .._tree._rng import randint
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
@@ -36,7 +36,10 @@ def _softplus(x):
     return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
 
 
-@jit(parallel=True)
+# Not cached: the compiled boosting loop links it, and a cached parallel kernel that calls
+# kernels may not be linked into a caller compiled in a later process (docs/design.md,
+# "Numba rules"); Python calls it through a cached caller, _lambdarank_gradients_from_python.
+@jit(parallel=True, cache=False)
 def _lambdarank_gradients(
     scores, labels, gains, query_boundaries, query_scales, discounts, metric, stop_probabilities, sigma,
     truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
@@ -123,15 +126,16 @@ LambdaRankState.__doc__ = """``LambdaRank.compiled_state()``: the arguments of `
 for top-k pairs without positions, with the objective's arrays (``rankings`` re-sorted in place)."""
 
 
-# The compiled boosting loop's own copy, compiled in the process that compiles the loop: a
-# parallel kernel that calls kernels is not cached where it is linked into a later caller
-# (docs/design.md, "Numba rules").
-_linked_lambdarank_gradients = uncached_copy(_lambdarank_gradients, parallel=True)
+@jit
+def _lambdarank_gradients_from_python(*arguments):
+    """``_lambdarank_gradients`` for Python: this cached caller keeps the kernel's code in its
+    own cache entry, so a process calling it compiles nothing."""
+    _lambdarank_gradients(*arguments)
 
 
 @register_gradients(LambdaRankState)
 def _lambdarank_gradients_at(state, scores, gradients, hessians):
-    _linked_lambdarank_gradients(
+    _lambdarank_gradients(
         scores, state.labels, state.gains, state.query_boundaries, state.query_scales, state.discounts, state.metric,
         state.stop_probabilities, state.sigma, state.truncation_level, state.normalize, state.pairs_per_document, None, gradients,
         hessians, None, None, None, None, state.rankings,
@@ -521,7 +525,7 @@ class LambdaRank(RankingObjective):
         (a copy: the kernel advances the states it is given) and ``rankings`` (re-sorted in
         place)."""
         states = None if self.pair_states_ is None else self.pair_states_.copy()
-        _lambdarank_gradients(
+        _lambdarank_gradients_from_python(
             scores, self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_,
             self._metric, self.stop_probabilities_, float(self.sigma), int(self.truncation_level), normalize,
             int(self.pairs_per_document), states, gradients, hessians, positions, propensities, position_losses,

@@ -6,7 +6,7 @@ import numba
 import numpy as np
 
 from .._numba.dtypes import INDEX_DTYPE
-from .._numba.jit import jit, uncached_copy
+from .._numba.jit import jit
 from ._base import RankingObjective
 from ._compiled import register_gradients, register_leaf_curvature
 from ._draws import RowLines
@@ -35,7 +35,8 @@ def _suffix_log_sums(scores, permutation, log_suffix):
         log_suffix[r] = total
 
 
-@jit(parallel=True)
+# Not cached, and called from Python through a cached caller, as LambdaRank's kernel is.
+@jit(parallel=True, cache=False)
 def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, context_boundaries, top_share, gradients, hessians):
     """Mean over permutations of the top-k Plackett-Luce gradient and diagonal hessian (module docstring).
 
@@ -268,13 +269,15 @@ PlackettLuceState = namedtuple(
 PlackettLuceState.__doc__ = """``PlackettLuce.compiled_state()``: the prepared permutations and contexts its kernels read."""
 
 
-# The compiled boosting loop's own copy (as LambdaRank's: docs/design.md, "Numba rules").
-_linked_plackett_luce_gradients = uncached_copy(_plackett_luce_gradients, parallel=True)
+@jit
+def _plackett_luce_gradients_from_python(*arguments):
+    """``_plackett_luce_gradients`` for Python, through a cached caller (``_lambdarank``'s)."""
+    _plackett_luce_gradients(*arguments)
 
 
 @register_gradients(PlackettLuceState)
 def _plackett_luce_gradients_at(state, scores, gradients, hessians):
-    _linked_plackett_luce_gradients(
+    _plackett_luce_gradients(
         scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, state.top_share,
         gradients, hessians,
     )  # fmt: skip
@@ -349,7 +352,7 @@ class PlackettLuce(RankingObjective):
         )  # fmt: skip
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
-        _plackett_luce_gradients(
+        _plackett_luce_gradients_from_python(
             scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
             self.top_share_, gradients, hessians,
         )  # fmt: skip
