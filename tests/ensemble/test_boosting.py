@@ -496,6 +496,7 @@ def test_xendcg_is_reproducible_and_thread_count_free(data):
     assert not np.array_equal(fit(4, 1), one)
 
 
+@pytest.mark.slow  # fits that compile LambdaRank kernels of their own: the quick suite's time
 def test_sampled_pairs_fit_reproducibly_on_any_thread_count(data):
     X, y, qid = data
     fit = lambda seed, n_jobs, **params: LambdaMART(  # noqa: E731
@@ -532,6 +533,7 @@ def test_grid_search_tunes_the_pair_method(data):
     assert len(search.cv_results_["params"]) == 3 and np.isfinite(search.cv_results_["mean_test_score"]).all()
 
 
+@pytest.mark.slow  # fits that compile LambdaRank kernels of their own: the quick suite's time
 @pytest.mark.parametrize("metric", ["map", "err"])
 def test_lambdarank_on_map_and_err_learns_its_metric(data, metric):
     from forestrank.metrics import err_score, map_score

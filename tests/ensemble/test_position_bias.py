@@ -24,6 +24,7 @@ def click_log():
     return X, y, qid, log
 
 
+@pytest.mark.slow  # fits that compile LambdaRank kernels of their own: the quick suite's time
 def test_positions_are_routed_through_grid_search_like_qid(click_log):
     from forestrank import QueryKFold
 
