@@ -9,7 +9,7 @@ with the histogram pool, and none of the per-iteration draws and updates that li
 Python (``subsample``, ``feature_fraction``, feature costs, quantized gradients,
 monotone constraints, position bias). Python returns where a user can observe the fit:
 after every iteration when evaluation sets are scored, when verbose or stopping early;
-once at the end otherwise. The kernel runs the same named steps as the per-iteration
+otherwise after chunks of about a quarter second, so that Ctrl-C is seen. The kernel runs the same named steps as the per-iteration
 path (``_boosting.BaseBoostingRanker._boost_output``) on the same arrays, so its trees
 and scores are that path's bit for bit (tested).
 """
