@@ -58,4 +58,3 @@ def jit(
     if function is None:
         return numba.njit(**options)
     return numba.njit(function, **options)
-
