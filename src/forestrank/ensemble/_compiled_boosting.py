@@ -25,6 +25,7 @@ from .._tree._grow import TrainingSet, TreeMemory, TreeParams
 from .._tree._rows import sorted_rows
 from .._tree._tree import Tree, add_children
 from ..objectives._compiled import gradients_at, leaf_curvature_at
+from ._boosting_state import add_leaf_values
 
 GrownTrees = namedtuple(
     "GrownTrees", ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "node_count"]
@@ -92,12 +93,12 @@ def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums
 
 
 @jit(inline="always")
-def _keep_tree(iteration, n_nodes, output, values, trees):
-    """Copy the tree of ``iteration`` from the builder's buffers into ``trees``."""
+def _keep_tree(iteration, n_nodes, output, trees):
+    """Copy the tree of ``iteration`` from the builder's buffers into ``trees`` (its values are
+    there already: ``_set_leaves`` writes them into its row)."""
     for node in range(n_nodes):
         trees.nodes[iteration, node] = output.nodes[node]
         trees.missing_left[iteration, node] = output.missing_left[node]
-        trees.values[iteration, node] = values[node]
         trees.n_node_samples[iteration, node] = output.n_node_samples[node]
         trees.weighted_n_node_samples[iteration, node] = output.weighted_n_node_samples[node]
     trees.node_count[iteration] = n_nodes
@@ -105,8 +106,8 @@ def _keep_tree(iteration, n_nodes, output, values, trees):
 
 @jit  # counts references: numba compiles the objective's kernel, which allocates, under its caller's flags
 def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, rng_states, output, sums, curvature, trees):
-    """Boost one tree per row of ``rng_states``; returns how many were grown, fewer when the
-    scores stop being finite (the last one grown made them so).
+    """Boost one tree per row of ``rng_states``; returns how many were grown and whether the
+    scores stayed finite (when not, the last one grown made them diverge and no more were).
 
     Parameters
     ----------
@@ -159,14 +160,14 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
             n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, own_curvature, leaf_curvature,
             settings, values,
         )  # fmt: skip
-        _keep_tree(iteration, n_nodes, output, values, trees)
+        _keep_tree(iteration, n_nodes, output, trees)
+        add_leaf_values(raw, output.row_leaf, values)  # every row has a leaf
         finite = True
         for row in range(len(raw)):
-            raw[row] += values[output.row_leaf[row]]
             finite = finite and np.isfinite(raw[row])
         if not finite:  # the per-iteration path refuses the fit here too
-            return iteration + 1
-    return len(rng_states)
+            return iteration + 1, False
+    return len(rng_states), True
 
 
 class CompiledBoosting:
@@ -231,7 +232,7 @@ class CompiledBoosting:
             np.empty((n_iterations, self._capacity), dtype=FLOAT_DTYPE), np.empty((n_iterations, self._n_features)),
             np.empty(n_iterations, dtype=INDEX_DTYPE),
         )  # fmt: skip
-        grown = boost_trees(*self._arguments, rng_states, self._output, self._sums, self._curvature, trees)
+        grown, finite = boost_trees(*self._arguments, rng_states, self._output, self._sums, self._curvature, trees)
         kept = [
             Tree(
                 nodes=trees.nodes[i, :n].copy(), missing_left=trees.missing_left[i, :n].copy(),
@@ -241,4 +242,4 @@ class CompiledBoosting:
             )  # fmt: skip
             for i, n in enumerate(trees.node_count[:grown])
         ]
-        return kept, bool(np.isfinite(self._arguments[1]).all())
+        return kept, bool(finite)
