@@ -28,12 +28,33 @@ def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray |
 
     NaN is allowed (missing values); inf, also a stored one of a sparse matrix, is an
     error that names X. Other dtypes become float64.
+
+    When predicting (``reset=False``), an array that is already what the kernels take (C-contiguous,
+    writeable, float32 or float64, of the width the estimator was fitted on without
+    feature names) and holds no inf is returned as it is: the checks ``validate_data``
+    would make, at a small part of its cost, which a query of a few rows scored at a
+    time would otherwise pay many times over (``benchmarks/RESULTS.md``, "Scoring speed").
     """
+    if not reset and _kernel_ready(estimator, X):
+        return X
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness check sums X first
         X = validate_data(
             estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
         )
     return as_feature_array(X)
+
+
+def _kernel_ready(estimator: object, X: object) -> bool:
+    """Whether ``X`` passes ``check_features(estimator, X, reset=False)`` unchanged, by cheap tests only."""
+    if not (
+        type(X) is np.ndarray and X.ndim == 2 and X.dtype in FEATURE_DTYPES and X.flags.c_contiguous
+        and X.flags.writeable and X.shape[0] > 0 and X.shape[1] == getattr(estimator, "n_features_in_", -1)
+        and not hasattr(estimator, "feature_names_in_")
+    ):  # fmt: skip
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = X.sum()
+    return bool(np.isfinite(total)) or not np.isinf(X).any()
 
 
 def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scipy.sparse.csr_matrix:

@@ -1,4 +1,4 @@
-"""Branch-free comparisons for numba kernels: ``sign_mask(x)``.
+"""Bit tricks for numba kernels: ``sign_mask(x)``, ``trailing_zeros(word)``.
 
 A search whose next step depends on a compare of freshly loaded values (the binary
 search of ``_tree/_binning._bin_rows``) is written as a select, but LLVM's x86 back
@@ -13,6 +13,9 @@ unequal finite ones by a nonzero difference of their order's sign (or an infinit
 it), and an infinite value by an infinity. A -0.0 cut against +0.0 (-0.0) and a -inf
 cut against -inf (NaN, whose sign bit x86 sets) would step wrongly:
 ``BinMapper.transform`` passes +0.0 for -0.0, and its cuts are finite.
+
+``trailing_zeros`` is the index of a word's lowest set bit in one instruction (``tzcnt``):
+the leaf a row reaches in the bitvector scorer (``_tree/_quickscorer.py``).
 """
 
 import math
@@ -26,9 +29,17 @@ if numba.config.DISABLE_JIT:
         """-1 (every bit set) when the sign bit of ``x`` is set, else 0."""
         return -1 if math.copysign(1.0, x) < 0 else 0
 
+    def trailing_zeros(word: int) -> int:
+        """Index of the lowest set bit of a non-zero uint64."""
+        word = int(word)
+        return (word & -word).bit_length() - 1
+
 else:
     from llvmlite import ir
+    from numba.cpython.unsafe import numbers
     from numba.extending import intrinsic
+
+    trailing_zeros = numbers.trailing_zeros
 
     @intrinsic
     def sign_mask(typingctx, x):

@@ -30,7 +30,7 @@ from ._early_exit import EarlyExit
 from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
-from .._tree import _predictor
+from .._tree import _predictor, _quickscorer
 from .._input.labels import check_gain, check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
 
@@ -227,7 +227,8 @@ class BaseRanker(BaseEstimator):
 
     def _validate_prediction_data(self, X: object) -> np.ndarray:
         """Check the estimator is fitted and ``X`` matches the training features."""
-        check_is_fitted(self)
+        if not hasattr(self, "n_features_in_"):  # with it, check_is_fitted passes: spare its scan of vars()
+            check_is_fitted(self)
         return check_features(self, X, reset=False)
 
     def _gain(self) -> str | np.ndarray:
@@ -305,6 +306,24 @@ class TreeEnsembleMixin:
         # Symmetric trees are also kept level by level: a row's leaf is then the bits of its
         # comparisons (``_predictor.add_oblivious_values``).
         self._oblivious = _predictor.symmetric_levels(self.trees_)
+        self._bitvectors = self._bitvector_models(nodes, missing_left, offsets, sizes)
+
+    def _bitvector_models(self, nodes: np.ndarray, missing_left: np.ndarray, offsets: np.ndarray, sizes: np.ndarray) -> dict:
+        """The trees of each output laid out for the bitvector scorer (``_quickscorer``), keyed by
+        their ``slice(...).indices(n_trees)`` in ``trees_``; empty when a tree has more than
+        ``_quickscorer.MAX_LEAVES`` leaves (a traversal is as fast there) or the trees are
+        symmetric (``add_oblivious_values`` is faster still)."""
+        if self._oblivious is not None or len(sizes) == 0 or (sizes.max() + 1) // 2 > _quickscorer.MAX_LEAVES:
+            return {}
+        n_outputs = getattr(self, "n_outputs_", 1)
+        n_features = int(nodes["feature"].max()) + 1
+        models = {}
+        for output in range(n_outputs):
+            trees = slice(output, None, n_outputs)
+            models[trees.indices(len(sizes))] = _quickscorer.bitvector_model(
+                nodes, missing_left, np.ascontiguousarray(offsets[trees]), sizes[trees].astype(np.int64), n_features
+            )
+        return models
 
     def average_cost(self, X: object = None, qid: object = None, early_exit: EarlyExit | None = None) -> float:
         """``c_H``, the mean cost of scoring a document (Mohan's thesis, Eqs. 6.2-6.4).
@@ -381,7 +400,10 @@ class TreeEnsembleMixin:
             for start, stop, rows in dense_blocks(X):
                 out[start:stop] = self._sum_trees(rows, trees)
             return out
-        if self._oblivious is not None:
+        bitvectors = self._bitvectors.get(trees.indices(len(self.trees_)))
+        if bitvectors is not None:
+            kernel, arguments = _quickscorer.add_bitvector_values, (bitvectors,)
+        elif self._oblivious is not None:
             tree_ids = np.arange(len(self.trees_), dtype=np.int64)[trees]
             kernel, arguments = _predictor.add_oblivious_values, (*self._oblivious, tree_ids)
         else:
@@ -390,6 +412,9 @@ class TreeEnsembleMixin:
             kernel = add_tree_values
             arguments = (self._forest_nodes, self._forest_missing_left, offsets, self._predict_pass_bytes)
         out = np.zeros(len(X))
+        if len(X) < 2 * _PREDICT_CHUNK:  # one range whatever the threads: spare choosing them
+            kernel(X, *arguments, out)
+            return out
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         run_in_threads((delayed(kernel)(X[a:b], *arguments, out[a:b]) for a, b in ranges), len(ranges))
         return out
@@ -401,6 +426,7 @@ class TreeEnsembleMixin:
         state.pop("_tree_offsets", None)
         state.pop("_deep_trees", None)
         state.pop("_oblivious", None)
+        state.pop("_bitvectors", None)
         return state
 
     def __setstate__(self, state: dict) -> None:
