@@ -38,22 +38,32 @@ def test_forest_prediction_is_the_mean_of_its_trees_over_several_row_passes():
     np.testing.assert_allclose(forest.predict(X), per_tree, rtol=1e-12)
 
 
-def test_both_predictor_kernels_give_the_same_sums(monkeypatch):
-    """The prefetching kernel for trees beyond the caches and the plain one add the same
-    leaf values in the same order; the estimator picks by mean tree size."""
+def test_passes_blocks_and_missing_values_do_not_change_the_sums():
+    """Passes shorter than a block, rows split over passes, blocks with and without a NaN:
+    each row's sum is the Python walk's (NaN by each node's ``missing_left``), in tree order."""
     X, y, qid = make_ranking(n_queries=60, docs_per_query=100, n_features=40, random_state=2)
+    X[np.random.default_rng(0).random(X.shape) < 0.05] = np.nan
     forest = RFPointRanker(n_estimators=5, random_state=0, n_jobs=2).fit(X, y, qid=qid)
-    assert not forest._deep_trees  # ~70 KB trees
-    nodes, offsets = forest._forest_nodes, forest._tree_offsets
-    for pass_bytes in (_predictor.PASS_BYTES, 4096):  # one pass, and passes of 12 rows (< a block)
-        plain, deep = np.zeros(len(X)), np.zeros(len(X))
-        _predictor.add_tree_values(X, nodes, forest._forest_missing_left, offsets, pass_bytes, plain)
-        _predictor.add_deep_tree_values(X, nodes, forest._forest_missing_left, offsets, pass_bytes, deep)
-        np.testing.assert_array_equal(plain, deep)
-    expected = forest.predict(X)
-    monkeypatch.setattr(_predictor, "DEEP_TREE_BYTES", 1024)
-    forest._index_trees()
-    assert forest._deep_trees
-    np.testing.assert_array_equal(forest.predict(X), expected)
+    rows = np.ascontiguousarray(X[:700])
+    rows[300:600] = np.nan_to_num(rows[300:600])  # blocks without a missing value
+    expected = np.zeros(len(rows))
+    for tree in forest.trees_:
+        expected += tree.values[[walk_missing(tree, row) for row in rows]]
+    for pass_bytes in (_predictor.PASS_BYTES, 4096, 1):
+        sums = np.zeros(len(rows))
+        _predictor.add_tree_values(
+            rows, forest._forest_nodes, forest._forest_missing_left, forest._tree_offsets, pass_bytes, sums
+        )
+        np.testing.assert_allclose(sums, expected, rtol=1e-12)
     forest.n_jobs = 1
-    np.testing.assert_array_equal(forest.predict(X[:77]), expected[:77])
+    np.testing.assert_allclose(forest._sum_trees(rows), expected, rtol=1e-12)
+
+
+def walk_missing(tree, row):
+    """``walk`` with missing values sent by each node's flag."""
+    node = 0
+    while tree.nodes["feature"][node] >= 0:
+        value = row[tree.nodes["feature"][node]]
+        go_left = value <= tree.nodes["threshold"][node] or (np.isnan(value) and tree.missing_left[node] == 1)
+        node = tree.nodes["left"][node] + (0 if go_left else 1)
+    return node

@@ -42,7 +42,7 @@ def trees(draw, n_features, max_leaves):
 
 
 @st.composite
-def ensembles(draw, max_leaves=40):
+def ensembles(draw, max_leaves=_quickscorer.MAX_LEAVES):
     n_features = draw(st.integers(1, 5))
     forest = draw(st.lists(trees(n_features, max_leaves), min_size=1, max_size=6))
     sizes = np.array([len(nodes) for nodes, _ in forest], dtype=np.int64)
@@ -70,22 +70,14 @@ def _scored(X, nodes, missing_left, offsets, sizes):
 @settings(max_examples=300, deadline=None)
 @given(ensembles())
 def test_bitvector_scores_equal_the_traversal_bit_for_bit(ensemble):
-    """NaN either way, values on thresholds, infinities, -0.0 against 0.0: the same leaves,
-    summed in the same order, in float64 and float32."""
+    """Trees of 1 to 64 leaves; NaN either way, values on thresholds, infinities, -0.0 against
+    0.0: the same leaves, summed in the same order, in float64 and float32."""
     nodes, missing_left, offsets, sizes, X = ensemble
     np.testing.assert_array_equal(_scored(X, nodes, missing_left, offsets, sizes), _walked(X, nodes, missing_left, offsets))
     X32 = X.astype(np.float32)
     np.testing.assert_array_equal(
         _scored(X32, nodes, missing_left, offsets, sizes), _walked(X32, nodes, missing_left, offsets)
     )
-
-
-@settings(max_examples=40, deadline=None)
-@given(ensembles(max_leaves=200))
-def test_trees_of_several_words_score_as_walked(ensemble):
-    """Trees of more than 64 leaves: masks of left subtrees that straddle words."""
-    nodes, missing_left, offsets, sizes, X = ensemble
-    np.testing.assert_array_equal(_scored(X, nodes, missing_left, offsets, sizes), _walked(X, nodes, missing_left, offsets))
 
 
 def _chain(n_leaves, leftward):
@@ -101,21 +93,22 @@ def _chain(n_leaves, leftward):
 
 
 @pytest.mark.parametrize("leftward", [True, False])
-def test_a_left_subtree_across_three_words(leftward):
-    """Chains of 151 leaves: leftward, the root's left subtree holds 150 leaves and its mask
-    clears words 0 and 1 whole and bits of word 2; rightward, the deep nodes' left leaves sit
-    in words 1 and 2. Every row reaches the leaf its value selects."""
-    nodes = _chain(151, leftward)
+def test_trees_of_a_whole_word_of_leaves(leftward):
+    """Chains of 64 leaves: leftward, the root's left subtree holds 63 leaves, which its mask
+    clears; rightward, the last leaf is bit 63. Every row reaches the leaf its value selects."""
+    nodes = _chain(_quickscorer.MAX_LEAVES, leftward)
     missing_left = np.zeros(len(nodes), dtype=np.uint8)
     offsets, sizes = np.array([0]), np.array([len(nodes)])
-    X = np.arange(-1.0, 153.0).reshape(-1, 1)
+    X = np.arange(-1.0, 66.0).reshape(-1, 1)
     expected = _walked(X, nodes, missing_left, offsets)
-    assert len(np.unique(expected)) == 151
-    model = _quickscorer.bitvector_model(nodes, missing_left, offsets, sizes, 1)
-    assert model.word_offsets[-1] == 3
-    out = np.zeros(len(X))
-    _quickscorer.add_bitvector_values(X, model, out)
-    np.testing.assert_array_equal(out, expected)
+    assert len(np.unique(expected)) == _quickscorer.MAX_LEAVES
+    np.testing.assert_array_equal(_scored(X, nodes, missing_left, offsets, sizes), expected)
+
+
+def test_trees_of_more_leaves_are_refused():
+    nodes = _chain(_quickscorer.MAX_LEAVES + 1, True)
+    with pytest.raises(ValueError, match="at most 64 leaves; got 65"):
+        _quickscorer.bitvector_model(nodes, np.zeros(len(nodes), dtype=np.uint8), np.array([0]), np.array([len(nodes)]), 1)
 
 
 def test_single_leaf_trees_and_unused_features():

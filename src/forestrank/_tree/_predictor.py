@@ -1,26 +1,32 @@
 """Tree traversal on raw feature values.
 
 Trees of an ensemble are stored back to back in one ``NODE_DTYPE`` array; each tree's
-child indices are relative to its first node (``tree_offsets``). Rows are processed
-in passes of about ``PASS_BYTES`` of X; a pass runs tree by tree, and within a tree blocks of
-``ROW_BLOCK`` rows descend together, level by level. Each row sums its trees in tree
-order, so the result does not depend on how rows are split across threads, nor on
-which of the two kernels runs:
+child indices are relative to its first node (``tree_offsets``). Rows are processed in
+passes of about ``pass_bytes`` of X; a pass runs tree by tree, and within a tree blocks
+of ``ROW_BLOCK`` rows descend together, level by level (``add_tree_values``). Each row
+sums its trees in tree order, so the result does not depend on how rows are split
+across passes or threads.
 
-* ``add_tree_values`` for trees that fit the caches (boosting's, shallow forests'),
-* ``add_deep_tree_values`` for trees larger than ``DEEP_TREE_BYTES`` (fully grown
-  forests on large data): it prefetches the nodes and feature values that a block
-  of rows is about to read, so their cache misses overlap. On trees that fit the
-  caches the prefetches and the bookkeeping only cost time.
+A level is two sweeps over the rows of the block not yet at a leaf: the first drops
+the rows that reached one and prefetches the others' feature values, the second
+compares them with the thresholds, moves the rows to a child and prefetches those
+children. The loads of different rows are independent, so their cache misses overlap
+instead of each row waiting for its own chain of dependent loads.
 
-A missing value (NaN) fails every ``<=`` test, so it goes right unless the node's
-``missing_left`` flag says left (``goes_left``); the flags are read only for NaN, so
-data without missing values pays one comparison more on right turns, no memory.
+Neither sweep branches on data. A row steps to its child as the left child's index
+plus the test's outcome as an integer: the outcome of a test is a coin flip for the
+processor's branch predictor, and a mispredicted branch at every level cost more than
+the loads themselves (two to three times slower; ``benchmarks/RESULTS.md``, "Scoring
+speed"). A missing value (NaN) fails every ``<=`` test, so it goes right unless the
+node's ``missing_left`` flag says left (``goes_left``); the flags are read only in
+blocks of rows that hold a NaN (``missing_blocks``), so data without missing values
+pays no test for them. The step is written out in the loop: numba's inlining of it as
+a helper compiled a branch again (measured: twice slower).
 
 Every array index in these loops goes through ``nowrap`` (``_numba/jit.py``), which made
-both kernels faster with bitwise-equal sums. The block sizes and pass lengths below
-were chosen by measurement (``docs/design.md``, "Prediction"; the figures are in
-``benchmarks/RESULTS.md``, "Engine design measurements").
+the kernel faster with bitwise-equal sums. The block size and pass lengths below were
+chosen by measurement (``docs/design.md``, "Prediction"; the figures are in
+``benchmarks/RESULTS.md``, "Engine design measurements" and "Scoring speed").
 """
 
 import numpy as np
@@ -28,18 +34,13 @@ import numpy as np
 from .._numba.jit import jit, nowrap
 from .._numba.prefetch import prefetch
 
-ROW_BLOCK = 16  # rows descending together (measured: larger blocks were slower)
 # Bytes of X visited by every tree before the next tree: a fully grown tree on a large
 # training set holds about a megabyte of nodes, so its deep levels stay cached while a
 # pass of rows reuses them, and the pass's rows stay in the last-level cache across
 # trees (measured against one block at a time and against longer passes).
 PASS_BYTES = 4096 * 136 * 8
-# Mean bytes of nodes per tree above which ``add_deep_tree_values`` runs: it wins on
-# trees of a megabyte and loses on trees that fit L2; the switch sits between the
-# measured sizes, at half of a typical 512 KiB L2.
-DEEP_TREE_BYTES = 256 * 1024
-# Rows descending together in ``add_deep_tree_values`` (measured: smaller blocks were slower).
-DEEP_ROW_BLOCK = 128
+# Rows descending together (measured: smaller blocks were slower).
+ROW_BLOCK = 128
 
 
 @jit(inline="always")
@@ -48,13 +49,22 @@ def goes_left(value, threshold, missing_left, node):
     return value <= threshold or (value != value and missing_left[nowrap(node)] == 1)
 
 
+@jit(inline="always")
+def missing_blocks(X, start, end, block):
+    """Whether each block of ``block`` rows of ``X[start:end]`` holds a NaN, bool array."""
+    flags = np.zeros((end - start + block - 1) // block, dtype=np.bool_)
+    for row in range(start, end):
+        seen = False
+        for feature in range(X.shape[1]):
+            value = X[nowrap(row), nowrap(feature)]
+            seen |= value != value
+        flags[nowrap((row - start) // block)] |= seen
+    return flags
+
+
 @jit
 def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
-
-    A block of rows descends each tree together, one level per sweep: the node loads
-    of different rows are independent, so the processor overlaps their cache misses
-    instead of waiting for one row's chain of dependent loads at a time.
 
     Parameters
     ----------
@@ -73,67 +83,16 @@ def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
     """
     n_rows = X.shape[0]
     rows_per_pass = max(ROW_BLOCK, pass_bytes // (X.shape[1] * X.itemsize) // ROW_BLOCK * ROW_BLOCK)
-    current = np.empty(ROW_BLOCK, dtype=np.int64)
+    current = np.empty(ROW_BLOCK, dtype=np.int64)  # node of each row of the block
+    inside = np.empty(ROW_BLOCK, dtype=np.int64)  # rows of the block not yet at a leaf
     for pass_start in range(0, n_rows, rows_per_pass):
         pass_end = min(pass_start + rows_per_pass, n_rows)
+        missing = missing_blocks(X, pass_start, pass_end, ROW_BLOCK)
         for t in range(len(tree_offsets)):
             offset = tree_offsets[t]
             for block_start in range(pass_start, pass_end, ROW_BLOCK):
                 block_size = min(ROW_BLOCK, pass_end - block_start)
-                for j in range(block_size):
-                    current[nowrap(j)] = offset
-                active = block_size
-                while active > 0:
-                    active = 0
-                    for j in range(block_size):
-                        index = current[nowrap(j)]
-                        node = nodes[nowrap(index)]
-                        feature = node["feature"]
-                        if feature >= 0:
-                            active += 1
-                            if goes_left(X[nowrap(block_start + j), nowrap(feature)], node["threshold"], missing_left, index):
-                                current[nowrap(j)] = offset + node["left"]
-                            else:
-                                current[nowrap(j)] = offset + node["left"] + 1
-                for j in range(block_size):
-                    out[nowrap(block_start + j)] += nodes[nowrap(current[nowrap(j)])]["threshold"]
-
-
-@jit
-def add_deep_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
-    """``add_tree_values`` for trees too large for the caches, with software prefetches.
-
-    A block of rows descends each tree together, one level per round of two sweeps
-    over the rows not yet at a leaf: the first drops the rows that reached one and
-    prefetches the others' feature values, the second compares them with the
-    thresholds, moves the rows to a child and prefetches those children. The loads of
-    different rows are independent, so their cache misses overlap instead of each row
-    waiting for its own chain of dependent loads. A row's finishing is seen only in
-    the next round, when its prefetched node has arrived.
-
-    Parameters
-    ----------
-    X : float64 or float32 array of shape (n_rows, n_features), C order
-    nodes : NODE_DTYPE array
-        All trees, back to back.
-    missing_left : uint8 array of the length of ``nodes``
-    tree_offsets : int64 array of shape (n_trees,)
-        First node of each tree.
-    pass_bytes : int
-        Bytes of X per pass.
-    out : float64 array of shape (n_rows,)
-        Accumulator, updated in place.
-    """
-    n_rows = X.shape[0]
-    rows_per_pass = max(DEEP_ROW_BLOCK, pass_bytes // (X.shape[1] * X.itemsize) // DEEP_ROW_BLOCK * DEEP_ROW_BLOCK)
-    current = np.empty(DEEP_ROW_BLOCK, dtype=np.int64)  # node of each row of the block
-    inside = np.empty(DEEP_ROW_BLOCK, dtype=np.int64)  # rows of the block not yet at a leaf
-    for pass_start in range(0, n_rows, rows_per_pass):
-        pass_end = min(pass_start + rows_per_pass, n_rows)
-        for t in range(len(tree_offsets)):
-            offset = tree_offsets[t]
-            for block_start in range(pass_start, pass_end, DEEP_ROW_BLOCK):
-                block_size = min(DEEP_ROW_BLOCK, pass_end - block_start)
+                block_missing = missing[nowrap((block_start - pass_start) // ROW_BLOCK)]
                 for j in range(block_size):
                     current[nowrap(j)] = offset
                     inside[nowrap(j)] = j
@@ -143,21 +102,22 @@ def add_deep_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
                     for k in range(n_inside):
                         j = inside[nowrap(k)]
                         feature = nodes[nowrap(current[nowrap(j)])]["feature"]
+                        inside[nowrap(kept)] = j
+                        kept += np.int64(feature >= 0)
                         if feature >= 0:
                             prefetch(X, (block_start + j, feature))
-                            inside[nowrap(kept)] = j
-                            kept += 1
                     n_inside = kept
                     for k in range(n_inside):
                         j = inside[nowrap(k)]
                         index = current[nowrap(j)]
                         node = nodes[nowrap(index)]
-                        if goes_left(X[nowrap(block_start + j), nowrap(node["feature"])], node["threshold"], missing_left, index):
-                            child = offset + node["left"]
-                        else:
-                            child = offset + node["left"] + 1
-                        current[nowrap(j)] = child
-                        prefetch(nodes, (child,))
+                        value = X[nowrap(block_start + j), nowrap(node["feature"])]
+                        right = np.int64(not (value <= node["threshold"]))
+                        if block_missing and value != value:
+                            right = np.int64(1 - missing_left[nowrap(index)])
+                        next_index = offset + node["left"] + right
+                        current[nowrap(j)] = next_index
+                        prefetch(nodes, (next_index,))
                 for j in range(block_size):
                     out[nowrap(block_start + j)] += nodes[nowrap(current[nowrap(j)])]["threshold"]
 

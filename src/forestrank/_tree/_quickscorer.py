@@ -15,11 +15,12 @@ until the first threshold at or above the value. The work per row is the number 
 failed nodes plus one exit per tree, with no chain of dependent loads; a traversal
 pays a dependent load per level of every tree (``_predictor.add_tree_values``).
 
-A tree of more than 64 leaves keeps several words; a node whose left subtree spans
-words has one entry per word it touches. A missing value (NaN) fails the nodes that
-send it right (``Tree.missing_left`` 0), listed apart per feature. Each row sums its
-trees' leaf values in tree order, as the traversal kernels do, so the scores are the
-same bit for bit.
+A tree's bitvector is one 64-bit word: trees of more leaves are walked
+(``_predictor.add_tree_values``), which scores trees of 127 leaves faster than
+bitvectors of two words would (``MAX_LEAVES``). A missing value (NaN) fails the nodes
+that send it right (``Tree.missing_left`` 0), listed apart per feature. Each row sums
+its trees' leaf values in tree order, as the traversal does, so the scores are the same
+bit for bit.
 """
 
 from collections import namedtuple
@@ -29,33 +30,30 @@ import numpy as np
 from .._numba.bits import trailing_zeros
 from .._numba.jit import jit, nowrap
 
-# Trees of more leaves are walked instead (``_predictor``): at 255 leaves the two kernels
-# score equally fast ("Scoring speed" in benchmarks/RESULTS.md), and a bitvector per tree
-# grows with its leaves.
-MAX_LEAVES = 256
+# The leaves of a tree scored by bitvectors: one word. The traversal catches up near
+# there, and is faster from 127 leaves on ("Scoring speed" in benchmarks/RESULTS.md).
+MAX_LEAVES = 64
 _ALL_LEAVES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 BitvectorModel = namedtuple(
     "BitvectorModel",
-    ["thresholds", "words", "masks", "feature_starts", "missing_entries", "missing_starts", "word_offsets",
-     "leaf_values", "leaf_offsets"],
+    ["thresholds", "trees", "masks", "feature_starts", "missing_entries", "missing_starts", "leaf_values",
+     "leaf_offsets"],
 )  # fmt: skip
 BitvectorModel.__doc__ = """An ensemble laid out for ``add_bitvector_values``.
 
-thresholds : float64 array of shape (n_entries,)
-    Each entry's node threshold; the entries of feature ``f`` are
+thresholds : float64 array of shape (n_internal_nodes,)
+    Each internal node's threshold; the nodes testing feature ``f`` are
     ``feature_starts[f]:feature_starts[f + 1]``, by increasing threshold.
-words : int64 array of shape (n_entries,)
-    The word of the row's bitvector that the entry's mask clears bits of.
-masks : uint64 array of shape (n_entries,)
-    Every bit set but those of the node's left-subtree leaves in that word.
+trees : int64 array of shape (n_internal_nodes,)
+    The tree of each node: the word of the row's bitvectors that its mask clears bits of.
+masks : uint64 array of shape (n_internal_nodes,)
+    Every bit set but those of the node's left-subtree leaves; leaf ``k`` of a tree
+    (left to right) is bit ``k``.
 feature_starts : int64 array of shape (n_features + 1,)
-missing_entries, missing_starts : int64 arrays of shapes (n_missing_entries,), (n_features + 1,)
-    The entries of the nodes that send a missing value right, feature ``f``'s at
+missing_entries, missing_starts : int64 arrays of shapes (n_missing_right,), (n_features + 1,)
+    The nodes that send a missing value right, feature ``f``'s at
     ``missing_entries[missing_starts[f]:missing_starts[f + 1]]``.
-word_offsets : int64 array of shape (n_trees + 1,)
-    Tree ``t``'s words are ``word_offsets[t]:word_offsets[t + 1]``, its leaf ``k`` (left
-    to right) bit ``k % 64`` of word ``word_offsets[t] + k // 64``.
 leaf_values : float64 array of shape (n_leaves,)
     Every tree's leaf values left to right, tree ``t``'s from ``leaf_offsets[t]``.
 leaf_offsets : int64 array of shape (n_trees,)
@@ -93,44 +91,24 @@ def _leaf_ranges(features, lefts, tree_offsets, tree_sizes):
 
 
 @jit
-def _entries(features, lefts, thresholds, missing_left, tree_offsets, tree_sizes, first_leaf, n_leaves, word_offsets):
-    """The (feature, threshold, word, mask, missing goes right) of every entry, tree by tree.
-
-    An internal node with left subtree leaves ``[a, b)`` gives one entry per word from
-    ``a // 64`` to ``(b - 1) // 64``, whose mask clears the bits of ``[a, b)`` in that word.
-    Arguments as ``_leaf_ranges``'s, with its results and ``BitvectorModel.word_offsets``.
-    """
-    n_entries = 0
+def _masks(features, lefts, tree_offsets, tree_sizes, first_leaf, n_leaves):
+    """The mask of every internal node, tree by tree: every bit but those of its left
+    subtree's leaves. Arguments as ``_leaf_ranges``'s, with its results; uint64 array of
+    shape (n_internal_nodes,)."""
+    n_internal = 0
     for t in range(len(tree_offsets)):
-        for node in range(tree_offsets[t], tree_offsets[t] + tree_sizes[t]):
-            if features[node] >= 0:
-                left = tree_offsets[t] + lefts[node]
-                n_entries += (first_leaf[left] + n_leaves[left] - 1) // 64 - first_leaf[left] // 64 + 1
-    entry_features = np.empty(n_entries, dtype=np.int64)
-    entry_thresholds = np.empty(n_entries)
-    entry_words = np.empty(n_entries, dtype=np.int64)
-    entry_masks = np.empty(n_entries, dtype=np.uint64)
-    entry_missing_right = np.empty(n_entries, dtype=np.bool_)
-    e = 0
+        n_internal += np.sum(features[tree_offsets[t] : tree_offsets[t] + tree_sizes[t]] >= 0)
+    masks = np.empty(n_internal, dtype=np.uint64)
+    i = 0
     for t in range(len(tree_offsets)):
         offset = tree_offsets[t]
         for node in range(offset, offset + tree_sizes[t]):
-            if features[node] < 0:
-                continue
-            left = offset + lefts[node]
-            a = first_leaf[left]
-            b = a + n_leaves[left]
-            for word in range(a // 64, (b - 1) // 64 + 1):
-                low = max(a, 64 * word) - 64 * word
-                high = min(b, 64 * word + 64) - 64 * word
-                span = _ALL_LEAVES if high - low == 64 else ((np.uint64(1) << np.uint64(high - low)) - np.uint64(1))
-                entry_features[e] = features[node]
-                entry_thresholds[e] = thresholds[node]
-                entry_words[e] = word_offsets[t] + word
-                entry_masks[e] = ~(span << np.uint64(low))
-                entry_missing_right[e] = missing_left[node] == 0
-                e += 1
-    return entry_features, entry_thresholds, entry_words, entry_masks, entry_missing_right
+            if features[node] >= 0:
+                left = offset + lefts[node]
+                subtree = (np.uint64(1) << np.uint64(n_leaves[left])) - np.uint64(1)  # at most 63 leaves: no overflow
+                masks[i] = ~(subtree << np.uint64(first_leaf[left]))
+                i += 1
+    return masks
 
 
 @jit
@@ -168,20 +146,24 @@ def bitvector_model(
     node_thresholds = np.ascontiguousarray(nodes["threshold"])
     first_leaf, n_leaves = _leaf_ranges(features, lefts, tree_offsets, tree_sizes)
     tree_leaves = n_leaves[tree_offsets]
-    word_offsets = np.concatenate(([0], np.cumsum((tree_leaves + 63) // 64))).astype(np.int64)
-    entry_features, thresholds, words, masks, missing_right = _entries(
-        features, lefts, node_thresholds, missing_left, tree_offsets, tree_sizes, first_leaf, n_leaves, word_offsets
-    )
-    order = np.lexsort((thresholds, entry_features))
-    entry_features = entry_features[order]
-    missing_entries = np.flatnonzero(missing_right[order]).astype(np.int64)
+    if tree_leaves.max(initial=1) > MAX_LEAVES:
+        raise ValueError(f"bitvector scoring takes trees of at most {MAX_LEAVES} leaves; got {tree_leaves.max()}.")
+    scored = np.repeat(np.arange(len(tree_offsets)), tree_sizes)  # the tree of each node scored
+    nodes_scored = np.concatenate([np.arange(start, start + size) for start, size in zip(tree_offsets, tree_sizes)])
+    internal = nodes_scored[features[nodes_scored] >= 0]
+    trees = scored[features[nodes_scored] >= 0]
+    order = np.lexsort((node_thresholds[internal], features[internal]))
+    entry_features = features[internal][order]
+    missing_entries = np.flatnonzero(missing_left[internal][order] == 0).astype(np.int64)
     feature_range = np.arange(n_features + 1)
     leaf_offsets = np.concatenate(([0], np.cumsum(tree_leaves)[:-1])).astype(np.int64)
     return BitvectorModel(
-        thresholds[order], words[order], masks[order], np.searchsorted(entry_features, feature_range).astype(np.int64),
-        missing_entries, np.searchsorted(entry_features[missing_entries], feature_range).astype(np.int64),
-        word_offsets, _leaf_values(features, node_thresholds, tree_offsets, tree_sizes, first_leaf, leaf_offsets,
-        int(tree_leaves.sum())), leaf_offsets,
+        node_thresholds[internal][order], trees[order].astype(np.int64),
+        _masks(features, lefts, tree_offsets, tree_sizes, first_leaf, n_leaves)[order],
+        np.searchsorted(entry_features, feature_range).astype(np.int64), missing_entries,
+        np.searchsorted(entry_features[missing_entries], feature_range).astype(np.int64),
+        _leaf_values(features, node_thresholds, tree_offsets, tree_sizes, first_leaf, leaf_offsets, int(tree_leaves.sum())),
+        leaf_offsets,
     )  # fmt: skip
 
 
@@ -196,31 +178,26 @@ def add_bitvector_values(X, model, out):
     out : float64 array of shape (n_rows,)
         Accumulator, updated in place; each row's trees are added in tree order.
     """
-    thresholds, words, masks = model.thresholds, model.words, model.masks
+    thresholds, trees, masks = model.thresholds, model.trees, model.masks
     feature_starts, missing_entries, missing_starts = model.feature_starts, model.missing_entries, model.missing_starts
-    word_offsets, leaf_values, leaf_offsets = model.word_offsets, model.leaf_values, model.leaf_offsets
-    n_trees = len(leaf_offsets)
-    bits = np.empty(word_offsets[n_trees], dtype=np.uint64)
+    leaf_values, leaf_offsets = model.leaf_values, model.leaf_offsets
+    bits = np.empty(len(leaf_offsets), dtype=np.uint64)
     for row in range(X.shape[0]):
-        for w in range(len(bits)):
-            bits[nowrap(w)] = _ALL_LEAVES
+        for t in range(len(bits)):
+            bits[nowrap(t)] = _ALL_LEAVES
         for feature in range(len(feature_starts) - 1):
             value = np.float64(X[nowrap(row), nowrap(feature)])
             if value != value:
                 for k in range(missing_starts[nowrap(feature)], missing_starts[nowrap(feature + 1)]):
                     entry = missing_entries[nowrap(k)]
-                    bits[nowrap(words[nowrap(entry)])] &= masks[nowrap(entry)]
+                    bits[nowrap(trees[nowrap(entry)])] &= masks[nowrap(entry)]
                 continue
             entry = feature_starts[nowrap(feature)]
             end = feature_starts[nowrap(feature + 1)]
             while entry < end and thresholds[nowrap(entry)] < value:
-                bits[nowrap(words[nowrap(entry)])] &= masks[nowrap(entry)]
+                bits[nowrap(trees[nowrap(entry)])] &= masks[nowrap(entry)]
                 entry += 1
         total = out[nowrap(row)]
-        for t in range(n_trees):
-            w = word_offsets[nowrap(t)]
-            while bits[nowrap(w)] == 0:
-                w += 1
-            leaf = (w - word_offsets[nowrap(t)]) * 64 + trailing_zeros(bits[nowrap(w)])
-            total += leaf_values[nowrap(leaf_offsets[nowrap(t)] + leaf)]
+        for t in range(len(bits)):
+            total += leaf_values[nowrap(leaf_offsets[nowrap(t)] + trailing_zeros(bits[nowrap(t)]))]
         out[nowrap(row)] = total

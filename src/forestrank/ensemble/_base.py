@@ -271,9 +271,9 @@ class TreeEnsembleMixin:
     """Prediction plumbing of estimators holding ``trees_`` (a list of ``Tree``) and ``n_jobs``.
 
     All trees' nodes sit back to back in one array for the predictor; the index (and
-    the choice of predictor kernel by mean tree size, ``_predictor.DEEP_TREE_BYTES``)
-    is built in ``fit`` (``_index_trees``) and after unpickling, never in ``predict``
-    (which must not change the estimator), and is not pickled.
+    the bitvector layout of trees small enough for it, ``_quickscorer``) is built in
+    ``fit`` (``_index_trees``) and after unpickling, never in ``predict`` (which must
+    not change the estimator), and is not pickled.
     """
 
     # Bytes of X the predictor runs all trees over before the next rows
@@ -302,7 +302,6 @@ class TreeEnsembleMixin:
         self._forest_nodes = nodes
         self._forest_missing_left = missing_left
         self._tree_offsets = offsets
-        self._deep_trees = bool(nodes.nbytes > _predictor.DEEP_TREE_BYTES * len(sizes))
         # Symmetric trees are also kept level by level: a row's leaf is then the bits of its
         # comparisons (``_predictor.add_oblivious_values``).
         self._oblivious = _predictor.symmetric_levels(self.trees_)
@@ -407,9 +406,8 @@ class TreeEnsembleMixin:
             tree_ids = np.arange(len(self.trees_), dtype=np.int64)[trees]
             kernel, arguments = _predictor.add_oblivious_values, (*self._oblivious, tree_ids)
         else:
-            add_tree_values = _predictor.add_deep_tree_values if self._deep_trees else _predictor.add_tree_values
             offsets = np.ascontiguousarray(self._tree_offsets[trees])
-            kernel = add_tree_values
+            kernel = _predictor.add_tree_values
             arguments = (self._forest_nodes, self._forest_missing_left, offsets, self._predict_pass_bytes)
         out = np.zeros(len(X))
         if len(X) < 2 * _PREDICT_CHUNK:  # one range whatever the threads: spare choosing them
@@ -424,7 +422,6 @@ class TreeEnsembleMixin:
         state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
         state.pop("_forest_missing_left", None)
         state.pop("_tree_offsets", None)
-        state.pop("_deep_trees", None)
         state.pop("_oblivious", None)
         state.pop("_bitvectors", None)
         return state
