@@ -121,3 +121,27 @@ def test_single_leaf_trees_and_unused_features():
     X = np.array([[np.inf, np.nan, -1.0], [0.0, 0.0, 1.0], [0.0, 0.0, np.nan]])
     np.testing.assert_array_equal(_scored(X, nodes, missing_left, offsets, sizes), [4.0, 6.0, 6.0])
     np.testing.assert_array_equal(_scored(X, nodes, missing_left, offsets, sizes), _walked(X, nodes, missing_left, offsets))
+
+
+def _full_tree(depth):
+    """A balanced tree of ``2 ** depth`` leaves, level by level."""
+    n_internal = 2**depth - 1
+    nodes = np.zeros(2 * n_internal + 1, dtype=NODE_DTYPE)
+    nodes["feature"][:n_internal] = 0
+    nodes["feature"][n_internal:] = -1
+    nodes["left"][:n_internal] = 2 * np.arange(n_internal) + 1
+    return nodes
+
+
+def test_bitvectors_are_chosen_for_trees_deep_for_their_nodes():
+    """A chain of 64 leaves has 63 internal nodes over a mean leaf depth of about 32: bitvectors;
+    a balanced tree of 64 leaves has 63 over a depth of 6: walked; 65 leaves: walked."""
+    one = (np.array([0]),)
+
+    def prefers(nodes):
+        return _quickscorer.prefers_bitvectors(nodes, *one, np.array([len(nodes)]))
+
+    assert prefers(_chain(_quickscorer.MAX_LEAVES, True))
+    assert not prefers(_full_tree(6))
+    assert prefers(_full_tree(2))  # 3 internal nodes over a depth of 2
+    assert not prefers(_chain(_quickscorer.MAX_LEAVES + 1, True))

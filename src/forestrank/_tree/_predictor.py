@@ -50,15 +50,21 @@ def goes_left(value, threshold, missing_left, node):
 
 
 @jit(inline="always")
+def has_missing(X, row):
+    """Whether ``X[row]`` holds a NaN."""
+    seen = False
+    for feature in range(X.shape[1]):
+        value = X[nowrap(row), nowrap(feature)]
+        seen |= value != value
+    return seen
+
+
+@jit(inline="always")
 def missing_blocks(X, start, end, block):
     """Whether each block of ``block`` rows of ``X[start:end]`` holds a NaN, bool array."""
     flags = np.zeros((end - start + block - 1) // block, dtype=np.bool_)
     for row in range(start, end):
-        seen = False
-        for feature in range(X.shape[1]):
-            value = X[nowrap(row), nowrap(feature)]
-            seen |= value != value
-        flags[nowrap((row - start) // block)] |= seen
+        flags[nowrap((row - start) // block)] |= has_missing(X, row)
     return flags
 
 
@@ -170,16 +176,18 @@ def add_oblivious_values(X, features, thresholds, missing_left, depths, leaf_val
         Accumulator, updated in place.
     """
     for row in range(X.shape[0]):
+        row_missing = has_missing(X, row)
         total = out[nowrap(row)]
         for i in range(len(trees)):
             t = trees[nowrap(i)]
             leaf = 0
             for level in range(depths[nowrap(t)]):
+                # Without a branch on the comparison, as in ``add_tree_values``.
                 value = X[nowrap(row), nowrap(features[nowrap(t), nowrap(level)])]
-                left = value <= thresholds[nowrap(t), nowrap(level)] or (
-                    value != value and missing_left[nowrap(t), nowrap(level)] == 1
-                )
-                leaf = 2 * leaf + (0 if left else 1)
+                right = np.int64(not (value <= thresholds[nowrap(t), nowrap(level)]))
+                if row_missing and value != value:
+                    right = np.int64(1 - missing_left[nowrap(t), nowrap(level)])
+                leaf = 2 * leaf + right
             total += leaf_values[nowrap(leaf_offsets[nowrap(t)] + leaf)]
         out[nowrap(row)] = total
 

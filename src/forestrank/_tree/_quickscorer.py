@@ -33,6 +33,13 @@ from .._numba.jit import jit, nowrap
 # The leaves of a tree scored by bitvectors: one word. The traversal catches up near
 # there, and is faster from 127 leaves on ("Scoring speed" in benchmarks/RESULTS.md).
 MAX_LEAVES = 64
+# A row pays a bitvector ensemble about the nodes it fails, a fraction of each tree's
+# internal nodes, and a traversal the depth of its leaf: bitvectors are chosen while a
+# tree has at most this many internal nodes per level of its mean leaf depth. Measured
+# ("Scoring speed"): leaf-wise trees of 31 leaves (4.7 nodes a level) score 1.6 times
+# faster by bitvectors, of 63 leaves (7.8) 1.14 times; symmetric trees of 63 leaves
+# (10.4) and leaf-wise ones of 127 (13.6) 2.5 and 1.6 times slower.
+NODES_PER_LEVEL = 9.0
 _ALL_LEAVES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 BitvectorModel = namedtuple(
@@ -72,10 +79,12 @@ def _leaf_ranges(features, lefts, tree_offsets, tree_sizes):
 
     Returns
     -------
-    first_leaf, n_leaves : int64 arrays of shape (n_nodes,)
+    first_leaf, n_leaves, depth : int64 arrays of shape (n_nodes,)
+        Entries of nodes outside the trees are 0, 1 and 0.
     """
     first_leaf = np.zeros(len(features), dtype=np.int64)
     n_leaves = np.ones(len(features), dtype=np.int64)
+    depth = np.zeros(len(features), dtype=np.int64)
     for t in range(len(tree_offsets)):
         offset = tree_offsets[t]
         for node in range(offset + tree_sizes[t] - 1, offset - 1, -1):
@@ -87,7 +96,26 @@ def _leaf_ranges(features, lefts, tree_offsets, tree_sizes):
                 left = offset + lefts[node]
                 first_leaf[left] = first_leaf[node]
                 first_leaf[left + 1] = first_leaf[node] + n_leaves[left]
-    return first_leaf, n_leaves
+                depth[left] = depth[left + 1] = depth[node] + 1
+    return first_leaf, n_leaves, depth
+
+
+def _node_indices(tree_offsets: np.ndarray, tree_sizes: np.ndarray) -> np.ndarray:
+    """The indices of the trees' nodes, tree after tree, int64."""
+    return np.repeat(tree_offsets - np.cumsum(tree_sizes) + tree_sizes, tree_sizes) + np.arange(tree_sizes.sum())
+
+
+def prefers_bitvectors(nodes: np.ndarray, tree_offsets: np.ndarray, tree_sizes: np.ndarray) -> bool:
+    """Whether the trees ``nodes[tree_offsets[t]:tree_offsets[t] + tree_sizes[t]]`` score faster by
+    bitvectors than walked: every tree of at most ``MAX_LEAVES`` leaves, and at most
+    ``NODES_PER_LEVEL`` internal nodes per tree for each level of the mean leaf depth."""
+    features = np.ascontiguousarray(nodes["feature"])
+    _, n_leaves, depth = _leaf_ranges(features, np.ascontiguousarray(nodes["left"]), tree_offsets, tree_sizes)
+    if len(tree_offsets) == 0 or n_leaves[tree_offsets].max() > MAX_LEAVES:
+        return False
+    scored = _node_indices(tree_offsets, tree_sizes)
+    leaves = scored[features[scored] < 0]
+    return bool(np.sum(features[scored] >= 0) / len(tree_offsets) <= NODES_PER_LEVEL * depth[leaves].mean())
 
 
 @jit
@@ -144,12 +172,12 @@ def bitvector_model(
     features = np.ascontiguousarray(nodes["feature"])
     lefts = np.ascontiguousarray(nodes["left"])
     node_thresholds = np.ascontiguousarray(nodes["threshold"])
-    first_leaf, n_leaves = _leaf_ranges(features, lefts, tree_offsets, tree_sizes)
+    first_leaf, n_leaves, _ = _leaf_ranges(features, lefts, tree_offsets, tree_sizes)
     tree_leaves = n_leaves[tree_offsets]
     if tree_leaves.max(initial=1) > MAX_LEAVES:
         raise ValueError(f"bitvector scoring takes trees of at most {MAX_LEAVES} leaves; got {tree_leaves.max()}.")
     scored = np.repeat(np.arange(len(tree_offsets)), tree_sizes)  # the tree of each node scored
-    nodes_scored = np.concatenate([np.arange(start, start + size) for start, size in zip(tree_offsets, tree_sizes)])
+    nodes_scored = _node_indices(tree_offsets, tree_sizes)
     internal = nodes_scored[features[nodes_scored] >= 0]
     trees = scored[features[nodes_scored] >= 0]
     order = np.lexsort((node_thresholds[internal], features[internal]))

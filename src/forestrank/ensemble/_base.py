@@ -309,10 +309,11 @@ class TreeEnsembleMixin:
 
     def _bitvector_models(self, nodes: np.ndarray, missing_left: np.ndarray, offsets: np.ndarray, sizes: np.ndarray) -> dict:
         """The trees of each output laid out for the bitvector scorer (``_quickscorer``), keyed by
-        their ``slice(...).indices(n_trees)`` in ``trees_``; empty when a tree has more than
-        ``_quickscorer.MAX_LEAVES`` leaves (a traversal is as fast there) or the trees are
-        symmetric (``add_oblivious_values`` is faster still)."""
-        if self._oblivious is not None or len(sizes) == 0 or (sizes.max() + 1) // 2 > _quickscorer.MAX_LEAVES:
+        their ``slice(...).indices(n_trees)`` in ``trees_``; empty where a traversal scores the
+        trees faster (``_quickscorer.prefers_bitvectors``), and for symmetric trees, whose
+        kernel is faster still (``add_oblivious_values``)."""
+        sizes = sizes.astype(np.int64)
+        if self._oblivious is not None or not _quickscorer.prefers_bitvectors(nodes, offsets, sizes):
             return {}
         n_outputs = getattr(self, "n_outputs_", 1)
         n_features = int(nodes["feature"].max()) + 1
@@ -320,7 +321,7 @@ class TreeEnsembleMixin:
         for output in range(n_outputs):
             trees = slice(output, None, n_outputs)
             models[trees.indices(len(sizes))] = _quickscorer.bitvector_model(
-                nodes, missing_left, np.ascontiguousarray(offsets[trees]), sizes[trees].astype(np.int64), n_features
+                nodes, missing_left, np.ascontiguousarray(offsets[trees]), np.ascontiguousarray(sizes[trees]), n_features
             )
         return models
 
