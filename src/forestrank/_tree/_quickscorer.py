@@ -44,11 +44,13 @@ _ALL_LEAVES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 BitvectorModel = namedtuple(
     "BitvectorModel",
-    ["thresholds", "trees", "masks", "feature_starts", "missing_entries", "missing_starts", "leaf_values",
-     "leaf_offsets"],
+    ["features", "thresholds", "trees", "masks", "feature_starts", "missing_entries", "missing_starts",
+     "leaf_values", "leaf_offsets"],
 )  # fmt: skip
 BitvectorModel.__doc__ = """An ensemble laid out for ``add_bitvector_values``.
 
+features : int64 array of shape (n_tested_features,)
+    The features some node tests, increasing: a row reads only those.
 thresholds : float64 array of shape (n_internal_nodes,)
     Each internal node's threshold; the nodes testing feature ``f`` are
     ``feature_starts[f]:feature_starts[f + 1]``, by increasing threshold.
@@ -186,7 +188,7 @@ def bitvector_model(
     feature_range = np.arange(n_features + 1)
     leaf_offsets = np.concatenate(([0], np.cumsum(tree_leaves)[:-1])).astype(np.int64)
     return BitvectorModel(
-        node_thresholds[internal][order], trees[order].astype(np.int64),
+        np.unique(entry_features).astype(np.int64), node_thresholds[internal][order], trees[order].astype(np.int64),
         _masks(features, lefts, tree_offsets, tree_sizes, first_leaf, n_leaves)[order],
         np.searchsorted(entry_features, feature_range).astype(np.int64), missing_entries,
         np.searchsorted(entry_features[missing_entries], feature_range).astype(np.int64),
@@ -213,7 +215,7 @@ def add_bitvector_values(X, model, out):
     for row in range(X.shape[0]):
         for t in range(len(bits)):
             bits[nowrap(t)] = _ALL_LEAVES
-        for feature in range(len(feature_starts) - 1):
+        for feature in model.features:
             value = np.float64(X[nowrap(row), nowrap(feature)])
             if value != value:
                 for k in range(missing_starts[nowrap(feature)], missing_starts[nowrap(feature + 1)]):
