@@ -208,14 +208,15 @@ def add_bitvector_values(X, model, out):
     out : float64 array of shape (n_rows,)
         Accumulator, updated in place; each row's trees are added in tree order.
     """
-    thresholds, trees, masks = model.thresholds, model.trees, model.masks
+    features, thresholds, trees, masks = model.features, model.thresholds, model.trees, model.masks
     feature_starts, missing_entries, missing_starts = model.feature_starts, model.missing_entries, model.missing_starts
     leaf_values, leaf_offsets = model.leaf_values, model.leaf_offsets
     bits = np.empty(len(leaf_offsets), dtype=np.uint64)
     for row in range(X.shape[0]):
         for t in range(len(bits)):
             bits[nowrap(t)] = _ALL_LEAVES
-        for feature in model.features:
+        for i in range(len(features)):
+            feature = features[nowrap(i)]
             value = np.float64(X[nowrap(row), nowrap(feature)])
             if value != value:
                 for k in range(missing_starts[nowrap(feature)], missing_starts[nowrap(feature + 1)]):
