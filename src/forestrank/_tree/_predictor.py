@@ -16,12 +16,11 @@ instead of each row waiting for its own chain of dependent loads.
 Neither sweep branches on data. A row steps to its child as the left child's index
 plus the test's outcome as an integer: the outcome of a test is a coin flip for the
 processor's branch predictor, and a mispredicted branch at every level cost more than
-the loads themselves (two to three times slower; ``benchmarks/RESULTS.md``, "Scoring
-speed"). A missing value (NaN) fails every ``<=`` test, so it goes right unless the
+the loads themselves (``benchmarks/RESULTS.md``, "Scoring speed"). A missing value (NaN) fails every ``<=`` test, so it goes right unless the
 node's ``missing_left`` flag says left (``goes_left``); the flags are read only in
 blocks of rows that hold a NaN (``missing_blocks``), so data without missing values
 pays no test for them. The step is written out in the loop: numba's inlining of it as
-a helper compiled a branch again (measured: twice slower).
+a helper compiled a branch again (measured, same section).
 
 Every array index in these loops goes through ``nowrap`` (``_numba/jit.py``), which made
 the kernel faster with bitwise-equal sums. The block size and pass lengths below were

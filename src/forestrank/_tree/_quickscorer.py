@@ -35,10 +35,9 @@ from .._numba.jit import jit, nowrap
 MAX_LEAVES = 64
 # A row pays a bitvector ensemble about the nodes it fails, a fraction of each tree's
 # internal nodes, and a traversal the depth of its leaf: bitvectors are chosen while a
-# tree has at most this many internal nodes per level of its mean leaf depth. Measured
-# ("Scoring speed"): leaf-wise trees of 31 leaves (4.7 nodes a level) score 1.6 times
-# faster by bitvectors, of 63 leaves (7.8) 1.14 times; symmetric trees of 63 leaves
-# (10.4) and leaf-wise ones of 127 (13.6) 2.5 and 1.6 times slower.
+# tree has at most this many internal nodes per level of its mean leaf depth, between
+# the leaf-wise trees of 63 leaves that bitvectors score faster and the symmetric trees
+# of 63 leaves that they score slower ("Scoring speed" in benchmarks/RESULTS.md).
 NODES_PER_LEVEL = 9.0
 _ALL_LEAVES = np.uint64(0xFFFFFFFFFFFFFFFF)
 
