@@ -177,10 +177,10 @@ def bitvector_model(
     tree_leaves = n_leaves[tree_offsets]
     if tree_leaves.max(initial=1) > MAX_LEAVES:
         raise ValueError(f"bitvector scoring takes trees of at most {MAX_LEAVES} leaves; got {tree_leaves.max()}.")
-    scored = np.repeat(np.arange(len(tree_offsets)), tree_sizes)  # the tree of each node scored
     nodes_scored = _node_indices(tree_offsets, tree_sizes)
-    internal = nodes_scored[features[nodes_scored] >= 0]
-    trees = scored[features[nodes_scored] >= 0]
+    is_internal = features[nodes_scored] >= 0
+    internal = nodes_scored[is_internal]
+    trees = np.repeat(np.arange(len(tree_offsets)), tree_sizes)[is_internal]  # the tree of each internal node
     order = np.lexsort((node_thresholds[internal], features[internal]))
     entry_features = features[internal][order]
     missing_entries = np.flatnonzero(missing_left[internal][order] == 0).astype(np.int64)

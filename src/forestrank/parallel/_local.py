@@ -56,11 +56,12 @@ def run_in_threads(tasks: Iterable, n_jobs: int | None) -> list:
     """Run joblib ``delayed`` tasks in ``thread_count(n_jobs)`` threads of this process, whatever the backend.
 
     One task or one thread runs in the calling thread: joblib's round trip polls for
-    results with a 10 ms sleep, which a small fit would pay at every call.
+    results with a 10 ms sleep, which a small fit would pay at every call. One task runs
+    without counting the threads (joblib's configuration lookup).
     """
     tasks = list(tasks)
-    n_threads = thread_count(n_jobs)
-    if len(tasks) <= 1 or n_threads == 1:
+    n_threads = 1 if len(tasks) <= 1 else thread_count(n_jobs)
+    if n_threads == 1:
         return [function(*arguments, **keywords) for function, arguments, keywords in tasks]
     return Parallel(n_jobs=n_threads, require="sharedmem")(tasks)
 
@@ -84,7 +85,9 @@ def row_ranges(n_rows: int, n_jobs: int | None, min_rows: int, align: int = 1) -
     (fewer rows give one range: a thread costs more than it saves); every start is a
     multiple of ``align``, so kernels that work in blocks of rows see whole blocks.
     """
-    n_ranges = min(thread_count(n_jobs), max(1, n_rows // min_rows))
+    if n_rows < 2 * min_rows:  # one range whatever the threads: spare counting them
+        return [(0, n_rows)]
+    n_ranges = min(thread_count(n_jobs), n_rows // min_rows)
     bounds = np.linspace(0, n_rows // align, n_ranges + 1).astype(np.int64) * align
     bounds[-1] = n_rows
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
