@@ -101,11 +101,10 @@ def test_every_output_of_a_several_output_model_has_its_bitvectors(data):
     assert sorted(model._bitvectors) == [(output, n_trees, model.n_outputs_) for output in range(model.n_outputs_)]
 
 
-def test_fully_grown_forests_walk_their_trees(data):
-    X, y, qid = data
+def test_fully_grown_forests_walk_their_trees():
     model = RFPointRanker(n_estimators=2, max_leaf_nodes=_quickscorer.MAX_LEAVES + 1, min_samples_leaf=1, random_state=0)
-    X_large, y_large, qid_large = make_ranking(n_queries=60, docs_per_query=30, n_features=6, random_state=0)
-    model.fit(X_large, y_large, qid=qid_large)
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=30, n_features=6, random_state=0)
+    model.fit(X, y, qid=qid)
     assert max(tree.node_count for tree in model.trees_) > 2 * _quickscorer.MAX_LEAVES - 1
     assert model._bitvectors == {}
 
