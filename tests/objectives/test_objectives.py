@@ -22,6 +22,7 @@ from forestrank.objectives import (
     distinct_contexts,
 )
 from forestrank._ranking import normalized_gains
+from forestrank.objectives._plackett_luce import top_rows_of
 
 import reference
 
@@ -323,6 +324,55 @@ def test_plackett_luce_gradients_equal_the_sum_over_contexts(n_permutations, sca
     np.testing.assert_allclose(h, expected_h, rtol=1e-9, atol=1e-12)
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    grades=st.lists(st.lists(st.integers(0, 2), min_size=1, max_size=40), min_size=1, max_size=3),
+    n_permutations=st.integers(1, 5), top_k=st.integers(1, 8), skip_tied_tail=st.booleans(),
+    scale=st.sampled_from([1.0, 400.0]), seed=st.integers(0, 2**32 - 1),
+)
+def test_plackett_luce_loss_gradients_and_curvature_are_the_sums_over_every_context(
+    grades, n_permutations, top_k, skip_tied_tail, scale, seed
+):  # fmt: skip
+    """The kernels take each query's tail (every position past the modelled ones) as one
+    sum shared by the permutations; enumerating every context of every permutation in log
+    space, with queries longer than their depth, ties cut by the depth (so the
+    permutations' tops differ) and rows outside the tree, must give the same loss,
+    gradients, hessians and leaf curvature, also where exp(s) would overflow."""
+    from scipy.special import logsumexp
+
+    labels = np.concatenate([np.array(g, float) for g in grades])
+    boundaries = np.concatenate(([0], np.cumsum([len(g) for g in grades])))
+    objective = PlackettLuce(top_k=top_k, n_permutations=n_permutations, skip_tied_tail=skip_tied_tail, random_state=seed)
+    objective.prepare(labels, boundaries)
+    rng = np.random.default_rng(seed)
+    n = len(labels)
+    scores = scale * rng.normal(size=n)
+    row_leaf = rng.choice([-1, 1, 2, 4], size=n)
+    weights = np.repeat(rng.uniform(0.5, 2.0, len(grades)), np.diff(boundaries))
+    g, h = np.empty(n), np.empty(n)
+    objective.gradients(scores, g, h)
+    curvature = objective.leaf_curvature(scores, row_leaf, weights, 5)
+    expected_g, expected_h, expected_curvature = -objective.top_share_.copy(), np.zeros(n), np.zeros(5)
+    expected_loss = -(objective.top_share_ * scores).sum()
+    for permutation in objective.permutations_:
+        for q, (start, end) in enumerate(zip(boundaries[:-1], boundaries[1:])):
+            order = permutation[start:end]
+            for i in range(objective.depths_[q]):
+                log_sum = logsumexp(scores[order[i:]])
+                probabilities = np.exp(scores[order[i:]] - log_sum)
+                expected_loss += log_sum / n_permutations
+                expected_g[order[i:]] += probabilities / n_permutations
+                expected_h[order[i:]] += probabilities * (1 - probabilities) / n_permutations
+                for leaf in (1, 2, 4):
+                    chosen = probabilities[row_leaf[order[i:]] == leaf].sum()
+                    expected_curvature[leaf] += weights[start] * chosen * (1 - chosen) / n_permutations
+    assert np.isfinite(g).all() and np.isfinite(h).all()
+    np.testing.assert_allclose(g, expected_g, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(h, expected_h, rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(curvature, expected_curvature, rtol=1e-8, atol=1e-12)
+    assert objective.loss(scores) == pytest.approx(expected_loss, rel=1e-10, abs=1e-9 * scale)
+
+
 def test_plackett_luce_with_several_permutations_is_their_average():
     objective, scores = plackett_luce_problem(n_permutations=4)
     g, h = np.empty(16), np.empty(16)
@@ -333,6 +383,9 @@ def test_plackett_luce_with_several_permutations_is_their_average():
         single.prepare(objective.labels_, objective.query_boundaries_)
         single.permutations_ = permutation[None, :].copy()
         single.contexts_, single.context_boundaries_, single.top_share_ = distinct_contexts(
+            single.permutations_, single.query_boundaries_, single.depths_
+        )
+        single.top_rows_, single.top_boundaries_, single.top_slot_ = top_rows_of(
             single.permutations_, single.query_boundaries_, single.depths_
         )
         gs, hs = np.empty(16), np.empty(16)

@@ -23,41 +23,102 @@ def _log_add(a, b):
 
 
 @jit
-def _suffix_log_sums(scores, permutation, log_suffix):
-    """``log_suffix[r] = log sum_{j >= r} exp s_pi(j)``, the log of context ``C_r``'s sum.
+def _rest_log_sum(scores, start, end, top_slot):
+    """``log sum exp s`` over the rows of ``start:end`` outside every permutation's top
+    (``top_slot < 0``), -inf where there are none.
 
-    Accumulated from the end in log space: exact whatever the spread of the scores,
-    where ``exp(s - max s)`` would underflow to a zero context sum.
+    Two passes in row order (the largest score, then the shifted sum): every such row is
+    in the tail of every permutation, so this sum is taken once per query instead of
+    once per permutation, and read in the rows' order instead of through a permutation.
     """
-    total = -np.inf
-    for r in range(len(permutation) - 1, -1, -1):
-        total = _log_add(total, scores[permutation[r]])
-        log_suffix[r] = total
+    largest = -np.inf
+    for i in range(start, end):
+        if top_slot[i] < 0 and scores[i] > largest:
+            largest = scores[i]
+    if largest == -np.inf:
+        return -np.inf
+    total = 0.0
+    for i in range(start, end):
+        if top_slot[i] < 0:
+            total += np.exp(scores[i] - largest)
+    return largest + np.log(total)
+
+
+@jit
+def _top_log_sums(scores, permutation_top, top_rows, top_slot, rest, in_top, log_sums):
+    """The log context sums of one permutation: ``log_sums[r] = log sum_{j >= r} exp
+    s_pi(j)`` for the top positions ``r < m`` and the tail's at ``r = m``; returns the tail's.
+
+    The tail (positions ``m`` on) is the rest, shared by every permutation, and the rows
+    of the query's top union that this permutation leaves after ``m``; the top positions
+    are accumulated from the tail up in log space: exact whatever the spread of the
+    scores, where ``exp(s - max s)`` would underflow to a zero context sum.
+
+    Parameters
+    ----------
+    scores : float64 array of shape (n_rows,)
+    permutation_top : int64 array of shape (m,)
+        The rows at the permutation's first ``m`` positions.
+    top_rows : int64 array of shape (n_top,)
+        The query's rows at the first ``m`` positions of any permutation.
+    top_slot : int64 array of shape (n_rows,)
+        Each row's index in its query's ``top_rows``, -1 outside.
+    rest : float
+        ``_rest_log_sum`` of the query.
+    in_top : bool array of shape (n_top,)
+        Scratch; on return, whether each of ``top_rows`` is in this permutation's top.
+    log_sums : float64 array of shape (>= m + 1,)
+        Output.
+    """
+    m = len(permutation_top)
+    in_top[:] = False
+    for r in range(m):
+        in_top[top_slot[permutation_top[r]]] = True
+    tail = rest
+    for k in range(len(top_rows)):
+        if not in_top[k]:
+            tail = _log_add(tail, scores[top_rows[k]])
+    log_sums[m] = tail
+    for r in range(m - 1, -1, -1):
+        log_sums[r] = _log_add(log_sums[r + 1], scores[permutation_top[r]])
+    return tail
 
 
 # Not cached, and called from Python through a cached caller, as LambdaRank's kernel is.
 @jit(parallel=True, cache=False)
-def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, context_boundaries, top_share, gradients, hessians):
+def _plackett_luce_gradients(
+    scores, permutations, query_boundaries, contexts, context_boundaries, top_share, depths, top_rows, top_boundaries,
+    top_slot, gradients, hessians,
+):  # fmt: skip
     """Mean over permutations of the top-k Plackett-Luce gradient and diagonal hessian (module docstring).
 
     ``g_d = sum_C m_C p(d|C) / P - top_share[d]`` and ``h_d = sum_C m_C p(d|C)
     (1 - p(d|C)) / P`` over the distinct contexts ``C`` holding ``d``, each counted
-    ``m_C`` times among the ``P`` permutations. O(n) per permutation, however many of
-    its contexts are modelled: a document at position ``r`` of a permutation is in
-    every context of that permutation starting at or before ``r``, and with ``L_c``
-    the log of context ``c``'s sum, ``p(d|c) = q_r exp(L_r - L_c)`` where ``q_r =
-    exp(s_d - L_r)``. So ``sum_c m_c p(d|c) / P = q_r a_r`` and ``sum_c m_c p(d|c)^2 /
-    P = q_r^2 b_r`` with ``a_r = sum_{c <= r} m_c exp(L_r - L_c) / P`` and ``b_r`` the
-    same with the exponent doubled, both carried along the permutation by multiplying
-    with ``exp(L_r - L_{r-1}) <= 1`` (suffix sums shrink): no factor exceeds 1, so
-    nothing overflows whatever the spread of the scores.
+    ``m_C`` times among the ``P`` permutations. A document at position ``r`` of a
+    permutation is in every context of that permutation starting at or before ``r``, and
+    with ``L_c`` the log of context ``c``'s sum, ``p(d|c) = q_r exp(L_r - L_c)`` where
+    ``q_r = exp(s_d - L_r)``. So ``sum_c m_c p(d|c) / P = q_r a_r`` and ``sum_c m_c
+    p(d|c)^2 / P = q_r^2 b_r`` with ``a_r = sum_{c <= r} m_c exp(L_r - L_c) / P`` and
+    ``b_r`` the same with the exponent doubled, both carried along the top positions by
+    multiplying with ``exp(L_r - L_{r-1}) <= 1`` (suffix sums shrink): no factor exceeds
+    1, so nothing overflows whatever the spread of the scores.
+
+    Contexts start only before the query's depth ``m``, so every document of a
+    permutation's tail (positions ``m`` on) sees the same ``a_m``, ``b_m`` and tail sum
+    ``L_m``: ``q = exp(s_d - L_m)``, one exponential per document, whatever its position.
+    The tails of all permutations share the rows outside every permutation's top (the
+    rest, log sum ``R``); summed over the permutations, such a row receives ``q G`` and
+    ``q G - q^2 H`` with ``q = exp(s_d - R)``, ``G = sum_p a_m exp(R - L_m)`` and ``H =
+    sum_p b_m exp(2 (R - L_m))`` (again no factor above 1). The query's cost is then
+    O(n) once plus O(m + n_top) per permutation, in the rows' order: a query of a
+    million documents costs a few passes over it, not ten walks through permutations.
 
     Parameters
     ----------
     scores : float64 array of shape (n_rows,), rows grouped by query
     permutations : int64 array of shape (n_permutations, n_rows)
         ``permutations[p, start:end]`` lists the rows of the query at ``start:end`` in
-        ground-truth order.
+        ground-truth order (only its first ``depths[q]`` positions are read).
     query_boundaries : int64 array of shape (n_queries + 1,)
     contexts : int64 array of shape (n_contexts, 3)
         ``distinct_contexts``: (permutation, position in the query, multiplicity),
@@ -66,6 +127,10 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, c
         Contexts of query ``q``: ``contexts[context_boundaries[q]:context_boundaries[q + 1]]``.
     top_share : float64 array of shape (n_rows,)
         Fraction of the permutations that place each row among the modelled positions.
+    depths : int64 array of shape (n_queries,)
+        Positions modelled per query (every context starts before it).
+    top_rows, top_boundaries, top_slot :
+        ``top_rows_of``: the rows at the modelled positions of any permutation.
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     """
@@ -76,39 +141,67 @@ def _plackett_luce_gradients(scores, permutations, query_boundaries, contexts, c
         for i in range(start, end):
             gradients[i] = 0.0
             hessians[i] = 0.0
-        log_suffix = np.empty(end - start)
+        m = depths[q]
+        query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+        in_top = np.empty(len(query_top), dtype=np.bool_)
+        log_sums = np.empty(m + 1)
+        rest = _rest_log_sum(scores, start, end, top_slot)
+        rest_first = 0.0  # G
+        rest_second = 0.0  # H
         c = context_boundaries[q]
         while c < context_boundaries[q + 1]:
-            # One walk along permutation p, whose contexts are contexts[c:last].
+            # One walk along permutation p's top, whose contexts are contexts[c:last].
             p = contexts[c, 0]
             last = c
             while last < context_boundaries[q + 1] and contexts[last, 0] == p:
                 last += 1
-            permutation = permutations[p, start:end]
-            _suffix_log_sums(scores, permutation, log_suffix)
+            permutation_top = permutations[p, start : start + m]
+            tail = _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
             first = contexts[c, 1]
             a = 0.0
             b = 0.0
-            for r in range(first, end - start):
+            for r in range(first, m + 1):
                 if r > first:
-                    decay = np.exp(log_suffix[r] - log_suffix[r - 1])
+                    decay = np.exp(log_sums[r] - log_sums[r - 1])
                     a *= decay
                     b *= decay * decay
+                if r == m:
+                    break
                 if c < last and contexts[c, 1] == r:
                     share = contexts[c, 2] / n_permutations
                     a += share
                     b += share
                     c += 1
-                row = permutation[r]
-                probability = np.exp(scores[row] - log_suffix[r])
+                row = permutation_top[r]
+                probability = np.exp(scores[row] - log_sums[r])
                 gradients[row] += probability * a
                 hessians[row] += probability * a - probability * probability * b
+            if tail == -np.inf:
+                continue
+            for k in range(len(query_top)):
+                if not in_top[k]:
+                    row = query_top[k]
+                    probability = np.exp(scores[row] - tail)
+                    gradients[row] += probability * a
+                    hessians[row] += probability * a - probability * probability * b
+            ratio = np.exp(rest - tail)
+            rest_first += a * ratio
+            rest_second += b * ratio * ratio
+        if rest > -np.inf:
+            for i in range(start, end):
+                if top_slot[i] < 0:
+                    probability = np.exp(scores[i] - rest)
+                    gradients[i] = probability * rest_first
+                    hessians[i] = probability * rest_first - probability * probability * rest_second
         for i in range(start, end):
             gradients[i] -= top_share[i]
 
 
 @jit
-def _plackett_luce_loss(scores, permutations, query_boundaries, contexts, context_boundaries, top_share):
+def _plackett_luce_loss(
+    scores, permutations, query_boundaries, contexts, context_boundaries, top_share, depths, top_rows, top_boundaries,
+    top_slot,
+):  # fmt: skip
     """Mean over permutations of the top-k negative log-likelihood, summed over queries.
 
     ``sum_C m_C log sum_{d in C} exp s_d / P - sum_d top_share[d] s_d``; arguments as in
@@ -119,29 +212,56 @@ def _plackett_luce_loss(scores, permutations, query_boundaries, contexts, contex
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
-        log_suffix = np.empty(end - start)
+        m = depths[q]
+        query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+        in_top = np.empty(len(query_top), dtype=np.bool_)
+        log_sums = np.empty(m + 1)
+        rest = _rest_log_sum(scores, start, end, top_slot)
         summed = -1
         for c in range(context_boundaries[q], context_boundaries[q + 1]):
             p = contexts[c, 0]
             if p != summed:
-                _suffix_log_sums(scores, permutations[p, start:end], log_suffix)
+                _top_log_sums(scores, permutations[p, start : start + m], query_top, top_slot, rest, in_top, log_sums)
                 summed = p
-            total += contexts[c, 2] / n_permutations * log_suffix[contexts[c, 1]]
+            total += contexts[c, 2] / n_permutations * log_sums[contexts[c, 1]]
         for i in range(start, end):
             total -= top_share[i] * scores[i]
     return total
 
 
+@jit(inline="always")
+def _add_to_leaf(row, scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present):
+    """Adds ``exp s`` of ``row`` to its leaf's log sum for the walk ``stamp``, listing the
+    leaf in ``present`` when the walk first meets it; returns the leaves listed."""
+    leaf = row_leaf[row]
+    if leaf < 0:
+        return n_present
+    if leaf_stamp[leaf] != stamp:
+        leaf_stamp[leaf] = stamp
+        leaf_log_sum[leaf] = -np.inf
+        present[n_present] = leaf
+        n_present += 1
+    leaf_log_sum[leaf] = _log_add(leaf_log_sum[leaf], scores[row])
+    return n_present
+
+
 @jit
 def _plackett_luce_leaf_curvature(
-    scores, permutations, query_boundaries, contexts, context_boundaries, row_leaf, weights, curvature
+    scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
+    row_leaf, weights, curvature,
 ):  # fmt: skip
     """Coupled second derivative ``sum_C m_C p'(1 - p') / P`` of the loss along each leaf's value (Eq. 9).
+
+    ``p'`` is the probability that context ``C`` chooses one of the leaf's documents:
+    ``exp(l_C - L_C)`` with ``l_C`` the log sum over the leaf's documents in ``C``. Each
+    leaf's sum over the rest (the rows outside every permutation's top) is taken once per
+    query; each permutation adds its other tail rows and then its top positions from the
+    last up, the contexts met on the way reading the leaves' sums so far.
 
     Parameters
     ----------
     scores : float64 array of shape (n_rows,)
-    permutations, query_boundaries, contexts, context_boundaries :
+    permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot :
         As in ``_plackett_luce_gradients``.
     row_leaf : int64 array of shape (n_rows,)
         Leaf node of each row, -1 for rows outside the tree.
@@ -152,16 +272,44 @@ def _plackett_luce_leaf_curvature(
         query, so that a partition's sums continue those of the partitions before it.
     """
     n_permutations = permutations.shape[0]
-    leaf_log_sum = np.full(len(curvature), -np.inf)  # log sum of exp s over a leaf's rows at positions >= r
-    leaf_stamp = np.full(len(curvature), -1, dtype=np.int64)  # last walk that met the leaf
+    n_nodes = len(curvature)
+    rest_largest = np.empty(n_nodes)  # per leaf, over the query's rest
+    rest_log_sum = np.empty(n_nodes)
+    leaf_log_sum = np.empty(n_nodes)  # per leaf, over the walked permutation's positions >= r
+    leaf_stamp = np.full(n_nodes, -1, dtype=np.int64)  # last walk that met the leaf
     stamp = 0
     for q in range(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
-        n = end - start
-        log_suffix = np.empty(n)
-        present = np.empty(n, dtype=np.int64)  # leaves met so far in this walk
-        context_share = np.zeros(n)  # share of the walked permutation's context at each position
+        m = depths[q]
+        query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+        in_top = np.empty(len(query_top), dtype=np.bool_)
+        log_sums = np.empty(m + 1)
+        rest = _rest_log_sum(scores, start, end, top_slot)
+        present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
+        rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
+        n_rest_present = 0
+        stamp += 1
+        for i in range(start, end):
+            leaf = row_leaf[i]
+            if top_slot[i] < 0 and leaf >= 0:
+                if leaf_stamp[leaf] != stamp:
+                    leaf_stamp[leaf] = stamp
+                    rest_largest[leaf] = scores[i]
+                    rest_log_sum[leaf] = 0.0
+                    rest_present[n_rest_present] = leaf
+                    n_rest_present += 1
+                elif scores[i] > rest_largest[leaf]:
+                    rest_largest[leaf] = scores[i]
+        for i in range(start, end):
+            leaf = row_leaf[i]
+            if top_slot[i] < 0 and leaf >= 0:
+                rest_log_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
+        for t in range(n_rest_present):
+            leaf = rest_present[t]
+            rest_log_sum[leaf] = rest_largest[leaf] + np.log(rest_log_sum[leaf])
+        context_share = np.zeros(m)  # share of the walked permutation's context at each position
+        weight = weights[start] if end > start else 0.0
         first = context_boundaries[q]
         while first < context_boundaries[q + 1]:
             # One walk per permutation holding contexts: its contexts are contexts[first:last].
@@ -170,23 +318,24 @@ def _plackett_luce_leaf_curvature(
             while last < context_boundaries[q + 1] and contexts[last, 0] == p:
                 context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
                 last += 1
-            permutation = permutations[p, start:end]
-            _suffix_log_sums(scores, permutation, log_suffix)
-            weight = weights[permutation[0]]
-            n_present = 0
+            permutation_top = permutations[p, start : start + m]
+            _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
             stamp += 1
-            for r in range(n - 1, contexts[first, 1] - 1, -1):
-                leaf = row_leaf[permutation[r]]
-                if leaf >= 0:
-                    if leaf_stamp[leaf] != stamp:
-                        leaf_stamp[leaf] = stamp
-                        leaf_log_sum[leaf] = -np.inf
-                        present[n_present] = leaf
-                        n_present += 1
-                    leaf_log_sum[leaf] = _log_add(leaf_log_sum[leaf], scores[permutation[r]])
+            n_present = 0
+            for t in range(n_rest_present):
+                leaf = rest_present[t]
+                leaf_stamp[leaf] = stamp
+                leaf_log_sum[leaf] = rest_log_sum[leaf]
+                present[n_present] = leaf
+                n_present += 1
+            for k in range(len(query_top)):
+                if not in_top[k]:
+                    n_present = _add_to_leaf(query_top[k], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
+            for r in range(m - 1, contexts[first, 1] - 1, -1):
+                n_present = _add_to_leaf(permutation_top[r], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
                 if context_share[r] > 0.0:
                     for t in range(n_present):
-                        share = np.exp(leaf_log_sum[present[t]] - log_suffix[r])
+                        share = np.exp(leaf_log_sum[present[t]] - log_sums[r])
                         curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
                     context_share[r] = 0.0
             first = last
@@ -263,9 +412,49 @@ def distinct_contexts(
     return contexts, context_boundaries, top_share
 
 
+def top_rows_of(
+    permutations: np.ndarray, query_boundaries: np.ndarray, depths: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rows at the modelled positions of any permutation, per query: the only rows
+    whose position differs between the permutations' contexts (``_plackett_luce_gradients``).
+
+    Parameters
+    ----------
+    permutations : int64 array of shape (n_permutations, n_rows)
+    query_boundaries : int64 array of shape (n_queries + 1,)
+    depths : int64 array of shape (n_queries,)
+        Positions modelled per query.
+
+    Returns
+    -------
+    top_rows : int64 array of shape (n_top,)
+        Ascending, so grouped by query.
+    top_boundaries : int64 array of shape (n_queries + 1,)
+        Query ``q``'s are ``top_rows[top_boundaries[q]:top_boundaries[q + 1]]``.
+    top_slot : int64 array of shape (n_rows,)
+        Each row's index among its query's top rows, -1 for the others.
+    """
+    n_rows = permutations.shape[1]
+    sizes = np.diff(query_boundaries)
+    query_of_row = np.repeat(np.arange(len(sizes)), sizes)
+    modelled = np.arange(n_rows) - query_boundaries[:-1][query_of_row] < depths[query_of_row]
+    in_top = np.zeros(n_rows, dtype=bool)
+    for permutation in permutations:
+        in_top[permutation[modelled]] = True
+    top_rows = np.flatnonzero(in_top).astype(INDEX_DTYPE)
+    top_boundaries = np.searchsorted(top_rows, query_boundaries).astype(INDEX_DTYPE)
+    top_slot = np.full(n_rows, -1, dtype=INDEX_DTYPE)
+    top_slot[top_rows] = np.arange(len(top_rows)) - top_boundaries[query_of_row[top_rows]]
+    return top_rows, top_boundaries, top_slot
+
+
 PlackettLuceState = namedtuple(
-    "PlackettLuceState", ["permutations", "query_boundaries", "contexts", "context_boundaries", "top_share"]
-)
+    "PlackettLuceState",
+    [
+        "permutations", "query_boundaries", "contexts", "context_boundaries", "top_share", "depths", "top_rows",
+        "top_boundaries", "top_slot",
+    ],
+)  # fmt: skip
 PlackettLuceState.__doc__ = """``PlackettLuce.compiled_state()``: the prepared permutations and contexts its kernels read."""
 
 
@@ -279,15 +468,15 @@ def _plackett_luce_gradients_from_python(*arguments):
 def _plackett_luce_gradients_at(state, scores, gradients, hessians):
     _plackett_luce_gradients(
         scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, state.top_share,
-        gradients, hessians,
+        state.depths, state.top_rows, state.top_boundaries, state.top_slot, gradients, hessians,
     )  # fmt: skip
 
 
 @register_leaf_curvature(PlackettLuceState)
 def _plackett_luce_leaf_curvature_at(state, scores, row_leaf, weights, curvature):
     _plackett_luce_leaf_curvature(
-        scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, row_leaf, weights,
-        curvature,
+        scores, state.permutations, state.query_boundaries, state.contexts, state.context_boundaries, state.depths,
+        state.top_rows, state.top_boundaries, state.top_slot, row_leaf, weights, curvature,
     )  # fmt: skip
     return True
 
@@ -341,33 +530,26 @@ class PlackettLuce(RankingObjective):
         self.contexts_, self.context_boundaries_, self.top_share_ = distinct_contexts(
             self.permutations_, self.query_boundaries_, self.depths_, random_state=lines.following().integers(2**63)
         )
+        self.top_rows_, self.top_boundaries_, self.top_slot_ = top_rows_of(
+            self.permutations_, self.query_boundaries_, self.depths_
+        )
 
     def loss(self, scores: np.ndarray) -> float:
         """Mean over permutations of the summed top-k negative log-likelihood."""
-        return float(
-            _plackett_luce_loss(
-                scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
-                self.top_share_,
-            )
-        )  # fmt: skip
+        return float(_plackett_luce_loss(scores, *self.compiled_state()))
 
     def gradients(self, scores: np.ndarray, gradients: np.ndarray, hessians: np.ndarray) -> None:
-        _plackett_luce_gradients_from_python(
-            scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_,
-            self.top_share_, gradients, hessians,
-        )  # fmt: skip
+        _plackett_luce_gradients_from_python(scores, *self.compiled_state(), gradients, hessians)
 
     def compiled_state(self) -> PlackettLuceState:
         return PlackettLuceState(
-            self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, self.top_share_
-        )
+            self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, self.top_share_,
+            self.depths_, self.top_rows_, self.top_boundaries_, self.top_slot_,
+        )  # fmt: skip
 
     def leaf_curvature(
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
     ) -> np.ndarray:
         curvature = np.zeros(n_nodes) if carried is None else carried.copy()
-        _plackett_luce_leaf_curvature(
-            scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, row_leaf,
-            weights, curvature,
-        )  # fmt: skip
+        _plackett_luce_leaf_curvature_at(self.compiled_state(), scores, row_leaf, weights, curvature)
         return curvature
