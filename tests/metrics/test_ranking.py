@@ -504,3 +504,19 @@ def test_err_scorer_takes_a_gain():
     model = LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid)
     scorer = err_scorer(10, gain="linear")
     assert scorer(model, X, y, qid=qid) == err_score(y, model.predict(X), qid, 10, gain="linear")
+
+
+@pytest.mark.slow  # the references walk the query in Python
+def test_one_query_of_131075_documents_scores_as_the_reference_does():
+    """A query past every 16-bit count and 13x LightGBM's limit: NDCG, ERR and MAP at a
+    cut-off and over the whole list, against the plain-Python definitions."""
+    rng = np.random.default_rng(0)
+    n = 2**17 + 3
+    labels = rng.integers(0, 5, n).astype(float)
+    scores = rng.permutation(n).astype(float)  # distinct: one ranking
+    qid = np.zeros(n, dtype=np.int64)
+    as_lists = labels.tolist(), scores.tolist()
+    for k in (10, None):
+        assert ndcg_score(labels, scores, qid, k=k) == pytest.approx(reference.ndcg(*as_lists, k=k), rel=1e-12)
+        assert err_score(labels, scores, qid, k=k) == pytest.approx(reference.err(*as_lists, k=k), rel=1e-12)
+        assert map_score(labels, scores, qid, k=k) == pytest.approx(reference.average_precision(*as_lists, k=k), rel=1e-12)
