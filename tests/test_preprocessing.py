@@ -71,6 +71,21 @@ def test_a_feature_constant_in_a_query_scales_to_zero_whatever_its_rounding():
     np.testing.assert_array_equal(QueryScaler(method="rank").fit_transform(X, qid=[0, 0, 0, 1, 1])[:3, 0], 0.5)  # tied
 
 
+@pytest.mark.parametrize("method", ["minmax", "zscore", "rank"])
+def test_a_feature_missing_in_every_row_given_stays_missing(shuffled, method):
+    """One query at a time, as a serving stage transforms, meets features absent from the
+    whole query: "rank" failed with an IndexError on them."""
+    X, qid = shuffled
+    X = X.copy()
+    X[:, 1] = np.nan
+    scaler = QueryScaler(method=method).fit(X)
+    for q in np.unique(qid)[:5]:
+        rows = qid == q
+        scaled = scaler.transform(X[rows], qid=qid[rows])
+        assert np.isnan(scaled[:, 1]).all()
+        np.testing.assert_array_equal(scaled, scaler.transform(X, qid=qid)[rows])
+
+
 def test_query_features_are_the_raw_features_statistics_over_the_query(shuffled):
     X, qid = shuffled
     scaler = QueryScaler(query_features=("mean", "max", "min", "std"))

@@ -194,6 +194,8 @@ def _query_ranks(grouped: np.ndarray, groups: QueryGroups) -> np.ndarray:
     for feature in range(grouped.shape[1]):
         values = grouped[:, feature]
         present = np.flatnonzero(~np.isnan(values))
+        if len(present) == 0:  # missing everywhere: its ranks stay missing
+            continue
         order = present[np.lexsort((values[present], query[present]))]  # by query, then value
         keys_differ = (np.diff(query[order]) != 0) | (np.diff(values[order]) != 0)
         run_starts = np.concatenate(([0], np.flatnonzero(keys_differ) + 1))
