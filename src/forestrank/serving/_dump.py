@@ -12,6 +12,7 @@ value left: ``_tree/_tree.Tree.check``) writes it as the string ``"-Infinity"`` 
 import math
 
 from .._version import __version__
+from ._query_scaler import query_normalisation, split_query_scaler
 from ._terms import additive_terms, export_tree
 
 
@@ -27,7 +28,10 @@ def dump_trees(model: object) -> dict:
     (feature, threshold, children, where missing values go, value, documents) and how the
     terms combine (``"weight"`` of each tree, ``"target"`` output, ``"base"``; for McRank
     ``"grade_weights"``, the ``F(c)`` its softmax probabilities are weighted by). An
-    infinite threshold is the string ``"Infinity"`` or ``"-Infinity"`` (module docstring)."""
+    infinite threshold is the string ``"Infinity"`` or ``"-Infinity"`` (module docstring).
+    Of a Pipeline of a QueryScaler and a ranker, the ranker's trees and, under
+    ``"query_normalisation"``, what its features need (``_query_scaler.query_normalisation``)."""
+    scaler, model = split_query_scaler(model)
     terms, base, grade_weights = additive_terms(model)
     trees = []
     for term_tree, weight, target in terms:
@@ -45,9 +49,12 @@ def dump_trees(model: object) -> dict:
                 )  # fmt: skip
             nodes.append(entry)
         trees.append({"weight": float(weight), "target": int(target), "nodes": nodes})
-    return {
+    dump = {
         "estimator": type(model).__name__, "forestrank_version": __version__, "n_features": int(model.n_features_in_),
         "base": [float(value) for value in base],
         "grade_weights": None if grade_weights is None else [float(weight) for weight in grade_weights],
         "rule": "a row goes left when x <= threshold; NaN follows 'missing'", "trees": trees,
     }  # fmt: skip
+    if scaler is not None:
+        dump["query_normalisation"] = query_normalisation(scaler)
+    return dump

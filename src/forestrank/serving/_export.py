@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ._lightgbm import to_lightgbm
 from ._onnx import resolve_dtype, to_onnx
+from ._query_scaler import split_query_scaler
 from ._solr import to_solr
 from ._terms import check_model_name, resolve_feature_names
 from ._xgboost import to_xgboost, to_xgboost_ltr
@@ -28,13 +29,18 @@ def export_model(
 
     Parameters
     ----------
-    model : a fitted forestrank ranker
+    model : a fitted forestrank ranker, or a Pipeline of a QueryScaler and one
+        Where the format can carry the per-query normalisation it is recorded (LightGBM's
+        header, XGBoost's learner attributes) or computed in the graph (ONNX); Solr and
+        the LTR plugins' format refuse it (docs/serving.md, "Features normalised per query").
     path : str or Path
         The file to write (replaced if it exists).
     format : {"lightgbm", "xgboost", "xgboost-ltr", "solr", "onnx"}
         See ``FORMATS`` for what takes each file.
     feature_names : sequence of str or None
-        One name per column of ``X``; None: the names the model was fitted with. The LTR
+        One name per column of ``X`` (a pipeline's input); None: the names the model was
+        fitted with. Behind a QueryScaler, the trees' features are named from them
+        (``QueryScaler.get_feature_names_out``). The LTR
         plugins' and Solr's formats need names; ONNX keeps them in its metadata
         (``feature_names``, a JSON list).
     name : str
@@ -54,7 +60,8 @@ def export_model(
     path = Path(path)
     if format == "onnx":
         onnx_model = to_onnx(model, name=name, dtype=dtype)
-        names = resolve_feature_names(model, feature_names, "ONNX", default=None)
+        scaler, ranker = split_query_scaler(model)  # the graph's input: the scaler's columns where there is one
+        names = resolve_feature_names(ranker if scaler is None else scaler, feature_names, "ONNX", default=None)
         if names:
             onnx_model.metadata_props.add(key="feature_names", value=json.dumps(names, ensure_ascii=False))
         path.write_bytes(onnx_model.SerializeToString())

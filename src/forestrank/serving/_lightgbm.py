@@ -35,6 +35,7 @@ forestrank's node order, leaves too (leaf ``k`` is the ``k``-th leaf in that ord
 
 import numpy as np
 
+from ._query_scaler import RECORD_KEY, query_normalisation_json, scaled_feature_names, split_query_scaler
 from ._terms import folded, resolve_feature_names, scalar_trees
 
 OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
@@ -49,7 +50,10 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank)
+    model : a fitted forestrank ranker (every estimator but McRank), or a Pipeline of a QueryScaler and one
+        Behind a ``QueryScaler``, a header line ``forestrank_query_normalisation=<JSON>``
+        records the normalisation the features need (LightGBM and Treelite read past it;
+        LightGBM does not write it back when it saves the model).
     feature_names : sequence of str or None
         One name per column of ``X``, without whitespace; None: the names the model was
         fitted with, else LightGBM's defaults ``Column_0``, ``Column_1``, ...
@@ -61,15 +65,19 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
         ``model.predict(X)``, bitwise for a forest (a mean of trees), else up to the
         rounding of the folded leaf values.
     """
+    scaler, model = split_query_scaler(model)
     trees, base = scalar_trees(model, "LightGBM's model format", keep_weights=True)
     average = base == 0.0 and all(tree.weight == 1.0 / len(trees) for tree in trees)
     if not average:
         trees = folded(trees, base)
-    names = resolve_feature_names(model, feature_names, "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES)
+    names = resolve_feature_names(
+        model, scaled_feature_names(scaler, feature_names), "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES
+    )
     header = [
         "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
         f"max_feature_idx={len(names) - 1}", f"objective={OBJECTIVE}", *(["average_output"] if average else []),
-        "feature_names=" + " ".join(names), "feature_infos=" + " ".join(["none"] * len(names)), "",
+        "feature_names=" + " ".join(names), "feature_infos=" + " ".join(["none"] * len(names)),
+        *([] if scaler is None else [f"{RECORD_KEY}={query_normalisation_json(scaler)}"]), "",
     ]  # fmt: skip
     blocks = [_tree_block(tree, index) for index, tree in enumerate(trees)]
     footer = ["end of trees", "", "pandas_categorical:null", ""]

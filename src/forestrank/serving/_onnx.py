@@ -30,6 +30,7 @@ combination is folded into the leaf weights:
 import numpy as np
 
 from .._version import __version__
+from ._query_scaler import RECORD_KEY, query_normalisation_json, query_scaler_nodes, split_query_scaler
 from ._terms import additive_terms, check_float32_scores, check_model_name, export_tree, float32_at_most
 
 _ONNX_HELP = 'ONNX export needs the onnx package: pip install "forestrank[onnx]"'
@@ -42,10 +43,12 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
 
     Parameters
     ----------
-    model : a fitted forestrank ranker
+    model : a fitted forestrank ranker, or a Pipeline of a QueryScaler and one
         RFPointRanker, RFListRanker, RFHybridRanker, LambdaMART (every objective but
         ``cumulative``; ``init`` a forestrank forest or None), PLRank, BROOF or
-        AveragedRanker of those.
+        AveragedRanker of those. Behind a ``QueryScaler`` the graph normalises its
+        input as one query's documents (``_query_scaler.query_scaler_nodes``) and
+        records the normalisation in the metadata (``forestrank_query_normalisation``).
     name : str
         The graph's name.
     dtype : numpy.float64 or numpy.float32 (or their names)
@@ -63,6 +66,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     except ImportError as error:
         raise ImportError(_ONNX_HELP) from error
 
+    scaler, model = split_query_scaler(model)
     terms, base, grade_weights = additive_terms(model)
     check_float32_scores(terms, base, "ONNX's TreeEnsembleRegressor")
     n_targets = len(base)
@@ -101,13 +105,25 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
             "base_values": np.asarray(base, dtype=np.float32).tolist(),
         }
     element = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
+    nodes, initializers, features, n_inputs = [], [], "X", model.n_features_in_
+    if scaler is not None:  # normalised in double, as QueryScaler does, then given to the trees in the input's type
+        n_inputs = scaler.n_features_in_
+        if dtype == np.float32:
+            nodes.append(helper.make_node("Cast", ["X"], ["X_double"], to=TensorProto.DOUBLE))
+        scaled = "X" if dtype == np.float64 else "X_double"
+        scaler_nodes, initializers = query_scaler_nodes(scaler, scaled, "normalised")
+        nodes += scaler_nodes
+        features = "normalised"
+        if dtype == np.float32:
+            nodes.append(helper.make_node("Cast", ["normalised"], ["normalised_float"], to=element))
+            features = "normalised_float"
     ensemble = helper.make_node(
-        "TreeEnsembleRegressor", ["X"], ["raw"], domain="ai.onnx.ml", n_targets=n_targets, aggregate_function="SUM",
+        "TreeEnsembleRegressor", [features], ["raw"], domain="ai.onnx.ml", n_targets=n_targets, aggregate_function="SUM",
         **numbers, **attributes,
     )  # fmt: skip
     # The operator's output is float32 whatever its thresholds' type: cast to the input's type.
-    nodes = [ensemble, helper.make_node("Cast", ["raw"], ["summed"], to=element)]
-    initializers = [numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat")]
+    nodes += [ensemble, helper.make_node("Cast", ["raw"], ["summed"], to=element)]
+    initializers.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), "flat"))
     last = "summed"
     if grade_weights is not None:  # McRank: sum_c F(c) softmax_c of the per-grade scores
         initializers.append(numpy_helper.from_array(np.asarray(grade_weights, dtype=dtype).reshape(-1, 1), "grades"))
@@ -118,13 +134,15 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         last = "expected"
     nodes.append(helper.make_node("Reshape", [last, "flat"], ["score"]))
     graph = helper.make_graph(
-        nodes, name, [helper.make_tensor_value_info("X", element, [None, model.n_features_in_])],
+        nodes, name, [helper.make_tensor_value_info("X", element, [None, n_inputs])],
         [helper.make_tensor_value_info("score", element, [None])], initializers,
     )  # fmt: skip
     onnx_model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
         producer_name="forestrank", producer_version=__version__,
     )  # fmt: skip
+    if scaler is not None:
+        onnx_model.metadata_props.add(key=RECORD_KEY, value=query_normalisation_json(scaler))
     onnx.checker.check_model(onnx_model)
     return onnx_model
 

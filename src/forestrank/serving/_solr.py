@@ -25,6 +25,7 @@ take for floats.
 
 import numpy as np
 
+from ._query_scaler import refuse_query_scaler, split_query_scaler
 from ._terms import check_model_name, float32_at_most, nested, resolve_feature_names, scalar_trees
 
 SPLIT_SLACK = np.float32(1e-6)  # added by Solr to every threshold it parses
@@ -56,6 +57,8 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
     name = check_model_name(name, "Solr's model store")
     if store is not None:
         store = check_model_name(store, "Solr's feature store")
+    scaler, model = split_query_scaler(model)
+    refuse_query_scaler(scaler, "Solr's MultipleAdditiveTreesModel")
     trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True, float32=True)
     names = resolve_feature_names(model, feature_names, "Solr", required=True)
     written = [{"weight": _text(tree.weight), "root": _nodes(tree, names)} for tree in trees]

@@ -29,6 +29,7 @@ dump; earlier releases pass 0, read as the value 0. The plugins read the model f
 
 import numpy as np
 
+from ._query_scaler import RECORD_KEY, query_normalisation_json, refuse_query_scaler, scaled_feature_names, split_query_scaler
 from ._terms import FLOAT32_MAX, float32_above, json_float, nested, resolve_feature_names, scalar_trees
 
 ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
@@ -44,7 +45,9 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank)
+    model : a fitted forestrank ranker (every estimator but McRank), or a Pipeline of a QueryScaler and one
+        Behind a ``QueryScaler``, the learner's attribute ``forestrank_query_normalisation``
+        (``Booster.attr``) records the normalisation the features need.
     feature_names : sequence of str or None
         One name per column of ``X``; None: the names the model was fitted with, or
         none (XGBoost's default; the LTR plugins need names).
@@ -55,12 +58,13 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
         ``{"learner": {...}, "version": [2, 1, 0]}``: ``rank:pairwise``, ``base_score`` 0
         (the base folded into the first tree), one tree per term.
     """
+    scaler, model = split_query_scaler(model)
     trees, _ = scalar_trees(model, "XGBoost's model", float32=True)
-    names = resolve_feature_names(model, feature_names, "XGBoost", default=None)
+    names = resolve_feature_names(model, scaled_feature_names(scaler, feature_names), "XGBoost", default=None)
     n_features = int(model.n_features_in_)
     return {
         "learner": {
-            "attributes": {},
+            "attributes": {} if scaler is None else {RECORD_KEY: query_normalisation_json(scaler)},
             "feature_names": names,
             "feature_types": ["float"] * len(names),
             "gradient_booster": {
@@ -105,6 +109,8 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
         "missing", "children"}``, leaves ``{"nodeid", "leaf"}``: the fields the plugins'
         parser accepts, ``missing`` on every split (the plugins refuse a split without it).
     """
+    scaler, model = split_query_scaler(model)
+    refuse_query_scaler(scaler, "The LTR plugins' XGBoost model")
     trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model", float32=True)
     names = resolve_feature_names(model, feature_names, "the LTR plugins' XGBoost model", required=True)
     return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}

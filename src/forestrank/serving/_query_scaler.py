@@ -1,0 +1,192 @@
+"""A ``Pipeline`` of :class:`~forestrank.preprocessing.QueryScaler` and a ranker in the exports.
+
+The scaler normalises each feature over the documents of one query, so the trees' inputs
+depend on the other documents a query returns. No tree format has a place for that, so
+the exports that can carry it say it in the file (``RECORD_KEY``, a JSON object that
+names the method, the appended query statistics and the input's width) and ONNX computes
+it in the graph; the formats of the engines that score one document at a time with no
+view of the query (Solr, the LTR plugins' own format) refuse the pipeline by name.
+``docs/serving.md``, "Features normalised per query", says what each engine can do.
+"""
+
+import json
+
+import numpy as np
+
+from ..preprocessing import QueryScaler
+
+RECORD_KEY = "forestrank_query_normalisation"
+
+
+def split_query_scaler(model: object) -> tuple[QueryScaler | None, object]:
+    """``(scaler, ranker)`` of a fitted ``Pipeline(QueryScaler, ranker)``, or ``(None,
+    model)`` for anything else; a pipeline of other steps is refused by name.
+
+    Parameters
+    ----------
+    model : a fitted forestrank ranker, or a fitted sklearn.pipeline.Pipeline
+
+    Returns
+    -------
+    scaler : QueryScaler or None
+    ranker : the model the trees come from
+    """
+    from sklearn.pipeline import Pipeline
+
+    if not isinstance(model, Pipeline):
+        return None, model
+    steps = [(name, step) for name, step in model.steps if step not in (None, "passthrough")]
+    transformers = steps[:-1]
+    if len(transformers) != 1 or not isinstance(transformers[0][1], QueryScaler):
+        described = ", ".join(f"{name} ({type(step).__name__})" for name, step in transformers) or "none"
+        raise TypeError(
+            "model must be a forestrank ranker or a Pipeline of one QueryScaler and a ranker, whose per-query "
+            f"normalisation the exports record; this one's transformers are: {described}. Export the ranker "
+            "(pipeline[-1]) and apply the other steps in the serving engine."
+        )
+    return transformers[0][1], steps[-1][1]
+
+
+def query_normalisation(scaler: QueryScaler) -> dict:
+    """What a serving engine must compute before the trees, as JSON-serialisable data:
+    the method, the appended query statistics and the input's width (``RECORD_KEY``)."""
+    return {
+        "method": scaler.method, "query_features": list(scaler.query_features), "n_features_in": int(scaler.n_features_in_),
+        "over": "the documents of one query, missing values (NaN) left out; the statistics' columns follow the "
+        "normalised ones, one block per statistic (forestrank.preprocessing.QueryScaler)",
+    }  # fmt: skip
+
+
+def query_normalisation_json(scaler: QueryScaler) -> str:
+    """:func:`query_normalisation` as one line of JSON without spaces between tokens."""
+    return json.dumps(query_normalisation(scaler), separators=(",", ":"), ensure_ascii=False)
+
+
+def scaled_feature_names(scaler: QueryScaler | None, names: object) -> object:
+    """The names of the trees' features: ``names`` as given without a scaler; with one,
+    ``names`` (one per raw column, or None for the names the scaler was fitted with)
+    through ``QueryScaler.get_feature_names_out``, or None where neither exists."""
+    if scaler is None:
+        return names
+    if names is None and not hasattr(scaler, "feature_names_in_"):
+        return None
+    if names is not None and (isinstance(names, str) or len(names) != scaler.n_features_in_):
+        count = "a string" if isinstance(names, str) else f"{len(names)} names"
+        raise ValueError(
+            f"feature_names name the pipeline's input columns: {scaler.n_features_in_} names; got {count}. The "
+            "exported trees read the QueryScaler's output, named from them."
+        )
+    return [str(name) for name in scaler.get_feature_names_out(names)]
+
+
+def refuse_query_scaler(scaler: QueryScaler | None, target_format: str) -> None:
+    """Raise where ``target_format``'s engine cannot be told to normalise per query."""
+    if scaler is not None:
+        raise ValueError(
+            f"{target_format} scores each document on its own, with no view of the other documents of its query, "
+            "so it cannot apply the pipeline's QueryScaler. Compute the normalised features before the engine and "
+            "export the ranker (pipeline[-1]), or export to ONNX, which normalises the query in the graph "
+            "(docs/serving.md, 'Features normalised per query')."
+        )
+
+
+def query_scaler_nodes(scaler: QueryScaler, input_name: str, output_name: str) -> tuple[list, list]:
+    """ONNX nodes that compute ``scaler.transform`` of the rows of ``input_name``, taken as
+    the documents of one query, into ``output_name`` (float64).
+
+    The statistics leave missing values out as ``QueryScaler`` does: a minimum over the
+    values with NaN read as ``+inf``, a maximum with NaN read as ``-inf``, the mean and
+    the population standard deviation over the present values; NaN stays NaN. ``"rank"``
+    compares every pair of the query's documents per feature (``Less`` and ``Equal`` on
+    an (n, n, n_features) tensor): quadratic in the query's length, meant for the
+    hundreds of documents a re-ranking stage scores.
+
+    Parameters
+    ----------
+    scaler : fitted QueryScaler
+    input_name : str
+        A float64 tensor of shape (n_documents, scaler.n_features_in_).
+    output_name : str
+        A float64 tensor of shape (n_documents, n_features_in * (1 + len(query_features))).
+
+    Returns
+    -------
+    nodes : list of onnx.NodeProto
+    initializers : list of onnx.TensorProto
+    """
+    from onnx import TensorProto, helper, numpy_helper
+
+    prefix = "query_scaler_"
+    nodes: list = []
+
+    def node(op_type: str, inputs: list, output: str, **attributes: object) -> str:
+        name = prefix + output
+        named = [item if item == input_name else prefix + item for item in inputs]
+        nodes.append(helper.make_node(op_type, named, [name], **attributes))
+        return output
+
+    constants = {"zero": 0.0, "one": 1.0, "nan": np.nan, "inf": np.inf, "minus_inf": -np.inf}
+    initializers = [
+        numpy_helper.from_array(np.array(value, dtype=np.float64), prefix + key) for key, value in constants.items()
+    ]
+    initializers.append(numpy_helper.from_array(np.array([0], dtype=np.int64), prefix + "rows"))
+    x = input_name
+    node("IsNaN", [x], "missing")
+    node("Not", ["missing"], "present")
+    node("Cast", ["present"], "present_count", to=TensorProto.DOUBLE)
+    node("ReduceSum", ["present_count", "rows"], "count", keepdims=1)
+    node("Where", ["missing", "inf", x], "low_or_inf")
+    node("ReduceMin", ["low_or_inf"], "min_or_inf", axes=[0], keepdims=1)
+    node("Where", ["missing", "minus_inf", x], "high_or_minus_inf")
+    node("ReduceMax", ["high_or_minus_inf"], "max_or_minus_inf", axes=[0], keepdims=1)
+    node("Greater", ["count", "zero"], "any_present")
+    statistics = {
+        "min": node("Where", ["any_present", "min_or_inf", "nan"], "min"),
+        "max": node("Where", ["any_present", "max_or_minus_inf", "nan"], "max"),
+    }
+    if scaler.method == "zscore" or {"mean", "std"} & set(scaler.query_features):
+        node("ReduceSum", [node("Where", ["missing", "zero", x], "present_values"), "rows"], "sum", keepdims=1)
+        statistics["mean"] = node("Div", ["sum", "count"], "mean")
+        node("Where", ["missing", "zero", node("Sub", [x, "mean"], "centred")], "deviations")
+        node("ReduceSum", [node("Mul", ["deviations", "deviations"], "squares"), "rows"], "sum_of_squares", keepdims=1)
+        statistics["std"] = node("Sqrt", [node("Div", ["sum_of_squares", "count"], "variance")], "std")
+    if scaler.method == "rank":
+        _rank_nodes(node, x, initializers, prefix)
+        normalised = "normalised"
+    else:
+        node("Greater", [node("Sub", ["max", "min"], "spread"), "zero"], "varies")
+        low, scale = ("min", "spread") if scaler.method == "minmax" else ("mean", "std")
+        node("Where", ["varies", scale, "one"], "divisor")
+        node("Where", ["varies", node("Div", [node("Sub", [x, low], "shifted"), "divisor"], "divided"), "zero"], "scaled")
+        normalised = node("Where", ["missing", "nan", "scaled"], "normalised")
+    columns = [normalised]
+    if scaler.query_features:
+        node("Shape", [x], "shape")
+        columns += [node("Expand", [statistics[name], "shape"], f"query_{name}") for name in scaler.query_features]
+    nodes.append(helper.make_node("Concat", [prefix + column for column in columns], [output_name], axis=1))
+    return nodes, initializers
+
+
+def _rank_nodes(node: object, x: str, initializers: list, prefix: str) -> None:
+    """``"rank"``: each present value's mean rank among the query's present values of its
+    feature, ``less + (equal - 1) / 2``, over ``count - 1`` (0 where that is 0); NaN
+    compares false with everything, so it is counted nowhere."""
+    from onnx import TensorProto, numpy_helper
+
+    initializers += [
+        numpy_helper.from_array(np.array([1], dtype=np.int64), prefix + "pairs_axis"),
+        numpy_helper.from_array(np.array([0], dtype=np.int64), prefix + "others_axis"),
+        numpy_helper.from_array(np.array(0.5, dtype=np.float64), prefix + "half"),
+    ]
+    node("Unsqueeze", [x, "pairs_axis"], "each")  # (n, 1, f)
+    node("Unsqueeze", [x, "others_axis"], "others")  # (1, n, f)
+    node("Cast", [node("Less", ["others", "each"], "is_less")], "less_pairs", to=TensorProto.DOUBLE)
+    node("Cast", [node("Equal", ["others", "each"], "is_equal")], "equal_pairs", to=TensorProto.DOUBLE)
+    node("ReduceSum", ["less_pairs", "pairs_axis"], "less", keepdims=0)
+    node("ReduceSum", ["equal_pairs", "pairs_axis"], "equal", keepdims=0)
+    node("Sub", ["equal", "one"], "tied_others")
+    node("Add", ["less", node("Mul", ["tied_others", "half"], "half_ties")], "mean_rank")
+    node("Greater", [node("Sub", ["count", "one"], "rank_spread"), "zero"], "ranks_vary")
+    node("Where", ["ranks_vary", "rank_spread", "one"], "rank_divisor")
+    node("Where", ["ranks_vary", node("Div", ["mean_rank", "rank_divisor"], "rank_divided"), "zero"], "rank_scaled")
+    node("Where", ["missing", "nan", "rank_scaled"], "normalised")

@@ -1,0 +1,123 @@
+"""A Pipeline of QueryScaler and a ranker exported: the normalisation recorded where the
+format can hold it, computed by the ONNX graph one query at a time, refused by name where
+the engine cannot apply it."""
+
+import json
+
+import numpy as np
+import pytest
+import sklearn
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from forestrank import LambdaMART, QueryScaler, make_ranking
+from forestrank.export import dump_trees, export_model, to_lightgbm, to_onnx, to_solr, to_xgboost, to_xgboost_ltr
+
+from .models import float32_sum_bound
+
+STATISTICS = ("mean", "max", "min", "std")
+
+
+@pytest.fixture(scope="module")
+def data():
+    """Queries of 25 documents with missing values, a feature missing in a whole query, one
+    constant in a query and one with ties."""
+    X, y, qid = make_ranking(n_queries=24, docs_per_query=25, n_features=5, random_state=0)
+    X[np.random.default_rng(1).random(X.shape) < 0.1] = np.nan
+    X[:25, 2] = np.nan
+    X[25:50, 3] = 1.5
+    X[50:75, 1] = np.round(X[50:75, 1])
+    return X, y, qid
+
+
+def pipeline(data, method="minmax", query_features=()):
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        scaler = QueryScaler(method=method, query_features=query_features)
+        return make_pipeline(scaler, LambdaMART(n_estimators=8, random_state=0)).fit(X, y, qid=qid)
+
+
+def each_query(qid):
+    for query in np.unique(qid):
+        yield qid == query
+
+
+@pytest.mark.parametrize("query_features", [(), STATISTICS])
+@pytest.mark.parametrize("method", ["minmax", "zscore", "rank"])
+def test_the_onnx_graph_normalises_each_query_as_the_scaler_does(data, method, query_features):
+    """The graph's normalised features (exposed as an output here) are the scaler's for
+    each query given alone, missing values where they were; its scores are the pipeline's
+    up to the float32 rounding of the operator's output (float64 input) or of the float32
+    sum (float32 input, normalised in double and cast before the trees)."""
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
+    from onnx import TensorProto, helper
+
+    X, _, qid = data
+    model = pipeline(data, method, query_features)
+    for dtype in (np.float64, np.float32):
+        graph = to_onnx(model, dtype=dtype)
+        graph.graph.output.append(helper.make_tensor_value_info("normalised", TensorProto.DOUBLE, None))
+        session = onnxruntime.InferenceSession(graph.SerializeToString())
+        for rows in each_query(qid):
+            features = X[rows].astype(dtype)
+            scores, normalised = session.run(None, {"X": features})
+            expected = model[0].transform(features, qid=qid[rows])
+            np.testing.assert_allclose(normalised, expected, rtol=1e-12, atol=1e-15)
+            np.testing.assert_array_equal(np.isnan(normalised), np.isnan(expected))
+            ranker_input = expected.astype(dtype)
+            error = np.abs(scores.astype(np.float64) - model[-1].predict(ranker_input))
+            assert np.all(error <= float32_sum_bound(model[-1], ranker_input) + 2.0**-24 * np.abs(scores)), error.max()
+        assert json.loads(graph.metadata_props[-1].value)["method"] == method
+
+
+def test_lightgbm_and_xgboost_files_record_the_normalisation_and_score_normalised_features(data):
+    lightgbm = pytest.importorskip("lightgbm", reason="the LightGBM export is checked with lightgbm")
+    xgboost = pytest.importorskip("xgboost", reason="the XGBoost export is checked with xgboost")
+    X, _, qid = data
+    model = pipeline(data, "zscore", ("mean", "max"))
+    normalised = model[0].transform(X, qid=qid)
+    expected = {"method": "zscore", "query_features": ["mean", "max"], "n_features_in": 5}
+
+    text = to_lightgbm(model, feature_names=list("abcde"))
+    (line,) = [line for line in text.splitlines() if line.startswith("forestrank_query_normalisation=")]
+    assert json.loads(line.partition("=")[2]).items() >= expected.items()
+    assert "feature_names=a b c d e a_query_mean b_query_mean c_query_mean d_query_mean e_query_mean" in text
+    np.testing.assert_array_equal(lightgbm.Booster(model_str=text).predict(normalised), model[-1].predict(normalised))
+
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model)).encode()))
+    assert json.loads(booster.attr("forestrank_query_normalisation")).items() >= expected.items()
+    scores = booster.predict(xgboost.DMatrix(normalised.astype(np.float32)))
+    error = np.abs(scores - model[-1].predict(normalised.astype(np.float32)))
+    assert np.all(error <= float32_sum_bound(model[-1], normalised.astype(np.float32))), error.max()
+
+    dump = dump_trees(model)
+    assert dump["query_normalisation"].items() >= expected.items()
+    assert dump["trees"] == dump_trees(model[-1])["trees"]
+
+
+def test_export_model_names_the_onnx_input_by_the_raw_columns(data, tmp_path):
+    pytest.importorskip("onnx", reason="ONNX export needs forestrank[onnx]")
+    import onnx
+
+    model = pipeline(data, "minmax", ("mean",))
+    path = export_model(model, tmp_path / "model.onnx", format="onnx", feature_names=list("abcde"))
+    metadata = {entry.key: entry.value for entry in onnx.load(path).metadata_props}
+    assert json.loads(metadata["feature_names"]) == list("abcde")
+    assert json.loads(metadata["forestrank_query_normalisation"])["query_features"] == ["mean"]
+
+
+def test_engines_without_a_view_of_the_query_and_other_pipelines_are_refused_by_name(data):
+    X, y, qid = data
+    model = pipeline(data)
+    names = list("abcde")
+    with pytest.raises(ValueError, match="Solr's MultipleAdditiveTreesModel scores each document on its own"):
+        to_solr(model, feature_names=names)
+    with pytest.raises(ValueError, match="The LTR plugins' XGBoost model scores each document on its own"):
+        to_xgboost_ltr(model, feature_names=names)
+    with pytest.raises(ValueError, match="feature_names name the pipeline's input columns: 5 names; got 4"):
+        to_lightgbm(model, feature_names=names[:4])
+    with sklearn.config_context(enable_metadata_routing=True):
+        other = make_pipeline(StandardScaler(), LambdaMART(n_estimators=2, random_state=0)).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=r"transformers are: standardscaler \(StandardScaler\)"):
+        to_lightgbm(other)
