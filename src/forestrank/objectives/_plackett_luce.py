@@ -245,7 +245,14 @@ def _add_to_leaf(row, scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present
     return n_present
 
 
-@jit
+# Queries whose curvature terms are held at once (QUERY_BLOCK x n_nodes floats), and
+# queries one thread takes in turn with one set of scratch arrays.
+QUERY_BLOCK = 4096
+QUERY_CHUNK = 16
+
+
+# Not cached, and called from Python through a cached caller, as the gradients are.
+@jit(parallel=True, cache=False)
 def _plackett_luce_leaf_curvature(
     scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
     row_leaf, weights, curvature,
@@ -253,10 +260,10 @@ def _plackett_luce_leaf_curvature(
     """Coupled second derivative ``sum_C m_C p'(1 - p') / P`` of the loss along each leaf's value (Eq. 9).
 
     ``p'`` is the probability that context ``C`` chooses one of the leaf's documents:
-    ``exp(l_C - L_C)`` with ``l_C`` the log sum over the leaf's documents in ``C``. Each
-    leaf's sum over the rest (the rows outside every permutation's top) is taken once per
-    query; each permutation adds its other tail rows and then its top positions from the
-    last up, the contexts met on the way reading the leaves' sums so far.
+    ``exp(l_C - L_C)`` with ``l_C`` the log sum over the leaf's documents in ``C``. The
+    queries' terms are summed per query on the threads (``_query_leaf_curvature``), and
+    the queries' sums added to ``curvature`` in query order: the same numbers whatever
+    the threads, and a partition's sums continue those of the partitions before it.
 
     Parameters
     ----------
@@ -269,76 +276,122 @@ def _plackett_luce_leaf_curvature(
         Row weights (constant within a query); a context counts with its query's weight.
     curvature : float64 array of shape (n_nodes,)
         Output: each query's share (mean over permutations) is added to it, query after
-        query, so that a partition's sums continue those of the partitions before it.
+        query.
+    """
+    n_queries = len(query_boundaries) - 1
+    n_nodes = len(curvature)
+    for block_start in range(0, n_queries, QUERY_BLOCK):
+        block_size = min(QUERY_BLOCK, n_queries - block_start)
+        query_curvature = np.zeros((block_size, n_nodes))
+        for chunk in numba.prange((block_size + QUERY_CHUNK - 1) // QUERY_CHUNK):
+            rest_largest = np.empty(n_nodes)
+            rest_log_sum = np.empty(n_nodes)
+            leaf_log_sum = np.empty(n_nodes)
+            leaf_stamp = np.full(n_nodes, -1, dtype=np.int64)
+            stamp = 0
+            for b in range(chunk * QUERY_CHUNK, min(block_size, (chunk + 1) * QUERY_CHUNK)):
+                stamp = _query_leaf_curvature(
+                    block_start + b, scores, permutations, query_boundaries, contexts, context_boundaries, depths,
+                    top_rows, top_boundaries, top_slot, row_leaf, weights, rest_largest, rest_log_sum, leaf_log_sum,
+                    leaf_stamp, stamp, query_curvature[b],
+                )  # fmt: skip
+        for b in range(block_size):
+            for node in range(n_nodes):
+                curvature[node] += query_curvature[b, node]
+
+
+@jit
+def _query_leaf_curvature(
+    q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
+    row_leaf, weights, rest_largest, rest_log_sum, leaf_log_sum, leaf_stamp, stamp, query_curvature,
+):  # fmt: skip
+    """Query ``q``'s terms of ``_plackett_luce_leaf_curvature``, added to ``query_curvature``.
+
+    Each leaf's sum over the rest (the rows outside every permutation's top) is taken
+    once; each permutation adds its other tail rows and then its top positions from the
+    last up, the contexts met on the way reading the leaves' sums so far.
+
+    Parameters
+    ----------
+    q : int
+    scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot, row_leaf, weights :
+        As in ``_plackett_luce_leaf_curvature``.
+    rest_largest, rest_log_sum, leaf_log_sum : float64 arrays of shape (n_nodes,)
+        Scratch.
+    leaf_stamp : int64 array of shape (n_nodes,)
+        The last walk that met each leaf; ``stamp`` the last walk numbered.
+    stamp : int
+    query_curvature : float64 array of shape (n_nodes,)
+        Output.
+
+    Returns
+    -------
+    int
+        The last walk numbered.
     """
     n_permutations = permutations.shape[0]
-    n_nodes = len(curvature)
-    rest_largest = np.empty(n_nodes)  # per leaf, over the query's rest
-    rest_log_sum = np.empty(n_nodes)
-    leaf_log_sum = np.empty(n_nodes)  # per leaf, over the walked permutation's positions >= r
-    leaf_stamp = np.full(n_nodes, -1, dtype=np.int64)  # last walk that met the leaf
-    stamp = 0
-    for q in range(len(query_boundaries) - 1):
-        start = query_boundaries[q]
-        end = query_boundaries[q + 1]
-        m = depths[q]
-        query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-        in_top = np.empty(len(query_top), dtype=np.bool_)
-        log_sums = np.empty(m + 1)
-        rest = _rest_log_sum(scores, start, end, top_slot)
-        present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
-        rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
-        n_rest_present = 0
+    n_nodes = len(query_curvature)
+    start = query_boundaries[q]
+    end = query_boundaries[q + 1]
+    m = depths[q]
+    query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+    in_top = np.empty(len(query_top), dtype=np.bool_)
+    log_sums = np.empty(m + 1)
+    rest = _rest_log_sum(scores, start, end, top_slot)
+    present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
+    rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
+    n_rest_present = 0
+    stamp += 1
+    for i in range(start, end):
+        leaf = row_leaf[i]
+        if top_slot[i] < 0 and leaf >= 0:
+            if leaf_stamp[leaf] != stamp:
+                leaf_stamp[leaf] = stamp
+                rest_largest[leaf] = scores[i]
+                rest_log_sum[leaf] = 0.0
+                rest_present[n_rest_present] = leaf
+                n_rest_present += 1
+            elif scores[i] > rest_largest[leaf]:
+                rest_largest[leaf] = scores[i]
+    for i in range(start, end):
+        leaf = row_leaf[i]
+        if top_slot[i] < 0 and leaf >= 0:
+            rest_log_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
+    for t in range(n_rest_present):
+        leaf = rest_present[t]
+        rest_log_sum[leaf] = rest_largest[leaf] + np.log(rest_log_sum[leaf])
+    context_share = np.zeros(m)  # share of the walked permutation's context at each position
+    weight = weights[start] if end > start else 0.0
+    first = context_boundaries[q]
+    while first < context_boundaries[q + 1]:
+        # One walk per permutation holding contexts: its contexts are contexts[first:last].
+        p = contexts[first, 0]
+        last = first
+        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+            context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
+            last += 1
+        permutation_top = permutations[p, start : start + m]
+        _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
         stamp += 1
-        for i in range(start, end):
-            leaf = row_leaf[i]
-            if top_slot[i] < 0 and leaf >= 0:
-                if leaf_stamp[leaf] != stamp:
-                    leaf_stamp[leaf] = stamp
-                    rest_largest[leaf] = scores[i]
-                    rest_log_sum[leaf] = 0.0
-                    rest_present[n_rest_present] = leaf
-                    n_rest_present += 1
-                elif scores[i] > rest_largest[leaf]:
-                    rest_largest[leaf] = scores[i]
-        for i in range(start, end):
-            leaf = row_leaf[i]
-            if top_slot[i] < 0 and leaf >= 0:
-                rest_log_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
+        n_present = 0
         for t in range(n_rest_present):
             leaf = rest_present[t]
-            rest_log_sum[leaf] = rest_largest[leaf] + np.log(rest_log_sum[leaf])
-        context_share = np.zeros(m)  # share of the walked permutation's context at each position
-        weight = weights[start] if end > start else 0.0
-        first = context_boundaries[q]
-        while first < context_boundaries[q + 1]:
-            # One walk per permutation holding contexts: its contexts are contexts[first:last].
-            p = contexts[first, 0]
-            last = first
-            while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-                context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
-                last += 1
-            permutation_top = permutations[p, start : start + m]
-            _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
-            stamp += 1
-            n_present = 0
-            for t in range(n_rest_present):
-                leaf = rest_present[t]
-                leaf_stamp[leaf] = stamp
-                leaf_log_sum[leaf] = rest_log_sum[leaf]
-                present[n_present] = leaf
-                n_present += 1
-            for k in range(len(query_top)):
-                if not in_top[k]:
-                    n_present = _add_to_leaf(query_top[k], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
-            for r in range(m - 1, contexts[first, 1] - 1, -1):
-                n_present = _add_to_leaf(permutation_top[r], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
-                if context_share[r] > 0.0:
-                    for t in range(n_present):
-                        share = np.exp(leaf_log_sum[present[t]] - log_sums[r])
-                        curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
-                    context_share[r] = 0.0
-            first = last
+            leaf_stamp[leaf] = stamp
+            leaf_log_sum[leaf] = rest_log_sum[leaf]
+            present[n_present] = leaf
+            n_present += 1
+        for k in range(len(query_top)):
+            if not in_top[k]:
+                n_present = _add_to_leaf(query_top[k], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
+        for r in range(m - 1, contexts[first, 1] - 1, -1):
+            n_present = _add_to_leaf(permutation_top[r], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
+            if context_share[r] > 0.0:
+                for t in range(n_present):
+                    share = np.exp(leaf_log_sum[present[t]] - log_sums[r])
+                    query_curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
+                context_share[r] = 0.0
+        first = last
+    return stamp
 
 
 def distinct_contexts(
@@ -472,6 +525,12 @@ def _plackett_luce_gradients_at(state, scores, gradients, hessians):
     )  # fmt: skip
 
 
+@jit
+def _plackett_luce_leaf_curvature_from_python(*arguments):
+    """``_plackett_luce_leaf_curvature`` for Python, through a cached caller."""
+    _plackett_luce_leaf_curvature(*arguments)
+
+
 @register_leaf_curvature(PlackettLuceState)
 def _plackett_luce_leaf_curvature_at(state, scores, row_leaf, weights, curvature):
     _plackett_luce_leaf_curvature(
@@ -551,5 +610,8 @@ class PlackettLuce(RankingObjective):
         self, scores: np.ndarray, row_leaf: np.ndarray, weights: np.ndarray, n_nodes: int, carried: np.ndarray | None = None
     ) -> np.ndarray:
         curvature = np.zeros(n_nodes) if carried is None else carried.copy()
-        _plackett_luce_leaf_curvature_at(self.compiled_state(), scores, row_leaf, weights, curvature)
+        _plackett_luce_leaf_curvature_from_python(
+            scores, self.permutations_, self.query_boundaries_, self.contexts_, self.context_boundaries_, self.depths_,
+            self.top_rows_, self.top_boundaries_, self.top_slot_, row_leaf, weights, curvature,
+        )  # fmt: skip
         return curvature
