@@ -249,6 +249,9 @@ def _add_to_leaf(row, scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present
 # queries one thread takes in turn with one set of scratch arrays.
 QUERY_BLOCK = 4096
 QUERY_CHUNK = 16
+# The widest span of a query's scores whose curvature is summed in the linear domain:
+# exp(-600) is a normal float64, so no sum of exp(s - max s) underflows.
+LINEAR_SPREAD = 600.0
 
 
 # Not cached, and called from Python through a cached caller, as the gradients are.
@@ -333,6 +336,16 @@ def _query_leaf_curvature(
     n_nodes = len(query_curvature)
     start = query_boundaries[q]
     end = query_boundaries[q + 1]
+    largest = -np.inf
+    smallest = np.inf
+    for i in range(start, end):
+        largest = max(largest, scores[i])
+        smallest = min(smallest, scores[i])
+    if largest - smallest <= LINEAR_SPREAD:
+        return _query_leaf_curvature_linear(
+            q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
+            top_boundaries, top_slot, row_leaf, weights, rest_log_sum, leaf_log_sum, leaf_stamp, stamp, query_curvature,
+        )  # fmt: skip
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
@@ -392,6 +405,109 @@ def _query_leaf_curvature(
                 context_share[r] = 0.0
         first = last
     return stamp
+
+
+@jit
+def _query_leaf_curvature_linear(
+    q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries,
+    top_slot, row_leaf, weights, rest_sum, leaf_sum, leaf_stamp, stamp, query_curvature,
+):  # fmt: skip
+    """``_query_leaf_curvature`` for a query whose scores span at most ``LINEAR_SPREAD``:
+    the sums are of ``exp(s - largest)``, each at least ``exp(-LINEAR_SPREAD)``, far from
+    underflow, so a context's ``p'`` is a leaf's sum times the inverse of the context's,
+    one multiplication per leaf where the log sums need an exponential.
+
+    Parameters
+    ----------
+    largest : float
+        The query's largest score.
+    rest_sum, leaf_sum : float64 arrays of shape (n_nodes,)
+        Scratch.
+    Others : as in ``_query_leaf_curvature``.
+
+    Returns
+    -------
+    int
+        The last walk numbered.
+    """
+    n_permutations = permutations.shape[0]
+    n_nodes = len(query_curvature)
+    start = query_boundaries[q]
+    end = query_boundaries[q + 1]
+    m = depths[q]
+    query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+    in_top = np.empty(len(query_top), dtype=np.bool_)
+    present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
+    rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
+    n_rest_present = 0
+    rest = 0.0
+    stamp += 1
+    for i in range(start, end):
+        if top_slot[i] >= 0:
+            continue
+        share = np.exp(scores[i] - largest)
+        rest += share
+        leaf = row_leaf[i]
+        if leaf >= 0:
+            if leaf_stamp[leaf] != stamp:
+                leaf_stamp[leaf] = stamp
+                rest_sum[leaf] = 0.0
+                rest_present[n_rest_present] = leaf
+                n_rest_present += 1
+            rest_sum[leaf] += share
+    context_share = np.zeros(m)  # share of the walked permutation's context at each position
+    weight = weights[start] if end > start else 0.0
+    first = context_boundaries[q]
+    while first < context_boundaries[q + 1]:
+        # One walk per permutation holding contexts: its contexts are contexts[first:last].
+        p = contexts[first, 0]
+        last = first
+        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+            context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
+            last += 1
+        permutation_top = permutations[p, start : start + m]
+        in_top[:] = False
+        for r in range(m):
+            in_top[top_slot[permutation_top[r]]] = True
+        stamp += 1
+        n_present = 0
+        for t in range(n_rest_present):
+            leaf = rest_present[t]
+            leaf_stamp[leaf] = stamp
+            leaf_sum[leaf] = rest_sum[leaf]
+            present[n_present] = leaf
+            n_present += 1
+        context = rest
+        for k in range(len(query_top)):
+            if not in_top[k]:
+                context += np.exp(scores[query_top[k]] - largest)
+                n_present = _add_to_linear_leaf(query_top[k], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+        for r in range(m - 1, contexts[first, 1] - 1, -1):
+            context += np.exp(scores[permutation_top[r]] - largest)
+            n_present = _add_to_linear_leaf(permutation_top[r], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+            if context_share[r] > 0.0:
+                inverse = 1.0 / context
+                for t in range(n_present):
+                    share = leaf_sum[present[t]] * inverse
+                    query_curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
+                context_share[r] = 0.0
+        first = last
+    return stamp
+
+
+@jit(inline="always")
+def _add_to_linear_leaf(row, scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present):
+    """``_add_to_leaf`` for ``_query_leaf_curvature_linear``'s sums of ``exp(s - largest)``."""
+    leaf = row_leaf[row]
+    if leaf < 0:
+        return n_present
+    if leaf_stamp[leaf] != stamp:
+        leaf_stamp[leaf] = stamp
+        leaf_sum[leaf] = 0.0
+        present[n_present] = leaf
+        n_present += 1
+    leaf_sum[leaf] += np.exp(scores[row] - largest)
+    return n_present
 
 
 def distinct_contexts(
