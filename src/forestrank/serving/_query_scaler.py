@@ -10,15 +10,17 @@ view of the query (Solr, the LTR plugins' own format) refuse the pipeline by nam
 """
 
 import json
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..preprocessing import QueryScaler
+if TYPE_CHECKING:  # imported where used: the command line's help must not load scikit-learn
+    from ..preprocessing import QueryScaler
 
 RECORD_KEY = "forestrank_query_normalisation"
 
 
-def split_query_scaler(model: object) -> tuple[QueryScaler | None, object]:
+def split_query_scaler(model: object) -> tuple["QueryScaler | None", object]:
     """``(scaler, ranker)`` of a fitted ``Pipeline(QueryScaler, ranker)``, or ``(None,
     model)`` for anything else; a pipeline of other steps is refused by name.
 
@@ -32,6 +34,8 @@ def split_query_scaler(model: object) -> tuple[QueryScaler | None, object]:
     ranker : the model the trees come from
     """
     from sklearn.pipeline import Pipeline
+
+    from ..preprocessing import QueryScaler
 
     if not isinstance(model, Pipeline):
         return None, model
@@ -47,7 +51,7 @@ def split_query_scaler(model: object) -> tuple[QueryScaler | None, object]:
     return transformers[0][1], steps[-1][1]
 
 
-def query_normalisation(scaler: QueryScaler) -> dict:
+def query_normalisation(scaler: "QueryScaler") -> dict:
     """What a serving engine must compute before the trees, as JSON-serialisable data:
     the method, the appended query statistics and the input's width (``RECORD_KEY``)."""
     return {
@@ -57,12 +61,12 @@ def query_normalisation(scaler: QueryScaler) -> dict:
     }  # fmt: skip
 
 
-def query_normalisation_json(scaler: QueryScaler) -> str:
+def query_normalisation_json(scaler: "QueryScaler") -> str:
     """:func:`query_normalisation` as one line of JSON without spaces between tokens."""
     return json.dumps(query_normalisation(scaler), separators=(",", ":"), ensure_ascii=False)
 
 
-def scaled_feature_names(scaler: QueryScaler | None, names: object) -> object:
+def scaled_feature_names(scaler: "QueryScaler | None", names: object) -> object:
     """The names of the trees' features: ``names`` as given without a scaler; with one,
     ``names`` (one per raw column, or None for the names the scaler was fitted with)
     through ``QueryScaler.get_feature_names_out``, or None where neither exists."""
@@ -79,7 +83,7 @@ def scaled_feature_names(scaler: QueryScaler | None, names: object) -> object:
     return [str(name) for name in scaler.get_feature_names_out(names)]
 
 
-def refuse_query_scaler(scaler: QueryScaler | None, target_format: str) -> None:
+def refuse_query_scaler(scaler: "QueryScaler | None", target_format: str) -> None:
     """Raise where ``target_format``'s engine cannot be told to normalise per query."""
     if scaler is not None:
         raise ValueError(
@@ -90,7 +94,7 @@ def refuse_query_scaler(scaler: QueryScaler | None, target_format: str) -> None:
         )
 
 
-def query_scaler_nodes(scaler: QueryScaler, input_name: str, output_name: str) -> tuple[list, list]:
+def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str) -> tuple[list, list]:
     """ONNX nodes that compute ``scaler.transform`` of the rows of ``input_name``, taken as
     the documents of one query, into ``output_name`` (float64).
 
