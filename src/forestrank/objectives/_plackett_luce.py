@@ -84,6 +84,12 @@ def _top_log_sums(scores, permutation_top, top_rows, top_slot, rest, in_top, log
     return tail
 
 
+# The widest span of a query's scores that the kernels sum in the linear domain, as sums
+# of exp(s - max s): each at least exp(-300), its square at least exp(-600), both normal
+# float64, and their inverses finite. Wider spans are summed in log space.
+LINEAR_SPREAD = 300.0
+
+
 # Not cached, and called from Python through a cached caller, as LambdaRank's kernel is.
 @jit(parallel=True, cache=False)
 def _plackett_luce_gradients(
@@ -112,6 +118,8 @@ def _plackett_luce_gradients(
     sum_p b_m exp(2 (R - L_m))`` (again no factor above 1). The query's cost is then
     O(n) once plus O(m + n_top) per permutation, in the rows' order: a query of a
     million documents costs a few passes over it, not ten walks through permutations.
+    A query whose scores span at most ``LINEAR_SPREAD`` is summed in the linear domain
+    (``_query_gradients_linear``), any other in log space (``_query_gradients_log``).
 
     Parameters
     ----------
@@ -134,67 +142,192 @@ def _plackett_luce_gradients(
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     """
-    n_permutations = permutations.shape[0]
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
-        for i in range(start, end):
-            gradients[i] = 0.0
-            hessians[i] = 0.0
-        m = depths[q]
-        query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-        in_top = np.empty(len(query_top), dtype=np.bool_)
-        log_sums = np.empty(m + 1)
-        rest = _rest_log_sum(scores, start, end, top_slot)
-        rest_first = 0.0  # G
-        rest_second = 0.0  # H
-        c = context_boundaries[q]
-        while c < context_boundaries[q + 1]:
-            # One walk along permutation p's top, whose contexts are contexts[c:last].
-            p = contexts[c, 0]
-            last = c
-            while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-                last += 1
-            permutation_top = permutations[p, start : start + m]
-            tail = _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
-            first = contexts[c, 1]
-            a = 0.0
-            b = 0.0
-            for r in range(first, m + 1):
-                if r > first:
-                    decay = np.exp(log_sums[r] - log_sums[r - 1])
-                    a *= decay
-                    b *= decay * decay
-                if r == m:
-                    break
-                if c < last and contexts[c, 1] == r:
-                    share = contexts[c, 2] / n_permutations
-                    a += share
-                    b += share
-                    c += 1
-                row = permutation_top[r]
-                probability = np.exp(scores[row] - log_sums[r])
-                gradients[row] += probability * a
-                hessians[row] += probability * a - probability * probability * b
-            if tail == -np.inf:
-                continue
-            for k in range(len(query_top)):
-                if not in_top[k]:
-                    row = query_top[k]
-                    probability = np.exp(scores[row] - tail)
-                    gradients[row] += probability * a
-                    hessians[row] += probability * a - probability * probability * b
-            ratio = np.exp(rest - tail)
-            rest_first += a * ratio
-            rest_second += b * ratio * ratio
-        if rest > -np.inf:
-            for i in range(start, end):
-                if top_slot[i] < 0:
-                    probability = np.exp(scores[i] - rest)
-                    gradients[i] = probability * rest_first
-                    hessians[i] = probability * rest_first - probability * probability * rest_second
+        largest, smallest = _score_range(scores, start, end)
+        if largest - smallest <= LINEAR_SPREAD:
+            _query_gradients_linear(
+                q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
+                top_boundaries, top_slot, gradients, hessians,
+            )  # fmt: skip
+        else:
+            _query_gradients_log(
+                q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
+                top_boundaries, top_slot, gradients, hessians,
+            )  # fmt: skip
         for i in range(start, end):
             gradients[i] -= top_share[i]
+
+
+@jit
+def _score_range(scores, start, end):
+    """The largest and the smallest of ``scores[start:end]``."""
+    largest = -np.inf
+    smallest = np.inf
+    for i in range(start, end):
+        largest = max(largest, scores[i])
+        smallest = min(smallest, scores[i])
+    return largest, smallest
+
+
+@jit
+def _query_gradients_log(
+    q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
+    gradients, hessians,
+):  # fmt: skip
+    """Query ``q``'s sums of ``_plackett_luce_gradients`` (before ``top_share``), carried in
+    log space: exact whatever the spread of its scores.
+
+    Parameters
+    ----------
+    q : int
+    Others : as in ``_plackett_luce_gradients``; ``gradients`` and ``hessians`` are
+        written on the query's rows.
+    """
+    n_permutations = permutations.shape[0]
+    start = query_boundaries[q]
+    end = query_boundaries[q + 1]
+    for i in range(start, end):
+        gradients[i] = 0.0
+        hessians[i] = 0.0
+    m = depths[q]
+    query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+    in_top = np.empty(len(query_top), dtype=np.bool_)
+    log_sums = np.empty(m + 1)
+    rest = _rest_log_sum(scores, start, end, top_slot)
+    rest_first = 0.0  # G
+    rest_second = 0.0  # H
+    c = context_boundaries[q]
+    while c < context_boundaries[q + 1]:
+        # One walk along permutation p's top, whose contexts are contexts[c:last].
+        p = contexts[c, 0]
+        last = c
+        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+            last += 1
+        permutation_top = permutations[p, start : start + m]
+        tail = _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
+        first = contexts[c, 1]
+        a = 0.0
+        b = 0.0
+        for r in range(first, m + 1):
+            if r > first:
+                decay = np.exp(log_sums[r] - log_sums[r - 1])
+                a *= decay
+                b *= decay * decay
+            if r == m:
+                break
+            if c < last and contexts[c, 1] == r:
+                share = contexts[c, 2] / n_permutations
+                a += share
+                b += share
+                c += 1
+            row = permutation_top[r]
+            probability = np.exp(scores[row] - log_sums[r])
+            gradients[row] += probability * a
+            hessians[row] += probability * a - probability * probability * b
+        if tail == -np.inf:
+            continue
+        for k in range(len(query_top)):
+            if not in_top[k]:
+                row = query_top[k]
+                probability = np.exp(scores[row] - tail)
+                gradients[row] += probability * a
+                hessians[row] += probability * a - probability * probability * b
+        ratio = np.exp(rest - tail)
+        rest_first += a * ratio
+        rest_second += b * ratio * ratio
+    if rest > -np.inf:
+        for i in range(start, end):
+            if top_slot[i] < 0:
+                probability = np.exp(scores[i] - rest)
+                gradients[i] = probability * rest_first
+                hessians[i] = probability * rest_first - probability * probability * rest_second
+
+
+@jit
+def _query_gradients_linear(
+    q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries,
+    top_slot, gradients, hessians,
+):  # fmt: skip
+    """``_query_gradients_log`` for a query whose scores span at most ``LINEAR_SPREAD``.
+
+    With ``e_d = exp(s_d - largest)`` and ``C_c`` the context sums of ``e``, ``p(d|c) =
+    e_d / C_c``, so a document at position ``r`` receives ``e_d a_r`` and ``e_d a_r -
+    e_d^2 b_r`` with ``a_r = sum_{c <= r} m_c / (P C_c)`` and ``b_r`` the same over
+    ``C_c^2``: sums of inverses, with no exponential per position, and every document of
+    the rest the same ``sum_p a_m`` and ``sum_p b_m``. Each ``C_c`` is at least
+    ``exp(-LINEAR_SPREAD)``, so neither its square underflows nor an inverse overflows.
+
+    Parameters
+    ----------
+    q : int
+    largest : float
+        The query's largest score.
+    Others : as in ``_plackett_luce_gradients``; ``gradients`` and ``hessians`` are
+        written on the query's rows.
+    """
+    n_permutations = permutations.shape[0]
+    start = query_boundaries[q]
+    end = query_boundaries[q + 1]
+    for i in range(start, end):
+        gradients[i] = 0.0
+        hessians[i] = 0.0
+    m = depths[q]
+    query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
+    in_top = np.empty(len(query_top), dtype=np.bool_)
+    sums = np.empty(m + 1)  # the walked permutation's context sums; the tail's at m
+    rest = 0.0
+    for i in range(start, end):
+        if top_slot[i] < 0:
+            rest += np.exp(scores[i] - largest)
+    rest_first = 0.0
+    rest_second = 0.0
+    c = context_boundaries[q]
+    while c < context_boundaries[q + 1]:
+        # One walk along permutation p's top, whose contexts are contexts[c:last].
+        p = contexts[c, 0]
+        last = c
+        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
+            last += 1
+        permutation_top = permutations[p, start : start + m]
+        in_top[:] = False
+        for r in range(m):
+            in_top[top_slot[permutation_top[r]]] = True
+        tail = rest
+        for k in range(len(query_top)):
+            if not in_top[k]:
+                tail += np.exp(scores[query_top[k]] - largest)
+        sums[m] = tail
+        for r in range(m - 1, -1, -1):
+            sums[r] = sums[r + 1] + np.exp(scores[permutation_top[r]] - largest)
+        a = 0.0
+        b = 0.0
+        for r in range(contexts[c, 1], m):
+            if c < last and contexts[c, 1] == r:
+                inverse = 1.0 / sums[r]
+                share = contexts[c, 2] / n_permutations * inverse
+                a += share
+                b += share * inverse
+                c += 1
+            row = permutation_top[r]
+            e = np.exp(scores[row] - largest)
+            gradients[row] += e * a
+            hessians[row] += e * a - e * e * b
+        for k in range(len(query_top)):
+            if not in_top[k]:
+                row = query_top[k]
+                e = np.exp(scores[row] - largest)
+                gradients[row] += e * a
+                hessians[row] += e * a - e * e * b
+        rest_first += a
+        rest_second += b
+    if rest > 0.0:
+        for i in range(start, end):
+            if top_slot[i] < 0:
+                e = np.exp(scores[i] - largest)
+                gradients[i] = e * rest_first
+                hessians[i] = e * rest_first - e * e * rest_second
 
 
 @jit
@@ -249,9 +382,6 @@ def _add_to_leaf(row, scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present
 # queries one thread takes in turn with one set of scratch arrays.
 QUERY_BLOCK = 4096
 QUERY_CHUNK = 16
-# The widest span of a query's scores whose curvature is summed in the linear domain:
-# exp(-600) is a normal float64, so no sum of exp(s - max s) underflows.
-LINEAR_SPREAD = 600.0
 
 
 # Not cached, and called from Python through a cached caller, as the gradients are.
@@ -336,11 +466,7 @@ def _query_leaf_curvature(
     n_nodes = len(query_curvature)
     start = query_boundaries[q]
     end = query_boundaries[q + 1]
-    largest = -np.inf
-    smallest = np.inf
-    for i in range(start, end):
-        largest = max(largest, scores[i])
-        smallest = min(smallest, scores[i])
+    largest, smallest = _score_range(scores, start, end)
     if largest - smallest <= LINEAR_SPREAD:
         return _query_leaf_curvature_linear(
             q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
