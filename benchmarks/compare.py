@@ -11,13 +11,16 @@
     python benchmarks/compare.py lambdamart --data mq2008 --n-estimators 500 --seeds 10 --shuffle-documents
     python benchmarks/compare.py lambdamart --data synthetic --n-estimators 100
     python benchmarks/compare.py plrank --data mq2008 --n-estimators 500
+    python benchmarks/compare.py plrank --data mq2008 --folds 1 --n-estimators 500 --only 'PLRank$' 'LambdaMART$' --alternate 6
     python benchmarks/compare.py broof --data mq2008 --n-estimators 500 --versus RFPointRanker
     python benchmarks/compare.py missing --data missing --n-estimators 200
 
 Each contender fits and predicts in its own process (so its peak memory is its own)
 after an untimed warm-up fit and predict (numba's cache load is neither fit nor
 predict time; predict time is the median of ``PREDICT_REPEATS`` predictions); one that runs past
-``--time-limit`` seconds on a fit is killed and listed as dropped. Data:
+``--time-limit`` seconds on a fit is killed and listed as dropped. ``--alternate ROUNDS``
+times speed alone: the contenders' fits of the first split in this one process, warm,
+one fit each in turn per round, against the machine's drift. Data:
 
 * ``mq2008``: the 5 LETOR 4.0 folds in ``--datasets`` (or those given to
   ``--folds``); fit on train.txt, score on test.txt; the table reports means over
@@ -605,6 +608,31 @@ def run_in_child(
     return result
 
 
+def alternate(contenders: list, split: tuple, n_estimators: int, rounds: int) -> dict:
+    """Every contender's fit of ``split`` in this process, each warmed by one fit first,
+    then ``rounds`` rounds of one fit each in turn (the order reversed every other round,
+    seed = round), so that the machine's drift reaches all alike: {name: [fit s, ...]}."""
+    for contender in contenders:
+        _fit_and_score(contender, split, n_estimators, 0)
+    times = {contender.name: [] for contender in contenders}
+    for round_ in range(rounds):
+        for contender in contenders if round_ % 2 == 0 else contenders[::-1]:
+            times[contender.name].append(_fit_and_score(contender, split, n_estimators, round_)["fit s"])
+    return times
+
+
+def print_alternated(times: dict) -> None:
+    """Each contender's fit times, then each other's ratio to the first per round and of the medians."""
+    width = max(map(len, times)) + 2
+    for name, seconds in times.items():
+        print(name.ljust(width) + " ".join(f"{value:7.3f}" for value in seconds) + f"   median {np.median(seconds):.3f} s")
+    ours, *others = times
+    for name in others:
+        ratios = np.array(times[ours]) / np.array(times[name])
+        print(f"{ours} / {name}: per round " + " ".join(f"{ratio:.3f}" for ratio in ratios)
+              + f"; median {np.median(ratios):.3f}; ratio of medians {np.median(times[ours]) / np.median(times[name]):.3f}")  # fmt: skip
+
+
 @dataclass
 class Summary:
     """Results of one contender: one dict per (seed, split), seeds outermost."""
@@ -671,6 +699,11 @@ def main() -> None:
     parser.add_argument(
         "--time-limit", type=float, default=1800, help="seconds per fit; a contender past it is dropped (and said so)"
     )
+    parser.add_argument(
+        "--alternate", type=int, default=0, metavar="ROUNDS",
+        help="time the contenders' fits of the first split in this process instead, warm, ROUNDS rounds in turn; "
+        "print each fit's seconds and the ratios to the first contender",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.folds and args.data not in ("mq2008", "longlists"):
         parser.error(f"--folds selects the folds of MQ2008 or the long lists; --data {args.data} has a single split")
@@ -684,6 +717,11 @@ def main() -> None:
           f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits"
           + (", training queries in a random order per seed" if args.shuffle_queries else "")
           + (", each query's training documents in a random order per seed" if args.shuffle_documents else ""))
+
+    if args.alternate:
+        print(f"fits of the first split alternated in one process, warm, {args.alternate} rounds")
+        print_alternated(alternate(contenders, splits[0], args.n_estimators, args.alternate))
+        return
 
     def presented(split, seed):
         if args.shuffle_queries:
