@@ -44,6 +44,40 @@ def _rest_log_sum(scores, start, end, top_slot):
     return largest + np.log(total)
 
 
+@jit(inline="always")
+def _walk_end(contexts, first, stop):
+    """The end of the contexts ``contexts[first:stop]`` of the permutation of
+    ``contexts[first]``: one walk along that permutation serves them all."""
+    last = first
+    while last < stop and contexts[last, 0] == contexts[first, 0]:
+        last += 1
+    return last
+
+
+@jit(inline="always")
+def _mark_top(permutation_top, top_slot, in_top):
+    """``in_top[k]``: whether the query's ``k``-th top row is in this permutation's top."""
+    in_top[:] = False
+    for r in range(len(permutation_top)):
+        in_top[top_slot[permutation_top[r]]] = True
+
+
+@jit
+def _top_sums(scores, permutation_top, top_rows, top_slot, rest, largest, in_top, sums):
+    """``_top_log_sums`` in the linear domain: sums of ``exp(s - largest)``, ``rest`` the
+    query's rest so summed; returns the tail's."""
+    m = len(permutation_top)
+    _mark_top(permutation_top, top_slot, in_top)
+    tail = rest
+    for k in range(len(top_rows)):
+        if not in_top[k]:
+            tail += np.exp(scores[top_rows[k]] - largest)
+    sums[m] = tail
+    for r in range(m - 1, -1, -1):
+        sums[r] = sums[r + 1] + np.exp(scores[permutation_top[r]] - largest)
+    return tail
+
+
 @jit
 def _top_log_sums(scores, permutation_top, top_rows, top_slot, rest, in_top, log_sums):
     """The log context sums of one permutation: ``log_sums[r] = log sum_{j >= r} exp
@@ -71,9 +105,7 @@ def _top_log_sums(scores, permutation_top, top_rows, top_slot, rest, in_top, log
         Output.
     """
     m = len(permutation_top)
-    in_top[:] = False
-    for r in range(m):
-        in_top[top_slot[permutation_top[r]]] = True
+    _mark_top(permutation_top, top_slot, in_top)
     tail = rest
     for k in range(len(top_rows)):
         if not in_top[k]:
@@ -145,6 +177,9 @@ def _plackett_luce_gradients(
     for q in numba.prange(len(query_boundaries) - 1):
         start = query_boundaries[q]
         end = query_boundaries[q + 1]
+        for i in range(start, end):
+            gradients[i] = 0.0
+            hessians[i] = 0.0
         largest, smallest = _score_range(scores, start, end)
         if largest - smallest <= LINEAR_SPREAD:
             _query_gradients_linear(
@@ -182,15 +217,12 @@ def _query_gradients_log(
     Parameters
     ----------
     q : int
-    Others : as in ``_plackett_luce_gradients``; ``gradients`` and ``hessians`` are
-        written on the query's rows.
+    Others : as in ``_plackett_luce_gradients``; the query's rows of ``gradients`` and
+        ``hessians`` (zero on entry) receive the sums.
     """
     n_permutations = permutations.shape[0]
     start = query_boundaries[q]
     end = query_boundaries[q + 1]
-    for i in range(start, end):
-        gradients[i] = 0.0
-        hessians[i] = 0.0
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
@@ -200,12 +232,9 @@ def _query_gradients_log(
     rest_second = 0.0  # H
     c = context_boundaries[q]
     while c < context_boundaries[q + 1]:
-        # One walk along permutation p's top, whose contexts are contexts[c:last].
-        p = contexts[c, 0]
-        last = c
-        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-            last += 1
-        permutation_top = permutations[p, start : start + m]
+        # One walk along a permutation's top for its contexts, contexts[c:last].
+        last = _walk_end(contexts, c, context_boundaries[q + 1])
+        permutation_top = permutations[contexts[c, 0], start : start + m]
         tail = _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
         first = contexts[c, 1]
         a = 0.0
@@ -264,15 +293,12 @@ def _query_gradients_linear(
     q : int
     largest : float
         The query's largest score.
-    Others : as in ``_plackett_luce_gradients``; ``gradients`` and ``hessians`` are
-        written on the query's rows.
+    Others : as in ``_plackett_luce_gradients``; the query's rows of ``gradients`` and
+        ``hessians`` (zero on entry) receive the sums.
     """
     n_permutations = permutations.shape[0]
     start = query_boundaries[q]
     end = query_boundaries[q + 1]
-    for i in range(start, end):
-        gradients[i] = 0.0
-        hessians[i] = 0.0
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
@@ -285,22 +311,10 @@ def _query_gradients_linear(
     rest_second = 0.0
     c = context_boundaries[q]
     while c < context_boundaries[q + 1]:
-        # One walk along permutation p's top, whose contexts are contexts[c:last].
-        p = contexts[c, 0]
-        last = c
-        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-            last += 1
-        permutation_top = permutations[p, start : start + m]
-        in_top[:] = False
-        for r in range(m):
-            in_top[top_slot[permutation_top[r]]] = True
-        tail = rest
-        for k in range(len(query_top)):
-            if not in_top[k]:
-                tail += np.exp(scores[query_top[k]] - largest)
-        sums[m] = tail
-        for r in range(m - 1, -1, -1):
-            sums[r] = sums[r + 1] + np.exp(scores[permutation_top[r]] - largest)
+        # One walk along a permutation's top for its contexts, contexts[c:last].
+        last = _walk_end(contexts, c, context_boundaries[q + 1])
+        permutation_top = permutations[contexts[c, 0], start : start + m]
+        _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
         a = 0.0
         b = 0.0
         for r in range(contexts[c, 1], m):
@@ -503,13 +517,11 @@ def _query_leaf_curvature(
     weight = weights[start] if end > start else 0.0
     first = context_boundaries[q]
     while first < context_boundaries[q + 1]:
-        # One walk per permutation holding contexts: its contexts are contexts[first:last].
-        p = contexts[first, 0]
-        last = first
-        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-            context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
-            last += 1
-        permutation_top = permutations[p, start : start + m]
+        # One walk along a permutation's top for its contexts, contexts[first:last].
+        last = _walk_end(contexts, first, context_boundaries[q + 1])
+        for c in range(first, last):
+            context_share[contexts[c, 1]] = contexts[c, 2] / n_permutations
+        permutation_top = permutations[contexts[first, 0], start : start + m]
         _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
         stamp += 1
         n_present = 0
@@ -563,6 +575,7 @@ def _query_leaf_curvature_linear(
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
+    sums = np.empty(m + 1)  # the walked permutation's context sums; the tail's at m
     present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
     rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
     n_rest_present = 0
@@ -585,16 +598,12 @@ def _query_leaf_curvature_linear(
     weight = weights[start] if end > start else 0.0
     first = context_boundaries[q]
     while first < context_boundaries[q + 1]:
-        # One walk per permutation holding contexts: its contexts are contexts[first:last].
-        p = contexts[first, 0]
-        last = first
-        while last < context_boundaries[q + 1] and contexts[last, 0] == p:
-            context_share[contexts[last, 1]] = contexts[last, 2] / n_permutations
-            last += 1
-        permutation_top = permutations[p, start : start + m]
-        in_top[:] = False
-        for r in range(m):
-            in_top[top_slot[permutation_top[r]]] = True
+        # One walk along a permutation's top for its contexts, contexts[first:last].
+        last = _walk_end(contexts, first, context_boundaries[q + 1])
+        for c in range(first, last):
+            context_share[contexts[c, 1]] = contexts[c, 2] / n_permutations
+        permutation_top = permutations[contexts[first, 0], start : start + m]
+        _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
         stamp += 1
         n_present = 0
         for t in range(n_rest_present):
@@ -603,16 +612,13 @@ def _query_leaf_curvature_linear(
             leaf_sum[leaf] = rest_sum[leaf]
             present[n_present] = leaf
             n_present += 1
-        context = rest
         for k in range(len(query_top)):
             if not in_top[k]:
-                context += np.exp(scores[query_top[k]] - largest)
                 n_present = _add_to_linear_leaf(query_top[k], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
         for r in range(m - 1, contexts[first, 1] - 1, -1):
-            context += np.exp(scores[permutation_top[r]] - largest)
             n_present = _add_to_linear_leaf(permutation_top[r], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
             if context_share[r] > 0.0:
-                inverse = 1.0 / context
+                inverse = 1.0 / sums[r]
                 for t in range(n_present):
                     share = leaf_sum[present[t]] * inverse
                     query_curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
