@@ -27,7 +27,11 @@ def grow_on_actors(client, binned, targets, weights, bounds, dtype, direct=True)
     n_rows = int((weights > 0).sum())
     workers = list(client.scheduler_info()["workers"])
     parts = list(zip(bounds[:-1], bounds[1:]))
-    X_binned = [client.scatter(binned["X_binned"][a:b], workers=[workers[i % len(workers)]]) for i, (a, b) in enumerate(parts)]
+    # hash=False: the same rows scattered by the previous case would share its content-hashed key, which the
+    # scheduler forgets when that case's futures are released ("already forgotten")
+    X_binned = [
+        client.scatter(binned["X_binned"][a:b], workers=[workers[i % len(workers)]], hash=False) for i, (a, b) in enumerate(parts)
+    ]
     actors, held = start_actors(
         client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], _criteria.n_hist_columns(PARAMS.criterion),
         np.dtype(dtype).name,
@@ -92,7 +96,10 @@ def test_a_lost_partition_stops_the_tree_with_an_error_naming_it(direct):
     ):
         binned, targets, weights = boosting_problem(integer_targets=True)
         workers = list(client.scheduler_info()["workers"])
-        X_binned = [client.scatter(binned["X_binned"][:700], workers=[workers[0]]), client.scatter(binned["X_binned"][700:], workers=[workers[1]])]
+        X_binned = [
+            client.scatter(binned["X_binned"][:700], workers=[workers[0]], hash=False),
+            client.scatter(binned["X_binned"][700:], workers=[workers[1]], hash=False),
+        ]
         actors, held = start_actors(client, X_binned, PARAMS.criterion, binned["bin_thresholds"].shape[1], 3, "int32")
         rounds = ActorRounds(client, actors, held, direct=direct)
         assert (rounds.channels is not None) == direct

@@ -137,7 +137,7 @@ def test_rebalance_moves_results_to_the_idle_worker_and_keeps_their_order(dask_c
 
     first, second = sorted(dask_client.scheduler_info()["workers"])
     values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
-    futures = dask_client.scatter(values, workers=[first])
+    futures = dask_client.scatter(values, workers=[first], hash=False)  # keys of their own (test_cluster_exchange)
     distributed.wait(futures)
     moved = rebalance(dask_client, futures, [len(value) for value in values])
     where = dask_client.who_has(moved)
