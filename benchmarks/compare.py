@@ -129,8 +129,8 @@ def _lightgbm_lambdarank(n_estimators, shape, seed, **params):
 
     # The boosting issue's reference settings: 31 leaves, learning rate 0.05, 20 documents per leaf.
     return lightgbm.LGBMRanker(
-        n_estimators=n_estimators, num_leaves=31, learning_rate=0.05, min_child_samples=20, n_jobs=2,
-        random_state=seed, verbose=-1, **params,
+        n_estimators=n_estimators, **{"num_leaves": 31, "learning_rate": 0.05, "min_child_samples": 20, "n_jobs": 2, **params},
+        random_state=seed, verbose=-1,
     )  # fmt: skip
 
 
@@ -139,7 +139,7 @@ def _lambdamart(n_estimators, shape, seed, **params):
 
     # Same settings as _lightgbm_lambdarank.
     return LambdaMART(
-        n_estimators=n_estimators, **{"max_leaf_nodes": 31, "learning_rate": 0.05, "min_samples_leaf": 20, **params}, n_jobs=2,
+        n_estimators=n_estimators, **{"max_leaf_nodes": 31, "learning_rate": 0.05, "min_samples_leaf": 20, "n_jobs": 2, **params},
         random_state=seed,
     )  # fmt: skip
 
@@ -352,6 +352,9 @@ CONTENDERS["lambdamart"] = [
         "LightGBM LGBMRanker lambdarank use_quantized_grad", functools.partial(_lightgbm_lambdarank, use_quantized_grad=True),
         "group",
     ),
+    # One thread each: the thread scaling of the two (alternated: --alternate).
+    Contender("forestrank LambdaMART n_jobs=1", functools.partial(_lambdamart, n_jobs=1), "qid"),
+    Contender("LightGBM LGBMRanker lambdarank n_jobs=1", functools.partial(_lightgbm_lambdarank, n_jobs=1), "group"),
 ]
 CONTENDERS["catboost"] = [
     # One call each: symmetric trees bring their regularisers (l2_regularization and random_strength "auto").
