@@ -377,19 +377,62 @@ def _plackett_luce_loss(
 
 
 @jit(inline="always")
-def _add_to_leaf(row, scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present):
-    """Adds ``exp s`` of ``row`` to its leaf's log sum for the walk ``stamp``, listing the
-    leaf in ``present`` when the walk first meets it; returns the leaves listed."""
+def _add_to_leaf(row, scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present):
+    """Adds ``row`` to its leaf's sum for the walk ``stamp`` (``exp(s - largest)`` in the
+    linear domain, ``exp s`` to a log sum otherwise), listing the leaf in ``present`` when
+    the walk first meets it; returns the leaves listed."""
     leaf = row_leaf[row]
     if leaf < 0:
         return n_present
     if leaf_stamp[leaf] != stamp:
         leaf_stamp[leaf] = stamp
-        leaf_log_sum[leaf] = -np.inf
+        leaf_sum[leaf] = 0.0 if linear else -np.inf
         present[n_present] = leaf
         n_present += 1
-    leaf_log_sum[leaf] = _log_add(leaf_log_sum[leaf], scores[row])
+    if linear:
+        leaf_sum[leaf] += np.exp(scores[row] - largest)
+    else:
+        leaf_sum[leaf] = _log_add(leaf_sum[leaf], scores[row])
     return n_present
+
+
+@jit
+def _rest_leaf_sums(scores, start, end, top_slot, row_leaf, linear, largest, rest_largest, rest_sum, leaf_stamp, stamp, rest_present):
+    """Each leaf's sum over the query's rest (its rows outside every permutation's top),
+    listed in ``rest_present``; returns the leaves listed and the rest's own sum.
+
+    In the linear domain one pass of ``exp(s - largest)``; otherwise log sums, each
+    leaf's shifted by its largest score (a first pass), the rest's by ``_rest_log_sum``.
+    """
+    n_rest_present = 0
+    rest = 0.0
+    for i in range(start, end):
+        leaf = row_leaf[i]
+        if top_slot[i] >= 0:
+            continue
+        share = np.exp(scores[i] - largest) if linear else 0.0
+        rest += share
+        if leaf < 0:
+            continue
+        if leaf_stamp[leaf] != stamp:
+            leaf_stamp[leaf] = stamp
+            rest_largest[leaf] = scores[i]
+            rest_sum[leaf] = 0.0
+            rest_present[n_rest_present] = leaf
+            n_rest_present += 1
+        elif scores[i] > rest_largest[leaf]:
+            rest_largest[leaf] = scores[i]
+        rest_sum[leaf] += share
+    if linear:
+        return n_rest_present, rest
+    for i in range(start, end):
+        leaf = row_leaf[i]
+        if top_slot[i] < 0 and leaf >= 0:
+            rest_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
+    for t in range(n_rest_present):
+        leaf = rest_present[t]
+        rest_sum[leaf] = rest_largest[leaf] + np.log(rest_sum[leaf])
+    return n_rest_present, _rest_log_sum(scores, start, end, top_slot)
 
 
 # Queries whose curvature terms are held at once (QUERY_BLOCK x n_nodes floats), and
@@ -432,14 +475,14 @@ def _plackett_luce_leaf_curvature(
         query_curvature = np.zeros((block_size, n_nodes))
         for chunk in numba.prange((block_size + QUERY_CHUNK - 1) // QUERY_CHUNK):
             rest_largest = np.empty(n_nodes)
-            rest_log_sum = np.empty(n_nodes)
-            leaf_log_sum = np.empty(n_nodes)
+            rest_sum = np.empty(n_nodes)
+            leaf_sum = np.empty(n_nodes)
             leaf_stamp = np.full(n_nodes, -1, dtype=np.int64)
             stamp = 0
             for b in range(chunk * QUERY_CHUNK, min(block_size, (chunk + 1) * QUERY_CHUNK)):
                 stamp = _query_leaf_curvature(
                     block_start + b, scores, permutations, query_boundaries, contexts, context_boundaries, depths,
-                    top_rows, top_boundaries, top_slot, row_leaf, weights, rest_largest, rest_log_sum, leaf_log_sum,
+                    top_rows, top_boundaries, top_slot, row_leaf, weights, rest_largest, rest_sum, leaf_sum,
                     leaf_stamp, stamp, query_curvature[b],
                 )  # fmt: skip
         for b in range(block_size):
@@ -450,20 +493,23 @@ def _plackett_luce_leaf_curvature(
 @jit
 def _query_leaf_curvature(
     q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
-    row_leaf, weights, rest_largest, rest_log_sum, leaf_log_sum, leaf_stamp, stamp, query_curvature,
+    row_leaf, weights, rest_largest, rest_sum, leaf_sum, leaf_stamp, stamp, query_curvature,
 ):  # fmt: skip
     """Query ``q``'s terms of ``_plackett_luce_leaf_curvature``, added to ``query_curvature``.
 
     Each leaf's sum over the rest (the rows outside every permutation's top) is taken
     once; each permutation adds its other tail rows and then its top positions from the
-    last up, the contexts met on the way reading the leaves' sums so far.
+    last up, the contexts met on the way reading the leaves' sums so far. Where the
+    query's scores span at most ``LINEAR_SPREAD`` the sums are of ``exp(s - max s)`` and a
+    context's ``p'`` a leaf's sum times the inverse of the context's (one multiplication
+    per leaf); otherwise log sums and an exponential per leaf.
 
     Parameters
     ----------
     q : int
     scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot, row_leaf, weights :
         As in ``_plackett_luce_leaf_curvature``.
-    rest_largest, rest_log_sum, leaf_log_sum : float64 arrays of shape (n_nodes,)
+    rest_largest, rest_sum, leaf_sum : float64 arrays of shape (n_nodes,)
         Scratch.
     leaf_stamp : int64 array of shape (n_nodes,)
         The last walk that met each leaf; ``stamp`` the last walk numbered.
@@ -481,38 +527,17 @@ def _query_leaf_curvature(
     start = query_boundaries[q]
     end = query_boundaries[q + 1]
     largest, smallest = _score_range(scores, start, end)
-    if largest - smallest <= LINEAR_SPREAD:
-        return _query_leaf_curvature_linear(
-            q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
-            top_boundaries, top_slot, row_leaf, weights, rest_log_sum, leaf_log_sum, leaf_stamp, stamp, query_curvature,
-        )  # fmt: skip
+    linear = largest - smallest <= LINEAR_SPREAD
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
-    log_sums = np.empty(m + 1)
-    rest = _rest_log_sum(scores, start, end, top_slot)
+    sums = np.empty(m + 1)  # the walked permutation's context sums (or their logs); the tail's at m
     present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
     rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
-    n_rest_present = 0
     stamp += 1
-    for i in range(start, end):
-        leaf = row_leaf[i]
-        if top_slot[i] < 0 and leaf >= 0:
-            if leaf_stamp[leaf] != stamp:
-                leaf_stamp[leaf] = stamp
-                rest_largest[leaf] = scores[i]
-                rest_log_sum[leaf] = 0.0
-                rest_present[n_rest_present] = leaf
-                n_rest_present += 1
-            elif scores[i] > rest_largest[leaf]:
-                rest_largest[leaf] = scores[i]
-    for i in range(start, end):
-        leaf = row_leaf[i]
-        if top_slot[i] < 0 and leaf >= 0:
-            rest_log_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
-    for t in range(n_rest_present):
-        leaf = rest_present[t]
-        rest_log_sum[leaf] = rest_largest[leaf] + np.log(rest_log_sum[leaf])
+    n_rest_present, rest = _rest_leaf_sums(
+        scores, start, end, top_slot, row_leaf, linear, largest, rest_largest, rest_sum, leaf_stamp, stamp, rest_present
+    )
     context_share = np.zeros(m)  # share of the walked permutation's context at each position
     weight = weights[start] if end > start else 0.0
     first = context_boundaries[q]
@@ -522,88 +547,10 @@ def _query_leaf_curvature(
         for c in range(first, last):
             context_share[contexts[c, 1]] = contexts[c, 2] / n_permutations
         permutation_top = permutations[contexts[first, 0], start : start + m]
-        _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, log_sums)
-        stamp += 1
-        n_present = 0
-        for t in range(n_rest_present):
-            leaf = rest_present[t]
-            leaf_stamp[leaf] = stamp
-            leaf_log_sum[leaf] = rest_log_sum[leaf]
-            present[n_present] = leaf
-            n_present += 1
-        for k in range(len(query_top)):
-            if not in_top[k]:
-                n_present = _add_to_leaf(query_top[k], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
-        for r in range(m - 1, contexts[first, 1] - 1, -1):
-            n_present = _add_to_leaf(permutation_top[r], scores, row_leaf, stamp, leaf_stamp, leaf_log_sum, present, n_present)
-            if context_share[r] > 0.0:
-                for t in range(n_present):
-                    share = np.exp(leaf_log_sum[present[t]] - log_sums[r])
-                    query_curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
-                context_share[r] = 0.0
-        first = last
-    return stamp
-
-
-@jit
-def _query_leaf_curvature_linear(
-    q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries,
-    top_slot, row_leaf, weights, rest_sum, leaf_sum, leaf_stamp, stamp, query_curvature,
-):  # fmt: skip
-    """``_query_leaf_curvature`` for a query whose scores span at most ``LINEAR_SPREAD``:
-    the sums are of ``exp(s - largest)``, each at least ``exp(-LINEAR_SPREAD)``, far from
-    underflow, so a context's ``p'`` is a leaf's sum times the inverse of the context's,
-    one multiplication per leaf where the log sums need an exponential.
-
-    Parameters
-    ----------
-    largest : float
-        The query's largest score.
-    rest_sum, leaf_sum : float64 arrays of shape (n_nodes,)
-        Scratch.
-    Others : as in ``_query_leaf_curvature``.
-
-    Returns
-    -------
-    int
-        The last walk numbered.
-    """
-    n_permutations = permutations.shape[0]
-    n_nodes = len(query_curvature)
-    start = query_boundaries[q]
-    end = query_boundaries[q + 1]
-    m = depths[q]
-    query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-    in_top = np.empty(len(query_top), dtype=np.bool_)
-    sums = np.empty(m + 1)  # the walked permutation's context sums; the tail's at m
-    present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
-    rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
-    n_rest_present = 0
-    rest = 0.0
-    stamp += 1
-    for i in range(start, end):
-        if top_slot[i] >= 0:
-            continue
-        share = np.exp(scores[i] - largest)
-        rest += share
-        leaf = row_leaf[i]
-        if leaf >= 0:
-            if leaf_stamp[leaf] != stamp:
-                leaf_stamp[leaf] = stamp
-                rest_sum[leaf] = 0.0
-                rest_present[n_rest_present] = leaf
-                n_rest_present += 1
-            rest_sum[leaf] += share
-    context_share = np.zeros(m)  # share of the walked permutation's context at each position
-    weight = weights[start] if end > start else 0.0
-    first = context_boundaries[q]
-    while first < context_boundaries[q + 1]:
-        # One walk along a permutation's top for its contexts, contexts[first:last].
-        last = _walk_end(contexts, first, context_boundaries[q + 1])
-        for c in range(first, last):
-            context_share[contexts[c, 1]] = contexts[c, 2] / n_permutations
-        permutation_top = permutations[contexts[first, 0], start : start + m]
-        _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
+        if linear:
+            _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
+        else:
+            _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, sums)
         stamp += 1
         n_present = 0
         for t in range(n_rest_present):
@@ -614,32 +561,20 @@ def _query_leaf_curvature_linear(
             n_present += 1
         for k in range(len(query_top)):
             if not in_top[k]:
-                n_present = _add_to_linear_leaf(query_top[k], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+                n_present = _add_to_leaf(query_top[k], scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
         for r in range(m - 1, contexts[first, 1] - 1, -1):
-            n_present = _add_to_linear_leaf(permutation_top[r], scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+            n_present = _add_to_leaf(permutation_top[r], scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
             if context_share[r] > 0.0:
-                inverse = 1.0 / sums[r]
+                inverse = 1.0 / sums[r] if linear else 0.0
                 for t in range(n_present):
-                    share = leaf_sum[present[t]] * inverse
+                    if linear:
+                        share = leaf_sum[present[t]] * inverse
+                    else:
+                        share = np.exp(leaf_sum[present[t]] - sums[r])
                     query_curvature[present[t]] += weight * context_share[r] * share * (1.0 - share)
                 context_share[r] = 0.0
         first = last
     return stamp
-
-
-@jit(inline="always")
-def _add_to_linear_leaf(row, scores, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present):
-    """``_add_to_leaf`` for ``_query_leaf_curvature_linear``'s sums of ``exp(s - largest)``."""
-    leaf = row_leaf[row]
-    if leaf < 0:
-        return n_present
-    if leaf_stamp[leaf] != stamp:
-        leaf_stamp[leaf] = stamp
-        leaf_sum[leaf] = 0.0
-        present[n_present] = leaf
-        n_present += 1
-    leaf_sum[leaf] += np.exp(scores[row] - largest)
-    return n_present
 
 
 def distinct_contexts(
