@@ -385,9 +385,7 @@ def test_plackett_luce_with_several_permutations_is_their_average():
         single.contexts_, single.context_boundaries_, single.top_share_ = distinct_contexts(
             single.permutations_, single.query_boundaries_, single.depths_
         )
-        single.top_rows_, single.top_boundaries_, single.top_slot_ = top_rows_of(
-            single.permutations_, single.query_boundaries_, single.depths_
-        )
+        single.top_rows_, single.top_boundaries_, single.top_slot_ = top_rows_of(single.top_share_, single.query_boundaries_)
         gs, hs = np.empty(16), np.empty(16)
         single.gradients(scores, gs, hs)
         singles.append((single.loss(scores), gs, hs))

@@ -63,18 +63,28 @@ def _mark_top(permutation_top, top_slot, in_top):
 
 
 @jit
-def _top_sums(scores, permutation_top, top_rows, top_slot, rest, largest, in_top, sums):
-    """``_top_log_sums`` in the linear domain: sums of ``exp(s - largest)``, ``rest`` the
-    query's rest so summed; returns the tail's."""
+def _top_exponentials(scores, top_rows, largest):
+    """``exp(s - largest)`` of the query's top rows, float64 (n_top,): the linear domain's
+    terms of the rows whose position the permutations change, taken once per query."""
+    out = np.empty(len(top_rows))
+    for k in range(len(top_rows)):
+        out[k] = np.exp(scores[top_rows[k]] - largest)
+    return out
+
+
+@jit
+def _top_sums(top_exp, permutation_top, top_slot, rest, in_top, sums):
+    """``_top_log_sums`` in the linear domain: sums of ``exp(s - largest)`` (``top_exp``,
+    ``_top_exponentials``), ``rest`` the query's rest so summed; returns the tail's."""
     m = len(permutation_top)
     _mark_top(permutation_top, top_slot, in_top)
     tail = rest
-    for k in range(len(top_rows)):
+    for k in range(len(top_exp)):
         if not in_top[k]:
-            tail += np.exp(scores[top_rows[k]] - largest)
+            tail += top_exp[k]
     sums[m] = tail
     for r in range(m - 1, -1, -1):
-        sums[r] = sums[r + 1] + np.exp(scores[permutation_top[r]] - largest)
+        sums[r] = sums[r + 1] + top_exp[top_slot[permutation_top[r]]]
     return tail
 
 
@@ -303,10 +313,13 @@ def _query_gradients_linear(
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
     in_top = np.empty(len(query_top), dtype=np.bool_)
     sums = np.empty(m + 1)  # the walked permutation's context sums; the tail's at m
+    top_exp = _top_exponentials(scores, query_top, largest)
     rest = 0.0
     for i in range(start, end):
         if top_slot[i] < 0:
-            rest += np.exp(scores[i] - largest)
+            e = np.exp(scores[i] - largest)
+            rest += e
+            gradients[i] = e  # kept until the rest's sums are known: the walks write only top rows
     rest_first = 0.0
     rest_second = 0.0
     c = context_boundaries[q]
@@ -314,7 +327,7 @@ def _query_gradients_linear(
         # One walk along a permutation's top for its contexts, contexts[c:last].
         last = _walk_end(contexts, c, context_boundaries[q + 1])
         permutation_top = permutations[contexts[c, 0], start : start + m]
-        _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
+        _top_sums(top_exp, permutation_top, top_slot, rest, in_top, sums)
         a = 0.0
         b = 0.0
         for r in range(contexts[c, 1], m):
@@ -325,23 +338,21 @@ def _query_gradients_linear(
                 b += share * inverse
                 c += 1
             row = permutation_top[r]
-            e = np.exp(scores[row] - largest)
+            e = top_exp[top_slot[row]]
             gradients[row] += e * a
             hessians[row] += e * a - e * e * b
         for k in range(len(query_top)):
             if not in_top[k]:
                 row = query_top[k]
-                e = np.exp(scores[row] - largest)
-                gradients[row] += e * a
-                hessians[row] += e * a - e * e * b
+                gradients[row] += top_exp[k] * a
+                hessians[row] += top_exp[k] * a - top_exp[k] * top_exp[k] * b
         rest_first += a
         rest_second += b
-    if rest > 0.0:
-        for i in range(start, end):
-            if top_slot[i] < 0:
-                e = np.exp(scores[i] - largest)
-                gradients[i] = e * rest_first
-                hessians[i] = e * rest_first - e * e * rest_second
+    for i in range(start, end):
+        if top_slot[i] < 0:
+            e = gradients[i]
+            gradients[i] = e * rest_first
+            hessians[i] = e * rest_first - e * e * rest_second
 
 
 @jit
@@ -377,10 +388,11 @@ def _plackett_luce_loss(
 
 
 @jit(inline="always")
-def _add_to_leaf(row, scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present):
-    """Adds ``row`` to its leaf's sum for the walk ``stamp`` (``exp(s - largest)`` in the
-    linear domain, ``exp s`` to a log sum otherwise), listing the leaf in ``present`` when
-    the walk first meets it; returns the leaves listed."""
+def _add_to_leaf(row, value, linear, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present):
+    """Adds ``row`` to its leaf's sum for the walk ``stamp`` (``value``, its ``exp(s -
+    largest)``, in the linear domain; its score ``s``, as ``exp s`` to a log sum,
+    otherwise), listing the leaf in ``present`` when the walk first meets it; returns the
+    leaves listed."""
     leaf = row_leaf[row]
     if leaf < 0:
         return n_present
@@ -390,9 +402,9 @@ def _add_to_leaf(row, scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf
         present[n_present] = leaf
         n_present += 1
     if linear:
-        leaf_sum[leaf] += np.exp(scores[row] - largest)
+        leaf_sum[leaf] += value
     else:
-        leaf_sum[leaf] = _log_add(leaf_sum[leaf], scores[row])
+        leaf_sum[leaf] = _log_add(leaf_sum[leaf], value)
     return n_present
 
 
@@ -402,16 +414,19 @@ def _rest_leaf_sums(scores, start, end, top_slot, row_leaf, linear, largest, res
     listed in ``rest_present``; returns the leaves listed and the rest's own sum.
 
     In the linear domain one pass of ``exp(s - largest)``; otherwise log sums, each
-    leaf's shifted by its largest score (a first pass), the rest's by ``_rest_log_sum``.
+    leaf's and the rest's shifted by its largest score (a first pass), as
+    ``_rest_log_sum`` takes it.
     """
     n_rest_present = 0
     rest = 0.0
+    rest_max = -np.inf
     for i in range(start, end):
         leaf = row_leaf[i]
         if top_slot[i] >= 0:
             continue
         share = np.exp(scores[i] - largest) if linear else 0.0
         rest += share
+        rest_max = max(rest_max, scores[i])
         if leaf < 0:
             continue
         if leaf_stamp[leaf] != stamp:
@@ -427,12 +442,15 @@ def _rest_leaf_sums(scores, start, end, top_slot, row_leaf, linear, largest, res
         return n_rest_present, rest
     for i in range(start, end):
         leaf = row_leaf[i]
-        if top_slot[i] < 0 and leaf >= 0:
+        if top_slot[i] >= 0:
+            continue
+        rest += np.exp(scores[i] - rest_max)
+        if leaf >= 0:
             rest_sum[leaf] += np.exp(scores[i] - rest_largest[leaf])
     for t in range(n_rest_present):
         leaf = rest_present[t]
         rest_sum[leaf] = rest_largest[leaf] + np.log(rest_sum[leaf])
-    return n_rest_present, _rest_log_sum(scores, start, end, top_slot)
+    return n_rest_present, (rest_max + np.log(rest) if rest_max > -np.inf else -np.inf)
 
 
 # Queries whose curvature terms are held at once (QUERY_BLOCK x n_nodes floats), and
@@ -534,6 +552,7 @@ def _query_leaf_curvature(
     sums = np.empty(m + 1)  # the walked permutation's context sums (or their logs); the tail's at m
     present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
     rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
+    top_exp = _top_exponentials(scores, query_top, largest) if linear else np.empty(0)
     stamp += 1
     n_rest_present, rest = _rest_leaf_sums(
         scores, start, end, top_slot, row_leaf, linear, largest, rest_largest, rest_sum, leaf_stamp, stamp, rest_present
@@ -548,7 +567,7 @@ def _query_leaf_curvature(
             context_share[contexts[c, 1]] = contexts[c, 2] / n_permutations
         permutation_top = permutations[contexts[first, 0], start : start + m]
         if linear:
-            _top_sums(scores, permutation_top, query_top, top_slot, rest, largest, in_top, sums)
+            _top_sums(top_exp, permutation_top, top_slot, rest, in_top, sums)
         else:
             _top_log_sums(scores, permutation_top, query_top, top_slot, rest, in_top, sums)
         stamp += 1
@@ -561,9 +580,12 @@ def _query_leaf_curvature(
             n_present += 1
         for k in range(len(query_top)):
             if not in_top[k]:
-                n_present = _add_to_leaf(query_top[k], scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+                value = top_exp[k] if linear else scores[query_top[k]]
+                n_present = _add_to_leaf(query_top[k], value, linear, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
         for r in range(m - 1, contexts[first, 1] - 1, -1):
-            n_present = _add_to_leaf(permutation_top[r], scores, linear, largest, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
+            row = permutation_top[r]
+            value = top_exp[top_slot[row]] if linear else scores[row]
+            n_present = _add_to_leaf(row, value, linear, row_leaf, stamp, leaf_stamp, leaf_sum, present, n_present)
             if context_share[r] > 0.0:
                 inverse = 1.0 / sums[r] if linear else 0.0
                 for t in range(n_present):
@@ -648,18 +670,16 @@ def distinct_contexts(
     return contexts, context_boundaries, top_share
 
 
-def top_rows_of(
-    permutations: np.ndarray, query_boundaries: np.ndarray, depths: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def top_rows_of(top_share: np.ndarray, query_boundaries: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The rows at the modelled positions of any permutation, per query: the only rows
     whose position differs between the permutations' contexts (``_plackett_luce_gradients``).
 
     Parameters
     ----------
-    permutations : int64 array of shape (n_permutations, n_rows)
+    top_share : float64 array of shape (n_rows,)
+        ``distinct_contexts``' share of the permutations placing each row among the
+        modelled positions: positive exactly for those rows.
     query_boundaries : int64 array of shape (n_queries + 1,)
-    depths : int64 array of shape (n_queries,)
-        Positions modelled per query.
 
     Returns
     -------
@@ -670,17 +690,11 @@ def top_rows_of(
     top_slot : int64 array of shape (n_rows,)
         Each row's index among its query's top rows, -1 for the others.
     """
-    n_rows = permutations.shape[1]
-    sizes = np.diff(query_boundaries)
-    query_of_row = np.repeat(np.arange(len(sizes)), sizes)
-    modelled = np.arange(n_rows) - query_boundaries[:-1][query_of_row] < depths[query_of_row]
-    in_top = np.zeros(n_rows, dtype=bool)
-    for permutation in permutations:
-        in_top[permutation[modelled]] = True
-    top_rows = np.flatnonzero(in_top).astype(INDEX_DTYPE)
+    top_rows = np.flatnonzero(top_share > 0.0).astype(INDEX_DTYPE)
     top_boundaries = np.searchsorted(top_rows, query_boundaries).astype(INDEX_DTYPE)
-    top_slot = np.full(n_rows, -1, dtype=INDEX_DTYPE)
-    top_slot[top_rows] = np.arange(len(top_rows)) - top_boundaries[query_of_row[top_rows]]
+    query_of_top = np.searchsorted(query_boundaries, top_rows, side="right") - 1
+    top_slot = np.full(len(top_share), -1, dtype=INDEX_DTYPE)
+    top_slot[top_rows] = np.arange(len(top_rows)) - top_boundaries[query_of_top]
     return top_rows, top_boundaries, top_slot
 
 
@@ -772,9 +786,7 @@ class PlackettLuce(RankingObjective):
         self.contexts_, self.context_boundaries_, self.top_share_ = distinct_contexts(
             self.permutations_, self.query_boundaries_, self.depths_, random_state=lines.following().integers(2**63)
         )
-        self.top_rows_, self.top_boundaries_, self.top_slot_ = top_rows_of(
-            self.permutations_, self.query_boundaries_, self.depths_
-        )
+        self.top_rows_, self.top_boundaries_, self.top_slot_ = top_rows_of(self.top_share_, self.query_boundaries_)
 
     def loss(self, scores: np.ndarray) -> float:
         """Mean over permutations of the summed top-k negative log-likelihood."""
