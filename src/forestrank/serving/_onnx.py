@@ -107,10 +107,10 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     element = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
     nodes, initializers, features, n_inputs = [], [], "X", model.n_features_in_
     if scaler is not None:  # normalised in double, as QueryScaler does, then given to the trees in the input's type
-        n_inputs = scaler.n_features_in_
+        n_inputs, scaled = scaler.n_features_in_, "X"
         if dtype == np.float32:
             nodes.append(helper.make_node("Cast", ["X"], ["X_double"], to=TensorProto.DOUBLE))
-        scaled = "X" if dtype == np.float64 else "X_double"
+            scaled = "X_double"
         scaler_nodes, initializers = query_scaler_nodes(scaler, scaled, "normalised")
         nodes += scaler_nodes
         features = "normalised"
