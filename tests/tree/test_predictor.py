@@ -52,7 +52,7 @@ def test_passes_blocks_and_missing_values_do_not_change_the_sums():
     for pass_bytes in (_predictor.PASS_BYTES, 4096, 1):
         sums = np.zeros(len(rows))
         _predictor.add_tree_values(
-            rows, forest._forest_nodes, forest._forest_missing_left, forest._tree_offsets, pass_bytes, sums
+            rows, forest._forest_nodes, forest._forest_missing_left, None, None, forest._tree_offsets, pass_bytes, sums
         )
         np.testing.assert_allclose(sums, expected, rtol=1e-12)
     forest.n_jobs = 1

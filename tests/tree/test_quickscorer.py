@@ -56,7 +56,7 @@ def ensembles(draw, max_leaves=_quickscorer.MAX_LEAVES):
 
 def _walked(X, nodes, missing_left, offsets):
     out = np.zeros(len(X))
-    _predictor.add_tree_values(X, nodes, missing_left, offsets, _predictor.PASS_BYTES, out)
+    _predictor.add_tree_values(X, nodes, missing_left, None, None, offsets, _predictor.PASS_BYTES, out)
     return out
 
 

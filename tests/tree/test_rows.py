@@ -10,10 +10,12 @@ from forestrank._tree import _rows
 
 
 @numba.njit
-def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, n_threads):
+def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, n_threads):
     if n_threads > 0:
-        return _rows.partition_parallel(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, n_threads)
-    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+        return _rows.partition_parallel(
+            X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, n_threads
+        )
+    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins)
 
 
 @pytest.mark.parametrize("n_threads", [2, 3])
@@ -22,15 +24,22 @@ def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missin
 def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     """Same positions for every row (stable on both sides), same targets and weights
     with them, same first right position and missing count, rows outside the range
-    untouched; with chunks of unequal sizes, and missing rows on either side."""
+    untouched; with chunks of unequal sizes, missing rows on either side, and
+    categorical splits (a set of bins left, bins past the first bitmap word)."""
     n_rows = data.draw(st.integers(1, 60))
-    n_bins = data.draw(st.integers(1, 6))
+    n_bins = data.draw(st.sampled_from([1, 2, 3, 6, 70, 200]))
     X_binned = np.array(data.draw(st.lists(st.integers(0, n_bins - 1), min_size=n_rows, max_size=n_rows)), np.uint8)[:, None]
     start = data.draw(st.integers(0, n_rows - 1))
     end = data.draw(st.integers(start + 1, n_rows))
     cut_bin = data.draw(st.integers(-1, n_bins - 1))
     missing_bin = data.draw(st.sampled_from([-1, n_bins - 1]))
     missing_left = data.draw(st.booleans())
+    left_set = data.draw(st.one_of(st.none(), st.sets(st.integers(0, n_bins - 1))))
+    left_bins = np.zeros((n_bins + 63) // 64, dtype=np.uint64)
+    for b in left_set or ():
+        left_bins[b // 64] |= np.uint64(1) << np.uint64(b % 64)
+    if left_set is None:
+        left_bins = left_bins[:0]  # a numeric split in a tree with categorical features
     rng = np.random.default_rng(n_rows)
     samples = rng.permutation(n_rows).astype(np.int64)
     targets = rng.normal(size=(n_rows, 2))
@@ -38,7 +47,7 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     results = []
     for threads in (0, n_threads):
         rows = _rows.sorted_rows(samples, targets, weights)
-        middle, n_missing = _partition(X_binned, rows, start, end, 0, cut_bin, missing_bin, missing_left, threads)
+        middle, n_missing = _partition(X_binned, rows, start, end, 0, cut_bin, missing_bin, missing_left, left_bins, threads)
         results.append((middle, n_missing, rows.samples.copy(), rows.targets.copy(), rows.weights.copy()))
     serial, parallel = results
     assert serial[:2] == parallel[:2]
@@ -47,6 +56,8 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     # The serial partition itself: left rows first, each side in its original order.
     bins = X_binned[samples[start:end], 0]
     left = (bins <= cut_bin) | ((bins == missing_bin) & missing_left)
+    if left_set is not None:
+        left = np.isin(bins, sorted(left_set))
     expected_order = np.concatenate([samples[:start], samples[start:end][left], samples[start:end][~left], samples[end:]])
     np.testing.assert_array_equal(serial[2], expected_order)
     assert serial[0] == start + left.sum()

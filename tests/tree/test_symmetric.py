@@ -253,7 +253,8 @@ def test_the_oblivious_predictor_sums_what_the_node_walk_sums_bit_for_bit(missin
     X_new = np.vstack([X, np.full((3, X.shape[1]), np.nan), X[:5] * 1.5])
     walked = np.zeros(len(X_new))
     _predictor.add_tree_values(
-        X_new, model._forest_nodes, model._forest_missing_left, model._tree_offsets, model._predict_pass_bytes, walked
+        X_new, model._forest_nodes, model._forest_missing_left, None, None, model._tree_offsets, model._predict_pass_bytes,
+        walked,
     )
     np.testing.assert_array_equal(model._sum_trees(X_new), walked)
     staged = list(model.staged_predict(X_new))

@@ -9,6 +9,15 @@ finder does) and the other bins follow the quantiles of the remaining values
 ``max_bins=None`` is the exact mode: one bin per distinct value however many there
 are, on the same code path (wider bin dtype).
 
+A categorical feature (``categorical``; ``docs/categorical.md``) holds integer category
+codes, and its bins are categories, not ranges: one bin per code in increasing code
+order when it has at most ``max_bins`` codes; otherwise the ``max_bins - 1`` codes held
+by the most rows (ties to the smaller code) get a bin each, in code order, and the rest
+share one more, its "other" bin (``other_codes_``), as LightGBM keeps the frequent
+categories of a column and lumps the rare ones. Its thresholds and bin values are the
+bin indices, which no split reads (a categorical split is a set of bins,
+``_tree/_scans.py``); ``category_codes_`` maps the bins back to codes.
+
 A sample with value ``x`` falls in bin ``b = #{thresholds < x}``: ``x <= thresholds[b]``
 and ``x > thresholds[b - 1]``. A split "bin <= b" is therefore the split
 "x <= thresholds[b]" on raw values, which is how trees predict without binning.
@@ -166,6 +175,13 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
                 binned[block_start + k, feature] = missing_bin if values[k] != values[k] else base
 
 
+def _category_tables(n_value_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Thresholds and bin values of a categorical column of ``n_value_bins`` bins: the bin
+    indices (``_bin_rows`` needs finite increasing cuts; the lookup by code overwrites its bins)."""
+    indices = np.arange(n_value_bins, dtype=FLOAT_DTYPE)
+    return indices[:-1] + 0.5, indices
+
+
 def _bin_dtype(max_n_bins: int) -> type:
     for dtype in (np.uint8, np.uint16, np.uint32):
         if max_n_bins <= np.iinfo(dtype).max + 1:
@@ -187,6 +203,10 @@ class BinMapper:
     n_jobs : int or None, default=None
         Threads (joblib) that sort columns in ``fit`` and bin row blocks in
         ``transform``; the result does not depend on it.
+    categorical : bool ndarray of shape (n_features,) or None, default=None
+        Which features hold category codes (integers from 0 to
+        ``_input.categories.MAX_CATEGORY_CODE``, NaN = missing, as
+        ``_input.categories.check_category_codes`` leaves them); None: none.
 
     Attributes
     ----------
@@ -202,12 +222,22 @@ class BinMapper:
     bin_values_ : list of ndarray of float64
         A representative value per value bin (the value itself for one-value bins,
         else the middle of the bin's range of training values).
+    category_codes_ : dict of int to ndarray of int64
+        For each categorical feature, the code of each of its value bins (-1 for its
+        "other" bin).
+    other_codes_ : dict of int to ndarray of int64
+        For each categorical feature, the codes its "other" bin holds (none when every
+        code has a bin).
     """
 
-    def __init__(self, max_bins: int | None = 255, random_state: object = None, n_jobs: int | None = None) -> None:
+    def __init__(
+        self, max_bins: int | None = 255, random_state: object = None, n_jobs: int | None = None,
+        categorical: np.ndarray | None = None,
+    ) -> None:  # fmt: skip
         self.max_bins = max_bins
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.categorical = categorical
 
     def fit(self, X: np.ndarray) -> "BinMapper":
         """Learn the cuts of each column of ``X`` (float64 or float32, dense or scipy.sparse;
@@ -227,9 +257,18 @@ class BinMapper:
         # np.sort releases the GIL: columns sort in parallel threads, when they are long
         # enough to repay a thread.
         n_jobs = self.n_jobs if sample.shape[0] >= _PARALLEL_SORT_ROWS else 1
+        categorical = self._categorical_mask(X.shape[1])
+        self.category_codes_, self.other_codes_ = {}, {}
+        for feature in np.flatnonzero(categorical):  # from every row: a code the sub-sample missed still gets a bin
+            self.category_codes_[int(feature)], self.other_codes_[int(feature)] = self._category_bins(dense_column(X, feature))
         tables = run_in_threads(
-            (delayed(self._column_cuts)(dense_column(sample, feature)) for feature in range(X.shape[1])), n_jobs
-        )
+            (
+                delayed(self._column_cuts)(dense_column(sample, feature)) if not categorical[feature]
+                else delayed(_category_tables)(len(self.category_codes_[feature]))
+                for feature in range(X.shape[1])
+            ),
+            n_jobs,
+        )  # fmt: skip
         self.thresholds_ = [thresholds for thresholds, _ in tables]
         self.bin_values_ = [representatives for _, representatives in tables]
         self.n_value_bins_ = np.array([len(t) + 1 for t in self.thresholds_], dtype=np.int32)
@@ -237,6 +276,32 @@ class BinMapper:
         self.missing_bins_ = np.where(has_missing, self.n_bins_ - 1, -1).astype(np.int32)
         self.bin_dtype_ = _bin_dtype(int(self.n_bins_.max()))
         return self
+
+    def _categorical_mask(self, n_features: int) -> np.ndarray:
+        if self.categorical is None:
+            return np.zeros(n_features, dtype=bool)
+        return np.asarray(self.categorical, dtype=bool)
+
+    def _category_bins(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(code of each value bin, -1 for the "other" bin; the codes of the "other" bin) of one
+        categorical column of codes (NaN = missing)."""
+        codes, counts = np.unique(column[~np.isnan(column)].astype(np.int64), return_counts=True)
+        if self.max_bins is None or len(codes) <= self.max_bins:
+            return codes, codes[:0]
+        kept = np.zeros(len(codes), dtype=bool)
+        kept[np.argsort(-counts, kind="stable")[: self.max_bins - 1]] = True
+        return np.append(codes[kept], -1), codes[~kept]
+
+    def category_bins(self, feature: int, n_codes: int) -> np.ndarray:
+        """The bin of each code ``0..n_codes-1`` of categorical ``feature`` (int64), -1 for a code
+        ``fit`` did not see."""
+        bins = np.full(n_codes, -1, dtype=np.int64)
+        codes = self.category_codes_[feature]
+        named = codes[(codes >= 0) & (codes < n_codes)]
+        bins[named] = np.searchsorted(codes[codes >= 0], named)
+        others = self.other_codes_[feature]
+        bins[others[others < n_codes]] = len(codes) - 1
+        return bins
 
     def _column_cuts(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cuts and bin representatives of one column (float64 or float32), from its present values."""
@@ -275,9 +340,22 @@ class BinMapper:
         return binned
 
     def _bin_range(self, X: np.ndarray, start: int, stop: int, thresholds: np.ndarray, binned: np.ndarray) -> None:
-        """Bin the rows ``start:stop`` of ``X`` into ``binned``; a sparse ``X`` a dense block at a time."""
+        """Bin the rows ``start:stop`` of ``X`` into ``binned``; a sparse ``X`` a dense block at a time.
+
+        A categorical column's bins are looked up by code (``category_bins``); a code
+        ``fit`` did not see takes the missing bin (bin 0 without one), as a NaN in a
+        feature without a missing bin does in ``_bin_rows``.
+        """
         for first, last, rows in dense_blocks(X, start, stop):
             _bin_rows(rows, thresholds, self.n_value_bins_, self.missing_bins_, binned[first:last])
+            for feature in self.category_codes_:
+                column = rows[:, feature]
+                present = ~np.isnan(column)
+                codes = np.where(present, column, 0).astype(np.int64)
+                n_codes = int(codes.max(initial=0)) + 1
+                bins = self.category_bins(feature, n_codes)[codes]
+                unseen = max(int(self.missing_bins_[feature]), 0)
+                binned[first:last, feature] = np.where(present & (bins >= 0), bins, unseen)
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.

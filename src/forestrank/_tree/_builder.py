@@ -31,7 +31,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._numba.jit import jit
-from . import _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans, _splitter
+from . import _categories, _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans, _splitter
 
 # ``TreeOutput.missing_left`` of a split node that had no missing rows, until settled.
 _UNSEEN = 2
@@ -53,7 +53,7 @@ GrowthParams = namedtuple(
     [
         "criterion", "n_classes", "l2_regularization", "max_depth", "min_samples_split", "min_samples_leaf",
         "min_child_weight", "min_gain_to_split", "max_leaf_nodes", "max_features", "expansion", "n_threads",
-        "missing_direction",
+        "missing_direction", "cat_smooth", "max_cat_to_onehot",
     ],
 )  # fmt: skip
 GrowthParams.__doc__ = """Integer-coded growth parameters (ints as int64, the rest float64; -1 = no limit).
@@ -76,7 +76,14 @@ n_threads : int
     joblib thread (forests): parallel kernels must not run there.
 missing_direction : int
     ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``, ``SEPARATE``): where splits send
-    missing values.
+    missing values (of numeric features: a categorical feature's missing values are a
+    category of their own, placed by its split).
+cat_smooth : float
+    Added to a category's hessian in the key that orders a node's categories
+    (``_criteria.category_key``, newton only).
+max_cat_to_onehot : int
+    A node with at most this many categories of a feature splits one category from
+    the rest (``_categories``).
 """
 
 TreeOutput = namedtuple(
@@ -250,16 +257,23 @@ def _allowed_features(node, work):
 
 
 @jit(inline="always")
-def _record_split(table, binned, node, feature, b, after, gain, missing):
+def _record_split(table, binned, node, feature, b, after, gain, missing, categories):
+    """Record the split found for ``node``: a categorical one keeps its set of bins
+    (``_categories.record_split``) and the threshold +inf, which no reader of a
+    categorical node uses (``_tree/_tree.py``)."""
     table.split_feature[node] = feature
     table.split_bin[node] = b
     table.split_missing[node] = missing
-    table.split_threshold[node] = _splitter.threshold(binned.bin_thresholds, binned.bin_values, feature, b, after)
+    if _categories.is_categorical(categories, feature):
+        _categories.record_split(categories, node)
+        table.split_threshold[node] = np.inf
+    else:
+        table.split_threshold[node] = _splitter.threshold(binned.bin_thresholds, binned.bin_values, feature, b, after)
     table.split_gain[node] = gain
 
 
 @jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote):
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
     Pointwise trees search its split now; listwise trees when it is expanded; a forced
@@ -304,13 +318,13 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
             work.monotonic_cst,
-            table.lower[node], table.upper[node],
+            table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
         if feature < 0:
             return False
-        _record_split(table, binned, node, feature, b, after, gain * scale, missing)
+        _record_split(table, binned, node, feature, b, after, gain * scale, missing, categories)
         best_priority = gain
     frontier.priority[node] = _frontier.order_priority(expansion, node, depth, count, value, rng_state, best_priority)
     _frontier.push(frontier, node)
@@ -318,7 +332,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
 
 
 @jit(inline="always")
-def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units):
+def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units, categories):
     """Search the split of an expanded node of a listwise tree; returns whether one was found."""
     table = work.table
     start = table.start[node]
@@ -335,12 +349,12 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), work.feature_penalty,
             penalty_units[0], work.monotonic_cst,
-            table.lower[node], table.upper[node],
+            table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         gain *= scale
     if feature < 0:
         return False
-    _record_split(table, binned, node, feature, b, after, gain, missing)
+    _record_split(table, binned, node, feature, b, after, gain, missing, categories)
     return True
 
 
@@ -388,6 +402,16 @@ def _bound_children(node, n_nodes, rows, params, work, remote):
 
 
 @jit(inline="always")
+def _left_bins(node, feature, categories):
+    """The bins a node's split sends left, as ``_rows.goes_left`` takes them: None in a tree
+    without categorical features, the node's set for a categorical split, else empty."""
+    if categories is None:
+        return None
+    sets = categories.sets
+    return sets[node] if categories.is_categorical[feature] != 0 else sets[node, :0]
+
+
+@jit(inline="always")
 def _split_decision(node, binned, table):
     """The node's recorded split as the partition of its rows reads it: (feature, cut bin,
     missing bin, whether the missing rows go left, whether the split is three-way)."""
@@ -399,7 +423,7 @@ def _split_decision(node, binned, table):
 
 
 @jit(inline="always")
-def _announce_next(node, binned, table, pool, remote):
+def _announce_next(node, binned, table, pool, remote, categories):
     """Name the split of a waiting node to the exchange, which may make it in the round of the
     split being made (``_remote.PartitionsExchange.announce``): a pointwise node's split is
     fixed once it waits (only listwise nodes are searched again when popped, and a tree
@@ -408,12 +432,14 @@ def _announce_next(node, binned, table, pool, remote):
     feature, cut_bin, missing_bin, missing_left, _ = _split_decision(node, binned, table)
     side = np.int64(-1)
     if pool is not None:
-        side = _histograms.smaller_child(pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left)
+        side = _histograms.smaller_child(
+            pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left, _left_bins(node, feature, categories)
+        )
     _remote.announce(remote, node, feature, cut_bin, missing_bin, missing_left, side)
 
 
 @jit(inline="always")
-def _split(node, n_nodes, binned, rows, params, output, table, pool, remote):
+def _split(node, n_nodes, binned, rows, params, output, table, pool, remote, categories):
     """Partition the node's rows by its recorded split and create its two children ``n_nodes``, ``n_nodes + 1``.
 
     A three-way split becomes the "missing?" test: the missing rows alone go left, and
@@ -422,18 +448,23 @@ def _split(node, n_nodes, binned, rows, params, output, table, pool, remote):
     start = table.start[node]
     end = table.end[node]
     feature, cut_bin, missing_bin, missing_left, apart = _split_decision(node, binned, table)
+    left_bins = _left_bins(node, feature, categories)
     if remote is not None:  # every partition splits its rows; the left child's global count comes first
         fill_child = np.int64(-1)
         if pool is not None:
-            fill_child = _histograms.smaller_child(pool, node, n_nodes, feature, cut_bin, missing_bin, missing_left)
+            fill_child = _histograms.smaller_child(
+                pool, node, n_nodes, feature, cut_bin, missing_bin, missing_left, left_bins
+            )
         n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
         middle = start + n_left
     elif params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
         middle, n_missing = _rows.partition_parallel(
-            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, params.n_threads
+            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
         )
     else:
-        middle, n_missing = _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+        middle, n_missing = _rows.partition(
+            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins
+        )
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = -np.inf if apart else table.split_threshold[node]
@@ -504,7 +535,7 @@ def _penalty_units(params, rows, work, listwise, remote):
 
 
 @jit(refcounted=False)
-def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote):
+def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote, categories):
     """Grow one tree; returns the number of nodes written to ``output``.
 
     Parameters
@@ -532,10 +563,14 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         holds none (its ``integer_weights`` says whether every partition's weights
         are integers), ``output.row_leaf`` is empty, and the tree is pointwise with a
         ``pool``.
+    categories : None or _categories.CategorySplits
+        None: no feature is categorical. Otherwise the tree's categorical features,
+        the scratch of their scans and the bins each categorical split sends left.
 
-    The four optional arguments are None or not per call *type*, so a pointwise
+    The five optional arguments are None or not per call *type*, so a pointwise
     forest's specialisation compiles neither the listwise criterion, nor the pool,
-    nor the sorted sweep, nor the exchange (``docs/design.md``, "Numba rules").
+    nor the sorted sweep, nor the exchange, nor categorical splits (``docs/design.md``,
+    "Numba rules").
     """
     table = work.table
     if remote is None:
@@ -568,7 +603,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         while next_node < n_nodes:
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
-                sweep_order, pool, listwise, penalty_units[0], remote,
+                sweep_order, pool, listwise, penalty_units[0], remote, categories,
             )  # fmt: skip
             if listwise is not None:  # the tie blocks need the node's value
                 if next_node == 0 or listwise_waiting > 0 or table.depth[next_node] < listwise.depth:
@@ -588,7 +623,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             listwise_waiting -= table.depth[node] < listwise.depth
             if not _search_expanded_node(
                 node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise,
-                penalty_units,
+                penalty_units, categories,
             ):  # fmt: skip
                 continue
         if remote is not None and (params.max_leaf_nodes < 0 or n_leaves + 1 < params.max_leaf_nodes):
@@ -596,8 +631,8 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             # next to pop unless the new children outrank it, and the two below it), of
             # which the exchange makes one ahead.
             for position in range(min(3, work.frontier.size[0])):
-                _announce_next(work.frontier.heap[position], binned, table, pool, remote)
-        _split(node, n_nodes, binned, rows, params, output, table, pool, remote)
+                _announce_next(work.frontier.heap[position], binned, table, pool, remote, categories)
+        _split(node, n_nodes, binned, rows, params, output, table, pool, remote, categories)
         _bound_children(node, n_nodes, rows, params, work, remote)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2

@@ -130,6 +130,24 @@ def n_hist_columns(criterion: int) -> int:
     return 3 if criterion == NEWTON else 4
 
 
+@jit(inline="always")
+def category_key(criterion, row, weight, smooth):
+    """The key that orders a node's categories for a categorical split (``_categories``):
+    the mean grade ``sum_c c w_c / W`` (class criteria: Breiman's order for two classes),
+    the mean target ``first / W`` (variance), or ``G / (H + smooth)`` (newton: LightGBM's
+    order, ``cat_smooth``). ``row`` is the category's statistics (a histogram row: class
+    weights, or the two moments first), ``weight`` its weight (> 0); a newton category without curvature keys 0."""
+    if uses_classes(criterion):
+        total = 0.0
+        for c in range(len(row)):
+            total += c * row[c]
+        return total / weight
+    if criterion == VARIANCE:
+        return row[0] / weight
+    curvature = row[1] + smooth
+    return row[0] / curvature if curvature > 0.0 else 0.0
+
+
 # --- the cost of a node -----------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ._binning import BinMapper
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
-from . import _builder, _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans
+from . import _builder, _categories, _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans
 from ._tree import Tree
 
 
@@ -38,6 +38,8 @@ class TreeParams:
     max_queries: int = -1
     n_threads: int = 1
     missing_direction: int = _scans.LEARN
+    cat_smooth: float = 0.0
+    max_cat_to_onehot: int = 0
 
     def growth_params(self) -> "_builder.GrowthParams":
         """The builder's bundle, every field with the type its compiled signature has."""
@@ -45,7 +47,7 @@ class TreeParams:
             int(self.criterion), int(self.n_classes), float(self.l2_regularization), int(self.max_depth),
             int(self.min_samples_split), int(self.min_samples_leaf), float(self.min_child_weight),
             float(self.min_gain_to_split), int(self.max_leaf_nodes), int(self.max_features), int(self.expansion),
-            int(self.n_threads), int(self.missing_direction),
+            int(self.n_threads), int(self.missing_direction), float(self.cat_smooth), int(self.max_cat_to_onehot),
         )  # fmt: skip
 
 
@@ -69,6 +71,11 @@ class TrainingSet:
     missing_bins : ndarray of shape (n_features,), int32, or None
         Each feature's missing bin or -1 (``BinMapper.missing_bins_``); None: no
         feature has one.
+    is_categorical : ndarray of shape (n_features,), bool, or None
+        The categorical features (``_categories``); None: none.
+    category_bins : dict of int to ndarray of int64
+        For each categorical feature, the bin of each code from 0 to the largest the
+        fit saw, -1 for a code it did not see (``BinMapper.category_bins``).
     """
 
     X_binned: np.ndarray
@@ -81,6 +88,8 @@ class TrainingSet:
     query_boundaries: np.ndarray = field(default_factory=lambda: np.zeros(1, dtype=INDEX_DTYPE))
     row_gains: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=FLOAT_DTYPE))
     missing_bins: np.ndarray | None = None
+    is_categorical: np.ndarray | None = None
+    category_bins: dict = field(default_factory=dict)
 
     def binned(self) -> "_builder.Binned":
         """The builder's view of the binned matrix."""
@@ -91,7 +100,8 @@ class TrainingSet:
 
 
 def binned_features(
-    X: np.ndarray, max_bins: int | None, seed: int, n_jobs: int | None, fit_rows: np.ndarray | None = None
+    X: np.ndarray, max_bins: int | None, seed: int, n_jobs: int | None, fit_rows: np.ndarray | None = None,
+    categorical: np.ndarray | None = None,
 ) -> dict:
     """Bin ``X`` once for a fit: the ``TrainingSet`` fields (binned matrix, bin counts,
     missing bins, thresholds, bin values).
@@ -105,8 +115,10 @@ def binned_features(
     fit_rows : bool ndarray of shape (n_rows,), default=None
         The rows the bins are computed from (e.g. those of positive weight); all by
         default. Every row is binned.
+    categorical : bool ndarray of shape (n_features,), default=None
+        The categorical features (``BinMapper``); None: none.
     """
-    binner = BinMapper(max_bins, random_state=seed, n_jobs=n_jobs)
+    binner = BinMapper(max_bins, random_state=seed, n_jobs=n_jobs, categorical=categorical)
     binner.fit(X if fit_rows is None or fit_rows.all() else X[fit_rows])
     return binned_with(binner, X)
 
@@ -115,10 +127,22 @@ def binned_with(binner: BinMapper, X: np.ndarray) -> dict:
     """``binned_features`` of ``X`` with the bins of a fitted ``binner`` (shared by the
     partitions of a partitioned fit; ``X`` may have no rows, for a driver that holds none)."""
     thresholds, bin_values = binner.padded_tables()
-    return {
+    binned = {
         "X_binned": binner.transform(X), "n_bins": binner.n_bins_, "missing_bins": binner.missing_bins_,
         "bin_thresholds": thresholds, "bin_values": bin_values,
     }  # fmt: skip
+    if binner.category_codes_:
+        binned["is_categorical"] = np.asarray(binner.categorical, dtype=bool)
+        binned["category_bins"] = {
+            feature: binner.category_bins(feature, _n_codes(binner, feature)) for feature in binner.category_codes_
+        }
+    return binned
+
+
+def _n_codes(binner: BinMapper, feature: int) -> int:
+    """One more than the largest code of categorical ``feature`` that ``binner`` saw."""
+    codes = np.concatenate((binner.category_codes_[feature], binner.other_codes_[feature]))
+    return int(codes.max(initial=-1)) + 1
 
 
 def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
@@ -208,6 +232,11 @@ class TreeMemory:
             self.capacity, data.X_binned.shape[1], data.bin_thresholds.shape[1],
             _criteria.n_statistics(params.criterion, params.n_classes), params.missing_direction, pointwise,
         )  # fmt: skip
+        self.categories = None
+        if data.is_categorical is not None:
+            self.categories = _categories.new_category_splits(
+                data.is_categorical, self.capacity, data.bin_thresholds.shape[1]
+            )
 
     def fresh_workspace(self) -> "_builder.Workspace":
         """The workspace, reset where a tree reads before it writes: an empty frontier and
@@ -407,19 +436,20 @@ def grow_tree(
             _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
             work,
             rng_state, np.empty((n_tree_rows, 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None, pool, listwise,
-            output, None,
+            output, None, memory.categories,
         )  # fmt: skip
     else:
         no_rows = memory.rows._replace(integer_weights=exchange.integer_weights)
         with _remote.register(exchange) as remote:
             n_nodes = _builder.build_tree(
                 data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
-                output, remote,
+                output, remote, None,
             )  # fmt: skip
         exchange.finish()
     if value_bounds is not None:
         value_bounds[:n_nodes, 0] = work.table.lower[:n_nodes]
         value_bounds[:n_nodes, 1] = work.table.upper[:n_nodes]
+    category_offsets, category_bits = category_bitmaps(data, memory.categories, output.nodes, output.missing_left, n_nodes)
     return Tree(
         nodes=output.nodes[:n_nodes].copy() if node_store is None else node_store.keep(output.nodes[:n_nodes]),
         missing_left=output.missing_left[:n_nodes].copy(),
@@ -427,4 +457,38 @@ def grow_tree(
         n_node_samples=output.n_node_samples[:n_nodes].copy(),
         weighted_n_node_samples=output.weighted_n_node_samples[:n_nodes].copy(),
         feature_gains=output.feature_gains,
+        category_offsets=category_offsets,
+        category_bits=category_bits,
     )
+
+
+def category_bitmaps(
+    data: TrainingSet, categories: "_categories.CategorySplits | None", nodes: np.ndarray, missing_left: np.ndarray,
+    n_nodes: int,
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The codes each categorical split of a grown tree sends left, as ``Tree`` keeps them
+    (``category_offsets``, ``category_bits``), or (None, None) in a tree without one.
+
+    The split's set of bins becomes a bitmap of codes ``0 .. 64 w - 1`` (``w`` words, enough
+    for every code the fit saw): a code goes where its bin goes, and a code the fit did
+    not see, like a missing value, where the node sends missing values.
+    """
+    if categories is None:
+        return None, None
+    feature = nodes["feature"][:n_nodes]
+    split = np.flatnonzero(feature >= 0)
+    split = split[data.is_categorical[feature[split]]]
+    if len(split) == 0:
+        return None, None
+    offsets = np.zeros(n_nodes + 1, dtype=INDEX_DTYPE)
+    words = []
+    for node in split:
+        bins_of_codes = data.category_bins[int(feature[node])]
+        n_words = max((len(bins_of_codes) + 63) // 64, 1)
+        bin_left = np.unpackbits(categories.sets[node].view(np.uint8), bitorder="little").astype(bool)
+        code_left = np.full(64 * n_words, bool(missing_left[node]))
+        seen = bins_of_codes >= 0
+        code_left[: len(bins_of_codes)][seen] = bin_left[bins_of_codes[seen]]
+        words.append(np.packbits(code_left, bitorder="little").view(np.uint64))
+        offsets[node + 1] = n_words
+    return np.cumsum(offsets), np.concatenate(words)

@@ -54,7 +54,7 @@ scratch : int
     The last slot.
 scan_gains : float64 array of shape (n_features,)
 scan_cuts : int64 array of shape (n_features, 4)
-    One node's scan of its ``i``-th drawn feature (``_scans.pooled_scans``): its best
+    One node's scan of its ``i``-th drawn feature (``_splitter.pooled_scans``): its best
     gain, and whether it is constant, its bin, next bin and missing direction.
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
@@ -394,7 +394,7 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
 
 
 @jit(inline="always")
-def smaller_child(pool, node, left_child, feature, threshold_bin, missing_bin, missing_left):
+def smaller_child(pool, node, left_child, feature, threshold_bin, missing_bin, missing_left, left_bins):
     """The child of ``node``'s split whose histograms ``_pair_histograms`` will sum from its
     rows (the one with fewer rows, the left on a tie), as the counts of ``node``'s pooled
     histograms predict them, or -1 without them (no slot, or the scratch slot, whose sums
@@ -410,7 +410,7 @@ def smaller_child(pool, node, left_child, feature, threshold_bin, missing_bin, m
     n_rows = 0.0
     for b in range(len(counts)):
         n_rows += counts[b]
-        if _rows.goes_left(b, threshold_bin, missing_bin, missing_left):
+        if _rows.goes_left(b, threshold_bin, missing_bin, missing_left, left_bins):
             n_left += counts[b]
     return np.int64(left_child if n_left <= n_rows - n_left else left_child + 1)
 

@@ -32,7 +32,7 @@ def _fill(X_binned, criterion, rows, start, end, histograms, counts):
 @jit(refcounted=False)
 def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left):
     """``_rows.partition``: returns (first right position, rows in ``missing_bin``)."""
-    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left)
+    return _rows.partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, None)
 
 
 @jit(refcounted=False)

@@ -49,6 +49,18 @@ def goes_left(value, threshold, missing_left, node):
 
 
 @jit(inline="always")
+def categorical_right(value, first_word, n_words, category_bits, missing_left):
+    """1 when a categorical split sends ``value`` right, else 0: code ``c`` by bit ``c % 64`` of
+    word ``first_word + c // 64`` of ``category_bits`` (set: left), a NaN, a negative code or
+    one past the node's ``n_words`` words by ``missing_left`` (``Tree.category_bits``)."""
+    if value >= 0.0 and value < 64.0 * n_words:  # a NaN fails both
+        code = np.int64(value)
+        word = category_bits[nowrap(first_word + (code >> 6))]
+        return np.int64(1) - np.int64((word >> np.uint64(code & 63)) & np.uint64(1))
+    return np.int64(1) - np.int64(missing_left)
+
+
+@jit(inline="always")
 def has_missing(X, row):
     """Whether ``X[row]`` holds a NaN."""
     seen = False
@@ -68,7 +80,7 @@ def missing_blocks(X, start, end, block):
 
 
 @jit
-def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
+def add_tree_values(X, nodes, missing_left, category_offsets, category_bits, tree_offsets, pass_bytes, out):
     """``out[i] += sum over trees of the leaf value reached by row i``.
 
     Parameters
@@ -78,6 +90,11 @@ def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
         All trees, back to back.
     missing_left : uint8 array of the length of ``nodes``
         Where missing values go (``Tree.missing_left``).
+    category_offsets, category_bits : None, or int64 array of the length of ``nodes`` + 1
+        and uint64 array
+        The categorical splits' bitmaps of all trees (``Tree.category_offsets`` with every
+        tree's bitmaps back to back); None for trees without one, which numba then
+        compiles without the test.
     tree_offsets : int64 array of shape (n_trees,)
         First node of each tree.
     pass_bytes : int
@@ -120,6 +137,13 @@ def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
                         right = np.int64(not (value <= node["threshold"]))
                         if block_missing and value != value:
                             right = np.int64(1 - missing_left[nowrap(index)])
+                        if category_offsets is not None:
+                            first_word = category_offsets[nowrap(index)]
+                            n_words = category_offsets[nowrap(index + 1)] - first_word
+                            if n_words > 0:
+                                right = categorical_right(
+                                    value, first_word, n_words, category_bits, missing_left[nowrap(index)]
+                                )
                         next_index = offset + node["left"] + right
                         current[nowrap(j)] = next_index
                         prefetch(nodes, (next_index,))
@@ -128,7 +152,7 @@ def add_tree_values(X, nodes, missing_left, tree_offsets, pass_bytes, out):
 
 
 @jit
-def apply_tree(X, nodes, missing_left, out):
+def apply_tree(X, nodes, missing_left, out, category_offsets, category_bits):
     """Index of the leaf reached by each row in one tree.
 
     Parameters
@@ -138,15 +162,21 @@ def apply_tree(X, nodes, missing_left, out):
     missing_left : uint8 array of shape (n_nodes,)
     out : int64 array of shape (n_rows,)
         Output leaf indices.
+    category_offsets, category_bits : None, or the tree's ``Tree.category_offsets`` and
+        ``Tree.category_bits``
     """
     for i in range(X.shape[0]):
         node = 0
         while nodes[nowrap(node)]["feature"] >= 0:
             record = nodes[nowrap(node)]
-            if goes_left(X[i, nowrap(record["feature"])], record["threshold"], missing_left, node):
-                node = record["left"]
-            else:
-                node = record["left"] + 1
+            value = X[i, nowrap(record["feature"])]
+            left = goes_left(value, record["threshold"], missing_left, node)
+            if category_offsets is not None:
+                first_word = category_offsets[nowrap(node)]
+                n_words = category_offsets[nowrap(node + 1)] - first_word
+                if n_words > 0:
+                    left = categorical_right(value, first_word, n_words, category_bits, missing_left[nowrap(node)]) == 0
+            node = record["left"] if left else record["left"] + 1
         out[i] = node
 
 
@@ -195,8 +225,8 @@ def symmetric_levels(trees: list) -> tuple | None:
     """The arrays of ``add_oblivious_values`` for ``trees`` (``Tree`` objects), or None when one
     of them is not a level-ordered symmetric tree (``_tree/_symmetric.py``): a tree of depth
     ``d`` with ``2 ** (d + 1) - 1`` nodes, node ``k``'s children ``2k + 1`` and ``2k + 2``, and
-    one feature, threshold and missing direction per level."""
-    if not trees:
+    one feature, threshold and missing direction per level; none of them categorical."""
+    if not trees or any(tree.has_categories for tree in trees):
         return None
     depths = np.empty(len(trees), dtype=np.int64)
     for i, tree in enumerate(trees):

@@ -79,27 +79,37 @@ def total_weight(rows):
 
 
 @jit(inline="always")
-def goes_left(row_bin, threshold_bin, missing_bin, missing_left):
+def goes_left(row_bin, threshold_bin, missing_bin, missing_left, left_bins):
     """Whether a row in ``row_bin`` goes left of the split "bin <= threshold_bin", its missing
-    rows (``missing_bin``, the feature's last bin, or -1) left when ``missing_left``."""
+    rows (``missing_bin``, the feature's last bin, or -1) left when ``missing_left``; or, for a
+    categorical split, whether ``row_bin`` is one of ``left_bins``.
+
+    ``left_bins`` is None in a tree without categorical features (numba compiles the
+    numeric rule alone), else a uint64 bitmap of the bins going left (bin ``b`` is bit
+    ``b % 64`` of word ``b // 64``), empty for a numeric split.
+    """
+    if left_bins is not None:
+        if len(left_bins) > 0:
+            return (left_bins[row_bin >> 6] >> np.uint64(row_bin & 63)) & np.uint64(1) != np.uint64(0)
     return row_bin <= threshold_bin or (row_bin == missing_bin and missing_left)
 
 
 @jit(inline="always")
-def _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left):
+def _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins):
     """(row, goes left, is missing) of position ``read`` of a node partitioned up to ``end``,
     prefetching the bin of the row ``GATHER_DISTANCE`` positions ahead."""
     if read + GATHER_DISTANCE < end:
         prefetch(X_binned, (samples[read + GATHER_DISTANCE], feature))
     sample = samples[read]
     b = X_binned[sample, feature]
-    return sample, goes_left(b, threshold_bin, missing_bin, missing_left), b == missing_bin
+    return sample, goes_left(b, threshold_bin, missing_bin, missing_left, left_bins), b == missing_bin
 
 
 @jit(refcounted=False, callable_from_python=False)
-def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left):
+def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins):
     """Stable partition of positions ``start:end``: rows with bin <= ``threshold_bin`` first,
-    and those in ``missing_bin`` (-1: none) with them when ``missing_left``.
+    and those in ``missing_bin`` (-1: none) with them when ``missing_left``; or the rows
+    whose bin is one of ``left_bins`` (``goes_left``).
 
     ``samples``, ``targets`` and ``weights`` move together. Stability keeps every
     node's rows in increasing row order, so the per-feature gathers of ``X_binned``
@@ -128,7 +138,9 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     n_spilled = 0
     n_missing = 0
     for read in range(start, end):
-        sample, left, missing = _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left)
+        sample, left, missing = _read_side(
+            X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins
+        )
         n_missing += missing
         weight = row_weights[read]
         samples[write] = sample
@@ -151,7 +163,7 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left):
+def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins):
     """Copy the rows at positions ``first:last`` to ``spill_*[spill_start:spill_start + last - first]``:
     those going left from the front in their order, those going right from the back in
     reverse order. Returns (rows going left, rows in ``missing_bin``)."""
@@ -164,7 +176,9 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
     n_missing = 0
     back = spill_start + last - first - 1
     for read in range(first, last):
-        sample, left, missing = _read_side(X_binned, samples, read, last, feature, threshold_bin, missing_bin, missing_left)
+        sample, left, missing = _read_side(
+            X_binned, samples, read, last, feature, threshold_bin, missing_bin, missing_left, left_bins
+        )
         n_missing += missing
         to = spill_start + n_left if left else back - n_right
         rows.spill_samples[to] = sample
@@ -191,7 +205,7 @@ def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, n_threads):
+def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads):
     """``partition`` on ``n_threads`` numba threads: the same stable partition.
 
     The range is cut into one chunk per thread; each thread spills its chunk's rows
@@ -208,7 +222,7 @@ def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missi
         first = start + chunk * n_rows // n_threads
         last = start + (chunk + 1) * n_rows // n_threads
         n_left, n_missing = _spill_chunk(
-            X_binned, rows, first, last, first - start, feature, threshold_bin, missing_bin, missing_left
+            X_binned, rows, first, last, first - start, feature, threshold_bin, missing_bin, missing_left, left_bins
         )
         counts[chunk, 0] = n_left
         counts[chunk, 1] = n_missing

@@ -22,7 +22,6 @@ The loops index their arrays themselves and call only scalar helpers of
 
 from collections import namedtuple
 
-import numba
 import numpy as np
 
 from .._numba.jit import jit
@@ -107,32 +106,10 @@ def draw_feature(features, i, rng_state):
     return feature
 
 
-@jit(refcounted=False, callable_from_python=False)
-def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, present, best_gain):
-    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing).
-
-    ``next bin`` is the first occupied bin right of the cut (for the threshold).
-    ``gain`` is the cost decrease, kept only when it beats ``best_gain``. When the
-    node has rows in the feature's ``missing_bin`` (-1: none), the cuts are evaluated
-    with the missing rows on the side(s) ``params.missing_direction`` allows
-    (``missing_sweeps``), the "missing left" ones first, or set apart (``SEPARATE``:
-    ``set_apart``); ``missing`` (``MISSING_RIGHT``, ``MISSING_LEFT``,
-    ``MISSING_APART``) says where the winner sends them. The per-bin buffers and the
-    bitmap are all zero on entry and are left so.
-
-    Parameters
-    ----------
-    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
-    feature, missing_bin : int
-    rows : _rows.SortedRows
-    node : Node
-    params : _builder.GrowthParams
-    scratch : ScanScratch
-    present : ``scratch.present``
-        A separate argument: numba drops the three-way split where it is None.
-    best_gain : float
-    """
-    criterion = params.criterion
+@jit(inline="always")
+def fill_scratch(X_binned, feature, rows, start, end, criterion, scratch):
+    """Sum the rows at positions ``start:end`` into the scratch histogram by their bin of
+    ``feature``: per-bin statistics, weights, counts, a single row's class, the bitmap."""
     samples = rows.samples
     row_targets = rows.targets
     row_weights = rows.weights
@@ -141,8 +118,6 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     histogram_count = scratch.histogram_count
     bin_class = scratch.bin_class
     occupied = scratch.occupied
-    start = node.start
-    end = node.end
     last_column = row_targets.shape[1] - 1
     if _criteria.uses_classes(criterion):
         for position in range(start, end):
@@ -170,6 +145,39 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
             histogram_weight[b] += weight
             histogram_count[b] += 1
             occupied[b >> 6] |= np.uint64(1) << np.uint64(b & 63)
+
+
+@jit(refcounted=False, callable_from_python=False)
+def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, present, best_gain):
+    """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing).
+
+    ``next bin`` is the first occupied bin right of the cut (for the threshold).
+    ``gain`` is the cost decrease, kept only when it beats ``best_gain``. When the
+    node has rows in the feature's ``missing_bin`` (-1: none), the cuts are evaluated
+    with the missing rows on the side(s) ``params.missing_direction`` allows
+    (``missing_sweeps``), the "missing left" ones first, or set apart (``SEPARATE``:
+    ``set_apart``); ``missing`` (``MISSING_RIGHT``, ``MISSING_LEFT``,
+    ``MISSING_APART``) says where the winner sends them. The per-bin buffers and the
+    bitmap are all zero on entry and are left so.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    feature, missing_bin : int
+    rows : _rows.SortedRows
+    node : Node
+    params : _builder.GrowthParams
+    scratch : ScanScratch
+    present : ``scratch.present``
+        A separate argument: numba drops the three-way split where it is None.
+    best_gain : float
+    """
+    criterion = params.criterion
+    fill_scratch(X_binned, feature, rows, node.start, node.end, criterion, scratch)
+    histogram = scratch.histogram
+    histogram_weight = scratch.histogram_weight
+    histogram_count = scratch.histogram_count
+    occupied = scratch.occupied
     has_missing = missing_bin >= 0 and histogram_count[missing_bin] > 0
     missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, has_missing)
     n_occupied = 0
@@ -307,7 +315,7 @@ def _pure_class(scratch, b):
 
 
 @jit(inline="always")
-def _move_bin(scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, clear):
+def move_bin(scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, clear):
     """Add bin ``b`` of the scratch histogram to the left child (``scratch.left``); clear it if ``clear``.
 
     Returns the new ``A_L``, ``A_R`` (class criteria) and the bin's weight and row count.
@@ -405,7 +413,7 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
                 best_gain = gain
                 best_bin = previous
                 best_next = b
-        left_terms, right_terms, moved_weight, moved_count = _move_bin(
+        left_terms, right_terms, moved_weight, moved_count = move_bin(
             scratch, b, criterion, node_statistics, integer_weights, left_terms, right_terms, not keep
         )
         left_weight += moved_weight
@@ -506,69 +514,6 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
         if left_count == n_node:
             break
     return n_occupied, best_gain, best_bin, best_next
-
-
-@jit(inline="always")
-def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts):
-    """``pooled_scan`` of the ``i``-th drawn feature against no floor, into ``gains[i]`` and ``cuts[i]``."""
-    feature = features[i]
-    constant, gain, b, after, missing = pooled_scan(
-        histograms, slot, feature, n_bins[feature], missing_bins[feature], for_feature(node, monotonic_cst, feature),
-        params, present, -np.inf,
-    )  # fmt: skip
-    gains[i] = gain
-    cuts[i, 0] = constant
-    cuts[i, 1] = b
-    cuts[i, 2] = after
-    cuts[i, 3] = missing
-
-
-@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts):
-    """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
-    for i in numba.prange(first, last):
-        _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts)
-
-
-@jit(inline="always")
-def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts):
-    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
-
-    Each scan looks for its feature's best cut against no floor, so that the scans are
-    independent: the caller compares them in draw order (``_splitter``), which gives
-    the split the one loop over features would, on one thread or ``params.n_threads``
-    (a node's features are summed in its histograms already; LightGBM searches its
-    features in parallel likewise). The three-way split (``present``) shares its
-    scratch and scans on one thread.
-
-    Parameters
-    ----------
-    histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
-    slot : int
-    features : int32 array of shape (n_features,)
-        The node's drawn features first.
-    first, last : int
-    n_bins, missing_bins : int32 arrays of shape (n_features,)
-    node : Node
-    params : _builder.GrowthParams
-    monotonic_cst : int8 array of shape (n_features,)
-        Each feature's monotone constraint (``for_feature``).
-    present : float64 array of shape (n_statistics,) or None
-        ``ScanScratch.present``.
-    gains : float64 array of shape (n_features,)
-    cuts : int64 array of shape (n_features, 4)
-        Written at ``first:last``: each scan's gain (-inf: no valid cut) and its
-        (is_constant, bin, next bin, missing) as ``pooled_scan`` returns them.
-    """
-    if present is None and params.n_threads > 1 and last - first > 1:
-        _pooled_scans_parallel(
-            histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts
-        )
-    else:
-        for i in range(first, last):
-            _record_pooled_scan(
-                histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts
-            )
 
 
 @jit(inline="always")

@@ -19,24 +19,31 @@ or not per call *type*: numba prunes the branches of a None argument before typi
 so each tree kind compiles only the scans it uses.
 """
 
+import numba
 import numpy as np
 
 from .._numba.jit import jit
-from . import _criteria, _listwise, _rows, _scans
+from . import _categories, _criteria, _listwise, _rows, _scans
 
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
 _LISTWISE_GAIN_NOISE = 1e-12
 
 
 @jit(inline="always")
-def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, listwise, lists):
-    """(is_constant, gain, bin, next bin, missing) of ``feature`` by the scan the node calls for.
+def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, listwise, lists, categories):
+    """(is_constant, gain, bin, next bin, missing) of ``feature`` by the scan the node calls for
+    (a categorical feature's: the size of its left set, in ``categories.order[0]``, for the bin).
 
     A listwise node comes without ``scratch``: its None type, unlike a listwise
     argument's, lets numba drop the pointwise scans from the listwise specialisation.
     """
     missing_bin = binned.missing_bins[feature]
     if scratch is not None:
+        if _categories.is_categorical(categories, feature):
+            return _categories.histogram_category_scan(
+                binned.X_binned, feature, missing_bin, rows, node, params, scratch, categories.order[0],
+                categories.keys[0], best_gain,
+            )  # fmt: skip
         if sweep_order is not None:
             return _scans.sorted_sweep(
                 binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, sweep_order,
@@ -57,11 +64,89 @@ def _no_split():
 
 
 @jit(inline="always")
-def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst):
+def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories):
+    """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
+    categories in ``categories.order[i]``) of the ``i``-th drawn feature against no floor,
+    into ``gains[i]`` and ``cuts[i]``."""
+    feature = features[i]
+    if _categories.is_categorical(categories, feature):
+        constant, gain, b, after, missing = _categories.pooled_category_scan(
+            histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, categories.order[i],
+            categories.keys[i], -np.inf,
+        )  # fmt: skip
+    else:
+        constant, gain, b, after, missing = _scans.pooled_scan(
+            histograms, slot, feature, n_bins[feature], missing_bins[feature],
+            _scans.for_feature(node, monotonic_cst, feature), params, present, -np.inf,
+        )  # fmt: skip
+    gains[i] = gain
+    cuts[i, 0] = constant
+    cuts[i, 1] = b
+    cuts[i, 2] = after
+    cuts[i, 3] = missing
+
+
+@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
+def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories):
+    """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
+    for i in numba.prange(first, last):
+        _record_pooled_scan(
+            histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts, categories
+        )
+
+
+@jit(inline="always")
+def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories):
+    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
+
+    Each scan looks for its feature's best cut against no floor, so that the scans are
+    independent: the caller compares them in draw order (``_splitter``), which gives
+    the split the one loop over features would, on one thread or ``params.n_threads``
+    (a node's features are summed in its histograms already; LightGBM searches its
+    features in parallel likewise). The three-way split (``present``) shares its
+    scratch and scans on one thread.
+
+    Parameters
+    ----------
+    histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+    slot : int
+    features : int32 array of shape (n_features,)
+        The node's drawn features first.
+    first, last : int
+    n_bins, missing_bins : int32 arrays of shape (n_features,)
+    node : Node
+    params : _builder.GrowthParams
+    monotonic_cst : int8 array of shape (n_features,)
+        Each feature's monotone constraint (``for_feature``).
+    present : float64 array of shape (n_statistics,) or None
+        ``ScanScratch.present``.
+    gains : float64 array of shape (n_features,)
+    cuts : int64 array of shape (n_features, 4)
+        Written at ``first:last``: each scan's gain (-inf: no valid cut) and its
+        (is_constant, bin, next bin, missing) as ``pooled_scan`` returns them (for a
+        categorical feature, the size of its left set in place of the bin).
+    categories : _categories.CategorySplits or None
+        The tree's categorical features; None: none.
+    """
+    if present is None and params.n_threads > 1 and last - first > 1:
+        _pooled_scans_parallel(
+            histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
+            categories,
+        )  # fmt: skip
+    else:
+        for i in range(first, last):
+            _record_pooled_scan(
+                histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts,
+                categories,
+            )  # fmt: skip
+
+
+@jit(inline="always")
+def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
     The features are drawn in batches of as many as are still to be examined, each
-    batch scanned at once (``_scans.pooled_scans``, on several threads) and compared
+    batch scanned at once (``pooled_scans``, on several threads) and compared
     in draw order. A batch holds exactly the features the one loop would examine
     next, so the draws, the features examined and the split are the loop's.
     """
@@ -75,9 +160,9 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         drawn = min(first + params.max_features - n_usable, len(features))
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
-        _scans.pooled_scans(
+        pooled_scans(
             pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
-            monotonic_cst, present, gains, cuts,
+            monotonic_cst, present, gains, cuts, categories,
         )  # fmt: skip
         for i in range(first, drawn):
             if cuts[i, 0]:
@@ -91,11 +176,13 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
                 best_bin = cuts[i, 1]
                 best_next = cuts[i, 2]
                 best_missing = cuts[i, 3]
+                if _categories.is_categorical(categories, feature):
+                    _categories.keep_best(categories, categories.order[i], best_bin)
     return best_feature, best_bin, best_next, best_gain, best_missing
 
 
 @jit(inline="always")
-def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst):
+def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst, categories):
     """Best split of ``node`` over up to ``max_features`` usable features, each feature's
     gain less its cost penalty (Mohan's thesis, Eq. 6.1).
 
@@ -128,13 +215,17 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     monotonic_cst : int8 array of shape (n_features,)
         Each feature's monotone constraint (-1, 0, 1), seen by the scans through
         ``_scans.for_feature``; zeros for a tree without constraints.
+    categories : _categories.CategorySplits or None
+        The tree's categorical features (None: none): a split on one is a set of its
+        bins, left in ``categories.best``.
 
     Returns
     -------
     feature : int
         -1 when no split is valid.
     bin : int
-        Largest bin going left (-1: no present value goes left, only the missing ones).
+        Largest bin going left (-1: no present value goes left, only the missing ones);
+        for a categorical feature, the number of its bins going left.
     next_bin : int
         Smallest occupied bin going right.
     gain : float
@@ -148,7 +239,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         if slot >= 0:
             return _pooled_best_split(
                 binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit,
-                monotonic_cst,
+                monotonic_cst, categories,
             )  # fmt: skip
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
@@ -161,7 +252,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         penalty = feature_penalty[feature] * penalty_unit
         constant, gain, b, after, missing = _scan_feature(
             binned, feature, rows, _scans.for_feature(node, monotonic_cst, feature), params, scratch, best_gain + penalty,
-            sweep_order, listwise, lists,
+            sweep_order, listwise, lists, categories,
         )  # fmt: skip
         if constant:
             continue
@@ -172,6 +263,8 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
             best_bin = b
             best_next = after
             best_missing = missing
+            if _categories.is_categorical(categories, feature):
+                _categories.keep_best(categories, categories.order[0], b)
     return best_feature, best_bin, best_next, best_gain, best_missing
 
 
@@ -215,7 +308,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
             left[c] = 0.0
         left_weight = 0.0
         for position in range(node.start, node.end):
-            if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing):
+            if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing, None):
                 left[int(rows.targets[position, 0])] += rows.weights[position]
                 left_weight += rows.weights[position]
         gain = _criteria.exact_class_gain(
@@ -225,7 +318,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -240,7 +333,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     scale : float
         ``_criteria.gain_scale`` of the tree: a split is made only if its scaled gain
         exceeds ``params.min_gain_to_split``.
-    scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst :
+    scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories :
         As in ``best_split``; ``scratch`` None (a tree that splits listwise only) finds
         no split. RF-rand's drawn split pays no penalty: it chooses nothing.
     lower, upper : float
@@ -269,7 +362,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
-        penalty_unit, monotonic_cst,
+        penalty_unit, monotonic_cst, categories,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
@@ -291,7 +384,7 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
     node = _scans.Node(start, end, node_weight, 0.0, statistics, -np.inf, np.inf, np.int64(0))  # no pointwise cost
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists,
-        feature_penalty, penalty_unit, monotonic_cst,
+        feature_penalty, penalty_unit, monotonic_cst, None,
     )  # fmt: skip
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale

@@ -1,6 +1,6 @@
 """Python container of one fitted tree (plain numpy arrays: picklable, no numba types) and sums over its subtrees."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -61,6 +61,14 @@ class Tree:
         Their total weight.
     feature_gains : ndarray of shape (n_features,), float64
         Sum of the scaled gains of the splits on each feature.
+    category_offsets : ndarray of shape (n_nodes + 1,), int64, or None
+        Categorical splits (``docs/categorical.md``): node ``i``'s bitmap of category
+        codes is ``category_bits[category_offsets[i]:category_offsets[i + 1]]``, empty for
+        a numeric split and a leaf. None: the tree has no categorical split.
+    category_bits : ndarray of shape (n_words,), uint64, or None
+        The bitmaps: code ``c`` goes left when bit ``c % 64`` of word ``c // 64`` is set; a
+        NaN, a negative code or one past the bitmap goes where ``missing_left`` says. A
+        categorical node's ``threshold`` is +inf and is not read.
     """
 
     nodes: np.ndarray
@@ -69,12 +77,20 @@ class Tree:
     n_node_samples: np.ndarray
     weighted_n_node_samples: np.ndarray
     feature_gains: np.ndarray
+    category_offsets: np.ndarray | None = field(default=None)
+    category_bits: np.ndarray | None = field(default=None)
 
     def __setstate__(self, state: dict) -> None:
         """Unpickling and skops loading: the predictor's kernels trust node indices, so a
-        tree read from a file is checked first (``check``)."""
-        self.__dict__.update(state)
+        tree read from a file is checked first (``check``). A tree saved before categorical
+        splits existed has none."""
+        self.__dict__.update({"category_offsets": None, "category_bits": None, **state})
         self.check()
+
+    @property
+    def has_categories(self) -> bool:
+        """Whether the tree holds a categorical split."""
+        return self.category_offsets is not None
 
     def check(self) -> None:
         """Refuse a tree the predictor could not walk safely.
@@ -91,6 +107,10 @@ class Tree:
             missing bin, ``_binning.padded_tables``).
         """
         arrays = {name: getattr(self, name, None) for name in self.__dataclass_fields__}
+        if (self.category_offsets is None) != (self.category_bits is None):
+            raise ValueError("a tree's category_offsets and category_bits must be given together.")
+        if self.category_offsets is None:
+            del arrays["category_offsets"], arrays["category_bits"]
         if not all(isinstance(array, np.ndarray) and array.ndim == 1 for array in arrays.values()):
             raise ValueError("a tree's arrays must all be 1-D numpy arrays.")
         if self.nodes.dtype != NODE_DTYPE or len(self.nodes) == 0:
@@ -110,6 +130,24 @@ class Tree:
             raise ValueError("a tree has a child index before its parent or outside the tree.")
         if np.isnan(threshold).any() or np.isnan(self.values).any():
             raise ValueError("a tree has a NaN threshold or a NaN value.")
+        if self.category_offsets is not None:
+            self._check_categories(internal)
+
+    def _check_categories(self, internal: np.ndarray) -> None:
+        """Refuse category bitmaps the predictor could read past: offsets of the wrong type
+        or length, decreasing, beyond ``category_bits``, or on a leaf."""
+        offsets, bits = self.category_offsets, self.category_bits
+        if offsets.dtype != np.int64 or bits.dtype != np.uint64 or len(offsets) != len(self.nodes) + 1:
+            raise ValueError(
+                f"a tree's category_offsets must be int64 of {len(self.nodes) + 1} entries and its category_bits uint64."
+            )
+        sizes = np.diff(offsets)
+        if offsets[0] != 0 or (sizes < 0).any() or offsets[-1] != len(bits):
+            raise ValueError("a tree's category_offsets must rise from 0 to the length of category_bits.")
+        leaves = np.ones(len(self.nodes), dtype=bool)
+        leaves[internal] = False
+        if (sizes[leaves] > 0).any():
+            raise ValueError("a tree has a category bitmap on a leaf.")
 
     @property
     def node_count(self) -> int:
@@ -138,13 +176,26 @@ class Tree:
         X = as_feature_array(X)
         leaves = np.empty(X.shape[0], dtype=INDEX_DTYPE)
         for start, stop, rows in dense_blocks(X):
-            _predictor.apply_tree(rows, self.nodes, self.missing_left, leaves[start:stop])
+            _predictor.apply_tree(
+                rows, self.nodes, self.missing_left, leaves[start:stop], self.category_offsets, self.category_bits
+            )
         return leaves
 
     def goes_left(self, node: np.ndarray, value: np.ndarray) -> np.ndarray:
         """Whether a row with ``value`` of the split feature goes left at internal ``node``
         (an int64 and a float array of one shape): the rule of the predictor's kernels."""
-        return (value <= self.nodes["threshold"][node]) | (np.isnan(value) & (self.missing_left[node] == 1))
+        node, value = np.broadcast_arrays(np.asarray(node), np.asarray(value, dtype=np.float64))
+        missing_left = self.missing_left[node] == 1
+        left = (value <= self.nodes["threshold"][node]) | (np.isnan(value) & missing_left)
+        if self.category_offsets is not None:
+            first, last = self.category_offsets[node], self.category_offsets[node + 1]
+            categorical = last > first
+            code = np.where(np.isnan(value), -1, value).astype(np.int64)
+            inside = categorical & (code >= 0) & (code < 64 * (last - first))
+            word = self.category_bits[np.where(inside, first + code // 64, 0)] if len(self.category_bits) else 0
+            bit = (np.asarray(word, dtype=np.uint64) >> np.where(inside, code % 64, 0).astype(np.uint64)) & np.uint64(1)
+            left = np.where(categorical, np.where(inside, bit == 1, missing_left), left)
+        return left
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         """Leaf value of each row."""

@@ -27,6 +27,7 @@ from joblib import delayed
 from ..parallel._cluster import is_dask_collection
 from .._numba.dtypes import NODE_DTYPE
 from ._early_exit import EarlyExit
+from .._input.categories import check_categorical_features, check_category_codes, encode_frame, frame_categories
 from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
@@ -201,7 +202,7 @@ class BaseRanker(BaseEstimator):
                 "LambdaMART or PLRank, which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
             )
         fitted_width = getattr(self, "n_features_in_", None)
-        X = check_features(self, X, reset=True)
+        X = self._check_X(X, reset=True)
         if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
             check_warm_start_width(self, fitted_width, X.shape[1])
         n_samples = X.shape[0]
@@ -229,7 +230,32 @@ class BaseRanker(BaseEstimator):
         """Check the estimator is fitted and ``X`` matches the training features."""
         if not hasattr(self, "n_features_in_"):  # with it, check_is_fitted passes: spare its scan of vars()
             check_is_fitted(self)
-        return check_features(self, X, reset=False)
+        return self._check_X(X, reset=False)
+
+    def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
+        """``check_features``, with categorical features where the estimator takes them
+        (``_input/categories.py``): in fit (``reset``) ``categorical_features`` resolved to
+        ``is_categorical_`` and a DataFrame's categories recorded; then a DataFrame's
+        category columns encoded by them, and the codes checked."""
+        if reset and hasattr(self, "categorical_features"):
+            shape = getattr(X, "shape", None) or np.shape(X)
+            if len(shape) != 2:
+                return check_features(self, X, reset=reset)  # its error names X's shape
+            fitted = getattr(self, "is_categorical_", None)
+            mask = check_categorical_features(self.categorical_features, X, int(shape[1]))
+            if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
+                if (fitted is None) != (mask is None) or (mask is not None and not np.array_equal(mask, fitted)):
+                    raise ValueError(
+                        "warm_start=True adds trees to a model fitted with other categorical_features; fit a new model "
+                        "(warm_start=False)."
+                    )
+            self.is_categorical_ = mask
+            self._frame_categories = frame_categories(X, mask)
+        mask = getattr(self, "is_categorical_", None)
+        if mask is None:
+            return check_features(self, X, reset=reset)
+        X = check_features(self, encode_frame(X, self._frame_categories), reset=reset)
+        return check_category_codes(X, mask, fit=reset)
 
     def _gain(self) -> str | np.ndarray:
         """The gain of the grades in this estimator's NDCG: its ``label_gain`` where it has
@@ -267,6 +293,25 @@ class BaseRanker(BaseEstimator):
         )  # fmt: skip
 
 
+def _forest_categories(trees: list, sizes: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The categorical splits of ``trees`` (nodes back to back, ``sizes`` nodes each) as the
+    predictor takes them (``_predictor.add_tree_values``): every tree's bitmaps back to back,
+    offsets over all nodes; (None, None) when no tree has one."""
+    if not any(tree.has_categories for tree in trees):
+        return None, None
+    offsets = np.zeros(int(sizes.sum()) + 1, dtype=np.int64)
+    bits, node, word = [], 0, 0
+    for tree, size in zip(trees, sizes):
+        if tree.has_categories:
+            offsets[node + 1 : node + size + 1] = word + tree.category_offsets[1:]
+            bits.append(tree.category_bits)
+            word += len(tree.category_bits)
+        else:
+            offsets[node + 1 : node + size + 1] = word
+        node += size
+    return offsets, np.concatenate(bits)
+
+
 class TreeEnsembleMixin:
     """Prediction plumbing of estimators holding ``trees_`` (a list of ``Tree``) and ``n_jobs``.
 
@@ -302,6 +347,7 @@ class TreeEnsembleMixin:
         self._forest_nodes = nodes
         self._forest_missing_left = missing_left
         self._tree_offsets = offsets
+        self._forest_categories = _forest_categories(self.trees_, sizes)
         # Symmetric trees are also kept level by level: a row's leaf is then the bits of its
         # comparisons (``_predictor.add_oblivious_values``).
         self._oblivious = _predictor.symmetric_levels(self.trees_)
@@ -313,7 +359,10 @@ class TreeEnsembleMixin:
         trees faster (``_quickscorer.prefers_bitvectors``), and for symmetric trees, whose
         kernel is faster still (``add_oblivious_values``)."""
         sizes = sizes.astype(np.int64)
-        if self._oblivious is not None or not _quickscorer.prefers_bitvectors(nodes, offsets, sizes):
+        if (
+            self._oblivious is not None or self._forest_categories[0] is not None
+            or not _quickscorer.prefers_bitvectors(nodes, offsets, sizes)
+        ):  # fmt: skip
             return {}
         n_outputs = getattr(self, "n_outputs_", 1)
         n_features = int(nodes["feature"].max()) + 1
@@ -409,7 +458,9 @@ class TreeEnsembleMixin:
         else:
             offsets = np.ascontiguousarray(self._tree_offsets[trees])
             kernel = _predictor.add_tree_values
-            arguments = (self._forest_nodes, self._forest_missing_left, offsets, self._predict_pass_bytes)
+            arguments = (
+                self._forest_nodes, self._forest_missing_left, *self._forest_categories, offsets, self._predict_pass_bytes
+            )
         out = np.zeros(len(X))
         ranges = row_ranges(len(X), self.n_jobs, min_rows=_PREDICT_CHUNK)
         if len(ranges) == 1:  # in this thread, without joblib's task objects: a third of a one-row call
@@ -423,6 +474,7 @@ class TreeEnsembleMixin:
         state.pop("_forest_nodes", None)  # derived from trees_; rebuilt on unpickling
         state.pop("_forest_missing_left", None)
         state.pop("_tree_offsets", None)
+        state.pop("_forest_categories", None)
         state.pop("_oblivious", None)
         state.pop("_bitvectors", None)
         return state

@@ -42,7 +42,7 @@ from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
-from .._input.features import check_features, check_interaction_cst, check_monotonic_cst
+from .._input.features import check_interaction_cst, check_monotonic_cst
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -179,6 +179,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "feature_fraction": [Interval(Real, 0.0, 1.0, closed="right")],
         "max_bins": [Interval(Integral, 2, 255, closed="both"), None],
         "missing_direction": [StrOptions(set(_scans.MISSING_DIRECTIONS))],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
+        "cat_smooth": [Interval(Real, 0.0, None, closed="left")],
+        "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "feature_costs": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
@@ -252,6 +255,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     "eval_metric is called with a whole evaluation set, which a fit on Dask collections spreads over its "
                     "workers: fit on arrays in memory, or leave eval_metric=None (NDCG@eval_at)."
                 )
+            if self.categorical_features is not None:
+                raise ValueError(
+                    "categorical_features is not supported on Dask collections yet: fit on arrays in memory, or encode "
+                    "the categories as numbers."
+                )
             return fit_boosting_partitioned(self, X, y, qid, sample_weight, eval_set, position)
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
@@ -263,6 +271,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         state = self._start_boosting(data, objective, positions, evals)
         self._update_relevance_weights(state.raw, state.y, state.base_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1])
+        self._check_categorical()
         self._interactions = check_interaction_cst(self.interaction_cst, data.X.shape[1])
         self.trees_ = []
         key = self._eval_key()
@@ -417,7 +426,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             item.raw = self._baseline(item.X)
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
-        binned = binned_features(X_train, self.max_bins, self._entropy % (2**32), self.n_jobs)
+        binned = binned_features(
+            X_train, self.max_bins, self._entropy % (2**32), self.n_jobs, categorical=self.is_categorical_
+        )
         return BoostingState(
             X=X_train, y=y_train, query_of_row=query_of_train_row, base_weight=base_weight, objective=objective,
             bias=bias, raw=raw, gradients=np.empty((n_rows, self.n_outputs_)),
@@ -469,6 +480,21 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 raise ValueError(f"monotonic_cst cannot be combined with {reason}.")
         return constraints
 
+    def _check_categorical(self) -> None:
+        """Refuse the settings a categorical split does not serve (after ``_monotone_constraints``)."""
+        if self.is_categorical_ is None:
+            return
+        refused = {
+            "grow_policy='symmetric' (a level's one split is a threshold)": self.grow_policy == "symmetric",
+            "quantized_gradients (the categories' order would be in quantized units)": self.quantized_gradients is not None,
+            "a monotone constraint on a categorical feature (categories have no order)": (
+                self._monotonic is not None and bool(self._monotonic[self.is_categorical_].any())
+            ),
+        }
+        for reason, applies in refused.items():
+            if applies:
+                raise ValueError(f"categorical_features cannot be combined with {reason}.")
+
     def _feature_costs(self, n_features: int) -> FeatureCosts:
         """The feature costs of the fit, with the features of an IGBRT initial forest paid for."""
         costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
@@ -498,6 +524,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         path or with several outputs, symmetric or pairwise trees, no histogram pool, or
         a per-iteration draw or update (rows, features, costs, quantized gradients,
         monotone bounds, position bias); rows of zero weight too, which a tree leaves out;
+        categorical features, whose splits' sets the loop does not return;
         and under ``NUMBA_DISABLE_JIT=1``, where the loop's dispatch by type does not exist."""
         objective_state = state.objective.compiled_state()
         n_features = state.X.shape[1]
@@ -506,6 +533,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             or self.quantized_gradients is not None or self._monotonic is not None or state.bias is not None
             or self._samples_units() or resolve_max_features(self.feature_fraction, n_features) < n_features
             or costs.penalty() is not None or not (state.base_weight > 0).all() or numba.config.DISABLE_JIT
+            or self.is_categorical_ is not None
         )  # fmt: skip
         if needs_python:
             return None
@@ -715,7 +743,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
         X_val, y_val, qid_val = item
         try:
-            X_val = check_features(self, X_val, reset=False)
+            X_val = self._check_X(X_val, reset=False)
         except ValueError as error:
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0])
@@ -870,6 +898,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             min_gain_to_split=self.min_gain_to_split,
             max_leaf_nodes=-1 if self.max_leaf_nodes is None else self.max_leaf_nodes,
             n_threads=numba.get_num_threads(),
+            cat_smooth=self.cat_smooth,
+            max_cat_to_onehot=self.max_cat_to_onehot,
         )
 
     def _max_depth(self) -> int:
@@ -1095,6 +1125,25 @@ class LambdaMART(BaseBoostingRanker):
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
         nothing and sends them right unless ``"left"``.
+    categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
+        The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
+        takes them: feature indices, a boolean mask, feature names, or
+        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A
+        categorical feature holds integer codes from 0 to 65,535 (a pandas column:
+        its categories); NaN and negative codes are missing. A split sends a set of
+        categories left: a node's categories ordered by ``G / (H + cat_smooth)``
+        and cut where the gain is best (LightGBM's and scikit-learn's rule); a
+        category the fit did not see goes where missing values go, the missing ones
+        a category of their own. Up to ``max_bins`` categories per feature get a
+        place of their own, the rarer ones one together (``docs/categorical.md``).
+        Not with ``grow_policy="symmetric"``, ``quantized_gradients``, a monotone
+        constraint on a categorical feature, or Dask collections.
+    cat_smooth : float >= 0, default=10.0
+        Added to each category's hessian sum in the order of a node's categories
+        (LightGBM's ``cat_smooth``): rare categories move towards the middle.
+    max_cat_to_onehot : int >= 1, default=4
+        A node with at most this many categories of a feature splits one of them
+        from the rest instead (LightGBM's ``max_cat_to_onehot``).
     quantized_gradients : int in [2, 254] or None, default=None
         ``None`` searches splits on the exact gradients. An int ``B`` rounds each
         tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
@@ -1347,6 +1396,9 @@ class LambdaMART(BaseBoostingRanker):
         feature_fraction: float = 1.0,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        categorical_features: object = None,
+        cat_smooth: float = 10.0,
+        max_cat_to_onehot: int = 4,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1395,6 +1447,9 @@ class LambdaMART(BaseBoostingRanker):
         self.feature_fraction = feature_fraction
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.categorical_features = categorical_features
+        self.cat_smooth = cat_smooth
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
@@ -1597,7 +1652,7 @@ class PLRank(BaseBoostingRanker):
         one permutation).
     learning_rate, max_leaf_nodes, max_depth, grow_policy, min_samples_leaf, min_child_weight,
     l2_regularization, random_strength, min_gain_to_split, split_gain, subsample, bagging_temperature, max_features,
-    feature_fraction,
+    feature_fraction, categorical_features, cat_smooth, max_cat_to_onehot,
     max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
     validation_fraction,
     n_iter_no_change, tol, eval_at, eval_metric, n_jobs, random_state, verbose :
@@ -1651,6 +1706,9 @@ class PLRank(BaseBoostingRanker):
         feature_fraction: float = 1.0,
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        categorical_features: object = None,
+        cat_smooth: float = 10.0,
+        max_cat_to_onehot: int = 4,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1686,6 +1744,9 @@ class PLRank(BaseBoostingRanker):
         self.feature_fraction = feature_fraction
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.categorical_features = categorical_features
+        self.cat_smooth = cat_smooth
+        self.max_cat_to_onehot = max_cat_to_onehot
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst

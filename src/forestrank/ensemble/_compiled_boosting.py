@@ -149,7 +149,7 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
             gains, output.row_leaf,
         )  # fmt: skip
         n_nodes = _builder.build_tree(
-            binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None
+            binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None, None
         )
         leaf_curvature = curvature[:n_nodes]
         for node in range(n_nodes):

@@ -155,7 +155,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             self._check_fitted_weights()
         self._monotonic = self._interactions = None
         if is_dask_collection(X):
-            for name in ("monotonic_cst", "interaction_cst"):
+            for name in ("monotonic_cst", "interaction_cst", "categorical_features"):
                 if getattr(self, name, None) is not None:
                     raise ValueError(f"{name} is not supported on Dask collections yet; fit on data in memory.")
             if fitted_weights:
@@ -189,7 +189,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             self._entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
         base_weight = self._base_weight(data, query_of_row)
-        binned = binned_features(data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0)
+        binned = binned_features(
+            data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0,
+            categorical=getattr(self, "is_categorical_", None),
+        )  # fmt: skip
         self._grow_trees(data, query_of_row, base_weight, binned, previous)
         self._set_fitted_relevance_weights(data, base_weight, query_of_row)
 
@@ -652,6 +655,19 @@ class RFPointRanker(BaseForestRanker):
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
         nothing and sends them right unless ``"left"``.
+    categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
+        The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
+        takes them: feature indices, a boolean mask, feature names, or
+        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A
+        categorical feature holds integer codes from 0 to 65,535 (a pandas column:
+        its categories); NaN and negative codes are missing. A split sends a set of
+        categories left: a node's categories ordered by their mean grade (mean label
+        for ``"variance"``) and cut where the criterion's gain is best, which is the
+        best of all subsets for ``"variance"`` and for two grades (Breiman et al.,
+        1984); a category the fit did not see goes where missing values go, the
+        missing ones a category of their own (``docs/categorical.md``). Not with
+        ``criterion="random"``, a monotone constraint on a categorical feature, or
+        Dask collections.
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
         Monotone constraints (scikit-learn's ``monotonic_cst``): per feature +1 (the
         score may only rise with the feature), -1 (only fall) or 0 (free); a dict maps
@@ -729,6 +745,7 @@ class RFPointRanker(BaseForestRanker):
     _parameter_constraints = {
         **BaseForestRanker._parameter_constraints,
         "criterion": [StrOptions({"entropy", "gini", "hellinger", "variance", "random"})],
+        "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         "leaf_score": [StrOptions({"expected", "mean"})],
         "relevance_weights": [StrOptions({*RELEVANCE_WEIGHTS, "fitted"})],
         "monotonic_cst": ["array-like", dict, None],
@@ -755,6 +772,7 @@ class RFPointRanker(BaseForestRanker):
         relevance_weights: str = "linear",
         max_bins: int | None = 255,
         missing_direction: str = "learn",
+        categorical_features: object = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
         feature_costs: object = None,
@@ -788,6 +806,7 @@ class RFPointRanker(BaseForestRanker):
         self.relevance_weights = relevance_weights
         self.max_bins = max_bins
         self.missing_direction = missing_direction
+        self.categorical_features = categorical_features
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.random_state = random_state
@@ -799,9 +818,17 @@ class RFPointRanker(BaseForestRanker):
         return _criteria.NAMES[self.criterion] in _criteria.CLASS_CRITERIA
 
     def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
+        categorical = self.is_categorical_
+        if categorical is not None and self.criterion == "random":
+            raise ValueError(
+                "categorical_features cannot be combined with criterion='random': its drawn cut between a node's "
+                "smallest and largest value needs ordered values."
+            )
         constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
         if constraints is None:
             return None
+        if categorical is not None and constraints[categorical].any():
+            raise ValueError("monotonic_cst cannot constrain a categorical feature: its categories have no order.")
         if self.criterion != "variance":
             raise ValueError(
                 f"monotonic_cst needs criterion='variance' (a leaf's value is then the mean label its splits "

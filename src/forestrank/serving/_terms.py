@@ -77,7 +77,14 @@ def additive_terms(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
     if not hasattr(model, "_additive_terms"):
         raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
     check_is_fitted(model)
-    return model._additive_terms()
+    terms = model._additive_terms()
+    if any(tree.has_categories for tree, _, _ in terms[0]):
+        raise ValueError(
+            f"this {type(model).__name__} splits on categorical features (categorical_features), which the exports, "
+            "the JSON dump and the SHAP explanations do not write yet: serve it through forestrank's own predict, "
+            "or fit on the categories encoded as numbers (docs/categorical.md)."
+        )
+    return terms
 
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)

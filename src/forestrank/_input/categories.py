@@ -1,0 +1,160 @@
+"""Categorical features: which columns hold categories, and their codes as the engine takes them.
+
+``categorical_features`` takes scikit-learn's ``HistGradientBoosting*`` meanings: None,
+an array of feature indices, a boolean mask, feature names (when ``X`` has them), or
+``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A categorical column
+reaches the engine as integer codes in a float matrix: a pandas column as the position
+of each value among the categories the fit saw (``encode_frame``), any other as the
+numbers it holds, which must be integers from 0 to ``MAX_CATEGORY_CODE``. A NaN, and,
+as in LightGBM and scikit-learn, a negative code, is a missing category
+(``docs/categorical.md``).
+"""
+
+import numpy as np
+import scipy.sparse
+
+# Codes above this are refused in fit: a categorical split keeps one bit per code up
+# to the largest it saw (``_tree/_tree.py``), so the bound caps a split at 8 KB.
+MAX_CATEGORY_CODE = 65_535
+
+
+def is_frame(X: object) -> bool:
+    """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
+    return type(X).__name__ == "DataFrame" and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _category_dtype(dtype: object) -> bool:
+    return getattr(dtype, "name", None) == "category"
+
+
+def check_categorical_features(categorical_features: object, X: object, n_features: int) -> np.ndarray | None:
+    """``categorical_features`` as a boolean mask of shape (n_features,), or None when no
+    feature is categorical.
+
+    Parameters
+    ----------
+    categorical_features : None, "from_dtype", array-like of int, bool or str
+    X : the ``X`` given to fit (a DataFrame's names and dtypes are read)
+    n_features : int
+
+    Raises
+    ------
+    ValueError
+        Naming ``categorical_features`` and what it accepts.
+    """
+    if categorical_features is None:
+        return None
+    names = [str(name) for name in X.columns] if is_frame(X) else None
+    if isinstance(categorical_features, str):
+        if categorical_features != "from_dtype":
+            raise ValueError(
+                "categorical_features must be None, 'from_dtype', feature indices, a boolean mask or feature names; "
+                f"got {categorical_features!r}."
+            )
+        mask = np.array([_category_dtype(dtype) for dtype in X.dtypes]) if is_frame(X) else np.zeros(n_features, bool)
+        return mask if mask.any() else None
+    values = np.asarray(categorical_features)
+    if values.ndim != 1:
+        raise ValueError(f"categorical_features must be one-dimensional; got an array of shape {values.shape}.")
+    mask = np.zeros(n_features, dtype=bool)
+    if values.dtype == bool:
+        if len(values) != n_features:
+            raise ValueError(
+                f"categorical_features as a boolean mask needs one entry per feature ({n_features}); got {len(values)}."
+            )
+        mask[:] = values
+    elif values.dtype.kind in "iu":
+        if ((values < 0) | (values >= n_features)).any():
+            raise ValueError(f"categorical_features' indices must be in [0, {n_features}); got {values.tolist()}.")
+        mask[values] = True
+    elif values.dtype.kind in "UO" and all(isinstance(value, str) for value in values.tolist()):
+        if names is None:
+            raise ValueError("categorical_features names features, but X has no feature names: give feature indices.")
+        unknown = [value for value in values.tolist() if value not in names]
+        if unknown:
+            raise ValueError(f"categorical_features names {unknown}, which are not feature names of X.")
+        mask[[names.index(value) for value in values.tolist()]] = True
+    elif len(values) == 0:
+        return None
+    else:
+        raise ValueError(
+            "categorical_features must be None, 'from_dtype', feature indices, a boolean mask or feature names; "
+            f"got an array of dtype {values.dtype}."
+        )
+    return mask if mask.any() else None
+
+
+def frame_categories(X: object, mask: np.ndarray | None) -> dict:
+    """The categories of each pandas ``category`` column of ``X`` that ``mask`` marks: {feature
+    index: list of the categories, in the order that numbers their codes}; empty when ``X``
+    is not a DataFrame."""
+    if mask is None or not is_frame(X):
+        return {}
+    return {
+        int(feature): list(X.dtypes.iloc[feature].categories)
+        for feature in np.flatnonzero(mask)
+        if _category_dtype(X.dtypes.iloc[feature])
+    }
+
+
+def encode_frame(X: object, categories: dict) -> object:
+    """``X`` with each pandas ``category`` column of ``categories`` (``frame_categories``) replaced by
+    the positions of its values among the fitted categories (float; NaN for a missing value
+    and for a category the fit did not see). ``X`` itself is not modified; anything but a
+    DataFrame is returned as it is."""
+    if not categories or not is_frame(X):
+        return X
+    import pandas as pd
+
+    encoded = X.copy(deep=False)
+    for feature, fitted in categories.items():
+        column = X.iloc[:, feature]
+        codes = pd.Index(fitted).get_indexer(np.asarray(column, dtype=object)).astype(np.float64)
+        codes[codes < 0] = np.nan
+        encoded[encoded.columns[feature]] = codes
+    return encoded
+
+
+def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarray | None, *, fit: bool) -> np.ndarray | scipy.sparse.csr_matrix:
+    """``X`` with its categorical columns checked: integer codes or NaN; negative codes become
+    NaN (a missing category) in a copy, never in ``X``.
+
+    In fit (``fit=True``) a code above ``MAX_CATEGORY_CODE`` is an error; in predict it is
+    an unseen category, which a split sends where it sends missing ones.
+
+    Raises
+    ------
+    ValueError
+        A categorical column holding a non-integer value (or, in fit, a code above the
+        bound), naming the column.
+    """
+    if mask is None:
+        return X
+    copied = False
+    for feature in np.flatnonzero(mask):
+        if scipy.sparse.issparse(X):
+            column = X.data[X.indices == feature]
+        else:
+            column = X[:, feature]
+        present = column[~np.isnan(column)]
+        if (present != np.floor(present)).any():
+            bad = float(present[present != np.floor(present)][0])
+            raise ValueError(
+                f"categorical feature {feature} of X holds {bad!r}: categorical_features take integer category codes "
+                "(or a pandas 'category' column); NaN is a missing category."
+            )
+        if fit and (present > MAX_CATEGORY_CODE).any():
+            raise ValueError(
+                f"categorical feature {feature} of X holds the code {int(present.max())}: codes go up to "
+                f"{MAX_CATEGORY_CODE}. Number the categories 0, 1, 2, ... (pandas 'category' columns are)."
+            )
+        if (present < 0).any():
+            if not copied:
+                X = X.copy()
+                copied = True
+            if scipy.sparse.issparse(X):
+                in_column = X.indices == feature
+                X.data[in_column & (X.data < 0)] = np.nan
+            else:
+                X[X[:, feature] < 0, feature] = np.nan
+    return X

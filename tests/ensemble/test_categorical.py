@@ -1,0 +1,151 @@
+"""Categorical features in the rankers: the codes' numbering and a DataFrame's category order
+do not change the model, a DataFrame and its codes give the same model, unseen and missing
+categories score alike, models pickle, and what is not supported is refused by name."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, RFPointRanker
+from forestrank.export import to_lightgbm
+
+pd = pytest.importorskip("pandas")
+
+
+def _product_data(seed=0, n_queries=60, per_query=15):
+    """Two categorical columns (6 and 40 categories, codes with gaps) carrying the grade,
+    a missing value now and then, and a numeric feature."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * per_query
+    qid = np.repeat(np.arange(n_queries), per_query)
+    brand = rng.choice(np.arange(0, 60, 10), n)
+    seller = rng.integers(0, 40, n)
+    price = rng.normal(size=n)
+    score = rng.normal(size=60)[brand] + 0.7 * rng.normal(size=40)[seller] + 0.5 * price
+    y = np.clip(np.round(score + rng.normal(scale=0.4, size=n) + 1.5), 0, 4)
+    X = np.column_stack([brand, seller, price]).astype(float)
+    X[rng.random(n) < 0.05, 0] = np.nan
+    return X, y, qid
+
+
+MODELS = [
+    LambdaMART(n_estimators=15, categorical_features=[0, 1], random_state=0),
+    RFPointRanker(n_estimators=15, categorical_features=[0, 1], max_features=None, random_state=0),
+    RFPointRanker(n_estimators=10, criterion="variance", categorical_features=[True, True, False], random_state=0),
+]
+
+
+@pytest.mark.parametrize("model", MODELS, ids=["lambdamart", "rf-entropy", "rf-variance"])
+def test_renumbered_codes_give_the_same_model(model):
+    """Codes renumbered by a bijection (order reversed, gaps moved) give the same scores on
+    the renumbered rows, bit for bit: a categorical split depends on the categories'
+    statistics only. Categories whose keys tie are ordered by code, so the forests, whose
+    keys are mean grades, are fitted with real-valued row weights (no ties)."""
+    X, y, qid = _product_data()
+    weights = np.random.default_rng(9).uniform(0.5, 2.0, len(y))
+    renumber = {column: np.random.default_rng(column).permutation(200)[:100] for column in (0, 1)}
+    X_renumbered = X.copy()
+    for column, mapping in renumber.items():
+        present = ~np.isnan(X[:, column])
+        X_renumbered[present, column] = mapping[X[present, column].astype(int)]
+    first = model.fit(X, y, qid, sample_weight=weights).predict(X)
+    second = model.fit(X_renumbered, y, qid, sample_weight=weights).predict(X_renumbered)
+    np.testing.assert_array_equal(first, second)
+    assert model.trees_[0].has_categories
+
+
+def test_a_frame_of_categories_is_its_codes():
+    """``"from_dtype"`` on a DataFrame of string categories gives the model of the codes
+    with ``categorical_features`` as indices; at predict, a frame whose categories come in
+    another order is read by value, and a category the fit never saw scores as missing."""
+    X, y, qid = _product_data(1)
+    codes = np.where(np.isnan(X[:, 0]), -1, X[:, 0] // 10).astype(int)
+    names = np.array(["acme", "bolt", "crux", "dyna", "echo", "flux"])
+    frame = pd.DataFrame({
+        "brand": pd.Categorical.from_codes(codes, categories=names),
+        "seller": pd.Categorical(X[:, 1].astype(int)),
+        "price": X[:, 2],
+    })  # fmt: skip
+    encoded = np.column_stack([np.where(codes < 0, np.nan, codes), X[:, 1], X[:, 2]])
+    from_frame = LambdaMART(n_estimators=10, categorical_features="from_dtype", random_state=0).fit(frame, y, qid)
+    from_codes = LambdaMART(n_estimators=10, categorical_features=[0, 1], random_state=0).fit(encoded, y, qid)
+    np.testing.assert_array_equal(from_frame.is_categorical_, [True, True, False])
+    np.testing.assert_array_equal(from_frame.predict(frame), from_codes.predict(encoded))
+    reordered = frame.assign(brand=frame["brand"].cat.reorder_categories(names[::-1]))
+    np.testing.assert_array_equal(from_frame.predict(reordered), from_frame.predict(frame))
+    unseen = frame.iloc[:5].assign(brand=pd.Categorical(["zeta"] * 5))
+    missing = frame.iloc[:5].assign(brand=pd.Categorical([None] * 5, categories=names))
+    np.testing.assert_array_equal(from_frame.predict(unseen), from_frame.predict(missing))
+    named = LambdaMART(n_estimators=10, categorical_features=["brand", "seller"], random_state=0).fit(frame, y, qid)
+    np.testing.assert_array_equal(named.predict(frame), from_frame.predict(frame))
+
+
+@pytest.mark.parametrize("model", MODELS[:2], ids=["lambdamart", "rf-entropy"])
+def test_unseen_codes_score_as_missing_and_models_pickle(model):
+    X, y, qid = _product_data(2)
+    model.fit(X, y, qid)
+    rows = X[:20].copy()
+    rows[:, 0] = np.nan
+    expected = model.predict(rows)
+    for unseen in (5.0, 65.0, -1.0, 70_000.0):  # between codes, past them, negative, past the bound
+        rows[:, 0] = unseen
+        np.testing.assert_array_equal(model.predict(rows), expected)
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    staged = list(loaded.staged_predict(X))[-1] if hasattr(loaded, "staged_predict") else loaded.predict(X)
+    np.testing.assert_allclose(staged, model.predict(X), rtol=1e-12)
+
+
+def test_categories_beat_their_ordinal_codes():
+    """On data whose categories carry the grade in no order of their codes, both rankers rank
+    held-out queries better with the columns categorical than as the same codes taken as numbers."""
+    X, y, qid = _product_data(3, n_queries=120)
+    train, test = qid < 80, qid >= 80
+    for model in (LambdaMART(n_estimators=40, random_state=0), RFPointRanker(n_estimators=60, random_state=0)):
+        ordinal = model.set_params(categorical_features=None).fit(X[train], y[train], qid[train])
+        ordinal_ndcg = ordinal.score(X[test], y[test], qid[test])
+        native = model.set_params(categorical_features=[0, 1]).fit(X[train], y[train], qid[train])
+        assert native.score(X[test], y[test], qid[test]) > ordinal_ndcg + 0.02
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        (LambdaMART(grow_policy="symmetric", categorical_features=[0]), "grow_policy='symmetric'"),
+        (LambdaMART(quantized_gradients=4, categorical_features=[0]), "quantized_gradients"),
+        (LambdaMART(monotonic_cst=[1, 0, 0], categorical_features=[0]), "monotone constraint"),
+        (RFPointRanker(criterion="random", categorical_features=[0]), "criterion='random'"),
+        (LambdaMART(categorical_features=[3]), r"indices must be in \[0, 3\)"),
+        (LambdaMART(categorical_features=["brand"]), "no feature names"),
+        (LambdaMART(categorical_features=[True]), "one entry per feature"),
+    ],
+)
+def test_what_is_not_supported_is_refused_by_name(model, message):
+    X, y, qid = _product_data()
+    with pytest.raises(ValueError, match=message):
+        model.set_params(n_estimators=2).fit(X, y, qid)
+
+
+def test_codes_must_be_integers_and_exports_refuse_categories():
+    X, y, qid = _product_data()
+    model = LambdaMART(n_estimators=3, categorical_features=[0, 1], random_state=0)
+    fractional = X.copy()
+    fractional[3, 1] = 2.5
+    with pytest.raises(ValueError, match="categorical feature 1 of X holds 2.5"):
+        model.fit(fractional, y, qid)
+    large = X.copy()
+    large[3, 1] = 70_000
+    with pytest.raises(ValueError, match="codes go up to 65535"):
+        model.fit(large, y, qid)
+    model.fit(X, y, qid)
+    with pytest.raises(ValueError, match="categorical feature 1 of X holds 2.5"):
+        model.predict(fractional)
+    with pytest.raises(ValueError, match="splits on categorical features"):
+        to_lightgbm(model)
+    negative = X.copy()
+    negative[:, 0] = -4
+    as_missing = X.copy()
+    as_missing[:, 0] = np.nan
+    np.testing.assert_array_equal(model.predict(negative), model.predict(as_missing))
+    assert X[0, 0] != -4  # the caller's X is not modified

@@ -1,0 +1,148 @@
+"""Categorical splits in the engine: the best set of categories equals the best of all
+subsets found by brute force (Fisher's and Breiman's orders), the one-vs-rest path the best
+single category, and the binning of categorical columns."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from forestrank._tree import _criteria
+from forestrank._tree._binning import BinMapper
+from forestrank._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
+
+
+def _stump(codes, targets, weights, criterion, n_classes=0, **params):
+    """A depth-one tree on one categorical feature (codes, NaN missing)."""
+    X = codes[:, None].astype(float)
+    binned = binned_features(X, 255, 0, 1, categorical=np.array([True]))
+    leaf_targets = np.zeros(0) if criterion == _criteria.NEWTON else targets[:, 0].astype(float)
+    data = TrainingSet(**binned, targets=targets, leaf_targets=leaf_targets)
+    tree_params = TreeParams(criterion=criterion, n_classes=n_classes, max_features=1, max_depth=1, **params)
+    pool = histogram_pool(data, tree_params, len(codes)) if criterion == _criteria.NEWTON else None
+    tree = grow_tree(data, weights, tree_params, np.array([1, 2], dtype=np.uint64), histograms=pool)
+    assert tree.node_count == 3, "the stump did not split"
+    return tree, tree.apply(X) == tree.nodes["left"][0]
+
+
+def _partition_gains(codes, cost):
+    """{left set: cost decrease} over every partition of the categories present (NaN as -1)."""
+    labels = np.where(np.isnan(codes), -1, codes).astype(int)
+    categories = sorted(set(labels))
+    parent = cost(np.ones(len(labels), dtype=bool))
+    gains = {}
+    for size in range(1, len(categories)):
+        for subset in itertools.combinations(categories, size):
+            left = np.isin(labels, subset)
+            gains[subset] = parent - cost(left) - cost(~left)
+    return labels, gains
+
+
+def _newton_cost(g, h):
+    return lambda rows: -g[rows].sum() ** 2 / h[rows].sum()
+
+
+def _sse(y, w):
+    def cost(rows):
+        mean = np.average(y[rows], weights=w[rows])
+        return float((w[rows] * (y[rows] - mean) ** 2).sum())
+
+    return cost
+
+
+def _gini(c, w):
+    def cost(rows):
+        total = w[rows].sum()
+        shares = np.array([w[rows][c[rows] == k].sum() for k in (0, 1)]) / total
+        return float(total * (1.0 - (shares**2).sum()))
+
+    return cost
+
+
+def _data(seed, n=240, n_categories=6, missing=True):
+    rng = np.random.default_rng(seed)
+    codes = rng.choice(np.arange(0, 3 * n_categories, 3), n).astype(float)  # codes with gaps
+    if missing:
+        codes[rng.random(n) < 0.1] = np.nan
+    effect = dict(zip(np.unique(codes[~np.isnan(codes)]), rng.normal(size=n_categories)))
+    signal = np.array([0.4 if np.isnan(c) else effect[c] for c in codes])
+    return rng, codes, signal
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_newton_split_is_the_best_subset(seed):
+    """Gradients with hessians of varying size: the stump's left set scores the largest
+    ``G_L^2/H_L + G_R^2/H_R`` over all 2^(m-1) - 1 partitions (the missing rows one more
+    category), found by enumeration."""
+    rng, codes, signal = _data(seed)
+    g = signal + rng.normal(scale=0.3, size=len(codes))
+    h = rng.uniform(0.2, 2.0, size=len(codes))
+    tree, left = _stump(codes, np.column_stack([g, h]), np.ones(len(codes)), _criteria.NEWTON)
+    labels, gains = _partition_gains(codes, _newton_cost(g, h))
+    found = tuple(sorted(set(labels[left])))
+    best = max(gains.values())
+    assert found in gains and gains[found] == pytest.approx(best, rel=1e-10)
+    assert np.unique(tree.apply(codes[:, None])).size == 2
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_variance_and_gini_splits_are_the_best_subset(seed):
+    """The forests' criteria: weighted squared error (Fisher) and two-class Gini
+    (Breiman's theorem) reach the best of all subsets by their category orders."""
+    rng, codes, signal = _data(seed, missing=seed != 0)
+    w = rng.integers(1, 4, size=len(codes)).astype(float)
+    y = signal + rng.normal(scale=0.5, size=len(codes))
+    _, left = _stump(codes, y[:, None], w, _criteria.VARIANCE)
+    labels, gains = _partition_gains(codes, _sse(y, w))
+    assert gains[tuple(sorted(set(labels[left])))] == pytest.approx(max(gains.values()), rel=1e-10)
+    c = (signal + rng.normal(scale=0.7, size=len(codes)) > 0).astype(float)
+    _, left = _stump(codes, c[:, None], w, _criteria.GINI, n_classes=2)
+    labels, gains = _partition_gains(codes, _gini(c, w))
+    assert gains[tuple(sorted(set(labels[left])))] == pytest.approx(max(gains.values()), rel=1e-10)
+
+
+def test_one_vs_rest_below_max_cat_to_onehot():
+    """With at most ``max_cat_to_onehot`` categories a single category goes left: the best
+    single category by brute force, though a pair would score higher."""
+    rng = np.random.default_rng(5)
+    codes = rng.integers(0, 4, 400).astype(float)
+    g = np.array([-1.0, -0.9, 1.0, 1.1])[codes.astype(int)] + rng.normal(scale=0.1, size=400)
+    h = np.ones(400)
+    tree, left = _stump(codes, np.column_stack([g, h]), h, _criteria.NEWTON, max_cat_to_onehot=4)
+    labels, gains = _partition_gains(codes, _newton_cost(g, h))
+    singles = {subset: gain for subset, gain in gains.items() if len(subset) == 1}
+    found = tuple(sorted(set(labels[left])))
+    complement = tuple(sorted(set(labels[~left])))
+    assert len(found) == 1 or len(complement) == 1
+    assert gains[found] == pytest.approx(max(singles.values()), rel=1e-10)
+    assert max(gains.values()) > max(singles.values()) * 1.5
+    _, left = _stump(codes, np.column_stack([g, h]), h, _criteria.NEWTON, max_cat_to_onehot=3)
+    assert sorted(set(labels[left])) in ([0, 1], [2, 3])
+
+
+def test_unseen_and_missing_categories_follow_the_missing_direction():
+    """A code the fit never saw, a negative one, one past every bitmap word and NaN reach the
+    child that the training rows with a missing value reached."""
+    rng, codes, signal = _data(1)
+    g = signal + rng.normal(scale=0.3, size=len(codes))
+    tree, left = _stump(codes, np.column_stack([g, np.ones(len(codes))]), np.ones(len(codes)), _criteria.NEWTON)
+    missing_leaf = tree.apply(np.array([[np.nan]]))[0]
+    assert missing_leaf == tree.apply(codes[np.isnan(codes)][:1, None])[0]
+    for unseen in (1.0, 2.0, 17.0, -3.0, 640.0, 1e9):
+        assert tree.apply(np.array([[unseen]]))[0] == missing_leaf
+    assert tree.goes_left(np.zeros(3, dtype=np.int64), np.array([np.nan, 1.0, 640.0])).tolist() == [
+        bool(tree.missing_left[0])
+    ] * 3
+
+
+def test_binning_keeps_the_frequent_categories_and_lumps_the_rest():
+    """Up to ``max_bins`` codes get a bin each in code order; beyond, the ``max_bins - 1``
+    most frequent (ties to the smaller code) and one "other" bin, then the missing bin."""
+    column = np.array([5, 5, 5, 9, 9, 2, 2, 7, 11, np.nan, 5, 9])
+    mapper = BinMapper(max_bins=4, categorical=np.array([True])).fit(column[:, None])
+    np.testing.assert_array_equal(mapper.category_codes_[0], [2, 5, 9, -1])
+    np.testing.assert_array_equal(mapper.other_codes_[0], [7, 11])
+    np.testing.assert_array_equal(mapper.transform(column[:, None])[:, 0], [1, 1, 1, 2, 2, 0, 0, 3, 3, 4, 1, 2])
+    np.testing.assert_array_equal(mapper.category_bins(0, 13), [-1, -1, 0, -1, -1, 1, -1, 3, -1, 2, -1, 3, -1])
+    exact = BinMapper(max_bins=None, categorical=np.array([True])).fit(column[:, None])
+    np.testing.assert_array_equal(exact.category_codes_[0], [2, 5, 7, 9, 11])
