@@ -25,6 +25,7 @@ def grow_on_actors(client, binned, targets, weights, bounds, dtype, direct=True)
     (over channels to the actors, or, not ``direct``, as Dask actor calls)."""
     data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
     n_rows = int((weights > 0).sum())
+    client.wait_for_workers(1)  # a worker the shared cluster restarted must be back before the rows are placed
     workers = list(client.scheduler_info()["workers"])
     parts = list(zip(bounds[:-1], bounds[1:]))
     # hash=False: the same rows scattered by the previous case would share its content-hashed key, which the

@@ -238,11 +238,13 @@ class BaseRanker(BaseEstimator):
         ``is_categorical_`` and a DataFrame's categories recorded; then a DataFrame's
         category columns encoded by them, and the codes checked."""
         if reset and hasattr(self, "categorical_features"):
-            shape = getattr(X, "shape", None) or np.shape(X)
-            if len(shape) != 2:
-                return check_features(self, X, reset=reset)  # its error names X's shape
+            mask = None
+            if self.categorical_features is not None:
+                shape = getattr(X, "shape", None) or np.shape(X)
+                if len(shape) != 2:
+                    return check_features(self, X, reset=reset)  # its error names X's shape
+                mask = check_categorical_features(self.categorical_features, X, int(shape[1]))
             fitted = getattr(self, "is_categorical_", None)
-            mask = check_categorical_features(self.categorical_features, X, int(shape[1]))
             if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
                 if (fitted is None) != (mask is None) or (mask is not None and not np.array_equal(mask, fitted)):
                     raise ValueError(
