@@ -112,7 +112,7 @@ def contenders(n_jobs: int) -> dict:
     }
 
 
-def fit(name: str, make, kind: str, train: tuple, test: np.ndarray) -> tuple[np.ndarray, float]:
+def fit(make, kind: str, train: tuple, test: np.ndarray) -> tuple[np.ndarray, float]:
     """(test scores, fit seconds) of one contender."""
     X, y, qid = train
     model = make()
@@ -161,7 +161,7 @@ def main() -> None:
         names = list(chosen)
         for name in names[seed % len(names) :] + names[: seed % len(names)]:  # alternated
             make, kind = chosen[name]
-            scores, took = fit(name, make, kind, (X[train], y[train], qid[train]), X[~train])
+            scores, took = fit(make, kind, (X[train], y[train], qid[train]), X[~train])
             per_query[name].append(ndcg_score(y[~train], scores, qid[~train], k=10, per_query=True))
             seconds[name].append(took)
     reference = "LambdaMART native" if "LambdaMART native" in chosen else next(iter(chosen))

@@ -143,6 +143,7 @@ def test_binning_keeps_the_frequent_categories_and_lumps_the_rest():
     np.testing.assert_array_equal(mapper.category_codes_[0], [2, 5, 9, -1])
     np.testing.assert_array_equal(mapper.other_codes_[0], [7, 11])
     np.testing.assert_array_equal(mapper.transform(column[:, None])[:, 0], [1, 1, 1, 2, 2, 0, 0, 3, 3, 4, 1, 2])
-    np.testing.assert_array_equal(mapper.category_bins(0, 13), [-1, -1, 0, -1, -1, 1, -1, 3, -1, 2, -1, 3, -1])
+    np.testing.assert_array_equal(mapper.category_bins_[0], [-1, -1, 0, -1, -1, 1, -1, 3, -1, 2, -1, 3])
+    np.testing.assert_array_equal(mapper.transform(np.array([[13.0], [4.0], [11.0]]))[:, 0], [4, 4, 3])  # unseen: missing
     exact = BinMapper(max_bins=None, categorical=np.array([True])).fit(column[:, None])
     np.testing.assert_array_equal(exact.category_codes_[0], [2, 5, 7, 9, 11])

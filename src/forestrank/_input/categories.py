@@ -116,11 +116,12 @@ def encode_frame(X: object, categories: dict) -> object:
 
 
 def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarray | None, *, fit: bool) -> np.ndarray | scipy.sparse.csr_matrix:
-    """``X`` with its categorical columns checked: integer codes or NaN; negative codes become
-    NaN (a missing category) in a copy, never in ``X``.
+    """``X`` with its categorical columns checked: integer codes or NaN.
 
-    In fit (``fit=True``) a code above ``MAX_CATEGORY_CODE`` is an error; in predict it is
-    an unseen category, which a split sends where it sends missing ones.
+    In fit (``fit=True``) a code above ``MAX_CATEGORY_CODE`` is an error, and negative codes
+    become NaN (a missing category) in a copy, never in ``X``, for the binning. In predict
+    the trees read a negative code, or one above every code they know, as they read a
+    missing one (``_tree/_predictor.categorical_right``), so ``X`` is returned as it is.
 
     Raises
     ------
@@ -148,7 +149,7 @@ def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarr
                 f"categorical feature {feature} of X holds the code {int(present.max())}: codes go up to "
                 f"{MAX_CATEGORY_CODE}. Number the categories 0, 1, 2, ... (pandas 'category' columns are)."
             )
-        if (present < 0).any():
+        if fit and (present < 0).any():
             if not copied:
                 X = X.copy()
                 copied = True

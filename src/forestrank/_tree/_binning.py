@@ -175,6 +175,16 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
                 binned[block_start + k, feature] = missing_bin if values[k] != values[k] else base
 
 
+def _bins_of_codes(codes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The bin of each code from 0 to the largest in ``codes`` (each value bin's code, -1 for
+    the "other" bin, last) and ``others`` (the "other" bin's codes), -1 for a code in neither."""
+    named = codes[codes >= 0]
+    bins = np.full(int(max(named.max(initial=-1), others.max(initial=-1))) + 1, -1, dtype=np.int64)
+    bins[named] = np.arange(len(named))
+    bins[others] = len(codes) - 1
+    return bins
+
+
 def _category_tables(n_value_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """Thresholds and bin values of a categorical column of ``n_value_bins`` bins: the bin
     indices (``_bin_rows`` needs finite increasing cuts; the lookup by code overwrites its bins)."""
@@ -228,6 +238,9 @@ class BinMapper:
     other_codes_ : dict of int to ndarray of int64
         For each categorical feature, the codes its "other" bin holds (none when every
         code has a bin).
+    category_bins_ : dict of int to ndarray of int64
+        For each categorical feature, the bin of each code from 0 to the largest ``fit``
+        saw, -1 for a code it did not see.
     """
 
     def __init__(
@@ -258,9 +271,11 @@ class BinMapper:
         # enough to repay a thread.
         n_jobs = self.n_jobs if sample.shape[0] >= _PARALLEL_SORT_ROWS else 1
         categorical = self._categorical_mask(X.shape[1])
-        self.category_codes_, self.other_codes_ = {}, {}
-        for feature in np.flatnonzero(categorical):  # from every row: a code the sub-sample missed still gets a bin
-            self.category_codes_[int(feature)], self.other_codes_[int(feature)] = self._category_bins(dense_column(X, feature))
+        self.category_codes_, self.other_codes_, self.category_bins_ = {}, {}, {}
+        for feature in map(int, np.flatnonzero(categorical)):  # every row: a code the sub-sample missed gets a bin
+            codes, others = self._kept_codes(dense_column(X, feature))
+            self.category_codes_[feature], self.other_codes_[feature] = codes, others
+            self.category_bins_[feature] = _bins_of_codes(codes, others)
         tables = run_in_threads(
             (
                 delayed(self._column_cuts)(dense_column(sample, feature)) if not categorical[feature]
@@ -282,7 +297,7 @@ class BinMapper:
             return np.zeros(n_features, dtype=bool)
         return np.asarray(self.categorical, dtype=bool)
 
-    def _category_bins(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _kept_codes(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(code of each value bin, -1 for the "other" bin; the codes of the "other" bin) of one
         categorical column of codes (NaN = missing)."""
         codes, counts = np.unique(column[~np.isnan(column)].astype(np.int64), return_counts=True)
@@ -291,17 +306,6 @@ class BinMapper:
         kept = np.zeros(len(codes), dtype=bool)
         kept[np.argsort(-counts, kind="stable")[: self.max_bins - 1]] = True
         return np.append(codes[kept], -1), codes[~kept]
-
-    def category_bins(self, feature: int, n_codes: int) -> np.ndarray:
-        """The bin of each code ``0..n_codes-1`` of categorical ``feature`` (int64), -1 for a code
-        ``fit`` did not see."""
-        bins = np.full(n_codes, -1, dtype=np.int64)
-        codes = self.category_codes_[feature]
-        named = codes[(codes >= 0) & (codes < n_codes)]
-        bins[named] = np.searchsorted(codes[codes >= 0], named)
-        others = self.other_codes_[feature]
-        bins[others[others < n_codes]] = len(codes) - 1
-        return bins
 
     def _column_cuts(self, column: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cuts and bin representatives of one column (float64 or float32), from its present values."""
@@ -342,20 +346,18 @@ class BinMapper:
     def _bin_range(self, X: np.ndarray, start: int, stop: int, thresholds: np.ndarray, binned: np.ndarray) -> None:
         """Bin the rows ``start:stop`` of ``X`` into ``binned``; a sparse ``X`` a dense block at a time.
 
-        A categorical column's bins are looked up by code (``category_bins``); a code
+        A categorical column's bins are looked up by code (``category_bins_``); a code
         ``fit`` did not see takes the missing bin (bin 0 without one), as a NaN in a
         feature without a missing bin does in ``_bin_rows``.
         """
         for first, last, rows in dense_blocks(X, start, stop):
             _bin_rows(rows, thresholds, self.n_value_bins_, self.missing_bins_, binned[first:last])
-            for feature in self.category_codes_:
+            for feature, bins_of_codes in self.category_bins_.items():
                 column = rows[:, feature]
-                present = ~np.isnan(column)
-                codes = np.where(present, column, 0).astype(np.int64)
-                n_codes = int(codes.max(initial=0)) + 1
-                bins = self.category_bins(feature, n_codes)[codes]
+                seen = ~np.isnan(column) & (column < len(bins_of_codes))
+                bins = bins_of_codes[np.where(seen, column, 0).astype(np.int64)]
                 unseen = max(int(self.missing_bins_[feature]), 0)
-                binned[first:last, feature] = np.where(present & (bins >= 0), bins, unseen)
+                binned[first:last, feature] = np.where(seen & (bins >= 0), bins, unseen)
 
     def padded_tables(self) -> tuple[np.ndarray, np.ndarray]:
         """Thresholds and bin values as (n_features, max(n_bins)) float64 arrays for the kernels.

@@ -75,7 +75,7 @@ class TrainingSet:
         The categorical features (``_categories``); None: none.
     category_bins : dict of int to ndarray of int64
         For each categorical feature, the bin of each code from 0 to the largest the
-        fit saw, -1 for a code it did not see (``BinMapper.category_bins``).
+        fit saw, -1 for a code it did not see (``BinMapper.category_bins_``).
     """
 
     X_binned: np.ndarray
@@ -133,16 +133,8 @@ def binned_with(binner: BinMapper, X: np.ndarray) -> dict:
     }  # fmt: skip
     if binner.category_codes_:
         binned["is_categorical"] = np.asarray(binner.categorical, dtype=bool)
-        binned["category_bins"] = {
-            feature: binner.category_bins(feature, _n_codes(binner, feature)) for feature in binner.category_codes_
-        }
+        binned["category_bins"] = binner.category_bins_
     return binned
-
-
-def _n_codes(binner: BinMapper, feature: int) -> int:
-    """One more than the largest code of categorical ``feature`` that ``binner`` saw."""
-    codes = np.concatenate((binner.category_codes_[feature], binner.other_codes_[feature]))
-    return int(codes.max(initial=-1)) + 1
 
 
 def max_nodes(params: TreeParams, n_tree_rows: int) -> int:
