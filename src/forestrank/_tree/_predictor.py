@@ -49,15 +49,20 @@ def goes_left(value, threshold, missing_left, node):
 
 
 @jit(inline="always")
-def categorical_right(value, first_word, n_words, category_bits, missing_left):
-    """1 when a categorical split sends ``value`` right, else 0: code ``c`` by bit ``c % 64`` of
-    word ``first_word + c // 64`` of ``category_bits`` (set: left), a NaN, a negative code or
-    one past the node's ``n_words`` words by ``missing_left`` (``Tree.category_bits``)."""
+def categorical_right(value, index, category_offsets, category_bits, missing_left):
+    """At node ``index`` of a categorical split, 1 when it sends ``value`` right, else 0; -1 at
+    a numeric split (no bitmap). Code ``c`` goes by bit ``c % 64`` of the node's word ``c // 64``
+    (set: left); a NaN, a negative code or one past the node's words by ``missing_left[index]``
+    (``Tree.category_bits``)."""
+    first_word = category_offsets[nowrap(index)]
+    n_words = category_offsets[nowrap(index + 1)] - first_word
+    if n_words == 0:
+        return np.int64(-1)
     if value >= 0.0 and value < 64.0 * n_words:  # a NaN fails both
         code = np.int64(value)
         word = category_bits[nowrap(first_word + (code >> 6))]
         return np.int64(1) - np.int64((word >> np.uint64(code & 63)) & np.uint64(1))
-    return np.int64(1) - np.int64(missing_left)
+    return np.int64(1) - np.int64(missing_left[nowrap(index)])
 
 
 @jit(inline="always")
@@ -138,12 +143,9 @@ def add_tree_values(X, nodes, missing_left, category_offsets, category_bits, tre
                         if block_missing and value != value:
                             right = np.int64(1 - missing_left[nowrap(index)])
                         if category_offsets is not None:
-                            first_word = category_offsets[nowrap(index)]
-                            n_words = category_offsets[nowrap(index + 1)] - first_word
-                            if n_words > 0:
-                                right = categorical_right(
-                                    value, first_word, n_words, category_bits, missing_left[nowrap(index)]
-                                )
+                            side = categorical_right(value, index, category_offsets, category_bits, missing_left)
+                            if side >= 0:
+                                right = side
                         next_index = offset + node["left"] + right
                         current[nowrap(j)] = next_index
                         prefetch(nodes, (next_index,))
@@ -172,10 +174,9 @@ def apply_tree(X, nodes, missing_left, out, category_offsets, category_bits):
             value = X[i, nowrap(record["feature"])]
             left = goes_left(value, record["threshold"], missing_left, node)
             if category_offsets is not None:
-                first_word = category_offsets[nowrap(node)]
-                n_words = category_offsets[nowrap(node + 1)] - first_word
-                if n_words > 0:
-                    left = categorical_right(value, first_word, n_words, category_bits, missing_left[nowrap(node)]) == 0
+                side = categorical_right(value, node, category_offsets, category_bits, missing_left)
+                if side >= 0:
+                    left = side == 0
             node = record["left"] if left else record["left"] + 1
         out[i] = node
 
