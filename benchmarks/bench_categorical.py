@@ -96,7 +96,8 @@ def contenders(n_jobs: int) -> dict:
         import catboost
 
         return catboost.CatBoostRanker(iterations=300, learning_rate=0.05, loss_function="YetiRank", thread_count=n_jobs,
-                                       random_seed=0, verbose=False, cat_features=categorical)  # fmt: skip
+                                       random_seed=0, verbose=False, cat_features=categorical,
+                                       allow_writing_files=False)  # fmt: skip
 
     return {
         "LambdaMART native": (lambda: LambdaMART(categorical_features=categorical, **boosting), "codes"),
