@@ -1,6 +1,7 @@
 """Categorical splits in the engine: the best set of categories equals the best of all
 subsets found by brute force (Fisher's and Breiman's orders), the one-vs-rest path the best
-single category, and the binning of categorical columns."""
+single category, the regularised scan LightGBM's split, and the binning of categorical
+columns."""
 
 import itertools
 
@@ -118,6 +119,41 @@ def test_one_vs_rest_below_max_cat_to_onehot():
     assert max(gains.values()) > max(singles.values()) * 1.5
     _, left = _stump(codes, np.column_stack([g, h]), h, _criteria.NEWTON, max_cat_to_onehot=3)
     assert sorted(set(labels[left])) in ([0, 1], [2, 3])
+
+
+@pytest.mark.parametrize(
+    "regularisers",
+    [
+        dict(cat_smooth=10.0, cat_l2=10.0, max_cat_threshold=32, min_data_per_group=100),  # LightGBM's defaults
+        dict(cat_smooth=50.0, cat_l2=0.0, max_cat_threshold=5, min_data_per_group=300),
+        dict(cat_smooth=0.0, cat_l2=5.0, max_cat_threshold=3, min_data_per_group=1),
+    ],
+)
+@pytest.mark.parametrize("hessian", [1.0, 0.02])
+@pytest.mark.parametrize("seed", range(3))
+def test_regularised_scan_splits_as_lightgbm(seed, hessian, regularisers):
+    """The pooled scan's regularisers (categories under ``cat_smooth`` rows out of the order,
+    left sets grown from either end up to ``max_cat_threshold``, ``min_data_per_group``
+    rows between cuts and on the right, ``cat_l2`` in the gain) choose the rows LightGBM's
+    categorical split sends apart, given the same gradients and a constant hessian (LightGBM
+    counts a category's rows by its hessian; small, ``cat_l2`` weighs more) on a stump
+    of 40 categories of skewed sizes."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(seed)
+    n_categories, n = 40, 4000
+    codes = rng.choice(n_categories, n, p=rng.dirichlet(np.full(n_categories, 0.7))).astype(float)
+    g = rng.normal(size=n_categories)[codes.astype(int)] + rng.normal(size=n)
+    h = np.full(n, hessian)
+    _, left = _stump(codes, np.column_stack([g, h]), np.ones(n), _criteria.NEWTON, max_cat_to_onehot=4, **regularisers)
+    params = dict(
+        objective=lambda scores, data: (g, h), num_leaves=2, learning_rate=1.0, min_data_in_leaf=1,
+        min_sum_hessian_in_leaf=0.0, lambda_l2=0.0, max_cat_to_onehot=4, boost_from_average=False,
+        min_data_in_bin=1, num_threads=1, verbose=-1, **regularisers,
+    )  # fmt: skip
+    booster = lightgbm.train(params, lightgbm.Dataset(codes[:, None], categorical_feature=[0]), num_boost_round=1)
+    lightgbm_left = booster.predict(codes[:, None], pred_leaf=True).ravel() == 0
+    assert 0 < left.sum() < n
+    assert np.array_equal(left, lightgbm_left) or np.array_equal(left, ~lightgbm_left)
 
 
 def test_unseen_and_missing_categories_follow_the_missing_direction():

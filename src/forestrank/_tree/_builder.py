@@ -53,7 +53,7 @@ GrowthParams = namedtuple(
     [
         "criterion", "n_classes", "l2_regularization", "max_depth", "min_samples_split", "min_samples_leaf",
         "min_child_weight", "min_gain_to_split", "max_leaf_nodes", "max_features", "expansion", "n_threads",
-        "missing_direction", "cat_smooth", "max_cat_to_onehot",
+        "missing_direction", "cat_smooth", "max_cat_to_onehot", "max_cat_threshold", "min_data_per_group", "cat_l2",
     ],
 )  # fmt: skip
 GrowthParams.__doc__ = """Integer-coded growth parameters (ints as int64, the rest float64; -1 = no limit).
@@ -80,10 +80,17 @@ missing_direction : int
     category of their own, placed by its split).
 cat_smooth : float
     Added to a category's hessian in the key that orders a node's categories
-    (``_criteria.category_key``, newton only).
+    (``_criteria.category_key``, newton only); in the pooled scan also the fewest rows
+    of a category taken into the order (``_categories.pooled_category_scan``).
 max_cat_to_onehot : int
     A node with at most this many categories of a feature splits one category from
     the rest (``_categories``).
+max_cat_threshold, min_data_per_group : int
+    The pooled scan's most categories in a left set grown from either end of the order
+    (-1: half of them), and its fewest rows between two candidate cuts and in the
+    right child.
+cat_l2 : float
+    Added to ``l2_regularization`` in the gain of the pooled scan's ordered cuts.
 """
 
 TreeOutput = namedtuple(

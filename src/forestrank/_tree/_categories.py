@@ -3,16 +3,21 @@
 A node's categories (its occupied bins, the missing bin among them as a category of its
 own) are ordered by a key of their statistics (``_criteria.category_key``: the gradient
 over the smoothed hessian for newton, the mean target for variance, the mean grade for
-the class criteria) and the scan evaluates every cut of that order: the first ``k``
+the class criteria) and the scan evaluates the cuts of that order: the first ``k``
 categories left, the rest right. For a squared loss and for two classes the best of
-these cuts is the best of all ``2^(m-1) - 1`` partitions (Fisher 1958, "On grouping for
+all cuts is the best of all ``2^(m-1) - 1`` partitions (Fisher 1958, "On grouping for
 maximum homogeneity", for the weighted means; Breiman et al. 1984, Theorem 4.5, for two
 classes), which is how LightGBM and scikit-learn's histogram gradient boosting split
 categories; with more grades the mean-grade order is a heuristic. A node with at most
 ``max_cat_to_onehot`` categories evaluates each category alone against the rest
-instead (LightGBM's one-vs-rest rule for small cardinalities). The key's smoothing
-(``cat_smooth``, LightGBM's name) only orders the categories; the gain of a cut is the
-criterion's.
+instead (LightGBM's one-vs-rest rule for small cardinalities).
+
+Boosting's scan (``pooled_category_scan``) regularises the cuts as LightGBM does, since
+a set chosen among thousands of cuts over-fits the gradients of rare categories: only
+categories of ``cat_smooth`` rows enter the order, left sets grow from both ends of it
+to ``max_cat_threshold`` categories, cuts come every ``min_data_per_group`` rows, and
+their gain carries ``cat_l2`` more L2. The forests' row scan (``histogram_category_scan``)
+evaluates every cut: their trees are grown deep on bootstrap samples and averaged.
 
 The split found is a bitmap of the bins going left (``CategorySplits.best``, then a row
 of ``CategorySplits.sets`` per node), which the partition reads (``_rows.goes_left``)
@@ -96,15 +101,22 @@ def _order_categories(order, keys, n, max_cat_to_onehot):
 
 
 @jit(inline="always")
-def _settle(order, best_k, one_vs_rest, missing_bin, has_missing):
-    """(left set size, missing side) of the winning candidate ``best_k``: a one-vs-rest
-    winner is moved first, so that the left set is always a prefix of ``order``."""
+def _settle(order, n, best_k, reverse, one_vs_rest, missing_bin, has_missing):
+    """(left set size, missing side) of the winning candidate, its left set moved to the
+    front of ``order[:n]``: ``best_k`` is the position of the category going left alone
+    (one-vs-rest) or the left set's size less one, counted from the end of the order
+    when ``reverse``."""
     if one_vs_rest:
         b = order[best_k]
         order[best_k] = order[0]
         order[0] = b
         n_left = 1
     else:
+        if reverse:
+            for k in range(n // 2):
+                b = order[k]
+                order[k] = order[n - 1 - k]
+                order[n - 1 - k] = b
         n_left = best_k + 1
     missing = _scans.MISSING_RIGHT
     if has_missing:
@@ -118,6 +130,17 @@ def _settle(order, best_k, one_vs_rest, missing_bin, has_missing):
 def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, keys, best_gain):
     """The best set of categories of one feature from its pooled histogram (moment criteria).
 
+    Up to ``max_cat_to_onehot`` categories in the node: each one alone against the rest.
+    More: LightGBM's regularised scan of the key order (``FindBestThresholdCategorical``
+    in its ``feature_histogram.hpp``). Only the categories of at least ``cat_smooth`` rows
+    are ordered (the others go right with the rest); the left set grows from either end
+    of the order to at most ``max_cat_threshold`` categories (and half of them); a cut is
+    a candidate only once ``min_data_per_group`` rows joined the left set since the last
+    candidate and while the right child holds as many; and the children's gain counts
+    ``l2_regularization + cat_l2``. With ``cat_smooth = cat_l2 = 0``, no
+    ``max_cat_threshold`` and ``min_data_per_group <= 1`` the scan reaches every cut of
+    the order, whose best is the best of all subsets (Fisher 1958).
+
     Parameters
     ----------
     histogram : float64 or int32 array of shape (max_bins, n_hist_columns)
@@ -127,7 +150,8 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
     params : _builder.GrowthParams
     order : int64 array of shape (max_bins,)
     keys : float64 array of shape (2, max_bins)
-        Scratch; ``order`` holds the node's categories after the scan, the left set first.
+        Scratch; ``order`` holds the node's ordered categories after the scan, the left
+        set first.
     best_gain : float
 
     Returns
@@ -138,47 +162,74 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
     """
     criterion = params.criterion
     weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
+    n_occupied = 0
+    for b in range(n_bins):
+        if histogram[b, _histograms.HIST_COUNT] > 0:
+            n_occupied += 1
+    if n_occupied <= 1:
+        return True, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
+    one_vs_rest = n_occupied <= params.max_cat_to_onehot
     n = 0
     for b in range(n_bins):
         count = histogram[b, _histograms.HIST_COUNT]
-        if count == 0:
+        if count == 0 or (not one_vs_rest and count < params.cat_smooth):
             continue
         weight = float(histogram[b, _histograms.HIST_WEIGHT]) if weighted else float(count)
         order[n] = b
         keys[0, n] = _criteria.category_key(criterion, histogram[b], weight, params.cat_smooth)
         keys[1, n] = weight
         n += 1
-    if n <= 1:
-        return True, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
-    one_vs_rest = _order_categories(order, keys, n, params.max_cat_to_onehot)
     n_node = node.end - node.start
-    left_first = 0.0
-    left_second = 0.0
-    left_weight = 0.0
-    left_count = 0
+    if one_vs_rest:
+        l2 = params.l2_regularization
+        n_candidates = n
+        group = 1
+    else:
+        _sort_by_key(order, keys, n)
+        l2 = params.l2_regularization + params.cat_l2
+        n_candidates = (n + 1) // 2
+        if 0 <= params.max_cat_threshold < n_candidates:
+            n_candidates = params.max_cat_threshold
+        group = params.min_data_per_group
     best_k = -1
-    for k in range(n if one_vs_rest else n - 1):
-        b = order[k]
-        count = int(histogram[b, _histograms.HIST_COUNT])
-        weight = float(histogram[b, _histograms.HIST_WEIGHT]) if weighted else 0.0
-        if one_vs_rest:  # this category alone on the left
-            left_first, left_second, left_weight, left_count = 0.0, 0.0, 0.0, 0
-        left_first += histogram[b, _histograms.HIST_FIRST]
-        left_second += histogram[b, _histograms.HIST_SECOND]
-        left_weight += weight
-        left_count += count
-        gain = _criteria.candidate_gain(
-            criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
-            node.statistics[0], node.statistics[1], node.cost, params.l2_regularization, np.bool_(False),
-            params.min_samples_leaf, params.min_child_weight, node.lower, node.upper, np.int64(0),
-        )  # fmt: skip
-        if gain > best_gain:
-            best_gain = gain
-            best_k = k
+    best_reverse = False
+    for reverse in (False, True):
+        if reverse and one_vs_rest:
+            break
+        left_first = 0.0
+        left_second = 0.0
+        left_weight = 0.0
+        left_count = 0
+        grouped = 0
+        for k in range(n_candidates):
+            b = order[n - 1 - k] if reverse else order[k]
+            count = int(histogram[b, _histograms.HIST_COUNT])
+            weight = float(histogram[b, _histograms.HIST_WEIGHT]) if weighted else 0.0
+            if one_vs_rest:  # this category alone on the left
+                left_first, left_second, left_weight, left_count = 0.0, 0.0, 0.0, 0
+            left_first += histogram[b, _histograms.HIST_FIRST]
+            left_second += histogram[b, _histograms.HIST_SECOND]
+            left_weight += weight
+            left_count += count
+            grouped += count
+            if n_node - left_count < max(group, 1):
+                break
+            if grouped < group:
+                continue
+            grouped = 0
+            gain = _criteria.candidate_gain(
+                criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
+                node.statistics[0], node.statistics[1], node.cost, l2, np.bool_(False), params.min_samples_leaf,
+                params.min_child_weight, node.lower, node.upper, np.int64(0),
+            )  # fmt: skip
+            if gain > best_gain:
+                best_gain = gain
+                best_k = k
+                best_reverse = reverse
     if best_k < 0:
         return False, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
     has_missing = missing_bin >= 0 and histogram[missing_bin, _histograms.HIST_COUNT] > 0
-    n_left, missing = _settle(order, best_k, one_vs_rest, missing_bin, has_missing)
+    n_left, missing = _settle(order, n, best_k, best_reverse, one_vs_rest, missing_bin, has_missing)
     return False, best_gain, np.int64(n_left), np.int64(0), missing
 
 
@@ -245,7 +296,7 @@ def histogram_category_scan(X_binned, feature, missing_bin, rows, node, params, 
         return True, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
     if best_k < 0:
         return False, best_gain, np.int64(-1), np.int64(-1), _scans.MISSING_RIGHT
-    n_left, missing = _settle(order, best_k, one_vs_rest, missing_bin, has_missing)
+    n_left, missing = _settle(order, n, best_k, False, one_vs_rest, missing_bin, has_missing)
     return False, best_gain, np.int64(n_left), np.int64(0), missing
 
 

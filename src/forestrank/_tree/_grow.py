@@ -40,6 +40,9 @@ class TreeParams:
     missing_direction: int = _scans.LEARN
     cat_smooth: float = 0.0
     max_cat_to_onehot: int = 0
+    max_cat_threshold: int = -1
+    min_data_per_group: int = 0
+    cat_l2: float = 0.0
 
     def growth_params(self) -> "_builder.GrowthParams":
         """The builder's bundle, every field with the type its compiled signature has."""
@@ -48,6 +51,7 @@ class TreeParams:
             int(self.min_samples_split), int(self.min_samples_leaf), float(self.min_child_weight),
             float(self.min_gain_to_split), int(self.max_leaf_nodes), int(self.max_features), int(self.expansion),
             int(self.n_threads), int(self.missing_direction), float(self.cat_smooth), int(self.max_cat_to_onehot),
+            int(self.max_cat_threshold), int(self.min_data_per_group), float(self.cat_l2),
         )  # fmt: skip
 
 

@@ -182,6 +182,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "categorical_features": ["array-like", StrOptions({"from_dtype"}), None],
         "cat_smooth": [Interval(Real, 0.0, None, closed="left")],
         "max_cat_to_onehot": [Interval(Integral, 1, None, closed="left")],
+        "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
+        "min_data_per_group": [Interval(Integral, 1, None, closed="left")],
+        "cat_l2": [Interval(Real, 0.0, None, closed="left")],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "feature_costs": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
@@ -900,6 +903,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             n_threads=numba.get_num_threads(),
             cat_smooth=self.cat_smooth,
             max_cat_to_onehot=self.max_cat_to_onehot,
+            max_cat_threshold=self.max_cat_threshold,
+            min_data_per_group=self.min_data_per_group,
+            cat_l2=self.cat_l2,
         )
 
     def _max_depth(self) -> int:
@@ -1140,10 +1146,22 @@ class LambdaMART(BaseBoostingRanker):
         constraint on a categorical feature, or Dask collections.
     cat_smooth : float >= 0, default=10.0
         Added to each category's hessian sum in the order of a node's categories
-        (LightGBM's ``cat_smooth``): rare categories move towards the middle.
+        (LightGBM's ``cat_smooth``): rare categories move towards the middle; a
+        category of fewer rows in the node stays out of the order and goes right
+        with the rest, as in LightGBM.
     max_cat_to_onehot : int >= 1, default=4
         A node with at most this many categories of a feature splits one of them
         from the rest instead (LightGBM's ``max_cat_to_onehot``).
+    max_cat_threshold : int >= 1, default=32
+        The most categories a split's left set takes, grown from either end of
+        the order (LightGBM's ``max_cat_threshold``).
+    min_data_per_group : int >= 1, default=100
+        The fewest rows added to the left set between two cuts evaluated, and
+        the fewest in the right child (LightGBM's ``min_data_per_group``).
+    cat_l2 : float >= 0, default=10.0
+        Added to ``l2_regularization`` in the gain of a cut of the order
+        (LightGBM's ``cat_l2``; one-vs-rest splits and leaf values keep
+        ``l2_regularization``).
     quantized_gradients : int in [2, 254] or None, default=None
         ``None`` searches splits on the exact gradients. An int ``B`` rounds each
         tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
@@ -1399,6 +1417,9 @@ class LambdaMART(BaseBoostingRanker):
         categorical_features: object = None,
         cat_smooth: float = 10.0,
         max_cat_to_onehot: int = 4,
+        max_cat_threshold: int = 32,
+        min_data_per_group: int = 100,
+        cat_l2: float = 10.0,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1450,6 +1471,9 @@ class LambdaMART(BaseBoostingRanker):
         self.categorical_features = categorical_features
         self.cat_smooth = cat_smooth
         self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.min_data_per_group = min_data_per_group
+        self.cat_l2 = cat_l2
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
@@ -1652,7 +1676,7 @@ class PLRank(BaseBoostingRanker):
         one permutation).
     learning_rate, max_leaf_nodes, max_depth, grow_policy, min_samples_leaf, min_child_weight,
     l2_regularization, random_strength, min_gain_to_split, split_gain, subsample, bagging_temperature, max_features,
-    feature_fraction, categorical_features, cat_smooth, max_cat_to_onehot,
+    feature_fraction, categorical_features, cat_smooth, max_cat_to_onehot, max_cat_threshold, min_data_per_group, cat_l2,
     max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
     validation_fraction,
     n_iter_no_change, tol, eval_at, eval_metric, n_jobs, random_state, verbose :
@@ -1709,6 +1733,9 @@ class PLRank(BaseBoostingRanker):
         categorical_features: object = None,
         cat_smooth: float = 10.0,
         max_cat_to_onehot: int = 4,
+        max_cat_threshold: int = 32,
+        min_data_per_group: int = 100,
+        cat_l2: float = 10.0,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1747,6 +1774,9 @@ class PLRank(BaseBoostingRanker):
         self.categorical_features = categorical_features
         self.cat_smooth = cat_smooth
         self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
+        self.min_data_per_group = min_data_per_group
+        self.cat_l2 = cat_l2
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
