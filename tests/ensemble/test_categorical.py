@@ -1,6 +1,7 @@
 """Categorical features in the rankers: the codes' numbering and a DataFrame's category order
 do not change the model, a DataFrame and its codes give the same model, unseen and missing
-categories score alike, models pickle, and what is not supported is refused by name."""
+categories score alike, models pickle and save with skops, and what is not supported is
+refused by name."""
 
 import pickle
 
@@ -8,7 +9,6 @@ import numpy as np
 import pytest
 
 from forestrank import LambdaMART, RFPointRanker
-from forestrank.export import to_lightgbm
 
 pd = pytest.importorskip("pandas")
 
@@ -55,10 +55,11 @@ def test_renumbered_codes_give_the_same_model(model):
     assert model.trees_[0].has_categories
 
 
-def test_a_frame_of_categories_is_its_codes():
+def test_a_frame_of_categories_is_its_codes(tmp_path):
     """``"from_dtype"`` on a DataFrame of string categories gives the model of the codes
     with ``categorical_features`` as indices; at predict, a frame whose categories come in
-    another order is read by value, and a category the fit never saw scores as missing."""
+    another order is read by value, and a category the fit never saw scores as missing;
+    the skops file keeps the categories (``frame_categories_``)."""
     X, y, qid = _product_data(1)
     codes = np.where(np.isnan(X[:, 0]), -1, X[:, 0] // 10).astype(int)
     names = np.array(["acme", "bolt", "crux", "dyna", "echo", "flux"])
@@ -79,6 +80,12 @@ def test_a_frame_of_categories_is_its_codes():
     np.testing.assert_array_equal(from_frame.predict(unseen), from_frame.predict(missing))
     named = LambdaMART(n_estimators=10, categorical_features=["brand", "seller"], random_state=0).fit(frame, y, qid)
     np.testing.assert_array_equal(named.predict(frame), from_frame.predict(frame))
+    assert from_frame.frame_categories_[0] == list(names)
+    pytest.importorskip("skops")
+    from forestrank.persistence import load, save
+
+    save(from_frame, tmp_path / "model.skops")
+    np.testing.assert_array_equal(load(tmp_path / "model.skops").predict(reordered), from_frame.predict(frame))
 
 
 @pytest.mark.parametrize("model", MODELS[:2], ids=["lambdamart", "rf-entropy"])
@@ -127,7 +134,7 @@ def test_what_is_not_supported_is_refused_by_name(model, message):
         model.set_params(n_estimators=2).fit(X, y, qid)
 
 
-def test_codes_must_be_integers_and_exports_refuse_categories():
+def test_codes_must_be_integers():
     X, y, qid = _product_data()
     model = LambdaMART(n_estimators=3, categorical_features=[0, 1], random_state=0)
     fractional = X.copy()
@@ -141,8 +148,6 @@ def test_codes_must_be_integers_and_exports_refuse_categories():
     model.fit(X, y, qid)
     with pytest.raises(ValueError, match="categorical feature 1 of X holds 2.5"):
         model.predict(fractional)
-    with pytest.raises(ValueError, match="splits on categorical features"):
-        to_lightgbm(model)
     negative = X.copy()
     negative[:, 0] = -4
     as_missing = X.copy()

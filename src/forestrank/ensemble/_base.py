@@ -252,11 +252,11 @@ class BaseRanker(BaseEstimator):
                         "(warm_start=False)."
                     )
             self.is_categorical_ = mask
-            self._frame_categories = frame_categories(X, mask)
+            self.frame_categories_ = frame_categories(X, mask)
         mask = getattr(self, "is_categorical_", None)
         if mask is None:
             return check_features(self, X, reset=reset)
-        X = check_features(self, encode_frame(X, self._frame_categories), reset=reset)
+        X = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         return check_category_codes(X, mask, fit=reset)
 
     def _gain(self) -> str | np.ndarray:

@@ -1344,6 +1344,12 @@ class LambdaMART(BaseBoostingRanker):
         With McRank or ``objective="cumulative"``: ``F(c)`` of every grade of
         ``classes_``, as given by ``relevance_weights`` or fitted.
     feature_importances_ : ndarray of shape (n_features,)
+    is_categorical_ : ndarray of shape (n_features,), bool, or None
+        The categorical features (``categorical_features`` resolved); None: none.
+    frame_categories_ : dict of int to list
+        For each categorical feature that was a pandas ``category`` column: its
+        categories, in the order whose positions are the codes the trees (and the
+        exported models, ``docs/serving.md``) test; empty when ``X`` was no DataFrame.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 
@@ -1687,7 +1693,8 @@ class PLRank(BaseBoostingRanker):
     Attributes
     ----------
     trees_, n_iter_, best_iteration_, evals_result_, init_, baseline_, tree_costs_,
-    cluster_rounds_, cluster_bytes_, feature_importances_, n_features_in_, feature_names_in_ :
+    cluster_rounds_, cluster_bytes_, feature_importances_, is_categorical_, frame_categories_, n_features_in_,
+    feature_names_in_ :
         As in :class:`LambdaMART`.
 
     Examples

@@ -730,6 +730,12 @@ class RFPointRanker(BaseForestRanker):
         After a fit on Dask collections only: the partition each tree drew its
         sample from (``docs/cluster.md``); -1 for trees of an earlier in-memory fit
         continued with ``warm_start``.
+    is_categorical_ : ndarray of shape (n_features,), bool, or None
+        The categorical features (``categorical_features`` resolved); None: none.
+    frame_categories_ : dict of int to list
+        For each categorical feature that was a pandas ``category`` column: its
+        categories, in the order whose positions are the codes the trees (and the
+        exported models, ``docs/serving.md``) test; empty when ``X`` was no DataFrame.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 

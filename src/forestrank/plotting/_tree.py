@@ -7,13 +7,16 @@ import numpy as np
 from ..serving._terms import additive_terms, export_tree, resolve_feature_names
 from ._axes import axes_or_new
 
+MAX_CODES_SHOWN = 6  # a categorical split's box lists this many of its codes
+
 
 def plot_tree(
     model: object, tree_index: int = 0, *, feature_names: Sequence[str] | None = None, max_depth: int | None = None,
     precision: int = 3, ax: object = None, fontsize: float = 8.0, figsize: tuple[float, float] | None = None,
 ) -> object:  # fmt: skip
-    """Draw tree ``tree_index`` of the model: splits ``feature <= threshold`` with the side
-    missing values take, leaves with their value and training rows.
+    """Draw tree ``tree_index`` of the model: splits ``feature <= threshold`` (categorical
+    ones ``feature in {codes}`` or ``not in``) with the side missing values take, leaves
+    with their value and training rows.
 
     The trees are numbered as the exports number them (``forestrank.export``: an
     ``init`` model's trees first, then the ensemble's in order; a McRank model's trees
@@ -98,4 +101,9 @@ def _node_text(tree: object, node: int, names: list[str], precision: int, shown:
     if not shown[tree.left[node]]:
         return f"...\n{rows}"
     missing = "missing: yes" if tree.missing_left[node] else "missing: no"
+    if tree.is_categorical[node]:  # the codes that do not follow the missing values
+        codes, set_child, _ = tree.category_set(node)
+        listed = ", ".join(str(code) for code in codes[:MAX_CODES_SHOWN]) + (", ..." if len(codes) > MAX_CODES_SHOWN else "")
+        member = "in" if set_child == tree.left[node] else "not in"
+        return f"{names[tree.feature[node]]} {member} {{{listed}}}\n{missing}, {rows}"
     return f"{names[tree.feature[node]]} <= {tree.threshold[node]:.{precision}g}\n{missing}, {rows}"

@@ -7,6 +7,10 @@ threshold is infinite (``-inf`` sends every present value right, ``+inf`` every 
 value left: ``_tree/_tree.Tree.check``) writes it as the string ``"-Infinity"`` or
 ``"Infinity"``, which ``float()`` in Python, ``Double.parseDouble`` in Java and
 ``Number()`` in JavaScript read back; a JSON number cannot be infinite.
+
+A split on a categorical feature has no threshold but ``"categories"``: the codes it
+sends away from the side of missing values (``_terms.ExportTree.category_set``), so that
+a code the fit did not see, like a missing value, follows ``"missing"``.
 """
 
 import math
@@ -14,6 +18,13 @@ import math
 from .._version import __version__
 from ._query_scaler import query_normalisation, split_query_scaler
 from ._terms import additive_terms, export_tree
+
+
+RULE = (
+    "a row goes left when x <= threshold; NaN follows 'missing'. At a split with 'categories' (a categorical "
+    "feature's codes), a row whose value is one of them goes to the side that 'missing' does not name, and any "
+    "other value (another code, a negative one, NaN) goes to 'missing'"
+)
 
 
 def _json_threshold(threshold: float) -> float | str:
@@ -47,13 +58,16 @@ def dump_trees(model: object) -> dict:
                     left=int(tree.left[node]),
                     right=int(tree.right[node]), missing="left" if tree.missing_left[node] else "right",
                 )  # fmt: skip
+                if tree.is_categorical[node]:
+                    del entry["threshold"]
+                    entry["categories"] = tree.category_set(node)[0].tolist()
             nodes.append(entry)
         trees.append({"weight": float(weight), "target": int(target), "nodes": nodes})
     dump = {
         "estimator": type(model).__name__, "forestrank_version": __version__, "n_features": int(model.n_features_in_),
         "base": [float(value) for value in base],
         "grade_weights": None if grade_weights is None else [float(weight) for weight in grade_weights],
-        "rule": "a row goes left when x <= threshold; NaN follows 'missing'", "trees": trees,
+        "rule": RULE, "trees": trees,
     }  # fmt: skip
     if scaler is not None:
         dump["query_normalisation"] = query_normalisation(scaler)

@@ -39,7 +39,7 @@ def shap_tree_model(model: object) -> dict:
     >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
     >>> values = explainer.shap_values(X)  # doctest: +SKIP
     """
-    terms, base, grade_weights = additive_terms(model)
+    terms, base, grade_weights = additive_terms(model, "shap's tree format (thresholds only)")
     if grade_weights is not None:
         raise ValueError(
             "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "

@@ -19,6 +19,13 @@ How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in Light
   type None, LightGBM would read NaN as 0; with Zero, it would send zeros the default
   way too.) A feature that a serving system leaves out is whatever value it passes: NaN
   is routed as forestrank routes it, 0 is the value 0;
+- a categorical split (``decision_type`` 9: categorical, missing type NaN) sends a
+  value left when it is a non-negative integer whose bit is set in the node's bitset
+  (``cat_threshold`` words of 32 bits, ``Tree::CategoricalDecision``); NaN, negative
+  values and codes past the bitset go right. forestrank's split is written in that
+  form (``_terms.ExportTree.category_set``): the bitset holds the codes sent away from
+  the side of missing values, and the children are swapped where forestrank sends
+  missing values left, so unseen and missing categories reach forestrank's leaf;
 - the score is the double sum of the leaves reached; ``objective=lambdarank``
   transforms nothing at prediction.
 
@@ -39,6 +46,7 @@ from ._query_scaler import RECORD_KEY, query_normalisation_json, scaled_feature_
 from ._terms import folded, resolve_feature_names, scalar_trees
 
 OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
+CATEGORICAL_DECISION = 9  # decision_type bits: categorical (1) and missing type NaN (2 << 2)
 LARGEST_THRESHOLD = 1e300  # LightGBM clamps thresholds to +-1e300 when it reads them
 # LightGBM refuses these in feature names (they would break its dump_model JSON), and
 # the names line is space-separated.
@@ -93,15 +101,27 @@ def _tree_block(tree: object, index: int) -> str:
     child = np.empty(len(tree.feature), dtype=np.int64)
     child[split] = np.arange(len(split))
     child[leaves] = ~np.arange(len(leaves))
-    lines = [f"Tree={index}", f"num_leaves={len(leaves)}", "num_cat=0"]
+    threshold = np.clip(tree.threshold[split], -LARGEST_THRESHOLD, LARGEST_THRESHOLD)
+    decision_type = np.where(tree.missing_left[split], 10, 8)
+    left, right = child[tree.left[split]], child[tree.right[split]]
+    boundaries, bitsets = [0], []
+    for position in np.flatnonzero(tree.is_categorical[split]):
+        codes, set_child, other_child = tree.category_set(int(split[position]))
+        bitset = _bitset(codes)
+        threshold[position] = len(boundaries) - 1
+        decision_type[position] = CATEGORICAL_DECISION
+        left[position], right[position] = child[set_child], child[other_child]
+        bitsets.append(bitset)
+        boundaries.append(boundaries[-1] + len(bitset))
+    lines = [f"Tree={index}", f"num_leaves={len(leaves)}", f"num_cat={len(bitsets)}"]
     if len(split):
         lines += [
             "split_feature=" + _ints(tree.feature[split]),
             "split_gain=" + " ".join(["0"] * len(split)),
-            "threshold=" + _doubles(np.clip(tree.threshold[split], -LARGEST_THRESHOLD, LARGEST_THRESHOLD)),
-            "decision_type=" + _ints(np.where(tree.missing_left[split], 10, 8)),
-            "left_child=" + _ints(child[tree.left[split]]),
-            "right_child=" + _ints(child[tree.right[split]]),
+            "threshold=" + _doubles(threshold),
+            "decision_type=" + _ints(decision_type),
+            "left_child=" + _ints(left),
+            "right_child=" + _ints(right),
         ]
     lines += [
         "leaf_value=" + _doubles(tree.value[leaves]),
@@ -114,8 +134,19 @@ def _tree_block(tree: object, index: int) -> str:
             "internal_weight=" + _doubles(tree.hessian[split]),
             "internal_count=" + _ints(tree.n_samples[split]),
         ]
+    if bitsets:
+        lines += ["cat_boundaries=" + _ints(boundaries), "cat_threshold=" + _ints(np.concatenate(bitsets))]
     lines += ["is_linear=0", "shrinkage=1", "", ""]
     return "\n".join(lines)
+
+
+def _bitset(codes: np.ndarray) -> np.ndarray:
+    """LightGBM's bitset of a set of category codes: bit ``c % 32`` of word ``c // 32``,
+    as few words as hold the largest (one word for the empty set). uint32 array."""
+    n_words = int(codes.max()) // 32 + 1 if len(codes) else 1
+    words = np.zeros(n_words, dtype=np.uint32)
+    np.bitwise_or.at(words, codes // 32, np.left_shift(np.uint32(1), (codes % 32).astype(np.uint32)))
+    return words
 
 
 def _doubles(values: np.ndarray) -> str:

@@ -12,6 +12,15 @@ dtype ONNX converters and most serving stacks use:
   forestrank's branch for the same value; rounding the threshold to the nearest float32
   instead would move the values between it and its rounding to the other side.
 
+A categorical split becomes a chain of ``BRANCH_EQ`` tests, one per code of the set it
+sends away from the side of missing values (``_terms.ExportTree.category_set``), each
+test's false branch the next test, the last one's that side: opset 3 has no test of
+set membership (``BRANCH_MEMBER`` came with ``ai.onnx.ml`` opset 5, which fewer
+runtimes implement). A missing value fails every test (``missing_value_tracks_true``
+0), as does a code the fit did not see, and both reach forestrank's leaf; a
+non-integer value, which forestrank refuses, fails them too. A set of ``k`` codes costs
+``k`` comparisons where forestrank reads one bit.
+
 onnxruntime sums the leaves in double for float64 input and in float32 for float32
 input; the operator's output is float32 either way, so scores agree to float32
 rounding (about 1e-7 relative, and the float32 sum's rounding for float32 input), not
@@ -75,23 +84,39 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         "nodes_falsenodeids", "nodes_missing_value_tracks_true", "target_treeids", "target_nodeids", "target_ids",
     )}  # fmt: skip
     thresholds, weights = [], []
+
+    def add_node(tree_id, node, feature, mode, true_node, false_node, missing_true, threshold):
+        for key, value in (
+            ("nodes_treeids", tree_id), ("nodes_nodeids", node), ("nodes_featureids", feature), ("nodes_modes", mode),
+            ("nodes_truenodeids", true_node), ("nodes_falsenodeids", false_node),
+            ("nodes_missing_value_tracks_true", missing_true),
+        ):  # fmt: skip
+            attributes[key].append(value)
+        thresholds.append(threshold)
+
     for tree_id, (term_tree, weight, target) in enumerate(terms):
         tree = export_tree(term_tree, weight)
+        next_id = len(tree.feature)  # the ids of the equality tests a categorical split adds
         for node in range(len(tree.feature)):
-            attributes["nodes_treeids"].append(tree_id)
-            attributes["nodes_nodeids"].append(node)
-            leaf = bool(tree.is_leaf[node])
-            attributes["nodes_featureids"].append(0 if leaf else int(tree.feature[node]))
-            attributes["nodes_modes"].append("LEAF" if leaf else "BRANCH_LEQ")
-            attributes["nodes_truenodeids"].append(0 if leaf else int(tree.left[node]))
-            attributes["nodes_falsenodeids"].append(0 if leaf else int(tree.right[node]))
-            attributes["nodes_missing_value_tracks_true"].append(int(tree.missing_left[node]))
-            thresholds.append(float(tree.threshold[node]))
-            if leaf:
+            if tree.is_leaf[node]:
+                add_node(tree_id, node, 0, "LEAF", 0, 0, 0, 0.0)
                 attributes["target_treeids"].append(tree_id)
                 attributes["target_nodeids"].append(node)
                 attributes["target_ids"].append(int(target))
                 weights.append(tree.weight * float(tree.value[node]))
+            elif tree.is_categorical[node]:
+                # One BRANCH_EQ per code of the set, chained by their false branches: a NaN
+                # fails every test and, like an unseen code, ends at the other child.
+                codes, set_child, other_child = tree.category_set(node)
+                chain = [node] + list(range(next_id, next_id + len(codes) - 1)) + [other_child]
+                next_id += len(codes) - 1
+                for test, code in enumerate(codes):
+                    add_node(tree_id, chain[test], int(tree.feature[node]), "BRANCH_EQ", set_child, chain[test + 1], 0, float(code))
+            else:
+                add_node(
+                    tree_id, node, int(tree.feature[node]), "BRANCH_LEQ", int(tree.left[node]), int(tree.right[node]),
+                    int(tree.missing_left[node]), float(tree.threshold[node]),
+                )  # fmt: skip
     if dtype == np.float64:
         numbers = {
             "nodes_values_as_tensor": numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),

@@ -59,7 +59,9 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
         store = check_model_name(store, "Solr's feature store")
     scaler, model = split_query_scaler(model)
     refuse_query_scaler(scaler, "Solr's MultipleAdditiveTreesModel")
-    trees, base = scalar_trees(model, "Solr's MultipleAdditiveTreesModel", keep_weights=True, float32=True)
+    trees, base = scalar_trees(
+        model, "Solr's MultipleAdditiveTreesModel", keep_weights=True, float32=True, categories=False
+    )
     names = resolve_feature_names(model, feature_names, "Solr", required=True)
     written = [{"weight": _text(tree.weight), "root": _nodes(tree, names)} for tree in trees]
     if base != 0.0:

@@ -47,6 +47,11 @@ class ExportTree(NamedTuple):
         The root is at depth 0.
     weight : float
         The term's weight in the ensemble; 1 once folded into ``value``.
+    category_left : tuple of (bool array or None), one per node, or None
+        At a split on a categorical feature, whether each code ``0 .. 64 w - 1`` goes
+        left (``Tree.category_bits``); every other value (a NaN, a negative code, one
+        past these) goes the way of ``missing_left``. None at numeric splits and leaves,
+        and in place of the tuple in a tree without categorical splits.
     """
 
     feature: np.ndarray
@@ -60,29 +65,52 @@ class ExportTree(NamedTuple):
     hessian: np.ndarray
     depth: np.ndarray
     weight: float
+    category_left: tuple | None = None
 
     @property
     def is_leaf(self) -> np.ndarray:
         """Bool array of shape (n_nodes,)."""
         return self.feature < 0
 
+    @property
+    def is_categorical(self) -> np.ndarray:
+        """Bool array of shape (n_nodes,): the splits on a categorical feature."""
+        if self.category_left is None:
+            return np.zeros(len(self.feature), dtype=bool)
+        return np.array([codes is not None for codes in self.category_left], dtype=bool)
 
-def additive_terms(model: object) -> tuple[list, np.ndarray, np.ndarray | None]:
+    def category_set(self, node: int) -> tuple[np.ndarray, int, int]:
+        """The categorical split at ``node`` as a set test that serving engines share: ``(codes,
+        set child, other child)``, where the codes (int64, increasing) are those sent away
+        from the side of missing values, to the set child, and every other value (a
+        missing one, a code the fit did not see, a negative code) goes to the other child.
+        LightGBM's and XGBoost's categorical splits send what is not in their set, missing
+        values included, one way: this form is theirs, whichever side forestrank learned."""
+        left = self.category_left[node]
+        if self.missing_left[node]:
+            return np.flatnonzero(~left), int(self.right[node]), int(self.left[node])
+        return np.flatnonzero(left), int(self.left[node]), int(self.right[node])
+
+
+def additive_terms(model: object, categories: str | None = None) -> tuple[list, np.ndarray, np.ndarray | None]:
     """``([(tree, weight, target), ...], base values per target, grade weights or None)``:
     the model's prediction is ``sum weight * leaf value`` per target plus the base, then,
     for McRank, ``sum_c F(c) softmax_c`` of the targets with the grade weights ``F``. Each
-    ensemble gives its own (``_additive_terms``); anything else is refused by name."""
+    ensemble gives its own (``_additive_terms``); anything else is refused by name.
+
+    ``categories``: None where the caller writes categorical splits; else the name of
+    the format that cannot, and a model with such splits is refused naming it."""
     from sklearn.utils.validation import check_is_fitted
 
     if not hasattr(model, "_additive_terms"):
         raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
     check_is_fitted(model)
     terms = model._additive_terms()
-    if any(tree.has_categories for tree, _, _ in terms[0]):
+    if categories is not None and any(tree.has_categories for tree, _, _ in terms[0]):
         raise ValueError(
-            f"this {type(model).__name__} splits on categorical features (categorical_features), which the exports, "
-            "the JSON dump and the SHAP explanations do not write yet: serve it through forestrank's own predict, "
-            "or fit on the categories encoded as numbers (docs/categorical.md)."
+            f"this {type(model).__name__} splits on categorical features (categorical_features), which {categories} "
+            "cannot express: it has no test of a set of categories. Export to LightGBM, XGBoost or ONNX, or fit on "
+            "one 0/1 feature per category (docs/categorical.md, docs/serving.md)."
         )
     return terms
 
@@ -128,7 +156,7 @@ def check_float32_scores(terms: list, base: np.ndarray, target_format: str) -> N
 
 
 def scalar_trees(
-    model: object, target_format: str, *, keep_weights: bool = False, float32: bool = False
+    model: object, target_format: str, *, keep_weights: bool = False, float32: bool = False, categories: bool = True
 ) -> tuple[list, float]:
     """The model as one sum of trees, for a format whose score is a sum of leaf values.
 
@@ -145,6 +173,8 @@ def scalar_trees(
     float32 : bool
         Whether the format holds scores in float32: a model whose scores it could not
         hold is refused (:func:`check_float32_scores`).
+    categories : bool
+        Whether the format has categorical splits: if not, a model with them is refused.
 
     Returns
     -------
@@ -153,7 +183,7 @@ def scalar_trees(
     base : float
         The base value not in the trees (0.0 unless ``keep_weights``).
     """
-    terms, base, grade_weights = additive_terms(model)
+    terms, base, grade_weights = additive_terms(model, None if categories else target_format)
     if grade_weights is not None:
         raise ValueError(
             f"{target_format} cannot express McRank (objective='mcrank'): its score is the expected grade under a "
@@ -193,13 +223,21 @@ def export_tree(tree: object, weight: float) -> ExportTree:
     feature = tree.nodes["feature"].astype(np.int64)
     leaf = feature < 0
     left = np.where(leaf, -1, tree.nodes["left"]).astype(np.int64)
+    category_left = None
+    if tree.has_categories:
+        offsets, bits = tree.category_offsets, tree.category_bits
+        category_left = tuple(
+            np.unpackbits(bits[offsets[node] : offsets[node + 1]].view(np.uint8), bitorder="little").astype(bool)
+            if offsets[node + 1] > offsets[node] else None
+            for node in range(len(feature))
+        )  # fmt: skip
     return ExportTree(
         feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
         left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
         value=np.where(leaf, tree.nodes["threshold"], 0.0), internal_value=np.asarray(tree.values, dtype=np.float64),
         n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
         hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), depth=tree.node_depths().astype(np.int64),
-        weight=float(weight),
+        weight=float(weight), category_left=category_left,
     )  # fmt: skip
 
 

@@ -9,6 +9,15 @@ XGBoost 2 and 3, and the plugins' ``NaiveAdditiveDecisionTree``, which copies it
   child when ``value < threshold``, to the right child otherwise;
 - a missing value (NaN) goes to the node's default child (``default_left``; ``missing``
   in the dump);
+- a categorical split (``split_type`` 1, XGBoost's ``common::Decision``) sends a
+  present value right when it is a code in the node's set (``categories``), and left
+  otherwise: another code, a negative one, one past the set. forestrank's split is
+  written in that form (``_terms.ExportTree.category_set``): the set holds the codes
+  sent away from the side of missing values, the left child is that side's, missing
+  values go left (``default_left``), so unseen and missing categories reach
+  forestrank's leaf; the feature's type is ``"c"``. Where that side is forestrank's
+  right child, the two children trade node ids (XGBoost's predictor takes the right
+  child to be ``left + 1`` at every split), the one departure from forestrank's order;
 - the score is the float32 sum of the leaves reached, plus ``base_score`` in XGBoost's
   own predictor (the plugins have no base score); the objective written here,
   ``rank:pairwise`` for the model file and ``reg:linear`` for the dump, transforms
@@ -19,7 +28,8 @@ forestrank's ``x <= t`` in double precision becomes ``x < float32_above(t)``
 largest float32, 3.4028235e38, at a split whose threshold is +inf: ``_thresholds``). The
 base (the boosting baseline) is folded into the first tree's leaves, so the model file
 and the dump score alike in XGBoost and in the plugins. Nodes keep forestrank's order,
-whose right child is always ``left + 1``, the layout XGBoost's predictor assumes.
+whose right child is always ``left + 1``, the layout XGBoost's predictor assumes for
+numeric splits (its categorical ones name both children).
 
 What a plugin does with a feature that did not match a document: Elasticsearch's LTR
 plugin from 1.5.9 and OpenSearch's from 3.8 pass NaN, which follows ``missing`` in the
@@ -62,11 +72,15 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
     trees, _ = scalar_trees(model, "XGBoost's model", float32=True)
     names = resolve_feature_names(model, scaled_feature_names(scaler, feature_names), "XGBoost", default=None)
     n_features = int(model.n_features_in_)
+    categorical = np.zeros(n_features, dtype=bool)
+    for tree in trees:
+        categorical[tree.feature[tree.is_categorical]] = True
+    types = ["c" if flag else "float" for flag in categorical] if categorical.any() or names else []
     return {
         "learner": {
             "attributes": {} if scaler is None else {RECORD_KEY: query_normalisation_json(scaler)},
             "feature_names": names,
-            "feature_types": ["float"] * len(names),
+            "feature_types": types,
             "gradient_booster": {
                 "model": {
                     "gbtree_model_param": {"num_parallel_tree": "1", "num_trees": str(len(trees))},
@@ -111,7 +125,7 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
     """
     scaler, model = split_query_scaler(model)
     refuse_query_scaler(scaler, "The LTR plugins' XGBoost model")
-    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model", float32=True)
+    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model", float32=True, categories=False)
     names = resolve_feature_names(model, feature_names, "the LTR plugins' XGBoost model", required=True)
     return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}
 
@@ -130,23 +144,43 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
     plugins' raw reader does)."""
     n_nodes = len(tree.feature)
     split = ~tree.is_leaf
-    parents = np.full(n_nodes, ROOT_PARENT, dtype=np.int64)
+    categorical = tree.is_categorical
+    first, second = tree.left.copy(), tree.right.copy()  # XGBoost's left and right child, forestrank's ids
+    default_left = tree.missing_left.astype(int)
+    position = np.arange(n_nodes)  # the id written for each node
+    sets = {}
+    for node in np.flatnonzero(categorical):
+        sets[node], second[node], first[node] = tree.category_set(int(node))
+        default_left[node] = 1
+        if first[node] != tree.left[node]:  # XGBoost's predictor takes the right child to be left + 1
+            position[first[node]], position[second[node]] = position[second[node]], position[first[node]]
+    parents = np.full(n_nodes, -1, dtype=np.int64)
     parents[tree.left[split]] = parents[tree.right[split]] = np.flatnonzero(split)
-    conditions = np.where(split, _thresholds(tree), tree.value)
+    written = np.argsort(position)  # the node at each id
+
+    def ids(nodes: np.ndarray, empty: int) -> list:
+        return np.where(nodes >= 0, position[nodes], empty)[written].tolist()
+
+    conditions = np.where(split & ~categorical, _thresholds(tree), np.where(split, 0.0, tree.value))
     weights = np.where(split, tree.internal_value, tree.value)
+    categorical_nodes = sorted(sets, key=lambda node: position[node])
+    sizes = [len(sets[node]) for node in categorical_nodes]
     return {
-        "base_weights": [json_float(value) for value in weights],
-        "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": [],
-        "default_left": tree.missing_left.astype(int).tolist(),
+        "base_weights": [json_float(value) for value in weights[written]],
+        "categories": [int(code) for node in categorical_nodes for code in sets[node]],
+        "categories_nodes": [int(position[node]) for node in categorical_nodes],
+        "categories_segments": np.cumsum([0] + sizes[:-1]).tolist() if sizes else [],
+        "categories_sizes": sizes,
+        "default_left": default_left[written].tolist(),
         "id": index,
-        "left_children": tree.left.tolist(),
+        "left_children": ids(np.where(split, first, -1), -1),
         "loss_changes": [0.0] * n_nodes,
-        "parents": parents.tolist(),
-        "right_children": tree.right.tolist(),
-        "split_conditions": [json_float(value) for value in conditions],
-        "split_indices": np.maximum(tree.feature, 0).tolist(),
-        "split_type": [0] * n_nodes,
-        "sum_hessian": [float(value) for value in tree.hessian],
+        "parents": ids(parents, ROOT_PARENT),
+        "right_children": ids(np.where(split, second, -1), -1),
+        "split_conditions": [json_float(value) for value in conditions[written]],
+        "split_indices": np.maximum(tree.feature, 0)[written].tolist(),
+        "split_type": categorical.astype(int)[written].tolist(),
+        "sum_hessian": [float(value) for value in tree.hessian[written]],
         "tree_param": {"num_deleted": "0", "num_feature": str(n_features), "num_nodes": str(n_nodes), "size_leaf_vector": "1"},
     }
 

@@ -1,0 +1,192 @@
+"""Categorical splits served: LightGBM's and XGBoost's predictors, Treelite and onnxruntime,
+on the exported files, reach forestrank's leaves and give its scores on rows with seen, unseen,
+negative and missing categories; the JSON dump and the tree plot write the sets; the
+formats without a test of set membership refuse such models by name."""
+
+import json
+
+import numpy as np
+import pytest
+
+from forestrank import LambdaMART, RFPointRanker
+from forestrank.export import dump_trees, to_lightgbm, to_onnx, to_solr, to_xgboost, to_xgboost_ltr
+from forestrank.serving._terms import export_tree
+
+from .models import check_float32_engine, float32_sum_bound
+
+CARDINALITIES = (150, 5)  # the first column's codes need three bitmap words, the second one-vs-rest splits
+
+
+def _data(seed=0, n_queries=80, size=30):
+    """Two categorical columns (codes with gaps, some missing) and two numeric ones."""
+    rng = np.random.default_rng(seed)
+    n = n_queries * size
+    qid = np.repeat(np.arange(n_queries), size)
+    columns = []
+    latent = rng.normal(size=n)
+    for cardinality in CARDINALITIES:
+        codes = 2 * rng.integers(0, cardinality // 2, n).astype(float)  # the odd codes are never seen
+        latent += rng.normal(size=cardinality)[codes.astype(int)]
+        codes[rng.random(n) < 0.08] = np.nan
+        columns.append(codes)
+    X = np.column_stack([*columns, latent + rng.normal(scale=0.5, size=n), rng.normal(size=n)])
+    y = np.digitize(latent, np.quantile(latent, [0.5, 0.8, 0.95])).astype(float)
+    return X, y, qid
+
+
+def _served_rows(X):
+    """The training rows, then each categorical column at unseen codes (between the seen
+    ones and past the largest), negative codes and NaN."""
+    rng = np.random.default_rng(1)
+    rows = [X]
+    for column in range(len(CARDINALITIES)):
+        for value in (1.0, 3.0, 151.0, 1000.0, 65_535.0, -1.0, -7.0, np.nan):
+            changed = X[rng.choice(len(X), 40, replace=False)].copy()
+            changed[:, column] = value
+            rows.append(changed)
+    return np.vstack(rows)
+
+
+MODELS = {
+    "LambdaMART": lambda: LambdaMART(
+        n_estimators=25, max_leaf_nodes=15, categorical_features=[0, 1], min_data_per_group=20, random_state=0
+    ),
+    "RFPointRanker": lambda: RFPointRanker(n_estimators=8, categorical_features=[0, 1], random_state=0),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(MODELS))
+def model(request):
+    X, y, qid = _data()
+    return MODELS[request.param]().fit(X, y, qid)
+
+
+def test_the_models_split_on_categories_with_missing_values_on_either_side(model):
+    """The fixtures exercise both forms of the exported set test: missing values on
+    forestrank's left child and on its right child, sets of more than one word."""
+    trees = [export_tree(tree, weight) for tree, weight, _ in model._additive_terms()[0]]
+    categorical = [(tree, node) for tree in trees for node in np.flatnonzero(tree.is_categorical)]
+    sides = {bool(tree.missing_left[node]) for tree, node in categorical}
+    assert sides == {False, True}
+    assert max(len(tree.category_left[node]) for tree, node in categorical) > 64
+
+
+def test_lightgbm_reaches_forestranks_leaves(model):
+    """LightGBM numbers a tree's leaves in forestrank's node order: the same leaf in
+    every tree, and the score to the rounding of the folded leaves (bitwise for a forest)."""
+    lightgbm = pytest.importorskip("lightgbm")
+    X = _served_rows(_data()[0])
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    leaves = booster.predict(X, pred_leaf=True).reshape(len(X), -1)
+    for index, (tree, _, _) in enumerate(model._additive_terms()[0]):
+        leaf_rank = np.cumsum(tree.nodes["feature"] < 0) - 1
+        np.testing.assert_array_equal(leaves[:, index], leaf_rank[tree.apply(X)], err_msg=f"tree {index}")
+    np.testing.assert_allclose(booster.predict(X), model.predict(X), rtol=1e-9, atol=1e-12)
+
+
+def test_treelite_scores_the_lightgbm_file_as_forestrank(model, tmp_path):
+    from .test_lightgbm import assert_treelite_equals_forestrank
+
+    path = tmp_path / "model.txt"
+    path.write_text(to_lightgbm(model))
+    assert_treelite_equals_forestrank(path, model, _served_rows(_data()[0]))
+
+
+def _xgboost_ids(tree, nodes):
+    """XGBoost's ids of forestrank's nodes: forestrank's own, but that the two children of a
+    categorical split whose missing values go right trade ids (XGBoost's left child is the
+    side of values not in the set, and its right child is always ``left + 1``)."""
+    exported = export_tree(tree, 1.0)
+    ids = np.arange(len(exported.feature))
+    for node in np.flatnonzero(exported.is_categorical & ~exported.missing_left):
+        left = exported.left[node]
+        ids[left], ids[left + 1] = left + 1, left
+    return ids[nodes]
+
+
+def test_xgboost_reaches_forestranks_leaves(model):
+    """XGBoost's predictor on float32 rows: the leaf of every tree and the float32 sum."""
+    xgboost = pytest.importorskip("xgboost")
+    X32 = _served_rows(_data()[0]).astype(np.float32)
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model)).encode()))
+    matrix = xgboost.DMatrix(X32)
+    leaves = booster.predict(matrix, pred_leaf=True).reshape(len(X32), -1).astype(np.int64)
+    check_float32_engine(booster.predict(matrix), leaves, model, X32, _xgboost_ids)
+    assert json.loads(booster.save_config())  # loads, and keeps the feature types
+    assert booster.feature_types == ["c", "c", "float", "float"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_onnxruntime_scores_as_forestrank(model, dtype):
+    """The chains of equality tests give forestrank's scores, within the float32 sum's rounding."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    X = _served_rows(_data()[0]).astype(dtype)
+    session = onnxruntime.InferenceSession(to_onnx(model, dtype=dtype).SerializeToString())
+    scores = session.run(None, {"X": X})[0].astype(np.float64)
+    assert np.all(np.abs(scores - model.predict(X)) <= float32_sum_bound(model, X))
+
+
+def test_the_dump_sends_the_listed_codes_away_from_missing_values(model):
+    """An evaluator of the dump's rule, written from its ``"rule"`` text, scores as forestrank."""
+    dump = json.loads(json.dumps(dump_trees(model), allow_nan=False))
+    X = _served_rows(_data()[0])
+
+    def leaf(nodes, row):
+        node = nodes[0]
+        while "value" not in node:
+            value = row[node["feature"]]
+            missing = nodes[node[node["missing"]]]
+            other = nodes[node["right" if node["missing"] == "left" else "left"]]
+            if "categories" in node:
+                node = other if value == value and value in node["categories"] else missing
+            elif value != value:
+                node = missing
+            else:
+                node = nodes[node["left"]] if value <= float(node["threshold"]) else nodes[node["right"]]
+        return node["value"]
+
+    scores = np.full(len(X), dump["base"][0])
+    for tree in dump["trees"]:
+        scores += tree["weight"] * np.array([leaf(tree["nodes"], row) for row in X])
+    np.testing.assert_allclose(scores, model.predict(X), rtol=1e-12, atol=1e-12)
+    assert any("categories" in node for tree in dump["trees"] for node in tree["nodes"])
+
+
+def test_the_tree_plot_lists_the_set():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from forestrank.plotting import plot_tree
+
+    X, y, qid = _data()
+    model = LambdaMART(n_estimators=1, max_leaf_nodes=2, categorical_features=[0, 1], min_data_per_group=20).fit(
+        X[:, :2], y, qid
+    )
+    exported = export_tree(model._additive_terms()[0][0][0], 1.0)
+    assert exported.is_categorical[0], "the stump splits on a category"
+    codes, set_child, _ = exported.category_set(0)
+    text = next(text for text in plot_tree(model).texts if text.get_gid() == "node 0").get_text()
+    member = "in" if set_child == exported.left[0] else "not in"
+    assert text.startswith(f"feature_{exported.feature[0]} {member} {{{', '.join(map(str, codes[:6]))}")
+
+
+@pytest.mark.parametrize(
+    "export",
+    [
+        lambda model: to_solr(model, feature_names=["a", "b", "c", "d"]),
+        lambda model: to_xgboost_ltr(model, feature_names=["a", "b", "c", "d"]),
+    ],
+    ids=["solr", "ltr-plugins"],
+)
+def test_formats_without_set_tests_refuse_by_name(model, export):
+    with pytest.raises(ValueError, match="categorical features.*one 0/1 feature per category"):
+        export(model)
+
+
+def test_shap_refuses_categorical_splits(model):
+    from forestrank.explain import shap_tree_model
+
+    with pytest.raises(ValueError, match="shap's tree format"):
+        shap_tree_model(model)
