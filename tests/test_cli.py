@@ -355,3 +355,50 @@ def test_export_refuses_an_empty_name_and_names_that_are_not_utf8_in_one_line(ar
     result = run("export", "--model", model, *filled, tmp_path / "out", check=False)
     assert result.returncode == 2 and message.format(latin1=latin1) in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def _categorical_file(tmp_path):
+    """Feature 2 holds codes of 12 categories whose effects are not in code order."""
+    rng = np.random.default_rng(0)
+    effect = rng.normal(size=12)
+    lines = []
+    for query in range(40):
+        for _ in range(15):
+            code, value = rng.integers(0, 12), rng.random()
+            grade = int(np.clip(np.round(1.5 + effect[code] + value), 0, 4))
+            lines.append(f"{grade} qid:{query} 1:{value:.4f} 2:{code} 3:{rng.random():.4f}")
+    path = tmp_path / "categorical.txt"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
+def test_train_takes_categorical_features_by_their_number_in_the_file(tmp_path):
+    """``--categorical 2`` fits the model that ``categorical_features=[1]`` fits in Python."""
+    from forestrank.persistence import load
+
+    path = _categorical_file(tmp_path)
+    run("train", "--model", "lambdamart", "--train", path, "--categorical", "2", "--param", "n_estimators=20",
+        "random_state=0", "--output", tmp_path / "m.skops")  # fmt: skip
+    model = load(tmp_path / "m.skops")
+    np.testing.assert_array_equal(model.is_categorical_, [False, True, False])
+    X, y, qid = load_letor(path)
+    expected = LambdaMART(n_estimators=20, random_state=0, categorical_features=[1]).fit(X, y, qid)
+    np.testing.assert_array_equal(model.predict(X), expected.predict(X))
+
+
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "rflist", "--categorical", "2"], "--categorical applies to rfpoint, lambdamart, plrank; rflist"),
+        (["--model", "lambdamart", "--categorical", "4"], "--categorical 4: the training file has features 1 to 3"),
+        (["--model", "lambdamart", "--categorical", "0"], "'0' is not a feature number"),
+        (["--model", "lambdamart", "--categorical", "2", "--param", "categorical_features=[1]"], "say the same thing"),
+        (["--model", "lambdamart", "--categorical", "1"], "--categorical 1: feature 1 of "),
+    ],
+)
+def test_categorical_flag_errors_are_one_line(args, message, tmp_path):
+    result = run("train", "--train", _categorical_file(tmp_path), *args, "--output", tmp_path / "m.skops", check=False)
+    assert result.returncode == 2 and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr

@@ -1,6 +1,7 @@
 """The ``forestrank`` command line: train, predict, evaluate and compare on LETOR files.
 
     forestrank train --model lambdamart --train train.txt --valid vali.txt --param n_estimators=500 --output model.skops
+    forestrank train --model lambdamart --train train.txt --categorical 3 7 --output model.skops
     forestrank predict --model model.skops test.txt > scores.txt
     forestrank evaluate test.txt --scores scores.txt --metric ndcg@10 map err@10 --convention letor4
     forestrank compare test.txt --scores a.txt b.txt --metric ndcg@10
@@ -18,6 +19,7 @@ import ast
 import contextlib
 import importlib.util
 import os
+import re
 import sys
 import time
 import warnings
@@ -86,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="estimator parameters"
     )
+    train.add_argument(
+        "--categorical", nargs="+", type=_feature_number, metavar="FEATURE",
+        help="features holding category codes (integers 0 to 65535), numbered as in the file's FEATURE:value "
+        "pairs; a feature absent from a line is code 0 (lambdamart, plrank, rfpoint)",
+    )  # fmt: skip
     train.add_argument(
         "--output", required=True, type=Path,
         help="where to save the fitted model: skops format (safe to load), or pickle for a .joblib/.pkl name",
@@ -157,6 +164,8 @@ def _train(args: argparse.Namespace) -> None:
         estimator = estimator_class(**params)
     except TypeError as error:
         raise UsageError(f"--param: {error}") from error
+    if args.categorical:
+        _set_categorical(estimator, args.model, args.categorical, params, X.shape[1])
     fit_params = {}
     if args.valid is not None:
         if "eval_set" not in _fit_parameters(estimator):
@@ -169,9 +178,41 @@ def _train(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
-        estimator.fit(X, y, qid=qid, **fit_params)
+        try:
+            estimator.fit(X, y, qid=qid, **fit_params)
+        except ValueError as error:
+            # The estimator counts features from 0, the file from 1: the message names the file's.
+            bad_code = re.match(r"categorical feature (\d+) of X (.*)", str(error))
+            if bad_code is None:
+                raise
+            number = int(bad_code[1]) + 1
+            raise UsageError(f"--categorical {number}: feature {number} of {args.train} {bad_code[2]}") from error
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
+
+
+def _feature_number(text: str) -> int:
+    """A ``--categorical`` feature: its number in the file (1, 2, ...)."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a feature number (1, 2, ... as in FEATURE:value)")
+    return number
+
+
+def _set_categorical(estimator: object, model: str, numbers: list, params: dict, n_features: int) -> None:
+    """``--categorical``: the file's feature numbers as ``categorical_features`` (0-based indices)."""
+    if "categorical_features" not in estimator.get_params():
+        takes = ", ".join(name for name, cls in MODELS.items() if cls in ("LambdaMART", "PLRank", "RFPointRanker"))
+        raise UsageError(f"--categorical applies to {takes}; {model} takes no categorical features.")
+    if "categorical_features" in params:
+        raise UsageError("--categorical and --param categorical_features=... say the same thing: give one of them.")
+    beyond = [number for number in numbers if number > n_features]
+    if beyond:
+        raise UsageError(f"--categorical {beyond[0]}: the training file has features 1 to {n_features}.")
+    estimator.set_params(categorical_features=sorted({number - 1 for number in numbers}))
 
 
 def _predict(args: argparse.Namespace) -> None:
