@@ -41,6 +41,10 @@ def assert_same_models(compiled, reference, X):
     for a, b in zip(compiled.trees_, reference.trees_):
         for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
             assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
+        assert a.has_categories == b.has_categories
+        if a.has_categories:
+            assert a.category_offsets.tobytes() == b.category_offsets.tobytes()
+            assert a.category_bits.tobytes() == b.category_bits.tobytes()
     assert compiled.predict(X).tobytes() == reference.predict(X).tobytes()
     assert compiled.evals_result_ == reference.evals_result_
 
@@ -56,6 +60,7 @@ def check_same_fit(monkeypatch, data, expected_calls, fit_kwargs=None, estimator
         assert calls.iterations == expected_calls
     reference = per_iteration_fit(monkeypatch, estimator(n_estimators=12, random_state=0, **parameters), X, y, qid=qid, **fit_kwargs)
     assert_same_models(compiled, reference, X)
+    return compiled.trees_
 
 
 def test_a_compiled_fit_returns_to_python_in_chunks_of_about_a_quarter_second():
@@ -89,6 +94,19 @@ def test_evaluation_sets_return_to_python_after_every_iteration(monkeypatch, dat
 )
 def test_the_compiled_loop_grows_the_per_iteration_trees(monkeypatch, data, parameters):
     check_same_fit(monkeypatch, data, "chunks", **parameters)
+
+
+def test_categorical_splits_through_the_compiled_loop(monkeypatch, data):
+    """Two columns of codes (one with missing values), split by the regularised scan and by
+    one-vs-rest: the per-iteration trees, their category bitmaps and scores."""
+    X, y, qid = data
+    rng = np.random.default_rng(0)
+    X = X.copy()
+    X[:, 0] = (rng.integers(0, 90, len(y)) + 30 * y) % 100  # a hundred codes carrying the grade
+    X[:, 1] = rng.integers(0, 3, len(y))
+    X[rng.random(len(y)) < 0.1, 0] = np.nan
+    trees = check_same_fit(monkeypatch, (X, y, qid), "chunks", categorical_features=[0, 1], min_data_per_group=10)
+    assert sum(tree.has_categories for tree in trees) >= 6
 
 
 @pytest.mark.slow

@@ -527,7 +527,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         path or with several outputs, symmetric or pairwise trees, no histogram pool, or
         a per-iteration draw or update (rows, features, costs, quantized gradients,
         monotone bounds, position bias); rows of zero weight too, which a tree leaves out;
-        categorical features, whose splits' sets the loop does not return;
         and under ``NUMBA_DISABLE_JIT=1``, where the loop's dispatch by type does not exist."""
         objective_state = state.objective.compiled_state()
         n_features = state.X.shape[1]
@@ -536,7 +535,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             or self.quantized_gradients is not None or self._monotonic is not None or state.bias is not None
             or self._samples_units() or resolve_max_features(self.feature_fraction, n_features) < n_features
             or costs.penalty() is not None or not (state.base_weight > 0).all() or numba.config.DISABLE_JIT
-            or self.is_categorical_ is not None
         )  # fmt: skip
         if needs_python:
             return None

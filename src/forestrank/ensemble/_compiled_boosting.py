@@ -5,7 +5,7 @@ leaves and the training scores of as many iterations as no one observes, in one 
 compiled path (``_boosting.BaseBoostingRanker._compiled_boosting``): a single-output
 objective that offers ``compiled_state()`` (with its leaves' curvature where it has one
 of its own), best-first or depth-wise trees on every row
-with the histogram pool, and none of the per-iteration draws and updates that live in
+with the histogram pool (categorical features too), and none of the per-iteration draws and updates that live in
 Python (``subsample``, ``feature_fraction``, feature costs, quantized gradients,
 monotone constraints, position bias). Python returns where a user can observe the fit:
 after every iteration when evaluation sets are scored, when verbose or stopping early;
@@ -21,15 +21,17 @@ import numpy as np
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
 from .._tree import _builder, _histograms
-from .._tree._grow import TrainingSet, TreeMemory, TreeParams
+from .._tree._grow import TrainingSet, TreeMemory, TreeParams, category_bitmaps
 from .._tree._rows import sorted_rows
 from .._tree._tree import Tree, add_children
 from ..objectives._compiled import gradients_at, leaf_curvature_at
 from ._boosting_state import add_leaf_values
 
 GrownTrees = namedtuple(
-    "GrownTrees", ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "node_count"]
-)
+    "GrownTrees",
+    ["nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains", "node_count",
+     "category_sets"],
+)  # fmt: skip
 GrownTrees.__doc__ = """The trees of the iterations of one call, one row per iteration.
 
 nodes, missing_left, values, n_node_samples, weighted_n_node_samples :
@@ -37,6 +39,8 @@ nodes, missing_left, values, n_node_samples, weighted_n_node_samples :
     (NODE_DTYPE, uint8, float64, int64, float64), ``values`` the shrunk Newton steps.
 feature_gains : float64 array of shape (n_iterations, n_features)
 node_count : int64 array of shape (n_iterations,)
+category_sets : uint64 array of shape (n_iterations, node capacity, n_bin_words)
+    Each tree's ``_categories.CategorySplits.sets`` (empty without categorical features).
 """
 
 Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "squared"])
@@ -93,19 +97,23 @@ def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums
 
 
 @jit(inline="always")
-def _keep_tree(iteration, n_nodes, output, trees):
-    """Copy the tree of ``iteration`` from the builder's buffers into ``trees`` (its values are
-    there already: ``_set_leaves`` writes them into its row)."""
+def _keep_tree(iteration, n_nodes, output, categories, trees):
+    """Copy the tree of ``iteration`` from the builder's buffers, and its categorical splits'
+    sets of bins, into ``trees`` (its values are there already: ``_set_leaves`` writes
+    them into its row)."""
     for node in range(n_nodes):
         trees.nodes[iteration, node] = output.nodes[node]
         trees.missing_left[iteration, node] = output.missing_left[node]
         trees.n_node_samples[iteration, node] = output.n_node_samples[node]
         trees.weighted_n_node_samples[iteration, node] = output.weighted_n_node_samples[node]
+        if categories is not None:
+            for word in range(categories.sets.shape[1]):
+                trees.category_sets[iteration, node, word] = categories.sets[node, word]
     trees.node_count[iteration] = n_nodes
 
 
 @jit  # counts references: numba compiles the objective's kernel, which allocates, under its caller's flags
-def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, rng_states, output, sums, curvature, trees):
+def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings, binned, rows, params, work, pool, categories, rng_states, output, sums, curvature, trees):
     """Boost one tree per row of ``rng_states``; returns how many were grown and whether the
     scores stayed finite (when not, the last one grown made them diverge and no more were).
 
@@ -125,6 +133,8 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
     work : _builder.Workspace
         Without feature penalties or monotone constraints (zeros).
     pool : _histograms.Pool
+    categories : _categories.CategorySplits or None
+        The categorical features' scratch, None without them (``_grow.TreeMemory``).
     rng_states : uint64 array of shape (n_iterations, 2)
         Each tree's generator state (``_tree._rng``), advanced in place.
     output : _builder.TreeOutput
@@ -149,7 +159,8 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
             gains, output.row_leaf,
         )  # fmt: skip
         n_nodes = _builder.build_tree(
-            binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None, None
+            binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None,
+            categories,
         )
         leaf_curvature = curvature[:n_nodes]
         for node in range(n_nodes):
@@ -160,7 +171,7 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
             n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, own_curvature, leaf_curvature,
             settings, values,
         )  # fmt: skip
-        _keep_tree(iteration, n_nodes, output, trees)
+        _keep_tree(iteration, n_nodes, output, categories, trees)
         add_leaf_values(raw, output.row_leaf, values)  # every row has a leaf
         finite = True
         for row in range(len(raw)):
@@ -209,8 +220,10 @@ class CompiledBoosting:
         self._arguments = (
             objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
             training.binned(), sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
-            params.growth_params(), work, _histograms.new_pool(histograms, memory.capacity, counts),
+            params.growth_params(), work, _histograms.new_pool(histograms, memory.capacity, counts), memory.categories,
         )  # fmt: skip
+        self._training = training
+        self._categories = memory.categories
         self._output = _builder.TreeOutput(
             memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
             np.zeros(0), row_leaf,
@@ -231,15 +244,22 @@ class CompiledBoosting:
             np.empty((n_iterations, self._capacity), dtype=INDEX_DTYPE),
             np.empty((n_iterations, self._capacity), dtype=FLOAT_DTYPE), np.empty((n_iterations, self._n_features)),
             np.empty(n_iterations, dtype=INDEX_DTYPE),
+            np.empty((n_iterations, *(self._categories.sets.shape if self._categories is not None else (0, 0))), dtype=np.uint64),
         )  # fmt: skip
         grown, finite = boost_trees(*self._arguments, rng_states, self._output, self._sums, self._curvature, trees)
-        kept = [
-            Tree(
-                nodes=trees.nodes[i, :n].copy(), missing_left=trees.missing_left[i, :n].copy(),
-                values=trees.values[i, :n].copy(), n_node_samples=trees.n_node_samples[i, :n].copy(),
-                weighted_n_node_samples=trees.weighted_n_node_samples[i, :n].copy(),
-                feature_gains=trees.feature_gains[i].copy(),
-            )  # fmt: skip
-            for i, n in enumerate(trees.node_count[:grown])
-        ]
+        kept = []
+        for i, n in enumerate(trees.node_count[:grown]):
+            categories = None if self._categories is None else self._categories._replace(sets=trees.category_sets[i])
+            category_offsets, category_bits = category_bitmaps(
+                self._training, categories, trees.nodes[i], trees.missing_left[i], n
+            )
+            kept.append(
+                Tree(
+                    nodes=trees.nodes[i, :n].copy(), missing_left=trees.missing_left[i, :n].copy(),
+                    values=trees.values[i, :n].copy(), n_node_samples=trees.n_node_samples[i, :n].copy(),
+                    weighted_n_node_samples=trees.weighted_n_node_samples[i, :n].copy(),
+                    feature_gains=trees.feature_gains[i].copy(), category_offsets=category_offsets,
+                    category_bits=category_bits,
+                )  # fmt: skip
+            )
         return kept, bool(finite)
