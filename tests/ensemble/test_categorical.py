@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from forestrank import LambdaMART, RFPointRanker
+from forestrank import BROOF, LambdaMART, RFPointRanker
 
 pd = pytest.importorskip("pandas")
 
@@ -44,15 +44,40 @@ def test_renumbered_codes_give_the_same_model(model):
     keys are mean grades, are fitted with real-valued row weights (no ties)."""
     X, y, qid = _product_data()
     weights = np.random.default_rng(9).uniform(0.5, 2.0, len(y))
-    renumber = {column: np.random.default_rng(column).permutation(200)[:100] for column in (0, 1)}
-    X_renumbered = X.copy()
-    for column, mapping in renumber.items():
-        present = ~np.isnan(X[:, column])
-        X_renumbered[present, column] = mapping[X[present, column].astype(int)]
+    X_renumbered = _renumbered(X)
     first = model.fit(X, y, qid, sample_weight=weights).predict(X)
     second = model.fit(X_renumbered, y, qid, sample_weight=weights).predict(X_renumbered)
     np.testing.assert_array_equal(first, second)
     assert model.trees_[0].has_categories
+
+
+def _renumbered(X):
+    """``X`` with the codes of its two categorical columns renumbered by a bijection."""
+    renumbered = X.copy()
+    for column in (0, 1):
+        mapping = np.random.default_rng(column).permutation(200)[:100]
+        present = ~np.isnan(X[:, column])
+        renumbered[present, column] = mapping[X[present, column].astype(int)]
+    return renumbered
+
+
+def test_broof_rounds_split_on_the_forests_categories():
+    """BROOF's forests take the template's ``categorical_features``: every round splits on
+    categories, renumbered codes give the same model bit for bit (real-valued weights, as
+    above), and the categories rank held-out queries better than their codes as numbers."""
+    X, y, qid = _product_data(3, n_queries=120)
+    weights = np.random.default_rng(9).uniform(0.5, 2.0, len(y))
+    forest = RFPointRanker(criterion="variance", min_samples_leaf=0.02, categorical_features=[0, 1])
+    model = BROOF(n_estimators=3, n_trees=15, forest=forest, random_state=0)
+    first = model.fit(X, y, qid, sample_weight=weights).predict(X)
+    np.testing.assert_array_equal(model.is_categorical_, [True, True, False])
+    assert all(any(tree.has_categories for tree in round_forest.trees_) for round_forest in model.estimators_)
+    second = model.fit(_renumbered(X), y, qid, sample_weight=weights).predict(_renumbered(X))
+    np.testing.assert_array_equal(first, second)
+    train, test = qid < 80, qid >= 80
+    native = model.fit(X[train], y[train], qid[train]).score(X[test], y[test], qid[test])
+    ordinal = model.set_params(forest=forest.set_params(categorical_features=None)).fit(X[train], y[train], qid[train])
+    assert native > ordinal.score(X[test], y[test], qid[test]) + 0.02
 
 
 def test_a_frame_of_categories_is_its_codes(tmp_path):
@@ -86,6 +111,34 @@ def test_a_frame_of_categories_is_its_codes(tmp_path):
 
     save(from_frame, tmp_path / "model.skops")
     np.testing.assert_array_equal(load(tmp_path / "model.skops").predict(reordered), from_frame.predict(frame))
+
+
+def test_a_polars_frame_is_its_pandas_twin():
+    """``"from_dtype"`` on a polars frame: an ``Enum`` column numbered by its categories and a
+    ``Categorical`` one by its sorted values give the model of the pandas frame holding
+    those categories; unseen and missing values score alike."""
+    pl = pytest.importorskip("polars")
+    X, y, qid = _product_data(1)
+    names = ["flux", "echo", "dyna", "crux", "bolt", "acme"]  # the Enum's order, not sorted
+    brand = [None if np.isnan(code) else names[int(code) // 10] for code in X[:, 0]]
+    seller = [f"seller {int(code):02d}" for code in X[:, 1]]
+    polars_frame = pl.DataFrame({
+        "brand": pl.Series(brand, dtype=pl.Enum(names)), "seller": pl.Series(seller, dtype=pl.Categorical),
+        "price": X[:, 2],
+    })  # fmt: skip
+    pandas_frame = pd.DataFrame({
+        "brand": pd.Categorical(brand, categories=names), "seller": pd.Categorical(seller, categories=sorted(set(seller))),
+        "price": X[:, 2],
+    })  # fmt: skip
+    model = LambdaMART(n_estimators=10, categorical_features="from_dtype", random_state=0)
+    from_polars = model.fit(polars_frame, y, qid).predict(polars_frame)
+    assert model.frame_categories_ == {0: names, 1: sorted(set(seller))}
+    np.testing.assert_array_equal(model.is_categorical_, [True, True, False])
+    np.testing.assert_array_equal(from_polars, model.fit(pandas_frame, y, qid).predict(pandas_frame))
+    model.fit(polars_frame, y, qid)
+    unseen = polars_frame.head(5).with_columns(pl.Series("brand", ["zeta"] * 5, dtype=pl.Categorical))
+    missing = polars_frame.head(5).with_columns(pl.Series("brand", [None] * 5, dtype=pl.Enum(names)))
+    np.testing.assert_array_equal(model.predict(unseen), model.predict(missing))
 
 
 @pytest.mark.parametrize("model", MODELS[:2], ids=["lambdamart", "rf-entropy"])
@@ -123,6 +176,7 @@ def test_categories_beat_their_ordinal_codes():
         (LambdaMART(quantized_gradients=4, categorical_features=[0]), "quantized_gradients"),
         (LambdaMART(monotonic_cst=[1, 0, 0], categorical_features=[0]), "monotone constraint"),
         (RFPointRanker(criterion="random", categorical_features=[0]), "criterion='random'"),
+        (BROOF(forest=RFPointRanker(criterion="random", categorical_features=[0])), "criterion='random'"),
         (LambdaMART(categorical_features=[3]), r"indices must be in \[0, 3\)"),
         (LambdaMART(categorical_features=["brand"]), "no feature names"),
         (LambdaMART(categorical_features=[True]), "one entry per feature"),

@@ -2,10 +2,12 @@
 
 ``categorical_features`` takes scikit-learn's ``HistGradientBoosting*`` meanings: None,
 an array of feature indices, a boolean mask, feature names (when ``X`` has them), or
-``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A categorical column
-reaches the engine as integer codes in a float matrix: a pandas column as the position
-of each value among the categories the fit saw (``encode_frame``), any other as the
-numbers it holds, which must be integers from 0 to ``MAX_CATEGORY_CODE``. A NaN, and,
+``"from_dtype"`` (the pandas ``category`` columns of a DataFrame, the polars
+``Categorical`` and ``Enum`` ones). A categorical column reaches the engine as integer
+codes in a float matrix: a frame's category column as the position of each value among
+the categories the fit saw (``encode_frame``: a pandas column's categories, a polars
+``Enum``'s, or the sorted values of a polars ``Categorical``), any other as the numbers
+it holds, which must be integers from 0 to ``MAX_CATEGORY_CODE``. A NaN, and,
 as in LightGBM and scikit-learn, a negative code, is a missing category
 (``docs/categorical.md``).
 """
@@ -23,8 +25,19 @@ def is_frame(X: object) -> bool:
     return type(X).__name__ == "DataFrame" and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
+def is_polars_frame(X: object) -> bool:
+    """Whether ``X`` is a polars DataFrame (without importing polars)."""
+    return type(X).__name__ == "DataFrame" and type(X).__module__.startswith("polars")
+
+
 def _category_dtype(dtype: object) -> bool:
-    return getattr(dtype, "name", None) == "category"
+    """A pandas ``category`` dtype, or a polars ``Categorical`` or ``Enum`` one."""
+    return getattr(dtype, "name", None) == "category" or type(dtype).__name__ in ("Categorical", "Enum")
+
+
+def _dtypes(X: object) -> list:
+    """The column dtypes of a pandas or polars DataFrame."""
+    return list(X.dtypes)
 
 
 def check_categorical_features(categorical_features: object, X: object, n_features: int) -> np.ndarray | None:
@@ -44,14 +57,15 @@ def check_categorical_features(categorical_features: object, X: object, n_featur
     """
     if categorical_features is None:
         return None
-    names = [str(name) for name in X.columns] if is_frame(X) else None
+    frame = is_frame(X) or is_polars_frame(X)
+    names = [str(name) for name in X.columns] if frame else None
     if isinstance(categorical_features, str):
         if categorical_features != "from_dtype":
             raise ValueError(
                 "categorical_features must be None, 'from_dtype', feature indices, a boolean mask or feature names; "
                 f"got {categorical_features!r}."
             )
-        mask = np.array([_category_dtype(dtype) for dtype in X.dtypes]) if is_frame(X) else np.zeros(n_features, bool)
+        mask = np.array([_category_dtype(dtype) for dtype in _dtypes(X)]) if frame else np.zeros(n_features, bool)
         return mask if mask.any() else None
     values = np.asarray(categorical_features)
     if values.ndim != 1:
@@ -85,24 +99,44 @@ def check_categorical_features(categorical_features: object, X: object, n_featur
 
 
 def frame_categories(X: object, mask: np.ndarray | None) -> dict:
-    """The categories of each pandas ``category`` column of ``X`` that ``mask`` marks: {feature
-    index: list of the categories, in the order that numbers their codes}; empty when ``X``
-    is not a DataFrame."""
-    if mask is None or not is_frame(X):
+    """The categories of each category column of ``X`` (a pandas or polars DataFrame) that
+    ``mask`` marks: {feature index: list of the categories, in the order that numbers their
+    codes}; empty when ``X`` is no DataFrame. A pandas column's categories and a polars
+    ``Enum``'s are taken as they are; a polars ``Categorical`` has no fixed categories, so
+    its values present in ``X`` are taken, sorted."""
+    if mask is None or not (is_frame(X) or is_polars_frame(X)):
         return {}
-    return {
-        int(feature): list(X.dtypes.iloc[feature].categories)
-        for feature in np.flatnonzero(mask)
-        if _category_dtype(X.dtypes.iloc[feature])
-    }
+    dtypes = _dtypes(X)
+    categories = {}
+    for feature in np.flatnonzero(mask):
+        dtype = dtypes[feature]
+        if not _category_dtype(dtype):
+            continue
+        if is_frame(X):
+            categories[int(feature)] = list(dtype.categories)
+        elif type(dtype).__name__ == "Enum":
+            categories[int(feature)] = list(dtype.categories)
+        else:
+            categories[int(feature)] = sorted(X[:, int(feature)].drop_nulls().unique().cast(str).to_list())
+    return categories
 
 
 def encode_frame(X: object, categories: dict) -> object:
-    """``X`` with each pandas ``category`` column of ``categories`` (``frame_categories``) replaced by
+    """``X`` with each category column of ``categories`` (``frame_categories``) replaced by
     the positions of its values among the fitted categories (float; NaN for a missing value
     and for a category the fit did not see). ``X`` itself is not modified; anything but a
-    DataFrame is returned as it is."""
-    if not categories or not is_frame(X):
+    pandas or polars DataFrame is returned as it is."""
+    if not categories:
+        return X
+    if is_polars_frame(X):
+        import polars as pl
+
+        return X.with_columns(
+            X[:, feature].cast(pl.String).replace_strict(fitted, range(len(fitted)), default=None, return_dtype=pl.Float64)
+            .fill_null(np.nan)
+            for feature, fitted in categories.items()
+        )  # fmt: skip
+    if not is_frame(X):
         return X
     import pandas as pd
 

@@ -1132,9 +1132,10 @@ class LambdaMART(BaseBoostingRanker):
     categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
         The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
         takes them: feature indices, a boolean mask, feature names, or
-        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A
-        categorical feature holds integer codes from 0 to 65,535 (a pandas column:
-        its categories); NaN and negative codes are missing. A split sends a set of
+        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame, the polars
+        ``Categorical`` and ``Enum`` ones). A categorical feature holds integer codes
+        from 0 to 65,535 (a frame's column: its categories, ``frame_categories_``);
+        NaN and negative codes are missing. A split sends a set of
         categories left: a node's categories ordered by ``G / (H + cat_smooth)``
         and cut where the gain is best (LightGBM's and scikit-learn's rule); a
         category the fit did not see goes where missing values go, the missing ones

@@ -133,7 +133,8 @@ class BROOF(BaseRanker):
         are real numbers: ``update_examples="residue"`` needs a forest that fits
         real targets (``criterion="variance"``, linear leaf values). A forest with
         ``skip_queries_without_relevance=True`` is refused: drop those queries from
-        the data instead.
+        the data instead. A forest's ``categorical_features`` are BROOF's: every
+        round splits on those categories (``docs/categorical.md``).
     init_weights : {"uniform", "random"} or None, default=None
         InitializeWeights: all 1, or independent uniform draws in (0, 1]
         (multiplied by ``sample_weight``).
@@ -185,6 +186,8 @@ class BROOF(BaseRanker):
         round (Mohan's thesis, Eq. 6.2; a later round's trees get the features of the
         earlier rounds for free).
     feature_importances_ : ndarray of shape (n_features,)
+    is_categorical_, frame_categories_ :
+        As in :class:`RFPointRanker`, from the forest's ``categorical_features``.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 
@@ -323,7 +326,12 @@ class BROOF(BaseRanker):
         if not (weights > 0).any():
             raise ValueError("sample_weight is zero for every row.")
 
-        binned = binned_features(data.X, template.max_bins, entropy % (2**32), self.n_jobs, weights > 0)
+        if self.is_categorical_ is not None:  # the template's own refusals (criterion="random")
+            template.is_categorical_ = self.is_categorical_
+            template._monotone_constraints(data.X.shape[1])
+        binned = binned_features(
+            data.X, template.max_bins, entropy % (2**32), self.n_jobs, weights > 0, categorical=self.is_categorical_
+        )
         X_kernel = data.X
 
         residue = strategy["update_examples"] == "residue"
@@ -402,6 +410,13 @@ class BROOF(BaseRanker):
         rng = stream(entropy, INITIAL_WEIGHTS)
         return 1.0 - rng.random(n_rows)
 
+    @property
+    def categorical_features(self) -> object:
+        """The forest's ``categorical_features``: every round's forest splits on those
+        categories, and ``fit`` and ``predict`` read them (a DataFrame's by value) as the
+        forest would (``BaseRanker._check_X``)."""
+        return getattr(default_forest() if self.forest is None else self.forest, "categorical_features", None)
+
     def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned, paid):
         """Grow round ``round_index``'s forest on the shared binned matrix, the features
         ``paid`` (bool per feature, or None) free of cost."""
@@ -412,6 +427,7 @@ class BROOF(BaseRanker):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = seed_entropy(seed)
         forest._monotonic = forest._interactions = None  # refused with the template (_resolve)
+        forest.is_categorical_, forest.frame_categories_ = self.is_categorical_, {}  # X is encoded already
         base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
         forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest

@@ -658,9 +658,10 @@ class RFPointRanker(BaseForestRanker):
     categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
         The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
         takes them: feature indices, a boolean mask, feature names, or
-        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame). A
-        categorical feature holds integer codes from 0 to 65,535 (a pandas column:
-        its categories); NaN and negative codes are missing. A split sends a set of
+        ``"from_dtype"`` (the pandas ``category`` columns of a DataFrame, the polars
+        ``Categorical`` and ``Enum`` ones). A categorical feature holds integer codes
+        from 0 to 65,535 (a frame's column: its categories, ``frame_categories_``);
+        NaN and negative codes are missing. A split sends a set of
         categories left: a node's categories ordered by their mean grade (mean label
         for ``"variance"``) and cut where the criterion's gain is best, which is the
         best of all subsets for ``"variance"`` and for two grades (Breiman et al.,
