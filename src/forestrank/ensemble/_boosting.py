@@ -1343,12 +1343,8 @@ class LambdaMART(BaseBoostingRanker):
         With McRank or ``objective="cumulative"``: ``F(c)`` of every grade of
         ``classes_``, as given by ``relevance_weights`` or fitted.
     feature_importances_ : ndarray of shape (n_features,)
-    is_categorical_ : ndarray of shape (n_features,), bool, or None
-        The categorical features (``categorical_features`` resolved); None: none.
-    frame_categories_ : dict of int to list
-        For each categorical feature that was a pandas ``category`` column: its
-        categories, in the order whose positions are the codes the trees (and the
-        exported models, ``docs/serving.md``) test; empty when ``X`` was no DataFrame.
+    is_categorical_, frame_categories_ :
+        The categorical features and a frame's categories, as in :class:`RFPointRanker`.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 

@@ -734,9 +734,10 @@ class RFPointRanker(BaseForestRanker):
     is_categorical_ : ndarray of shape (n_features,), bool, or None
         The categorical features (``categorical_features`` resolved); None: none.
     frame_categories_ : dict of int to list
-        For each categorical feature that was a pandas ``category`` column: its
-        categories, in the order whose positions are the codes the trees (and the
-        exported models, ``docs/serving.md``) test; empty when ``X`` was no DataFrame.
+        For each categorical feature that was a category column of a pandas or polars
+        DataFrame: its categories, in the order whose positions are the codes the
+        trees (and the exported models, ``docs/serving.md``) test; empty when ``X``
+        was no DataFrame.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 
