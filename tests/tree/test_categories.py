@@ -129,24 +129,29 @@ def test_one_vs_rest_below_max_cat_to_onehot():
         dict(cat_smooth=0.0, cat_l2=5.0, max_cat_threshold=3, min_data_per_group=1),
     ],
 )
+@pytest.mark.parametrize("min_leaf", [1, 60])
 @pytest.mark.parametrize("hessian", [1.0, 0.02])
 @pytest.mark.parametrize("seed", range(3))
-def test_regularised_scan_splits_as_lightgbm(seed, hessian, regularisers):
+def test_regularised_scan_splits_as_lightgbm(seed, hessian, regularisers, min_leaf):
     """The pooled scan's regularisers (categories under ``cat_smooth`` rows out of the order,
     left sets grown from either end up to ``max_cat_threshold``, ``min_data_per_group``
     rows between cuts and on the right, ``cat_l2`` in the gain) choose the rows LightGBM's
     categorical split sends apart, given the same gradients and a constant hessian (LightGBM
     counts a category's rows by its hessian; small, ``cat_l2`` weighs more) on a stump
-    of 40 categories of skewed sizes."""
+    of 40 categories of skewed sizes, with and without a least leaf size (a left child too
+    small counts no group of rows)."""
     lightgbm = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(seed)
     n_categories, n = 40, 4000
     codes = rng.choice(n_categories, n, p=rng.dirichlet(np.full(n_categories, 0.7))).astype(float)
     g = rng.normal(size=n_categories)[codes.astype(int)] + rng.normal(size=n)
     h = np.full(n, hessian)
-    _, left = _stump(codes, np.column_stack([g, h]), np.ones(n), _criteria.NEWTON, max_cat_to_onehot=4, **regularisers)
+    _, left = _stump(
+        codes, np.column_stack([g, h]), np.ones(n), _criteria.NEWTON, max_cat_to_onehot=4, min_samples_leaf=min_leaf,
+        **regularisers,
+    )  # fmt: skip
     params = dict(
-        objective=lambda scores, data: (g, h), num_leaves=2, learning_rate=1.0, min_data_in_leaf=1,
+        objective=lambda scores, data: (g, h), num_leaves=2, learning_rate=1.0, min_data_in_leaf=min_leaf,
         min_sum_hessian_in_leaf=0.0, lambda_l2=0.0, max_cat_to_onehot=4, boost_from_average=False,
         min_data_in_bin=1, num_threads=1, verbose=-1, **regularisers,
     )  # fmt: skip
@@ -154,6 +159,29 @@ def test_regularised_scan_splits_as_lightgbm(seed, hessian, regularisers):
     lightgbm_left = booster.predict(codes[:, None], pred_leaf=True).ravel() == 0
     assert 0 < left.sum() < n
     assert np.array_equal(left, lightgbm_left) or np.array_equal(left, ~lightgbm_left)
+
+
+def test_a_left_child_too_small_counts_no_group_of_rows():
+    """Ten categories of 60 rows, at least 150 rows a leaf: the cuts after one and two
+    categories are too small and, as in LightGBM, do not start a new group of
+    ``min_data_per_group`` rows, so the cut after three is a candidate (and the best)."""
+    lightgbm = pytest.importorskip("lightgbm")
+    codes = np.repeat(np.arange(10), 60).astype(float)
+    effects = np.array([-3.0, -2.9, -2.8, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6])
+    g = effects[codes.astype(int)] + np.random.default_rng(0).normal(scale=0.01, size=600)
+    h = np.ones(600)
+    regularisers = dict(cat_smooth=10.0, cat_l2=10.0, max_cat_threshold=32, min_data_per_group=100)
+    _, left = _stump(codes, np.column_stack([g, h]), h, _criteria.NEWTON, min_samples_leaf=150, max_cat_to_onehot=4,
+                     **regularisers)  # fmt: skip
+    assert sorted(set(codes[left])) == [0.0, 1.0, 2.0]
+    params = dict(
+        objective=lambda scores, data: (g, h), num_leaves=2, learning_rate=1.0, min_data_in_leaf=150,
+        min_sum_hessian_in_leaf=0.0, lambda_l2=0.0, max_cat_to_onehot=4, boost_from_average=False, min_data_in_bin=1,
+        num_threads=1, verbose=-1, **regularisers,
+    )  # fmt: skip
+    booster = lightgbm.train(params, lightgbm.Dataset(codes[:, None], categorical_feature=[0]), num_boost_round=1)
+    lightgbm_left = booster.predict(codes[:, None], pred_leaf=True).ravel() == 0
+    assert np.array_equal(lightgbm_left, left) or np.array_equal(lightgbm_left, ~left)
 
 
 def test_unseen_and_missing_categories_follow_the_missing_direction():

@@ -81,7 +81,8 @@ missing_direction : int
 cat_smooth : float
     Added to a category's hessian in the key that orders a node's categories
     (``_criteria.category_key``, newton only); in the pooled scan also the fewest rows
-    of a category taken into the order (``_categories.pooled_category_scan``).
+    of a category taken into the order (``_categories.pooled_category_scan``; not at
+    a one-vs-rest node).
 max_cat_to_onehot : int
     A node with at most this many categories of a feature splits one category from
     the rest (``_categories``).

@@ -212,6 +212,11 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
             left_weight += weight
             left_count += count
             grouped += count
+            # As LightGBM: a left child too small is no candidate, and counts no group.
+            if left_count < params.min_samples_leaf or (
+                criterion == _criteria.NEWTON and left_second < params.min_child_weight
+            ):
+                continue
             if n_node - left_count < max(group, 1):
                 break
             if grouped < group:
