@@ -391,7 +391,7 @@ def test_train_takes_categorical_features_by_their_number_in_the_file(tmp_path):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--model", "rflist", "--categorical", "2"], "--categorical applies to rfpoint, lambdamart, plrank; rflist"),
+        (["--model", "rflist", "--categorical", "2"], "--categorical applies to rfpoint, lambdamart, plrank; not to rflist"),
         (["--model", "lambdamart", "--categorical", "4"], "--categorical 4: the training file has features 1 to 3"),
         (["--model", "lambdamart", "--categorical", "0"], "'0' is not a feature number"),
         (["--model", "lambdamart", "--categorical", "2", "--param", "categorical_features=[1]"], "say the same thing"),

@@ -182,11 +182,12 @@ def _train(args: argparse.Namespace) -> None:
             estimator.fit(X, y, qid=qid, **fit_params)
         except ValueError as error:
             # The estimator counts features from 0, the file from 1: the message names the file's.
-            bad_code = re.match(r"categorical feature (\d+) of X (.*)", str(error))
+            bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error)) if args.categorical else None
             if bad_code is None:
                 raise
             number = int(bad_code[1]) + 1
-            raise UsageError(f"--categorical {number}: feature {number} of {args.train} {bad_code[2]}") from error
+            source = args.valid if str(error).startswith("eval_set") else args.train
+            raise UsageError(f"--categorical {number}: feature {number} of {source} {bad_code[2]}") from error
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -206,7 +207,7 @@ def _set_categorical(estimator: object, model: str, numbers: list, params: dict,
     """``--categorical``: the file's feature numbers as ``categorical_features`` (0-based indices)."""
     if "categorical_features" not in estimator.get_params():
         takes = ", ".join(name for name, cls in MODELS.items() if cls in ("LambdaMART", "PLRank", "RFPointRanker"))
-        raise UsageError(f"--categorical applies to {takes}; {model} takes no categorical features.")
+        raise UsageError(f"--categorical applies to {takes}; not to {model}.")
     if "categorical_features" in params:
         raise UsageError("--categorical and --param categorical_features=... say the same thing: give one of them.")
     beyond = [number for number in numbers if number > n_features]

@@ -131,11 +131,13 @@ def encode_frame(X: object, categories: dict) -> object:
     if is_polars_frame(X):
         import polars as pl
 
-        return X.with_columns(
-            X[:, feature].cast(pl.String).replace_strict(fitted, range(len(fitted)), default=None, return_dtype=pl.Float64)
-            .fill_null(np.nan)
-            for feature, fitted in categories.items()
-        )  # fmt: skip
+        def positions(column: object, fitted: list) -> object:
+            # Categories of strings match a column as text; others (a pandas fit's) by value.
+            if all(isinstance(value, str) for value in fitted):
+                column = column.cast(pl.String)
+            return column.replace_strict(fitted, range(len(fitted)), default=None, return_dtype=pl.Float64)
+
+        return X.with_columns(positions(X[:, feature], fitted).fill_null(np.nan) for feature, fitted in categories.items())
     if not is_frame(X):
         return X
     import pandas as pd

@@ -427,7 +427,7 @@ class BROOF(BaseRanker):
             forest.feature_names_in_ = self.feature_names_in_
         forest._entropy = seed_entropy(seed)
         forest._monotonic = forest._interactions = None  # refused with the template (_resolve)
-        forest.is_categorical_, forest.frame_categories_ = self.is_categorical_, {}  # X is encoded already
+        forest.is_categorical_, forest.frame_categories_ = self.is_categorical_, self.frame_categories_
         base_weight = forest._base_weight(data._replace(sample_weight=weights), query_of_row)  # no draw of 0 weight
         forest._grow_trees(data._replace(y=target, sample_weight=weights), query_of_row, base_weight, binned, [], paid)
         return forest

@@ -108,6 +108,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
                 # One BRANCH_EQ per code of the set, chained by their false branches: a NaN
                 # fails every test and, like an unseen code, ends at the other child.
                 codes, set_child, other_child = tree.category_set(node)
+                codes = codes if len(codes) else np.array([-1])  # an empty set: one test no value passes
                 chain = [node] + list(range(next_id, next_id + len(codes) - 1)) + [other_child]
                 next_id += len(codes) - 1
                 for test, code in enumerate(codes):
