@@ -190,3 +190,26 @@ def test_shap_refuses_categorical_splits(model):
 
     with pytest.raises(ValueError, match="shap's tree format"):
         shap_tree_model(model)
+
+
+def test_lightgbm_reads_a_dataframe_by_its_categories():
+    """A model fitted on a pandas frame's ``category`` columns: LightGBM's predict on a frame
+    whose categories come in another order, with an unseen and a missing one, scores as
+    forestrank (the file's ``pandas_categorical`` holds the fitted categories)."""
+    lightgbm = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data()
+    names = np.array([f"brand {code:03d}" for code in range(CARDINALITIES[0])])
+    codes = np.where(np.isnan(X[:, 0]), -1, X[:, 0]).astype(int)
+    frame = pd.DataFrame({
+        "brand": pd.Categorical.from_codes(codes, categories=names), "kind": pd.Categorical(np.nan_to_num(X[:, 1], nan=9)),
+        "a": X[:, 2], "b": X[:, 3],
+    })  # fmt: skip
+    model = LambdaMART(n_estimators=10, categorical_features="from_dtype", min_data_per_group=20, random_state=0)
+    model.fit(frame, y, qid)
+    scored = frame.iloc[:60].copy()
+    scored["brand"] = scored["brand"].cat.add_categories(["zeta"]).cat.reorder_categories(["zeta", *names[::-1]])
+    scored.loc[scored.index[:5], "brand"] = "zeta"
+    scored.loc[scored.index[5:10], "brand"] = np.nan
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    np.testing.assert_allclose(booster.predict(scored), model.predict(scored), rtol=1e-9, atol=1e-12)

@@ -37,8 +37,12 @@ weights are folded into the leaves and the base into the first tree's leaves, as
 LightGBM folds its own initial score. Internal nodes are numbered in
 forestrank's node order, leaves too (leaf ``k`` is the ``k``-th leaf in that order).
 ``feature_infos`` is ``none`` for every feature: LightGBM reads it only for
-``dump_model``. No ``tree_sizes`` line: LightGBM then reads the trees one after another.
+``dump_model``. A model fitted on a pandas DataFrame's ``category`` columns writes their
+categories as ``pandas_categorical``, so that LightGBM's ``predict`` reads a DataFrame's
+categories by value as forestrank does. No ``tree_sizes`` line: LightGBM then reads the trees one after another.
 """
+
+import json
 
 import numpy as np
 
@@ -88,7 +92,7 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
         *([] if scaler is None else [f"{RECORD_KEY}={query_normalisation_json(scaler)}"]), "",
     ]  # fmt: skip
     blocks = [_tree_block(tree, index) for index, tree in enumerate(trees)]
-    footer = ["end of trees", "", "pandas_categorical:null", ""]
+    footer = ["end of trees", "", f"pandas_categorical:{_pandas_categorical(model)}", ""]
     return "\n".join(header + blocks + footer)
 
 
@@ -138,6 +142,17 @@ def _tree_block(tree: object, index: int) -> str:
         lines += ["cat_boundaries=" + _ints(boundaries), "cat_threshold=" + _ints(np.concatenate(bitsets))]
     lines += ["is_linear=0", "shrinkage=1", "", ""]
     return "\n".join(lines)
+
+
+def _pandas_categorical(model: object) -> str:
+    """The footer's ``pandas_categorical``: the categories of the DataFrame columns the
+    model was fitted on (``frame_categories_``), in column order, as JSON; ``null`` for a
+    model fitted on codes. LightGBM's ``predict`` on a pandas DataFrame numbers each
+    category column by them, as forestrank's ``predict`` does."""
+    categories = getattr(model, "frame_categories_", None)
+    if not categories:
+        return "null"
+    return json.dumps([[getattr(value, "item", lambda: value)() for value in categories[feature]] for feature in sorted(categories)])
 
 
 def _bitset(codes: np.ndarray) -> np.ndarray:
