@@ -15,8 +15,9 @@ queries train, the rest test.
 Contenders, 300 iterations, 31 leaves, learning rate 0.05, 20 documents per leaf, two
 threads, seed 0 (CatBoost: its YetiRank with its defaults, depth 6, as its users run it):
 
-- forestrank ``LambdaMART`` with ``categorical_features`` (native), with the codes as
-  numbers (ordinal), and with one-hot columns for the columns of at most 300 categories
+- forestrank ``LambdaMART`` with ``categorical_features`` (native), the same with
+  ``cat_target_statistics=True`` (native + TS: CatBoost's ordered target statistics
+  beside the categories), with the codes as numbers (ordinal), and with one-hot columns for the columns of at most 300 categories
   (the seller stays ordinal: 10,000 columns would be the user's last resort);
 - ``RFPointRanker`` native and ordinal (500 trees);
 - LightGBM's ``LGBMRanker`` with ``categorical_feature`` and CatBoost's ``CatBoostRanker``
@@ -101,6 +102,9 @@ def contenders(n_jobs: int) -> dict:
 
     return {
         "LambdaMART native": (lambda: LambdaMART(categorical_features=categorical, **boosting), "codes"),
+        "LambdaMART native + TS": (
+            lambda: LambdaMART(categorical_features=categorical, cat_target_statistics=True, **boosting), "codes"
+        ),
         "LambdaMART ordinal": (lambda: LambdaMART(**boosting), "codes"),
         "LambdaMART one-hot": (lambda: LambdaMART(**boosting), "one-hot"),
         "RF-point native": (

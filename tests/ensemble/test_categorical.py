@@ -208,3 +208,55 @@ def test_codes_must_be_integers():
     as_missing[:, 0] = np.nan
     np.testing.assert_array_equal(model.predict(negative), model.predict(as_missing))
     assert X[0, 0] != -4  # the caller's X is not modified
+
+
+def test_target_statistics_beside_the_categories():
+    """``cat_target_statistics``: renumbered codes give the same model bit for bit (the orders
+    are of rows, not codes); the statistics' gains count for their features' importances;
+    the tables survive pickling and are checked at load; evaluation sets and early
+    stopping read the statistics of every training row."""
+    X, y, qid = _product_data()
+    model = LambdaMART(n_estimators=15, categorical_features=[0, 1], cat_target_statistics=True, random_state=0)
+    first = model.fit(X, y, qid).predict(X)
+    second = model.fit(_renumbered(X), y, qid).predict(_renumbered(X))
+    np.testing.assert_array_equal(first, second)
+    model.fit(X, y, qid)
+    gains = np.sum([tree.feature_gains for tree in model.trees_], axis=0)
+    assert len(gains) == 5 and gains[3:].sum() > 0  # the trees split on the statistics
+    expected = gains[:3] + np.r_[gains[3:], 0.0]
+    np.testing.assert_allclose(model.feature_importances_, expected / expected.sum())
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    state = model.__getstate__()
+    state["target_statistics_"] = state["target_statistics_"][:1]
+    with pytest.raises(ValueError, match="not a model forestrank saved"):
+        LambdaMART().__setstate__(state)
+    stopped = LambdaMART(
+        n_estimators=30, categorical_features=[0, 1], cat_target_statistics=True, n_iter_no_change=3, random_state=0
+    ).fit(X, y, qid, eval_set=[(X[:300], y[:300], qid[:300])])
+    assert len(stopped.evals_result_["valid_0"]["ndcg@10"]) >= stopped.n_iter_
+
+
+@pytest.mark.parametrize(
+    "parameters, message",
+    [
+        ({"init": RFPointRanker(n_estimators=2)}, "init"),
+        ({"feature_costs": [1.0, 1.0, 1.0]}, "feature_costs"),
+        ({"monotonic_cst": [0, 0, 1]}, "monotonic_cst"),
+        ({"interaction_cst": [[0, 1], [2]]}, "interaction_cst"),
+    ],
+)
+def test_target_statistics_refuse_what_reads_the_columns(parameters, message):
+    X, y, qid = _product_data()
+    model = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True, **parameters)
+    with pytest.raises(ValueError, match=f"cat_target_statistics=True cannot be combined with {message}"):
+        model.fit(X, y, qid)
+
+
+def test_exports_refuse_target_statistics():
+    from forestrank.export import to_lightgbm
+
+    X, y, qid = _product_data()
+    model = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True).fit(X, y, qid)
+    with pytest.raises(ValueError, match="cat_target_statistics=True"):
+        to_lightgbm(model)

@@ -481,10 +481,15 @@ class TreeEnsembleMixin:
         state.pop("_bitvectors", None)
         return state
 
+    def _tree_width(self) -> int | None:
+        """The columns the trees split on: ``n_features_in_``, more where a fit appends
+        columns of its own (boosting's target statistics)."""
+        return getattr(self, "n_features_in_", None)
+
     def __setstate__(self, state: dict) -> None:
         super().__setstate__(state)
         if "trees_" in state:
-            width = getattr(self, "n_features_in_", None)
+            width = self._tree_width()
             if any(len(tree.feature_gains) != width for tree in self.trees_):
                 raise ValueError(
                     f"a {type(self).__name__} of {width} features holds a tree of another width: not a model "

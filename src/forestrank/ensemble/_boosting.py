@@ -51,6 +51,7 @@ from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMe
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
+from .._input.target_statistics import check_tables, ordered_target_statistics, target_statistics_columns
 from ..metrics._custom import CustomMetric
 from ..objectives import (
     CumulativeSquaredError,
@@ -84,6 +85,7 @@ from ._sampling import (
     PERMUTATIONS,
     ROUNDING,
     ROWS,
+    TARGET_STATISTICS,
     TREE,
     TREE_FEATURES,
     bayesian_weights,
@@ -185,6 +187,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "max_cat_threshold": [Interval(Integral, 1, None, closed="left")],
         "min_data_per_group": [Interval(Integral, 1, None, closed="left")],
         "cat_l2": [Interval(Real, 0.0, None, closed="left")],
+        "cat_target_statistics": ["boolean"],
         "quantized_gradients": [Interval(Integral, 2, 254, closed="both"), None],
         "feature_costs": ["array-like", None],
         "monotonic_cst": ["array-like", dict, None],
@@ -267,6 +270,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
+        data = self._with_target_statistics(data)
         objective = self._make_objective()  # PLRank's permutations and XE-NDCG's noise seed from the entropy
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
         self._check_positions(objective, positions)
@@ -430,7 +434,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         n_rows = len(y_train)
         targets = np.empty((n_rows, 2))
         binned = binned_features(
-            X_train, self.max_bins, self._entropy % (2**32), self.n_jobs, categorical=self.is_categorical_
+            X_train, self.max_bins, self._entropy % (2**32), self.n_jobs, categorical=self._split_categorical()
         )
         return BoostingState(
             X=X_train, y=y_train, query_of_row=query_of_train_row, base_weight=base_weight, objective=objective,
@@ -482,6 +486,59 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             if applies:
                 raise ValueError(f"monotonic_cst cannot be combined with {reason}.")
         return constraints
+
+    def _with_target_statistics(self, data: RankingData) -> RankingData:
+        """``data`` with the ordered target statistics of its categorical features appended
+        (``cat_target_statistics``; their tables kept in ``target_statistics_`` for the rows
+        scored later), or as it is."""
+        self.target_statistics_ = None
+        if not self.cat_target_statistics or self.is_categorical_ is None:
+            return data
+        refused = {
+            "init (its model reads the features without the statistics)": self.init is not None,
+            "feature_costs or cost_penalty (a statistic's cost is its feature's)": (
+                self.feature_costs is not None or self.cost_penalty > 0.0
+            ),
+            "monotonic_cst": self.monotonic_cst is not None,
+            "interaction_cst": self.interaction_cst is not None,
+        }  # fmt: skip
+        for name, applies in refused.items():
+            if applies:
+                raise ValueError(f"cat_target_statistics=True cannot be combined with {name}.")
+        if not isinstance(data.X, np.ndarray):
+            raise ValueError("cat_target_statistics=True needs a dense X; give a dense array or DataFrame.")
+        weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
+        columns, self.target_statistics_ = ordered_target_statistics(
+            data.X, self.is_categorical_, data.y, weight, 1.0, stream(self._entropy, TARGET_STATISTICS)
+        )
+        return data._replace(X=np.hstack([data.X, columns]))
+
+    def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
+        """``BaseRanker._check_X``, then the target statistics appended to rows scored after a
+        fit with ``cat_target_statistics`` (the fit appends its own, ordered ones)."""
+        X = super()._check_X(X, reset=reset)
+        tables = None if reset else getattr(self, "target_statistics_", None)
+        if tables is None:
+            return X
+        if not isinstance(X, np.ndarray):
+            raise ValueError("a model fitted with cat_target_statistics=True scores a dense X; give a dense array.")
+        return np.hstack([X, target_statistics_columns(X, self.is_categorical_, tables)])
+
+    def _tree_width(self) -> int | None:
+        """``n_features_in_`` and the target statistics' columns, checked at load."""
+        tables = getattr(self, "target_statistics_", None)
+        if tables is None:
+            return super()._tree_width()
+        mask = getattr(self, "is_categorical_", None)
+        check_tables(tables, 0 if mask is None else int(np.sum(mask)))
+        return self.n_features_in_ + len(tables)
+
+    def _split_categorical(self) -> np.ndarray | None:
+        """``is_categorical_`` over the columns the trees split on: the target statistics
+        appended by ``_with_target_statistics`` are numeric."""
+        if self.is_categorical_ is None or not getattr(self, "target_statistics_", None):
+            return self.is_categorical_
+        return np.r_[self.is_categorical_, np.zeros(len(self.target_statistics_), dtype=bool)]
 
     def _check_categorical(self) -> None:
         """Refuse the settings a categorical split does not serve (after ``_monotone_constraints``)."""
@@ -987,6 +1044,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """Total split gain of each feature over all trees, normalised to sum to 1."""
         check_is_fitted(self)
         total = np.sum([tree.feature_gains for tree in self.trees_], axis=0)
+        if getattr(self, "target_statistics_", None):  # a statistic's gain is its categorical feature's
+            n_features = self.n_features_in_
+            np.add.at(total, np.flatnonzero(self.is_categorical_), total[n_features:])
+            total = total[:n_features]
         return total / total.sum() if total.sum() > 0 else total
 
 
@@ -1147,7 +1208,8 @@ class LambdaMART(BaseBoostingRanker):
         Added to each category's hessian sum in the order of a node's categories
         (LightGBM's ``cat_smooth``): rare categories move towards the middle; a
         category of fewer rows in the node stays out of the order and goes right
-        with the rest, as in LightGBM.
+        with the rest, as in LightGBM (but at a node of at most
+        ``max_cat_to_onehot`` categories, where each is tried alone).
     max_cat_to_onehot : int >= 1, default=4
         A node with at most this many categories of a feature splits one of them
         from the rest instead (LightGBM's ``max_cat_to_onehot``).
@@ -1161,6 +1223,15 @@ class LambdaMART(BaseBoostingRanker):
         Added to ``l2_regularization`` in the gain of a cut of the order
         (LightGBM's ``cat_l2``; one-vs-rest splits and leaf values keep
         ``l2_regularization``).
+    cat_target_statistics : bool, default=False
+        Give the trees, beside each categorical feature, its ordered target
+        statistic (CatBoost's, Prokhorenkova et al. 2018, Eq. 5): a numeric column
+        holding, for a training row, the smoothed mean grade of the rows of its
+        category before it in a random order, and for a row scored later, of every
+        training row of its category (``_input/target_statistics.py``). Rare
+        categories get a value of their own, where the categorical split lumps them.
+        The model then needs the statistics at serving time: the exports refuse it;
+        not with ``init``, feature costs, ``monotonic_cst`` or ``interaction_cst``.
     quantized_gradients : int in [2, 254] or None, default=None
         ``None`` searches splits on the exact gradients. An int ``B`` rounds each
         tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
@@ -1345,6 +1416,10 @@ class LambdaMART(BaseBoostingRanker):
     feature_importances_ : ndarray of shape (n_features,)
     is_categorical_, frame_categories_ :
         The categorical features and a frame's categories, as in :class:`RFPointRanker`.
+    target_statistics_ : list of (codes, values, prior) or None
+        With ``cat_target_statistics``: per categorical feature, its codes, their target
+        statistics over every training row and the statistic of an unseen code
+        (``_input/target_statistics.py``); None otherwise.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
 
@@ -1421,6 +1496,7 @@ class LambdaMART(BaseBoostingRanker):
         max_cat_threshold: int = 32,
         min_data_per_group: int = 100,
         cat_l2: float = 10.0,
+        cat_target_statistics: bool = False,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1475,6 +1551,7 @@ class LambdaMART(BaseBoostingRanker):
         self.max_cat_threshold = max_cat_threshold
         self.min_data_per_group = min_data_per_group
         self.cat_l2 = cat_l2
+        self.cat_target_statistics = cat_target_statistics
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst
@@ -1678,6 +1755,7 @@ class PLRank(BaseBoostingRanker):
     learning_rate, max_leaf_nodes, max_depth, grow_policy, min_samples_leaf, min_child_weight,
     l2_regularization, random_strength, min_gain_to_split, split_gain, subsample, bagging_temperature, max_features,
     feature_fraction, categorical_features, cat_smooth, max_cat_to_onehot, max_cat_threshold, min_data_per_group, cat_l2,
+    cat_target_statistics,
     max_bins, missing_direction, quantized_gradients, monotonic_cst, interaction_cst, feature_costs, cost_penalty, init,
     validation_fraction,
     n_iter_no_change, tol, eval_at, eval_metric, n_jobs, random_state, verbose :
@@ -1738,6 +1816,7 @@ class PLRank(BaseBoostingRanker):
         max_cat_threshold: int = 32,
         min_data_per_group: int = 100,
         cat_l2: float = 10.0,
+        cat_target_statistics: bool = False,
         quantized_gradients: int | None = None,
         monotonic_cst: object = None,
         interaction_cst: object = None,
@@ -1779,6 +1858,7 @@ class PLRank(BaseBoostingRanker):
         self.max_cat_threshold = max_cat_threshold
         self.min_data_per_group = min_data_per_group
         self.cat_l2 = cat_l2
+        self.cat_target_statistics = cat_target_statistics
         self.quantized_gradients = quantized_gradients
         self.monotonic_cst = monotonic_cst
         self.interaction_cst = interaction_cst

@@ -29,6 +29,8 @@ HOLD_OUT = INITIAL_WEIGHTS = (2**31,)
 PERMUTATIONS = (2**31 + 1,)
 GAIN_NOISE = (2**31 + 2,)
 PAIR_SAMPLES = (2**31 + 3,)
+# Per fit: the order of the training rows behind the ordered target statistics.
+TARGET_STATISTICS = (2**31 + 4,)
 BIN_SAMPLE = 2**31 + 1
 
 

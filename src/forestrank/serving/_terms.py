@@ -105,6 +105,11 @@ def additive_terms(model: object, categories: str | None = None) -> tuple[list, 
     if not hasattr(model, "_additive_terms"):
         raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
     check_is_fitted(model)
+    if getattr(model, "target_statistics_", None):
+        raise ValueError(
+            f"this {type(model).__name__} was fitted with cat_target_statistics=True: its trees read each category's "
+            "target statistic, which no export computes. Fit with cat_target_statistics=False to export it."
+        )
     terms = model._additive_terms()
     if categories is not None and any(tree.has_categories for tree, _, _ in terms[0]):
         raise ValueError(
