@@ -154,6 +154,8 @@ def test_the_dump_sends_the_listed_codes_away_from_missing_values(model):
 
 
 def test_the_tree_plot_lists_the_set():
+    """The root's box of a stump names the codes that do not follow missing values, found by
+    sending a row of each seen code, and a missing one, through the fitted tree."""
     pytest.importorskip("matplotlib")
     import matplotlib
 
@@ -164,12 +166,18 @@ def test_the_tree_plot_lists_the_set():
     model = LambdaMART(n_estimators=1, max_leaf_nodes=2, categorical_features=[0, 1], min_data_per_group=20).fit(
         X[:, :2], y, qid
     )
-    exported = export_tree(model._additive_terms()[0][0][0], 1.0)
-    assert exported.is_categorical[0], "the stump splits on a category"
-    codes, set_child, _ = exported.category_set(0)
+    tree = model.trees_[0]
+    feature = int(tree.nodes["feature"][0])
+    assert tree.has_categories and feature >= 0, "the stump splits on a category"
+    seen = np.unique(X[~np.isnan(X[:, feature]), feature])
+    rows = np.zeros((len(seen) + 1, 2))
+    rows[:-1, feature], rows[-1, feature] = seen, np.nan
+    leaves = tree.apply(rows)
+    away = seen[leaves[:-1] != leaves[-1]].astype(int)  # the codes that leave the missing values' side
+    member = "not in" if leaves[-1] == tree.nodes["left"][0] else "in"
     text = next(text for text in plot_tree(model).texts if text.get_gid() == "node 0").get_text()
-    member = "in" if set_child == exported.left[0] else "not in"
-    assert text.startswith(f"feature_{exported.feature[0]} {member} {{{', '.join(map(str, codes[:6]))}")
+    listed = ", ".join(map(str, away[:6])) + (", ..." if len(away) > 6 else "")
+    assert text.startswith(f"feature_{feature} {member} {{{listed}}}\nmissing: {'yes' if member == 'not in' else 'no'}")
 
 
 @pytest.mark.parametrize(
