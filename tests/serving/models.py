@@ -104,6 +104,8 @@ def float32_sum_bound(model: object, X: np.ndarray) -> np.ndarray:
     ``(n_terms + 2) * 2**-24 * (|base| + sum_t |w_t v_t(x)|)`` for the leaves ``v_t(x)``
     the row reaches (each leaf and weight rounded once, each addition once)."""
     terms, base, _ = model._additive_terms()
+    if getattr(model, "target_statistics_", None):  # the trees read the statistics appended to X
+        X = model._check_X(X, reset=False)
     magnitude = np.full(len(X), abs(float(base[0])))
     for tree, weight, _ in terms:
         magnitude += np.abs(weight * tree.predict(X))

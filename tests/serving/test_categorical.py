@@ -221,3 +221,27 @@ def test_lightgbm_reads_a_dataframe_by_its_categories():
     scored.loc[scored.index[5:10], "brand"] = np.nan
     booster = lightgbm.Booster(model_str=to_lightgbm(model))
     np.testing.assert_allclose(booster.predict(scored), model.predict(scored), rtol=1e-9, atol=1e-12)
+
+
+def test_onnx_computes_the_target_statistics():
+    """A model fitted with ``cat_target_statistics``: the graph maps each code to its
+    statistic (the prior for unseen codes, NaN for missing and negative ones) and scores as
+    forestrank on float64 input; float32 input and the other formats are refused."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    X, y, qid = _data()
+    model = LambdaMART(
+        n_estimators=25, max_leaf_nodes=15, categorical_features=[0, 1], min_data_per_group=20,
+        cat_target_statistics=True, random_state=0,
+    ).fit(X, y, qid)  # fmt: skip
+    gains = np.sum([tree.feature_gains for tree in model.trees_], axis=0)
+    assert gains[4:].all(), "the trees split on both statistics"
+    rows = _served_rows(X)
+    session = onnxruntime.InferenceSession(to_onnx(model).SerializeToString())
+    scores = session.run(None, {"X": rows})[0].astype(np.float64)
+    assert np.all(np.abs(scores - model.predict(rows)) <= float32_sum_bound(model, rows))
+    with pytest.raises(ValueError, match="float64 input only"):
+        to_onnx(model, dtype=np.float32)
+    for export in (to_lightgbm, to_xgboost):
+        with pytest.raises(ValueError, match="only the ONNX export"):
+            export(model)
+

@@ -33,7 +33,9 @@ combination is folded into the leaf weights:
 - BROOF: ``sum_t a_t`` times each round's forest mean;
 - boosting: the baseline plus every tree (IGBRT's forestrank ``init`` forest included);
 - McRank: one target per grade, then ``softmax`` and the expected grade (``Softmax``,
-  ``MatMul``), the one export that expresses it.
+  ``MatMul``), the one export that expresses it;
+- ``cat_target_statistics``: the statistics' columns computed from the codes before the
+  trees (``_target_statistics_nodes``), the one export that does; float64 input only.
 """
 
 import numpy as np
@@ -76,7 +78,13 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         raise ImportError(_ONNX_HELP) from error
 
     scaler, model = split_query_scaler(model)
-    terms, base, grade_weights = additive_terms(model)
+    terms, base, grade_weights = additive_terms(model, target_statistics=True)
+    tables = getattr(model, "target_statistics_", None)
+    if tables and dtype != np.float64:
+        raise ValueError(
+            "a model fitted with cat_target_statistics=True is exported for float64 input only (dtype='float64'): its "
+            "trees compare the statistics in double, which a float32 graph would round."
+        )
     check_float32_scores(terms, base, "ONNX's TreeEnsembleRegressor")
     n_targets = len(base)
     attributes = {name: [] for name in (
@@ -143,6 +151,11 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         if dtype == np.float32:
             nodes.append(helper.make_node("Cast", ["normalised"], ["normalised_float"], to=element))
             features = "normalised_float"
+    if tables:
+        statistics_nodes, statistics_initializers = _target_statistics_nodes(model, tables, features, "with_statistics")
+        nodes += statistics_nodes
+        initializers += statistics_initializers
+        features = "with_statistics"
     ensemble = helper.make_node(
         "TreeEnsembleRegressor", [features], ["raw"], domain="ai.onnx.ml", n_targets=n_targets, aggregate_function="SUM",
         **numbers, **attributes,
@@ -164,13 +177,45 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         [helper.make_tensor_value_info("score", element, [None])], initializers,
     )  # fmt: skip
     onnx_model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)],
+        # LabelEncoder takes double tables from ai.onnx.ml 4, whose TreeEnsembleRegressor is opset 3's.
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 4 if tables else 3)],
         producer_name="forestrank", producer_version=__version__,
     )  # fmt: skip
     if scaler is not None:
         onnx_model.metadata_props.add(key=RECORD_KEY, value=query_normalisation_json(scaler))
     onnx.checker.check_model(onnx_model)
     return onnx_model
+
+
+def _target_statistics_nodes(model: object, tables: list, features: str, output: str) -> tuple[list, list]:
+    """The nodes that append a ``cat_target_statistics`` model's columns to ``features``
+    (float64, (n, n_features)) as ``output``: per categorical feature, a ``LabelEncoder``
+    from its codes to their statistics (the prior for any other value), NaN where the code
+    is NaN or negative (``_input/target_statistics.target_statistics_columns``). Returns
+    (nodes, initializers)."""
+    from onnx import helper, numpy_helper
+
+    nodes, initializers, columns = [], [numpy_helper.from_array(np.array(np.nan), "nan"),
+                                         numpy_helper.from_array(np.array(0.0), "zero")], [features]  # fmt: skip
+    for column, (feature, (codes, values, prior)) in enumerate(zip(np.flatnonzero(model.is_categorical_), tables)):
+        name = f"statistic_{column}"
+        initializers.append(numpy_helper.from_array(np.array([feature], dtype=np.int64), f"{name}_feature"))
+        nodes += [
+            helper.make_node("Gather", [features, f"{name}_feature"], [f"{name}_code"], axis=1),
+            helper.make_node(
+                "LabelEncoder", [f"{name}_code"], [f"{name}_mapped"], domain="ai.onnx.ml",
+                keys_tensor=numpy_helper.from_array(np.asarray(codes, dtype=np.float64)),
+                values_tensor=numpy_helper.from_array(np.asarray(values, dtype=np.float64)),
+                default_tensor=numpy_helper.from_array(np.array([prior], dtype=np.float64)),
+            ),  # fmt: skip
+            helper.make_node("IsNaN", [f"{name}_code"], [f"{name}_nan"]),
+            helper.make_node("Less", [f"{name}_code", "zero"], [f"{name}_negative"]),
+            helper.make_node("Or", [f"{name}_nan", f"{name}_negative"], [f"{name}_missing"]),
+            helper.make_node("Where", [f"{name}_missing", "nan", f"{name}_mapped"], [name]),
+        ]
+        columns.append(name)
+    nodes.append(helper.make_node("Concat", columns, [output], axis=1))
+    return nodes, initializers
 
 
 def resolve_dtype(dtype: object) -> type:

@@ -92,23 +92,28 @@ class ExportTree(NamedTuple):
         return np.flatnonzero(left), int(self.left[node]), int(self.right[node])
 
 
-def additive_terms(model: object, categories: str | None = None) -> tuple[list, np.ndarray, np.ndarray | None]:
+def additive_terms(
+    model: object, categories: str | None = None, target_statistics: bool = False
+) -> tuple[list, np.ndarray, np.ndarray | None]:
     """``([(tree, weight, target), ...], base values per target, grade weights or None)``:
     the model's prediction is ``sum weight * leaf value`` per target plus the base, then,
     for McRank, ``sum_c F(c) softmax_c`` of the targets with the grade weights ``F``. Each
     ensemble gives its own (``_additive_terms``); anything else is refused by name.
 
     ``categories``: None where the caller writes categorical splits; else the name of
-    the format that cannot, and a model with such splits is refused naming it."""
+    the format that cannot, and a model with such splits is refused naming it.
+    ``target_statistics``: whether the caller computes the columns of a model fitted with
+    ``cat_target_statistics`` (``target_statistics_``); if not, such a model is refused."""
     from sklearn.utils.validation import check_is_fitted
 
     if not hasattr(model, "_additive_terms"):
         raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
     check_is_fitted(model)
-    if getattr(model, "target_statistics_", None):
+    if getattr(model, "target_statistics_", None) and not target_statistics:
         raise ValueError(
             f"this {type(model).__name__} was fitted with cat_target_statistics=True: its trees read each category's "
-            "target statistic, which no export computes. Fit with cat_target_statistics=False to export it."
+            "target statistic, which only the ONNX export (float64 input) computes. Export it to ONNX, or fit with "
+            "cat_target_statistics=False."
         )
     terms = model._additive_terms()
     if categories is not None and any(tree.has_categories for tree, _, _ in terms[0]):
