@@ -825,13 +825,17 @@ class RFPointRanker(BaseForestRanker):
     def _requires_grades(self) -> bool:
         return _criteria.NAMES[self.criterion] in _criteria.CLASS_CRITERIA
 
-    def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
-        categorical = self.is_categorical_
+    def _check_categorical_criterion(self, categorical: np.ndarray | None) -> None:
+        """Refuse categorical features (``categorical``, a mask or None) to ``criterion="random"``."""
         if categorical is not None and self.criterion == "random":
             raise ValueError(
                 "categorical_features cannot be combined with criterion='random': its drawn cut between a node's "
                 "smallest and largest value needs ordered values."
             )
+
+    def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
+        categorical = self.is_categorical_
+        self._check_categorical_criterion(categorical)
         constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
         if constraints is None:
             return None
