@@ -112,9 +112,7 @@ def frame_categories(X: object, mask: np.ndarray | None) -> dict:
         dtype = dtypes[feature]
         if not _category_dtype(dtype):
             continue
-        if is_frame(X):
-            categories[int(feature)] = list(dtype.categories)
-        elif type(dtype).__name__ == "Enum":
+        if is_frame(X) or type(dtype).__name__ == "Enum":
             categories[int(feature)] = list(dtype.categories)
         else:
             categories[int(feature)] = sorted(X[:, int(feature)].drop_nulls().unique().cast(str).to_list())
