@@ -8,7 +8,7 @@ import itertools
 import numpy as np
 import pytest
 
-from forestrank._tree import _criteria
+from forestrank._tree import _criteria, _rows
 from forestrank._tree._binning import BinMapper
 from forestrank._tree._grow import TrainingSet, TreeParams, binned_features, grow_tree, histogram_pool
 
@@ -84,6 +84,23 @@ def test_newton_split_is_the_best_subset(seed):
     best = max(gains.values())
     assert found in gains and gains[found] == pytest.approx(best, rel=1e-10)
     assert np.unique(tree.apply(codes[:, None])).size == 2
+
+
+def test_a_large_node_partitions_its_categorical_split_alike_on_two_threads():
+    """A node of ``_rows.PARALLEL_PARTITION_ROWS`` rows or more is partitioned on numba's
+    threads: its children hold the rows whose categories the split sends left, as the
+    predictor routes them, and the stump is the one-thread stump. (The left set once reached
+    the parallel partition as an optional array, which numba's parallel loop read as None:
+    the categorical split was cut as a numeric one at its set's size.)"""
+    rng, codes, signal = _data(0, n=_rows.PARALLEL_PARTITION_ROWS + 5_000, n_categories=40)
+    targets = np.column_stack([signal + rng.normal(scale=0.3, size=len(codes)), np.ones(len(codes))])
+    stumps = []
+    for n_threads in (1, 2):
+        tree, left = _stump(codes, targets, np.ones(len(codes)), _criteria.NEWTON, n_threads=n_threads)
+        assert tree.n_node_samples[tree.nodes["left"][0]] == left.sum()
+        stumps.append(tree)
+    for name in ("nodes", "values", "n_node_samples", "missing_left", "category_bits"):
+        np.testing.assert_array_equal(getattr(stumps[1], name), getattr(stumps[0], name))
 
 
 @pytest.mark.parametrize("seed", range(3))

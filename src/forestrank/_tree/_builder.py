@@ -410,11 +410,13 @@ def _bound_children(node, n_nodes, rows, params, work, remote):
 
 
 @jit(inline="always")
-def _left_bins(node, feature, categories):
-    """The bins a node's split sends left, as ``_rows.goes_left`` takes them: None in a tree
-    without categorical features, the node's set for a categorical split, else empty."""
-    if categories is None:
-        return None
+def _category_bins(node, feature, categories):
+    """The bins a node's split sends left, as ``_rows.goes_left`` takes them in a tree with
+    categorical features (``categories`` not None): the node's set for a categorical
+    split, else empty. A tree without them passes None in its place, from a branch of
+    its own: one function returning None or an array would return an optional array
+    (``docs/design.md``, "Numba rules"), which numba's parallel loops read as None, so
+    ``_rows.partition_parallel`` would cut a categorical split as a numeric one."""
     sets = categories.sets
     return sets[node] if categories.is_categorical[feature] != 0 else sets[node, :0]
 
@@ -440,10 +442,35 @@ def _announce_next(node, binned, table, pool, remote, categories):
     feature, cut_bin, missing_bin, missing_left, _ = _split_decision(node, binned, table)
     side = np.int64(-1)
     if pool is not None:
-        side = _histograms.smaller_child(
-            pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left, _left_bins(node, feature, categories)
-        )
+        if categories is None:
+            side = _histograms.smaller_child(pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left, None)
+        else:
+            side = _histograms.smaller_child(
+                pool, node, np.int64(0), feature, cut_bin, missing_bin, missing_left,
+                _category_bins(node, feature, categories),
+            )  # fmt: skip
     _remote.announce(remote, node, feature, cut_bin, missing_bin, missing_left, side)
+
+
+@jit(inline="always")
+def _partition_node(node, n_nodes, binned, rows, params, pool, remote, start, end, feature, cut_bin, missing_bin, missing_left, left_bins):
+    """Partition the rows of ``node`` (positions ``start:end``) by its split, sending those in
+    ``left_bins`` left for a categorical split (``_category_bins``; None in a tree without
+    categorical features): on one thread, on ``params.n_threads`` for a large node, or over
+    a remote tree's partitions. Returns the first right position and the missing rows."""
+    if remote is not None:  # every partition splits its rows; the left child's global count comes first
+        fill_child = np.int64(-1)
+        if pool is not None:
+            fill_child = _histograms.smaller_child(
+                pool, node, n_nodes, feature, cut_bin, missing_bin, missing_left, left_bins
+            )
+        n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
+        return start + n_left, n_missing
+    if params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
+        return _rows.partition_parallel(
+            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
+        )
+    return _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins)
 
 
 @jit(inline="always")
@@ -456,23 +483,16 @@ def _split(node, n_nodes, binned, rows, params, output, table, pool, remote, cat
     start = table.start[node]
     end = table.end[node]
     feature, cut_bin, missing_bin, missing_left, apart = _split_decision(node, binned, table)
-    left_bins = _left_bins(node, feature, categories)
-    if remote is not None:  # every partition splits its rows; the left child's global count comes first
-        fill_child = np.int64(-1)
-        if pool is not None:
-            fill_child = _histograms.smaller_child(
-                pool, node, n_nodes, feature, cut_bin, missing_bin, missing_left, left_bins
-            )
-        n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
-        middle = start + n_left
-    elif params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
-        middle, n_missing = _rows.partition_parallel(
-            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
-        )
+    if categories is None:
+        middle, n_missing = _partition_node(
+            node, n_nodes, binned, rows, params, pool, remote, start, end, feature, cut_bin, missing_bin, missing_left,
+            None,
+        )  # fmt: skip
     else:
-        middle, n_missing = _rows.partition(
-            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins
-        )
+        middle, n_missing = _partition_node(
+            node, n_nodes, binned, rows, params, pool, remote, start, end, feature, cut_bin, missing_bin, missing_left,
+            _category_bins(node, feature, categories),
+        )  # fmt: skip
     output.nodes[node]["feature"] = feature
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = -np.inf if apart else table.split_threshold[node]
