@@ -87,12 +87,12 @@ def test_newton_split_is_the_best_subset(seed):
 
 
 def test_a_large_node_partitions_its_categorical_split_alike_on_two_threads():
-    """A node of ``_rows.PARALLEL_PARTITION_ROWS`` rows or more is partitioned on numba's
-    threads: its children hold the rows whose categories the split sends left, as the
+    """A node of ``_rows.PARALLEL_PARTITION_ROWS_PER_THREAD`` rows or more per thread is
+    partitioned on numba's threads: its children hold the rows whose categories the split sends left, as the
     predictor routes them, and the stump is the one-thread stump. (The left set once reached
     the parallel partition as an optional array, which numba's parallel loop read as None:
     the categorical split was cut as a numeric one at its set's size.)"""
-    rng, codes, signal = _data(0, n=_rows.PARALLEL_PARTITION_ROWS + 5_000, n_categories=40)
+    rng, codes, signal = _data(0, n=2 * _rows.PARALLEL_PARTITION_ROWS_PER_THREAD + 5_000, n_categories=40)
     targets = np.column_stack([signal + rng.normal(scale=0.3, size=len(codes)), np.ones(len(codes))])
     stumps = []
     for n_threads in (1, 2):

@@ -466,7 +466,7 @@ def _partition_node(node, n_nodes, binned, rows, params, pool, remote, start, en
             )
         n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
         return start + n_left, n_missing
-    if params.n_threads > 1 and end - start >= _rows.PARALLEL_PARTITION_ROWS:
+    if params.n_threads > 1 and end - start >= params.n_threads * _rows.PARALLEL_PARTITION_ROWS_PER_THREAD:
         return _rows.partition_parallel(
             binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
         )

@@ -15,10 +15,13 @@ import numpy as np
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
 
-# Nodes of at least this many rows are partitioned on several threads where the tree has
-# them: the parallel partition copies every row twice and starts the threads twice, which
-# pays only on large nodes (a round number, not tuned).
-PARALLEL_PARTITION_ROWS = 1 << 15
+# Nodes of at least this many rows per thread are partitioned on the tree's threads: the
+# parallel partition copies every row twice and starts the threads twice, which pays once
+# each thread has a few thousand rows to move. Per thread, so that two threads take the
+# nodes of mid-sized collections (whose partitions otherwise run while the other thread
+# waits) and sixteen only nodes of 32,768 rows or more, as before
+# (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes").
+PARALLEL_PARTITION_ROWS_PER_THREAD = 1 << 11
 
 SortedRows = namedtuple(
     "SortedRows",
