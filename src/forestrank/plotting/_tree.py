@@ -64,11 +64,9 @@ def plot_tree(
                     (x[node] + x[child]) / 2, -(tree.depth[node] + tree.depth[child]) / 2, side, fontsize=fontsize * 0.8,
                     ha="center", va="center", color="grey",
                 )  # fmt: skip
-    categorical = tree.is_categorical  # once: it is computed over every node
     for node in np.flatnonzero(shown):
         ax.text(
-            x[node], -tree.depth[node], _node_text(tree, node, names, precision, shown, categorical[node]),
-            ha="center", va="center",
+            x[node], -tree.depth[node], _node_text(tree, node, names, precision, shown), ha="center", va="center",
             fontsize=fontsize, bbox={"boxstyle": "round", "facecolor": "white" if tree.is_leaf[node] else "#e8eef7"},
             gid=f"node {node}",
         )  # fmt: skip
@@ -95,16 +93,15 @@ def _leaf_order_positions(tree: object, shown: np.ndarray) -> np.ndarray:
     return x
 
 
-def _node_text(tree: object, node: int, names: list[str], precision: int, shown: np.ndarray, categorical: bool) -> str:
-    """A node's box: its test and missing side, or its value; and its training rows
-    (``categorical``: whether the node splits on a categorical feature)."""
+def _node_text(tree: object, node: int, names: list[str], precision: int, shown: np.ndarray) -> str:
+    """A node's box: its test and missing side, or its value; and its training rows."""
     rows = f"rows = {tree.n_samples[node]}"
     if tree.is_leaf[node]:
         return f"value = {tree.value[node]:.{precision}g}\n{rows}"
     if not shown[tree.left[node]]:
         return f"...\n{rows}"
     missing = "missing: yes" if tree.missing_left[node] else "missing: no"
-    if categorical:  # the codes that do not follow the missing values
+    if tree.is_categorical[node]:  # the codes that do not follow the missing values
         codes, set_child, _ = tree.category_set(node)
         listed = ", ".join(str(code) for code in codes[:MAX_CODES_SHOWN]) + (", ..." if len(codes) > MAX_CODES_SHOWN else "")
         member = "in" if set_child == tree.left[node] else "not in"

@@ -48,10 +48,9 @@ def dump_trees(model: object) -> dict:
     for term_tree, weight, target in terms:
         tree = export_tree(term_tree, weight)
         nodes = []
-        leaf, categorical = tree.is_leaf, tree.is_categorical  # per tree: each is computed over its nodes
         for node in range(len(tree.feature)):
             entry = {"node": node, "samples": int(tree.n_samples[node])}
-            if leaf[node]:
+            if tree.is_leaf[node]:
                 entry["value"] = float(tree.value[node])
             else:
                 entry.update(
@@ -59,7 +58,7 @@ def dump_trees(model: object) -> dict:
                     left=int(tree.left[node]),
                     right=int(tree.right[node]), missing="left" if tree.missing_left[node] else "right",
                 )  # fmt: skip
-                if categorical[node]:
+                if tree.is_categorical[node]:
                     del entry["threshold"]
                     entry["categories"] = tree.category_set(node)[0].tolist()
             nodes.append(entry)

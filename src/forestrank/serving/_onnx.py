@@ -105,15 +105,14 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
     for tree_id, (term_tree, weight, target) in enumerate(terms):
         tree = export_tree(term_tree, weight)
         next_id = len(tree.feature)  # the ids of the equality tests a categorical split adds
-        leaf, categorical = tree.is_leaf, tree.is_categorical  # per tree: each is computed over its nodes
         for node in range(len(tree.feature)):
-            if leaf[node]:
+            if tree.is_leaf[node]:
                 add_node(tree_id, node, 0, "LEAF", 0, 0, 0, 0.0)
                 attributes["target_treeids"].append(tree_id)
                 attributes["target_nodeids"].append(node)
                 attributes["target_ids"].append(int(target))
                 weights.append(tree.weight * float(tree.value[node]))
-            elif categorical[node]:
+            elif tree.is_categorical[node]:
                 # One BRANCH_EQ per code of the set, chained by their false branches: a NaN
                 # fails every test and, like an unseen code, ends at the other child.
                 codes, set_child, other_child = tree.category_set(node)

@@ -45,6 +45,10 @@ class ExportTree(NamedTuple):
         Training weight through each node (the cover).
     depth : int64 array of shape (n_nodes,)
         The root is at depth 0.
+    is_leaf : bool array of shape (n_nodes,)
+    is_categorical : bool array of shape (n_nodes,)
+        The splits on a categorical feature. These two are stored, not derived on each
+        reading: the writers read them node by node.
     weight : float
         The term's weight in the ensemble; 1 once folded into ``value``.
     category_left : tuple of (bool array or None), one per node, or None
@@ -64,20 +68,10 @@ class ExportTree(NamedTuple):
     n_samples: np.ndarray
     hessian: np.ndarray
     depth: np.ndarray
+    is_leaf: np.ndarray
+    is_categorical: np.ndarray
     weight: float
     category_left: tuple | None = None
-
-    @property
-    def is_leaf(self) -> np.ndarray:
-        """Bool array of shape (n_nodes,)."""
-        return self.feature < 0
-
-    @property
-    def is_categorical(self) -> np.ndarray:
-        """Bool array of shape (n_nodes,): the splits on a categorical feature."""
-        if self.category_left is None:
-            return np.zeros(len(self.feature), dtype=bool)
-        return np.array([codes is not None for codes in self.category_left], dtype=bool)
 
     def category_set(self, node: int) -> tuple[np.ndarray, int, int]:
         """The categorical split at ``node`` as a set test that serving engines share: ``(codes,
@@ -234,6 +228,7 @@ def export_tree(tree: object, weight: float) -> ExportTree:
     leaf = feature < 0
     left = np.where(leaf, -1, tree.nodes["left"]).astype(np.int64)
     category_left = None
+    is_categorical = np.zeros(len(feature), dtype=bool)
     if tree.has_categories:
         offsets, bits = tree.category_offsets, tree.category_bits
         category_left = tuple(
@@ -241,13 +236,14 @@ def export_tree(tree: object, weight: float) -> ExportTree:
             if offsets[node + 1] > offsets[node] else None
             for node in range(len(feature))
         )  # fmt: skip
+        is_categorical = np.array([codes is not None for codes in category_left], dtype=bool)
     return ExportTree(
         feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
         left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
         value=np.where(leaf, tree.nodes["threshold"], 0.0), internal_value=np.asarray(tree.values, dtype=np.float64),
         n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
         hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), depth=tree.node_depths().astype(np.int64),
-        weight=float(weight), category_left=category_left,
+        is_leaf=leaf, is_categorical=is_categorical, weight=float(weight), category_left=category_left,
     )  # fmt: skip
 
 
@@ -269,7 +265,8 @@ def constant_tree(value: float) -> ExportTree:
     return ExportTree(
         feature=np.array([-1]), threshold=np.zeros(1), left=np.array([-1]), right=np.array([-1]),
         missing_left=np.zeros(1, dtype=bool), value=np.array([float(value)]), internal_value=np.array([float(value)]),
-        n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), depth=np.zeros(1, dtype=np.int64), weight=1.0,
+        n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), depth=np.zeros(1, dtype=np.int64),
+        is_leaf=np.ones(1, dtype=bool), is_categorical=np.zeros(1, dtype=bool), weight=1.0,
     )  # fmt: skip
 
 
