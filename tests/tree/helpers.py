@@ -159,11 +159,12 @@ def call_best_split(
 
 
 @st.composite
-def nodes(draw, criterion, missing=False):
-    """A node's X (small integers; some NaN when ``missing``), targets of ``criterion`` and weights."""
-    n = draw(st.integers(2, 40))
+def nodes(draw, criterion, missing=False, n_values=7, max_rows=40):
+    """A node's X (integers below ``n_values``; some NaN when ``missing``), targets of
+    ``criterion`` and weights."""
+    n = draw(st.integers(2, max_rows))
     n_features = draw(st.integers(1, 4))
-    value = st.one_of(st.integers(0, 6), st.just(np.nan)) if missing else st.integers(0, 6)
+    value = st.one_of(st.integers(0, n_values - 1), st.just(np.nan)) if missing else st.integers(0, n_values - 1)
     X = np.array(draw(st.lists(st.lists(value, min_size=n_features, max_size=n_features), min_size=n, max_size=n)), float)
     if criterion in CLASS_CRITERIA:
         targets = np.array(draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), float)[:, None]

@@ -32,7 +32,22 @@ from .helpers import (
 def test_histogram_scan_and_sorted_sweep_find_the_brute_force_best_split(criterion, min_samples_leaf, missing, direction, data):
     """With missing values, every cut is tried with the missing rows on the sides the
     direction allows (both when learned), or in a third child (separate)."""
-    X, targets, weights = data.draw(nodes(criterion, missing))
+    _assert_scans_find_the_brute_force_best_split(criterion, min_samples_leaf, direction, *data.draw(nodes(criterion, missing)))
+
+
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+@pytest.mark.parametrize("direction", [_scans.LEARN, _scans.LEFT, _scans.SEPARATE], ids=["learn", "left", "separate"])
+@settings(max_examples=25)
+@given(data=st.data())
+def test_scans_of_more_bins_than_a_word_find_the_brute_force_best_split(criterion, direction, data):
+    """Features of up to 200 bins and a missing bin after them: the pooled sweep walks its
+    occupied bins 64 at a time (``_scans._pooled_sweep``), so cuts across a word's end and
+    a missing bin in a later word are searched too."""
+    X, targets, weights = data.draw(nodes(criterion, missing=True, n_values=200, max_rows=300))
+    _assert_scans_find_the_brute_force_best_split(criterion, 3, direction, X, targets, weights)
+
+
+def _assert_scans_find_the_brute_force_best_split(criterion, min_samples_leaf, direction, X, targets, weights):
     training, _ = training_set(X, targets)
     l2 = 0.5 if criterion == _criteria.NEWTON else 0.0
     expected_gain, _, _ = brute_best_split(
