@@ -178,3 +178,51 @@ def test_a_large_forest_keeps_its_nodes_in_blocks_and_then_once(monkeypatch):
         np.testing.assert_array_equal(tree.nodes, twin.nodes)
         assert tree.nodes.base is model._forest_nodes
         assert np.shares_memory(tree.nodes, model._forest_nodes[offset : offset + tree.node_count])
+
+
+@pytest.mark.parametrize(
+    "variant", ["plain", "monotone", "costs", "tree features", "depth-first", "min gain", "fewer features per node"]
+)
+def test_siblings_searched_together_grow_the_trees_of_one_thread(variant):
+    """On two threads a split's children draw their features and scan them in one parallel
+    loop (``_builder._open_pair``) where each draws every feature; the trees are those
+    grown one node after the other on one thread. Three columns are duplicated: their
+    equal gains are broken by the draw order, so the two children's draws must come in
+    the one-thread order for the trees to match."""
+    from forestrank._tree._grow import histogram_pool
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(3000, 5))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X = np.hstack([X, X[:, :3]])
+    complete = np.nan_to_num(X)
+    targets = np.column_stack([complete[:, 0] + np.sin(2 * complete[:, 1]) + rng.normal(size=3000), rng.uniform(0.2, 1.0, 3000)])
+    training, _ = training_set(X, targets)
+    n_features = X.shape[1]
+    options = {
+        "plain": {}, "depth-first": {"expansion": _frontier.DEPTH, "max_leaf_nodes": -1, "max_depth": 5},
+        "min gain": {"min_gain_to_split": 2.0}, "fewer features per node": {"max_features": 5},
+    }.get(variant, {})  # fmt: skip
+    grown = {}
+    for n_threads in (1, 2):
+        params = TreeParams(
+            **{"criterion": _criteria.NEWTON, "n_classes": 0, "max_features": n_features, "expansion": _frontier.BEST,
+               "l2_regularization": 0.5, "min_samples_leaf": 10, "max_leaf_nodes": 31, "n_threads": n_threads, **options},
+        )  # fmt: skip
+        extra = {
+            "monotone": {"monotonic_cst": np.array([1, 0, 0, -1, 0, 1, 0, 0], dtype=np.int8)},
+            "costs": {"feature_penalty": np.array([0.0, 3.0, 0.0, 1.0, 0.0, 0.0, 0.5, 0.0])},
+            "tree features": {"features": np.array([0, 1, 3, 5, 6])},
+        }.get(variant, {})  # fmt: skip
+        pool = histogram_pool(training, params, len(X), sampled_features="features" in extra)
+        grown[n_threads] = [
+            grow_tree(training, np.ones(len(X)), params, seed(tree_seed), histograms=pool, **extra) for tree_seed in range(4)
+        ]
+    used = set()
+    for one, two in zip(grown[1], grown[2]):
+        assert one.node_count > 20
+        used |= set(one.nodes["feature"][one.nodes["feature"] >= 0])
+        for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+            np.testing.assert_array_equal(getattr(two, name), getattr(one, name), err_msg=name)
+    if variant not in ("tree features", "min gain"):
+        assert used & {0, 1, 2} and used & {5, 6, 7}  # the draw order decided between duplicates
