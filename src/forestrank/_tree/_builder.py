@@ -132,8 +132,8 @@ above it set (float64; -inf and inf without: ``_bound_children``)."""
 Workspace = namedtuple(
     "Workspace",
     [
-        "table", "frontier", "scratch", "features", "statistics", "sibling_statistics", "feature_penalty",
-        "monotonic_cst", "interaction_groups", "path_words", "allowed_words",
+        "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "monotonic_cst",
+        "interaction_groups", "path_words", "allowed_words",
     ],
 )  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -147,8 +147,6 @@ features : int32 array of shape (n_features,)
     The permutation the splitter draws candidate features from.
 statistics : float64 array of shape (n_statistics,)
     The statistics of the node being opened or searched.
-sibling_statistics : float64 array of shape (n_statistics,)
-    A left child's statistics while its sibling is opened (``_open_pair``).
 feature_penalty : float64 array of shape (n_features,)
     The tree's cost penalty of each feature, ``lambda * c(f)`` for features it does
     not get for free (``_splitter.best_split``); zeros when costs are off.
@@ -174,7 +172,7 @@ def new_workspace(
     table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), *(np.empty(capacity) for _ in range(4)))
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
-        np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.empty(n_statistics), np.zeros(n_features),
+        np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
         np.zeros(n_features, dtype=np.int8), np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
         np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
     )  # fmt: skip
@@ -283,13 +281,19 @@ def _record_split(table, binned, node, feature, b, after, gain, missing, categor
 
 
 @jit(inline="always")
-def _enter_node(node, binned, rows, leaf_targets, params, work, output, budget_left, pool, remote, statistics):
-    """Record a new node (value, size, leaf), its statistics in ``statistics``, and the slot
-    of its histograms (-1: none); returns (whether it may split, that slot, its weight)."""
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories):
+    """Record a new node (value, size, leaf) and queue it if it may split.
+
+    Pointwise trees search its split now; listwise trees when it is expanded; a forced
+    node has its split and is queued first. Returns whether the node waits for a
+    listwise split.
+    """
     table = work.table
     start = table.start[node]
     end = table.end[node]
-    node_weight, target_sum = _node_summary(params.criterion, rows, leaf_targets, node, start, end, statistics, remote)
+    depth = table.depth[node]
+    count = end - start
+    node_weight, target_sum = _node_summary(params.criterion, rows, leaf_targets, node, start, end, work.statistics, remote)
     value = target_sum / node_weight if len(leaf_targets) > 0 else 0.0
     value = min(max(value, table.lower[node]), table.upper[node])  # the bounds of monotone splits above
     output.nodes[node]["feature"] = -1
@@ -297,7 +301,7 @@ def _enter_node(node, binned, rows, leaf_targets, params, work, output, budget_l
     output.nodes[node]["threshold"] = value
     output.missing_left[node] = 0
     output.values[node] = value
-    output.n_node_samples[node] = end - start
+    output.n_node_samples[node] = count
     output.weighted_n_node_samples[node] = node_weight
     splittable = _may_split(table, node, budget_left, params)
     if pool is not None:
@@ -309,139 +313,30 @@ def _enter_node(node, binned, rows, leaf_targets, params, work, output, budget_l
         )  # fmt: skip
     else:
         slot = np.int64(-1)
-    return splittable, slot, node_weight
-
-
-@jit(inline="always")
-def _queue(node, work, output, rng_state, expansion, best_priority):
-    """Put a node that will split into the frontier, at the priority ``expansion`` gives it."""
-    table = work.table
-    frontier = work.frontier
-    count = table.end[node] - table.start[node]
-    frontier.priority[node] = _frontier.order_priority(
-        expansion, node, table.depth[node], count, output.values[node], rng_state, best_priority
-    )
-    _frontier.push(frontier, node)
-
-
-@jit(inline="always")
-def _queue_searched(node, binned, work, output, rng_state, scale, expansion, pool, slot, split, categories):
-    """After a pointwise search found ``split`` (``_splitter.pointwise_split``'s, feature -1:
-    none): release the node's histograms unless its children need them, and queue the
-    node with its split."""
-    feature, b, after, gain, missing = split
-    if pool is not None:
-        _histograms.release_searched(pool, node, slot, feature >= 0)
-    if feature < 0:
-        return
-    _record_split(work.table, binned, node, feature, b, after, gain * scale, missing, categories)
-    _queue(node, work, output, rng_state, expansion, gain)
-
-
-@jit(inline="always")
-def _search_entered(node, binned, rows, params, work, output, rng_state, scale, expansion, sweep_order, pool, listwise, penalty_unit, categories, statistics, splittable, slot, node_weight):
-    """Queue an entered node (``_enter_node``) if it may split: a forced node with its split
-    and first, a pointwise node with the split it searches now, a listwise node to be
-    searched when it is expanded. Returns whether the node waits for a listwise split."""
-    table = work.table
     if not splittable:
         return False
+    frontier = work.frontier
     if table.forced[node] == 1:
-        work.frontier.priority[node] = np.inf
-        _frontier.push(work.frontier, node)
+        frontier.priority[node] = np.inf
+        _frontier.push(frontier, node)
         return False
+    best_priority = -float(node)  # listwise gains are known only at expansion
     if listwise is None:
-        split = _splitter.pointwise_split(
-            binned, rows, table.start[node], table.end[node], node_weight, statistics, params, scale, work.scratch,
+        feature, b, after, gain, missing = _splitter.pointwise_split(
+            binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
-            work.monotonic_cst, table.lower[node], table.upper[node], categories,
+            work.monotonic_cst,
+            table.lower[node], table.upper[node], categories,
         )  # fmt: skip
-        _queue_searched(node, binned, work, output, rng_state, scale, expansion, pool, slot, split, categories)
-        return False
-    _queue(node, work, output, rng_state, expansion, -float(node))  # listwise gains are known only at expansion
-    return table.depth[node] < listwise.depth
-
-
-@jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories):
-    """Record a new node (value, size, leaf) and queue it if it may split: pointwise trees
-    search its split now, listwise trees when it is expanded; a forced node has its split
-    and is queued first. Returns whether the node waits for a listwise split."""
-    splittable, slot, node_weight = _enter_node(
-        node, binned, rows, leaf_targets, params, work, output, budget_left, pool, remote, work.statistics
-    )
-    return _search_entered(
-        node, binned, rows, params, work, output, rng_state, scale, expansion, sweep_order, pool, listwise, penalty_unit,
-        categories, work.statistics, splittable, slot, node_weight,
-    )  # fmt: skip
-
-
-@jit(inline="always")
-def _pairs_scan_together(params, work, categories):
-    """Whether two new siblings may draw and scan their features together
-    (``_open_pair``) and split exactly as when opened one after the other: on several
-    threads, each sibling drawing every feature in one batch (``max_features`` covers
-    them, no interaction constraints), nothing drawing between the two searches
-    (``_frontier.RANDOM`` draws a node's priority after its search; an extremely
-    randomised criterion draws its cut), and neither a three-way split's scratch nor a
-    categorical feature's, which the scans share."""
-    return (
-        categories is None and work.scratch.present is None and params.n_threads > 1
-        and params.max_features >= len(work.features) and len(work.interaction_groups) == 0
-        and params.expansion != _frontier.RANDOM and not _criteria.draws_split(params.criterion)
-    )  # fmt: skip
-
-
-@jit(inline="always")
-def _open_pair(left, binned, rows, leaf_targets, params, work, output, rng_state, scale, budget_left, pool, penalty_unit):
-    """``_open_node`` of a new left child and of its sibling, their split searches in one
-    parallel loop (``_splitter.pooled_pair_split``) when both search one, their
-    histograms are in their slots already and neither is pure; otherwise one after the
-    other. Entering the right sibling before the left one's search changes nothing
-    then: it neither draws nor takes a slot."""
-    table = work.table
-    right = left + 1
-    expansion = params.expansion
-    left_statistics = work.sibling_statistics
-    left_splittable, left_slot, left_weight = _enter_node(
-        left, binned, rows, leaf_targets, params, work, output, budget_left, pool, None, left_statistics
-    )
-    right_entered = left_splittable and table.forced[left] == 0 and pool.node_slot[right] >= 0
-    right_splittable, right_slot, right_weight = False, np.int64(-1), 0.0
-    if right_entered:
-        right_splittable, right_slot, right_weight = _enter_node(
-            right, binned, rows, leaf_targets, params, work, output, budget_left, pool, None, work.statistics
-        )
-        left_node, left_pure = _splitter.searched_node(
-            params, table.start[left], table.end[left], left_weight, left_statistics, table.lower[left],
-            table.upper[left], rows.integer_weights,
-        )  # fmt: skip
-        right_node, right_pure = _splitter.searched_node(
-            params, table.start[right], table.end[right], right_weight, work.statistics, table.lower[right],
-            table.upper[right], rows.integer_weights,
-        )  # fmt: skip
-        if right_splittable and table.forced[right] == 0 and not left_pure and not right_pure:
-            left_split, right_split = _splitter.pooled_pair_split(
-                binned, left_node, right_node, params, scale, work.features, rng_state, pool, left_slot, right_slot,
-                work.feature_penalty, penalty_unit, work.monotonic_cst,
-            )  # fmt: skip
-            _queue_searched(left, binned, work, output, rng_state, scale, expansion, pool, left_slot, left_split, None)
-            _queue_searched(right, binned, work, output, rng_state, scale, expansion, pool, right_slot, right_split, None)
-            return
-    _search_entered(
-        left, binned, rows, params, work, output, rng_state, scale, expansion, None, pool, None, penalty_unit, None,
-        left_statistics, left_splittable, left_slot, left_weight,
-    )  # fmt: skip
-    if right_entered:
-        _search_entered(
-            right, binned, rows, params, work, output, rng_state, scale, expansion, None, pool, None, penalty_unit, None,
-            work.statistics, right_splittable, right_slot, right_weight,
-        )  # fmt: skip
-    else:
-        _open_node(
-            right, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, None,
-            pool, None, penalty_unit, None, None,
-        )  # fmt: skip
+        if pool is not None:
+            _histograms.release_searched(pool, node, slot, feature >= 0)
+        if feature < 0:
+            return False
+        _record_split(table, binned, node, feature, b, after, gain * scale, missing, categories)
+        best_priority = gain
+    frontier.priority[node] = _frontier.order_priority(expansion, node, depth, count, value, rng_state, best_priority)
+    _frontier.push(frontier, node)
+    return listwise is not None and depth < listwise.depth
 
 
 @jit(inline="always")
@@ -734,15 +629,6 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
     while True:
         budget_left = params.max_leaf_nodes < 0 or n_leaves < params.max_leaf_nodes
         while next_node < n_nodes:
-            if pool is not None and listwise is None and remote is None and sweep_order is None and categories is None:
-                if next_node > 0 and next_node == output.nodes[table.parent[next_node]]["left"]:
-                    if _pairs_scan_together(params, work, categories):
-                        _open_pair(
-                            next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, budget_left,
-                            pool, penalty_units[0],
-                        )  # fmt: skip
-                        next_node += 2
-                        continue
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
                 sweep_order, pool, listwise, penalty_units[0], remote, categories,

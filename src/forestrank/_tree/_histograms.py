@@ -40,8 +40,7 @@ POOL_BYTES = 1 << 27
 FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is searched
 
 Pool = namedtuple(
-    "Pool",
-    ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "scan_features", "bin_counts"],
+    "Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts"]
 )
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
 
@@ -53,13 +52,10 @@ free_slots : int64 array of shape (n_slots - 1,)
 n_free : int64 array of shape (1,)
 scratch : int
     The last slot.
-scan_gains : float64 array of shape (2, n_features)
-scan_cuts : int64 array of shape (2, n_features, 4)
-    A node's scan of its ``i``-th drawn feature (``_splitter.pooled_scans``), at ``[0, i]``:
-    its best gain, and whether it is constant, its bin, next bin and missing direction;
-    two siblings scanned together write ``[0, i]`` and ``[1, i]`` (``_splitter.pooled_pair_split``).
-scan_features : int32 array of shape (n_features,)
-    The left sibling's drawn order while the right one draws (``_splitter.pooled_pair_split``).
+scan_gains : float64 array of shape (n_features,)
+scan_cuts : int64 array of shape (n_features, 4)
+    One node's scan of its ``i``-th drawn feature (``_splitter.pooled_scans``): its best
+    gain, and whether it is constant, its bin, next bin and missing direction.
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
     holding every row copies instead of counting them (``fill_histograms``); of shape
@@ -112,8 +108,7 @@ def new_pool(histograms: np.ndarray, capacity: int, counts: np.ndarray | None = 
         )
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
-        scratch, np.empty((2, n_features)), np.empty((2, n_features, 4), dtype=np.int64),
-        np.empty(n_features, dtype=np.int32), counts,
+        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts,
     )  # fmt: skip
 
 

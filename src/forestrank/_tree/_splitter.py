@@ -142,29 +142,6 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
 
 
 @jit(inline="always")
-def _compare_scans(gains, cuts, features, first, last, n_usable, best, feature_penalty, penalty_unit, categories):
-    """The scans ``first:last`` (``pooled_scans``) compared in draw order with the split so
-    far, ``best`` = (gain, feature, bin, next bin, missing), as the one loop compares them
-    (``best_split``); returns the new best and the count of usable (non-constant) features."""
-    best_gain, best_feature, best_bin, best_next, best_missing = best
-    for i in range(first, last):
-        if cuts[i, 0]:
-            continue
-        n_usable += 1
-        feature = features[i]
-        penalty = feature_penalty[feature] * penalty_unit
-        if cuts[i, 2] >= 0 and gains[i] > best_gain + penalty:  # the loop's comparison (best_split)
-            best_gain = gains[i] - penalty
-            best_feature = feature
-            best_bin = cuts[i, 1]
-            best_next = cuts[i, 2]
-            best_missing = cuts[i, 3]
-            if _categories.is_categorical(categories, feature):
-                _categories.keep_best(categories, categories.order[i], best_bin)
-    return (best_gain, best_feature, best_bin, best_next, best_missing), n_usable
-
-
-@jit(inline="always")
 def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
@@ -173,9 +150,9 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
     in draw order. A batch holds exactly the features the one loop would examine
     next, so the draws, the features examined and the split are the loop's.
     """
-    gains = pool.scan_gains[0]
-    cuts = pool.scan_cuts[0]
-    best = _no_split()
+    gains = pool.scan_gains
+    cuts = pool.scan_cuts
+    best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     drawn = np.int64(0)
     while n_usable < params.max_features and drawn < len(features):
@@ -187,70 +164,21 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
             pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
             monotonic_cst, present, gains, cuts, categories,
         )  # fmt: skip
-        best, n_usable = _compare_scans(gains, cuts, features, first, drawn, n_usable, best, feature_penalty, penalty_unit, categories)
-    best_gain, best_feature, best_bin, best_next, best_missing = best
+        for i in range(first, drawn):
+            if cuts[i, 0]:
+                continue
+            n_usable += 1
+            feature = features[i]
+            penalty = feature_penalty[feature] * penalty_unit
+            if cuts[i, 2] >= 0 and gains[i] > best_gain + penalty:  # the loop's comparison (best_split)
+                best_gain = gains[i] - penalty
+                best_feature = feature
+                best_bin = cuts[i, 1]
+                best_next = cuts[i, 2]
+                best_missing = cuts[i, 3]
+                if _categories.is_categorical(categories, feature):
+                    _categories.keep_best(categories, categories.order[i], best_bin)
     return best_feature, best_bin, best_next, best_gain, best_missing
-
-
-@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pair_scans_parallel(histograms, left_slot, right_slot, left_features, right_features, n_bins, missing_bins, left, right, params, monotonic_cst, gains, cuts):
-    """``pooled_scans`` of every feature of two siblings in one parallel loop, the left
-    sibling's ``i``-th drawn feature at ``2 i`` and the right one's at ``2 i + 1``: each
-    thread's contiguous block of the loop holds about half of each sibling's scans, whose
-    costs differ with the siblings' sizes."""
-    for j in numba.prange(2 * len(left_features)):
-        i = j >> 1
-        if j & 1 == 0:
-            _record_pooled_scan(
-                histograms, left_slot, left_features, i, n_bins, missing_bins, left, params, monotonic_cst, None,
-                gains[0], cuts[0], None,
-            )  # fmt: skip
-        else:
-            _record_pooled_scan(
-                histograms, right_slot, right_features, i, n_bins, missing_bins, right, params, monotonic_cst, None,
-                gains[1], cuts[1], None,
-            )  # fmt: skip
-
-
-@jit(inline="always")
-def pooled_pair_split(binned, left, right, params, scale, features, rng_state, pool, left_slot, right_slot, feature_penalty, penalty_unit, monotonic_cst):
-    """``pointwise_split`` of two new siblings (``_scans.Node`` each, from ``searched_node``,
-    neither pure) with pooled histograms in ``left_slot`` and ``right_slot``, their scans
-    in one parallel loop.
-
-    LightGBM scans a split's two children in one loop over the features likewise: one
-    barrier where a search per child waits at two. The left sibling draws its
-    features first and the right one continues the same permutation, the order of
-    two ``pointwise_split`` calls, so where nothing else draws between the two searches
-    and each sibling draws every feature in one batch (``_builder._pairs_scan_together``)
-    the splits are theirs. Returns the two splits as ``pointwise_split`` does.
-    """
-    left_features = pool.scan_features
-    n_features = len(features)
-    for i in range(n_features):
-        left_features[i] = _scans.draw_feature(features, i, rng_state)
-    for i in range(n_features):
-        _scans.draw_feature(features, i, rng_state)
-    gains = pool.scan_gains
-    cuts = pool.scan_cuts
-    _pair_scans_parallel(
-        pool.histograms, left_slot, right_slot, left_features, features, binned.n_bins, binned.missing_bins, left, right, params,
-        monotonic_cst, gains, cuts,
-    )  # fmt: skip
-    left_best, _ = _compare_scans(gains[0], cuts[0], left_features, 0, n_features, 0, _no_split(), feature_penalty, penalty_unit, None)
-    right_best, _ = _compare_scans(gains[1], cuts[1], features, 0, n_features, 0, _no_split(), feature_penalty, penalty_unit, None)
-    return _gainful(left_best, scale, params), _gainful(right_best, scale, params)
-
-
-@jit(inline="always")
-def _gainful(best, scale, params):
-    """A search's best (gain, feature, bin, next bin, missing) as ``pointwise_split``
-    returns it: (feature, bin, next bin, gain, missing), the feature -1 unless the scaled
-    gain exceeds ``params.min_gain_to_split``."""
-    gain, feature, b, after, missing = best
-    if feature >= 0 and not gain * scale > params.min_gain_to_split:
-        feature = -1
-    return feature, b, after, gain, missing
 
 
 @jit(inline="always")
@@ -426,24 +354,19 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     """
     if scratch is None:  # a tree that splits listwise only never gets here: compile nothing more
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
-    node, pure = searched_node(params, start, end, node_weight, statistics, lower, upper, rows.integer_weights)
+    cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, rows.integer_weights)
     if pure:
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
+    node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
     if _criteria.draws_split(params.criterion):
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
         penalty_unit, monotonic_cst, categories,
     )  # fmt: skip
-    return _gainful((gain, feature, b, after, missing), scale, params)
-
-
-@jit(inline="always")
-def searched_node(params, start, end, node_weight, statistics, lower, upper, integer_weights):
-    """The ``_scans.Node`` a pointwise search of positions ``start:end`` scans, and whether
-    the node is pure (``_criteria.node_cost``: no search)."""
-    cost, pure = _criteria.node_cost(params.criterion, statistics, node_weight, params.l2_regularization, integer_weights)
-    return _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0)), pure
+    if feature >= 0 and not gain * scale > params.min_gain_to_split:
+        feature = -1
+    return feature, b, after, gain, missing
 
 
 @jit(refcounted=False, callable_from_python=False)
