@@ -78,23 +78,11 @@ def new_scratch(max_bins: int, n_statistics: int, missing_direction: int) -> Sca
     )  # fmt: skip
 
 
-# 64-bit de Bruijn sequence and table: index of the lowest set bit without a loop
-# (Leiserson, Prokop & Randall, "Using de Bruijn sequences to index a 1 in a
-# computer word", 1998).
-_DE_BRUIJN = np.uint64(0x03F79D71B4CB0A89)
-_DE_BRUIJN_INDEX = np.array(
-    [0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51, 43, 22, 45, 39, 33, 30, 24,
-     18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21, 44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25,
-     14, 19, 9, 13, 8, 7, 6],
-    dtype=np.int64,
-)  # fmt: skip
-
-
 @jit(inline="always")
 def pop_lowest_bit(word):
-    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index)."""
-    isolated = word & (~word + np.uint64(1))
-    return word ^ isolated, _DE_BRUIJN_INDEX[int((isolated * _DE_BRUIJN) >> np.uint64(58))]
+    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index,
+    ``trailing_zeros``: one instruction)."""
+    return word & (word - np.uint64(1)), np.int64(trailing_zeros(word))
 
 
 @jit(inline="always")
@@ -503,8 +491,8 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
         for b in range(word_start, min(word_start + 64, n_bins)):
             word |= np.uint64(histogram[b, _histograms.HIST_COUNT] != 0.0) << np.uint64(b - word_start)
         while word != np.uint64(0):
-            b = word_start + trailing_zeros(word)
-            word &= word - np.uint64(1)
+            word, bit = pop_lowest_bit(word)
+            b = word_start + bit
             count = histogram[b, _histograms.HIST_COUNT]
             n_occupied += 1
             if (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin):
