@@ -52,7 +52,8 @@ def reference_lambdas(scores, labels, sigma, truncation, normalize, gain=exponen
             delta = (gain(labels[i]) - gain(labels[j])) * abs(1 / np.log2(rank[i] + 2) - 1 / np.log2(rank[j] + 2)) / max_dcg
             if normalize and spread:
                 delta /= 0.01 + abs(scores[i] - scores[j])
-            rho = 1 / (1 + np.exp(sigma * (scores[i] - scores[j])))
+            with np.errstate(over="ignore"):  # rho is 0 where the exponential overflows
+                rho = 1 / (1 + np.exp(sigma * (scores[i] - scores[j])))
             g[i] -= sigma * delta * rho
             g[j] += sigma * delta * rho
             h[i] += sigma**2 * delta * rho * (1 - rho)
@@ -74,18 +75,24 @@ GAINS = {
 @pytest.mark.parametrize("normalize", [True, False])
 @pytest.mark.parametrize("truncation", [2, 30])
 @pytest.mark.parametrize("gain", list(GAINS))
-def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation, gain):
+@pytest.mark.parametrize("score_scale", [1.0, 150.0])
+def test_lambdarank_gradients_match_the_pair_formula(normalize, truncation, gain, score_scale):
+    """Queries of 2 to 70 documents (the kernel's vectorised pair loop with and without a
+    remainder; more queries than one thread takes with one set of scratch rows, a small
+    one after a large one), their scores spanning a few units (each pair's logistic from
+    the ranks' exponentials) or hundreds (one exponential per pair)."""
     rng = np.random.default_rng(0)
-    labels = np.array([0, 2, 1, 0, 3, 1, 0, 2, 0, 0, 4, 1, 1, 0, 0], float)
-    qid = np.repeat([0, 1, 2], 5)
-    scores = rng.normal(size=15)
+    sizes = [5, 70, 5, 23, 5, 16, *rng.integers(2, 12, size=14)]
+    labels = np.concatenate([[0, 2, 1, 0, 3], rng.integers(0, 5, size=sum(sizes) - 5)]).astype(float)
+    qid = np.repeat(np.arange(len(sizes)), sizes)
+    scores = rng.normal(size=len(qid)) * score_scale
     scores[2] = scores[3]  # a tie, ranked in input order
     label_gain = np.array([0.0, 0.5, 0.5, 4.0, 10.0]) if gain == "table" else gain
     objective = LambdaRank(sigma=1.5, truncation_level=truncation, normalize=normalize, label_gain=label_gain)
     objective.prepare(labels, boundaries_of(qid))
-    g, h = np.empty(15), np.empty(15)
+    g, h = np.empty(len(qid)), np.empty(len(qid))
     objective.gradients(scores, g, h)
-    for q in range(3):
+    for q in range(len(sizes)):
         rows = qid == q
         expected_g, expected_h = reference_lambdas(
             scores[rows], labels[rows].astype(int), 1.5, truncation, normalize, GAINS[gain]

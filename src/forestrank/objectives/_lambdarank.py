@@ -5,18 +5,32 @@ from collections import namedtuple
 import numba
 import numpy as np
 
-from .._numba.jit import jit
+from .._numba.jit import jit, nowrap
 from .._tree._rng import randint
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._ranking import discount_table, fill_inverse_max_dcg, row_gains, stop_probabilities
 from .._input.labels import check_max_grade
 from ._base import RankingObjective
 from ._compiled import register_gradients
+from ._plackett_luce import LINEAR_SPREAD, QUERY_CHUNK
 
 
 # Which metric's change weighs a pair (``LambdaRank.metric``).
 METRIC_NDCG, METRIC_MAP, METRIC_ERR = 0, 1, 2
 METRICS = {"ndcg": METRIC_NDCG, "map": METRIC_MAP, "err": METRIC_ERR}
+
+
+# One query's rows in rank order, each its own allocation: the vectorised pair loop
+# (``_add_rank_pairs``) writes two of them while reading the others, and the compiler
+# proves rows of one allocation apart no more than it does overlapping arrays.
+_RankedRows = namedtuple(
+    "_RankedRows",
+    ["scores", "labels", "gains", "exponentials", "gradients", "hessians", "pair_lambdas", "pair_curvatures"],
+)
+_RankedRows.__doc__ = """Scratch rows of ``_query_gradients``, float64 of the size of the chunk's
+largest query: the query's scores, grades and gains in rank order, ``exp(sigma (s -
+s_top))`` of each rank, the gradients and hessians being summed, and one rank's pairs'
+lambdas and curvatures before ``_add_rank_pairs`` sums them."""
 
 
 @jit
@@ -107,12 +121,25 @@ def _lambdarank_gradients(
         (``_rank_by_score``).
     """
     no_statistics = np.empty((3, 0))  # NDCG's: nothing ranked to precompute, nothing allocated per query
-    for q in numba.prange(len(query_boundaries) - 1):
-        _query_gradients(
-            q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, query_scales[q], discounts, metric,
-            stop_probabilities, sigma, truncation_level, normalize, pairs_per_document, pair_states, gradients,
-            hessians, positions, propensities, position_losses, query_losses, no_statistics, rankings,
+    n_queries = len(query_boundaries) - 1
+    # A thread takes QUERY_CHUNK queries in turn with one set of rank-ordered rows: a query
+    # of a few documents costs its allocations more than its pairs.
+    for chunk in numba.prange((n_queries + QUERY_CHUNK - 1) // QUERY_CHUNK):
+        first, stop = chunk * QUERY_CHUNK, min(n_queries, (chunk + 1) * QUERY_CHUNK)
+        largest = 0
+        for q in range(first, stop):
+            largest = max(largest, query_boundaries[q + 1] - query_boundaries[q])
+        ranked = _RankedRows(
+            np.empty(largest), np.empty(largest), np.empty(largest), np.empty(largest), np.empty(largest),
+            np.empty(largest), np.empty(largest), np.empty(largest),
         )  # fmt: skip
+        for q in range(first, stop):
+            _query_gradients(
+                q, query_boundaries[q], query_boundaries[q + 1], scores, labels, gains, query_scales[q], discounts,
+                metric, stop_probabilities, sigma, truncation_level, normalize, pairs_per_document, pair_states,
+                gradients, hessians, positions, propensities, position_losses, query_losses, no_statistics, rankings,
+                ranked,
+            )  # fmt: skip
 
 
 LambdaRankState = namedtuple(
@@ -146,19 +173,22 @@ def _lambdarank_gradients_at(state, scores, gradients, hessians):
 def _query_gradients(
     q, start, end, scores, labels, gains, query_scale, discounts, metric, stop_probabilities, sigma,
     truncation_level, normalize, pairs_per_document, pair_states, gradients, hessians, positions, propensities,
-    position_losses, query_losses, no_statistics, rankings,
+    position_losses, query_losses, no_statistics, rankings, ranked_rows,
 ):  # fmt: skip
     """The gradients and hessians of one query's documents, ``start:end`` of the rows
     (``_lambdarank_gradients``, whose arguments these are; ``query_scale`` is the
-    query's own; ``no_statistics`` the empty ``_ranked_statistics`` of NDCG): the pairs
-    of the top ``truncation_level`` ranks with every document below them, or each
-    document's sampled pairs, each added by ``_add_pair``; then the query's
-    normalisation.
+    query's own; ``no_statistics`` the empty ``_ranked_statistics`` of NDCG;
+    ``ranked_rows`` a ``_RankedRows`` at least the query's size): the pairs of the top
+    ``truncation_level`` ranks with every document below them, or each document's
+    sampled pairs; then the query's normalisation.
 
     The pairs read the query's scores, grades and gains copied in rank order and add to
-    gradients and hessians kept in rank order, written back (normalised) at the end: the inner loop
-    walks contiguous arrays instead of looking every document up through the ranking;
-    each document's sums take the same terms in the same order as through the ranking.
+    gradients and hessians kept in rank order, written back (normalised) at the end: the
+    inner loop walks contiguous arrays instead of looking every document up through the
+    ranking. LambdaRank-NDCG's top-k pairs (no positions, no loss asked for) whose
+    scores span at most ``LINEAR_SPREAD / |sigma|`` go through ``_add_rank_pairs``, a
+    rank's pairs at a time, without an exponential per pair; every other pair through
+    ``_add_pair``.
     """
     n = end - start
     if position_losses is not None:
@@ -177,18 +207,25 @@ def _query_gradients(
         ranked = no_statistics
     else:
         ranked = _ranked_statistics(order, labels, stop_probabilities, metric)
-    # One allocation for the five rank-ordered rows: a query of a few documents costs its
-    # allocations more than its pairs.
-    work = np.empty((5, n))
+    ranked_scores, ranked_labels, ranked_gains = ranked_rows.scores[:n], ranked_rows.labels[:n], ranked_rows.gains[:n]
+    ranked_gradients, ranked_hessians = ranked_rows.gradients[:n], ranked_rows.hessians[:n]
     for r in range(n):
-        work[0, r] = scores[order[r]]
-        work[1, r] = labels[order[r]]
-        work[2, r] = gains[order[r]]
-        work[3, r] = 0.0
-        work[4, r] = 0.0
-    ranked_scores, ranked_labels, ranked_gains, ranked_gradients, ranked_hessians = work[0], work[1], work[2], work[3], work[4]
+        ranked_scores[r] = scores[order[r]]
+        ranked_labels[r] = labels[order[r]]
+        ranked_gains[r] = gains[order[r]]
+        ranked_gradients[r] = 0.0
+        ranked_hessians[r] = 0.0
     total = 0.0
-    if pair_states is None:
+    # NaN scores rank last and fail the comparison: their pairs take _add_pair.
+    by_rank = abs(sigma) * (ranked_scores[0] - ranked_scores[n - 1]) <= LINEAR_SPREAD
+    if pair_states is None and stop_probabilities is None and positions is None and query_losses is None and by_rank:
+        exponentials = ranked_rows.exponentials[:n]
+        for r in range(n):
+            exponentials[r] = np.exp(sigma * (ranked_scores[r] - ranked_scores[0]))
+        offset, slope = (0.01, 1.0) if normalize and spread else (1.0, 0.0)
+        for i in range(min(n - 1, truncation_level)):
+            total += _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_rows)
+    elif pair_states is None:
         for i in range(min(n - 1, truncation_level)):
             for j in range(i + 1, n):
                 total += _add_pair(
@@ -316,6 +353,70 @@ def _add_pair(
     ranked_hessians[high_rank] += curvature
     ranked_hessians[low_rank] += curvature
     return -2.0 * lambda_
+
+
+@jit(refcounted=False, error_model="numpy")
+def _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_rows):
+    """Add the NDCG pairs of the document at rank ``i`` with every document below it to
+    their gradients and hessians in ``ranked_rows`` (a ``_RankedRows`` filled by
+    ``_query_gradients``); return the pairs' sum of ``2 |lambda_ij|``.
+
+    ``_add_pair``'s lambdas and curvatures (Burges, MSR-TR-2010-82, Eq. 3, §4 and §7)
+    for NDCG, written with each rank's ``e_r = exp(sigma (s_r - s_top))``:
+    ``rho_ij = 1 / (1 + exp(sigma (s_high - s_low))) = e_low / (e_low + e_high)`` and
+    ``1 - rho_ij = e_high / (e_low + e_high)``, exact up to rounding. With
+    ``w = 1 / (d (e_low + e_high))``, ``d = offset + slope |s_i - s_j|`` (``(0.01, 1)``
+    for LightGBM's normalisation of ``|dNDCG|``, ``(1, 0)`` without it), ``lambda_ij =
+    sigma |dNDCG| e_low w`` and the curvature ``sigma lambda_ij e_high w d``: one division
+    and no exponential per pair, and a loop over ``j`` without a call or a branch, which
+    the compiler vectorises (``error_model="numpy"`` drops its division-by-zero test;
+    the caller keeps ``sigma (s_top - s_j)`` at most ``LINEAR_SPREAD``, so every ``e``,
+    their products and ``w`` are normal numbers). A pair of one grade has equal gains,
+    so it adds zeros. Rank ``i``'s own terms are kept per pair and summed in rank order
+    after the loop: a running sum in the loop would be a reduction, which the compiler
+    vectorises only by reordering the additions.
+
+    Parameters
+    ----------
+    i, n : int
+        The rank and the query's size.
+    query_scale : float
+        ``1 / max DCG`` at the pairs' cutoff.
+    discounts : float64 array of shape (at least n,)
+        ``_ranking.discount_table``.
+    sigma, offset, slope : float
+    ranked_rows : _RankedRows
+        Ranks ``:n`` hold the query; ``gradients`` and ``hessians`` are added to,
+        ``pair_lambdas`` and ``pair_curvatures`` overwritten.
+    """
+    scores, labels, gains, exponentials = ranked_rows.scores, ranked_rows.labels, ranked_rows.gains, ranked_rows.exponentials
+    gradients, hessians = ranked_rows.gradients, ranked_rows.hessians
+    pair_lambdas, pair_curvatures = ranked_rows.pair_lambdas, ranked_rows.pair_curvatures
+    score_i, label_i, gain_i, discount_i, exponential_i = scores[i], labels[i], gains[i], discounts[i], exponentials[i]
+    for rank in range(i + 1, n):
+        j = nowrap(rank)
+        i_higher = label_i > labels[j]
+        sign = 1.0 if i_higher else -1.0
+        score_gap = sign * (score_i - scores[j])
+        delta_ndcg = sign * (gain_i - gains[j]) * abs(discount_i - discounts[j]) * query_scale
+        exponential_high = exponential_i if i_higher else exponentials[j]
+        exponential_low = exponentials[j] if i_higher else exponential_i
+        normaliser = offset + slope * abs(score_gap)
+        weight = 1.0 / (normaliser * (exponential_low + exponential_high))
+        lambda_ = sigma * delta_ndcg * exponential_low * weight
+        curvature = sigma * lambda_ * (exponential_high * weight * normaliser)
+        pair_lambdas[j] = sign * lambda_
+        pair_curvatures[j] = curvature
+        gradients[j] += sign * lambda_
+        hessians[j] += curvature
+    lambda_sum = curvature_sum = total = 0.0
+    for rank in range(i + 1, n):
+        lambda_sum += pair_lambdas[rank]
+        curvature_sum += pair_curvatures[rank]
+        total += abs(pair_lambdas[rank])
+    gradients[i] -= lambda_sum
+    hessians[i] += curvature_sum
+    return 2.0 * total
 
 
 @jit(inline="always")
