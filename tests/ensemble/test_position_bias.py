@@ -38,14 +38,30 @@ def test_positions_are_routed_through_grid_search_like_qid(click_log):
 
 
 def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monkeypatch):
+    """t+ = t- = 1 weigh every pair 1: the gradients are LambdaRank's at every iteration's
+    scores, to rounding (the plain kernel takes a rank's pairs in a vectorised loop, the
+    unbiased one pair by pair), and so are the models."""
     from forestrank.ensemble._position_bias import PositionBias
+    from forestrank.objectives import LambdaRank
 
     X, y, qid, log = click_log
     monkeypatch.setattr(PositionBias, "step", lambda self, sums: None)  # t+ = t- = 1 throughout
     unbiased = LambdaMART(n_estimators=10, position_bias="unbiased", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
     plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
-    np.testing.assert_array_equal(unbiased.predict(X), plain.predict(X))
+    np.testing.assert_allclose(unbiased.predict(X), plain.predict(X), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(unbiased.position_bias_, np.ones(15))
+    boundaries = np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1])))
+    labels = log.clicks.astype(float)
+    for scores in [np.zeros(len(qid)), *plain.staged_predict(X)]:
+        plain_objective, unbiased_objective = LambdaRank(), LambdaRank()
+        plain_objective.prepare(labels, boundaries)
+        unbiased_objective.prepare(labels, boundaries)
+        unbiased_objective.show_positions(np.asarray(log.position), np.ones((2, 15)))
+        gradients = [(np.empty(len(qid)), np.empty(len(qid))) for _ in range(2)]
+        plain_objective.gradients(scores, *gradients[0])
+        unbiased_objective.gradients(scores, *gradients[1])
+        for plain_values, unbiased_values in zip(*gradients):
+            np.testing.assert_allclose(unbiased_values, plain_values, rtol=1e-12, atol=1e-15)
 
 
 def test_learned_propensities_fall_with_the_position(click_log):

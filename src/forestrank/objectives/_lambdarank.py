@@ -25,12 +25,22 @@ METRICS = {"ndcg": METRIC_NDCG, "map": METRIC_MAP, "err": METRIC_ERR}
 # proves rows of one allocation apart no more than it does overlapping arrays.
 _RankedRows = namedtuple(
     "_RankedRows",
-    ["scores", "labels", "gains", "exponentials", "gradients", "hessians", "pair_lambdas", "pair_curvatures"],
-)
+    [
+        "scores", "labels", "gains", "discounts", "exponentials", "gradients", "hessians", "pair_lambdas",
+        "pair_curvatures",
+    ],
+)  # fmt: skip
 _RankedRows.__doc__ = """Scratch rows of ``_query_gradients``, float64 of the size of the chunk's
-largest query: the query's scores, grades and gains in rank order, ``exp(sigma (s -
-s_top))`` of each rank, the gradients and hessians being summed, and one rank's pairs'
-lambdas and curvatures before ``_add_rank_pairs`` sums them."""
+largest query plus ``_PAIR_BLOCK``: the query's scores, grades, gains and discounts in
+rank order, ``exp(sigma (s - s_top))`` of each rank, the gradients and hessians being
+summed, and one rank's pairs' lambdas and curvatures before ``_add_rank_pairs`` sums
+them."""
+
+# ``_add_rank_pairs`` takes a rank's pairs in whole blocks of this many, past the query's
+# last rank into padding whose terms are never read: the compiler's vector loop then takes
+# every pair, and its scalar remainder loop, with a division per pair, none. A multiple
+# of the widest vector's float64 lanes (eight).
+_PAIR_BLOCK = 8
 
 
 @jit
@@ -129,9 +139,10 @@ def _lambdarank_gradients(
         largest = 0
         for q in range(first, stop):
             largest = max(largest, query_boundaries[q + 1] - query_boundaries[q])
+        padded = largest + _PAIR_BLOCK
         ranked = _RankedRows(
-            np.empty(largest), np.empty(largest), np.empty(largest), np.empty(largest), np.empty(largest),
-            np.empty(largest), np.empty(largest), np.empty(largest),
+            np.empty(padded), np.empty(padded), np.empty(padded), np.empty(padded), np.empty(padded),
+            np.empty(padded), np.empty(padded), np.empty(padded), np.empty(padded),
         )  # fmt: skip
         for q in range(first, stop):
             _query_gradients(
@@ -219,12 +230,14 @@ def _query_gradients(
     # NaN scores rank last and fail the comparison: their pairs take _add_pair.
     by_rank = abs(sigma) * (ranked_scores[0] - ranked_scores[n - 1]) <= LINEAR_SPREAD
     if pair_states is None and stop_probabilities is None and positions is None and query_losses is None and by_rank:
-        exponentials = ranked_rows.exponentials[:n]
-        for r in range(n):
-            exponentials[r] = np.exp(sigma * (ranked_scores[r] - ranked_scores[0]))
+        _fill_rank_terms(n, discounts, sigma, ranked_rows)
         offset, slope = (0.01, 1.0) if normalize and spread else (1.0, 0.0)
-        for i in range(min(n - 1, truncation_level)):
-            total += _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_rows)
+        # The ranks from the last run of one grade on have no pair of two grades below them.
+        tail = n - 1
+        while tail > 0 and ranked_labels[tail - 1] == ranked_labels[n - 1]:
+            tail -= 1
+        for i in range(min(tail, truncation_level)):
+            total += _add_rank_pairs(i, n, query_scale, sigma, offset, slope, ranked_rows)
     elif pair_states is None:
         for i in range(min(n - 1, truncation_level)):
             for j in range(i + 1, n):
@@ -355,8 +368,28 @@ def _add_pair(
     return -2.0 * lambda_
 
 
+@jit(refcounted=False)
+def _fill_rank_terms(n, discounts, sigma, ranked_rows):
+    """What ``_add_rank_pairs`` reads besides the scores, grades and gains of a query of
+    ``n`` documents in ``ranked_rows`` (a ``_RankedRows``): each rank's discount and
+    ``exp(sigma (s - s_top))``, and the ``_PAIR_BLOCK`` ranks past the last one filled
+    with finite terms (the top's score, grade 0, the last discount), so that the padding's
+    pairs compute no NaN nor subnormal number, and gradients and hessians of 0 there."""
+    for r in range(n):
+        ranked_rows.discounts[r] = discounts[r]
+        ranked_rows.exponentials[r] = np.exp(sigma * (ranked_rows.scores[r] - ranked_rows.scores[0]))
+    for r in range(n, n + _PAIR_BLOCK):
+        ranked_rows.scores[r] = ranked_rows.scores[0]
+        ranked_rows.labels[r] = 0.0
+        ranked_rows.gains[r] = 0.0
+        ranked_rows.discounts[r] = discounts[n - 1]
+        ranked_rows.exponentials[r] = 1.0
+        ranked_rows.gradients[r] = 0.0
+        ranked_rows.hessians[r] = 0.0
+
+
 @jit(refcounted=False, error_model="numpy")
-def _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_rows):
+def _add_rank_pairs(i, n, query_scale, sigma, offset, slope, ranked_rows):
     """Add the NDCG pairs of the document at rank ``i`` with every document below it to
     their gradients and hessians in ``ranked_rows`` (a ``_RankedRows`` filled by
     ``_query_gradients``); return the pairs' sum of ``2 |lambda_ij|``.
@@ -371,10 +404,12 @@ def _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_r
     and no exponential per pair, and a loop over ``j`` without a call or a branch, which
     the compiler vectorises (``error_model="numpy"`` drops its division-by-zero test;
     the caller keeps ``sigma (s_top - s_j)`` at most ``LINEAR_SPREAD``, so every ``e``,
-    their products and ``w`` are normal numbers). A pair of one grade has equal gains,
-    so it adds zeros. Rank ``i``'s own terms are kept per pair and summed in rank order
-    after the loop: a running sum in the loop would be a reduction, which the compiler
-    vectorises only by reordering the additions.
+    their products and ``w`` are normal numbers). The loop runs in whole blocks of
+    ``_PAIR_BLOCK`` pairs, into the query's padding, so that no pair is left to the
+    scalar remainder loop. A pair of one grade has equal gains, so it adds zeros. Rank
+    ``i``'s own terms are kept per pair and summed in rank order after the loop: a
+    running sum in the loop would be a reduction, which the compiler vectorises only by
+    reordering the additions.
 
     Parameters
     ----------
@@ -382,18 +417,18 @@ def _add_rank_pairs(i, n, query_scale, discounts, sigma, offset, slope, ranked_r
         The rank and the query's size.
     query_scale : float
         ``1 / max DCG`` at the pairs' cutoff.
-    discounts : float64 array of shape (at least n,)
-        ``_ranking.discount_table``.
     sigma, offset, slope : float
     ranked_rows : _RankedRows
-        Ranks ``:n`` hold the query; ``gradients`` and ``hessians`` are added to,
+        Ranks ``:n`` hold the query and the next ``_PAIR_BLOCK`` its padding
+        (``_fill_rank_terms``); ``gradients`` and ``hessians`` are added to,
         ``pair_lambdas`` and ``pair_curvatures`` overwritten.
     """
-    scores, labels, gains, exponentials = ranked_rows.scores, ranked_rows.labels, ranked_rows.gains, ranked_rows.exponentials
-    gradients, hessians = ranked_rows.gradients, ranked_rows.hessians
+    scores, labels, gains, discounts = ranked_rows.scores, ranked_rows.labels, ranked_rows.gains, ranked_rows.discounts
+    exponentials, gradients, hessians = ranked_rows.exponentials, ranked_rows.gradients, ranked_rows.hessians
     pair_lambdas, pair_curvatures = ranked_rows.pair_lambdas, ranked_rows.pair_curvatures
     score_i, label_i, gain_i, discount_i, exponential_i = scores[i], labels[i], gains[i], discounts[i], exponentials[i]
-    for rank in range(i + 1, n):
+    stop = i + 1 + (n - i - 1 + _PAIR_BLOCK - 1) // _PAIR_BLOCK * _PAIR_BLOCK
+    for rank in range(i + 1, stop):
         j = nowrap(rank)
         i_higher = label_i > labels[j]
         sign = 1.0 if i_higher else -1.0
