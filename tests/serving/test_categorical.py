@@ -193,11 +193,67 @@ def test_formats_without_set_tests_refuse_by_name(model, export):
         export(model)
 
 
-def test_shap_refuses_categorical_splits(model):
-    from forestrank.explain import shap_tree_model
+def _routed_left(tree, node, value):
+    """Whether ``value`` goes left at ``node`` of ``tree`` (an ``ExportTree``), from the
+    documented rules: a category by its bit, a missing value, a negative code or one past
+    the bits by ``missing_left``; a number when ``x <= threshold``."""
+    if np.isnan(value):
+        return bool(tree.missing_left[node])
+    if tree.is_categorical[node]:
+        bits = tree.category_left[node]
+        return bool(bits[int(value)]) if 0 <= value < len(bits) else bool(tree.missing_left[node])
+    return bool(value <= tree.threshold[node])
 
-    with pytest.raises(ValueError, match="shap's tree format"):
-        shap_tree_model(model)
+
+def _expected_given(tree, x, known, node=0):
+    """Path-dependent TreeSHAP's value of a coalition (Lundberg, Erion & Lee 2018,
+    Algorithm 1): the tree's output when the features in ``known`` take ``x``'s values and
+    the others are averaged over the training rows through each node (its row count,
+    LightGBM's cover)."""
+    if tree.is_leaf[node]:
+        return tree.value[node]
+    left, right = tree.left[node], tree.right[node]
+    if tree.feature[node] in known:
+        return _expected_given(tree, x, known, left if _routed_left(tree, node, x[tree.feature[node]]) else right)
+    return (
+        tree.n_samples[left] * _expected_given(tree, x, known, left)
+        + tree.n_samples[right] * _expected_given(tree, x, known, right)
+    ) / tree.n_samples[node]
+
+
+def test_shap_explains_categorical_splits_with_the_brute_force_shapley_values(model):
+    """shap explains a model with categorical splits exactly: its values are the Shapley
+    values of path-dependent TreeSHAP's coalition game computed by brute force over every
+    coalition of the four features from the model's own trees, on rows with seen, unseen,
+    negative and missing categories, and they add up to forestrank's prediction."""
+    shap = pytest.importorskip("shap")
+    from itertools import combinations
+    from math import factorial
+
+    from forestrank.explain import shap_tree_model
+    from forestrank.serving._terms import scalar_trees
+
+    X = _served_rows(_data()[0])[::23]
+    explainer = shap.TreeExplainer(shap_tree_model(model))
+    values = explainer.shap_values(X)
+    np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value, model.predict(X), rtol=1e-9, atol=1e-9)
+    trees, _ = scalar_trees(model, "a test")
+    n_features = X.shape[1]
+
+    def game(x, known):
+        return sum(_expected_given(tree, x, set(known)) for tree in trees)
+
+    expected = np.zeros_like(values)
+    for row, x in enumerate(X):
+        for feature in range(n_features):
+            others = [f for f in range(n_features) if f != feature]
+            for size in range(n_features):
+                share = factorial(size) * factorial(n_features - size - 1) / factorial(n_features)
+                for known in combinations(others, size):
+                    expected[row, feature] += share * (game(x, known + (feature,)) - game(x, known))
+    assert np.isnan(X[:, :2]).any() and (X[:, :2] < 0).any()
+    np.testing.assert_allclose(values, expected, rtol=1e-9, atol=1e-12)
+    assert explainer.expected_value == pytest.approx(game(X[0], ()), rel=1e-9)
 
 
 def test_lightgbm_reads_a_dataframe_by_its_categories():

@@ -9,15 +9,29 @@ TreeSHAP values: for every document, the SHAP values plus the expected value equ
 :mod:`forestrank.export` (forest mean, BROOF's round weights, the boosting baseline as
 ``base_offset``). McRank's score, the expected grade under a softmax, is not a sum over
 trees, so it has no additive TreeSHAP decomposition and is refused.
+
+shap's custom format has thresholds only. A model with categorical splits is handed to
+shap as the LightGBM booster of its export (:func:`forestrank.export.to_lightgbm`, the
+same leaves for every row; a forest's weights folded into its leaves, since LightGBM's
+TreeSHAP leaves out ``average_output``'s division), which shap explains with LightGBM's
+own TreeSHAP (``pred_contrib``); its covers are the nodes' row counts, LightGBM's,
+where the dictionary's are the nodes' training weights (the same for a fit without
+weights).
 """
 
 import numpy as np
 
+from ._lightgbm import lightgbm_text
 from ._terms import additive_terms
 
+_LIGHTGBM_HELP = (
+    'explaining a model with categorical splits needs LightGBM, whose TreeSHAP tests set membership: '
+    'pip install "forestrank[shap]"'
+)
 
-def shap_tree_model(model: object) -> dict:
-    """A fitted forestrank ranker as shap's custom tree model.
+
+def shap_tree_model(model: object) -> object:
+    """A fitted forestrank ranker as a tree model ``shap.TreeExplainer`` takes.
 
     Parameters
     ----------
@@ -25,13 +39,15 @@ def shap_tree_model(model: object) -> dict:
 
     Returns
     -------
-    dict
-        ``{"trees": [...], "base_offset": float, "tree_output": "raw_value",
-        "objective": "squared_error", "input_dtype": float64, "internal_dtype": float64}``,
-        each tree ``children_left``, ``children_right``, ``children_default``,
-        ``features``, ``thresholds``, ``values`` (n_nodes, 1) and ``node_sample_weight``
-        (the covers, each node's training weight). A row goes left when
-        ``x <= threshold``, shap's rule as well.
+    dict or lightgbm.Booster
+        Without categorical splits, shap's custom tree model: ``{"trees": [...],
+        "base_offset": float, "tree_output": "raw_value", "objective":
+        "squared_error", "input_dtype": float64, "internal_dtype": float64}``, each tree
+        ``children_left``, ``children_right``, ``children_default``, ``features``,
+        ``thresholds``, ``values`` (n_nodes, 1) and ``node_sample_weight`` (the covers,
+        each node's training weight). A row goes left when ``x <= threshold``, shap's
+        rule as well. With categorical splits, the ``lightgbm.Booster`` of the model's
+        export (module docstring).
 
     Examples
     --------
@@ -39,12 +55,18 @@ def shap_tree_model(model: object) -> dict:
     >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
     >>> values = explainer.shap_values(X)  # doctest: +SKIP
     """
-    terms, base, grade_weights = additive_terms(model, "shap's tree format (thresholds only)")
+    terms, base, grade_weights = additive_terms(model)
     if grade_weights is not None:
         raise ValueError(
             "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "
             "which is not a sum over trees: TreeSHAP has no additive explanation of it."
         )
+    if any(tree.has_categories for tree, _, _ in terms):
+        try:
+            import lightgbm
+        except ImportError:
+            raise ImportError(_LIGHTGBM_HELP) from None
+        return lightgbm.Booster(model_str=lightgbm_text(model, average_output=False))
     trees = []
     for tree, weight, _ in terms:
         features = tree.nodes["feature"].astype(np.int64)

@@ -77,9 +77,16 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
         ``model.predict(X)``, bitwise for a forest (a mean of trees), else up to the
         rounding of the folded leaf values.
     """
+    return lightgbm_text(model, feature_names=feature_names)
+
+
+def lightgbm_text(model: object, *, feature_names: object = None, average_output: bool = True) -> str:
+    """:func:`to_lightgbm`'s text; ``average_output=False`` writes a forest's trees with their
+    weights folded into the leaves instead of LightGBM's ``average_output``, whose division
+    LightGBM's TreeSHAP (``pred_contrib``) leaves out."""
     scaler, model = split_query_scaler(model)
     trees, base = scalar_trees(model, "LightGBM's model format", keep_weights=True)
-    average = base == 0.0 and all(tree.weight == 1.0 / len(trees) for tree in trees)
+    average = average_output and base == 0.0 and all(tree.weight == 1.0 / len(trees) for tree in trees)
     if not average:
         trees = folded(trees, base)
     names = resolve_feature_names(
