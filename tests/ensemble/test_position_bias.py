@@ -41,6 +41,7 @@ def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monk
     """t+ = t- = 1 weigh every pair 1: the gradients are LambdaRank's at every iteration's
     scores, to rounding (the plain kernel takes a rank's pairs in a vectorised loop, the
     unbiased one pair by pair), and so are the models."""
+    from forestrank._input.queries import boundaries_of_grouped
     from forestrank.ensemble._position_bias import PositionBias
     from forestrank.objectives import LambdaRank
 
@@ -50,7 +51,7 @@ def test_unbiased_with_constant_propensities_is_plain_lambdarank(click_log, monk
     plain = LambdaMART(n_estimators=10, random_state=0).fit(X, log.clicks, qid=qid)
     np.testing.assert_allclose(unbiased.predict(X), plain.predict(X), rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(unbiased.position_bias_, np.ones(15))
-    boundaries = np.concatenate(([0], np.cumsum(np.unique(qid, return_counts=True)[1])))
+    boundaries = boundaries_of_grouped(qid)
     labels = log.clicks.astype(float)
     for scores in [np.zeros(len(qid)), *plain.staged_predict(X)]:
         plain_objective, unbiased_objective = LambdaRank(), LambdaRank()
