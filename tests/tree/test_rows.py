@@ -24,8 +24,9 @@ def _partition(X_binned, rows, start, end, feature, cut_bin, missing_bin, missin
 def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     """Same positions for every row (stable on both sides), same targets and weights
     with them, same first right position and missing count, rows outside the range
-    untouched; with chunks of unequal sizes, missing rows on either side, and
-    categorical splits (a set of bins left, bins past the first bitmap word)."""
+    untouched; with chunks of unequal sizes, missing rows on either side, categorical
+    splits (a set of bins left, bins past the first bitmap word), one to three target
+    columns, and weights all equal (which the partitions leave in place)."""
     n_rows = data.draw(st.integers(1, 60))
     n_bins = data.draw(st.sampled_from([1, 2, 3, 6, 70, 200]))
     X_binned = np.array(data.draw(st.lists(st.integers(0, n_bins - 1), min_size=n_rows, max_size=n_rows)), np.uint8)[:, None]
@@ -42,17 +43,21 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
         left_bins = left_bins[:0]  # a numeric split in a tree with categorical features
     rng = np.random.default_rng(n_rows)
     samples = rng.permutation(n_rows).astype(np.int64)
-    targets = rng.normal(size=(n_rows, 2))
-    weights = rng.uniform(size=n_rows)
+    targets = rng.normal(size=(n_rows, data.draw(st.integers(1, 3))))
+    weights = np.full(n_rows, 2.0) if data.draw(st.booleans()) else rng.uniform(size=n_rows)
     results = []
     for threads in (0, n_threads):
         rows = _rows.sorted_rows(samples, targets, weights)
+        assert rows.uniform_weights == (len(np.unique(weights)) == 1)
         middle, n_missing = _partition(X_binned, rows, start, end, 0, cut_bin, missing_bin, missing_left, left_bins, threads)
         results.append((middle, n_missing, rows.samples.copy(), rows.targets.copy(), rows.weights.copy()))
     serial, parallel = results
     assert serial[:2] == parallel[:2]
     for expected, found in zip(serial[2:], parallel[2:]):
         np.testing.assert_array_equal(found, expected)
+    # Every row's targets and weight moved with it (the arrays were gathered by row id).
+    np.testing.assert_array_equal(serial[3], targets[serial[2]])
+    np.testing.assert_array_equal(serial[4], weights[serial[2]])
     # The serial partition itself: left rows first, each side in its original order.
     bins = X_binned[samples[start:end], 0]
     left = (bins <= cut_bin) | ((bins == missing_bin) & missing_left)

@@ -25,8 +25,11 @@ PARALLEL_PARTITION_ROWS_PER_THREAD = 1 << 11
 
 SortedRows = namedtuple(
     "SortedRows",
-    ["samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "chunk_counts", "integer_weights"],
-)
+    [
+        "samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "chunk_counts", "integer_weights",
+        "uniform_weights",
+    ],
+)  # fmt: skip
 SortedRows.__doc__ = """The rows of one tree in node order.
 
 samples : int64 array of shape (n_tree_rows,)
@@ -41,6 +44,9 @@ chunk_counts : int64 array of shape (numba's most threads + 1, 2)
     Scratch of ``partition_parallel``: one row per chunk.
 integer_weights : bool
     Every weight is an integer (``_criteria.x_log_x`` looks its values up).
+uniform_weights : bool
+    Every weight is the same: the partitions leave ``weights`` as they are, since any
+    position holds the one value its row has.
 """
 
 
@@ -49,7 +55,7 @@ def row_buffers(n_rows: int, n_target_columns: int) -> SortedRows:
     return SortedRows(
         np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
         np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
-        np.empty((numba.config.NUMBA_NUM_THREADS + 1, 2), dtype=np.int64), False,
+        np.empty((numba.config.NUMBA_NUM_THREADS + 1, 2), dtype=np.int64), False, False,
     )  # fmt: skip
 
 
@@ -68,7 +74,7 @@ def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray, b
     return SortedRows(
         tree_samples, row_targets, row_weights, buffers.spill_samples[:n_tree_rows],
         buffers.spill_targets[:n_tree_rows], buffers.spill_weights[:n_tree_rows], buffers.chunk_counts,
-        bool(np.all(row_weights == np.floor(row_weights))),
+        bool(np.all(row_weights == np.floor(row_weights))), bool(np.all(row_weights == row_weights[:1])),
     )  # fmt: skip
 
 
@@ -95,6 +101,27 @@ def goes_left(row_bin, threshold_bin, missing_bin, missing_left, left_bins):
         if len(left_bins) > 0:
             return (left_bins[row_bin >> 6] >> np.uint64(row_bin & 63)) & np.uint64(1) != np.uint64(0)
     return row_bin <= threshold_bin or (row_bin == missing_bin and missing_left)
+
+
+@jit(inline="always")
+def _move_row(samples, targets, weights, read, to_samples, to_targets, to_weights, to, uniform_weights):
+    """Copy the row at position ``read`` of ``samples``, ``targets`` and ``weights`` to position
+    ``to`` of ``to_*``; its weight only when the weights differ (``SortedRows.uniform_weights``).
+
+    Two target columns (every boosting criterion's gradient and hessian) are copied as
+    two values: a loop over a column count known only at run time made the whole
+    partition about 1.5x slower (``benchmarks/RESULTS.md``, "Boosting speed: where an
+    iteration goes").
+    """
+    to_samples[to] = samples[read]
+    if not uniform_weights:
+        to_weights[to] = weights[read]
+    if targets.shape[1] == 2:
+        to_targets[to, 0] = targets[read, 0]
+        to_targets[to, 1] = targets[read, 1]
+    else:
+        for column in range(targets.shape[1]):
+            to_targets[to, column] = targets[read, column]
 
 
 @jit(inline="always")
@@ -131,37 +158,25 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     Returns the first right position and the number of rows in ``missing_bin``.
     """
     samples = rows.samples
-    row_targets = rows.targets
-    row_weights = rows.weights
+    targets = rows.targets
+    weights = rows.weights
     spill_samples = rows.spill_samples
     spill_targets = rows.spill_targets
     spill_weights = rows.spill_weights
-    n_columns = row_targets.shape[1]
+    uniform = rows.uniform_weights
     write = start
     n_spilled = 0
     n_missing = 0
     for read in range(start, end):
-        sample, left, missing = _read_side(
-            X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins
-        )
+        _, left, missing = _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins)
         n_missing += missing
-        weight = row_weights[read]
-        samples[write] = sample
-        spill_samples[n_spilled] = sample
-        row_weights[write] = weight
-        spill_weights[n_spilled] = weight
-        for column in range(n_columns):
-            target = row_targets[read, column]
-            row_targets[write, column] = target
-            spill_targets[n_spilled, column] = target
+        _move_row(samples, targets, weights, read, spill_samples, spill_targets, spill_weights, n_spilled, uniform)
+        _move_row(samples, targets, weights, read, samples, targets, weights, write, uniform)
         write += left
         n_spilled += not left
     middle = write
     for k in range(n_spilled):
-        samples[middle + k] = spill_samples[k]
-        row_weights[middle + k] = spill_weights[k]
-        for column in range(n_columns):
-            row_targets[middle + k, column] = spill_targets[k, column]
+        _move_row(spill_samples, spill_targets, spill_weights, k, samples, targets, weights, middle + k, uniform)
     return middle, n_missing
 
 
@@ -171,23 +186,18 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
     those going left from the front in their order, those going right from the back in
     reverse order. Returns (rows going left, rows in ``missing_bin``)."""
     samples = rows.samples
-    row_targets = rows.targets
-    row_weights = rows.weights
-    n_columns = row_targets.shape[1]
     n_left = 0
     n_right = 0
     n_missing = 0
     back = spill_start + last - first - 1
     for read in range(first, last):
-        sample, left, missing = _read_side(
-            X_binned, samples, read, last, feature, threshold_bin, missing_bin, missing_left, left_bins
-        )
+        _, left, missing = _read_side(X_binned, samples, read, last, feature, threshold_bin, missing_bin, missing_left, left_bins)
         n_missing += missing
         to = spill_start + n_left if left else back - n_right
-        rows.spill_samples[to] = sample
-        rows.spill_weights[to] = row_weights[read]
-        for column in range(n_columns):
-            rows.spill_targets[to, column] = row_targets[read, column]
+        _move_row(
+            samples, rows.targets, rows.weights, read, rows.spill_samples, rows.spill_targets, rows.spill_weights, to,
+            rows.uniform_weights,
+        )  # fmt: skip
         n_left += left
         n_right += not left
     return n_left, n_missing
@@ -197,14 +207,13 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
 def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
     """Copy a chunk spilled by ``_spill_chunk`` back: its left rows to positions
     ``left_to:``, its right rows, back in their order, to ``right_to:``."""
-    n_columns = rows.targets.shape[1]
     for k in range(n_chunk):
         source = spill_start + k if k < n_left else spill_start + n_chunk - 1 - (k - n_left)
         to = left_to + k if k < n_left else right_to + (k - n_left)
-        rows.samples[to] = rows.spill_samples[source]
-        rows.weights[to] = rows.spill_weights[source]
-        for column in range(n_columns):
-            rows.targets[to, column] = rows.spill_targets[source, column]
+        _move_row(
+            rows.spill_samples, rows.spill_targets, rows.spill_weights, source, rows.samples, rows.targets, rows.weights,
+            to, rows.uniform_weights,
+        )  # fmt: skip
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
