@@ -182,20 +182,35 @@ def new_workspace(
 def _summarise(criterion, rows, leaf_targets, start, end, statistics):
     """Fill ``statistics`` for positions ``start:end``; returns (weight, sum of w * leaf target).
 
-    The leaf-target sum (a gather by row id) is skipped without leaf targets.
+    The leaf-target sum (a gather by row id) is skipped without leaf targets. A moment
+    criterion's two sums are kept in registers over the loop and stored once (the same
+    additions in the same order): added in place, each row's sums would go through
+    memory that the compiler cannot prove the rows do not share.
     """
     for s in range(len(statistics)):
         statistics[s] = 0.0
+    moments = not _criteria.uses_classes(criterion)
     mean_leaves = len(leaf_targets) > 0
     last_column = rows.targets.shape[1] - 1
     node_weight = 0.0
     target_sum = 0.0
+    first_sum = 0.0
+    second_sum = 0.0
     for position in range(start, end):
         weight = rows.weights[position]
-        _criteria.accumulate(criterion, statistics, weight, rows.targets[position, 0], rows.targets[position, last_column])
+        target = rows.targets[position, 0]
+        if moments:
+            first, second = _criteria.row_moments(criterion, weight, target, rows.targets[position, last_column])
+            first_sum += first
+            second_sum += second
+        else:
+            _criteria.accumulate(criterion, statistics, weight, target, target)
         node_weight += weight
         if mean_leaves:
             target_sum += weight * leaf_targets[rows.samples[position]]
+    if moments:
+        statistics[0] = first_sum
+        statistics[1] = second_sum
     return node_weight, target_sum
 
 
