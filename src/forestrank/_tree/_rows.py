@@ -167,11 +167,32 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     write = start
     n_spilled = 0
     n_missing = 0
+    two_columns = targets.shape[1] == 2
     for read in range(start, end):
-        _, left, missing = _read_side(X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins)
+        sample, left, missing = _read_side(
+            X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins
+        )
         n_missing += missing
-        _move_row(samples, targets, weights, read, spill_samples, spill_targets, spill_weights, n_spilled, uniform)
-        _move_row(samples, targets, weights, read, samples, targets, weights, write, uniform)
+        # Read once, written twice: after the first write the compiler would read again, as
+        # ``write`` may be ``read`` (``_move_row`` for one destination).
+        samples[write] = sample
+        spill_samples[n_spilled] = sample
+        if not uniform:
+            weight = weights[read]
+            weights[write] = weight
+            spill_weights[n_spilled] = weight
+        if two_columns:
+            first = targets[read, 0]
+            second = targets[read, 1]
+            targets[write, 0] = first
+            targets[write, 1] = second
+            spill_targets[n_spilled, 0] = first
+            spill_targets[n_spilled, 1] = second
+        else:
+            for column in range(targets.shape[1]):
+                target = targets[read, column]
+                targets[write, column] = target
+                spill_targets[n_spilled, column] = target
         write += left
         n_spilled += not left
     middle = write
