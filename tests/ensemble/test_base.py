@@ -371,3 +371,29 @@ def test_one_document_per_query_warns_at_the_callers_line():
     with pytest.warns(UserWarning, match="every one of the .* queries in qid holds a single document") as caught:
         LambdaMART(n_estimators=2).fit(X, y, qid=np.arange(len(y)))
     assert caught[0].filename == __file__
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [
+        RFPointRanker(n_estimators=2, random_state=0),
+        RFListRanker(n_estimators=2, random_state=0),
+        RFHybridRanker(n_estimators=2, random_state=0),
+        LambdaMART(n_estimators=2, random_state=0),
+        LambdaMART(n_estimators=2, objective="mcrank", random_state=0),
+        LambdaMART(n_estimators=2, objective="c-mart", random_state=0),
+        PLRank(n_estimators=2, random_state=0),
+        BROOF(n_estimators=2, n_trees=2, random_state=0),
+        AveragedRanker(LambdaMART(n_estimators=2), n_models=2, random_state=0),
+        DummyRanker(),
+    ],
+    ids=lambda estimator: f"{type(estimator).__name__}({getattr(estimator, 'objective', '')})",
+)
+def test_dir_lists_what_can_be_read_before_and_after_the_fit(estimator, data):
+    """``dir()`` (tab completion, ``inspect``, ``help``) works on unfitted and fitted models:
+    scikit-learn's ``__dir__`` keeps the names ``hasattr`` accepts, so a property that raises
+    anything but AttributeError (a fitted LambdaRank model's grade properties did) breaks it."""
+    X, y, qid = data
+    for model in (clone(estimator), clone(estimator).fit(X, y, qid=qid)):
+        for name in dir(model):
+            getattr(model, name, None)

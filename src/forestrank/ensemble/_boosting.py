@@ -780,7 +780,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         McRank's relevance weights (its grades unless ``relevance_weights`` says otherwise)
         as the values its softmax averages."""
         n_outputs = self.n_outputs_
-        if self.classes_ is not None and self._cumulative_outputs:
+        if self._cumulative_outputs:
             raise TypeError(
                 "objective='cumulative' scores grade probabilities made by clipping its per-grade sums of trees to "
                 "[0, 1] and differencing them, which no sum of trees or softmax expresses: it cannot be exported or "
@@ -868,8 +868,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _cumulative_outputs(self) -> bool:
         """Whether the raw scores are cumulative boosting's, one per grade below the largest,
         rather than McRank's, one per grade: read from the fitted shapes, so that
-        ``set_params`` after the fit cannot change how a model reads its trees."""
-        return self.n_outputs_ == len(self.classes_) - 1
+        ``set_params`` after the fit cannot change how a model reads its trees. False for an
+        objective without grades (a property that raised there would break ``dir()``)."""
+        return self.classes_ is not None and self.n_outputs_ == len(self.classes_) - 1
 
     def _grade_probabilities(self, raw: np.ndarray) -> np.ndarray:
         """The grade probabilities (n_rows, n_grades) of the raw scores (n_rows, n_outputs)
