@@ -228,12 +228,17 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
 def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
     """Copy a chunk spilled by ``_spill_chunk`` back: its left rows to positions
     ``left_to:``, its right rows, back in their order, to ``right_to:``."""
-    for k in range(n_chunk):
-        source = spill_start + k if k < n_left else spill_start + n_chunk - 1 - (k - n_left)
-        to = left_to + k if k < n_left else right_to + (k - n_left)
+    uniform = rows.uniform_weights
+    for k in range(n_left):  # two loops, not one choosing each row's side: no selects per row
         _move_row(
-            rows.spill_samples, rows.spill_targets, rows.spill_weights, source, rows.samples, rows.targets, rows.weights,
-            to, rows.uniform_weights,
+            rows.spill_samples, rows.spill_targets, rows.spill_weights, spill_start + k, rows.samples, rows.targets,
+            rows.weights, left_to + k, uniform,
+        )  # fmt: skip
+    last = spill_start + n_chunk - 1
+    for k in range(n_chunk - n_left):
+        _move_row(
+            rows.spill_samples, rows.spill_targets, rows.spill_weights, last - k, rows.samples, rows.targets,
+            rows.weights, right_to + k, uniform,
         )  # fmt: skip
 
 
