@@ -173,8 +173,8 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
             X_binned, samples, read, end, feature, threshold_bin, missing_bin, missing_left, left_bins
         )
         n_missing += missing
-        # Read once, written twice: after the first write the compiler would read again, as
-        # ``write`` may be ``read`` (``_move_row`` for one destination).
+        # Each value read once and written to both places: two ``_move_row`` calls would read
+        # it again after the first write, which may land on ``read`` itself.
         samples[write] = sample
         spill_samples[n_spilled] = sample
         if not uniform:
