@@ -62,14 +62,13 @@ def _mark_top(permutation_top, top_slot, in_top):
         in_top[top_slot[permutation_top[r]]] = True
 
 
-@jit
-def _top_exponentials(scores, top_rows, largest):
-    """``exp(s - largest)`` of the query's top rows, float64 (n_top,): the linear domain's
-    terms of the rows whose position the permutations change, taken once per query."""
-    out = np.empty(len(top_rows))
+@jit(refcounted=False)
+def _top_exponentials(scores, top_rows, largest, out):
+    """``out[k] = exp(s - largest)`` of the query's top rows (``out`` float64, (>= n_top,)):
+    the linear domain's terms of the rows whose position the permutations change, taken
+    once per query."""
     for k in range(len(top_rows)):
         out[k] = np.exp(scores[top_rows[k]] - largest)
-    return out
 
 
 @jit
@@ -184,25 +183,43 @@ def _plackett_luce_gradients(
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
     """
-    for q in numba.prange(len(query_boundaries) - 1):
-        start = query_boundaries[q]
-        end = query_boundaries[q + 1]
-        for i in range(start, end):
-            gradients[i] = 0.0
-            hessians[i] = 0.0
-        largest, smallest = _score_range(scores, start, end)
-        if largest - smallest <= LINEAR_SPREAD:
-            _query_gradients_linear(
-                q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
-                top_boundaries, top_slot, gradients, hessians,
-            )  # fmt: skip
-        else:
-            _query_gradients_log(
-                q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
-                top_boundaries, top_slot, gradients, hessians,
-            )  # fmt: skip
-        for i in range(start, end):
-            gradients[i] -= top_share[i]
+    n_queries = len(query_boundaries) - 1
+    most_top, most_depth = _scratch_sizes(top_boundaries, depths)
+    for chunk in numba.prange((n_queries + QUERY_CHUNK - 1) // QUERY_CHUNK):
+        in_top = np.empty(most_top, dtype=np.bool_)
+        sums = np.empty(most_depth + 1)
+        top_exp = np.empty(most_top)
+        for q in range(chunk * QUERY_CHUNK, min(n_queries, (chunk + 1) * QUERY_CHUNK)):
+            start = query_boundaries[q]
+            end = query_boundaries[q + 1]
+            for i in range(start, end):
+                gradients[i] = 0.0
+                hessians[i] = 0.0
+            largest, smallest = _score_range(scores, start, end)
+            if largest - smallest <= LINEAR_SPREAD:
+                _query_gradients_linear(
+                    q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
+                    top_boundaries, top_slot, gradients, hessians, in_top, sums, top_exp,
+                )  # fmt: skip
+            else:
+                _query_gradients_log(
+                    q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows,
+                    top_boundaries, top_slot, gradients, hessians, in_top, sums,
+                )  # fmt: skip
+            for i in range(start, end):
+                gradients[i] -= top_share[i]
+
+
+@jit(refcounted=False)
+def _scratch_sizes(top_boundaries, depths):
+    """(most top rows, deepest modelled position) over the queries: the sizes of the
+    per-query scratch that each chunk of queries allocates once for all of them."""
+    most_top = 0
+    most_depth = 0
+    for q in range(len(depths)):
+        most_top = max(most_top, top_boundaries[q + 1] - top_boundaries[q])
+        most_depth = max(most_depth, depths[q])
+    return most_top, most_depth
 
 
 @jit
@@ -216,10 +233,10 @@ def _score_range(scores, start, end):
     return largest, smallest
 
 
-@jit
+@jit(refcounted=False)
 def _query_gradients_log(
     q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
-    gradients, hessians,
+    gradients, hessians, in_top, log_sums,
 ):  # fmt: skip
     """Query ``q``'s sums of ``_plackett_luce_gradients`` (before ``top_share``), carried in
     log space: exact whatever the spread of its scores.
@@ -227,6 +244,9 @@ def _query_gradients_log(
     Parameters
     ----------
     q : int
+    in_top : bool array of shape (>= the query's top rows,)
+    log_sums : float64 array of shape (>= depths[q] + 1,)
+        Scratch.
     Others : as in ``_plackett_luce_gradients``; the query's rows of ``gradients`` and
         ``hessians`` (zero on entry) receive the sums.
     """
@@ -235,8 +255,8 @@ def _query_gradients_log(
     end = query_boundaries[q + 1]
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-    in_top = np.empty(len(query_top), dtype=np.bool_)
-    log_sums = np.empty(m + 1)
+    in_top = in_top[: len(query_top)]
+    log_sums = log_sums[: m + 1]
     rest = _rest_log_sum(scores, start, end, top_slot)
     rest_first = 0.0  # G
     rest_second = 0.0  # H
@@ -284,10 +304,10 @@ def _query_gradients_log(
                 hessians[i] = probability * rest_first - probability * probability * rest_second
 
 
-@jit
+@jit(refcounted=False)
 def _query_gradients_linear(
     q, largest, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries,
-    top_slot, gradients, hessians,
+    top_slot, gradients, hessians, in_top, sums, top_exp,
 ):  # fmt: skip
     """``_query_gradients_log`` for a query whose scores span at most ``LINEAR_SPREAD``.
 
@@ -303,6 +323,8 @@ def _query_gradients_linear(
     q : int
     largest : float
         The query's largest score.
+    in_top, sums, top_exp :
+        Scratch, as in ``_query_gradients_log`` (``top_exp`` float64, of the size of ``in_top``).
     Others : as in ``_plackett_luce_gradients``; the query's rows of ``gradients`` and
         ``hessians`` (zero on entry) receive the sums.
     """
@@ -311,9 +333,10 @@ def _query_gradients_linear(
     end = query_boundaries[q + 1]
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-    in_top = np.empty(len(query_top), dtype=np.bool_)
-    sums = np.empty(m + 1)  # the walked permutation's context sums; the tail's at m
-    top_exp = _top_exponentials(scores, query_top, largest)
+    in_top = in_top[: len(query_top)]
+    sums = sums[: m + 1]  # the walked permutation's context sums; the tail's at m
+    top_exp = top_exp[: len(query_top)]
+    _top_exponentials(scores, query_top, largest, top_exp)
     rest = 0.0
     for i in range(start, end):
         if top_slot[i] < 0:
@@ -488,6 +511,7 @@ def _plackett_luce_leaf_curvature(
     """
     n_queries = len(query_boundaries) - 1
     n_nodes = len(curvature)
+    most_top, most_depth = _scratch_sizes(top_boundaries, depths)
     for block_start in range(0, n_queries, QUERY_BLOCK):
         block_size = min(QUERY_BLOCK, n_queries - block_start)
         query_curvature = np.zeros((block_size, n_nodes))
@@ -496,22 +520,29 @@ def _plackett_luce_leaf_curvature(
             rest_sum = np.empty(n_nodes)
             leaf_sum = np.empty(n_nodes)
             leaf_stamp = np.full(n_nodes, -1, dtype=np.int64)
+            present = np.empty(n_nodes, dtype=np.int64)
+            rest_present = np.empty(n_nodes, dtype=np.int64)
+            in_top = np.empty(most_top, dtype=np.bool_)
+            sums = np.empty(most_depth + 1)
+            top_exp = np.empty(most_top)
+            context_share = np.zeros(most_depth)
             stamp = 0
             for b in range(chunk * QUERY_CHUNK, min(block_size, (chunk + 1) * QUERY_CHUNK)):
                 stamp = _query_leaf_curvature(
                     block_start + b, scores, permutations, query_boundaries, contexts, context_boundaries, depths,
                     top_rows, top_boundaries, top_slot, row_leaf, weights, rest_largest, rest_sum, leaf_sum,
-                    leaf_stamp, stamp, query_curvature[b],
+                    leaf_stamp, stamp, query_curvature[b], present, rest_present, in_top, sums, top_exp, context_share,
                 )  # fmt: skip
         for b in range(block_size):
             for node in range(n_nodes):
                 curvature[node] += query_curvature[b, node]
 
 
-@jit
+@jit(refcounted=False)
 def _query_leaf_curvature(
     q, scores, permutations, query_boundaries, contexts, context_boundaries, depths, top_rows, top_boundaries, top_slot,
-    row_leaf, weights, rest_largest, rest_sum, leaf_sum, leaf_stamp, stamp, query_curvature,
+    row_leaf, weights, rest_largest, rest_sum, leaf_sum, leaf_stamp, stamp, query_curvature, present, rest_present,
+    in_top, sums, top_exp, context_share,
 ):  # fmt: skip
     """Query ``q``'s terms of ``_plackett_luce_leaf_curvature``, added to ``query_curvature``.
 
@@ -534,6 +565,11 @@ def _query_leaf_curvature(
     stamp : int
     query_curvature : float64 array of shape (n_nodes,)
         Output.
+    present, rest_present : int64 arrays of shape (n_nodes,)
+    in_top, sums, top_exp :
+        Scratch, as in ``_query_gradients_linear``.
+    context_share : float64 array of shape (>= depths[q],)
+        Zeros on entry, zeros again on return (each walk clears what it sets).
 
     Returns
     -------
@@ -548,16 +584,18 @@ def _query_leaf_curvature(
     linear = largest - smallest <= LINEAR_SPREAD
     m = depths[q]
     query_top = top_rows[top_boundaries[q] : top_boundaries[q + 1]]
-    in_top = np.empty(len(query_top), dtype=np.bool_)
-    sums = np.empty(m + 1)  # the walked permutation's context sums (or their logs); the tail's at m
-    present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves met so far in this walk
-    rest_present = np.empty(min(n_nodes, end - start), dtype=np.int64)  # leaves of the rest
-    top_exp = _top_exponentials(scores, query_top, largest) if linear else np.empty(0)
+    in_top = in_top[: len(query_top)]
+    sums = sums[: m + 1]  # the walked permutation's context sums (or their logs); the tail's at m
+    present = present[: min(n_nodes, end - start)]  # leaves met so far in this walk
+    rest_present = rest_present[: min(n_nodes, end - start)]  # leaves of the rest
+    top_exp = top_exp[: len(query_top)]
+    if linear:
+        _top_exponentials(scores, query_top, largest, top_exp)
     stamp += 1
     n_rest_present, rest = _rest_leaf_sums(
         scores, start, end, top_slot, row_leaf, linear, largest, rest_largest, rest_sum, leaf_stamp, stamp, rest_present
     )
-    context_share = np.zeros(m)  # share of the walked permutation's context at each position
+    context_share = context_share[:m]  # share of the walked permutation's context at each position
     weight = weights[start] if end > start else 0.0
     first = context_boundaries[q]
     while first < context_boundaries[q + 1]:
