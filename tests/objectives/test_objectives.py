@@ -885,6 +885,27 @@ def test_err_lambdas_survive_zero_gains_and_grades_whose_stop_probability_rounds
     assert np.isfinite(g).all() and np.isfinite(h).all() and np.abs(g).sum() > 0
 
 
+def test_lambdaranks_calls_from_python_share_one_compiled_signature():
+    """Gradients and losses of top-k and sampled pairs, NDCG, MAP and ERR, with and without
+    click positions: Python passes what it does not ask for as empty arrays, so the
+    kernel compiles once for all of them (seven signatures took about 50 s cold), and
+    each asks for what it gets (the positions' loss sums and the losses are filled)."""
+    from forestrank.objectives import _lambdarank
+
+    labels = np.array([2.0, 0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+    boundaries, scores = np.array([0, 4, 7]), np.linspace(1, -1, 7)
+    for parameters in ({}, {"metric": "map"}, {"metric": "err"}, {"pair_method": "mean", "random_state": 0}):
+        objective = LambdaRank(**parameters)
+        _lambdarank_gradients_of(objective, labels, boundaries, scores)
+        assert objective.loss(scores) > 0
+    clicked = LambdaRank()
+    clicked.prepare(labels, boundaries)
+    clicked.show_positions(np.array([1, 2, 3, 4, 1, 2, 3]), np.full((2, 4), 0.5))
+    _gradients(clicked, scores)
+    assert clicked.position_loss_sums().sum() > 0
+    assert len(_lambdarank._lambdarank_gradients_from_python.signatures) == 1
+
+
 def test_the_objectives_check_their_gain():
     labels, boundaries = np.array([2.0, 0.0, 1.0]), np.array([0, 3])
     listed = LambdaRank(label_gain=[0, 10, 20])

@@ -72,6 +72,12 @@ def _lambdarank_gradients(
     """LambdaRank gradients and hessians of every document (module docstring); with
     ``positions``, Unbiased LambdaMART's (Hu et al., WWW 2019, Eq. 9-10).
 
+    Each optional array below is None or an array, empty when not given: the compiled
+    boosting loop passes None, and numba drops the code that reads it by type; Python
+    passes empty arrays (``LambdaRank._kernel``), so that its calls, whatever they ask
+    for, compile one signature instead of one per combination, and the kernel tests
+    their lengths once per query.
+
     Parameters
     ----------
     scores, labels : float64 arrays of shape (n_rows,), rows grouped by query
@@ -90,8 +96,8 @@ def _lambdarank_gradients(
         ``METRIC_NDCG``, ``METRIC_MAP`` or ``METRIC_ERR``: whose change weighs a pair
         (``_metric_change``).
     stop_probabilities : None or float64 array of shape (n_rows,)
-        None for NDCG (numba drops the other metrics' branches by type); ERR's
-        ``R(l)`` of every row (``_ranking.stop_probabilities``), empty for MAP.
+        ERR's ``R(l)`` of every row (``_ranking.stop_probabilities``); read only for MAP
+        and ERR (empty for MAP), None or empty for NDCG.
     sigma : float
         Steepness of the pairwise logistic.
     truncation_level : int
@@ -101,19 +107,19 @@ def _lambdarank_gradients(
         lambdas over ``pairs_per_document``).
     pairs_per_document : int
         Sampled pairs (``pair_states`` given): the pairs each document draws.
-    pair_states : None or uint64 array of shape (n_queries, 2)
-        None: top-k pairs. Otherwise each query's generator state (``_tree._rng``),
+    pair_states : None or uint64 array of shape (n_queries, 2) or (0, 2)
+        None or empty: top-k pairs. Otherwise each query's generator state (``_tree._rng``),
         advanced in place: every document draws ``pairs_per_document`` partners among
         the query's documents of other grades (XGBoost's ``lambdarank_pair_method="mean"``).
     gradients, hessians : float64 arrays of shape (n_rows,)
         Output.
-    positions : None or int64 array of shape (n_rows,)
-        The 0-based position each document was shown at (click data). None: plain
-        LambdaRank (numba drops the branches by type).
+    positions : None or int64 array of shape (n_rows,) or (0,)
+        The 0-based position each document was shown at (click data). None or empty:
+        plain LambdaRank.
     propensities : None or float64 array of shape (2, n_positions)
         ``t+`` (row 0) and ``t-`` (row 1) of every position: a pair (clicked ``i``,
         unclicked ``j``) counts ``1 / (t+[pos_i] t-[pos_j])``.
-    position_losses : None or float64 array of shape (n_queries, 2, n_positions)
+    position_losses : None or float64 array of shape (n_queries, 2, n_positions), given with ``positions``
         Output: per query, the pair costs ``L_ij / t-[pos_j]`` summed at ``pos_i``
         (row 0) and ``L_ij / t+[pos_i]`` summed at ``pos_j`` (row 1), for the
         propensities' update (``LambdaRank.position_loss_sums``). ``L_ij`` is
@@ -121,10 +127,10 @@ def _lambdarank_gradients(
         (the logistic cost of the reversed pair); with the pair's own RankNet cost the
         non-click propensities fell with the position and the model got worse
         (``benchmarks/RESULTS.md``, "Learning from clicks").
-    query_losses : None or float64 array of shape (n_queries,)
+    query_losses : None or float64 array of shape (n_queries,) or (0,)
         Output: each query's |dNDCG|-weighted RankNet cost over the pairs counted,
         ``sum |dNDCG_ij| log(1 + exp(-sigma (s_i - s_j)))``, before LightGBM's
-        normalisations (``LambdaRank.loss``); None: not computed.
+        normalisations (``LambdaRank.loss``); None or empty: not computed.
     rankings : int64 array of shape (n_rows,)
         Each query's rows in the order of the scores of the last call (any order of the
         query's own rows at first), re-sorted in place for these scores
@@ -151,6 +157,15 @@ def _lambdarank_gradients(
                 gradients, hessians, positions, propensities, position_losses, query_losses, no_statistics, rankings,
                 ranked,
             )  # fmt: skip
+
+
+# The empty arrays Python passes for optional arguments not given (``LambdaRank._kernel``);
+# the kernel writes to none of them.
+_NO_ROWS = np.empty(0)
+_NO_PAIR_STATES = np.empty((0, 2), dtype=np.uint64)
+_NO_POSITIONS = np.empty(0, dtype=INDEX_DTYPE)
+_NO_PROPENSITIES = np.empty((2, 0))
+_NO_POSITION_LOSSES = np.empty((0, 2, 0))
 
 
 LambdaRankState = namedtuple(
@@ -202,9 +217,16 @@ def _query_gradients(
     ``_add_pair``.
     """
     n = end - start
-    if position_losses is not None:
+    # Each optional array is None (the compiled boosting loop: numba drops its code by
+    # type) or an array, empty when not asked for (Python's calls: one compiled signature
+    # for every combination); ``stop_probabilities`` is read for MAP and ERR only.
+    debiased = positions is not None and len(positions) > 0
+    losses_wanted = query_losses is not None and len(query_losses) > 0
+    sampled = pair_states is not None and len(pair_states) > 0
+    by_metric = stop_probabilities is not None and metric != METRIC_NDCG
+    if position_losses is not None and debiased:
         position_losses[q] = 0.0
-    if query_losses is not None:
+    if query_losses is not None and losses_wanted:
         query_losses[q] = 0.0
     if n < 2 or query_scale == 0.0:
         for i in range(start, end):
@@ -214,9 +236,8 @@ def _query_gradients(
     order = rankings[start:end]
     _rank_by_score(scores, order, start)
     spread = scores[order[0]] != scores[order[n - 1]]
-    if stop_probabilities is None:
-        ranked = no_statistics
-    else:
+    ranked = no_statistics
+    if stop_probabilities is not None and by_metric:
         ranked = _ranked_statistics(order, labels, stop_probabilities, metric)
     ranked_scores, ranked_labels, ranked_gains = ranked_rows.scores[:n], ranked_rows.labels[:n], ranked_rows.gains[:n]
     ranked_gradients, ranked_hessians = ranked_rows.gradients[:n], ranked_rows.hessians[:n]
@@ -229,7 +250,7 @@ def _query_gradients(
     total = 0.0
     # NaN scores rank last and fail the comparison: their pairs take _add_pair.
     by_rank = abs(sigma) * (ranked_scores[0] - ranked_scores[n - 1]) <= LINEAR_SPREAD
-    if pair_states is None and stop_probabilities is None and positions is None and query_losses is None and by_rank:
+    if not (sampled or by_metric or debiased or losses_wanted) and by_rank:
         _fill_rank_terms(n, discounts, sigma, ranked_rows)
         offset, slope = (0.01, 1.0) if normalize and spread else (1.0, 0.0)
         # The ranks from the last run of one grade on have no pair of two grades below them.
@@ -238,13 +259,13 @@ def _query_gradients(
             tail -= 1
         for i in range(min(tail, truncation_level)):
             total += _add_rank_pairs(i, n, query_scale, sigma, offset, slope, ranked_rows)
-    elif pair_states is None:
+    elif pair_states is None or not sampled:
         for i in range(min(n - 1, truncation_level)):
             for j in range(i + 1, n):
                 total += _add_pair(
                     q, order, i, j, ranked_scores, ranked_labels, ranked_gains, query_scale, discounts, metric,
-                    stop_probabilities, ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians, positions,
-                    propensities, position_losses, query_losses,
+                    stop_probabilities, by_metric, ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians,
+                    positions, debiased, propensities, position_losses, query_losses, losses_wanted,
                 )  # fmt: skip
     else:
         # Ranks grouped by grade, best first: each document of a grade draws its partners
@@ -264,12 +285,13 @@ def _query_gradients(
                         other += stop - first
                     total += _add_pair(
                         q, order, by_grade[k], by_grade[other], ranked_scores, ranked_labels, ranked_gains, query_scale,
-                        discounts, metric, stop_probabilities, ranked, sigma, normalize, spread, ranked_gradients,
-                        ranked_hessians, positions, propensities, position_losses, query_losses,
+                        discounts, metric, stop_probabilities, by_metric, ranked, sigma, normalize, spread,
+                        ranked_gradients, ranked_hessians, positions, debiased, propensities, position_losses, query_losses,
+                        losses_wanted,
                     )  # fmt: skip
             first = stop
     factor = 1.0
-    if normalize and pair_states is not None:
+    if normalize and sampled:
         factor = 1.0 / pairs_per_document
     elif normalize and total > 0.0:
         factor = np.log2(1.0 + total) / total
@@ -320,11 +342,13 @@ def _ranks_above(score, row, other_score, other_row):
 @jit(inline="always")
 def _add_pair(
     q, order, rank_a, rank_b, ranked_scores, ranked_labels, ranked_gains, query_scale, discounts, metric, stop_probabilities,
-    ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians, positions, propensities, position_losses, query_losses,
+    by_metric, ranked, sigma, normalize, spread, ranked_gradients, ranked_hessians, positions, debiased, propensities,
+    position_losses, query_losses, losses_wanted,
 ):  # fmt: skip
     """Add the pair of the documents at ranks ``rank_a`` and ``rank_b`` (0-based, ``order``
     the query's ranking) to their gradients and hessians; return the pair's
-    ``2 |lambda_ij|`` (0 for documents of one grade).
+    ``2 |lambda_ij|`` (0 for documents of one grade). ``by_metric``, ``debiased`` and
+    ``losses_wanted`` say which of the optional arrays are given (``_query_gradients``).
 
     ``ranked_*`` are the query's scores, grades, gains, gradients and hessians in rank
     order (``_query_gradients``). The better-graded document gets
@@ -339,17 +363,17 @@ def _add_pair(
     high_rank = rank_a if a_higher else rank_b
     low_rank = rank_b if a_higher else rank_a
     score_gap = ranked_scores[high_rank] - ranked_scores[low_rank]
-    if stop_probabilities is None:  # NDCG
+    if stop_probabilities is None or not by_metric:  # NDCG
         gain_gap = ranked_gains[high_rank] - ranked_gains[low_rank]
         delta_ndcg = gain_gap * abs(discounts[high_rank] - discounts[low_rank]) * query_scale
     else:
         delta_ndcg = abs(_metric_change(metric, ranked, rank_a, rank_b)) * query_scale
-    if query_losses is not None:
+    if query_losses is not None and losses_wanted:
         query_losses[q] += delta_ndcg * _softplus(-sigma * score_gap)
     if normalize and spread:
         delta_ndcg /= 0.01 + abs(score_gap)
     rho = 1.0 / (1.0 + np.exp(sigma * score_gap))
-    if positions is not None:
+    if positions is not None and debiased:
         shown_high = positions[order[high_rank]]
         shown_low = positions[order[low_rank]]
         debias = 1.0 / (propensities[0, shown_high] * propensities[1, shown_low])
@@ -659,13 +683,17 @@ class LambdaRank(RankingObjective):
     def _kernel(self, scores, normalize, gradients, hessians, positions, propensities, position_losses, losses, rankings):
         """``_lambdarank_gradients`` with this objective's settings, the current pair states
         (a copy: the kernel advances the states it is given) and ``rankings`` (re-sorted in
-        place)."""
-        states = None if self.pair_states_ is None else self.pair_states_.copy()
+        place). Every optional array not given (None) is passed empty, so that Python's
+        calls, whatever they ask for, share one compiled signature."""
+        states = _NO_PAIR_STATES if self.pair_states_ is None else self.pair_states_.copy()
+        stops = _NO_ROWS if self.stop_probabilities_ is None else self.stop_probabilities_
+        if positions is None:
+            positions, propensities, position_losses = _NO_POSITIONS, _NO_PROPENSITIES, _NO_POSITION_LOSSES
         _lambdarank_gradients_from_python(
             scores, self.labels_, self.gains_, self.query_boundaries_, self.query_scales_, self.discounts_,
-            self._metric, self.stop_probabilities_, float(self.sigma), int(self.truncation_level), normalize,
-            int(self.pairs_per_document), states, gradients, hessians, positions, propensities, position_losses,
-            losses, rankings,
+            self._metric, stops, float(self.sigma), int(self.truncation_level), normalize, int(self.pairs_per_document),
+            states, gradients, hessians, positions, propensities, position_losses, _NO_ROWS if losses is None else losses,
+            rankings,
         )  # fmt: skip
 
     def loss(self, scores: np.ndarray) -> float:
