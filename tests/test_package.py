@@ -110,6 +110,34 @@ print(json.dumps(literal))
     assert literal == []
 
 
+@pytest.mark.slow  # a cold compile of a forest's kernels
+def test_a_forest_compiles_no_parallel_kernel(tmp_path):
+    """Forests grow each tree on one thread (in joblib's threads, where numba's parallel
+    kernels must not run), so their builders, the pooled one included, compile no
+    parallel partition, fill or scan: ``n_threads`` None is a type numba drops those
+    branches for (``_rows.partition_node``), which took a sixth of RF-point's cold
+    compile. The serial partition compiled beside them shows the events are seen."""
+    code = """
+import json
+from numba.core import event
+from forestrank import RFPointRanker, make_ranking
+compiled = []
+class Listener(event.Listener):
+    def on_start(self, data):
+        compiled.append(data.data["dispatcher"].py_func.__name__)
+    def on_end(self, data):
+        pass
+event.register("numba:compile", Listener())
+X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
+RFPointRanker(n_estimators=2, n_jobs=2).fit(X, y, qid=qid)
+RFPointRanker(n_estimators=2, n_jobs=2, criterion="variance", max_features=None).fit(X, y, qid=qid)
+print(json.dumps(compiled))
+"""
+    compiled = json.loads(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2"))
+    assert {"partition", "fill_histograms", "pooled_scans"} <= set(compiled)
+    assert [name for name in compiled if name.endswith("_parallel")] == []
+
+
 def test_jitted_and_interpreted_kernels_agree(tmp_path):
     """NUMBA_DISABLE_JIT=1 runs the same kernels as plain Python; the results must match."""
     X, y, qid = make_ranking(n_queries=40, n_features=4, random_state=0)

@@ -71,9 +71,12 @@ max_features : int
     Usable features examined per node.
 expansion : int
     ``_frontier`` constant (``DEPTH`` ... ``RELEVANT``).
-n_threads : int
-    numba threads summing the pooled histograms; 1 whenever the caller runs in a
-    joblib thread (forests): parallel kernels must not run there.
+n_threads : int or None
+    numba threads summing the pooled histograms, scanning them and partitioning
+    large nodes (boosting); None for trees that run on one thread (forests, which
+    grow their trees in joblib's threads, where parallel kernels must not run):
+    their specialisations then compile no parallel kernel (``_rows.partition_node``,
+    ``_histograms.fill_node``, ``_splitter.pooled_scans``).
 missing_direction : int
     ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``, ``SEPARATE``): where splits send
     missing values (of numeric features: a categorical feature's missing values are a
@@ -481,11 +484,9 @@ def _partition_node(node, n_nodes, binned, rows, params, pool, remote, start, en
             )
         n_left, n_missing = _remote.partition(remote, node, n_nodes, feature, cut_bin, missing_bin, missing_left, fill_child)
         return start + n_left, n_missing
-    if params.n_threads > 1 and end - start >= params.n_threads * _rows.PARALLEL_PARTITION_ROWS_PER_THREAD:
-        return _rows.partition_parallel(
-            binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
-        )
-    return _rows.partition(binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins)
+    return _rows.partition_node(
+        binned.X_binned, rows, start, end, feature, cut_bin, missing_bin, missing_left, left_bins, params.n_threads
+    )
 
 
 @jit(inline="always")

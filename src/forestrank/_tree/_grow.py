@@ -36,7 +36,7 @@ class TreeParams:
     sorted_sweep: bool = False
     listwise_depth: int = 0
     max_queries: int = -1
-    n_threads: int = 1
+    n_threads: int | None = None
     missing_direction: int = _scans.LEARN
     cat_smooth: float = 0.0
     max_cat_to_onehot: int = 0
@@ -50,7 +50,7 @@ class TreeParams:
             int(self.criterion), int(self.n_classes), float(self.l2_regularization), int(self.max_depth),
             int(self.min_samples_split), int(self.min_samples_leaf), float(self.min_child_weight),
             float(self.min_gain_to_split), int(self.max_leaf_nodes), int(self.max_features), int(self.expansion),
-            int(self.n_threads), int(self.missing_direction), float(self.cat_smooth), int(self.max_cat_to_onehot),
+            None if self.n_threads is None else int(self.n_threads), int(self.missing_direction), float(self.cat_smooth), int(self.max_cat_to_onehot),
             int(self.max_cat_threshold), int(self.min_data_per_group), float(self.cat_l2),
         )  # fmt: skip
 

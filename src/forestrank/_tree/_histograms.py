@@ -298,13 +298,24 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
         if parent_slot >= 0:
             subtract_histograms(histograms, parent_slot, slot)
         return
-    if n_threads > 1:
-        fill_histograms_parallel(
-            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
-            n_threads, pool.bin_counts,
-        )  # fmt: skip
-        return
-    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, pool.bin_counts)
+    fill_node(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, pool.bin_counts)
+
+
+@jit(callable_from_python=False)
+def fill_node(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, counts):
+    """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``slot``, then, when
+    ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; both by
+    ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one.
+    ``n_threads`` None: a tree grown on one thread, whose specialisation compiles no
+    parallel fill (``_rows.partition_node``)."""
+    if n_threads is not None:
+        if n_threads > 1:
+            fill_histograms_parallel(
+                X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot,
+                parent_slot, n_threads, counts,
+            )  # fmt: skip
+            return
+    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, counts)
     if parent_slot >= 0:
         subtract_histograms(histograms, parent_slot, slot)
 

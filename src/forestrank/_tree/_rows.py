@@ -242,6 +242,24 @@ def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
         )  # fmt: skip
 
 
+@jit(callable_from_python=False)
+def partition_node(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads):
+    """``partition`` of a node, or ``partition_parallel`` on ``n_threads`` numba threads for a
+    node of at least ``PARALLEL_PARTITION_ROWS_PER_THREAD`` rows a thread.
+
+    ``n_threads`` None (a tree grown on one thread: ``_builder.GrowthParams``) is a type
+    of its own, for which numba drops the parallel branch: a forest's builder then
+    compiles no parallel partition (``docs/design.md``, "Optional inputs are None by
+    type"). Called, not inlined, so that the test is on an argument.
+    """
+    if n_threads is not None:
+        if n_threads > 1 and end - start >= n_threads * PARALLEL_PARTITION_ROWS_PER_THREAD:
+            return partition_parallel(
+                X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads
+            )
+    return partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins)
+
+
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads):
     """``partition`` on ``n_threads`` numba threads: the same stable partition.

@@ -95,7 +95,7 @@ def draw_feature(features, i, rng_state):
     return feature
 
 
-@jit(inline="always")
+@jit(refcounted=False, callable_from_python=False)
 def fill_scratch(X_binned, feature, rows, start, end, criterion, scratch):
     """Sum the rows at positions ``start:end`` into the scratch histogram by their bin of
     ``feature``: per-bin statistics, weights, counts, a single row's class, the bitmap."""

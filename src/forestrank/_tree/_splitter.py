@@ -95,8 +95,8 @@ def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, miss
         )
 
 
-@jit(inline="always")
-def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories):
+@jit(callable_from_python=False)
+def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, n_threads):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
@@ -127,8 +127,11 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
         categorical feature, the size of its left set in place of the bin).
     categories : _categories.CategorySplits or None
         The tree's categorical features; None: none.
+    n_threads : int or None
+        ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
+        compiles no parallel scan (``_rows.partition_node``).
     """
-    if present is None and params.n_threads > 1 and last - first > 1:
+    if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
             categories,
@@ -162,7 +165,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
             _scans.draw_feature(features, i, rng_state)
         pooled_scans(
             pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
-            monotonic_cst, present, gains, cuts, categories,
+            monotonic_cst, present, gains, cuts, categories, params.n_threads,
         )  # fmt: skip
         for i in range(first, drawn):
             if cuts[i, 0]:
