@@ -19,7 +19,9 @@ class TreeParams:
     """Integer-coded growth parameters, as the builder takes them (-1 = no limit).
 
     ``sorted_sweep`` replaces the histogram scans by the sorted sweep (the stateful
-    criteria's path; tests compare the two).
+    criteria's path; tests compare the two). ``n_threads``: the numba threads of a tree
+    grown in the caller's thread (boosting); None, a tree on one thread, compiled
+    without parallel kernels (forests, whose trees run in joblib's threads).
     """
 
     criterion: int

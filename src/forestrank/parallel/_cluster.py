@@ -20,8 +20,8 @@ a replica, the scheduler runs the lost batches again elsewhere (or on the restar
 worker) and the batch, a pure function of the data and the tree indices, returns the
 same trees. A scheduler that goes away ends the fit with a ``ConnectionError``.
 
-Forest trees are grown with one numba thread (``TreeParams.n_threads == 1``), so a
-task never enters a ``parallel=True`` kernel: the parallel histogram fill and the
+Forest trees are grown on one thread (``TreeParams.n_threads`` None: their builders
+compile no parallel kernel), so a task never enters a ``parallel=True`` kernel: the parallel histogram fill and the
 gradient kernels belong to boosting, which runs on the caller's machine.
 """
 
