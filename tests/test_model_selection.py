@@ -89,9 +89,14 @@ def test_shuffle_split_sizes_count_queries():
     "base, name, values",
     [
         (LambdaMART(n_estimators=5, random_state=0), "objective", ["lambdarank", "xendcg"]),
-        (LambdaMART(n_estimators=5, random_state=0), "monotonic_cst", [None, [1] + [0] * 9]),
+        pytest.param(  # a build_tree specialisation of its own (monotone constraints): after the quick suite
+            LambdaMART(n_estimators=5, random_state=0), "monotonic_cst", [None, [1] + [0] * 9], marks=pytest.mark.slow
+        ),
         (LambdaMART(n_estimators=5, random_state=0), "interaction_cst", [None, "no_interactions"]),
-        (RFPointRanker(n_estimators=5, criterion="variance", random_state=0), "monotonic_cst", [None, [1] + [0] * 9]),
+        pytest.param(
+            RFPointRanker(n_estimators=5, criterion="variance", random_state=0), "monotonic_cst", [None, [1] + [0] * 9],
+            marks=pytest.mark.slow,
+        ),
         (RFPointRanker(n_estimators=5, random_state=0), "interaction_cst", [None, "no_interactions"]),
     ],
     ids=["objective", "boosting monotonic_cst", "boosting interaction_cst", "forest monotonic_cst", "forest interaction_cst"],

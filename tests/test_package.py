@@ -111,16 +111,20 @@ print(json.dumps(literal))
 
 
 @pytest.mark.slow  # a cold compile of a forest's kernels
-def test_a_forest_compiles_no_parallel_kernel(tmp_path):
+def test_a_forest_compiles_no_parallel_kernel_and_no_monotone_gain(tmp_path):
     """Forests grow each tree on one thread (in joblib's threads, where numba's parallel
     kernels must not run), so their builders, the pooled one included, compile no
     parallel partition, fill or scan: ``n_threads`` None is a type numba drops those
     branches for (``_rows.partition_node``), which took a sixth of RF-point's cold
-    compile. The serial partition compiled beside them shows the events are seen."""
+    compile. The serial partition compiled beside them shows the events are seen.
+    Likewise a tree without monotone constraints hands its scans ``monotonic_cst``
+    None, so that no clipped gain is compiled into them (``_criteria.candidate_gain``),
+    another fifth."""
     code = """
-import json
+import inspect, json
 from numba.core import event
 from forestrank import RFPointRanker, make_ranking
+from forestrank._tree import _scans
 compiled = []
 class Listener(event.Listener):
     def on_start(self, data):
@@ -131,11 +135,16 @@ event.register("numba:compile", Listener())
 X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
 RFPointRanker(n_estimators=2, n_jobs=2).fit(X, y, qid=qid)
 RFPointRanker(n_estimators=2, n_jobs=2, criterion="variance", max_features=None).fit(X, y, qid=qid)
-print(json.dumps(compiled))
+def monotone_types(scan):
+    position = list(inspect.signature(scan.py_func).parameters).index("monotonic_cst")
+    return sorted({str(signature[position]) for signature in scan.signatures})
+print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_types(_scans.pooled_scan)]))
 """
-    compiled = json.loads(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2"))
+    output = run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2")
+    compiled, histogram_scan_types, pooled_scan_types = json.loads(output)
     assert {"partition", "fill_histograms", "pooled_scans"} <= set(compiled)
     assert [name for name in compiled if name.endswith("_parallel")] == []
+    assert histogram_scan_types == pooled_scan_types == ["none"]
 
 
 def test_jitted_and_interpreted_kernels_agree(tmp_path):

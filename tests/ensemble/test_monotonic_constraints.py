@@ -1,4 +1,8 @@
-"""Monotone constraints (``monotonic_cst``): every fitted model is monotone in each constrained feature."""
+"""Monotone constraints (``monotonic_cst``): every fitted model is monotone in each constrained feature.
+
+The fits under constraints are slow tests: a tree with constraints is a build_tree
+specialisation of its own (``_criteria.candidate_gain``), compiled after the quick suite.
+"""
 
 import numpy as np
 import pytest
@@ -25,6 +29,7 @@ def sweep(model, X, feature, points):
     return model.predict(rows.reshape(-1, X.shape[1])).reshape(len(values), len(points))
 
 
+@pytest.mark.slow  # their own build_tree specialisations (monotone constraints): after the quick suite
 @pytest.mark.parametrize("name", ESTIMATORS)
 @settings(max_examples=8, deadline=None)
 @given(constraints=st.lists(st.sampled_from([-1, 0, 1]), min_size=4, max_size=4), seed=st.integers(0, 2**16))
@@ -47,6 +52,7 @@ def test_no_constraint_is_the_unconstrained_model_bitwise(name):
     np.testing.assert_array_equal(zeros, free)
 
 
+@pytest.mark.slow  # as above
 def test_a_constraint_the_data_agree_with_costs_little_and_one_against_them_costs_much():
     """Grades that rise with feature 0: constraining it to rise loses little, to fall
     leaves the model nothing to learn from it."""
@@ -63,6 +69,7 @@ def test_a_constraint_the_data_agree_with_costs_little_and_one_against_them_cost
     assert scores["against"] < scores["agree"] - 0.1, scores
 
 
+@pytest.mark.slow  # as above
 def test_constraints_by_feature_name_are_the_constraints_by_position():
     pandas = pytest.importorskip("pandas")
     X, y, qid = make_ranking(n_queries=30, n_features=4, random_state=0)

@@ -154,7 +154,7 @@ def call_best_split(
         seed() if rng_state is None else rng_state,
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
         np.zeros(n_features) if feature_penalty is None else np.asarray(feature_penalty, dtype=np.float64), float(penalty_unit),
-        np.zeros(n_features, dtype=np.int8), None,
+        None, None,
     )  # fmt: skip
 
 

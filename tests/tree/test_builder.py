@@ -178,3 +178,31 @@ def test_a_large_forest_keeps_its_nodes_in_blocks_and_then_once(monkeypatch):
         np.testing.assert_array_equal(tree.nodes, twin.nodes)
         assert tree.nodes.base is model._forest_nodes
         assert np.shares_memory(tree.nodes, model._forest_nodes[offset : offset + tree.node_count])
+
+
+@pytest.mark.slow  # their own build_tree specialisations (monotone constraints): after the quick suite
+@pytest.mark.parametrize(
+    "criterion, max_features", [(_criteria.NEWTON, 4), (_criteria.VARIANCE, 4), (_criteria.VARIANCE, 2)],
+    ids=["newton", "variance", "variance, 2 features a node"],
+)  # fmt: skip
+def test_constraints_all_free_grow_the_tree_no_constraints_grow_bitwise(criterion, max_features):
+    """``monotonic_cst`` of zeros compiles the scans with the clipped gains
+    (``_criteria._clipped_gain``), None without: both must grow the same tree."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(700, 4))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    signal = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) * np.nan_to_num(X[:, 2])
+    if criterion == _criteria.NEWTON:
+        training, _ = training_set(X, np.column_stack([-signal, rng.uniform(0.5, 1.0, 700)]), leaf_targets=np.zeros(0))
+    else:
+        training, _ = training_set(X, signal + rng.normal(0, 0.3, 700))
+    params = TreeParams(criterion, 0, max_features=max_features, l2_regularization=1.0, max_leaf_nodes=20)
+
+    def grow(monotonic_cst):
+        return grow_tree(training, np.ones(700), params, seed(3), monotonic_cst=monotonic_cst)
+
+    free, zeros = grow(None), grow(np.zeros(4, dtype=np.int8))
+    assert free.n_leaves == 20
+    np.testing.assert_array_equal(zeros.nodes, free.nodes)
+    np.testing.assert_array_equal(zeros.values, free.values)
+    np.testing.assert_array_equal(zeros.feature_gains, free.feature_gains)

@@ -104,7 +104,7 @@ def test_incremental_class_sums_equal_their_recomputation(criterion, data, integ
         left_weight = left.sum()
         screened = _criteria.candidate_gain(
             criterion, row + 1, len(weights), left_weight, node_weight, left_terms, right_terms, 0.0, 0.0, 0.0, 0.0,
-            cost, 0.0, integer_weights, 1, 0.0, -np.inf, np.inf, 0,
+            cost, 0.0, integer_weights, 1, 0.0, -np.inf, np.inf, 0, None,
         )  # fmt: skip
         exact = _criteria.exact_class_gain(criterion, left, node, left_weight, node_weight, cost, integer_weights)
         on_left = np.arange(len(weights)) <= row
@@ -131,7 +131,7 @@ def test_moment_candidate_gain_is_the_cost_decrease_and_enforces_the_child_minim
     def gain(min_samples_leaf=1, min_child_weight=0.0):
         return _criteria.candidate_gain(
             criterion, cut, len(weights), weights[:cut].sum(), weights.sum(), 0.0, 0.0, left[0], left[1], node[0],
-            node[1], cost, l2, True, min_samples_leaf, min_child_weight, -np.inf, np.inf, 0,
+            node[1], cost, l2, True, min_samples_leaf, min_child_weight, -np.inf, np.inf, 0, None,
         )  # fmt: skip
 
     expected = cost - brute_cost(criterion, targets[:cut], weights[:cut], l2) - brute_cost(
@@ -165,7 +165,7 @@ def test_monotone_candidate_gain_scores_the_children_at_their_clipped_values(cri
     cost, _ = _criteria.node_cost(criterion, node, weights.sum(), l2, True)
     gain = _criteria.candidate_gain(
         criterion, cut, len(weights), weights[:cut].sum(), weights.sum(), 0.0, 0.0, left[0], left[1], node[0], node[1],
-        cost, l2, True, 1, 0.0, lower, upper, constraint,
+        cost, l2, True, 1, 0.0, lower, upper, constraint, np.zeros(1, dtype=np.int8),
     )  # fmt: skip
 
     def held(part):
@@ -239,7 +239,7 @@ def test_hellinger_gain_is_the_ordinal_hellinger_distance(node_counts, data):
     # Screened as "evaluate exactly" whenever both children are large enough.
     screened = _criteria.candidate_gain(
         _criteria.HELLINGER, 1, 2, left.sum(), node.sum(), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, True, 1, 0.0,
-        -np.inf, np.inf, 0,
+        -np.inf, np.inf, 0, None,
     )
     assert screened == np.inf
 

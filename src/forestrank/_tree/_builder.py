@@ -135,8 +135,8 @@ above it set (float64; -inf and inf without: ``_bound_children``)."""
 Workspace = namedtuple(
     "Workspace",
     [
-        "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "monotonic_cst",
-        "interaction_groups", "path_words", "allowed_words",
+        "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "interaction_groups",
+        "path_words", "allowed_words",
     ],
 )  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -153,10 +153,6 @@ statistics : float64 array of shape (n_statistics,)
 feature_penalty : float64 array of shape (n_features,)
     The tree's cost penalty of each feature, ``lambda * c(f)`` for features it does
     not get for free (``_splitter.best_split``); zeros when costs are off.
-monotonic_cst : int8 array of shape (n_features,)
-    Each feature's monotone constraint: +1 the tree's value may only rise with the
-    feature, -1 only fall, 0 free (scikit-learn's ``monotonic_cst``); zeros by
-    default. Only moment criteria (newton, variance) take constraints.
 interaction_groups : uint64 array of shape (n_groups, n_feature_words)
     Interaction constraints (scikit-learn's ``interaction_cst``): each row the set of
     features one group lets interact, as bits (feature ``f`` is bit ``f % 64`` of
@@ -176,7 +172,7 @@ def new_workspace(
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
-        np.zeros(n_features, dtype=np.int8), np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
+        np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
         np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
     )  # fmt: skip
 
@@ -299,7 +295,7 @@ def _record_split(table, binned, node, feature, b, after, gain, missing, categor
 
 
 @jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories):
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories, monotonic_cst):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
     Pointwise trees search its split now; listwise trees when it is expanded; a forced
@@ -343,8 +339,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
-            work.monotonic_cst,
-            table.lower[node], table.upper[node], categories,
+            monotonic_cst, table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -358,7 +353,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
 
 
 @jit(inline="always")
-def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units, categories):
+def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units, categories, monotonic_cst):
     """Search the split of an expanded node of a listwise tree; returns whether one was found."""
     table = work.table
     start = table.start[node]
@@ -368,14 +363,13 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
         feature, b, after, gain, missing = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, _allowed_features(node, work), rng_state,
             listwise,
-            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1], work.monotonic_cst,
+            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1], monotonic_cst,
         )  # fmt: skip
     else:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), work.feature_penalty,
-            penalty_units[0], work.monotonic_cst,
-            table.lower[node], table.upper[node], categories,
+            penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         gain *= scale
     if feature < 0:
@@ -398,7 +392,7 @@ def _bounded_value(node, rows, params, work, lower, upper, remote):
 
 
 @jit(inline="always")
-def _bound_children(node, n_nodes, rows, params, work, remote):
+def _bound_children(node, n_nodes, rows, params, work, remote, monotonic_cst):
     """The value bounds of the children ``n_nodes``, ``n_nodes + 1`` of ``node`` (rows
     partitioned): the node's own; a split on a feature of monotone constraint ``c``
     puts the children's values, each clipped to the node's bounds, on either side of
@@ -412,7 +406,9 @@ def _bound_children(node, n_nodes, rows, params, work, remote):
     for child in (n_nodes, n_nodes + 1):
         table.lower[child] = lower
         table.upper[child] = upper
-    constraint = work.monotonic_cst[table.split_feature[node]]
+    if monotonic_cst is None:
+        return
+    constraint = monotonic_cst[table.split_feature[node]]
     if constraint == 0:
         return
     middle = (
@@ -579,7 +575,7 @@ def _penalty_units(params, rows, work, listwise, remote):
 
 
 @jit(refcounted=False)
-def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote, categories):
+def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote, categories, monotonic_cst):
     """Grow one tree; returns the number of nodes written to ``output``.
 
     Parameters
@@ -610,11 +606,16 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
     categories : None or _categories.CategorySplits
         None: no feature is categorical. Otherwise the tree's categorical features,
         the scratch of their scans and the bins each categorical split sends left.
+    monotonic_cst : None or int8 array of shape (n_features,)
+        None: no constraint. Otherwise each feature's monotone constraint: +1 the
+        tree's value may only rise with the feature, -1 only fall, 0 free
+        (scikit-learn's ``monotonic_cst``). Only moment criteria (newton, variance)
+        take constraints.
 
-    The five optional arguments are None or not per call *type*, so a pointwise
+    The six optional arguments are None or not per call *type*, so a pointwise
     forest's specialisation compiles neither the listwise criterion, nor the pool,
-    nor the sorted sweep, nor the exchange, nor categorical splits (``docs/design.md``,
-    "Numba rules").
+    nor the sorted sweep, nor the exchange, nor categorical splits, nor the clipped
+    gains of monotone constraints (``docs/design.md``, "Numba rules").
     """
     table = work.table
     if remote is None:
@@ -647,7 +648,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         while next_node < n_nodes:
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
-                sweep_order, pool, listwise, penalty_units[0], remote, categories,
+                sweep_order, pool, listwise, penalty_units[0], remote, categories, monotonic_cst,
             )  # fmt: skip
             if listwise is not None:  # the tie blocks need the node's value
                 if next_node == 0 or listwise_waiting > 0 or table.depth[next_node] < listwise.depth:
@@ -667,7 +668,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             listwise_waiting -= table.depth[node] < listwise.depth
             if not _search_expanded_node(
                 node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise,
-                penalty_units, categories,
+                penalty_units, categories, monotonic_cst,
             ):  # fmt: skip
                 continue
         if remote is not None and (params.max_leaf_nodes < 0 or n_leaves + 1 < params.max_leaf_nodes):
@@ -677,7 +678,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             for position in range(min(3, work.frontier.size[0])):
                 _announce_next(work.frontier.heap[position], binned, table, pool, remote, categories)
         _split(node, n_nodes, binned, rows, params, output, table, pool, remote, categories)
-        _bound_children(node, n_nodes, rows, params, work, remote)
+        _bound_children(node, n_nodes, rows, params, work, remote, monotonic_cst)
         work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2
         n_leaves += 1

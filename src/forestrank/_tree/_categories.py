@@ -127,7 +127,7 @@ def _settle(order, n, best_k, reverse, one_vs_rest, missing_bin, has_missing):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, keys, best_gain):
+def pooled_category_scan(histogram, n_bins, missing_bin, node, params, monotonic_cst, order, keys, best_gain):
     """The best set of categories of one feature from its pooled histogram (moment criteria).
 
     Up to ``max_cat_to_onehot`` categories in the node: each one alone against the rest.
@@ -148,6 +148,9 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
     n_bins, missing_bin : int
     node : _scans.Node
     params : _builder.GrowthParams
+    monotonic_cst : None or int8 array of shape (n_features,)
+        As ``_scans.histogram_scan`` takes it (a categorical feature has no constraint,
+        but a monotone split above bounds the node's value).
     order : int64 array of shape (max_bins,)
     keys : float64 array of shape (2, max_bins)
         Scratch; ``order`` holds the node's ordered categories after the scan, the left
@@ -225,7 +228,7 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
             gain = _criteria.candidate_gain(
                 criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
                 node.statistics[0], node.statistics[1], node.cost, l2, np.bool_(False), params.min_samples_leaf,
-                params.min_child_weight, node.lower, node.upper, np.int64(0),
+                params.min_child_weight, node.lower, node.upper, np.int64(0), monotonic_cst,
             )  # fmt: skip
             if gain > best_gain:
                 best_gain = gain
@@ -239,7 +242,7 @@ def pooled_category_scan(histogram, n_bins, missing_bin, node, params, order, ke
 
 
 @jit(refcounted=False, callable_from_python=False)
-def histogram_category_scan(X_binned, feature, missing_bin, rows, node, params, scratch, order, keys, best_gain):
+def histogram_category_scan(X_binned, feature, missing_bin, rows, node, params, scratch, monotonic_cst, order, keys, best_gain):
     """The best set of categories of one feature from the node's rows (any criterion): the
     scratch histogram of ``_scans.histogram_scan``, its categories ordered and cut.
 
@@ -285,7 +288,7 @@ def histogram_category_scan(X_binned, feature, missing_bin, rows, node, params, 
             gain = _criteria.sweep_gain(
                 criterion, left_count, n_node, left_weight, node.weight, left_terms, right_terms, left, node.statistics,
                 node.cost, params.l2_regularization, integer_weights, params.min_samples_leaf, params.min_child_weight,
-                best_gain, tolerance, node.lower, node.upper, np.int64(0),
+                best_gain, tolerance, node.lower, node.upper, np.int64(0), monotonic_cst,
             )  # fmt: skip
             if gain > best_gain:
                 best_gain = gain

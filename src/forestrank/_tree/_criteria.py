@@ -219,18 +219,26 @@ def moment_cost_at(criterion, first, second, weight, l2_regularization, value):
     return 2.0 * first * value + (second + l2_regularization) * value * value
 
 
-@jit(inline="always")
-def _children_cost_within(criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower, upper, constraint):
-    """The two children's cost with their values clipped to ``[lower, upper]`` (a node under
-    a monotone split), or ``inf`` when the clipped values break ``constraint`` (+1: the
-    left value above the right one; -1: below). The bounds and the check are those of
-    scikit-learn's histogram gradient boosting (``monotonic_cst``)."""
+@jit(refcounted=False, callable_from_python=False)
+def _clipped_gain(criterion, left_first, left_second, left_weight, node_first, node_second, node_weight, l2, lower, upper, constraint):
+    """The cost decrease of a split whose node and children are held at their values
+    clipped to ``[lower, upper]`` (a node under a monotone split), or -inf when the
+    children's clipped values break ``constraint`` (+1: the left value above the right
+    one; -1: below). The bounds and the check are those of scikit-learn's histogram
+    gradient boosting (``monotonic_cst``), which scores the node at its clipped value
+    too. Called, not inlined: only trees with constraints compile the call, once for
+    every scan."""
+    right_first = node_first - left_first
+    right_second = node_second - left_second
+    right_weight = node_weight - left_weight
+    node_value = bounded_moment_value(criterion, node_first, node_second, node_weight, l2, lower, upper)
     left_value = bounded_moment_value(criterion, left_first, left_second, left_weight, l2, lower, upper)
     right_value = bounded_moment_value(criterion, right_first, right_second, right_weight, l2, lower, upper)
     if constraint * (right_value - left_value) < 0.0:
-        return np.inf
-    return moment_cost_at(criterion, left_first, left_second, left_weight, l2, left_value) + moment_cost_at(
-        criterion, right_first, right_second, right_weight, l2, right_value
+        return -np.inf
+    return moment_cost_at(criterion, node_first, node_second, node_weight, l2, node_value) - (
+        moment_cost_at(criterion, left_first, left_second, left_weight, l2, left_value)
+        + moment_cost_at(criterion, right_first, right_second, right_weight, l2, right_value)
     )
 
 
@@ -309,7 +317,7 @@ def sweep_start(criterion, left, node_statistics, integer_weights):
 def candidate_gain(
     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left_first, left_second,
     node_first, node_second, node_cost, l2, integer_weights, min_samples_leaf, min_child_weight, lower, upper,
-    constraint,
+    constraint, monotonic_cst,
 ):  # fmt: skip
     """Cost decrease of the split at a sweep position, or -inf if a child is too small.
 
@@ -320,7 +328,10 @@ def candidate_gain(
     criteria): a node with finite value bounds ``[lower, upper]``, or a split on a
     feature of ``constraint`` +1 or -1, scores itself and its children at their values
     clipped to the bounds and refuses children whose values break the constraint
-    (``_children_cost_within``); with neither the cost is the unclipped one, bitwise.
+    (``_clipped_gain``); with neither the cost is the unclipped one, bitwise.
+    ``monotonic_cst`` is the tree's constraints, of which only the type is read: None
+    for a tree without any, whose bounds are infinite, so that numba compiles no
+    clipped gain into it (``docs/design.md``, "Numba rules").
     """
     if left_count < min_samples_leaf or n_node - left_count < min_samples_leaf:
         return -np.inf
@@ -341,18 +352,14 @@ def candidate_gain(
                 return -np.inf
         elif left_weight < min_child_weight or right_weight < min_child_weight:
             return -np.inf
-        if constraint != 0 or lower > -np.inf or upper < np.inf:
-            # The node itself is held at its clipped value too, as scikit-learn scores it.
-            node_value = bounded_moment_value(criterion, node_first, node_second, node_weight, l2, lower, upper)
-            node_cost = moment_cost_at(criterion, node_first, node_second, node_weight, l2, node_value)
-            children = _children_cost_within(
-                criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2, lower,
-                upper, constraint,
+        if monotonic_cst is not None and (constraint != 0 or lower > -np.inf or upper < np.inf):
+            return _clipped_gain(
+                criterion, left_first, left_second, left_weight, node_first, node_second, node_weight, l2, lower, upper,
+                constraint,
             )  # fmt: skip
-        else:
-            children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
-                criterion, right_first, right_second, right_weight, l2
-            )
+        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
+            criterion, right_first, right_second, right_weight, l2
+        )
     return node_cost - children
 
 
@@ -360,6 +367,7 @@ def candidate_gain(
 def sweep_gain(
     criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics, node_cost,
     l2, integer_weights, min_samples_leaf, min_child_weight, best_gain, tolerance, lower, upper, constraint,
+    monotonic_cst,
 ):  # fmt: skip
     """The gain a sweep compares at a cut: ``candidate_gain`` from the sweep's state
     (``left``: the left child's statistics, float64 (n_statistics,)), recomputed exactly
@@ -368,7 +376,7 @@ def sweep_gain(
     gain = candidate_gain(
         criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left[0],
         0.0 if classes else left[1], node_statistics[0], 0.0 if classes else node_statistics[1], node_cost, l2,
-        integer_weights, min_samples_leaf, min_child_weight, lower, upper, constraint,
+        integer_weights, min_samples_leaf, min_child_weight, lower, upper, constraint, monotonic_cst,
     )  # fmt: skip
     if classes and gain > best_gain - tolerance:
         gain = exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights)

@@ -410,7 +410,8 @@ def grow_tree(
         work.feature_penalty[:] = 0.0
     else:
         work.feature_penalty[:] = feature_penalty
-    work.monotonic_cst[:] = 0 if monotonic_cst is None else monotonic_cst
+    if monotonic_cst is not None:
+        monotonic_cst = np.ascontiguousarray(monotonic_cst, dtype=np.int8)
     if interaction_groups is not None:
         work = work._replace(interaction_groups=interaction_groups)
     listwise = None
@@ -434,14 +435,14 @@ def grow_tree(
             _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
             work,
             rng_state, np.empty((n_tree_rows, 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None, pool, listwise,
-            output, None, memory.categories,
+            output, None, memory.categories, monotonic_cst,
         )  # fmt: skip
     else:
         no_rows = memory.rows._replace(integer_weights=exchange.integer_weights)
         with _remote.register(exchange) as remote:
             n_nodes = _builder.build_tree(
                 data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
-                output, remote, None,
+                output, remote, None, monotonic_cst,
             )  # fmt: skip
         exchange.finish()
     if value_bounds is not None:

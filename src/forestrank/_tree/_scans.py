@@ -60,13 +60,17 @@ Node.__doc__ = """A node being searched: its positions ``start:end`` in ``Sorted
 cost (``_criteria.node_cost``) and statistics (float64, (n_statistics,)); the bounds
 of its value (float64, -inf and inf unless a monotone split above set them) and the
 monotone constraint of the feature being scanned (int64: -1, 0 or 1), which the
-scans hand to ``_criteria.candidate_gain``."""
+scans hand to ``_criteria.candidate_gain`` with the tree's ``monotonic_cst``: the
+scans take that as an argument of its own, None in a tree without constraints,
+whose type lets numba drop the clipped gains (a namedtuple field's would not)."""
 
 
 @jit(inline="always")
 def for_feature(node, monotonic_cst, feature):
-    """``node`` as a scan of ``feature`` sees it: with that feature's monotone constraint."""
-    return Node(node.start, node.end, node.weight, node.cost, node.statistics, node.lower, node.upper, np.int64(monotonic_cst[feature]))
+    """``node`` as a scan of ``feature`` sees it: with that feature's monotone constraint
+    (0 in a tree without constraints, ``monotonic_cst`` None)."""
+    constraint = np.int64(0) if monotonic_cst is None else np.int64(monotonic_cst[feature])
+    return Node(node.start, node.end, node.weight, node.cost, node.statistics, node.lower, node.upper, constraint)
 
 
 def new_scratch(max_bins: int, n_statistics: int, missing_direction: int) -> ScanScratch:
@@ -137,7 +141,7 @@ def fill_scratch(X_binned, feature, rows, start, end, criterion, scratch):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, present, best_gain):
+def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, present, monotonic_cst, best_gain):
     """Best "bin <= b" of ``feature`` from per-bin sums; returns (is_constant, gain, bin, next bin, missing).
 
     ``next bin`` is the first occupied bin right of the cut (for the threshold).
@@ -159,6 +163,9 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
     scratch : ScanScratch
     present : ``scratch.present``
         A separate argument: numba drops the three-way split where it is None.
+    monotonic_cst : None or int8 array of shape (n_features,)
+        The tree's monotone constraints, None without any: numba then drops the
+        clipped gains (``_criteria.candidate_gain``); ``node.constraint`` is the feature's.
     best_gain : float
     """
     criterion = params.criterion
@@ -181,7 +188,7 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
         if apart:
             apart_gain, sweep_node = set_apart(
                 criterion, node, params, rows.integer_weights, histogram[missing_bin], histogram_count[missing_bin],
-                histogram_weight[missing_bin], present,
+                histogram_weight[missing_bin], present, monotonic_cst,
             )  # fmt: skip
             if apart_gain > best_gain:
                 best_gain, best_bin, best_next = apart_gain, -1, _lowest_bin(occupied, missing_bin)
@@ -194,7 +201,7 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
         leading = missing_first and sweep == 0  # the missing rows lead this sweep
         n_occupied, gain, b, after = _sweep_bins(
             scratch, sweep_node, params, rows.integer_weights, missing_bin, leading, leading and missing_last,
-            cut_before_missing, _present_floor(best_gain, apart_gain),
+            cut_before_missing, monotonic_cst, _present_floor(best_gain, apart_gain),
         )  # fmt: skip
         if after >= 0:
             best_gain, best_bin, best_next = gain + apart_gain, b, after
@@ -203,7 +210,7 @@ def histogram_scan(X_binned, feature, missing_bin, rows, node, params, scratch, 
 
 
 @jit(refcounted=False, callable_from_python=False)  # one compiled copy serves the three scans
-def set_apart(criterion, node, params, integer_weights, missing, n_missing, missing_weight, present):
+def set_apart(criterion, node, params, integer_weights, missing, n_missing, missing_weight, present, monotonic_cst):
     """The node's missing rows as a child of their own (``SEPARATE``; Mohan's three-way split).
 
     A three-way split's cost decrease is that of the cut "missing | present" plus that
@@ -225,6 +232,8 @@ def set_apart(criterion, node, params, integer_weights, missing, n_missing, miss
     missing_weight : float
     present : float64 array of shape (n_statistics,)
         Receives the statistics of the rows with a value.
+    monotonic_cst : None or int8 array of shape (n_features,)
+        As ``histogram_scan`` takes it.
 
     Returns
     -------
@@ -239,7 +248,7 @@ def set_apart(criterion, node, params, integer_weights, missing, n_missing, miss
     gain = _criteria.sweep_gain(
         criterion, n_missing, node.end - node.start, missing_weight, node.weight, 0.0, 0.0, missing, node.statistics,
         node.cost, params.l2_regularization, integer_weights, params.min_samples_leaf, params.min_child_weight,
-        -np.inf, 0.0, node.lower, node.upper, 0,
+        -np.inf, 0.0, node.lower, node.upper, np.int64(0), monotonic_cst,
     )  # fmt: skip
     if _criteria.boundary_points_suffice(criterion, params.min_samples_leaf, params.min_child_weight):
         # Not a boundary point when both sides hold one and the same class.
@@ -339,7 +348,7 @@ def move_bin(scratch, b, criterion, node_statistics, integer_weights, left_terms
 
 
 @jit(inline="always")
-def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_first, keep, cut_before_missing, best_gain):
+def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_first, keep, cut_before_missing, monotonic_cst, best_gain):
     """Walk the occupied bins of the scratch histogram, moving each to the left child, and
     evaluate the cut before each; returns (occupied bins, gain, bin, next bin), next bin
     -1 when no cut beats ``best_gain``.
@@ -396,7 +405,7 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
             gain = _criteria.sweep_gain(
                 criterion, left_count, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
                 node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
-                tolerance, node.lower, node.upper, node.constraint,
+                tolerance, node.lower, node.upper, node.constraint, monotonic_cst,
             )  # fmt: skip
             if gain > best_gain:
                 best_gain = gain
@@ -413,12 +422,13 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, present, best_gain):
+def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, present, monotonic_cst, best_gain):
     """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
 
     Same candidates in the same order (between consecutive occupied bins, the missing
     rows left, then right, or set apart), same return values: (is_constant, gain,
-    bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split).
+    bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split),
+    ``monotonic_cst`` as ``histogram_scan`` takes it.
     """
     histogram = histograms[slot, feature]
     n_missing = int(histogram[missing_bin, _histograms.HIST_COUNT]) if missing_bin >= 0 else 0
@@ -436,7 +446,8 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, pr
             weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
             missing_weight = histogram[missing_bin, _histograms.HIST_WEIGHT] if weighted else 0.0
             apart_gain, sweep_node = set_apart(
-                params.criterion, node, params, False, histogram[missing_bin], n_missing, missing_weight, present
+                params.criterion, node, params, False, histogram[missing_bin], n_missing, missing_weight, present,
+                monotonic_cst,
             )
             if apart_gain > best_gain:
                 lowest = 0
@@ -446,7 +457,7 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, pr
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         n_occupied, gain, b, after = _pooled_sweep(
-            histogram, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params,
+            histogram, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params, monotonic_cst,
             _present_floor(best_gain, apart_gain),
         )  # fmt: skip
         if after >= 0:
@@ -458,7 +469,7 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, pr
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_missing, node, params, best_gain):
+def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_missing, node, params, monotonic_cst, best_gain):
     """``_sweep_bins`` over the bins of one pooled histogram in increasing order.
 
     The bins are walked 64 at a time: a word marks the occupied ones, built without a
@@ -500,6 +511,7 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
                     params.criterion, left_count, n_node, left_weight, node.weight, 0.0, 0.0, left_first, left_second,
                     node_statistics[0], node_statistics[1], node.cost, params.l2_regularization, np.bool_(False),
                     params.min_samples_leaf, params.min_child_weight, node.lower, node.upper, node.constraint,
+                    monotonic_cst,
                 )  # fmt: skip
                 if gain > best_gain:
                     best_gain = gain
@@ -573,15 +585,15 @@ def sort_by_bin(X_binned, feature, samples, start, end, histogram_count, occupie
 
 
 @jit(refcounted=False, callable_from_python=False)
-def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, present, order, best_gain):
+def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, present, monotonic_cst, order, best_gain):
     """Best "bin <= b" of ``feature`` by moving samples one at a time in bin order.
 
     ``sort_by_bin`` orders the node's positions (``order``: int64 scratch of shape
     (>= n_tree_rows, 3)); samples then shift to the left child one by one and
     every end of a run of equal bins is a candidate. The node's rows in
     ``missing_bin`` sort last; when there are any, a first sweep moves them left
-    before the others, or they are set apart (``set_apart``; ``present`` as in
-    ``histogram_scan``). Stateful criteria need this path; for decomposable ones it
+    before the others, or they are set apart (``set_apart``; ``present`` and
+    ``monotonic_cst`` as in ``histogram_scan``). Stateful criteria need this path; for decomposable ones it
     must agree with the histogram scan. Returns (is_constant, gain, bin, next bin,
     missing).
     """
@@ -615,7 +627,7 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, pr
                 missing_weight += weight
             apart_gain, sweep_node = set_apart(
                 params.criterion, node, params, rows.integer_weights, missing_statistics, n_missing, missing_weight,
-                present,
+                present, monotonic_cst,
             )  # fmt: skip
             sweep_missing = 0
             if apart_gain > best_gain:
@@ -623,7 +635,7 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, pr
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         gain, b, after = _sorted_pass(
-            rows, sweep_node, params, scratch.left, order, sweep_missing, leading, cut_before_missing,
+            rows, sweep_node, params, monotonic_cst, scratch.left, order, sweep_missing, leading, cut_before_missing,
             _present_floor(best_gain, apart_gain),
         )  # fmt: skip
         if after >= 0:
@@ -633,7 +645,7 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, pr
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _sorted_pass(rows, node, params, left, order, n_missing, missing_first, cut_before_missing, best_gain):
+def _sorted_pass(rows, node, params, monotonic_cst, left, order, n_missing, missing_first, cut_before_missing, best_gain):
     """One sweep of ``sorted_sweep`` over the node's positions in ``order``, whose last
     ``n_missing`` are the missing rows: with ``missing_first`` they move left before the
     others (the first cut, bin -1, leaves them alone on the left); otherwise they come
@@ -708,7 +720,7 @@ def _sorted_pass(rows, node, params, left, order, n_missing, missing_first, cut_
         gain = _criteria.sweep_gain(
             criterion, step + 1, n_node, left_weight, node_weight, left_terms, right_terms, left, node_statistics,
             node.cost, params.l2_regularization, integer_weights, min_samples_leaf, min_child_weight, best_gain,
-            tolerance, node.lower, node.upper, node.constraint,
+            tolerance, node.lower, node.upper, node.constraint, monotonic_cst,
         )  # fmt: skip
         if gain > best_gain:
             best_gain = gain

@@ -30,7 +30,7 @@ _LISTWISE_GAIN_NOISE = 1e-12
 
 
 @jit(inline="always")
-def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep_order, listwise, lists, categories):
+def _scan_feature(binned, feature, rows, node, params, monotonic_cst, scratch, best_gain, sweep_order, listwise, lists, categories):
     """(is_constant, gain, bin, next bin, missing) of ``feature`` by the scan the node calls for
     (a categorical feature's: the size of its left set, in ``categories.order[0]``, for the bin).
 
@@ -41,16 +41,16 @@ def _scan_feature(binned, feature, rows, node, params, scratch, best_gain, sweep
     if scratch is not None:
         if _categories.is_categorical(categories, feature):
             return _categories.histogram_category_scan(
-                binned.X_binned, feature, missing_bin, rows, node, params, scratch, categories.order[0],
+                binned.X_binned, feature, missing_bin, rows, node, params, scratch, monotonic_cst, categories.order[0],
                 categories.keys[0], best_gain,
             )  # fmt: skip
         if sweep_order is not None:
             return _scans.sorted_sweep(
-                binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, sweep_order,
-                best_gain,
+                binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, monotonic_cst,
+                sweep_order, best_gain,
             )  # fmt: skip
         return _scans.histogram_scan(
-            binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, best_gain
+            binned.X_binned, feature, missing_bin, rows, node, params, scratch, scratch.present, monotonic_cst, best_gain
         )
     if listwise is not None:
         return _listwise.sweep_feature(binned.X_binned, feature, missing_bin, rows, node, params, listwise, lists, best_gain)
@@ -71,13 +71,13 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
     feature = features[i]
     if _categories.is_categorical(categories, feature):
         constant, gain, b, after, missing = _categories.pooled_category_scan(
-            histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, categories.order[i],
-            categories.keys[i], -np.inf,
+            histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, monotonic_cst,
+            categories.order[i], categories.keys[i], -np.inf,
         )  # fmt: skip
     else:
         constant, gain, b, after, missing = _scans.pooled_scan(
             histograms, slot, feature, n_bins[feature], missing_bins[feature],
-            _scans.for_feature(node, monotonic_cst, feature), params, present, -np.inf,
+            _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf,
         )  # fmt: skip
     gains[i] = gain
     cuts[i, 0] = constant
@@ -116,8 +116,9 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     n_bins, missing_bins : int32 arrays of shape (n_features,)
     node : Node
     params : _builder.GrowthParams
-    monotonic_cst : int8 array of shape (n_features,)
-        Each feature's monotone constraint (``for_feature``).
+    monotonic_cst : None or int8 array of shape (n_features,)
+        Each feature's monotone constraint (``for_feature``); None: no constraint, and
+        no clipped gain compiled (``_scans.histogram_scan``).
     present : float64 array of shape (n_statistics,) or None
         ``ScanScratch.present``.
     gains : float64 array of shape (n_features,)
@@ -215,9 +216,10 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     penalty_unit : float
         Unscaled gain that a penalty of 1 stands for (``_criteria.penalty_unit``): a
         split on ``f`` is scored by its gain less ``feature_penalty[f] * penalty_unit``.
-    monotonic_cst : int8 array of shape (n_features,)
+    monotonic_cst : None or int8 array of shape (n_features,)
         Each feature's monotone constraint (-1, 0, 1), seen by the scans through
-        ``_scans.for_feature``; zeros for a tree without constraints.
+        ``_scans.for_feature``; None for a tree without constraints, whose type keeps
+        the clipped gains out of its compiled scans (``_criteria.candidate_gain``).
     categories : _categories.CategorySplits or None
         The tree's categorical features (None: none): a split on one is a set of its
         bins, left in ``categories.best``.
@@ -254,8 +256,8 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         # far plus this feature's penalty (0 when costs are off: the same comparisons).
         penalty = feature_penalty[feature] * penalty_unit
         constant, gain, b, after, missing = _scan_feature(
-            binned, feature, rows, _scans.for_feature(node, monotonic_cst, feature), params, scratch, best_gain + penalty,
-            sweep_order, listwise, lists, categories,
+            binned, feature, rows, _scans.for_feature(node, monotonic_cst, feature), params, monotonic_cst, scratch,
+            best_gain + penalty, sweep_order, listwise, lists, categories,
         )  # fmt: skip
         if constant:
             continue

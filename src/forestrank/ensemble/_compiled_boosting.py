@@ -131,7 +131,7 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         Buffers of ``n_rows`` rows (``integer_weights`` that of ``base_weight``).
     params : _builder.GrowthParams
     work : _builder.Workspace
-        Without feature penalties or monotone constraints (zeros).
+        Without feature penalties (zeros); its trees have no monotone constraint.
     pool : _histograms.Pool
     categories : _categories.CategorySplits or None
         The categorical features' scratch, None without them (``_grow.TreeMemory``).
@@ -160,7 +160,7 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         )  # fmt: skip
         n_nodes = _builder.build_tree(
             binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None,
-            categories,
+            categories, None,
         )
         leaf_curvature = curvature[:n_nodes]
         for node in range(n_nodes):
@@ -213,7 +213,6 @@ class CompiledBoosting:
         memory.reserve(n_rows)
         work = memory.fresh_workspace()
         work.feature_penalty[:] = 0.0
-        work.monotonic_cst[:] = 0
         if interaction_groups is not None:
             work = work._replace(interaction_groups=interaction_groups)
         counts = memory.bin_counts(training.X_binned, histograms).of_rows(n_rows)
