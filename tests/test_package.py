@@ -145,6 +145,7 @@ print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_type
     assert {"partition", "fill_histograms", "pooled_scans"} <= set(compiled)
     assert [name for name in compiled if name.endswith("_parallel")] == []
     assert histogram_scan_types == pooled_scan_types == ["none"]
+    assert "_clipped_gain" not in compiled
 
 
 def test_jitted_and_interpreted_kernels_agree(tmp_path):

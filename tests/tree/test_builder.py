@@ -206,3 +206,9 @@ def test_constraints_all_free_grow_the_tree_no_constraints_grow_bitwise(criterio
     np.testing.assert_array_equal(zeros.nodes, free.nodes)
     np.testing.assert_array_equal(zeros.values, free.values)
     np.testing.assert_array_equal(zeros.feature_gains, free.feature_gains)
+
+
+def test_constraints_of_another_length_than_the_features_are_refused_by_name():
+    training, _ = training_set(np.random.default_rng(0).normal(size=(50, 3)), np.arange(50.0))
+    with pytest.raises(ValueError, match=r"monotonic_cst must hold one constraint per feature, shape \(3,\); got shape \(2,\)"):
+        grow_tree(training, np.ones(50), TreeParams(_criteria.VARIANCE, 0, max_features=3), seed(), monotonic_cst=[1, 0])

@@ -412,6 +412,11 @@ def grow_tree(
         work.feature_penalty[:] = feature_penalty
     if monotonic_cst is not None:
         monotonic_cst = np.ascontiguousarray(monotonic_cst, dtype=np.int8)
+        if monotonic_cst.shape != (data.X_binned.shape[1],):
+            raise ValueError(
+                f"monotonic_cst must hold one constraint per feature, shape ({data.X_binned.shape[1]},); "
+                f"got shape {monotonic_cst.shape}."
+            )
     if interaction_groups is not None:
         work = work._replace(interaction_groups=interaction_groups)
     listwise = None

@@ -14,9 +14,10 @@ A node with pooled histograms (``_histograms``) scans its drawn features togethe
 instead, on several threads where the tree has them (``_pooled_best_split``), and
 compares them in the loop's order: the same split.
 
-The optional arguments (``sweep_order``, ``pool``, the listwise ones) are None
-or not per call *type*: numba prunes the branches of a None argument before typing,
-so each tree kind compiles only the scans it uses.
+The optional arguments (``sweep_order``, ``pool``, the listwise ones,
+``categories``, ``monotonic_cst``) are None or not per call *type*: numba prunes the
+branches of a None argument before typing, so each tree kind compiles only the scans
+it uses.
 """
 
 import numba
