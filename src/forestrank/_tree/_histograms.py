@@ -308,13 +308,12 @@ def fill_node(X_binned, criterion, rows, start, end, histograms, slot, parent_sl
     ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one.
     ``n_threads`` None: a tree grown on one thread, whose specialisation compiles no
     parallel fill (``_rows.partition_node``)."""
-    if n_threads is not None:
-        if n_threads > 1:
-            fill_histograms_parallel(
-                X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot,
-                parent_slot, n_threads, counts,
-            )  # fmt: skip
-            return
+    if n_threads is not None and n_threads > 1:
+        fill_histograms_parallel(
+            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
+            n_threads, counts,
+        )  # fmt: skip
+        return
     fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, counts)
     if parent_slot >= 0:
         subtract_histograms(histograms, parent_slot, slot)

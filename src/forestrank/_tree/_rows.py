@@ -252,11 +252,10 @@ def partition_node(X_binned, rows, start, end, feature, threshold_bin, missing_b
     compiles no parallel partition (``docs/design.md``, "Optional inputs are None by
     type"). Called, not inlined, so that the test is on an argument.
     """
-    if n_threads is not None:
-        if n_threads > 1 and end - start >= n_threads * PARALLEL_PARTITION_ROWS_PER_THREAD:
-            return partition_parallel(
-                X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads
-            )
+    if n_threads is not None and n_threads > 1 and end - start >= n_threads * PARALLEL_PARTITION_ROWS_PER_THREAD:
+        return partition_parallel(
+            X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads
+        )
     return partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins)
 
 
