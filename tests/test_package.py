@@ -119,7 +119,7 @@ def test_a_forest_compiles_no_parallel_kernel_and_no_monotone_gain(tmp_path):
     compile. The serial partition compiled beside them shows the events are seen.
     Likewise a tree without monotone constraints hands its scans ``monotonic_cst``
     None, so that no clipped gain is compiled into them (``_criteria.candidate_gain``),
-    another fifth."""
+    another tenth."""
     code = """
 import inspect, json
 from numba.core import event
