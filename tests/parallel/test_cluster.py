@@ -112,6 +112,84 @@ def _close_when_busy(cluster, client):
     cluster.sync(cluster.scheduler.close)
 
 
+def test_rebalance_moves_to_a_busy_worker_wait_for_it(dask_client):
+    """The receiving worker's one thread is busy while the other, holding the results,
+    is idle: Dask's work stealing would hand it a copy free to run anywhere, undoing the
+    move. The copies wait for their worker."""
+    first, second = sorted(dask_client.scheduler_info()["workers"])
+    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
+    futures = dask_client.scatter(values, workers=[first], hash=False)
+    distributed.wait(futures)
+    with _busy(dask_client, second) as release:
+        moving = _in_thread(_rebalance, dask_client, futures, [len(value) for value in values])
+        time.sleep(2)  # the scheduler tries to steal every 100 ms
+        release()
+        moving.join(60)
+    assert not moving.is_alive()
+    where = dask_client.who_has(moving.result)
+    loads = {first: 0, second: 0}
+    for future, value in zip(moving.result, values):
+        (holder,) = where[future.key]
+        loads[holder] += len(value)
+    assert loads == {first: 500, second: 500}
+
+
+def test_rebalance_moves_to_a_worker_gone_go_to_another():
+    """The receiving worker dies before its copies run (the nanny restarts it at another
+    address): ``rebalance`` copies them to a worker still there and returns the results."""
+    with (
+        distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        first, second = sorted(client.scheduler_info()["workers"])
+        values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
+        futures = client.scatter(values, workers=[first], hash=False)
+        distributed.wait(futures)
+        with _busy(client, second):
+            moving = _in_thread(_rebalance, client, futures, [len(value) for value in values])
+            deadline = time.monotonic() + 30
+            while len(client.processing().get(second, ())) < 3 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the blocking task and the two copies
+            assert len(client.processing()[second]) == 3
+            client.run(lambda: os._exit(1), workers=[second], on_error="ignore")
+            moving.join(60)
+        assert not moving.is_alive()
+        assert all(future.status == "finished" for future in moving.result)
+        for result, value in zip(client.gather(moving.result), values):
+            np.testing.assert_array_equal(result, value)
+        assert second not in {holder for holders in client.who_has(moving.result).values() for holder in holders}
+
+
+def _rebalance(client, futures, sizes):
+    from forestrank.parallel._cluster import rebalance
+
+    return rebalance(client, futures, sizes)
+
+
+def _in_thread(function, *args):
+    """``function(*args)`` started in a thread whose ``result`` attribute receives its value."""
+    thread = threading.Thread(target=lambda: setattr(thread, "result", function(*args)), daemon=True)
+    thread.start()
+    return thread
+
+
+@contextlib.contextmanager
+def _busy(client, worker):
+    """The single-threaded ``worker`` runs a task that waits until the yielded function is
+    called or the block ends."""
+    name = f"busy-{worker}-{time.monotonic()}"
+    event = distributed.Event(name, client=client)
+    blocker = client.submit(lambda name: distributed.Event(name).wait(60), name, workers=[worker], pure=False)
+    deadline = time.monotonic() + 30
+    while not client.processing().get(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    try:
+        yield event.set
+    finally:
+        event.set()
+        blocker.cancel()
+
+
 @pytest.mark.parametrize(
     ("sizes", "holders", "threads", "placement"),
     [

@@ -37,6 +37,8 @@ from joblib.parallel import get_active_backend
 # Tasks per worker thread: enough for the last batches to balance the load, few enough
 # that scheduling stays small against growing a tree.
 BATCHES_PER_THREAD = 2
+# How often ``rebalance`` looks for a worker gone before its copy ran.
+_LOST_TARGET_CHECK_SECONDS = 1.0
 
 _scattered: dict = {}
 
@@ -306,7 +308,7 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
     A fit that waits for its slowest worker every round then waits for a share of the
     rows, not for wherever Dask happened to compute the partitions
     (:func:`balanced_placement`). A moved result is copied to its new worker (or,
-    should that worker be gone, to any) and released from the old one once the
+    should that worker be gone before the copy, to any) and released from the old one once the
     returned futures replace the given ones. Returns once every result is in place.
 
     Parameters
@@ -329,12 +331,21 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
     if None in held_by or len(threads) < 2 or not set(held_by) <= set(threads):
         return list(futures)
     placement = balanced_placement(sizes, held_by, threads)
-    moved = [
-        future if target == holder else client.submit(_same, future, workers=[target], allow_other_workers=True, pure=False)
-        for future, holder, target in zip(futures, held_by, placement)
-    ]
-    wait(moved)  # the callers place work by where results are: they must be there
-    return moved
+    # Each copy is bound to its worker: one that may run elsewhere is one Dask's work
+    # stealing hands to the idle worker already holding the result, undoing the move.
+    moves = [p for p, (holder, target) in enumerate(zip(held_by, placement)) if target != holder]
+    moved = list(futures)
+    for p in moves:
+        moved[p] = client.submit(_same, futures[p], workers=[placement[p]], pure=False)
+    while True:  # the callers place work by where results are: they must be there
+        try:
+            wait(moved, timeout=_LOST_TARGET_CHECK_SECONDS)
+            return moved
+        except TimeoutError:
+            workers = client.nthreads()
+            for p in moves:  # a copy bound to a worker that is gone would wait for ever
+                if moved[p].status == "pending" and placement[p] not in workers:
+                    moved[p] = client.submit(_same, futures[p], pure=False)
 
 
 def _same(value: object) -> object:
