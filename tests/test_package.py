@@ -111,7 +111,7 @@ print(json.dumps(literal))
 
 
 @pytest.mark.slow  # a cold compile of a forest's kernels
-def test_a_forest_compiles_no_parallel_kernel_and_no_monotone_gain(tmp_path):
+def test_a_forest_compiles_no_parallel_kernel_no_monotone_gain_and_no_penalty(tmp_path):
     """Forests grow each tree on one thread (in joblib's threads, where numba's parallel
     kernels must not run), so their builders, the pooled one included, compile no
     parallel partition, fill or scan: ``n_threads`` None is a type numba drops those
@@ -119,7 +119,8 @@ def test_a_forest_compiles_no_parallel_kernel_and_no_monotone_gain(tmp_path):
     compile. The serial partition compiled beside them shows the events are seen.
     Likewise a tree without monotone constraints hands its scans ``monotonic_cst``
     None, so that no clipped gain is compiled into them (``_criteria.candidate_gain``),
-    another tenth."""
+    another tenth; and a tree without feature costs hands its builder
+    ``feature_penalty`` None, which compiles no penalty sums (``_builder._penalty_units``)."""
     code = """
 import inspect, json
 from numba.core import event
@@ -146,6 +147,7 @@ print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_type
     assert [name for name in compiled if name.endswith("_parallel")] == []
     assert histogram_scan_types == pooled_scan_types == ["none"]
     assert "_clipped_gain" not in compiled
+    assert "root_penalty_sums" not in compiled
 
 
 def test_jitted_and_interpreted_kernels_agree(tmp_path):

@@ -9,6 +9,10 @@ from forestrank import BROOF, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFL
 from forestrank.ensemble._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from forestrank.ensemble._broof import default_forest
 
+# A tree with feature penalties is a build_tree specialisation of its own (its
+# ``feature_penalty`` an array, not None): after the quick suite, as constrained trees.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def data():

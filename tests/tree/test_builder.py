@@ -208,6 +208,32 @@ def test_constraints_all_free_grow_the_tree_no_constraints_grow_bitwise(criterio
     np.testing.assert_array_equal(zeros.feature_gains, free.feature_gains)
 
 
+@pytest.mark.slow  # a tree with penalties is a builder specialisation of its own (docs/design.md)
+@pytest.mark.parametrize("criterion", [_criteria.ENTROPY, _criteria.VARIANCE], ids=["entropy", "variance"])
+def test_penalties_all_zero_grow_the_tree_no_penalties_grow_bitwise(criterion):
+    """``feature_penalty`` of zeros compiles the penalty code (``_builder._penalty_units``,
+    ``_splitter._penalty``), None without: both must grow the same tree, and a penalty
+    that is not zero must change it (the argument is read)."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(600, 5))
+    signal = X[:, 0] + 0.5 * X[:, 1] * X[:, 2]
+    if criterion == _criteria.ENTROPY:
+        training, _ = training_set(X, np.digitize(signal, [-0.5, 0.5]).astype(float))
+    else:
+        training, _ = training_set(X, signal + rng.normal(0, 0.3, 600))
+    params = TreeParams(criterion, 3 if criterion == _criteria.ENTROPY else 0, max_features=5, max_leaf_nodes=16)
+
+    def grow(feature_penalty):
+        return grow_tree(training, np.ones(600), params, seed(4), feature_penalty=feature_penalty)
+
+    free, zeros = grow(None), grow(np.zeros(5))
+    np.testing.assert_array_equal(zeros.nodes, free.nodes)
+    np.testing.assert_array_equal(zeros.values, free.values)
+    np.testing.assert_array_equal(zeros.feature_gains, free.feature_gains)
+    costly = grow(np.array([10.0, 0.0, 0.0, 0.0, 0.0]))
+    assert free.feature_gains[0] > 0.0 and costly.feature_gains[0] == 0.0
+
+
 def test_constraints_of_another_length_than_the_features_are_refused_by_name():
     training, _ = training_set(np.random.default_rng(0).normal(size=(50, 3)), np.arange(50.0))
     with pytest.raises(ValueError, match=r"monotonic_cst must hold one constraint per feature, shape \(3,\); got shape \(2,\)"):

@@ -152,7 +152,8 @@ statistics : float64 array of shape (n_statistics,)
     The statistics of the node being opened or searched.
 feature_penalty : float64 array of shape (n_features,)
     The tree's cost penalty of each feature, ``lambda * c(f)`` for features it does
-    not get for free (``_splitter.best_split``); zeros when costs are off.
+    not get for free (``_splitter.best_split``). ``build_tree`` takes it as an
+    argument of its own, None when no feature carries a penalty.
 interaction_groups : uint64 array of shape (n_groups, n_feature_words)
     Interaction constraints (scikit-learn's ``interaction_cst``): each row the set of
     features one group lets interact, as bits (feature ``f`` is bit ``f % 64`` of
@@ -295,7 +296,7 @@ def _record_split(table, binned, node, feature, b, after, gain, missing, categor
 
 
 @jit(inline="always")
-def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, penalty_unit, remote, categories, monotonic_cst):
+def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left, sweep_order, pool, listwise, feature_penalty, penalty_unit, remote, categories, monotonic_cst):
     """Record a new node (value, size, leaf) and queue it if it may split.
 
     Pointwise trees search its split now; listwise trees when it is expanded; a forced
@@ -338,7 +339,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     if listwise is None:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
-            _allowed_features(node, work), rng_state, sweep_order, pool, slot, work.feature_penalty, penalty_unit,
+            _allowed_features(node, work), rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit,
             monotonic_cst, table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         if pool is not None:
@@ -353,7 +354,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
 
 
 @jit(inline="always")
-def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, penalty_units, categories, monotonic_cst):
+def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise, feature_penalty, penalty_units, categories, monotonic_cst):
     """Search the split of an expanded node of a listwise tree; returns whether one was found."""
     table = work.table
     start = table.start[node]
@@ -363,12 +364,12 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
         feature, b, after, gain, missing = _splitter.listwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, _allowed_features(node, work), rng_state,
             listwise,
-            target_sum, output.values[node], leaf_targets, work.feature_penalty, penalty_units[1], monotonic_cst,
+            target_sum, output.values[node], leaf_targets, feature_penalty, penalty_units[1], monotonic_cst,
         )  # fmt: skip
     else:
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
-            _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), work.feature_penalty,
+            _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), feature_penalty,
             penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories,
         )  # fmt: skip
         gain *= scale
@@ -553,12 +554,14 @@ def root_penalty_sums(criterion, rows, statistics, l2_regularization):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _penalty_units(params, rows, work, listwise, remote):
+def _penalty_units(params, rows, work, listwise, remote, feature_penalty):
     """(pointwise, listwise) unscaled gain that a feature penalty of 1 stands for
     (``_criteria.penalty_unit``; the listwise unit is the whole range of the mean
     expected NDCG); zeros when no feature carries a penalty."""
+    if feature_penalty is None:
+        return 0.0, 0.0
     penalised = False
-    for penalty in work.feature_penalty:
+    for penalty in feature_penalty:
         penalised = penalised or penalty > 0.0
     if not penalised:
         return 0.0, 0.0
@@ -575,7 +578,7 @@ def _penalty_units(params, rows, work, listwise, remote):
 
 
 @jit(refcounted=False)
-def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote, categories, monotonic_cst):
+def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order, pool, listwise, output, remote, categories, monotonic_cst, feature_penalty):
     """Grow one tree; returns the number of nodes written to ``output``.
 
     Parameters
@@ -611,11 +614,16 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         tree's value may only rise with the feature, -1 only fall, 0 free
         (scikit-learn's ``monotonic_cst``). Only moment criteria (newton, variance)
         take constraints.
+    feature_penalty : None or float64 array of shape (n_features,)
+        None: no feature carries a penalty. Otherwise each feature's penalty
+        (``work.feature_penalty``, a copy the tree sets to 0 for a feature once it
+        splits on it: ``_splitter.best_split``).
 
-    The six optional arguments are None or not per call *type*, so a pointwise
+    The seven optional arguments are None or not per call *type*, so a pointwise
     forest's specialisation compiles neither the listwise criterion, nor the pool,
     nor the sorted sweep, nor the exchange, nor categorical splits, nor the clipped
-    gains of monotone constraints (``docs/design.md``, "Numba rules").
+    gains of monotone constraints, nor the feature penalties (``docs/design.md``,
+    "Numba rules").
     """
     table = work.table
     if remote is None:
@@ -625,7 +633,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         total = _remote.total_weight(remote)
         n_rows = np.int64(remote[1])
     scale = _criteria.gain_scale(params.criterion, total)
-    penalty_units = _penalty_units(params, rows, work, listwise, remote)
+    penalty_units = _penalty_units(params, rows, work, listwise, remote, feature_penalty)
     table.start[0] = 0
     table.end[0] = n_rows
     table.depth[0] = 0
@@ -648,7 +656,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
         while next_node < n_nodes:
             waits = _open_node(
                 next_node, binned, rows, leaf_targets, params, work, output, rng_state, scale, expansion, budget_left,
-                sweep_order, pool, listwise, penalty_units[0], remote, categories, monotonic_cst,
+                sweep_order, pool, listwise, feature_penalty, penalty_units[0], remote, categories, monotonic_cst,
             )  # fmt: skip
             if listwise is not None:  # the tie blocks need the node's value
                 if next_node == 0 or listwise_waiting > 0 or table.depth[next_node] < listwise.depth:
@@ -668,7 +676,7 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
             listwise_waiting -= table.depth[node] < listwise.depth
             if not _search_expanded_node(
                 node, binned, rows, leaf_targets, params, work, output, rng_state, scale, sweep_order, listwise,
-                penalty_units, categories, monotonic_cst,
+                feature_penalty, penalty_units, categories, monotonic_cst,
             ):  # fmt: skip
                 continue
         if remote is not None and (params.max_leaf_nodes < 0 or n_leaves + 1 < params.max_leaf_nodes):
@@ -679,7 +687,8 @@ def build_tree(binned, rows, leaf_targets, params, work, rng_state, sweep_order,
                 _announce_next(work.frontier.heap[position], binned, table, pool, remote, categories)
         _split(node, n_nodes, binned, rows, params, output, table, pool, remote, categories)
         _bound_children(node, n_nodes, rows, params, work, remote, monotonic_cst)
-        work.feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
+        if feature_penalty is not None:
+            feature_penalty[table.split_feature[node]] = 0.0  # paid for: free for the rest of the tree
         n_nodes += 2
         n_leaves += 1
     for node in range(n_nodes):

@@ -406,10 +406,10 @@ def grow_tree(
     if features is not None:  # a view of the workspace's own array: the builder's signature stays the same
         work.features[: len(features)] = features
         work = work._replace(features=work.features[: len(features)])
-    if feature_penalty is None:
-        work.feature_penalty[:] = 0.0
-    else:
+    penalty = None  # the builder's argument: the workspace's copy, which the tree zeroes as it pays
+    if feature_penalty is not None:
         work.feature_penalty[:] = feature_penalty
+        penalty = work.feature_penalty
     if monotonic_cst is not None:
         monotonic_cst = np.ascontiguousarray(monotonic_cst, dtype=np.int8)
         if monotonic_cst.shape != (data.X_binned.shape[1],):
@@ -440,14 +440,14 @@ def grow_tree(
             _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
             work,
             rng_state, np.empty((n_tree_rows, 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None, pool, listwise,
-            output, None, memory.categories, monotonic_cst,
+            output, None, memory.categories, monotonic_cst, penalty,
         )  # fmt: skip
     else:
         no_rows = memory.rows._replace(integer_weights=exchange.integer_weights)
         with _remote.register(exchange) as remote:
             n_nodes = _builder.build_tree(
                 data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
-                output, remote, None, monotonic_cst,
+                output, remote, None, monotonic_cst, penalty,
             )  # fmt: skip
         exchange.finish()
     if value_bounds is not None:

@@ -59,6 +59,12 @@ def _scan_feature(binned, feature, rows, node, params, monotonic_cst, scratch, b
 
 
 @jit(inline="always")
+def _penalty(feature_penalty, feature, penalty_unit):
+    """The gain a split on ``feature`` must pay for it: 0 without penalties (``feature_penalty`` None)."""
+    return 0.0 if feature_penalty is None else feature_penalty[feature] * penalty_unit
+
+
+@jit(inline="always")
 def _no_split():
     """(gain, feature, bin, next bin, missing) before any feature is examined: no split."""
     return -np.inf, -1, -1, -1, _scans.MISSING_RIGHT
@@ -174,7 +180,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
                 continue
             n_usable += 1
             feature = features[i]
-            penalty = feature_penalty[feature] * penalty_unit
+            penalty = _penalty(feature_penalty, feature, penalty_unit)
             if cuts[i, 2] >= 0 and gains[i] > best_gain + penalty:  # the loop's comparison (best_split)
                 best_gain = gains[i] - penalty
                 best_feature = feature
@@ -212,8 +218,9 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     listwise : None or _listwise.Listwise
     lists : None or _listwise.NodeLists
         A listwise node: its sweeps (``open_node`` prepared it); None: pointwise.
-    feature_penalty : float64 array of shape (n_features,)
-        ``lambda * c(f)`` of each feature not yet free (``docs/costs.md``), 0 otherwise.
+    feature_penalty : None or float64 array of shape (n_features,)
+        ``lambda * c(f)`` of each feature not yet free (``docs/costs.md``), 0 otherwise;
+        None in a tree without penalties, which then compiles none.
     penalty_unit : float
         Unscaled gain that a penalty of 1 stands for (``_criteria.penalty_unit``): a
         split on ``f`` is scored by its gain less ``feature_penalty[f] * penalty_unit``.
@@ -255,7 +262,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         feature = _scans.draw_feature(features, i, rng_state)
         # The scans look for a gain above their threshold: the best penalised gain so
         # far plus this feature's penalty (0 when costs are off: the same comparisons).
-        penalty = feature_penalty[feature] * penalty_unit
+        penalty = _penalty(feature_penalty, feature, penalty_unit)
         constant, gain, b, after, missing = _scan_feature(
             binned, feature, rows, _scans.for_feature(node, monotonic_cst, feature), params, monotonic_cst, scratch,
             best_gain + penalty, sweep_order, listwise, lists, categories,

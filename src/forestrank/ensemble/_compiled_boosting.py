@@ -160,7 +160,7 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         )  # fmt: skip
         n_nodes = _builder.build_tree(
             binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None,
-            categories, None,
+            categories, None, None,
         )
         leaf_curvature = curvature[:n_nodes]
         for node in range(n_nodes):
@@ -212,7 +212,6 @@ class CompiledBoosting:
         n_rows = len(base_weight)
         memory.reserve(n_rows)
         work = memory.fresh_workspace()
-        work.feature_penalty[:] = 0.0
         if interaction_groups is not None:
             work = work._replace(interaction_groups=interaction_groups)
         counts = memory.bin_counts(training.X_binned, histograms).of_rows(n_rows)
