@@ -120,7 +120,8 @@ def test_a_forest_compiles_no_parallel_kernel_no_monotone_gain_and_no_penalty(tm
     Likewise a tree without monotone constraints hands its scans ``monotonic_cst``
     None, so that no clipped gain is compiled into them (``_criteria.candidate_gain``),
     another tenth; and a tree without feature costs hands its builder
-    ``feature_penalty`` None, which compiles no penalty sums (``_builder._penalty_units``)."""
+    ``feature_penalty`` None, which compiles no penalty sums (``_builder._penalty_units``),
+    and a searched tree compiles no drawn split (``Workspace.drawn`` None)."""
     code = """
 import inspect, json
 from numba.core import event
@@ -148,6 +149,7 @@ print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_type
     assert histogram_scan_types == pooled_scan_types == ["none"]
     assert "_clipped_gain" not in compiled
     assert "root_penalty_sums" not in compiled
+    assert "random_split" not in compiled
 
 
 def test_jitted_and_interpreted_kernels_agree(tmp_path):

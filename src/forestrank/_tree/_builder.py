@@ -136,7 +136,7 @@ Workspace = namedtuple(
     "Workspace",
     [
         "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "interaction_groups",
-        "path_words", "allowed_words",
+        "path_words", "allowed_words", "drawn",
     ],
 )  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -161,20 +161,27 @@ interaction_groups : uint64 array of shape (n_groups, n_feature_words)
     every feature its ancestors split on (``_allowed_features``). No rows: free.
 path_words, allowed_words : uint64 arrays of shape (n_feature_words,)
     Scratch of ``_allowed_features``.
+drawn : True, or None
+    True when the tree's splits are drawn (RF-rand, ``_criteria.draws_split``), None
+    when they are searched: ``_splitter.pointwise_split`` takes it as an argument of
+    its own, so that numba compiles the drawn split into RF-rand's trees only.
 """
 
 
 def new_workspace(
-    capacity: int, n_features: int, max_bins: int, n_statistics: int, missing_direction: int, pointwise: bool = True
+    capacity: int, n_features: int, max_bins: int, n_statistics: int, missing_direction: int, pointwise: bool = True,
+    drawn: bool = False,
 ) -> Workspace:
     """Working memory for a tree of at most ``capacity`` nodes (``pointwise``: whether
-    some of its nodes may split by a pointwise criterion)."""
+    some of its nodes may split by a pointwise criterion; ``drawn``: whether those
+    splits are drawn, not searched)."""
     table = NodeTable(*(np.empty(capacity, dtype=np.int64) for _ in range(8)), *(np.empty(capacity) for _ in range(4)))
     return Workspace(
         table, _frontier.new_frontier(capacity), _scans.new_scratch(max_bins, n_statistics, missing_direction) if pointwise else None,
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
         np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
         np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
+        True if drawn else None,
     )  # fmt: skip
 
 
@@ -340,7 +347,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit,
-            monotonic_cst, table.lower[node], table.upper[node], categories,
+            monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -370,7 +377,7 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), feature_penalty,
-            penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories,
+            penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
         )  # fmt: skip
         gain *= scale
     if feature < 0:

@@ -459,8 +459,7 @@ def boundary_points_suffice(criterion, min_samples_leaf, min_child_weight):
     return (criterion == ENTROPY or criterion == GINI) and min_samples_leaf <= 1 and min_child_weight <= 0.0
 
 
-@jit(inline="always")
-def draws_split(criterion):
+def draws_split(criterion: int) -> bool:
     """Whether the split is drawn at random (RF-rand, ``_scans.random_split``) instead of searched."""
     return criterion == RANDOM
 

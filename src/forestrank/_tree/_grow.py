@@ -229,6 +229,7 @@ class TreeMemory:
         self.workspace = _builder.new_workspace(
             self.capacity, data.X_binned.shape[1], data.bin_thresholds.shape[1],
             _criteria.n_statistics(params.criterion, params.n_classes), params.missing_direction, pointwise,
+            _criteria.draws_split(params.criterion),
         )  # fmt: skip
         self.categories = None
         if data.is_categorical is not None:

@@ -331,7 +331,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories, drawn):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -351,6 +351,9 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         no split. RF-rand's drawn split pays no penalty: it chooses nothing.
     lower, upper : float
         Bounds of the node's value set by monotone splits above it (-inf, inf: none).
+    drawn : True or None
+        ``Workspace.drawn``: True, RF-rand's drawn split; None, the search. A separate
+        argument: numba drops the drawn split from the searched trees.
 
     Returns
     -------
@@ -371,7 +374,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     if pure:
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
-    if _criteria.draws_split(params.criterion):
+    if drawn is not None:
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
