@@ -15,9 +15,9 @@ instead, on several threads where the tree has them (``_pooled_best_split``), an
 compares them in the loop's order: the same split.
 
 The optional arguments (``sweep_order``, ``pool``, the listwise ones,
-``categories``, ``monotonic_cst``, ``feature_penalty``) are None or not per call *type*: numba prunes the
-branches of a None argument before typing, so each tree kind compiles only the scans
-it uses.
+``categories``, ``monotonic_cst``, ``feature_penalty``, ``drawn``) are None or not
+per call *type*: numba prunes the branches of a None argument before typing, so each
+tree kind compiles only the scans it uses.
 """
 
 import numba

@@ -131,7 +131,8 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         Buffers of ``n_rows`` rows (``integer_weights`` that of ``base_weight``).
     params : _builder.GrowthParams
     work : _builder.Workspace
-        Without feature penalties (zeros); its trees have no monotone constraint.
+        Its trees have no feature penalty and no monotone constraint (``build_tree``
+        gets None for both).
     pool : _histograms.Pool
     categories : _categories.CategorySplits or None
         The categorical features' scratch, None without them (``_grow.TreeMemory``).
