@@ -16,6 +16,11 @@ from typing import Any
 import numba
 import numpy as np
 
+from . import compile_gc
+
+# Before any kernel of the package compiles: the collector's thresholds during compiles.
+compile_gc.install()
+
 JIT_OPTIONS = {"nogil": True, "cache": True, "fastmath": False}
 
 # ``array[nowrap(i)]``: an index numba need not wrap around. Numba maps a negative
