@@ -65,12 +65,13 @@ def _is_ours(ev: event.Event) -> bool:
 
 
 _LISTENER = _CompileThresholds()
-_INSTALLED = threading.Event()
+_INSTALL_LOCK = threading.Lock()
+_installed = []  # the listener, once registered
 
 
 def install() -> None:
     """Register the listener with numba's compile events (once: later calls do nothing)."""
-    with _LISTENER._lock:
-        if not _INSTALLED.is_set():
+    with _INSTALL_LOCK:
+        if not _installed:
             event.register("numba:compile", _LISTENER)
-            _INSTALLED.set()
+            _installed.append(_LISTENER)
