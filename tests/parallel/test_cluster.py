@@ -160,6 +160,30 @@ def test_rebalance_moves_to_a_worker_gone_go_to_another():
         assert second not in {holder for holders in client.who_has(moving.result).values() for holder in holders}
 
 
+def test_rebalance_moves_a_cancelled_copy_again(dask_client):
+    """The scheduler may drop a copy bound to a worker that dies ("already forgotten"):
+    here the copies queued on the busy receiver are cancelled. ``rebalance`` copies
+    them again and returns every result."""
+    first, second = sorted(dask_client.scheduler_info()["workers"])
+    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
+    futures = dask_client.scatter(values, workers=[first], hash=False)
+    distributed.wait(futures)
+    with _busy(dask_client, second) as release:
+        moving = _in_thread(_rebalance, dask_client, futures, [len(value) for value in values])
+        deadline = time.monotonic() + 30
+        while len(dask_client.processing().get(second, ())) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the blocking task and the two copies
+        copies = [key for key in dask_client.processing()[second] if str(key).startswith("_same-")]
+        assert len(copies) == 2
+        dask_client.cancel([distributed.Future(key, dask_client) for key in copies])
+        release()
+        moving.join(60)
+    assert not moving.is_alive()
+    assert all(future.status == "finished" for future in moving.result)
+    for result, value in zip(dask_client.gather(moving.result), values):
+        np.testing.assert_array_equal(result, value)
+
+
 def _rebalance(client, futures, sizes):
     from forestrank.parallel._cluster import rebalance
 

@@ -307,9 +307,10 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
 
     A fit that waits for its slowest worker every round then waits for a share of the
     rows, not for wherever Dask happened to compute the partitions
-    (:func:`balanced_placement`). A moved result is copied to its new worker (or,
-    should that worker be gone before the copy, to any) and released from the old one once the
-    returned futures replace the given ones. Returns once every result is in place.
+    (:func:`balanced_placement`). A moved result is copied to its new worker (or, should
+    that worker be gone before the copy or the scheduler drop the copy, to any) and
+    released from the old one once the returned futures replace the given ones. Returns
+    once every result is in place; raises a copy's error if one free to run anywhere fails.
 
     Parameters
     ----------
@@ -337,15 +338,28 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
     moved = list(futures)
     for p in moves:
         moved[p] = client.submit(_same, futures[p], workers=[placement[p]], pure=False)
+    bound = set(moves)
     while True:  # the callers place work by where results are: they must be there
         try:
             wait(moved, timeout=_LOST_TARGET_CHECK_SECONDS)
+        except (TimeoutError, CancelledError):
+            pass  # a copy still waiting, or one the scheduler dropped: both handled below
+        workers = client.nthreads()
+        for p in moves:
+            # A copy bound to a worker that is gone would wait for ever, and the scheduler
+            # may drop one whose worker died ("already forgotten"): copied again, to any
+            # worker. A copy free to run anywhere that fails too raises its error.
+            status = moved[p].status
+            lost = status in ("cancelled", "error") or (
+                p in bound and status == "pending" and placement[p] not in workers
+            )
+            if lost and p not in bound:
+                moved[p].result()
+            if lost:
+                moved[p] = client.submit(_same, futures[p], pure=False)
+                bound.discard(p)
+        if all(moved[p].status == "finished" for p in moves):
             return moved
-        except TimeoutError:
-            workers = client.nthreads()
-            for p in moves:  # a copy bound to a worker that is gone would wait for ever
-                if moved[p].status == "pending" and placement[p] not in workers:
-                    moved[p] = client.submit(_same, futures[p], pure=False)
 
 
 def _same(value: object) -> object:
