@@ -116,10 +116,7 @@ def test_rebalance_moves_to_a_busy_worker_wait_for_it(dask_client):
     """The receiving worker's one thread is busy while the other, holding the results,
     is idle: Dask's work stealing would hand it a copy free to run anywhere, undoing the
     move. The copies wait for their worker."""
-    first, second = sorted(dask_client.scheduler_info()["workers"])
-    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
-    futures = dask_client.scatter(values, workers=[first], hash=False)
-    distributed.wait(futures)
+    first, second, values, futures = _results_on_the_first_worker(dask_client)
     with _busy(dask_client, second) as release:
         moving = _in_thread(_rebalance, dask_client, futures, [len(value) for value in values])
         time.sleep(2)  # the scheduler tries to steal every 100 ms
@@ -141,10 +138,7 @@ def test_rebalance_moves_to_a_worker_gone_go_to_another():
         distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster,
         distributed.Client(cluster) as client,
     ):
-        first, second = sorted(client.scheduler_info()["workers"])
-        values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
-        futures = client.scatter(values, workers=[first], hash=False)
-        distributed.wait(futures)
+        first, second, values, futures = _results_on_the_first_worker(client)
         with _busy(client, second):
             moving = _in_thread(_rebalance, client, futures, [len(value) for value in values])
             deadline = time.monotonic() + 30
@@ -164,10 +158,7 @@ def test_rebalance_moves_a_cancelled_copy_again(dask_client):
     """The scheduler may drop a copy bound to a worker that dies ("already forgotten"):
     here the copies queued on the busy receiver are cancelled. ``rebalance`` copies
     them again and returns every result."""
-    first, second = sorted(dask_client.scheduler_info()["workers"])
-    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
-    futures = dask_client.scatter(values, workers=[first], hash=False)
-    distributed.wait(futures)
+    first, second, values, futures = _results_on_the_first_worker(dask_client)
     with _busy(dask_client, second) as release:
         moving = _in_thread(_rebalance, dask_client, futures, [len(value) for value in values])
         deadline = time.monotonic() + 30
@@ -182,6 +173,16 @@ def test_rebalance_moves_a_cancelled_copy_again(dask_client):
     assert all(future.status == "finished" for future in moving.result)
     for result, value in zip(dask_client.gather(moving.result), values):
         np.testing.assert_array_equal(result, value)
+
+
+def _results_on_the_first_worker(client):
+    """Four results of 400, 300, 200 and 100 rows, all held by the first of two workers:
+    (first, second, the values, their futures)."""
+    first, second = sorted(client.scheduler_info()["workers"])
+    values = [np.full(size, index, dtype=np.int64) for index, size in enumerate([400, 300, 200, 100])]
+    futures = client.scatter(values, workers=[first], hash=False)
+    distributed.wait(futures)
+    return first, second, values, futures
 
 
 def _rebalance(client, futures, sizes):
