@@ -141,9 +141,7 @@ def test_rebalance_moves_to_a_worker_gone_go_to_another():
         first, second, values, futures = _results_on_the_first_worker(client)
         with _busy(client, second):
             moving = _in_thread(_rebalance, client, futures, [len(value) for value in values])
-            deadline = time.monotonic() + 30
-            while len(client.processing().get(second, ())) < 3 and time.monotonic() < deadline:
-                time.sleep(0.05)  # the blocking task and the two copies
+            _until_processing(client, second, 3)  # the blocking task and the two copies
             assert len(client.processing()[second]) == 3
             client.run(lambda: os._exit(1), workers=[second], on_error="ignore")
             moving.join(60)
@@ -161,9 +159,7 @@ def test_rebalance_moves_a_cancelled_copy_again(dask_client):
     first, second, values, futures = _results_on_the_first_worker(dask_client)
     with _busy(dask_client, second) as release:
         moving = _in_thread(_rebalance, dask_client, futures, [len(value) for value in values])
-        deadline = time.monotonic() + 30
-        while len(dask_client.processing().get(second, ())) < 3 and time.monotonic() < deadline:
-            time.sleep(0.05)  # the blocking task and the two copies
+        _until_processing(dask_client, second, 3)  # the blocking task and the two copies
         copies = [key for key in dask_client.processing()[second] if str(key).startswith("_same-")]
         assert len(copies) == 2
         dask_client.cancel([distributed.Future(key, dask_client) for key in copies])
@@ -183,6 +179,13 @@ def _results_on_the_first_worker(client):
     futures = client.scatter(values, workers=[first], hash=False)
     distributed.wait(futures)
     return first, second, values, futures
+
+
+def _until_processing(client, worker, count):
+    """Wait (up to 30 s) until ``worker`` is processing ``count`` tasks or more."""
+    deadline = time.monotonic() + 30
+    while len(client.processing().get(worker, ())) < count and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _rebalance(client, futures, sizes):
@@ -205,9 +208,7 @@ def _busy(client, worker):
     name = f"busy-{worker}-{time.monotonic()}"
     event = distributed.Event(name, client=client)
     blocker = client.submit(lambda name: distributed.Event(name).wait(60), name, workers=[worker], pure=False)
-    deadline = time.monotonic() + 30
-    while not client.processing().get(worker) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    _until_processing(client, worker, 1)
     try:
         yield event.set
     finally:

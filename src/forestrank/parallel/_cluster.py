@@ -353,11 +353,12 @@ def rebalance(client: object, futures: list, sizes: Sequence[int]) -> list:
             lost = status in ("cancelled", "error") or (
                 p in bound and status == "pending" and placement[p] not in workers
             )
-            if lost and p not in bound:
+            if not lost:
+                continue
+            if p not in bound:
                 moved[p].result()
-            if lost:
-                moved[p] = client.submit(_same, futures[p], pure=False)
-                bound.discard(p)
+            moved[p] = client.submit(_same, futures[p], pure=False)
+            bound.discard(p)
         if all(moved[p].status == "finished" for p in moves):
             return moved
 
