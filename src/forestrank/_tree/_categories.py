@@ -36,8 +36,8 @@ CategorySplits.__doc__ = """The categorical features of a tree and the scratch o
 
 is_categorical : uint8 array of shape (n_features,)
 order : int64 array of shape (n_features, max_bins)
-    Per drawn feature (row ``i`` for the ``i``-th drawn feature of a pooled node, row 0
-    for the one loop): its occupied bins in key order after a scan, the left set first.
+    Per drawn feature (the feature's row for a pooled node, row 0 for the one loop): its
+    occupied bins in key order after a scan, the left set first.
 keys : float64 array of shape (n_features, 2, max_bins)
     Their keys and weights (scratch of the sort: ties of the key go to the heavier
     category, then to the smaller bin).

@@ -54,8 +54,8 @@ scratch : int
     The last slot.
 scan_gains : float64 array of shape (n_features,)
 scan_cuts : int64 array of shape (n_features, 4)
-    One node's scan of its ``i``-th drawn feature (``_splitter.pooled_scans``): its best
-    gain, and whether it is constant, its bin, next bin and missing direction.
+    One node's scan of each drawn feature, at the feature's row (``_splitter.pooled_scans``):
+    its best gain, and whether it is constant, its bin, next bin and missing direction.
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
     holding every row copies instead of counting them (``fill_histograms``); of shape

@@ -73,33 +73,44 @@ def _no_split():
 @jit(inline="always")
 def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories):
     """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
-    categories in ``categories.order[i]``) of the ``i``-th drawn feature against no floor,
-    into ``gains[i]`` and ``cuts[i]``."""
+    categories in ``categories.order[feature]``) of the ``i``-th drawn feature against no
+    floor, into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
+    draw, so that each thread of ``_pooled_scans_parallel`` writes cache lines of its own."""
     feature = features[i]
     if _categories.is_categorical(categories, feature):
         constant, gain, b, after, missing = _categories.pooled_category_scan(
             histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, monotonic_cst,
-            categories.order[i], categories.keys[i], -np.inf,
+            categories.order[feature], categories.keys[feature], -np.inf,
         )  # fmt: skip
     else:
         constant, gain, b, after, missing = _scans.pooled_scan(
             histograms, slot, feature, n_bins[feature], missing_bins[feature],
             _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf,
         )  # fmt: skip
-    gains[i] = gain
-    cuts[i, 0] = constant
-    cuts[i, 1] = b
-    cuts[i, 2] = after
-    cuts[i, 3] = missing
+    gains[feature] = gain
+    cuts[feature, 0] = constant
+    cuts[feature, 1] = b
+    cuts[feature, 2] = after
+    cuts[feature, 3] = missing
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories):
-    """``pooled_scans`` of features ``first:last`` on numba's threads: each writes its own entries."""
-    for i in numba.prange(first, last):
-        _record_pooled_scan(
-            histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts, categories
-        )
+def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, n_threads):
+    """``pooled_scans`` of features ``first:last`` on ``n_threads`` numba threads, each writing
+    its own entries. Thread ``t`` scans the drawn features of the block of feature indices
+    that ``_histograms.fill_histograms_parallel`` gives it to fill and subtract, so that a
+    feature's histograms are read by the core that wrote them (``docs/design.md``,
+    "Parallelism")."""
+    n_features = len(n_bins)
+    for block in numba.prange(n_threads):
+        first_feature = block * n_features // n_threads
+        last_feature = (block + 1) * n_features // n_threads
+        for i in range(first, last):
+            if first_feature <= features[i] < last_feature:
+                _record_pooled_scan(
+                    histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts,
+                    categories,
+                )  # fmt: skip
 
 
 @jit(callable_from_python=False)
@@ -130,7 +141,8 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
         ``ScanScratch.present``.
     gains : float64 array of shape (n_features,)
     cuts : int64 array of shape (n_features, 4)
-        Written at ``first:last``: each scan's gain (-inf: no valid cut) and its
+        Written at the drawn features ``features[first:last]`` (rows indexed by feature):
+        each scan's gain (-inf: no valid cut) and its
         (is_constant, bin, next bin, missing) as ``pooled_scan`` returns them (for a
         categorical feature, the size of its left set in place of the bin).
     categories : _categories.CategorySplits or None
@@ -142,7 +154,7 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
-            categories,
+            categories, n_threads,
         )  # fmt: skip
     else:
         for i in range(first, last):
@@ -176,19 +188,19 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
             monotonic_cst, present, gains, cuts, categories, params.n_threads,
         )  # fmt: skip
         for i in range(first, drawn):
-            if cuts[i, 0]:
+            feature = features[i]
+            if cuts[feature, 0]:
                 continue
             n_usable += 1
-            feature = features[i]
             penalty = _penalty(feature_penalty, feature, penalty_unit)
-            if cuts[i, 2] >= 0 and gains[i] > best_gain + penalty:  # the loop's comparison (best_split)
-                best_gain = gains[i] - penalty
+            if cuts[feature, 2] >= 0 and gains[feature] > best_gain + penalty:  # the loop's comparison (best_split)
+                best_gain = gains[feature] - penalty
                 best_feature = feature
-                best_bin = cuts[i, 1]
-                best_next = cuts[i, 2]
-                best_missing = cuts[i, 3]
+                best_bin = cuts[feature, 1]
+                best_next = cuts[feature, 2]
+                best_missing = cuts[feature, 3]
                 if _categories.is_categorical(categories, feature):
-                    _categories.keep_best(categories, categories.order[i], best_bin)
+                    _categories.keep_best(categories, categories.order[feature], best_bin)
     return best_feature, best_bin, best_next, best_gain, best_missing
 
 
