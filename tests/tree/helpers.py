@@ -142,7 +142,13 @@ def call_best_split(
     if path == POOLED:  # the node's pooled histograms, summed here independently of the engine's fill
         columns = [weights * targets[:, 0], statistics_second_moments(criterion, targets, weights), np.ones(n_rows), weights]
         histograms = summed_histograms(data.X_binned, columns[: _criteria.n_hist_columns(criterion)], max_bins)[None]
-        pool = _histograms.new_pool(histograms, 1)
+        # The node holds every row: a feature of one bin here is one no thread fills.
+        owners = _histograms.feature_owners(
+            n_features, n_threads or 1, histograms[0, :, :, _histograms.HIST_COUNT], data.binned().missing_bins
+        )
+        pool = _histograms.new_pool(histograms, 1, owners=owners)
+        pool.scan_gains[:] = np.inf  # a planted winner: a drawn feature left unscanned would be chosen
+        pool.scan_cuts[:] = 0
         slot = 0
     params = TreeParams(
         criterion, n_classes, max_features=n_features if max_features is None else max_features, l2_regularization=l2,

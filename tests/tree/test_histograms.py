@@ -29,6 +29,7 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     rng = np.random.default_rng(5)
     n_rows, n_features = 3000, 25
     X = rng.integers(0, 900, size=(n_rows, n_features)) / 9.0
+    X[:, 7] = 4.0  # one value: the pool never fills it, the sweep finds it constant at every node
     signal = X[:, 0] - X[:, 1] + (X[:, 2] > 50) * 40
     targets = np.column_stack([np.round(signal / 10 + rng.normal(size=n_rows)), rng.integers(1, 4, n_rows)])
     if criterion == _criteria.VARIANCE:
@@ -47,6 +48,9 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     assert histogram_pool(training, params(True), n_rows) is None
     pool = histogram_pool(training, params(False), n_rows)
     assert pool.shape[1:] == (n_features, binner.n_bins_.max(), _criteria.n_hist_columns(criterion))
+    bin_counts = _histograms.BinCounts(training.X_binned, pool.shape[2], pool.dtype)
+    owner, _, _ = bin_counts.owners(None, training.binned().missing_bins)
+    assert owner[7] == -1 and (np.delete(owner, 7) == 0).all()
     grow_tree(training, weights[::-1].copy(), params(False), seed(9), histograms=pool)  # leaves sums behind
     trees = []
     for sweep, histograms in ((True, None), (False, None), (False, pool), (False, pool[:4])):
@@ -57,6 +61,37 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     for tree in trees[1:]:
         np.testing.assert_array_equal(tree.nodes, trees[0].nodes)
         np.testing.assert_array_equal(tree.values, trees[0].values)
+
+
+@pytest.mark.parametrize("n_owners", [1, 2, 3, 7])
+def test_features_of_one_value_go_to_no_thread_and_the_rest_in_equal_runs(n_owners):
+    """``feature_owners`` against a count done here: a feature whose rows all sit in one bin
+    other than its missing bin is no thread's; every other feature is one thread's, the
+    threads' shares differ by one at most, follow the feature order, and each thread's
+    runs cover exactly its features."""
+    rng = np.random.default_rng(n_owners)
+    n_features, max_bins = 40, 6
+    X_binned = rng.integers(0, max_bins, size=(50, n_features)).astype(np.uint8)
+    X_binned[:, [0, 9, 10, 11, 30]] = 2  # one value
+    X_binned[:, 20] = 5  # one value, the missing bin: a missing-or-not split stays possible elsewhere
+    X_binned[:5, 21] = 5  # missing and one value
+    X_binned[5:, 21] = 1
+    missing_bins = np.full(n_features, -1, dtype=np.int32)
+    missing_bins[[20, 21]] = 5
+    counts = np.stack([np.bincount(column, minlength=max_bins) for column in X_binned.T]).astype(float)
+    owner, runs, n_runs = _histograms.feature_owners(n_features, n_owners, counts, missing_bins)
+    dead = [f for f in range(n_features) if len(np.unique(X_binned[:, f])) == 1 and X_binned[0, f] != missing_bins[f]]
+    assert dead == [0, 9, 10, 11, 30]
+    np.testing.assert_array_equal(np.flatnonzero(owner < 0), dead)
+    shares = np.bincount(owner[owner >= 0], minlength=n_owners)
+    assert shares.max() - shares.min() <= 1
+    assert (np.diff(owner[owner >= 0]) >= 0).all()  # blocks in feature order
+    for thread in range(n_owners):
+        covered = [f for first, last in runs[thread, : n_runs[thread]] for f in range(first, last)]
+        np.testing.assert_array_equal(covered, np.flatnonzero(owner == thread))
+        assert (runs[thread, 1 : n_runs[thread], 0] > runs[thread, : n_runs[thread] - 1, 1]).all()  # maximal runs
+    unknown, runs, n_runs = _histograms.feature_owners(n_features, 1)
+    assert (unknown == 0).all() and n_runs[0] == 1 and tuple(runs[0, 0]) == (0, n_features)
 
 
 @pytest.mark.parametrize("n_slots", [2, 3, 5])
@@ -145,9 +180,9 @@ def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_tr
     given = []
 
     def grow(tree_weights, memory, replace=lambda counts: counts):
-        def spying(histograms, capacity, counts=None):
+        def spying(histograms, capacity, counts=None, owners=None):
             given.append(counts)
-            return new_pool(histograms, capacity, replace(counts))
+            return new_pool(histograms, capacity, replace(counts), owners)
 
         monkeypatch.setattr(_histograms, "new_pool", spying)
         pool = histogram_pool(data, params, len(tree_weights), sampled_features=True)

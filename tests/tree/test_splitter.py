@@ -93,6 +93,8 @@ def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, dire
     and finds the same split, gain and missing side as the histogram scans' loop, with
     per-node sampling and feature penalties."""
     X, _, _ = data.draw(nodes(_criteria.NEWTON, missing=True))
+    # A feature of one value, which no thread fills: the search must find it constant.
+    X = np.insert(X, data.draw(st.integers(0, X.shape[1])), 2.5, axis=1)
     n_rows, n_features = X.shape
     integers = st.lists(st.integers(-3, 3), min_size=n_rows, max_size=n_rows)
     targets = np.column_stack(

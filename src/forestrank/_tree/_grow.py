@@ -432,9 +432,12 @@ def grow_tree(
     )  # fmt: skip
     pool = None
     if histograms is not None:
-        # Over partitions the driver fills no histogram: each worker's block of rows copies its own counts.
-        counts = None if exchange is not None else memory.bin_counts(data.X_binned, histograms).of_rows(n_tree_rows)
-        pool = _histograms.new_pool(histograms, capacity, counts)
+        if exchange is None:
+            bin_counts = memory.bin_counts(data.X_binned, histograms)
+            owners = bin_counts.owners(params.n_threads, data.binned().missing_bins)
+            pool = _histograms.new_pool(histograms, capacity, bin_counts.of_rows(n_tree_rows), owners)
+        else:  # the driver fills no histogram: each worker's block of rows copies its own counts and fills every feature
+            pool = _histograms.new_pool(histograms, capacity)
     if exchange is None:
         n_nodes = _builder.build_tree(
             data.binned(),

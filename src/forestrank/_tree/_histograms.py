@@ -4,9 +4,10 @@ A moment criterion examining every feature at every node (boosting) can keep eac
 frontier node's all-feature histograms: a split then costs one pass over the
 *smaller* child's rows, and the larger child's histograms are the parent's minus
 the smaller child's (``pair_histograms``; scikit-learn's ``histogram.pyx`` and
-LightGBM do the same). ``fill_histograms`` sums all features of a node in one pass
-over its rows, since a row's bins are contiguous in the C-ordered ``X_binned``; the
-split search reads a feature's candidates from a slot (``_scans.pooled_scan``).
+LightGBM do the same). ``fill_histograms`` sums a node's features in one pass over its
+rows, since a row's bins are contiguous in the C-ordered ``X_binned``; on several
+threads each sums the features it owns for the fit (``feature_owners``), and the split
+search reads a feature's candidates from a slot (``_scans.pooled_scan``).
 Random forests draw a new feature subset at every node and class criteria have
 per-class statistics, so neither uses the pool (``histogram_pool`` returns None).
 
@@ -40,8 +41,12 @@ POOL_BYTES = 1 << 27
 FILL_LATER = -2  # a node's slot: sum its histograms from its rows when it is searched
 
 Pool = namedtuple(
-    "Pool", ["histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts"]
-)
+    "Pool",
+    [
+        "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
+        "feature_owner", "owned_runs", "n_runs",
+    ],
+)  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
 
 histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
@@ -60,6 +65,10 @@ bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_b
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
     holding every row copies instead of counting them (``fill_histograms``); of shape
     (0, max_bins): every node counts its rows.
+feature_owner, owned_runs, n_runs : int64 arrays of shape (n_features,), (n_owners, n_features, 2), (n_owners,)
+    Which thread fills, subtracts and scans each feature's histograms, and each
+    thread's features as runs (``feature_owners``); -1: a feature with one value in
+    every row, never filled and scanned as constant.
 """
 
 
@@ -90,12 +99,66 @@ def histogram_pool(
     return np.empty((n_slots, n_features, max_bins, n_columns), dtype=dtype)
 
 
-def new_pool(histograms: np.ndarray, capacity: int, counts: np.ndarray | None = None) -> Pool:
+def feature_owners(
+    n_features: int, n_owners: int, counts: np.ndarray | None = None, missing_bins: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Deal the features to ``n_owners`` threads: ``Pool``'s ``feature_owner``, ``owned_runs``
+    and ``n_runs``.
+
+    A feature whose rows all fall in one bin that is not its missing bin splits no node:
+    no thread fills it, and its scan reports it constant without reading it, as the
+    sweep would find it in any node (``_splitter._record_pooled_scan``). The others are
+    cut, in index order, into ``n_owners`` blocks of as many features as can be (the
+    fill's cost is the same for each), each held as runs of consecutive features: the
+    fill's loop over a range is tighter than one over a list.
+
+    Parameters
+    ----------
+    n_features, n_owners : int
+    counts : None or array of shape (n_features, max_bins)
+        The bin counts of every row of ``X_binned`` (``BinCounts.every_row``); None: not
+        known, every feature is filled.
+    missing_bins : None or int32 array of shape (n_features,)
+        Each feature's missing bin (-1: none); with ``counts``.
+
+    Returns
+    -------
+    feature_owner : int64 array of shape (n_features,)
+        Each feature's thread, -1 for a feature of one value.
+    owned_runs : int64 array of shape (n_owners, n_features, 2)
+        Thread ``t``'s features as ranges ``first:last``, increasing, in its first
+        ``n_runs[t]`` rows.
+    n_runs : int64 array of shape (n_owners,)
+    """
+    live = np.ones(n_features, dtype=bool)
+    if counts is not None:
+        missing = np.asarray(missing_bins)
+        in_missing = np.where(missing >= 0, counts[np.arange(n_features), np.maximum(missing, 0)], 0)
+        live = ~(((counts > 0).sum(axis=1) == 1) & (in_missing == 0))
+    feature_owner = np.full(n_features, -1, dtype=np.int64)
+    live_features = np.flatnonzero(live)
+    feature_owner[live_features] = np.arange(len(live_features)) * n_owners // max(len(live_features), 1)
+    owned_runs = np.zeros((n_owners, n_features, 2), dtype=np.int64)
+    n_runs = np.zeros(n_owners, dtype=np.int64)
+    for owner in range(n_owners):
+        mine = np.flatnonzero(feature_owner == owner)
+        starts = mine[np.r_[True, np.diff(mine) > 1]] if len(mine) else mine
+        ends = mine[np.r_[np.diff(mine) > 1, True]] + 1 if len(mine) else mine
+        n_runs[owner] = len(starts)
+        owned_runs[owner, : len(starts), 0] = starts
+        owned_runs[owner, : len(starts), 1] = ends
+    return feature_owner, owned_runs, n_runs
+
+
+def new_pool(
+    histograms: np.ndarray, capacity: int, counts: np.ndarray | None = None, owners: tuple | None = None
+) -> Pool:
     """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free.
 
     ``counts`` (``BinCounts.of_rows``: shape (n_features, max_bins) or (0, max_bins), the
     histograms' dtype) are the bin counts of every row of the ``X_binned`` the tree is
-    grown on; None: not known, every node counts its rows.
+    grown on; None: not known, every node counts its rows. ``owners``: ``feature_owners``
+    of the tree's threads; None: one thread filling every feature.
     """
     scratch = len(histograms) - 1
     n_features, max_bins = histograms.shape[1:3]
@@ -106,9 +169,11 @@ def new_pool(histograms: np.ndarray, capacity: int, counts: np.ndarray | None = 
             f"counts of shape {counts.shape} and dtype {counts.dtype} do not fit histograms of shape {histograms.shape} "
             f"and dtype {histograms.dtype}: expected (0 or {n_features}, {max_bins}) of the same dtype."
         )
+    if owners is None:
+        owners = feature_owners(n_features, 1)
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
-        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts,
+        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners,
     )  # fmt: skip
 
 
@@ -147,76 +212,94 @@ class BinCounts:
         self.dtype = np.dtype(dtype)
         self.no_counts = np.zeros((0, max_bins), dtype=self.dtype)
         self._counts = None
+        self._owners = {}
 
     def fits(self, X_binned: np.ndarray, histograms: np.ndarray) -> bool:
         """Whether these are the counts of ``X_binned`` for ``histograms`` (the pool's bin axis and dtype)."""
         return X_binned is self.X_binned and histograms.shape[2] == self.no_counts.shape[1] and histograms.dtype == self.dtype
+
+    def every_row(self) -> np.ndarray:
+        """The counts of every row, shape (n_features, max_bins)."""
+        if self._counts is None:
+            self._counts = np.empty((self.X_binned.shape[1], self.no_counts.shape[1]), dtype=self.dtype)
+            bin_counts(self.X_binned, self._counts)
+        return self._counts
 
     def of_rows(self, n_tree_rows: int) -> np.ndarray:
         """For a tree of ``n_tree_rows`` distinct rows of ``X_binned``: the counts, shape
         (n_features, max_bins), when they are every row; otherwise shape (0, max_bins)."""
         if n_tree_rows != self.X_binned.shape[0]:
             return self.no_counts
-        if self._counts is None:
-            self._counts = np.empty((self.X_binned.shape[1], self.no_counts.shape[1]), dtype=self.dtype)
-            bin_counts(self.X_binned, self._counts)
-        return self._counts
+        return self.every_row()
+
+    def owners(self, n_threads: int | None, missing_bins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``feature_owners`` of the features of ``X_binned`` for ``n_threads`` (None: one), with
+        ``missing_bins`` (int32, (n_features,)) as ``_builder.Binned`` has them; dealt once per
+        thread count."""
+        n_owners = max(n_threads or 1, 1)
+        if n_owners not in self._owners:
+            self._owners[n_owners] = feature_owners(self.X_binned.shape[1], n_owners, self.every_row(), missing_bins)
+        return self._owners[n_owners]
 
 
 @jit(inline="always")
-def _fill_feature_range(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, count_rows):
-    """Add the node's rows to the histograms of features ``first_feature:last_feature``; their
-    count column too when ``count_rows``. It is a constant at each call site, so that each
-    inlined copy compiles its own loop: tested per value at run time, the children's
-    fills took 10-15% longer (``benchmarks/RESULTS.md``, "Boosting speed: where an
+def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, count_rows):
+    """Add the node's rows to the histograms of the features of ``runs`` (int64, (n_runs, 2):
+    increasing ranges ``first:last``); their count column too when ``count_rows``. It is a
+    constant at each call site, so that each inlined copy compiles its own loop: tested
+    per value at run time, the children's fills took 10-15% longer. Runs, not a list of
+    features: the loop over a range is the fill's tightest, a feature read from a list
+    cost a quarter more per value (``benchmarks/RESULTS.md``, "Boosting speed: where an
     iteration goes")."""
     last_column = row_targets.shape[1] - 1
     weighted = histogram.shape[2] > HIST_WEIGHT
+    n_runs = len(runs)
     for position in range(start, end):
-        if position + GATHER_DISTANCE < end and first_feature < last_feature:  # every line of the row's range ahead
+        if position + GATHER_DISTANCE < end and n_runs > 0:  # every line of the row's range ahead
             ahead = samples[position + GATHER_DISTANCE]
-            for column in range(first_feature, last_feature, 64 // X_binned.itemsize):
+            for column in range(runs[0, 0], runs[n_runs - 1, 1], 64 // X_binned.itemsize):
                 prefetch(X_binned, (ahead, column))
-            prefetch(X_binned, (ahead, last_feature - 1))
+            prefetch(X_binned, (ahead, runs[n_runs - 1, 1] - 1))
         row = samples[position]
         weight = row_weights[position]
         weighted_first, weighted_second = _criteria.row_moments(
             criterion, weight, row_targets[position, 0], row_targets[position, last_column]
         )
-        for feature in range(first_feature, last_feature):
-            b = X_binned[row, feature]
-            add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)
-            if count_rows:
-                histogram[feature, b, HIST_COUNT] += 1.0
-            if weighted:
-                histogram[feature, b, HIST_WEIGHT] += weight
+        for run in range(n_runs):
+            # Unsigned: an index starting at a value read from ``runs`` would be tested for
+            # a negative value at every use, a quarter of the fill's time.
+            for feature in range(np.uint64(runs[run, 0]), np.uint64(runs[run, 1])):
+                b = X_binned[row, feature]
+                add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)
+                if count_rows:
+                    histogram[feature, b, HIST_COUNT] += 1.0
+                if weighted:
+                    histogram[feature, b, HIST_WEIGHT] += weight
 
 
 @jit(inline="always")
-def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature, counts):
-    """``_fill_feature_range`` of features ``first_feature:last_feature``, whose count column a
-    node holding every row of ``X_binned`` copies from ``counts`` (``Pool.bin_counts``, when
-    known) instead of adding one per row and feature: two read-modify-writes per value in
-    place of three (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes").
-    Counts are integers, so the copy is the sum the rows would add."""
+def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, counts):
+    """Clear the histograms of the features of ``runs`` and ``_fill_feature_runs`` them; their
+    count column a node holding every row of ``X_binned`` copies from ``counts``
+    (``Pool.bin_counts``, when known) instead of adding one per row and feature: two
+    read-modify-writes per value in place of three (``benchmarks/RESULTS.md``, "Boosting
+    speed: where an iteration goes"). Counts are integers, so the copy is the sum the
+    rows would add."""
+    for run in range(len(runs)):
+        histogram[runs[run, 0] : runs[run, 1]] = 0.0
     if counts.shape[0] == 0 or end - start != X_binned.shape[0]:
-        _fill_feature_range(
-            X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature,
-            True,
-        )  # fmt: skip
+        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, True)
     else:
-        _fill_feature_range(
-            X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, first_feature, last_feature,
-            False,
-        )  # fmt: skip
-        for feature in range(first_feature, last_feature):
-            for b in range(histogram.shape[1]):
-                histogram[feature, b, HIST_COUNT] = counts[feature, b]
+        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, False)
+        for run in range(len(runs)):
+            for feature in range(runs[run, 0], runs[run, 1]):
+                for b in range(histogram.shape[1]):
+                    histogram[feature, b, HIST_COUNT] = counts[feature, b]
 
 
 @jit(refcounted=False, callable_from_python=False)
-def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, counts):
-    """Per-bin sums of every feature for the node ``samples[start:end]``, in one pass over its rows.
+def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, counts, runs):
+    """Per-bin sums of the features of ``runs`` for the node ``samples[start:end]``, in one pass over its rows.
 
     Parameters
     ----------
@@ -228,15 +311,16 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
     row_weights : float64 array of shape (n_tree_rows,)
     samples : int64 array of shape (n_tree_rows,)
     histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
-        ``histograms[slot]`` is overwritten. An int32 pool takes integer-valued
+        The features' ``histograms[slot]`` are overwritten. An int32 pool takes integer-valued
         moments (quantized gradients), which it sums exactly.
     counts : array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
         ``Pool.bin_counts``: copied into the count column of a node holding every row
         of ``X_binned``.
+    runs : int64 array of shape (n_runs, 2)
+        The features to fill, as increasing ranges ``first:last`` (``Pool.owned_runs``;
+        every feature on a cluster's worker).
     """
-    histogram = histograms[slot]
-    histogram[:] = 0.0
-    _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, 0, X_binned.shape[1], counts)
+    _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], runs, counts)
 
 
 @jit(inline="always")
@@ -250,28 +334,27 @@ def _subtract_flat(parent, child):
 
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
-    X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, n_threads, counts
-):
-    """``fill_histograms`` with the features split into ``n_threads`` blocks run by numba's
-    threads, and, when ``parent_slot >= 0``, ``subtract_histograms(histograms, parent_slot, slot)``
-    done by each thread for its block as soon as it is summed.
+    X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, counts,
+    owned_runs, n_runs,
+):  # fmt: skip
+    """``fill_histograms`` with each thread ``t`` of numba's filling its features
+    ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
+    ``subtract_histograms(histograms, parent_slot, slot)`` for them as soon as they are
+    summed: a feature's sums stay with one core, which scans them too
+    (``_splitter._pooled_scans_parallel``).
 
     Each thread owns whole features, so no two threads write the same bins and the
     sums are added in the serial order (identical results). Only the boosting loop
     calls it, from the main thread: a parallel kernel must not run in joblib's
     threads (``docs/design.md``, "Parallelism").
     """
-    n_features = X_binned.shape[1]
-    for block in numba.prange(n_threads):
-        first_feature = block * n_features // n_threads
-        last_feature = (block + 1) * n_features // n_threads
-        histograms[slot, first_feature:last_feature] = 0.0
-        _fill_features(
-            X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], first_feature,
-            last_feature, counts,
-        )  # fmt: skip
+    for owner in numba.prange(len(n_runs)):
+        runs = owned_runs[owner, : n_runs[owner]]
+        _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], runs, counts)
         if parent_slot >= 0:
-            _subtract_flat(histograms[parent_slot, first_feature:last_feature], histograms[slot, first_feature:last_feature])
+            for run in range(len(runs)):
+                first, last = runs[run, 0], runs[run, 1]
+                _subtract_flat(histograms[parent_slot, first:last], histograms[slot, first:last])
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -298,23 +381,27 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
         if parent_slot >= 0:
             subtract_histograms(histograms, parent_slot, slot)
         return
-    fill_node(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, pool.bin_counts)
+    fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads)
 
 
 @jit(callable_from_python=False)
-def fill_node(X_binned, criterion, rows, start, end, histograms, slot, parent_slot, n_threads, counts):
-    """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``slot``, then, when
-    ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; both by
-    ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one.
-    ``n_threads`` None: a tree grown on one thread, whose specialisation compiles no
-    parallel fill (``_rows.partition_node``)."""
+def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads):
+    """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
+    when ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; both by
+    ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one (the
+    pool's owners: ``feature_owners``). ``n_threads`` None: a tree grown on one thread,
+    whose specialisation compiles no parallel fill (``_rows.partition_node``)."""
+    histograms = pool.histograms
     if n_threads is not None and n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
-            n_threads, counts,
+            pool.bin_counts, pool.owned_runs, pool.n_runs,
         )  # fmt: skip
         return
-    fill_histograms(X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, counts)
+    fill_histograms(
+        X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, pool.bin_counts,
+        pool.owned_runs[0, : pool.n_runs[0]],
+    )  # fmt: skip
     if parent_slot >= 0:
         subtract_histograms(histograms, parent_slot, slot)
 

@@ -71,13 +71,17 @@ def _no_split():
 
 
 @jit(inline="always")
-def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories):
+def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
     """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
     categories in ``categories.order[feature]``) of the ``i``-th drawn feature against no
     floor, into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
-    draw, so that each thread of ``_pooled_scans_parallel`` writes cache lines of its own."""
+    draw, so that each thread of ``_pooled_scans_parallel`` writes cache lines of its own.
+    A feature no thread fills (``feature_owner`` -1: one value in every row) is constant,
+    as its sweep would find it, without reading its histograms."""
     feature = features[i]
-    if _categories.is_categorical(categories, feature):
+    if feature_owner[feature] < 0:
+        constant, gain, b, after, missing = True, -np.inf, -1, -1, _scans.MISSING_RIGHT
+    elif _categories.is_categorical(categories, feature):
         constant, gain, b, after, missing = _categories.pooled_category_scan(
             histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, monotonic_cst,
             categories.order[feature], categories.keys[feature], -np.inf,
@@ -95,26 +99,23 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, n_threads):
-    """``pooled_scans`` of features ``first:last`` on ``n_threads`` numba threads, each writing
-    its own entries. Thread ``t`` scans the drawn features of the block of feature indices
-    that ``_histograms.fill_histograms_parallel`` gives it to fill and subtract, so that a
-    feature's histograms are read by the core that wrote them (``docs/design.md``,
-    "Parallelism")."""
-    n_features = len(n_bins)
-    for block in numba.prange(n_threads):
-        first_feature = block * n_features // n_threads
-        last_feature = (block + 1) * n_features // n_threads
+def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
+    """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
+    entries. Thread ``t`` scans the drawn features it fills and subtracts
+    (``feature_owner``; ``_histograms.fill_histograms_parallel``), so that a feature's
+    histograms are read by the core that wrote them (``docs/design.md``,
+    "Parallelism"); thread 0 also records the features no thread fills."""
+    for owner in numba.prange(n_owners):
         for i in range(first, last):
-            if first_feature <= features[i] < last_feature:
+            if max(feature_owner[features[i]], 0) == owner:
                 _record_pooled_scan(
                     histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts,
-                    categories,
+                    categories, feature_owner,
                 )  # fmt: skip
 
 
 @jit(callable_from_python=False)
-def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, n_threads):
+def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
@@ -147,6 +148,8 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
         categorical feature, the size of its left set in place of the bin).
     categories : _categories.CategorySplits or None
         The tree's categorical features; None: none.
+    feature_owner : int64 array of shape (n_features,)
+        ``Pool.feature_owner``: the thread that fills each feature, -1 for none.
     n_threads : int or None
         ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
         compiles no parallel scan (``_rows.partition_node``).
@@ -154,13 +157,13 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
-            categories, n_threads,
+            categories, feature_owner, n_threads,
         )  # fmt: skip
     else:
         for i in range(first, last):
             _record_pooled_scan(
                 histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts,
-                categories,
+                categories, feature_owner,
             )  # fmt: skip
 
 
@@ -185,7 +188,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
             _scans.draw_feature(features, i, rng_state)
         pooled_scans(
             pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
-            monotonic_cst, present, gains, cuts, categories, params.n_threads,
+            monotonic_cst, present, gains, cuts, categories, pool.feature_owner, params.n_threads,
         )  # fmt: skip
         for i in range(first, drawn):
             feature = features[i]

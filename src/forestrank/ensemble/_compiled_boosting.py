@@ -215,11 +215,15 @@ class CompiledBoosting:
         work = memory.fresh_workspace()
         if interaction_groups is not None:
             work = work._replace(interaction_groups=interaction_groups)
-        counts = memory.bin_counts(training.X_binned, histograms).of_rows(n_rows)
+        bin_counts = memory.bin_counts(training.X_binned, histograms)
+        binned = training.binned()
+        pool = _histograms.new_pool(
+            histograms, memory.capacity, bin_counts.of_rows(n_rows), bin_counts.owners(params.n_threads, binned.missing_bins)
+        )
         self._arguments = (
             objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
-            training.binned(), sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
-            params.growth_params(), work, _histograms.new_pool(histograms, memory.capacity, counts), memory.categories,
+            binned, sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
+            params.growth_params(), work, pool, memory.categories,
         )  # fmt: skip
         self._training = training
         self._categories = memory.categories
