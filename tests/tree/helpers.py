@@ -146,6 +146,7 @@ def call_best_split(
         owners = _histograms.feature_owners(
             n_features, n_threads or 1, histograms[0, :, :, _histograms.HIST_COUNT], data.binned().missing_bins
         )
+        histograms[0, owners[0] < 0] = 0.0  # what an unfilled slot may hold: a scan reading it would not find it constant
         pool = _histograms.new_pool(histograms, 1, owners=owners)
         pool.scan_gains[:] = np.inf  # a planted winner: a drawn feature left unscanned would be chosen
         pool.scan_cuts[:] = 0

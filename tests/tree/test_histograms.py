@@ -39,10 +39,10 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     assert binner.n_bins_.max() > (800 if max_bins is None else 250)
     leaf_budget = 40 if expansion == "best" else None
 
-    def params(sweep):
+    def params(sweep, n_threads=None):
         return TreeParams(
             criterion, 0, max_features=n_features, expansion=_frontier.EXPANSIONS[expansion], min_samples_leaf=3,
-            max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, sorted_sweep=sweep,
+            max_leaf_nodes=-1 if leaf_budget is None else leaf_budget, sorted_sweep=sweep, n_threads=n_threads,
         )
 
     assert histogram_pool(training, params(True), n_rows) is None
@@ -53,9 +53,13 @@ def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(
     assert owner[7] == -1 and (np.delete(owner, 7) == 0).all()
     grow_tree(training, weights[::-1].copy(), params(False), seed(9), histograms=pool)  # leaves sums behind
     trees = []
-    for sweep, histograms in ((True, None), (False, None), (False, pool), (False, pool[:4])):
+    # Two threads: each fills, subtracts and scans its own runs of features (the constant one is no thread's).
+    variants = ((True, None, None), (False, None, None), (False, pool, None), (False, pool[:4], None), (False, pool, 2))
+    for sweep, histograms, n_threads in variants:
         row_leaf = np.full(n_rows, -1, dtype=np.int64)
-        trees.append(grow_tree(training, weights, params(sweep), seed(4), row_leaf=row_leaf, histograms=histograms))
+        trees.append(
+            grow_tree(training, weights, params(sweep, n_threads), seed(4), row_leaf=row_leaf, histograms=histograms)
+        )
         np.testing.assert_array_equal(row_leaf, trees[-1].apply(X))  # the builder's leaf of every row
     assert trees[0].n_leaves == (leaf_budget or trees[0].n_leaves) and trees[0].n_leaves > 30
     for tree in trees[1:]:
