@@ -430,17 +430,18 @@ def grow_tree(
         memory.nodes, memory.missing_left, memory.values, memory.n_node_samples, memory.weighted_n_node_samples,
         np.zeros(data.X_binned.shape[1], dtype=FLOAT_DTYPE), row_leaf,
     )  # fmt: skip
+    binned = data.binned()
     pool = None
     if histograms is not None:
         if exchange is None:
             bin_counts = memory.bin_counts(data.X_binned, histograms)
-            owners = bin_counts.owners(params.n_threads, data.binned().missing_bins)
+            owners = bin_counts.owners(params.n_threads, binned.missing_bins)
             pool = _histograms.new_pool(histograms, capacity, bin_counts.of_rows(n_tree_rows), owners)
         else:  # the driver fills no histogram: each worker's block of rows copies its own counts and fills every feature
             pool = _histograms.new_pool(histograms, capacity)
     if exchange is None:
         n_nodes = _builder.build_tree(
-            data.binned(),
+            binned,
             _rows.sorted_rows(samples, data.targets, weights, memory.rows), data.leaf_targets, params.growth_params(),
             work,
             rng_state, np.empty((n_tree_rows, 3), dtype=INDEX_DTYPE) if params.sorted_sweep else None, pool, listwise,
@@ -450,7 +451,7 @@ def grow_tree(
         no_rows = memory.rows._replace(integer_weights=exchange.integer_weights)
         with _remote.register(exchange) as remote:
             n_nodes = _builder.build_tree(
-                data.binned(), no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
+                binned, no_rows, data.leaf_targets, params.growth_params(), work, rng_state, None, pool, None,
                 output, remote, None, monotonic_cst, penalty,
             )  # fmt: skip
         exchange.finish()

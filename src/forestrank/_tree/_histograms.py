@@ -332,6 +332,15 @@ def _subtract_flat(parent, child):
         parent[i] -= child[i]
 
 
+@jit(inline="always")
+def _subtract_runs(histograms, parent_slot, child_slot, runs):
+    """``subtract_histograms`` for the features of ``runs`` (int64, (n_runs, 2)): one flat loop
+    per run of consecutive features, none over a feature no thread fills."""
+    for run in range(len(runs)):
+        first, last = runs[run, 0], runs[run, 1]
+        _subtract_flat(histograms[parent_slot, first:last], histograms[child_slot, first:last])
+
+
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, counts,
@@ -339,8 +348,7 @@ def fill_histograms_parallel(
 ):  # fmt: skip
     """``fill_histograms`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
-    ``subtract_histograms(histograms, parent_slot, slot)`` for them as soon as they are
-    summed: a feature's sums stay with one core, which scans them too
+    subtracting them from the parent's (``_subtract_runs``) as soon as they are summed: a feature's sums stay with one core, which scans them too
     (``_splitter._pooled_scans_parallel``).
 
     Each thread owns whole features, so no two threads write the same bins and the
@@ -352,9 +360,7 @@ def fill_histograms_parallel(
         runs = owned_runs[owner, : n_runs[owner]]
         _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], runs, counts)
         if parent_slot >= 0:
-            for run in range(len(runs)):
-                first, last = runs[run, 0], runs[run, 1]
-                _subtract_flat(histograms[parent_slot, first:last], histograms[slot, first:last])
+            _subtract_runs(histograms, parent_slot, slot, runs)
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -387,7 +393,7 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
 @jit(callable_from_python=False)
 def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads):
     """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
-    when ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; both by
+    when ``parent_slot >= 0``, the same features subtracted from the parent's; both by
     ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one (the
     pool's owners: ``feature_owners``). ``n_threads`` None: a tree grown on one thread,
     whose specialisation compiles no parallel fill (``_rows.partition_node``)."""
@@ -398,12 +404,13 @@ def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_
             pool.bin_counts, pool.owned_runs, pool.n_runs,
         )  # fmt: skip
         return
+    runs = pool.owned_runs[0, : pool.n_runs[0]]
     fill_histograms(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, pool.bin_counts,
-        pool.owned_runs[0, : pool.n_runs[0]],
+        runs,
     )  # fmt: skip
     if parent_slot >= 0:
-        subtract_histograms(histograms, parent_slot, slot)
+        _subtract_runs(histograms, parent_slot, slot, runs)
 
 
 @jit(inline="always")

@@ -23,12 +23,12 @@ def _summarise(criterion, rows, start, end, statistics):
 
 
 @jit(refcounted=False)
-def _fill(X_binned, criterion, rows, start, end, histograms, counts, features):
+def _fill(X_binned, criterion, rows, start, end, histograms, counts, runs):
     """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end`` (``histograms``
     of shape (1, n_features, max_bins, n_hist_columns); ``counts``: ``BinCounts.of_rows``;
-    ``features``: the run of every feature, int64 of shape (1, 2))."""
+    ``runs``: the one run of every feature, int64 of shape (1, 2))."""
     _histograms.fill_histograms(
-        X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0, counts, features
+        X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0, counts, runs
     )
 
 
@@ -72,7 +72,7 @@ class PartitionRows:
         self._histogram_dtype = np.dtype(histogram_dtype)
         self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
         self._bin_counts = _histograms.BinCounts(self.X_binned, max_bins, histogram_dtype)
-        self._features = np.array([[0, X_binned.shape[1]]], dtype=np.int64)  # every feature: the driver's pool chooses what it scans
+        self._every_feature = np.array([[0, X_binned.shape[1]]], dtype=np.int64)  # the driver's pool chooses what it scans
         self.rows = None
 
     def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
@@ -122,7 +122,7 @@ class PartitionRows:
         histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
         _fill(
             self.X_binned, self.criterion, self.rows, start, end, histograms, self._bin_counts.of_rows(self.n_rows),
-            self._features,
+            self._every_feature,
         )
         return histograms[0]
 
