@@ -16,6 +16,7 @@ and scores are that path's bit for bit (tested).
 
 from collections import namedtuple
 
+import numba
 import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
@@ -25,7 +26,6 @@ from .._tree._grow import TrainingSet, TreeMemory, TreeParams, category_bitmaps
 from .._tree._rows import sorted_rows
 from .._tree._tree import Tree, add_children
 from ..objectives._compiled import gradients_at, leaf_curvature_at
-from ._boosting_state import add_leaf_values
 
 GrownTrees = namedtuple(
     "GrownTrees",
@@ -48,17 +48,25 @@ Iteration.__doc__ = """The leaves' and targets' settings: ``learning_rate`` and 
 of the Newton steps; ``squared`` (bool): the trees split on ``-g`` (``split_gain="squared"``)."""
 
 
-@jit(inline="always")
-def _start_tree(gradients, hessians, base_weight, squared, rows, row_leaf, work, pool):
+@jit(parallel=True, callable_from_python=False)
+def _start_rows(gradients, hessians, base_weight, squared, samples, targets, weights):
     """The tree's rows in row order with their targets (``exact_targets``) and weights
-    (``_rows.sorted_rows``), no row placed yet, and the workspace and pool as
-    ``_grow.TreeMemory.fresh_workspace`` and ``_histograms.new_pool`` leave them."""
-    for row in range(len(gradients)):
-        rows.samples[row] = row
-        rows.targets[row, 0] = -gradients[row] if squared else gradients[row]
-        rows.targets[row, 1] = hessians[row]
-        rows.weights[row] = base_weight[row]
-        row_leaf[row] = -1
+    (``_rows.sorted_rows``: ``samples``, ``targets`` and ``weights`` of a ``SortedRows``, apart:
+    numba's parallel loops do not write through a tuple's arrays), on numba's threads, each
+    writing an equal block of rows, as the root's parallel partition then reads them
+    (``_rows.partition_parallel``): the rows a thread moves are in its own cache."""
+    for row in numba.prange(len(gradients)):
+        samples[row] = row
+        targets[row, 0] = -gradients[row] if squared else gradients[row]
+        targets[row, 1] = hessians[row]
+        weights[row] = base_weight[row]
+
+
+@jit(inline="always")
+def _start_tree(gradients, hessians, base_weight, squared, rows, work, pool):
+    """``_start_rows``, and the workspace and pool as ``_grow.TreeMemory.fresh_workspace`` and
+    ``_histograms.new_pool`` leave them."""
+    _start_rows(gradients, hessians, base_weight, squared, rows.samples, rows.targets, rows.weights)
     work.frontier.size[0] = 0
     for f in range(len(work.features)):
         work.features[f] = f
@@ -69,21 +77,77 @@ def _start_tree(gradients, hessians, base_weight, squared, rows, row_leaf, work,
     pool.n_free[0] = pool.scratch
 
 
+@jit(parallel=True, callable_from_python=False)
+def _place_rows(n_nodes, nodes, node_start, node_end, samples, gradients, hessians, base_weight, row_leaf, sums, n_blocks):
+    """Each leaf's rows' ``row_leaf`` and its sums of ``w * g``, ``w * h`` and ``w`` into
+    ``sums[leaf]`` (``_boosting_state.leaf_sums``), on ``n_blocks`` numba threads, each taking
+    the leaves whose rows start in its block of positions (equal blocks, as numba's parallel
+    loops cut a range).
+
+    Parameters
+    ----------
+    n_nodes : int
+    nodes : NODE_DTYPE array of shape (>= n_nodes,)
+        The tree (``feature`` -1 at leaves).
+    node_start, node_end : int64 arrays of shape (>= n_nodes,)
+        Each node's positions in ``samples`` (``_builder.NodeTable``).
+    samples : int64 array of shape (n_rows,)
+        The tree's rows in node order (``_rows.SortedRows``), every row in one leaf.
+    gradients, hessians, base_weight : float64 arrays of shape (n_rows,)
+    row_leaf : int64 array of shape (n_rows,)
+        Written: each row's leaf.
+    sums : float64 array of shape (>= n_nodes, 3)
+        Written at the leaves.
+
+    A leaf's rows sit in increasing row order (``_start_rows`` places them so, and every
+    partition is stable: ``_rows.partition``), so each leaf's sums add its rows in the
+    order of one pass over all rows: the same bits on any number of threads.
+    """
+    n_rows = len(samples)
+    for block in numba.prange(n_blocks):
+        first = block * n_rows // n_blocks
+        last = (block + 1) * n_rows // n_blocks
+        for node in range(n_nodes):
+            start = node_start[node]
+            if nodes[node]["feature"] >= 0 or start < first or start >= last:
+                continue
+            gradient_sum = 0.0
+            hessian_sum = 0.0
+            weight_sum = 0.0
+            for position in range(start, node_end[node]):
+                row = samples[position]
+                weight = base_weight[row]
+                gradient_sum += weight * gradients[row]
+                hessian_sum += weight * hessians[row]
+                weight_sum += weight
+                row_leaf[row] = node
+            sums[node, 0] = gradient_sum
+            sums[node, 1] = hessian_sum
+            sums[node, 2] = weight_sum
+
+
+@jit(parallel=True, callable_from_python=False)
+def _add_values(raw, row_leaf, values):
+    """``_boosting_state.add_leaf_values`` of a tree holding every row, on numba's threads;
+    returns whether every score stayed finite."""
+    n_infinite = 0
+    for row in numba.prange(len(raw)):
+        score = raw[row] + values[row_leaf[row]]
+        raw[row] = score
+        n_infinite += not np.isfinite(score)
+    return n_infinite == 0
+
+
 @jit(inline="always")
-def _set_leaves(n_nodes, nodes, gradients, hessians, base_weight, row_leaf, sums, own_curvature, curvature, settings, values):
+def _set_leaves(n_nodes, nodes, sums, own_curvature, curvature, settings, values):
     """Each node's shrunk Newton step into ``values`` and each leaf's into its ``threshold``
-    (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``), over the
-    leaves' ``curvature`` instead of their hessian sums when the objective has its own."""
+    (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``) from the leaves'
+    ``sums`` (``_place_rows``), over the leaves' ``curvature`` instead of their hessian sums
+    when the objective has its own."""
     for node in range(n_nodes):
-        for column in range(3):
-            sums[node, column] = 0.0
-    for row in range(len(row_leaf)):
-        leaf = row_leaf[row]
-        if leaf >= 0:
-            weight = base_weight[row]
-            sums[leaf, 0] += weight * gradients[row]
-            sums[leaf, 1] += weight * hessians[row]
-            sums[leaf, 2] += weight
+        if nodes[node]["feature"] >= 0:
+            for column in range(3):
+                sums[node, column] = 0.0
     if own_curvature:
         for node in range(n_nodes):
             sums[node, 1] = curvature[node]
@@ -149,36 +213,34 @@ def boost_trees(objective_state, raw, gradients, hessians, base_weight, settings
         Output, rows ``0:returned``.
     """
     leaf_targets = raw[:0]
+    n_blocks = max(params.n_threads, 1)
     for iteration in range(len(rng_states)):
         gradients_at(objective_state, raw, gradients, hessians)
-        _start_tree(gradients, hessians, base_weight, settings.squared, rows, output.row_leaf, work, pool)
+        _start_tree(gradients, hessians, base_weight, settings.squared, rows, work, pool)
         gains = trees.feature_gains[iteration]
         for feature in range(len(gains)):
             gains[feature] = 0.0
         tree_output = _builder.TreeOutput(
             output.nodes, output.missing_left, output.values, output.n_node_samples, output.weighted_n_node_samples,
-            gains, output.row_leaf,
+            gains, output.row_leaf[:0],  # the rows are placed in their leaves on the threads, with the leaves' sums
         )  # fmt: skip
         n_nodes = _builder.build_tree(
             binned, rows, leaf_targets, params, work, rng_states[iteration], None, pool, None, tree_output, None,
             categories, None, None,
         )
+        _place_rows(
+            n_nodes, output.nodes, work.table.start, work.table.end, rows.samples, gradients, hessians, base_weight,
+            output.row_leaf, sums, n_blocks,
+        )  # fmt: skip
         leaf_curvature = curvature[:n_nodes]
         for node in range(n_nodes):
             leaf_curvature[node] = 0.0
         own_curvature = leaf_curvature_at(objective_state, raw, output.row_leaf, base_weight, leaf_curvature)
         values = trees.values[iteration]
-        _set_leaves(
-            n_nodes, output.nodes, gradients, hessians, base_weight, output.row_leaf, sums, own_curvature, leaf_curvature,
-            settings, values,
-        )  # fmt: skip
+        _set_leaves(n_nodes, output.nodes, sums, own_curvature, leaf_curvature, settings, values)
         _keep_tree(iteration, n_nodes, output, categories, trees)
-        add_leaf_values(raw, output.row_leaf, values)  # every row has a leaf
-        finite = True
-        for row in range(len(raw)):
-            finite = finite and np.isfinite(raw[row])
-        if not finite:  # the per-iteration path refuses the fit here too
-            return iteration + 1, False
+        if not _add_values(raw, output.row_leaf, values):  # every row has a leaf
+            return iteration + 1, False  # the per-iteration path refuses the fit here too
     return len(rng_states), True
 
 
@@ -217,9 +279,8 @@ class CompiledBoosting:
             work = work._replace(interaction_groups=interaction_groups)
         bin_counts = memory.bin_counts(training.X_binned, histograms)
         binned = training.binned()
-        pool = _histograms.new_pool(
-            histograms, memory.capacity, bin_counts.of_rows(n_rows), bin_counts.owners(params.n_threads, binned.missing_bins)
-        )
+        owners = bin_counts.owners(params.n_threads, binned.missing_bins)
+        pool = _histograms.new_pool(histograms, memory.capacity, bin_counts.of_rows(n_rows), owners)
         self._arguments = (
             objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
             binned, sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
