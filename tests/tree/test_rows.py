@@ -26,7 +26,9 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     with them, same first right position and missing count, rows outside the range
     untouched; with chunks of unequal sizes, missing rows on either side, categorical
     splits (a set of bins left, bins past the first bitmap word), one to three target
-    columns, and weights all equal (which the partitions leave in place)."""
+    columns, weights all equal (which the partitions leave in place), and, with those,
+    targets kept by row (``targets_by_row``: left where they are, and the row at each
+    position reads the targets the copying partition moved there)."""
     n_rows = data.draw(st.integers(1, 60))
     n_bins = data.draw(st.sampled_from([1, 2, 3, 6, 70, 200]))
     X_binned = np.array(data.draw(st.lists(st.integers(0, n_bins - 1), min_size=n_rows, max_size=n_rows)), np.uint8)[:, None]
@@ -45,12 +47,20 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     samples = rng.permutation(n_rows).astype(np.int64)
     targets = rng.normal(size=(n_rows, data.draw(st.integers(1, 3))))
     weights = np.full(n_rows, 2.0) if data.draw(st.booleans()) else rng.uniform(size=n_rows)
+    by_row = data.draw(st.booleans()) and weights[0] == 2.0
     results = []
     for threads in (0, n_threads):
         rows = _rows.sorted_rows(samples, targets, weights)
         assert rows.uniform_weights == (len(np.unique(weights)) == 1)
         middle, n_missing = _partition(X_binned, rows, start, end, 0, cut_bin, missing_bin, missing_left, left_bins, threads)
         results.append((middle, n_missing, rows.samples.copy(), rows.targets.copy(), rows.weights.copy()))
+        if by_row:  # the targets in row order, as boosting keeps them: read through samples
+            kept = _rows.sorted_rows(samples, targets, weights)._replace(targets=targets.copy(), targets_by_row=True)
+            found = _partition(X_binned, kept, start, end, 0, cut_bin, missing_bin, missing_left, left_bins, threads)
+            assert found == (middle, n_missing)
+            np.testing.assert_array_equal(kept.samples, rows.samples)
+            np.testing.assert_array_equal(kept.targets, targets)
+            np.testing.assert_array_equal(kept.targets[kept.samples], rows.targets)
     serial, parallel = results
     assert serial[:2] == parallel[:2]
     for expected, found in zip(serial[2:], parallel[2:]):
@@ -67,3 +77,20 @@ def test_parallel_partition_moves_the_rows_as_the_serial_one(n_threads, data):
     np.testing.assert_array_equal(serial[2], expected_order)
     assert serial[0] == start + left.sum()
     assert serial[1] == (bins == missing_bin).sum()
+
+
+def test_targets_stay_by_row_only_for_a_small_tree_of_every_row_with_equal_weights(monkeypatch):
+    """``by_row`` applies to rows ``0..n-1`` in order (positions are rows) with equal weights and targets of at most
+    ``TARGETS_BY_ROW_BYTES``; a sample, a permutation, unequal weights or larger targets keep
+    the targets moving with their rows."""
+    n_rows = 50
+    targets = np.arange(2.0 * n_rows).reshape(n_rows, 2)
+    every_row = np.arange(n_rows)
+    equal = np.ones(n_rows)
+    assert _rows.by_row(_rows.sorted_rows(every_row, targets, equal)).targets_by_row
+    assert not _rows.sorted_rows(every_row, targets, equal).targets_by_row
+    assert not _rows.by_row(_rows.sorted_rows(every_row[::-1].copy(), targets, equal)).targets_by_row
+    assert not _rows.by_row(_rows.sorted_rows(every_row[1:], targets, equal)).targets_by_row
+    assert not _rows.by_row(_rows.sorted_rows(every_row, targets, np.linspace(1, 2, n_rows))).targets_by_row
+    monkeypatch.setattr(_rows, "TARGETS_BY_ROW_BYTES", targets.nbytes - 1)
+    assert not _rows.by_row(_rows.sorted_rows(every_row, targets, equal)).targets_by_row

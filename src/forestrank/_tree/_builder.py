@@ -205,9 +205,10 @@ def _summarise(criterion, rows, leaf_targets, start, end, statistics):
     second_sum = 0.0
     for position in range(start, end):
         weight = rows.weights[position]
-        target = rows.targets[position, 0]
+        at = _rows.target_index(rows, position)
+        target = rows.targets[at, 0]
         if moments:
-            first, second = _criteria.row_moments(criterion, weight, target, rows.targets[position, last_column])
+            first, second = _criteria.row_moments(criterion, weight, target, rows.targets[at, last_column])
             first_sum += first
             second_sum += second
         else:
@@ -552,8 +553,9 @@ def root_penalty_sums(criterion, rows, statistics, l2_regularization):
     rows_cost = 0.0
     for position in range(len(rows.samples)):
         weight = rows.weights[position]
-        target = rows.targets[position, 0]
-        last_target = rows.targets[position, last_column]
+        at = _rows.target_index(rows, position)
+        target = rows.targets[at, 0]
+        last_target = rows.targets[at, last_column]
         _criteria.accumulate(criterion, statistics, weight, target, last_target)
         root_weight += weight
         rows_cost += _criteria.row_cost(criterion, weight, target, last_target, l2_regularization)

@@ -243,9 +243,10 @@ class BinCounts:
 
 
 @jit(inline="always")
-def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, count_rows):
+def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, count_rows):
     """Add the node's rows to the histograms of the features of ``runs`` (int64, (n_runs, 2):
-    increasing ranges ``first:last``); their count column too when ``count_rows``. It is a
+    increasing ranges ``first:last``), their targets at their rows when ``by_row``
+    (``_rows.SortedRows.targets_by_row``); their count column too when ``count_rows``. It is a
     constant at each call site, so that each inlined copy compiles its own loop: tested
     per value at run time, the children's fills took 10-15% longer. Runs, not a list of
     features: the loop over a range is the fill's tightest, a feature read from a list
@@ -262,8 +263,9 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, s
             prefetch(X_binned, (ahead, runs[n_runs - 1, 1] - 1))
         row = samples[position]
         weight = row_weights[position]
+        at = row if by_row else position
         weighted_first, weighted_second = _criteria.row_moments(
-            criterion, weight, row_targets[position, 0], row_targets[position, last_column]
+            criterion, weight, row_targets[at, 0], row_targets[at, last_column]
         )
         for run in range(n_runs):
             # Unsigned: an index starting at a value read from ``runs`` would be tested for
@@ -278,7 +280,7 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, s
 
 
 @jit(inline="always")
-def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, counts):
+def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts):
     """Clear the histograms of the features of ``runs`` and ``_fill_feature_runs`` them; their
     count column a node holding every row of ``X_binned`` copies from ``counts``
     (``Pool.bin_counts``, when known) instead of adding one per row and feature: two
@@ -288,9 +290,9 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start
     for run in range(len(runs)):
         histogram[runs[run, 0] : runs[run, 1]] = 0.0
     if counts.shape[0] == 0 or end - start != X_binned.shape[0]:
-        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, True)
+        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, True)
     else:
-        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, start, end, histogram, runs, False)
+        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, False)
         for run in range(len(runs)):
             for feature in range(runs[run, 0], runs[run, 1]):
                 for b in range(histogram.shape[1]):
@@ -298,7 +300,7 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, start
 
 
 @jit(refcounted=False, callable_from_python=False)
-def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, counts, runs):
+def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, counts, runs):
     """Per-bin sums of the features of ``runs`` for the node ``samples[start:end]``, in one pass over its rows.
 
     Parameters
@@ -307,9 +309,12 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
     criterion : int
         A moment criterion (``_criteria.row_moments``).
     row_targets : float64 array of shape (n_tree_rows, n_target_columns)
-        In the order of ``samples``: y (variance) or g and h (newton).
+        In the order of ``samples``, or of the rows when ``by_row``: y (variance) or g and
+        h (newton).
     row_weights : float64 array of shape (n_tree_rows,)
     samples : int64 array of shape (n_tree_rows,)
+    by_row : bool
+        ``_rows.SortedRows.targets_by_row``.
     histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
         The features' ``histograms[slot]`` are overwritten. An int32 pool takes integer-valued
         moments (quantized gradients), which it sums exactly.
@@ -320,7 +325,7 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, star
         The features to fill, as increasing ranges ``first:last`` (``Pool.owned_runs``;
         every feature on a cluster's worker).
     """
-    _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], runs, counts)
+    _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts)
 
 
 @jit(inline="always")
@@ -343,7 +348,7 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
 
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
-    X_binned, criterion, row_targets, row_weights, samples, start, end, histograms, slot, parent_slot, counts,
+    X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
     owned_runs, n_runs,
 ):  # fmt: skip
     """``fill_histograms`` with each thread ``t`` of numba's filling its features
@@ -358,7 +363,7 @@ def fill_histograms_parallel(
     """
     for owner in numba.prange(len(n_runs)):
         runs = owned_runs[owner, : n_runs[owner]]
-        _fill_features(X_binned, criterion, row_targets, row_weights, samples, start, end, histograms[slot], runs, counts)
+        _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts)
         if parent_slot >= 0:
             _subtract_runs(histograms, parent_slot, slot, runs)
 
@@ -400,14 +405,14 @@ def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_
     histograms = pool.histograms
     if n_threads is not None and n_threads > 1:
         fill_histograms_parallel(
-            X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, parent_slot,
-            pool.bin_counts, pool.owned_runs, pool.n_runs,
+            X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
+            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs,
         )  # fmt: skip
         return
     runs = pool.owned_runs[0, : pool.n_runs[0]]
     fill_histograms(
-        X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, slot, pool.bin_counts,
-        runs,
+        X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
+        pool.bin_counts, runs,
     )  # fmt: skip
     if parent_slot >= 0:
         _subtract_runs(histograms, parent_slot, slot, runs)

@@ -28,8 +28,9 @@ def _fill(X_binned, criterion, rows, start, end, histograms, counts, runs):
     of shape (1, n_features, max_bins, n_hist_columns); ``counts``: ``BinCounts.of_rows``;
     ``runs``: the one run of every feature, int64 of shape (1, 2))."""
     _histograms.fill_histograms(
-        X_binned, criterion, rows.targets, rows.weights, rows.samples, start, end, histograms, 0, counts, runs
-    )
+        X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, 0,
+        counts, runs,
+    )  # fmt: skip
 
 
 @jit(refcounted=False)

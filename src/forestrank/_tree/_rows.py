@@ -4,7 +4,9 @@ The builder keeps the tree's row indices (``samples``) with their targets and
 weights copied into the same order, so the scans read them sequentially instead of
 gathering them by row id, and every partition moves the three together: on one
 thread (``partition``), or, for large nodes of a tree with several, on numba's
-threads (``partition_parallel``), with the same result.
+threads (``partition_parallel``), with the same result. A small tree of every row
+with equal weights (``targets_by_row``) leaves its targets in row order instead, read
+through ``samples`` (``target_index``), and its partitions move the row indices alone.
 """
 
 from collections import namedtuple
@@ -23,11 +25,18 @@ from .._numba.prefetch import GATHER_DISTANCE, prefetch
 # (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes").
 PARALLEL_PARTITION_ROWS_PER_THREAD = 1 << 11
 
+# A boosting tree's targets of at most this many bytes stay in row order (``targets_by_row``):
+# read through ``samples`` they stay in a core's cache, and a partition that moves the row
+# indices alone writes a third of the bytes, which the other threads' fills then read
+# from the core that moved them. Larger ones outgrow the cache and are gathered slower
+# than they are copied (``benchmarks/RESULTS.md``, "Two threads, where each one waits").
+TARGETS_BY_ROW_BYTES = 1 << 19
+
 SortedRows = namedtuple(
     "SortedRows",
     [
         "samples", "targets", "weights", "spill_samples", "spill_targets", "spill_weights", "chunk_counts", "integer_weights",
-        "uniform_weights",
+        "uniform_weights", "targets_by_row",
     ],
 )  # fmt: skip
 SortedRows.__doc__ = """The rows of one tree in node order.
@@ -47,6 +56,10 @@ integer_weights : bool
 uniform_weights : bool
     Every weight is the same: the partitions leave ``weights`` as they are, since any
     position holds the one value its row has.
+targets_by_row : bool
+    ``targets`` stay where the tree started them, row ``samples[position]``'s at that
+    row (a tree of every row, in row order, with uniform weights: ``by_row``), and the
+    partitions leave them there; readers index them by ``target_index``.
 """
 
 
@@ -55,7 +68,7 @@ def row_buffers(n_rows: int, n_target_columns: int) -> SortedRows:
     return SortedRows(
         np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
         np.empty(n_rows, dtype=np.int64), np.empty((n_rows, n_target_columns)), np.empty(n_rows),
-        np.empty((numba.config.NUMBA_NUM_THREADS + 1, 2), dtype=np.int64), False, False,
+        np.empty((numba.config.NUMBA_NUM_THREADS + 1, 2), dtype=np.int64), False, False, False,
     )  # fmt: skip
 
 
@@ -74,8 +87,27 @@ def sorted_rows(samples: np.ndarray, targets: np.ndarray, weights: np.ndarray, b
     return SortedRows(
         tree_samples, row_targets, row_weights, buffers.spill_samples[:n_tree_rows],
         buffers.spill_targets[:n_tree_rows], buffers.spill_weights[:n_tree_rows], buffers.chunk_counts,
-        bool(np.all(row_weights == np.floor(row_weights))), bool(np.all(row_weights == row_weights[:1])),
+        bool(np.all(row_weights == np.floor(row_weights))), bool(np.all(row_weights == row_weights[:1])), False,
     )  # fmt: skip
+
+
+def by_row(rows: SortedRows) -> SortedRows:
+    """``rows`` with ``targets_by_row`` set where it applies: positions that are rows
+    (``samples`` is ``0..n_tree_rows-1``, as boosting starts each tree), equal weights (which
+    no partition moves) and targets of at most ``TARGETS_BY_ROW_BYTES``."""
+    applies = (
+        rows.uniform_weights
+        and rows.targets.nbytes <= TARGETS_BY_ROW_BYTES
+        and bool(np.array_equal(rows.samples, np.arange(len(rows.samples))))
+    )
+    return rows._replace(targets_by_row=applies)
+
+
+@jit(inline="always")
+def target_index(rows, position):
+    """The row of ``rows.targets`` that holds the targets of the row at ``position``
+    (``SortedRows.targets_by_row``)."""
+    return rows.samples[position] if rows.targets_by_row else position
 
 
 @jit(inline="always")
@@ -104,9 +136,10 @@ def goes_left(row_bin, threshold_bin, missing_bin, missing_left, left_bins):
 
 
 @jit(inline="always")
-def _move_row(samples, targets, weights, read, to_samples, to_targets, to_weights, to, uniform_weights):
+def _move_row(samples, targets, weights, read, to_samples, to_targets, to_weights, to, uniform_weights, targets_by_row):
     """Copy the row at position ``read`` of ``samples``, ``targets`` and ``weights`` to position
-    ``to`` of ``to_*``; its weight only when the weights differ (``SortedRows.uniform_weights``).
+    ``to`` of ``to_*``; its weight only when the weights differ (``SortedRows.uniform_weights``),
+    its targets only when they follow the positions (``SortedRows.targets_by_row``).
 
     Two target columns (every boosting criterion's gradient and hessian) are copied as
     two values: a loop over a column count known only at run time made the whole
@@ -116,6 +149,8 @@ def _move_row(samples, targets, weights, read, to_samples, to_targets, to_weight
     to_samples[to] = samples[read]
     if not uniform_weights:
         to_weights[to] = weights[read]
+    if targets_by_row:
+        return
     if targets.shape[1] == 2:
         to_targets[to, 0] = targets[read, 0]
         to_targets[to, 1] = targets[read, 1]
@@ -157,6 +192,16 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     lands on a position already read, or beyond the spilled rows, and is overwritten).
     Returns the first right position and the number of rows in ``missing_bin``.
     """
+    if rows.targets_by_row:
+        return _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, True)
+    return _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, False)
+
+
+@jit(inline="always")
+def _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, by_row):
+    """``partition``, its targets left in place when ``by_row`` (``SortedRows.targets_by_row``): a
+    literal at each call site, so that each copy compiles a loop without the test
+    (``docs/design.md``, "Numba rules")."""
     samples = rows.samples
     targets = rows.targets
     weights = rows.weights
@@ -181,14 +226,14 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
             weight = weights[read]
             weights[write] = weight
             spill_weights[n_spilled] = weight
-        if two_columns:
+        if two_columns and not by_row:
             first = targets[read, 0]
             second = targets[read, 1]
             targets[write, 0] = first
             targets[write, 1] = second
             spill_targets[n_spilled, 0] = first
             spill_targets[n_spilled, 1] = second
-        else:
+        elif not by_row:
             for column in range(targets.shape[1]):
                 target = targets[read, column]
                 targets[write, column] = target
@@ -197,7 +242,7 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
         n_spilled += not left
     middle = write
     for k in range(n_spilled):
-        _move_row(spill_samples, spill_targets, spill_weights, k, samples, targets, weights, middle + k, uniform)
+        _move_row(spill_samples, spill_targets, spill_weights, k, samples, targets, weights, middle + k, uniform, by_row)
     return middle, n_missing
 
 
@@ -206,6 +251,18 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
     """Copy the rows at positions ``first:last`` to ``spill_*[spill_start:spill_start + last - first]``:
     those going left from the front in their order, those going right from the back in
     reverse order. Returns (rows going left, rows in ``missing_bin``)."""
+    if rows.targets_by_row:
+        return _spill_rows(
+            X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, True
+        )
+    return _spill_rows(
+        X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, False
+    )
+
+
+@jit(inline="always")
+def _spill_rows(X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, by_row):
+    """``_spill_chunk`` with ``by_row`` a literal (``_partition_rows``)."""
     samples = rows.samples
     n_left = 0
     n_right = 0
@@ -217,7 +274,7 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
         to = spill_start + n_left if left else back - n_right
         _move_row(
             samples, rows.targets, rows.weights, read, rows.spill_samples, rows.spill_targets, rows.spill_weights, to,
-            rows.uniform_weights,
+            rows.uniform_weights, by_row,
         )  # fmt: skip
         n_left += left
         n_right += not left
@@ -228,17 +285,26 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
 def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
     """Copy a chunk spilled by ``_spill_chunk`` back: its left rows to positions
     ``left_to:``, its right rows, back in their order, to ``right_to:``."""
+    if rows.targets_by_row:
+        _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, True)
+    else:
+        _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, False)
+
+
+@jit(inline="always")
+def _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, by_row):
+    """``_unspill_chunk`` with ``by_row`` a literal (``_partition_rows``)."""
     uniform = rows.uniform_weights
     for k in range(n_left):  # two loops, not one choosing each row's side: no selects per row
         _move_row(
             rows.spill_samples, rows.spill_targets, rows.spill_weights, spill_start + k, rows.samples, rows.targets,
-            rows.weights, left_to + k, uniform,
+            rows.weights, left_to + k, uniform, by_row,
         )  # fmt: skip
     last = spill_start + n_chunk - 1
     for k in range(n_chunk - n_left):
         _move_row(
             rows.spill_samples, rows.spill_targets, rows.spill_weights, last - k, rows.samples, rows.targets,
-            rows.weights, right_to + k, uniform,
+            rows.weights, right_to + k, uniform, by_row,
         )  # fmt: skip
 
 

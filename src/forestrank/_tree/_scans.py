@@ -27,7 +27,7 @@ import numpy as np
 from .._numba.bits import trailing_zeros
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
-from . import _criteria, _histograms, _rng
+from . import _criteria, _histograms, _rng, _rows
 
 # ``GrowthParams.missing_direction``: where a split sends the missing values of its feature.
 LEARN, LEFT, RIGHT, SEPARATE = 0, 1, 2, 3
@@ -118,7 +118,7 @@ def fill_scratch(X_binned, feature, rows, start, end, criterion, scratch):
                 prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
             b = X_binned[samples[position], feature]
             weight = row_weights[position]
-            c = int(row_targets[position, 0])
+            c = int(row_targets[_rows.target_index(rows, position), 0])
             histogram[b, c] += weight
             histogram_weight[b] += weight
             histogram_count[b] += 1
@@ -130,9 +130,8 @@ def fill_scratch(X_binned, feature, rows, start, end, criterion, scratch):
                 prefetch(X_binned, (samples[position + GATHER_DISTANCE], feature))
             b = X_binned[samples[position], feature]
             weight = row_weights[position]
-            first, second = _criteria.row_moments(
-                criterion, weight, row_targets[position, 0], row_targets[position, last_column]
-            )
+            at = _rows.target_index(rows, position)
+            first, second = _criteria.row_moments(criterion, weight, row_targets[at, 0], row_targets[at, last_column])
             histogram[b, 0] += first
             histogram[b, 1] += second
             histogram_weight[b] += weight
@@ -620,10 +619,10 @@ def sorted_sweep(X_binned, feature, missing_bin, rows, node, params, scratch, pr
             for rank in range(n_node - n_missing, n_node):
                 position = order[rank, 0]
                 weight = rows.weights[position]
+                at = _rows.target_index(rows, position)
                 _criteria.accumulate(
-                    params.criterion, missing_statistics, weight, rows.targets[position, 0],
-                    rows.targets[position, last_column],
-                )  # fmt: skip
+                    params.criterion, missing_statistics, weight, rows.targets[at, 0], rows.targets[at, last_column]
+                )
                 missing_weight += weight
             apart_gain, sweep_node = set_apart(
                 params.criterion, node, params, rows.integer_weights, missing_statistics, n_missing, missing_weight,
@@ -678,8 +677,9 @@ def _sorted_pass(rows, node, params, monotonic_cst, left, order, n_missing, miss
         rank = (step + n_present) % n_node if n_missing_first > 0 else step
         position = order[rank, 0]
         weight = row_weights[position]
+        at = _rows.target_index(rows, position)
         if classes:
-            c = int(row_targets[position, 0])
+            c = int(row_targets[at, 0])
             delta_left, delta_right = _criteria.class_move(criterion, left[c], weight, node_statistics[c], integer_weights)
             left[c] += weight
             left_terms += delta_left
@@ -687,9 +687,7 @@ def _sorted_pass(rows, node, params, monotonic_cst, left, order, n_missing, miss
             if boundaries_only:
                 run_class = c if run_class == -2 or run_class == c else -1
         else:
-            first, second = _criteria.row_moments(
-                criterion, weight, row_targets[position, 0], row_targets[position, last_column]
-            )
+            first, second = _criteria.row_moments(criterion, weight, row_targets[at, 0], row_targets[at, last_column])
             left[0] += first
             left[1] += second
         left_weight += weight

@@ -337,7 +337,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
         left_weight = 0.0
         for position in range(node.start, node.end):
             if _rows.goes_left(binned.X_binned[rows.samples[position], feature], b, missing_bin, missing, None):
-                left[int(rows.targets[position, 0])] += rows.weights[position]
+                left[int(rows.targets[_rows.target_index(rows, position), 0])] += rows.weights[position]
                 left_weight += rows.weights[position]
         gain = _criteria.exact_class_gain(
             params.criterion, left, node.statistics, left_weight, node.weight, node.cost, rows.integer_weights

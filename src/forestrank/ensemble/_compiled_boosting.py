@@ -23,7 +23,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
 from .._tree import _builder, _histograms
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, category_bitmaps
-from .._tree._rows import sorted_rows
+from .._tree._rows import by_row, sorted_rows
 from .._tree._tree import Tree, add_children
 from ..objectives._compiled import gradients_at, leaf_curvature_at
 
@@ -283,7 +283,7 @@ class CompiledBoosting:
         pool = _histograms.new_pool(histograms, memory.capacity, bin_counts.of_rows(n_rows), owners)
         self._arguments = (
             objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
-            binned, sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows),
+            binned, by_row(sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows)),
             params.growth_params(), work, pool, memory.categories,
         )  # fmt: skip
         self._training = training
