@@ -192,16 +192,6 @@ def partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, m
     lands on a position already read, or beyond the spilled rows, and is overwritten).
     Returns the first right position and the number of rows in ``missing_bin``.
     """
-    if rows.targets_by_row:
-        return _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, True)
-    return _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, False)
-
-
-@jit(inline="always")
-def _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, by_row):
-    """``partition``, its targets left in place when ``by_row`` (``SortedRows.targets_by_row``): a
-    literal at each call site, so that each copy compiles a loop without the test
-    (``docs/design.md``, "Numba rules")."""
     samples = rows.samples
     targets = rows.targets
     weights = rows.weights
@@ -209,6 +199,7 @@ def _partition_rows(X_binned, rows, start, end, feature, threshold_bin, missing_
     spill_targets = rows.spill_targets
     spill_weights = rows.spill_weights
     uniform = rows.uniform_weights
+    by_row = rows.targets_by_row
     write = start
     n_spilled = 0
     n_missing = 0
@@ -251,18 +242,6 @@ def _spill_chunk(X_binned, rows, first, last, spill_start, feature, threshold_bi
     """Copy the rows at positions ``first:last`` to ``spill_*[spill_start:spill_start + last - first]``:
     those going left from the front in their order, those going right from the back in
     reverse order. Returns (rows going left, rows in ``missing_bin``)."""
-    if rows.targets_by_row:
-        return _spill_rows(
-            X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, True
-        )
-    return _spill_rows(
-        X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, False
-    )
-
-
-@jit(inline="always")
-def _spill_rows(X_binned, rows, first, last, spill_start, feature, threshold_bin, missing_bin, missing_left, left_bins, by_row):
-    """``_spill_chunk`` with ``by_row`` a literal (``_partition_rows``)."""
     samples = rows.samples
     n_left = 0
     n_right = 0
@@ -274,7 +253,7 @@ def _spill_rows(X_binned, rows, first, last, spill_start, feature, threshold_bin
         to = spill_start + n_left if left else back - n_right
         _move_row(
             samples, rows.targets, rows.weights, read, rows.spill_samples, rows.spill_targets, rows.spill_weights, to,
-            rows.uniform_weights, by_row,
+            rows.uniform_weights, rows.targets_by_row,
         )  # fmt: skip
         n_left += left
         n_right += not left
@@ -285,16 +264,8 @@ def _spill_rows(X_binned, rows, first, last, spill_start, feature, threshold_bin
 def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
     """Copy a chunk spilled by ``_spill_chunk`` back: its left rows to positions
     ``left_to:``, its right rows, back in their order, to ``right_to:``."""
-    if rows.targets_by_row:
-        _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, True)
-    else:
-        _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, False)
-
-
-@jit(inline="always")
-def _unspill_rows(rows, spill_start, n_chunk, n_left, left_to, right_to, by_row):
-    """``_unspill_chunk`` with ``by_row`` a literal (``_partition_rows``)."""
     uniform = rows.uniform_weights
+    by_row = rows.targets_by_row
     for k in range(n_left):  # two loops, not one choosing each row's side: no selects per row
         _move_row(
             rows.spill_samples, rows.spill_targets, rows.spill_weights, spill_start + k, rows.samples, rows.targets,
