@@ -142,12 +142,8 @@ def _add_values(raw, row_leaf, values):
 def _set_leaves(n_nodes, nodes, sums, own_curvature, curvature, settings, values):
     """Each node's shrunk Newton step into ``values`` and each leaf's into its ``threshold``
     (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``) from the leaves'
-    ``sums`` (``_place_rows``), over the leaves' ``curvature`` instead of their hessian sums
-    when the objective has its own."""
-    for node in range(n_nodes):
-        if nodes[node]["feature"] >= 0:
-            for column in range(3):
-                sums[node, column] = 0.0
+    ``sums`` (``_place_rows``; ``add_children`` writes the internal nodes'), over the leaves'
+    ``curvature`` instead of their hessian sums when the objective has its own."""
     if own_curvature:
         for node in range(n_nodes):
             sums[node, 1] = curvature[node]
