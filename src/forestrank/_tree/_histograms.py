@@ -353,7 +353,8 @@ def fill_histograms_parallel(
 ):  # fmt: skip
     """``fill_histograms`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
-    subtracting them from the parent's (``_subtract_runs``) as soon as they are summed: a feature's sums stay with one core, which scans them too
+    subtracting them from the parent's (``_subtract_runs``) as soon as they are summed: a
+    feature's sums stay with one core, which scans them too
     (``_splitter._pooled_scans_parallel``).
 
     Each thread owns whole features, so no two threads write the same bins and the
