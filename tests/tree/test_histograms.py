@@ -184,9 +184,9 @@ def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_tr
     given = []
 
     def grow(tree_weights, memory, replace=lambda counts: counts):
-        def spying(histograms, capacity, counts=None, owners=None):
+        def spying(histograms, capacity, counts=None, owners=None, sparse=None):
             given.append(counts)
-            return new_pool(histograms, capacity, replace(counts), owners)
+            return new_pool(histograms, capacity, replace(counts), owners, sparse)
 
         monkeypatch.setattr(_histograms, "new_pool", spying)
         pool = histogram_pool(data, params, len(tree_weights), sampled_features=True)
@@ -208,3 +208,118 @@ def test_in_memory_trees_with_every_row_copy_the_counts_and_grow_the_counting_tr
     # empty, so it finds no split.
     assert grow(every_row, memory, replace=np.zeros_like).node_count == 1
     assert some_rows_counts.shape == (0, n_bins)
+
+
+def _zero_heavy_problem(integer_targets, seed=3):
+    """Binned features where most rows share a value (LETOR's zeros), a constant one among
+    them, and a dense one; (g, h) targets and weights as a boosting iteration has them,
+    integer-valued for sums that no order changes."""
+    from cluster_helpers import binned_features
+
+    rng = np.random.default_rng(seed)
+    n_rows, n_features = 1200, 9
+    X = rng.integers(1, 60, size=(n_rows, n_features)) * (rng.random((n_rows, n_features)) < 0.35)
+    X[:, 4] = 7.0
+    X[:, 6] = rng.normal(size=n_rows)
+    X = X.astype(float)
+    if integer_targets:
+        targets = np.column_stack([rng.integers(-8, 9, n_rows), rng.integers(1, 5, n_rows)]).astype(float)
+        weights = rng.integers(1, 3, n_rows).astype(float)
+    else:
+        targets = np.column_stack([rng.normal(size=n_rows) + X[:, 0] / 30, rng.uniform(0.1, 1.0, n_rows)])
+        weights = rng.uniform(0.5, 2.0, n_rows)
+    return binned_features(X, 255, 0, 1), targets, weights
+
+
+@pytest.mark.parametrize("n_owners", [1, 2, 3])
+def test_sparse_rows_list_each_rows_bins_but_its_features_most_frequent_by_owner(n_owners):
+    """``sparse_rows`` against a listing done here: each row's entries of each thread are its
+    bins, outside their feature's most frequent one, of the features that thread owns,
+    in feature order, as indices into a slot's flat bins; none where the layout would not
+    pay (dense data, int32 pools)."""
+    binned, _, _ = _zero_heavy_problem(False)
+    X_binned, max_bins = binned["X_binned"], binned["bin_thresholds"].shape[1]
+    bin_counts = _histograms.BinCounts(X_binned, max_bins, np.float64)
+    owner = bin_counts.owners(n_owners, binned["missing_bins"])[0]
+    sparse = bin_counts.sparse(n_owners, binned["missing_bins"])
+    frequent = np.array([np.bincount(column, minlength=max_bins).argmax() for column in X_binned.T])
+    np.testing.assert_array_equal(sparse.frequent_bin, frequent)
+    assert owner[4] == -1 and sparse.row_entries.shape == (len(X_binned), n_owners + 1)
+    for row in range(len(X_binned)):
+        for thread in range(n_owners):
+            first, last = sparse.row_entries[row, thread : thread + 2]
+            expected = [
+                feature * max_bins + X_binned[row, feature]
+                for feature in np.flatnonzero(owner == thread)
+                if X_binned[row, feature] != frequent[feature]
+            ]
+            np.testing.assert_array_equal(sparse.entries[first:last], expected)
+    assert 0.3 < len(sparse.entries) / (len(X_binned) * (owner >= 0).sum()) < _histograms.SPARSE_FILL_DENSITY
+
+    dense = np.random.default_rng(0).integers(0, max_bins, size=X_binned.shape).astype(np.uint8)
+    assert _histograms.BinCounts(dense, max_bins, np.float64).sparse(n_owners, binned["missing_bins"]).row_entries.shape[0] == 0
+    assert _histograms.BinCounts(X_binned, max_bins, np.int32).sparse(n_owners, binned["missing_bins"]).row_entries.shape[0] == 0
+
+
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+def test_a_sparse_fill_restores_the_most_frequent_bins_to_the_row_order_sums(criterion):
+    """The sparse fill adds each row to its bins outside the most frequent ones, then sets
+    those from the node's totals: with integer-valued moments and weights (exact in any
+    order) every bin, count and weight column (variance's fourth) is the row-order sum
+    bit for bit; with real ones within rounding. A root holding every row copies its
+    counts; a node smaller than the threshold is filled densely."""
+    from forestrank._tree._partition_rows import PartitionRows
+
+    n_columns = _criteria.n_hist_columns(criterion)
+    for integer_targets in (True, False):
+        binned, targets, weights = _zero_heavy_problem(integer_targets)
+        X_binned, n_bins = binned["X_binned"], binned["bin_thresholds"].shape[1]
+        if criterion == _criteria.VARIANCE:
+            targets = targets[:, :1]
+        partition = PartitionRows(X_binned, criterion, n_bins, n_columns, np.float64)
+        assert partition._bin_counts.sparse(1, partition._no_missing_bins).row_entries.shape[0] > 0
+        partition.start_tree(targets, weights, 3)
+        n_left, _ = partition.partition(0, 1, 2, 3, -1, 0)  # feature 3 <= bin 3: mostly the frequent bin
+        assert n_bins * _histograms.SPARSE_FILL_MIN_ROWS_PER_BIN <= len(X_binned) - n_left < n_left
+        for node, rows in ((0, np.arange(len(X_binned))), (1, partition.rows.samples[:n_left]), (2, partition.rows.samples[n_left:])):
+            first, second = weights[rows] * targets[rows, 0], weights[rows] * targets[rows, -1]
+            if criterion == _criteria.VARIANCE:
+                second = weights[rows] * targets[rows, 0] ** 2
+            columns = [first, second, np.ones(len(rows)), weights[rows]][:n_columns]
+            expected = summed_histograms(X_binned[rows], columns, n_bins)
+            if integer_targets:
+                np.testing.assert_array_equal(partition.histograms(node), expected)
+            else:
+                np.testing.assert_allclose(partition.histograms(node), expected, rtol=1e-12, atol=1e-11)
+
+
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+def test_trees_of_sparse_fills_are_the_dense_fills_trees_and_the_same_on_two_threads(monkeypatch, criterion):
+    """Grown on sparse fills, a tree is the one grown on dense fills where sums are exact
+    (integer-valued moments), and on two threads (each filling its features' entries) the
+    one grown on one thread, bit for bit, with real-valued moments too."""
+    from forestrank._tree import _rng
+    from forestrank._tree._grow import TrainingSet
+
+    def grow(data, tree_weights, n_threads):
+        params = dataclasses.replace(PARAMS, criterion=criterion, n_threads=n_threads, max_features=data.X_binned.shape[1])
+        pool = histogram_pool(data, params, len(tree_weights))
+        return grow_tree(data, tree_weights, params, _rng.new_state(np.random.SeedSequence(5)), histograms=pool)
+
+    from cluster_helpers import PARAMS
+
+    for integer_targets in (True, False):
+        binned, targets, weights = _zero_heavy_problem(integer_targets)
+        if criterion == _criteria.VARIANCE:
+            targets = targets[:, :1]
+        data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+        for tree_weights in (np.ones(len(weights)), weights):
+            trees = [grow(data, tree_weights, n_threads) for n_threads in (None, 2)]
+            assert trees[0].node_count > 30
+            if integer_targets:
+                with monkeypatch.context() as patch:
+                    patch.setattr(_histograms, "sparse_rows", lambda *args: _histograms.no_sparse_rows())
+                    trees.append(grow(data, tree_weights, None))
+            for tree in trees[1:]:
+                for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
+                    np.testing.assert_array_equal(getattr(tree, name), getattr(trees[0], name), err_msg=name)

@@ -435,8 +435,7 @@ def grow_tree(
     if histograms is not None:
         if exchange is None:
             bin_counts = memory.bin_counts(data.X_binned, histograms)
-            owners = bin_counts.owners(params.n_threads, binned.missing_bins)
-            pool = _histograms.new_pool(histograms, capacity, bin_counts.of_rows(n_tree_rows), owners)
+            pool = bin_counts.pool(histograms, capacity, n_tree_rows, params.n_threads, binned.missing_bins)
         else:  # the driver fills no histogram: each worker's block of rows copies its own counts and fills every feature
             pool = _histograms.new_pool(histograms, capacity)
     if exchange is None:

@@ -44,7 +44,7 @@ Pool = namedtuple(
     "Pool",
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
-        "feature_owner", "owned_runs", "n_runs",
+        "feature_owner", "owned_runs", "n_runs", "sparse",
     ],
 )  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
@@ -69,7 +69,39 @@ feature_owner, owned_runs, n_runs : int64 arrays of shape (n_features,), (n_owne
     Which thread fills, subtracts and scans each feature's histograms, and each
     thread's features as runs (``feature_owners``); -1: a feature with one value in
     every row, never filled and scanned as constant.
+sparse : SparseRows
+    The rows' bins other than their feature's most frequent one, by owner
+    (``sparse_rows``), which the fill adds instead of every bin; no rows: every bin.
 """
+
+SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
+SparseRows.__doc__ = """Each row's bins other than its feature's most frequent bin, row-wise and by owner (``sparse_rows``).
+
+LightGBM's sparse and multi-value bins leave each feature's most frequent bin out of
+the fill and restore it from the node's totals afterwards (its ``FixHistogram``): on
+data where many rows share a value (zeros in LETOR's features), most of a fill's
+additions go to that bin.
+
+row_entries : int64 array of shape (n_rows, n_owners + 1), or (0, 2) for no layout
+    The entries of row ``r`` filled by thread ``t`` (``Pool.feature_owner``) are
+    ``entries[row_entries[r, t] : row_entries[r, t + 1]]``, in feature order.
+entries : uint16 array of shape (n_entries,)
+    ``feature * max_bins + b``: the bin's index in one slot's histograms seen as a flat
+    array of bins.
+frequent_bin : int64 array of shape (n_features,)
+    Each feature's most frequent bin over every row, the one its entries leave out.
+"""
+
+# The sparse fill applies when the rows' bins other than their feature's most frequent one
+# are at most this share of all bins: over it, reading an entry's index costs more than
+# the additions it saves. Measured on MQ2008 (0.60 of its values): ``benchmarks/RESULTS.md``,
+# "Boosting speed: where an iteration goes".
+SPARSE_FILL_DENSITY = 0.75
+
+# Nodes of fewer rows than this share of a feature's bins are filled densely: restoring the
+# most frequent bins reads every bin of the node's features once, more than their rows
+# save.
+SPARSE_FILL_MIN_ROWS_PER_BIN = 0.5
 
 
 def histogram_pool(
@@ -151,14 +183,19 @@ def feature_owners(
 
 
 def new_pool(
-    histograms: np.ndarray, capacity: int, counts: np.ndarray | None = None, owners: tuple | None = None
+    histograms: np.ndarray,
+    capacity: int,
+    counts: np.ndarray | None = None,
+    owners: tuple | None = None,
+    sparse: SparseRows | None = None,
 ) -> Pool:
     """Bookkeeping of ``histograms`` (``histogram_pool``) for a tree of at most ``capacity`` nodes, every slot free.
 
     ``counts`` (``BinCounts.of_rows``: shape (n_features, max_bins) or (0, max_bins), the
     histograms' dtype) are the bin counts of every row of the ``X_binned`` the tree is
     grown on; None: not known, every node counts its rows. ``owners``: ``feature_owners``
-    of the tree's threads; None: one thread filling every feature.
+    of the tree's threads; None: one thread filling every feature. ``sparse``:
+    ``sparse_rows`` for those owners; None: every fill adds every bin.
     """
     scratch = len(histograms) - 1
     n_features, max_bins = histograms.shape[1:3]
@@ -171,10 +208,65 @@ def new_pool(
         )
     if owners is None:
         owners = feature_owners(n_features, 1)
+    if sparse is None:
+        sparse = no_sparse_rows()
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
-        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners,
+        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners, sparse,
     )  # fmt: skip
+
+
+def no_sparse_rows() -> SparseRows:
+    """A ``SparseRows`` without rows: every fill adds every bin."""
+    return SparseRows(np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.int64))
+
+
+def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndarray, max_bins: int) -> SparseRows:
+    """The ``SparseRows`` of ``X_binned`` for the owners ``feature_owner`` (``feature_owners``), or
+    ``no_sparse_rows()`` where they would not pay: more than ``SPARSE_FILL_DENSITY`` of the
+    filled features' bins outside their most frequent one, or more bins in a slot than a
+    uint16 entry indexes.
+
+    Parameters
+    ----------
+    X_binned : uint8/uint16/uint32 array of shape (n_rows, n_features), C order
+    counts : array of shape (n_features, max_bins)
+        The bin counts of every row (``BinCounts.every_row``).
+    feature_owner : int64 array of shape (n_features,)
+        -1 for a feature no thread fills: its rows all share one bin, so it has no entry.
+    max_bins : int
+        The histograms' bin axis.
+    """
+    n_rows, n_features = X_binned.shape
+    filled = feature_owner >= 0
+    frequent_bin = np.argmax(counts, axis=1).astype(np.int64)
+    n_values = n_rows * int(filled.sum())
+    n_entries = n_values - int(counts[filled, frequent_bin[filled]].sum())
+    if n_features * max_bins > np.iinfo(np.uint16).max + 1 or n_entries > SPARSE_FILL_DENSITY * n_values:
+        return no_sparse_rows()
+    n_owners = int(feature_owner.max()) + 1
+    row_entries = np.empty((n_rows, n_owners + 1), dtype=np.int64)
+    entries = np.empty(n_entries, dtype=np.uint16)
+    _list_sparse_rows(X_binned, frequent_bin, feature_owner, max_bins, row_entries, entries)
+    return SparseRows(row_entries, entries, frequent_bin)
+
+
+@jit(refcounted=False)
+def _list_sparse_rows(X_binned, frequent_bin, feature_owner, max_bins, row_entries, entries):
+    """Fill ``row_entries`` and ``entries`` of ``SparseRows`` (shapes there): row by row, owner by
+    owner, the row's bins other than their feature's ``frequent_bin``."""
+    n_owners = row_entries.shape[1] - 1
+    n_entries = 0
+    for row in range(X_binned.shape[0]):
+        for owner in range(n_owners):
+            row_entries[row, owner] = n_entries
+            for feature in range(X_binned.shape[1]):
+                b = X_binned[row, feature]
+                if feature_owner[feature] == owner and b != frequent_bin[feature]:
+                    entries[n_entries] = feature * max_bins + b
+                    n_entries += 1
+        row_entries[row, n_owners] = n_entries
+
 
 
 @jit(refcounted=False)
@@ -213,6 +305,7 @@ class BinCounts:
         self.no_counts = np.zeros((0, max_bins), dtype=self.dtype)
         self._counts = None
         self._owners = {}
+        self._sparse = {}
 
     def fits(self, X_binned: np.ndarray, histograms: np.ndarray) -> bool:
         """Whether these are the counts of ``X_binned`` for ``histograms`` (the pool's bin axis and dtype)."""
@@ -240,6 +333,31 @@ class BinCounts:
         if n_owners not in self._owners:
             self._owners[n_owners] = feature_owners(self.X_binned.shape[1], n_owners, self.every_row(), missing_bins)
         return self._owners[n_owners]
+
+    def sparse(self, n_threads: int | None, missing_bins: np.ndarray) -> SparseRows:
+        """``sparse_rows`` of ``X_binned`` for the ``owners`` of ``n_threads``; built once per
+        thread count, and only for float64 histograms: an int32 bin truncates each
+        addition, so its most frequent bin restored from the totals could differ from the
+        one summed row by row."""
+        n_owners = max(n_threads or 1, 1)
+        if n_owners not in self._sparse:
+            feature_owner = self.owners(n_threads, missing_bins)[0]
+            self._sparse[n_owners] = (
+                sparse_rows(self.X_binned, self.every_row(), feature_owner, self.no_counts.shape[1])
+                if self.dtype == np.float64
+                else no_sparse_rows()
+            )
+        return self._sparse[n_owners]
+
+    def pool(
+        self, histograms: np.ndarray, capacity: int, n_tree_rows: int, n_threads: int | None, missing_bins: np.ndarray
+    ) -> Pool:
+        """``new_pool`` of ``histograms`` for a tree of ``n_tree_rows`` distinct rows of ``X_binned``
+        grown on ``n_threads``: its counts, owners and sparse rows."""
+        return new_pool(
+            histograms, capacity, self.of_rows(n_tree_rows), self.owners(n_threads, missing_bins),
+            self.sparse(n_threads, missing_bins),
+        )  # fmt: skip
 
 
 @jit(inline="always")
@@ -280,19 +398,98 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
 
 
 @jit(inline="always")
-def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts):
-    """Clear the histograms of the features of ``runs`` and ``_fill_feature_runs`` them; their
-    count column a node holding every row of ``X_binned`` copies from ``counts``
-    (``Pool.bin_counts``, when known) instead of adding one per row and feature: two
-    read-modify-writes per value in place of three (``benchmarks/RESULTS.md``, "Boosting
-    speed: where an iteration goes"). Counts are integers, so the copy is the sum the
-    rows would add."""
+def _fill_sparse_rows(sparse, owner, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, count_rows):
+    """``_fill_feature_runs`` of thread ``owner``'s entries of ``sparse`` (``SparseRows``): the
+    node's rows added to every bin but their features' most frequent ones, which
+    ``_restore_frequent_bins`` completes. Returns the node's totals of the first and second
+    moments and of the weights, summed in position order as ``_builder._summarise`` sums them."""
+    last_column = row_targets.shape[1] - 1
+    weighted = histogram.shape[2] > HIST_WEIGHT
+    bins = histogram.reshape((-1, histogram.shape[2]))
+    row_entries = sparse.row_entries
+    entries = sparse.entries
+    first_total = 0.0
+    second_total = 0.0
+    weight_total = 0.0
+    for position in range(start, end):
+        if position + GATHER_DISTANCE < end:
+            prefetch(entries, (row_entries[samples[position + GATHER_DISTANCE], owner],))
+        row = samples[position]
+        weight = row_weights[position]
+        at = row if by_row else position
+        weighted_first, weighted_second = _criteria.row_moments(
+            criterion, weight, row_targets[at, 0], row_targets[at, last_column]
+        )
+        first_total += weighted_first
+        second_total += weighted_second
+        weight_total += weight
+        for entry in range(np.uint64(row_entries[row, owner]), np.uint64(row_entries[row, owner + 1])):
+            b = entries[entry]
+            add_pair(bins, (b, HIST_FIRST), weighted_first, weighted_second)
+            if count_rows:
+                bins[b, HIST_COUNT] += 1.0
+            if weighted:
+                bins[b, HIST_WEIGHT] += weight
+    return first_total, second_total, weight_total
+
+
+@jit(inline="always")
+def _restore_frequent_bins(histogram, runs, frequent_bin, totals, n_rows, count_rows):
+    """Each feature of ``runs``'s most frequent bin after ``_fill_sparse_rows``: the node's
+    ``totals`` (its first and second moments and weight) less the feature's other bins
+    (LightGBM's ``FixHistogram``); its count too when ``count_rows``, exact as counts are
+    integers."""
+    first_total, second_total, weight_total = totals
+    weighted = histogram.shape[2] > HIST_WEIGHT
+    for run in range(len(runs)):
+        for feature in range(runs[run, 0], runs[run, 1]):
+            first = first_total
+            second = second_total
+            weight = weight_total
+            count = float(n_rows)
+            for b in range(histogram.shape[1]):
+                first -= histogram[feature, b, HIST_FIRST]
+                second -= histogram[feature, b, HIST_SECOND]
+                if count_rows:
+                    count -= histogram[feature, b, HIST_COUNT]
+                if weighted:
+                    weight -= histogram[feature, b, HIST_WEIGHT]
+            frequent = frequent_bin[feature]
+            histogram[feature, frequent, HIST_FIRST] += first
+            histogram[feature, frequent, HIST_SECOND] += second
+            if count_rows:
+                histogram[feature, frequent, HIST_COUNT] += count
+            if weighted:
+                histogram[feature, frequent, HIST_WEIGHT] += weight
+
+
+@jit(inline="always")
+def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts, sparse, owner):
+    """Clear the histograms of the features of ``runs`` and ``_fill_feature_runs`` them, or, with
+    ``sparse`` rows (``SparseRows``) and a node of enough rows, ``_fill_sparse_rows`` them as
+    thread ``owner`` and ``_restore_frequent_bins``; their count column a node holding every
+    row of ``X_binned`` copies from ``counts`` (``Pool.bin_counts``, when known) instead of
+    adding one per row and feature: two read-modify-writes per value in place of three
+    (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes"). Counts are
+    integers, so the copy is the sum the rows would add."""
     for run in range(len(runs)):
         histogram[runs[run, 0] : runs[run, 1]] = 0.0
-    if counts.shape[0] == 0 or end - start != X_binned.shape[0]:
+    count_rows = counts.shape[0] == 0 or end - start != X_binned.shape[0]
+    if sparse.row_entries.shape[0] > 0 and end - start >= SPARSE_FILL_MIN_ROWS_PER_BIN * histogram.shape[1]:
+        if count_rows:
+            totals = _fill_sparse_rows(
+                sparse, owner, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, True
+            )
+        else:
+            totals = _fill_sparse_rows(
+                sparse, owner, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, False
+            )
+        _restore_frequent_bins(histogram, runs, sparse.frequent_bin, totals, end - start, count_rows)
+    elif count_rows:
         _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, True)
     else:
         _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, False)
+    if not count_rows:
         for run in range(len(runs)):
             for feature in range(runs[run, 0], runs[run, 1]):
                 for b in range(histogram.shape[1]):
@@ -300,7 +497,9 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_ro
 
 
 @jit(refcounted=False, callable_from_python=False)
-def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, counts, runs):
+def fill_histograms(
+    X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, counts, runs, sparse,
+):  # fmt: skip
     """Per-bin sums of the features of ``runs`` for the node ``samples[start:end]``, in one pass over its rows.
 
     Parameters
@@ -324,8 +523,12 @@ def fill_histograms(X_binned, criterion, row_targets, row_weights, samples, by_r
     runs : int64 array of shape (n_runs, 2)
         The features to fill, as increasing ranges ``first:last`` (``Pool.owned_runs``;
         every feature on a cluster's worker).
+    sparse : SparseRows
+        ``Pool.sparse`` of one owner, whose entries are those of ``runs``.
     """
-    _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts)
+    _fill_features(
+        X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts, sparse, 0
+    )  # fmt: skip
 
 
 @jit(inline="always")
@@ -349,7 +552,7 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
-    owned_runs, n_runs,
+    owned_runs, n_runs, sparse,
 ):  # fmt: skip
     """``fill_histograms`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
@@ -364,7 +567,10 @@ def fill_histograms_parallel(
     """
     for owner in numba.prange(len(n_runs)):
         runs = owned_runs[owner, : n_runs[owner]]
-        _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts)
+        _fill_features(
+            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts,
+            sparse, owner,
+        )  # fmt: skip
         if parent_slot >= 0:
             _subtract_runs(histograms, parent_slot, slot, runs)
 
@@ -407,13 +613,13 @@ def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_
     if n_threads is not None and n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs,
+            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs, pool.sparse,
         )  # fmt: skip
         return
     runs = pool.owned_runs[0, : pool.n_runs[0]]
     fill_histograms(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-        pool.bin_counts, runs,
+        pool.bin_counts, runs, pool.sparse,
     )  # fmt: skip
     if parent_slot >= 0:
         _subtract_runs(histograms, parent_slot, slot, runs)

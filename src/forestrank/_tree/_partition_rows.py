@@ -23,13 +23,14 @@ def _summarise(criterion, rows, start, end, statistics):
 
 
 @jit(refcounted=False)
-def _fill(X_binned, criterion, rows, start, end, histograms, counts, runs):
+def _fill(X_binned, criterion, rows, start, end, histograms, counts, runs, sparse):
     """``histograms[0]``: ``_histograms.fill_histograms`` of positions ``start:end`` (``histograms``
     of shape (1, n_features, max_bins, n_hist_columns); ``counts``: ``BinCounts.of_rows``;
-    ``runs``: the one run of every feature, int64 of shape (1, 2))."""
+    ``runs``: the one run of every feature, int64 of shape (1, 2); ``sparse``:
+    ``BinCounts.sparse`` of one thread)."""
     _histograms.fill_histograms(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, 0,
-        counts, runs,
+        counts, runs, sparse,
     )  # fmt: skip
 
 
@@ -74,6 +75,8 @@ class PartitionRows:
         self._buffers = None  # the rows' buffers, allocated by the first tree and reused (``_grow.TreeMemory``)
         self._bin_counts = _histograms.BinCounts(self.X_binned, max_bins, histogram_dtype)
         self._every_feature = np.array([[0, X_binned.shape[1]]], dtype=np.int64)  # the driver's pool chooses what it scans
+        # One thread fills every feature: which features have a missing bin changes no entry of its sparse rows.
+        self._no_missing_bins = np.full(X_binned.shape[1], -1, dtype=np.int32)
         self.rows = None
 
     def start_tree(self, targets: np.ndarray, weights: np.ndarray, capacity: int) -> None:
@@ -123,7 +126,7 @@ class PartitionRows:
         histograms = np.empty(self._histogram_shape, dtype=self._histogram_dtype)
         _fill(
             self.X_binned, self.criterion, self.rows, start, end, histograms, self._bin_counts.of_rows(self.n_rows),
-            self._every_feature,
+            self._every_feature, self._bin_counts.sparse(1, self._no_missing_bins),
         )
         return histograms[0]
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
-from .._tree import _builder, _histograms
+from .._tree import _builder
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, category_bitmaps
 from .._tree._rows import by_row, sorted_rows
 from .._tree._tree import Tree, add_children
@@ -275,8 +275,7 @@ class CompiledBoosting:
             work = work._replace(interaction_groups=interaction_groups)
         bin_counts = memory.bin_counts(training.X_binned, histograms)
         binned = training.binned()
-        owners = bin_counts.owners(params.n_threads, binned.missing_bins)
-        pool = _histograms.new_pool(histograms, memory.capacity, bin_counts.of_rows(n_rows), owners)
+        pool = bin_counts.pool(histograms, memory.capacity, n_rows, params.n_threads, binned.missing_bins)
         self._arguments = (
             objective_state, raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1), base_weight, settings,
             binned, by_row(sorted_rows(np.arange(n_rows, dtype=INDEX_DTYPE), training.targets, base_weight, memory.rows)),
