@@ -82,9 +82,10 @@ the fill and restore it from the node's totals afterwards (its ``FixHistogram``)
 data where many rows share a value (zeros in LETOR's features), most of a fill's
 additions go to that bin.
 
-row_entries : int64 array of shape (n_rows, n_owners + 1), or (0, 2) for no layout
+row_entries : uint32 array of shape (n_rows, n_owners + 1), or (0, 2) for no layout
     The entries of row ``r`` filled by thread ``t`` (``Pool.feature_owner``) are
-    ``entries[row_entries[r, t] : row_entries[r, t + 1]]``, in feature order.
+    ``entries[row_entries[r, t] : row_entries[r, t + 1]]``, in feature order. With
+    ``entries``, the layout takes ``4 (n_owners + 1)`` bytes a row and 2 an entry.
 entries : uint16 array of shape (n_entries,)
     ``feature * max_bins + b``: the bin's index in one slot's histograms seen as a flat
     array of bins.
@@ -218,14 +219,14 @@ def new_pool(
 
 def no_sparse_rows() -> SparseRows:
     """A ``SparseRows`` without rows: every fill adds every bin."""
-    return SparseRows(np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.int64))
+    return SparseRows(np.zeros((0, 2), dtype=np.uint32), np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.int64))
 
 
 def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndarray, max_bins: int) -> SparseRows:
     """The ``SparseRows`` of ``X_binned`` for the owners ``feature_owner`` (``feature_owners``), or
     ``no_sparse_rows()`` where they would not pay: more than ``SPARSE_FILL_DENSITY`` of the
-    filled features' bins outside their most frequent one, or more bins in a slot than a
-    uint16 entry indexes.
+    filled features' bins outside their most frequent one, more bins in a slot than a
+    uint16 entry indexes, or more entries than a uint32 offset counts.
 
     Parameters
     ----------
@@ -242,10 +243,14 @@ def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndar
     frequent_bin = np.argmax(counts, axis=1).astype(np.int64)
     n_values = n_rows * int(filled.sum())
     n_entries = n_values - int(counts[filled, frequent_bin[filled]].sum())
-    if n_features * max_bins > np.iinfo(np.uint16).max + 1 or n_entries > SPARSE_FILL_DENSITY * n_values:
+    if (
+        n_features * max_bins > np.iinfo(np.uint16).max + 1
+        or n_entries > SPARSE_FILL_DENSITY * n_values
+        or n_entries > np.iinfo(np.uint32).max
+    ):
         return no_sparse_rows()
     n_owners = int(feature_owner.max()) + 1
-    row_entries = np.empty((n_rows, n_owners + 1), dtype=np.int64)
+    row_entries = np.empty((n_rows, n_owners + 1), dtype=np.uint32)
     entries = np.empty(n_entries, dtype=np.uint16)
     _list_sparse_rows(X_binned, frequent_bin, feature_owner, max_bins, row_entries, entries)
     return SparseRows(row_entries, entries, frequent_bin)
