@@ -94,9 +94,10 @@ frequent_bin : int64 array of shape (n_features,)
 """
 
 # The sparse fill applies when the rows' bins other than their feature's most frequent one
-# are at most this share of all bins: over it, reading an entry's index costs more than
-# the additions it saves. Measured on MQ2008 (0.60 of its values): ``benchmarks/RESULTS.md``,
-# "Boosting speed: where an iteration goes".
+# are at most this share of all bins: as the share nears 1, reading an entry's index costs
+# more than the additions it saves. Set above MQ2008's 0.60, where a node's fill took a third
+# less (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes"); the break-even
+# share itself was not measured.
 SPARSE_FILL_DENSITY = 0.75
 
 # Nodes of fewer rows than this share of a feature's bins are filled densely: restoring the
@@ -271,7 +272,6 @@ def _list_sparse_rows(X_binned, frequent_bin, feature_owner, max_bins, row_entri
                     entries[n_entries] = feature * max_bins + b
                     n_entries += 1
         row_entries[row, n_owners] = n_entries
-
 
 
 @jit(refcounted=False)
