@@ -261,6 +261,36 @@ def test_sparse_rows_list_each_rows_bins_but_its_features_most_frequent_by_owner
     assert _histograms.BinCounts(X_binned, max_bins, np.int32).sparse(n_owners, binned["missing_bins"]).row_entries.shape[0] == 0
 
 
+def test_sparse_rows_give_every_fill_thread_its_entries_when_fewer_features_than_threads_are_filled():
+    """With one feature left to deal, one thread owns it and the other none, but both fill
+    every node: the layout has an (empty) range per row for each of them, and the trees
+    are one thread's."""
+    from cluster_helpers import PARAMS
+
+    from forestrank._tree import _rng
+    from forestrank._tree._grow import TrainingSet
+
+    binned, targets, weights = _zero_heavy_problem(False)
+    X_binned = binned["X_binned"].copy()
+    X_binned[:, 1:] = X_binned[0, 1:]
+    binned = {**binned, "X_binned": X_binned}
+    bin_counts = _histograms.BinCounts(X_binned, binned["bin_thresholds"].shape[1], np.float64)
+    assert (bin_counts.owners(2, binned["missing_bins"])[0] == [0] + [-1] * 8).all()
+    sparse = bin_counts.sparse(2, binned["missing_bins"])
+    assert sparse.row_entries.shape == (len(X_binned), 3)
+    np.testing.assert_array_equal(sparse.row_entries[:, 1], sparse.row_entries[:, 2])
+
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    trees = []
+    for n_threads in (None, 2):
+        params = dataclasses.replace(PARAMS, n_threads=n_threads, max_features=X_binned.shape[1], min_samples_leaf=2)
+        pool = histogram_pool(data, params, len(weights))
+        trees.append(grow_tree(data, weights, params, _rng.new_state(np.random.SeedSequence(5)), histograms=pool))
+    assert trees[0].node_count > 10
+    for name in ("nodes", "values", "n_node_samples", "weighted_n_node_samples"):
+        np.testing.assert_array_equal(getattr(trees[1], name), getattr(trees[0], name), err_msg=name)
+
+
 @pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
 def test_a_sparse_fill_restores_the_most_frequent_bins_to_the_row_order_sums(criterion):
     """The sparse fill adds each row to its bins outside the most frequent ones, then sets

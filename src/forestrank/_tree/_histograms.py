@@ -223,8 +223,10 @@ def no_sparse_rows() -> SparseRows:
     return SparseRows(np.zeros((0, 2), dtype=np.uint32), np.zeros(0, dtype=np.uint16), np.zeros(0, dtype=np.int64))
 
 
-def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndarray, max_bins: int) -> SparseRows:
-    """The ``SparseRows`` of ``X_binned`` for the owners ``feature_owner`` (``feature_owners``), or
+def sparse_rows(
+    X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndarray, n_owners: int, max_bins: int
+) -> SparseRows:
+    """The ``SparseRows`` of ``X_binned`` for ``n_owners`` threads owning ``feature_owner`` (``feature_owners``), or
     ``no_sparse_rows()`` where they would not pay: more than ``SPARSE_FILL_DENSITY`` of the
     filled features' bins outside their most frequent one, more bins in a slot than a
     uint16 entry indexes, or more entries than a uint32 offset counts.
@@ -236,6 +238,9 @@ def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndar
         The bin counts of every row (``BinCounts.every_row``).
     feature_owner : int64 array of shape (n_features,)
         -1 for a feature no thread fills: its rows all share one bin, so it has no entry.
+    n_owners : int
+        The fill's threads, each of which reads its entries of every row: more than own a
+        feature when there are fewer features than threads.
     max_bins : int
         The histograms' bin axis.
     """
@@ -250,7 +255,6 @@ def sparse_rows(X_binned: np.ndarray, counts: np.ndarray, feature_owner: np.ndar
         or n_entries > np.iinfo(np.uint32).max
     ):
         return no_sparse_rows()
-    n_owners = int(feature_owner.max()) + 1
     row_entries = np.empty((n_rows, n_owners + 1), dtype=np.uint32)
     entries = np.empty(n_entries, dtype=np.uint16)
     _list_sparse_rows(X_binned, frequent_bin, feature_owner, max_bins, row_entries, entries)
@@ -348,7 +352,7 @@ class BinCounts:
         if n_owners not in self._sparse:
             feature_owner = self.owners(n_threads, missing_bins)[0]
             self._sparse[n_owners] = (
-                sparse_rows(self.X_binned, self.every_row(), feature_owner, self.no_counts.shape[1])
+                sparse_rows(self.X_binned, self.every_row(), feature_owner, n_owners, self.no_counts.shape[1])
                 if self.dtype == np.float64
                 else no_sparse_rows()
             )
