@@ -370,6 +370,32 @@ class BinCounts:
 
 
 @jit(inline="always")
+def _position_moments(criterion, row_targets, row_weights, samples, by_row, position):
+    """The row at ``position`` of a node (``samples[position]``), its weight and its weighted
+    first and second moments (``_criteria.row_moments``), its targets read at its row
+    when ``by_row`` (``_rows.SortedRows.targets_by_row``), at ``position`` otherwise."""
+    row = samples[position]
+    weight = row_weights[position]
+    at = row if by_row else position
+    weighted_first, weighted_second = _criteria.row_moments(
+        criterion, weight, row_targets[at, 0], row_targets[at, row_targets.shape[1] - 1]
+    )
+    return row, weight, weighted_first, weighted_second
+
+
+@jit(inline="always")
+def _add_to_bin(histogram, bin_index, weighted_first, weighted_second, weight, count_rows, weighted):
+    """Add one row to the bin ``histogram[bin_index]`` (every index but the column's): its two
+    moments as one pair (``add_pair``), its count when ``count_rows``, its weight when
+    ``weighted``. Both flags are constants at each call site."""
+    add_pair(histogram, bin_index + (HIST_FIRST,), weighted_first, weighted_second)
+    if count_rows:
+        histogram[bin_index + (HIST_COUNT,)] += 1.0
+    if weighted:
+        histogram[bin_index + (HIST_WEIGHT,)] += weight
+
+
+@jit(inline="always")
 def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, count_rows):
     """Add the node's rows to the histograms of the features of ``runs`` (int64, (n_runs, 2):
     increasing ranges ``first:last``), their targets at their rows when ``by_row``
@@ -379,7 +405,6 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
     features: the loop over a range is the fill's tightest, a feature read from a list
     cost a quarter more per value (``benchmarks/RESULTS.md``, "Boosting speed: where an
     iteration goes")."""
-    last_column = row_targets.shape[1] - 1
     weighted = histogram.shape[2] > HIST_WEIGHT
     n_runs = len(runs)
     for position in range(start, end):
@@ -388,22 +413,17 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
             for column in range(runs[0, 0], runs[n_runs - 1, 1], 64 // X_binned.itemsize):
                 prefetch(X_binned, (ahead, column))
             prefetch(X_binned, (ahead, runs[n_runs - 1, 1] - 1))
-        row = samples[position]
-        weight = row_weights[position]
-        at = row if by_row else position
-        weighted_first, weighted_second = _criteria.row_moments(
-            criterion, weight, row_targets[at, 0], row_targets[at, last_column]
+        row, weight, weighted_first, weighted_second = _position_moments(
+            criterion, row_targets, row_weights, samples, by_row, position
         )
         for run in range(n_runs):
             # Unsigned: an index starting at a value read from ``runs`` would be tested for
             # a negative value at every use, a quarter of the fill's time.
             for feature in range(np.uint64(runs[run, 0]), np.uint64(runs[run, 1])):
-                b = X_binned[row, feature]
-                add_pair(histogram, (feature, b, HIST_FIRST), weighted_first, weighted_second)
-                if count_rows:
-                    histogram[feature, b, HIST_COUNT] += 1.0
-                if weighted:
-                    histogram[feature, b, HIST_WEIGHT] += weight
+                _add_to_bin(
+                    histogram, (feature, X_binned[row, feature]), weighted_first, weighted_second, weight, count_rows,
+                    weighted,
+                )  # fmt: skip
 
 
 @jit(inline="always")
@@ -412,7 +432,6 @@ def _fill_sparse_rows(sparse, owner, criterion, row_targets, row_weights, sample
     node's rows added to every bin but their features' most frequent ones, which
     ``_restore_frequent_bins`` completes. Returns the node's totals of the first and second
     moments and of the weights, summed in position order as ``_builder._summarise`` sums them."""
-    last_column = row_targets.shape[1] - 1
     weighted = histogram.shape[2] > HIST_WEIGHT
     bins = histogram.reshape((-1, histogram.shape[2]))
     row_entries = sparse.row_entries
@@ -423,22 +442,14 @@ def _fill_sparse_rows(sparse, owner, criterion, row_targets, row_weights, sample
     for position in range(start, end):
         if position + GATHER_DISTANCE < end:
             prefetch(entries, (row_entries[samples[position + GATHER_DISTANCE], owner],))
-        row = samples[position]
-        weight = row_weights[position]
-        at = row if by_row else position
-        weighted_first, weighted_second = _criteria.row_moments(
-            criterion, weight, row_targets[at, 0], row_targets[at, last_column]
+        row, weight, weighted_first, weighted_second = _position_moments(
+            criterion, row_targets, row_weights, samples, by_row, position
         )
         first_total += weighted_first
         second_total += weighted_second
         weight_total += weight
         for entry in range(np.uint64(row_entries[row, owner]), np.uint64(row_entries[row, owner + 1])):
-            b = entries[entry]
-            add_pair(bins, (b, HIST_FIRST), weighted_first, weighted_second)
-            if count_rows:
-                bins[b, HIST_COUNT] += 1.0
-            if weighted:
-                bins[b, HIST_WEIGHT] += weight
+            _add_to_bin(bins, (entries[entry],), weighted_first, weighted_second, weight, count_rows, weighted)
     return first_total, second_total, weight_total
 
 
