@@ -353,3 +353,57 @@ def test_trees_of_sparse_fills_are_the_dense_fills_trees_and_the_same_on_two_thr
             for tree in trees[1:]:
                 for name in ("nodes", "missing_left", "values", "n_node_samples", "weighted_n_node_samples", "feature_gains"):
                     np.testing.assert_array_equal(getattr(tree, name), getattr(trees[0], name), err_msg=name)
+
+
+@pytest.mark.parametrize("n_threads", [None, 2], ids=["one-thread", "two-threads"])
+@pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
+def test_nodes_take_the_fills_totals_which_are_their_rows_sums_in_position_order(criterion, n_threads):
+    """A node whose histograms are filled, and the larger sibling of a filled node, take
+    their totals from the fill (``Pool.node_sums``) instead of summing their rows again.
+    Each node's weight must still be its rows' weights summed one by one in position order
+    (the partition is stable, so in increasing row order), bit for bit with real weights,
+    on sparse fills (large nodes) and dense ones (small nodes), with children too small to
+    search (no fill: they sum their rows) and with a pool of 4 slots, whose children are
+    filled when searched; a pool that grew another tree first (boosting reuses one) changes
+    nothing."""
+    from cluster_helpers import PARAMS
+
+    from forestrank._tree import _rng
+    from forestrank._tree._grow import TrainingSet
+
+    binned, targets, weights = _zero_heavy_problem(False)
+    if criterion == _criteria.VARIANCE:
+        targets = targets[:, :1]
+    data = TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0))
+    for min_samples_leaf, n_slots in ((4, None), (25, None), (4, 4)):
+        params = dataclasses.replace(
+            PARAMS, criterion=criterion, n_threads=n_threads, max_features=data.X_binned.shape[1], max_leaf_nodes=40,
+            min_samples_leaf=min_samples_leaf,
+        )  # fmt: skip
+        pool = histogram_pool(data, params, len(weights))[:n_slots]
+        grow_tree(data, weights[::-1].copy(), params, _rng.new_state(np.random.SeedSequence(1)), histograms=pool)
+        row_leaf = np.full(len(weights), -1, dtype=np.int64)
+        tree = grow_tree(
+            data, weights, params, _rng.new_state(np.random.SeedSequence(5)), row_leaf=row_leaf, histograms=pool
+        )  # fmt: skip
+        assert tree.node_count > 60 and (row_leaf >= 0).all()
+
+        def rows_of(node):
+            left = tree.nodes["left"][node]
+            if tree.nodes["feature"][node] < 0:
+                return np.flatnonzero(row_leaf == node)
+            return np.sort(np.concatenate([rows_of(left), rows_of(left + 1)]))
+
+        sizes = []
+        for node in range(tree.node_count):
+            rows = rows_of(node)
+            expected = 0.0
+            for weight in weights[rows]:
+                expected += weight
+            assert tree.weighted_n_node_samples[node] == expected, (min_samples_leaf, n_slots, node)
+            assert tree.n_node_samples[node] == len(rows)
+            sizes.append(len(rows))
+        # Both fills ran: nodes of at least half the bin axis in rows (sparse) and smaller ones.
+        threshold = _histograms.SPARSE_FILL_MIN_ROWS_PER_BIN * pool.shape[2]
+        assert min(sizes) < threshold < sorted(sizes)[-3]
+        assert min_samples_leaf < 25 or min(sizes) < 2 * min_samples_leaf  # some children were not searched

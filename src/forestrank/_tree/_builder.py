@@ -231,6 +231,19 @@ def _node_summary(criterion, rows, leaf_targets, node, start, end, statistics, r
 
 
 @jit(inline="always")
+def _filled_summary(pool, node, statistics):
+    """``_summarise`` of a node whose histograms' fill wrote its totals (``_histograms.Pool.node_sums``):
+    the same sums, so the node's rows are not read again. The fills run in parallel, and
+    the first thread sums the larger child's rows while the others finish theirs; summed
+    here, both children's rows were read on one thread between the parallel kernels."""
+    for s in range(len(statistics)):
+        statistics[s] = 0.0
+    statistics[0] = pool.node_sums[node, 0]
+    statistics[1] = pool.node_sums[node, 1]
+    return pool.node_sums[node, 2], 0.0
+
+
+@jit(inline="always")
 def _splittable(count, depth, params):
     """Whether the size and depth limits allow splitting a node at all."""
     return not (
@@ -316,16 +329,6 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     end = table.end[node]
     depth = table.depth[node]
     count = end - start
-    node_weight, target_sum = _node_summary(params.criterion, rows, leaf_targets, node, start, end, work.statistics, remote)
-    value = target_sum / node_weight if len(leaf_targets) > 0 else 0.0
-    value = min(max(value, table.lower[node]), table.upper[node])  # the bounds of monotone splits above
-    output.nodes[node]["feature"] = -1
-    output.nodes[node]["left"] = -1
-    output.nodes[node]["threshold"] = value
-    output.missing_left[node] = 0
-    output.values[node] = value
-    output.n_node_samples[node] = count
-    output.weighted_n_node_samples[node] = node_weight
     splittable = _may_split(table, node, budget_left, params)
     if pool is not None:
         is_left_child = node > 0 and node == output.nodes[table.parent[node]]["left"]
@@ -336,6 +339,19 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         )  # fmt: skip
     else:
         slot = np.int64(-1)
+    if pool is not None and len(leaf_targets) == 0 and pool.node_summed[node]:
+        node_weight, target_sum = _filled_summary(pool, node, work.statistics)
+    else:
+        node_weight, target_sum = _node_summary(params.criterion, rows, leaf_targets, node, start, end, work.statistics, remote)
+    value = target_sum / node_weight if len(leaf_targets) > 0 else 0.0
+    value = min(max(value, table.lower[node]), table.upper[node])  # the bounds of monotone splits above
+    output.nodes[node]["feature"] = -1
+    output.nodes[node]["left"] = -1
+    output.nodes[node]["threshold"] = value
+    output.missing_left[node] = 0
+    output.values[node] = value
+    output.n_node_samples[node] = count
+    output.weighted_n_node_samples[node] = node_weight
     if not splittable:
         return False
     frontier = work.frontier

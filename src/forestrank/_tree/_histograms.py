@@ -44,7 +44,7 @@ Pool = namedtuple(
     "Pool",
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
-        "feature_owner", "owned_runs", "n_runs", "sparse",
+        "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed",
     ],
 )  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
@@ -72,6 +72,11 @@ feature_owner, owned_runs, n_runs : int64 arrays of shape (n_features,), (n_owne
 sparse : SparseRows
     The rows' bins other than their feature's most frequent one, by owner
     (``sparse_rows``), which the fill adds instead of every bin; no rows: every bin.
+node_sums : float64 array of shape (n_nodes capacity, 3)
+    A node's totals of the first and second moments and of the weights, in position
+    order (``_position_totals``), written by the fill of the node or of its smaller
+    sibling; ``node_summed`` (bool, of shape (n_nodes capacity,)) marks the nodes whose
+    row holds them (``node_histograms`` sets both before the builder reads them).
 """
 
 SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
@@ -215,6 +220,7 @@ def new_pool(
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
         scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners, sparse,
+        np.empty((capacity, 3)), np.zeros(capacity, dtype=np.bool_),
     )  # fmt: skip
 
 
@@ -396,6 +402,24 @@ def _add_to_bin(histogram, bin_index, weighted_first, weighted_second, weight, c
 
 
 @jit(inline="always")
+def _position_totals(criterion, row_targets, row_weights, samples, by_row, start, end):
+    """The totals of the rows at positions ``start:end``: their weighted first and second
+    moments and their weights, each summed in position order, as ``_builder._summarise``
+    sums them (the same additions in the same order: the same bits)."""
+    first_total = 0.0
+    second_total = 0.0
+    weight_total = 0.0
+    for position in range(start, end):
+        _, weight, weighted_first, weighted_second = _position_moments(
+            criterion, row_targets, row_weights, samples, by_row, position
+        )
+        first_total += weighted_first
+        second_total += weighted_second
+        weight_total += weight
+    return first_total, second_total, weight_total
+
+
+@jit(inline="always")
 def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, count_rows):
     """Add the node's rows to the histograms of the features of ``runs`` (int64, (n_runs, 2):
     increasing ranges ``first:last``), their targets at their rows when ``by_row``
@@ -404,9 +428,12 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
     per value at run time, the children's fills took 10-15% longer. Runs, not a list of
     features: the loop over a range is the fill's tightest, a feature read from a list
     cost a quarter more per value (``benchmarks/RESULTS.md``, "Boosting speed: where an
-    iteration goes")."""
+    iteration goes"). Returns the node's totals as ``_position_totals``."""
     weighted = histogram.shape[2] > HIST_WEIGHT
     n_runs = len(runs)
+    first_total = 0.0
+    second_total = 0.0
+    weight_total = 0.0
     for position in range(start, end):
         if position + GATHER_DISTANCE < end and n_runs > 0:  # every line of the row's range ahead
             ahead = samples[position + GATHER_DISTANCE]
@@ -416,6 +443,9 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
         row, weight, weighted_first, weighted_second = _position_moments(
             criterion, row_targets, row_weights, samples, by_row, position
         )
+        first_total += weighted_first
+        second_total += weighted_second
+        weight_total += weight
         for run in range(n_runs):
             # Unsigned: an index starting at a value read from ``runs`` would be tested for
             # a negative value at every use, a quarter of the fill's time.
@@ -424,14 +454,14 @@ def _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, b
                     histogram, (feature, X_binned[row, feature]), weighted_first, weighted_second, weight, count_rows,
                     weighted,
                 )  # fmt: skip
+    return first_total, second_total, weight_total
 
 
 @jit(inline="always")
 def _fill_sparse_rows(sparse, owner, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, count_rows):
     """``_fill_feature_runs`` of thread ``owner``'s entries of ``sparse`` (``SparseRows``): the
     node's rows added to every bin but their features' most frequent ones, which
-    ``_restore_frequent_bins`` completes. Returns the node's totals of the first and second
-    moments and of the weights, summed in position order as ``_builder._summarise`` sums them."""
+    ``_restore_frequent_bins`` completes. Returns the node's totals as ``_position_totals``."""
     weighted = histogram.shape[2] > HIST_WEIGHT
     bins = histogram.reshape((-1, histogram.shape[2]))
     row_entries = sparse.row_entries
@@ -499,7 +529,8 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_ro
     row of ``X_binned`` copies from ``counts`` (``Pool.bin_counts``, when known) instead of
     adding one per row and feature: two read-modify-writes per value in place of three
     (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes"). Counts are
-    integers, so the copy is the sum the rows would add."""
+    integers, so the copy is the sum the rows would add. Returns the node's totals
+    (``_position_totals``)."""
     for run in range(len(runs)):
         histogram[runs[run, 0] : runs[run, 1]] = 0.0
     count_rows = counts.shape[0] == 0 or end - start != X_binned.shape[0]
@@ -514,14 +545,19 @@ def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_ro
             )
         _restore_frequent_bins(histogram, runs, sparse.frequent_bin, totals, end - start, count_rows)
     elif count_rows:
-        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, True)
+        totals = _fill_feature_runs(
+            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, True
+        )
     else:
-        _fill_feature_runs(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, False)
+        totals = _fill_feature_runs(
+            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, False
+        )
     if not count_rows:
         for run in range(len(runs)):
             for feature in range(runs[run, 0], runs[run, 1]):
                 for b in range(histogram.shape[1]):
                     histogram[feature, b, HIST_COUNT] = counts[feature, b]
+    return totals
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -553,8 +589,13 @@ def fill_histograms(
         every feature on a cluster's worker).
     sparse : SparseRows
         ``Pool.sparse`` of one owner, whose entries are those of ``runs``.
+
+    Returns
+    -------
+    first_total, second_total, weight_total : float
+        The node's totals (``_position_totals``).
     """
-    _fill_features(
+    return _fill_features(
         X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts, sparse, 0
     )  # fmt: skip
 
@@ -580,13 +621,19 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
-    owned_runs, n_runs, sparse,
+    owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end,
 ):  # fmt: skip
     """``fill_histograms`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
     subtracting them from the parent's (``_subtract_runs``) as soon as they are summed: a
     feature's sums stay with one core, which scans them too
     (``_splitter._pooled_scans_parallel``).
+
+    The first thread also writes the node's totals to ``node_sums[node]`` (``Pool.node_sums``)
+    and, with a parent, those of the sibling's positions ``sibling_start:sibling_end`` to
+    ``node_sums[sibling]`` (``_position_totals``): it is the thread that waits for the
+    others at the end of the fill, and the builder would otherwise sum both children's
+    rows on one thread between the parallel kernels (``_builder._open_node``).
 
     Each thread owns whole features, so no two threads write the same bins and the
     sums are added in the serial order (identical results). Only the boosting loop
@@ -595,12 +642,25 @@ def fill_histograms_parallel(
     """
     for owner in numba.prange(len(n_runs)):
         runs = owned_runs[owner, : n_runs[owner]]
-        _fill_features(
+        totals = _fill_features(
             X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts,
             sparse, owner,
         )  # fmt: skip
         if parent_slot >= 0:
             _subtract_runs(histograms, parent_slot, slot, runs)
+        if owner == 0:
+            _record_totals(node_sums, node, totals)
+            if parent_slot >= 0:
+                _record_totals(
+                    node_sums, sibling,
+                    _position_totals(criterion, row_targets, row_weights, samples, by_row, sibling_start, sibling_end),
+                )  # fmt: skip
+
+
+@jit(inline="always")
+def _record_totals(node_sums, node, totals):
+    """Write a node's totals (``_position_totals``) to its row of ``Pool.node_sums``."""
+    node_sums[node, 0], node_sums[node, 1], node_sums[node, 2] = totals
 
 
 @jit(refcounted=False, callable_from_python=False)
@@ -616,41 +676,55 @@ def subtract_histograms(histograms, parent_slot, child_slot):
 
 
 @jit(inline="always")
-def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, remote):
-    """``fill_histograms`` of ``rows`` (``_rows.SortedRows``) into ``pool``'s ``slot``, then, when
-    ``parent_slot >= 0``, ``subtract_histograms`` from the parent's; on ``n_threads`` numba threads
-    when more than one. With a ``remote`` tree (``_remote``), the fill is ``node``'s histograms
-    summed over its partitions."""
+def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end, remote):
+    """``fill_histograms`` of ``node``'s rows (``_rows.SortedRows``) into ``pool``'s ``slot``, then,
+    when ``parent_slot >= 0``, ``subtract_histograms`` from the parent's, whose slot becomes
+    ``sibling``'s; on ``n_threads`` numba threads when more than one. Marks which of the two
+    nodes have their totals in ``Pool.node_sums``. With a ``remote`` tree (``_remote``), the
+    fill is ``node``'s histograms summed over its partitions, and neither has."""
     histograms = pool.histograms
     if remote is not None:
         _remote.fill(remote, node, histograms, slot)
         if parent_slot >= 0:
             subtract_histograms(histograms, parent_slot, slot)
         return
-    fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads)
+    fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end)
+    pool.node_summed[node] = True
+    if parent_slot >= 0:
+        pool.node_summed[sibling] = True
 
 
 @jit(callable_from_python=False)
-def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads):
+def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end):
     """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
     when ``parent_slot >= 0``, the same features subtracted from the parent's; both by
     ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one (the
     pool's owners: ``feature_owners``). ``n_threads`` None: a tree grown on one thread,
-    whose specialisation compiles no parallel fill (``_rows.partition_node``)."""
+    whose specialisation compiles no parallel fill (``_rows.partition_node``). Writes the
+    totals of ``node`` and, with a parent, of ``sibling`` (rows ``node_start[sibling]:node_end[sibling]``)
+    to ``Pool.node_sums``."""
     histograms = pool.histograms
+    sibling_start = node_start[sibling] if parent_slot >= 0 else 0
+    sibling_end = node_end[sibling] if parent_slot >= 0 else 0
     if n_threads is not None and n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs, pool.sparse,
+            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs, pool.sparse, pool.node_sums, node, sibling,
+            sibling_start, sibling_end,
         )  # fmt: skip
         return
     runs = pool.owned_runs[0, : pool.n_runs[0]]
-    fill_histograms(
+    totals = fill_histograms(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
         pool.bin_counts, runs, pool.sparse,
     )  # fmt: skip
+    _record_totals(pool.node_sums, node, totals)
     if parent_slot >= 0:
         _subtract_runs(histograms, parent_slot, slot, runs)
+        _record_totals(
+            pool.node_sums, sibling,
+            _position_totals(criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, sibling_start, sibling_end),
+        )  # fmt: skip
 
 
 @jit(inline="always")
@@ -694,6 +768,8 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
         # A forced node, paired when no slot was free, kept the scratch slot: the fill below
         # would overwrite its sums (and freeing it would list the scratch slot as free).
         parent_slot = -1
+    pool.node_summed[left_child] = False
+    pool.node_summed[right_child] = False
     if node_end[left_child] - node_start[left_child] <= node_end[right_child] - node_start[right_child]:
         small, large, need_small, need_large = left_child, right_child, need_left, need_right
     else:
@@ -704,7 +780,7 @@ def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_l
             slot = _take_slot(pool)
         _fill(
             X_binned, criterion, rows, node_start[small], node_end[small], pool, slot, parent_slot, n_threads, small,
-            remote,
+            large, node_start, node_end, remote,
         )  # fmt: skip
         pool.node_slot[large] = parent_slot
         pool.node_slot[small] = slot if need_small else -1
@@ -721,10 +797,12 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
 
     The root's are summed when it is searched; a left child pairs itself with its
     right sibling (created together) by ``_pair_histograms``, so the right child
-    finds its slot assigned.
+    finds its slot assigned. ``Pool.node_summed[node]`` then says whether a fill wrote
+    the node's totals (``Pool.node_sums``).
     """
     if node == 0:
         pool.node_slot[0] = FILL_LATER if searched else -1
+        pool.node_summed[0] = False
     elif is_left_child:
         _pair_histograms(
             X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads,
@@ -732,7 +810,10 @@ def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child
         )  # fmt: skip
     if pool.node_slot[node] == FILL_LATER:
         slot = _take_slot(pool)
-        _fill(X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, np.int64(-1), n_threads, node, remote)
+        _fill(
+            X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, np.int64(-1), n_threads, node, node,
+            node_start, node_end, remote,
+        )  # fmt: skip
         pool.node_slot[node] = slot
     return pool.node_slot[node]
 
