@@ -631,9 +631,10 @@ def fill_histograms_parallel(
 
     The first thread also writes the node's totals to ``node_sums[node]`` (``Pool.node_sums``)
     and, with a parent, those of the sibling's positions ``sibling_start:sibling_end`` to
-    ``node_sums[sibling]`` (``_position_totals``): it is the thread that waits for the
-    others at the end of the fill, and the builder would otherwise sum both children's
-    rows on one thread between the parallel kernels (``_builder._open_node``).
+    ``node_sums[sibling]`` (``_position_totals``): on the machines measured it ends its
+    features first and waits for the others, and the builder would otherwise sum both
+    children's rows on one thread between the parallel kernels (``_builder._open_node``;
+    ``benchmarks/RESULTS.md``, "Two threads: the nodes' totals in the fill").
 
     Each thread owns whole features, so no two threads write the same bins and the
     sums are added in the serial order (identical results). Only the boosting loop
