@@ -115,6 +115,36 @@ def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, dire
     assert found[0] == found[1]
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_a_pooled_sweep_that_ends_early_still_finds_a_varying_feature_not_constant(n_threads):
+    """The pooled sweep ends once fewer than ``min_samples_leaf`` rows are right of the cut
+    (``_scans._pooled_sweep``). A feature whose lowest bin holds all rows but one ends its
+    sweep at that bin; it varies, so a search drawing it must not skip it as constant and
+    draw another: with one feature drawn a node, the seeds drawing it first find no split
+    (its one cut leaves a single row), the others the second feature's, as the histogram
+    scans do."""
+    rng = np.random.default_rng(0)
+    n_rows = 30
+    X = np.column_stack([np.r_[np.zeros(n_rows - 1), 1.0], rng.normal(size=n_rows)])
+    # Integer gradients and hessians: sums exact in any order, so both paths' gains agree bitwise.
+    targets = np.column_stack([np.round(2 * X[:, 1]), np.ones(n_rows)])
+    weights = np.ones(n_rows)
+    training, _ = training_set(X, targets)
+    chosen = set()
+    for value in range(8):
+        found = []
+        for path, threads in ((HISTOGRAM, 1), (POOLED, n_threads)):
+            state = seed(value)
+            split = call_best_split(
+                training, _criteria.NEWTON, weights, path, min_samples_leaf=5, l2=0.5, max_features=1,
+                n_threads=threads, rng_state=state,
+            )  # fmt: skip
+            found.append((split, tuple(state)))
+        assert found[0] == found[1]
+        chosen.add(found[0][0][0])
+    assert chosen == {-1, 1}
+
+
 @pytest.mark.parametrize("max_features", [1, 3, 6])
 def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
     """Bit-identical trees wherever sums are exact: class counts, integer-valued targets.

@@ -475,12 +475,17 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
     branch, and its set bits are visited in order. Testing each bin's count instead
     mispredicts at nearly every occupied bin of a small node, whose few rows scatter
     over the feature's bins (``benchmarks/RESULTS.md``, "Boosting speed: where an
-    iteration goes"). The walk ends at the bin that completes the node's rows, so it
-    never reaches the missing bin (the last) once ``missing_first`` has moved it left.
-    Row counts stay in the histogram's type (float64 holds them exactly): converting
-    every bin's count to an integer lengthened the sweep."""
+    iteration goes"). The walk ends once fewer than ``min_samples_leaf`` rows are right
+    of the cut: every later cut leaves fewer still, so ``candidate_gain`` would refuse
+    it. It thus never reaches the missing bin (the last) once ``missing_first`` has
+    moved it left, and a walk that ends with rows still right of it has passed one
+    occupied bin less than there are: the count it returns is one more, as only its
+    being 1 is read (a feature constant in the node). Row counts stay in the histogram's
+    type (float64 holds them exactly): converting every bin's count to an integer
+    lengthened the sweep."""
     node_statistics = node.statistics
     n_node = node.end - node.start
+    last_right = max(params.min_samples_leaf, 1)
     left_first = 0.0
     left_second = 0.0
     left_weight = 0.0
@@ -522,8 +527,8 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
                 left_weight += histogram[b, _histograms.HIST_WEIGHT]
             left_count += count
             previous = b
-            if left_count == n_node:
-                return n_occupied, best_gain, best_bin, best_next
+            if n_node - left_count < last_right:
+                return n_occupied + int(left_count < n_node), best_gain, best_bin, best_next
     return n_occupied, best_gain, best_bin, best_next
 
 
