@@ -1,4 +1,4 @@
-"""Bit tricks for numba kernels: ``sign_mask(x)``, ``trailing_zeros(word)``.
+"""Bit tricks for numba kernels: ``sign_mask(x)``, ``trailing_zeros(word)``, ``pop_lowest_bit(word)``.
 
 A search whose next step depends on a compare of freshly loaded values (the binary
 search of ``_tree/_binning._bin_rows``) is written as a select, but LLVM's x86 back
@@ -21,7 +21,10 @@ the leaf a row reaches in the bitvector scorer (``_tree/_quickscorer.py``).
 import math
 
 import numba
+import numpy as np
 from numba import types
+
+from .jit import jit
 
 if numba.config.DISABLE_JIT:
 
@@ -53,3 +56,11 @@ else:
             return builder.ashr(bits, ir.Constant(ir.IntType(64), 63))
 
         return signature, codegen
+
+
+@jit(inline="always")
+def pop_lowest_bit(word):
+    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index,
+    ``trailing_zeros``: one instruction). Walking a bitmap's words this way visits its set
+    bits in increasing order."""
+    return word & (word - np.uint64(1)), np.int64(trailing_zeros(word))

@@ -28,6 +28,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._numba.bits import pop_lowest_bit
 from .._numba.jit import jit
 from . import _criteria, _histograms, _scans
 
@@ -258,7 +259,7 @@ def histogram_category_scan(X_binned, feature, missing_bin, rows, node, params, 
         word = occupied[word_index]
         occupied[word_index] = np.uint64(0)
         while word != np.uint64(0):
-            word, bit = _scans.pop_lowest_bit(word)
+            word, bit = pop_lowest_bit(word)
             b = word_index * 64 + bit
             order[n] = b
             keys[0, n] = _criteria.category_key(criterion, histogram[b], scratch.histogram_weight[b], params.cat_smooth)

@@ -23,6 +23,7 @@ from collections import namedtuple
 import numba
 import numpy as np
 
+from .._numba.bits import pop_lowest_bit
 from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit
 from .._numba.pair_add import add_pair
@@ -44,7 +45,7 @@ Pool = namedtuple(
     "Pool",
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
-        "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed",
+        "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed", "slot_bins", "slot_marked",
     ],
 )  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
@@ -77,6 +78,15 @@ node_sums : float64 array of shape (n_nodes capacity, 3)
     order (``_position_totals``), written by the fill of the node or of its smaller
     sibling; ``node_summed`` (bool, of shape (n_nodes capacity,)) marks the nodes whose
     row holds them (``node_histograms`` sets both before the builder reads them).
+slot_bins : uint64 array of shape (n_slots, n_features, ceil(max_bins / 64))
+    Each slot's bins that the rows of its last fill fell in, by feature, as bits; every
+    other bin of the slot is zero where ``slot_marked[slot]`` (bool, of shape (n_slots,)).
+    A fill of few rows marks them (``marks_bins``), and then the slot's next fill clears
+    those bins only, the subtraction subtracts those only and the sweep walks those only
+    (``_scans._pooled_sweep``). A subtraction leaves the mark of the parent's slot true:
+    the larger child's rows fall in bins its parent's did. Kept across the trees that
+    share one pool (the compiled boosting loop's); False: a slot whose bins are not
+    known, which the next fill clears whole.
 """
 
 SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
@@ -109,6 +119,12 @@ SPARSE_FILL_DENSITY = 0.75
 # most frequent bins reads every bin of the node's features once, more than their rows
 # save.
 SPARSE_FILL_MIN_ROWS_PER_BIN = 0.5
+
+# Fills of fewer rows than this share of a feature's bins mark the bins their rows fall in
+# (``Pool.slot_bins``): such a node's rows touch at most that share of each feature's bins,
+# and clearing, subtracting and sweeping every bin costs more than the rows' own additions
+# (``benchmarks/RESULTS.md``, "The filled children's sizes").
+MARKED_FILL_MAX_ROWS_PER_BIN = 0.5
 
 
 def histogram_pool(
@@ -221,6 +237,8 @@ def new_pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
         scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners, sparse,
         np.empty((capacity, 3)), np.zeros(capacity, dtype=np.bool_),
+        np.zeros((len(histograms), n_features, (max_bins + 63) // 64), dtype=np.uint64),
+        np.zeros(len(histograms), dtype=np.bool_),
     )  # fmt: skip
 
 
@@ -522,17 +540,22 @@ def _restore_frequent_bins(histogram, runs, frequent_bin, totals, n_rows, count_
 
 
 @jit(inline="always")
-def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts, sparse, owner):
-    """Clear the histograms of the features of ``runs`` and ``_fill_feature_runs`` them, or, with
-    ``sparse`` rows (``SparseRows``) and a node of enough rows, ``_fill_sparse_rows`` them as
-    thread ``owner`` and ``_restore_frequent_bins``; their count column a node holding every
-    row of ``X_binned`` copies from ``counts`` (``Pool.bin_counts``, when known) instead of
-    adding one per row and feature: two read-modify-writes per value in place of three
-    (``benchmarks/RESULTS.md``, "Boosting speed: where an iteration goes"). Counts are
-    integers, so the copy is the sum the rows would add. Returns the node's totals
-    (``_position_totals``)."""
+def _clear_runs(histogram, runs):
+    """Zero the histograms of the features of ``runs``."""
     for run in range(len(runs)):
         histogram[runs[run, 0] : runs[run, 1]] = 0.0
+
+
+@jit(inline="always")
+def _fill_features(X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts, sparse, owner):
+    """Add the node's rows to the histograms of the features of ``runs``, all zero:
+    ``_fill_feature_runs``, or, with ``sparse`` rows (``SparseRows``) and a node of enough
+    rows, ``_fill_sparse_rows`` as thread ``owner`` and ``_restore_frequent_bins``; their
+    count column a node holding every row of ``X_binned`` copies from ``counts``
+    (``Pool.bin_counts``, when known) instead of adding one per row and feature: two
+    read-modify-writes per value in place of three (``benchmarks/RESULTS.md``, "Boosting
+    speed: where an iteration goes"). Counts are integers, so the copy is the sum the rows
+    would add. Returns the node's totals (``_position_totals``)."""
     count_rows = counts.shape[0] == 0 or end - start != X_binned.shape[0]
     if sparse.row_entries.shape[0] > 0 and end - start >= SPARSE_FILL_MIN_ROWS_PER_BIN * histogram.shape[1]:
         if count_rows:
@@ -595,9 +618,89 @@ def fill_histograms(
     first_total, second_total, weight_total : float
         The node's totals (``_position_totals``).
     """
+    _clear_runs(histograms[slot], runs)
     return _fill_features(
         X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts, sparse, 0
     )  # fmt: skip
+
+
+@jit(inline="always")
+def marks_bins(n_rows, max_bins):
+    """Whether a fill of ``n_rows`` rows marks the bins they fall in (``Pool.slot_bins``)."""
+    return n_rows < MARKED_FILL_MAX_ROWS_PER_BIN * max_bins
+
+
+@jit(inline="always")
+def _clear_marked(histogram, bins, runs):
+    """Zero the bins of the features of ``runs`` marked in ``bins`` (uint64, (n_features,
+    n_words): ``Pool.slot_bins`` of the slot ``histogram``), and their marks."""
+    for run in range(len(runs)):
+        for feature in range(runs[run, 0], runs[run, 1]):
+            for word_index in range(bins.shape[1]):
+                word = bins[feature, word_index]
+                bins[feature, word_index] = np.uint64(0)
+                while word != np.uint64(0):
+                    word, bit = pop_lowest_bit(word)
+                    histogram[feature, word_index * 64 + bit] = 0.0
+
+
+@jit(inline="always")
+def _mark_bins(X_binned, samples, start, end, runs, bins):
+    """Set in ``bins`` (uint64, (n_features, n_words)) the bin of each feature of ``runs``
+    that each row at positions ``start:end`` falls in."""
+    for position in range(start, end):
+        row = samples[position]
+        for run in range(len(runs)):
+            for feature in range(np.uint64(runs[run, 0]), np.uint64(runs[run, 1])):
+                b = np.uint64(X_binned[row, feature])
+                bins[feature, b >> np.uint64(6)] |= np.uint64(1) << (b & np.uint64(63))
+
+
+@jit(inline="always")
+def _subtract_marked(histograms, parent_slot, child_slot, runs, bins):
+    """``_subtract_runs`` of the bins marked in ``bins`` (the child's ``Pool.slot_bins``): the
+    child's other bins are zero, and ``x - 0`` is ``x``, so the parent's slot holds what
+    the whole subtraction leaves, bit for bit."""
+    n_columns = histograms.shape[3]
+    for run in range(len(runs)):
+        for feature in range(runs[run, 0], runs[run, 1]):
+            for word_index in range(bins.shape[1]):
+                word = bins[feature, word_index]
+                while word != np.uint64(0):
+                    word, bit = pop_lowest_bit(word)
+                    b = word_index * 64 + bit
+                    for column in range(n_columns):
+                        histograms[parent_slot, feature, b, column] -= histograms[child_slot, feature, b, column]
+
+
+@jit(inline="always")
+def _fill_slot(
+    X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
+    runs, sparse, owner, slot_bins, was_marked, marks,
+):  # fmt: skip
+    """Clear the features of ``runs`` in ``slot`` (the bins marked there if ``was_marked``,
+    all otherwise), ``_fill_features`` them, mark the bins of their rows if ``marks``
+    (``marks_bins``), and, when ``parent_slot >= 0``, subtract them from the parent's
+    (the marked bins only if ``marks``). Returns the node's totals (``_position_totals``)."""
+    histogram = histograms[slot]
+    bins = slot_bins[slot]
+    if was_marked:
+        _clear_marked(histogram, bins, runs)
+    else:
+        _clear_runs(histogram, runs)
+        if marks:
+            for run in range(len(runs)):
+                bins[runs[run, 0] : runs[run, 1]] = np.uint64(0)
+    totals = _fill_features(
+        X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histogram, runs, counts, sparse, owner
+    )  # fmt: skip
+    if marks:
+        _mark_bins(X_binned, samples, start, end, runs, bins)
+        if parent_slot >= 0:
+            _subtract_marked(histograms, parent_slot, slot, runs, bins)
+    elif parent_slot >= 0:
+        _subtract_runs(histograms, parent_slot, slot, runs)
+    return totals
 
 
 @jit(inline="always")
@@ -621,13 +724,12 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
 @jit(parallel=True, callable_from_python=False)
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
-    owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end,
+    owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end, slot_bins, was_marked, marks,
 ):  # fmt: skip
-    """``fill_histograms`` with each thread ``t`` of numba's filling its features
+    """``_fill_slot`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
-    subtracting them from the parent's (``_subtract_runs``) as soon as they are summed: a
-    feature's sums stay with one core, which scans them too
-    (``_splitter._pooled_scans_parallel``).
+    subtracting them from the parent's as soon as they are summed: a feature's sums stay
+    with one core, which scans them too (``_splitter._pooled_scans_parallel``).
 
     The first thread also writes the node's totals to ``node_sums[node]`` (``Pool.node_sums``)
     and, with a parent, those of the sibling's positions ``sibling_start:sibling_end`` to
@@ -643,12 +745,10 @@ def fill_histograms_parallel(
     """
     for owner in numba.prange(len(n_runs)):
         runs = owned_runs[owner, : n_runs[owner]]
-        totals = _fill_features(
-            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms[slot], runs, counts,
-            sparse, owner,
+        totals = _fill_slot(
+            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot,
+            counts, runs, sparse, owner, slot_bins, was_marked, marks,
         )  # fmt: skip
-        if parent_slot >= 0:
-            _subtract_runs(histograms, parent_slot, slot, runs)
         if owner == 0:
             _record_totals(node_sums, node, totals)
             if parent_slot >= 0:
@@ -686,6 +786,7 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
     histograms = pool.histograms
     if remote is not None:
         _remote.fill(remote, node, histograms, slot)
+        pool.slot_marked[slot] = False
         if parent_slot >= 0:
             subtract_histograms(histograms, parent_slot, slot)
         return
@@ -697,31 +798,34 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
 
 @jit(callable_from_python=False)
 def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end):
-    """``fill_histograms`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
+    """``_fill_slot`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
     when ``parent_slot >= 0``, the same features subtracted from the parent's; both by
     ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one (the
-    pool's owners: ``feature_owners``). ``n_threads`` None: a tree grown on one thread,
+    pool's owners: ``feature_owners``). A fill of few rows marks the slot's bins
+    (``Pool.slot_marked``). ``n_threads`` None: a tree grown on one thread,
     whose specialisation compiles no parallel fill (``_rows.partition_node``). Writes the
     totals of ``node`` and, with a parent, of ``sibling`` (rows ``node_start[sibling]:node_end[sibling]``)
     to ``Pool.node_sums``."""
     histograms = pool.histograms
     sibling_start = node_start[sibling] if parent_slot >= 0 else 0
     sibling_end = node_end[sibling] if parent_slot >= 0 else 0
+    was_marked = pool.slot_marked[slot]
+    marks = marks_bins(end - start, histograms.shape[2])
+    pool.slot_marked[slot] = marks
     if n_threads is not None and n_threads > 1:
         fill_histograms_parallel(
             X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
             parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs, pool.sparse, pool.node_sums, node, sibling,
-            sibling_start, sibling_end,
+            sibling_start, sibling_end, pool.slot_bins, was_marked, marks,
         )  # fmt: skip
         return
-    runs = pool.owned_runs[0, : pool.n_runs[0]]
-    totals = fill_histograms(
+    totals = _fill_slot(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-        pool.bin_counts, runs, pool.sparse,
+        parent_slot, pool.bin_counts, pool.owned_runs[0, : pool.n_runs[0]], pool.sparse, 0, pool.slot_bins, was_marked,
+        marks,
     )  # fmt: skip
     _record_totals(pool.node_sums, node, totals)
     if parent_slot >= 0:
-        _subtract_runs(histograms, parent_slot, slot, runs)
         _record_totals(
             pool.node_sums, sibling,
             _position_totals(criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, sibling_start, sibling_end),

@@ -24,7 +24,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._numba.bits import trailing_zeros
+from .._numba.bits import pop_lowest_bit
 from .._numba.jit import jit
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
 from . import _criteria, _histograms, _rng, _rows
@@ -80,13 +80,6 @@ def new_scratch(max_bins: int, n_statistics: int, missing_direction: int) -> Sca
         np.zeros(max_bins, dtype=np.int64), np.zeros((max_bins + 63) // 64, dtype=np.uint64), np.empty(n_statistics),
         np.empty(n_statistics) if missing_direction == SEPARATE else None,
     )  # fmt: skip
-
-
-@jit(inline="always")
-def pop_lowest_bit(word):
-    """Clear the lowest set bit of a non-zero uint64; returns (the rest, that bit's index,
-    ``trailing_zeros``: one instruction)."""
-    return word & (word - np.uint64(1)), np.int64(trailing_zeros(word))
 
 
 @jit(inline="always")
@@ -421,15 +414,19 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, present, monotonic_cst, best_gain):
+def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bin, node, params, present, monotonic_cst, best_gain):
     """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
 
     Same candidates in the same order (between consecutive occupied bins, the missing
     rows left, then right, or set apart), same return values: (is_constant, gain,
     bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split),
-    ``monotonic_cst`` as ``histogram_scan`` takes it.
+    ``monotonic_cst`` as ``histogram_scan`` takes it. ``slot_bins`` and ``slot_marked``
+    are the pool's (``_histograms.Pool``): the sweep of a marked slot walks its marked
+    bins only.
     """
     histogram = histograms[slot, feature]
+    bins = slot_bins[slot, feature]
+    marked = slot_marked[slot]
     n_missing = int(histogram[missing_bin, _histograms.HIST_COUNT]) if missing_bin >= 0 else 0
     missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     n_occupied = 0
@@ -456,7 +453,7 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, pr
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
         n_occupied, gain, b, after = _pooled_sweep(
-            histogram, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params, monotonic_cst,
+            histogram, bins, marked, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params, monotonic_cst,
             _present_floor(best_gain, apart_gain),
         )  # fmt: skip
         if after >= 0:
@@ -468,14 +465,16 @@ def pooled_scan(histograms, slot, feature, n_bins, missing_bin, node, params, pr
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_missing, node, params, monotonic_cst, best_gain):
+def _pooled_sweep(histogram, bins, marked, n_bins, missing_bin, missing_first, cut_before_missing, node, params, monotonic_cst, best_gain):
     """``_sweep_bins`` over the bins of one pooled histogram in increasing order.
 
     The bins are walked 64 at a time: a word marks the occupied ones, built without a
     branch, and its set bits are visited in order. Testing each bin's count instead
     mispredicts at nearly every occupied bin of a small node, whose few rows scatter
     over the feature's bins (``benchmarks/RESULTS.md``, "Boosting speed: where an
-    iteration goes"). The walk ends once fewer than ``min_samples_leaf`` rows are right
+    iteration goes"). Where the slot is ``marked``, the words are its marks (``bins``,
+    uint64 (n_words,): ``_histograms.Pool.slot_bins``), read instead of every count; a
+    marked bin may have lost its rows to the subtraction, and is passed over. The walk ends once fewer than ``min_samples_leaf`` rows are right
     of the cut: every later cut leaves fewer still, so ``candidate_gain`` would refuse
     it. It thus never reaches the missing bin (the last) once ``missing_first`` has
     moved it left, and a walk that ends with rows still right of it has passed one
@@ -502,13 +501,18 @@ def _pooled_sweep(histogram, n_bins, missing_bin, missing_first, cut_before_miss
     best_bin = -1
     best_next = -1
     for word_start in range(0, n_bins, 64):
-        word = np.uint64(0)
-        for b in range(word_start, min(word_start + 64, n_bins)):
-            word |= np.uint64(histogram[b, _histograms.HIST_COUNT] != 0.0) << np.uint64(b - word_start)
+        if marked:
+            word = bins[word_start >> 6]
+        else:
+            word = np.uint64(0)
+            for b in range(word_start, min(word_start + 64, n_bins)):
+                word |= np.uint64(histogram[b, _histograms.HIST_COUNT] != 0.0) << np.uint64(b - word_start)
         while word != np.uint64(0):
             word, bit = pop_lowest_bit(word)
             b = word_start + bit
             count = histogram[b, _histograms.HIST_COUNT]
+            if marked and count == 0.0:
+                continue
             n_occupied += 1
             if (previous >= 0 or missing_first) and (cut_before_missing or b != missing_bin):
                 gain = _criteria.candidate_gain(

@@ -71,7 +71,7 @@ def _no_split():
 
 
 @jit(inline="always")
-def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
+def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
     """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
     categories in ``categories.order[feature]``) of the ``i``-th drawn feature against no
     floor, into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
@@ -88,7 +88,7 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
         )  # fmt: skip
     else:
         constant, gain, b, after, missing = _scans.pooled_scan(
-            histograms, slot, feature, n_bins[feature], missing_bins[feature],
+            histograms, slot_bins, slot_marked, slot, feature, n_bins[feature], missing_bins[feature],
             _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf,
         )  # fmt: skip
     gains[feature] = gain
@@ -99,7 +99,7 @@ def _record_pooled_scan(histograms, slot, features, i, n_bins, missing_bins, nod
 
 
 @jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
+def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
     """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
     entries. Thread ``t`` scans the drawn features it fills and subtracts
     (``feature_owner``; ``_histograms.fill_histograms_parallel``), so that a feature's
@@ -109,13 +109,13 @@ def _pooled_scans_parallel(histograms, slot, features, first, last, n_bins, miss
         for i in range(first, last):
             if max(feature_owner[features[i]], 0) == owner:
                 _record_pooled_scan(
-                    histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts,
+                    histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts,
                     categories, feature_owner,
                 )  # fmt: skip
 
 
 @jit(callable_from_python=False)
-def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
+def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
@@ -128,6 +128,8 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     Parameters
     ----------
     histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
+    slot_bins, slot_marked : uint64 array of shape (n_slots, n_features, ceil(max_bins / 64)), bool array of shape (n_slots,)
+        The pool's marks of the bins its fills touched (``_histograms.Pool``).
     slot : int
     features : int32 array of shape (n_features,)
         The node's drawn features first.
@@ -156,13 +158,13 @@ def pooled_scans(histograms, slot, features, first, last, n_bins, missing_bins, 
     """
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
-            histograms, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
+            histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
             categories, feature_owner, n_threads,
         )  # fmt: skip
     else:
         for i in range(first, last):
             _record_pooled_scan(
-                histograms, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts,
+                histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts,
                 categories, feature_owner,
             )  # fmt: skip
 
@@ -187,7 +189,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
         pooled_scans(
-            pool.histograms, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
+            pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
             monotonic_cst, present, gains, cuts, categories, pool.feature_owner, params.n_threads,
         )  # fmt: skip
         for i in range(first, drawn):

@@ -26,7 +26,7 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
-from .._numba.bits import sign_mask
+from .._numba.bits import pop_lowest_bit, sign_mask
 from .._numba.pair_add import add_pair
 from . import _criteria, _rng, _scans, _splitter
 from ._grow import TrainingSet, TreeParams
@@ -148,7 +148,7 @@ def _add_sparse_node_gains(histograms, node, feature, last_occupied, occupied, c
     for word_index in range(len(occupied)):
         word = occupied[word_index]
         while word != np.uint64(0):
-            word, bit = _scans.pop_lowest_bit(word)
+            word, bit = pop_lowest_bit(word)
             b = word_index * 64 + bit
             left_first += histograms[node, feature, b, _FIRST]
             left_second += histograms[node, feature, b, _SECOND]
