@@ -123,7 +123,7 @@ SPARSE_FILL_MIN_ROWS_PER_BIN = 0.5
 # Fills of fewer rows than this share of a feature's bins mark the bins their rows fall in
 # (``Pool.slot_bins``): such a node's rows touch at most that share of each feature's bins,
 # and clearing, subtracting and sweeping every bin costs more than the rows' own additions
-# (``benchmarks/RESULTS.md``, "The filled children's sizes").
+# (``benchmarks/RESULTS.md``, "Two threads: a small node's bins").
 MARKED_FILL_MAX_ROWS_PER_BIN = 0.5
 
 
