@@ -144,7 +144,7 @@ print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_type
 """
     output = run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2")
     compiled, histogram_scan_types, pooled_scan_types = json.loads(output)
-    assert {"partition", "fill_histograms", "pooled_scans"} <= set(compiled)
+    assert {"partition", "fill_node", "pooled_scans"} <= set(compiled)
     assert [name for name in compiled if name.endswith("_parallel")] == []
     assert histogram_scan_types == pooled_scan_types == ["none"]
     assert "_clipped_gain" not in compiled

@@ -4,7 +4,7 @@ A moment criterion examining every feature at every node (boosting) can keep eac
 frontier node's all-feature histograms: a split then costs one pass over the
 *smaller* child's rows, and the larger child's histograms are the parent's minus
 the smaller child's (``pair_histograms``; scikit-learn's ``histogram.pyx`` and
-LightGBM do the same). ``fill_histograms`` sums a node's features in one pass over its
+LightGBM do the same). ``_fill_features`` sums a node's features in one pass over its
 rows, since a row's bins are contiguous in the C-ordered ``X_binned``; on several
 threads each sums the features it owns for the fit (``feature_owners``), and the split
 search reads a feature's candidates from a slot (``_scans.pooled_scan``).
@@ -64,7 +64,7 @@ scan_cuts : int64 array of shape (n_features, 4)
     its best gain, and whether it is constant, its bin, next bin and missing direction.
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
-    holding every row copies instead of counting them (``fill_histograms``); of shape
+    holding every row copies instead of counting them (``_fill_features``); of shape
     (0, max_bins): every node counts its rows.
 feature_owner, owned_runs, n_runs : int64 arrays of shape (n_features,), (n_owners, n_features, 2), (n_owners,)
     Which thread fills, subtracts and scans each feature's histograms, and each
@@ -117,14 +117,8 @@ SPARSE_FILL_DENSITY = 0.75
 
 # Nodes of fewer rows than this share of a feature's bins are filled densely: restoring the
 # most frequent bins reads every bin of the node's features once, more than their rows
-# save.
+# save. These nodes also mark the bins their rows fall in (``marks_bins``).
 SPARSE_FILL_MIN_ROWS_PER_BIN = 0.5
-
-# Fills of fewer rows than this share of a feature's bins mark the bins their rows fall in
-# (``Pool.slot_bins``): such a node's rows touch at most that share of each feature's bins,
-# and clearing, subtracting and sweeping every bin costs more than the rows' own additions
-# (``benchmarks/RESULTS.md``, "Two threads: a small node's bins").
-MARKED_FILL_MAX_ROWS_PER_BIN = 0.5
 
 
 def histogram_pool(
@@ -321,7 +315,7 @@ def bin_counts(X_binned, counts):
 class BinCounts:
     """The bin counts of every row of one ``X_binned`` (``bin_counts``), counted when a tree
     first holds every row and kept for the next: boosting's trees without ``subsample`` or
-    zero weights all do, and their roots copy the counts (``fill_histograms``).
+    zero weights all do, and their roots copy the counts (``_fill_features``).
 
     Parameters
     ----------
@@ -626,8 +620,13 @@ def fill_histograms(
 
 @jit(inline="always")
 def marks_bins(n_rows, max_bins):
-    """Whether a fill of ``n_rows`` rows marks the bins they fall in (``Pool.slot_bins``)."""
-    return n_rows < MARKED_FILL_MAX_ROWS_PER_BIN * max_bins
+    """Whether a fill of ``n_rows`` rows marks the bins they fall in (``Pool.slot_bins``): the
+    nodes filled densely (``SPARSE_FILL_MIN_ROWS_PER_BIN``), whose rows touch at most half
+    of each feature's bins, so that clearing, subtracting and sweeping every bin costs more
+    than their own additions (``benchmarks/RESULTS.md``, "Two threads: a small node's
+    bins"). Only those: a sparse fill's restored most frequent bin may keep a rounding
+    remainder where no row fell, which a mark would miss."""
+    return n_rows < SPARSE_FILL_MIN_ROWS_PER_BIN * max_bins
 
 
 @jit(inline="always")
@@ -778,7 +777,7 @@ def subtract_histograms(histograms, parent_slot, child_slot):
 
 @jit(inline="always")
 def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end, remote):
-    """``fill_histograms`` of ``node``'s rows (``_rows.SortedRows``) into ``pool``'s ``slot``, then,
+    """``fill_node`` of ``node``'s rows (``_rows.SortedRows``) into ``pool``'s ``slot``, then,
     when ``parent_slot >= 0``, ``subtract_histograms`` from the parent's, whose slot becomes
     ``sibling``'s; on ``n_threads`` numba threads when more than one. Marks which of the two
     nodes have their totals in ``Pool.node_sums``. With a ``remote`` tree (``_remote``), the

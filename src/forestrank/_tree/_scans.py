@@ -474,14 +474,15 @@ def _pooled_sweep(histogram, bins, marked, n_bins, missing_bin, missing_first, c
     over the feature's bins (``benchmarks/RESULTS.md``, "Boosting speed: where an
     iteration goes"). Where the slot is ``marked``, the words are its marks (``bins``,
     uint64 (n_words,): ``_histograms.Pool.slot_bins``), read instead of every count; a
-    marked bin may have lost its rows to the subtraction, and is passed over. The walk ends once fewer than ``min_samples_leaf`` rows are right
-    of the cut: every later cut leaves fewer still, so ``candidate_gain`` would refuse
-    it. It thus never reaches the missing bin (the last) once ``missing_first`` has
-    moved it left, and a walk that ends with rows still right of it has passed one
-    occupied bin less than there are: the count it returns is one more, as only its
-    being 1 is read (a feature constant in the node). Row counts stay in the histogram's
-    type (float64 holds them exactly): converting every bin's count to an integer
-    lengthened the sweep."""
+    marked bin may have lost its rows to the subtraction, and is passed over.
+
+    The walk ends once fewer than ``min_samples_leaf`` rows are right of the cut: every
+    later cut leaves fewer still, so ``candidate_gain`` would refuse it. It thus never
+    reaches the missing bin (the last) once ``missing_first`` has moved it left, and a
+    walk that ends with rows still right of it has passed one occupied bin less than
+    there are: the count it returns is one more, as only its being 1 is read (a feature
+    constant in the node). Row counts stay in the histogram's type (float64 holds them
+    exactly): converting every bin's count to an integer lengthened the sweep."""
     node_statistics = node.statistics
     n_node = node.end - node.start
     last_right = max(params.min_samples_leaf, 1)

@@ -109,8 +109,8 @@ def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, f
         for i in range(first, last):
             if max(feature_owner[features[i]], 0) == owner:
                 _record_pooled_scan(
-                    histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, None, gains, cuts,
-                    categories, feature_owner,
+                    histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params,
+                    monotonic_cst, None, gains, cuts, categories, feature_owner,
                 )  # fmt: skip
 
 
@@ -158,14 +158,14 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     """
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
-            histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts,
-            categories, feature_owner, n_threads,
+            histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params,
+            monotonic_cst, gains, cuts, categories, feature_owner, n_threads,
         )  # fmt: skip
     else:
         for i in range(first, last):
             _record_pooled_scan(
-                histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts,
-                categories, feature_owner,
+                histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params,
+                monotonic_cst, present, gains, cuts, categories, feature_owner,
             )  # fmt: skip
 
 
@@ -189,8 +189,9 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
         pooled_scans(
-            pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins, binned.missing_bins, node, params,
-            monotonic_cst, present, gains, cuts, categories, pool.feature_owner, params.n_threads,
+            pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins,
+            binned.missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, pool.feature_owner,
+            params.n_threads,
         )  # fmt: skip
         for i in range(first, drawn):
             feature = features[i]
