@@ -672,7 +672,7 @@ def _subtract_marked(histograms, parent_slot, child_slot, runs, bins):
                         histograms[parent_slot, feature, b, column] -= histograms[child_slot, feature, b, column]
 
 
-@jit(inline="always")
+@jit(refcounted=False, callable_from_python=False)
 def _fill_slot(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
     runs, sparse, owner, slot_bins, was_marked, marks,
@@ -680,7 +680,12 @@ def _fill_slot(
     """Clear the features of ``runs`` in ``slot`` (the bins marked there if ``was_marked``,
     all otherwise), ``_fill_features`` them, mark the bins of their rows if ``marks``
     (``marks_bins``), and, when ``parent_slot >= 0``, subtract them from the parent's
-    (the marked bins only if ``marks``). Returns the node's totals (``_position_totals``)."""
+    (the marked bins only if ``marks``). Returns the node's totals (``_position_totals``).
+
+    A kernel of its own, called by each thread of ``fill_histograms_parallel``: inlined
+    there, its loops went through numba's parallel pass at every cold compile, which
+    took a tenth of LambdaMART's, and the fit was no faster (``benchmarks/RESULTS.md``,
+    "Two threads: a small node's bins")."""
     histogram = histograms[slot]
     bins = slot_bins[slot]
     if was_marked:
@@ -720,7 +725,7 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
         _subtract_flat(histograms[parent_slot, first:last], histograms[child_slot, first:last])
 
 
-@jit(parallel=True, callable_from_python=False)
+@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
     owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end, slot_bins, was_marked, marks,
