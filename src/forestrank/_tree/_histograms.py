@@ -682,10 +682,10 @@ def _fill_slot(
     (``marks_bins``), and, when ``parent_slot >= 0``, subtract them from the parent's
     (the marked bins only if ``marks``). Returns the node's totals (``_position_totals``).
 
-    A kernel of its own, called by each thread of ``fill_histograms_parallel``: inlined
-    there, its loops went through numba's parallel pass at every cold compile, which
-    took a tenth of LambdaMART's, and the fit was no faster (``benchmarks/RESULTS.md``,
-    "Two threads: a small node's bins")."""
+    A kernel of its own, called by ``fill_node`` and by each thread of
+    ``fill_histograms_parallel``: inlined in that region, its loops went through numba's
+    parallel pass at every cold compile, a sizeable share of LambdaMART's, and the fit
+    was no faster (``benchmarks/RESULTS.md``, "Two threads: a small node's bins")."""
     histogram = histograms[slot]
     bins = slot_bins[slot]
     if was_marked:
