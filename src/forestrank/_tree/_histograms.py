@@ -825,8 +825,8 @@ def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_
         return
     totals = _fill_slot(
         X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-        parent_slot, pool.bin_counts, pool.owned_runs[0, : pool.n_runs[0]], pool.sparse, 0, pool.slot_bins, was_marked,
-        marks,
+        parent_slot, pool.bin_counts, pool.owned_runs[0, : pool.n_runs[0]], pool.sparse, np.int64(0), pool.slot_bins,
+        was_marked, marks,
     )  # fmt: skip
     _record_totals(pool.node_sums, node, totals)
     if parent_slot >= 0:
