@@ -645,7 +645,7 @@ def _clear_marked(histogram, bins, runs):
                 bins[feature, word_index] = np.uint64(0)
                 while word != np.uint64(0):
                     word, bit = pop_lowest_bit(word)
-                    histogram[feature, word_index * 64 + bit] = 0.0
+                    histogram[feature, nowrap(word_index * 64 + bit)] = 0.0
 
 
 @jit(inline="always")
@@ -668,13 +668,15 @@ def _subtract_marked(histograms, parent_slot, child_slot, runs, bins):
     n_columns = histograms.shape[3]
     for run in range(len(runs)):
         for feature in range(runs[run, 0], runs[run, 1]):
+            parent = histograms[nowrap(parent_slot), nowrap(feature)]
+            child = histograms[nowrap(child_slot), nowrap(feature)]
             for word_index in range(bins.shape[1]):
                 word = bins[feature, word_index]
                 while word != np.uint64(0):
                     word, bit = pop_lowest_bit(word)
-                    b = word_index * 64 + bit
+                    b = nowrap(word_index * 64 + bit)
                     for column in range(n_columns):
-                        histograms[parent_slot, feature, b, column] -= histograms[child_slot, feature, b, column]
+                        parent[b, nowrap(column)] -= child[b, nowrap(column)]
 
 
 @jit(refcounted=False, callable_from_python=False)
