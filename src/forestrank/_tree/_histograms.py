@@ -500,22 +500,22 @@ def _column_sum(histogram, feature, column):
     """The sum of ``histogram[feature, :, column]`` in four interleaved partial sums: one sum's
     additions wait for each other, four fill the adder's pipeline. The bins are read at
     unsigned indices (``nowrap``): at signed ones numba tested every read for a negative
-    index, six instructions a bin where the addition is one, and the restore took a sixth
-    of the fill's samples (``benchmarks/RESULTS.md``, "One thread against LightGBM's
+    index, six instructions a bin where the addition is one, and the restore took about
+    15% of the fill's samples (``benchmarks/RESULTS.md``, "One thread against LightGBM's
     profile at 2043182")."""
-    bins = histogram[nowrap(feature)]
-    n_bins = bins.shape[0]
+    feature_histogram = histogram[nowrap(feature)]
+    n_bins = feature_histogram.shape[0]
     sum0 = 0.0
     sum1 = 0.0
     sum2 = 0.0
     sum3 = 0.0
     for b in range(0, n_bins - 3, 4):
-        sum0 += bins[nowrap(b), column]
-        sum1 += bins[nowrap(b + 1), column]
-        sum2 += bins[nowrap(b + 2), column]
-        sum3 += bins[nowrap(b + 3), column]
+        sum0 += feature_histogram[nowrap(b), column]
+        sum1 += feature_histogram[nowrap(b + 1), column]
+        sum2 += feature_histogram[nowrap(b + 2), column]
+        sum3 += feature_histogram[nowrap(b + 3), column]
     for b in range(n_bins - n_bins % 4, n_bins):
-        sum0 += bins[nowrap(b), column]
+        sum0 += feature_histogram[nowrap(b), column]
     return (sum0 + sum1) + (sum2 + sum3)
 
 
