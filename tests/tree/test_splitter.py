@@ -1,11 +1,16 @@
 """Split search: the scans find the brute-force best cut, and agree with each other."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forestrank._tree import _criteria, _scans
+from forestrank._tree import _criteria, _histograms, _rows, _scans, _splitter
 from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
@@ -143,6 +148,44 @@ def test_a_pooled_sweep_that_ends_early_still_finds_a_varying_feature_not_consta
         assert found[0] == found[1]
         chosen.add(found[0][0][0])
     assert chosen == {-1, 1}
+
+
+@pytest.mark.slow
+def test_the_per_node_kernels_count_no_references_whoever_compiles_them_first(tmp_path):
+    """A kernel that leaves numba's reference counting unset is compiled with the flags of
+    the first caller that compiles it, and the cache then serves that code to every caller
+    of its signature. ``best_split`` called from Python counts references, a tree's builder
+    does not, and fits linking scans compiled with counts were slower
+    (``benchmarks/RESULTS.md``, "Two threads at b71908b"). Every kernel the builder calls
+    per node declares none; compiled first from Python, on an empty cache (a process of
+    its own), the scans count none."""
+    per_node_kernels = (
+        _splitter.pooled_scans, _splitter._pooled_scans_parallel, _histograms.fill_node,
+        _histograms.fill_histograms_parallel, _rows.partition_node, _rows.partition_parallel,
+    )  # fmt: skip
+    for kernel in per_node_kernels:
+        assert kernel.targetoptions.get("_nrt") is False, kernel
+    code = """
+import sys
+import numpy as np
+from numba.core.compiler import Flags
+sys.path.insert(0, sys.argv[1])
+from tree.helpers import POOLED, call_best_split, training_set
+from forestrank._tree import _criteria, _splitter
+rng = np.random.default_rng(0)
+X = rng.normal(size=(30, 2))
+training, _ = training_set(X, np.column_stack([np.round(2 * X[:, 1]), np.ones(30)]))
+call_best_split(training, _criteria.NEWTON, np.ones(30), POOLED, n_threads=2)
+for kernel in (_splitter.pooled_scans, _splitter._pooled_scans_parallel):
+    for compiled in kernel.overloads.values():
+        print(kernel.py_func.__name__, all("nrt=True" not in Flags.demangle(tag) for tag in compiled.fndesc.abi_tags))
+"""
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    tests_folder = str(Path(__file__).resolve().parents[1])
+    run = subprocess.run(
+        [sys.executable, "-c", code, tests_folder], capture_output=True, text=True, env=environment, check=True
+    )
+    assert sorted(run.stdout.split()) == sorted(["pooled_scans", "True", "_pooled_scans_parallel", "True"]), run.stdout
 
 
 @pytest.mark.parametrize("max_features", [1, 3, 6])

@@ -732,7 +732,7 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
         _subtract_flat(histograms[parent_slot, first:last], histograms[child_slot, first:last])
 
 
-@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
+@jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def fill_histograms_parallel(
     X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
     owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end, slot_bins, was_marked, marks,
@@ -807,7 +807,7 @@ def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_thre
         pool.node_summed[sibling] = True
 
 
-@jit(callable_from_python=False)
+@jit(refcounted=False, callable_from_python=False)
 def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end):
     """``_fill_slot`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
     when ``parent_slot >= 0``, the same features subtracted from the parent's; both by

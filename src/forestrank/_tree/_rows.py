@@ -279,7 +279,7 @@ def _unspill_chunk(rows, spill_start, n_chunk, n_left, left_to, right_to):
         )  # fmt: skip
 
 
-@jit(callable_from_python=False)
+@jit(refcounted=False, callable_from_python=False)
 def partition_node(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads):
     """``partition`` of a node, or ``partition_parallel`` on ``n_threads`` numba threads for a
     node of at least ``PARALLEL_PARTITION_ROWS_PER_THREAD`` rows a thread.
@@ -296,7 +296,7 @@ def partition_node(X_binned, rows, start, end, feature, threshold_bin, missing_b
     return partition(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins)
 
 
-@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
+@jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def partition_parallel(X_binned, rows, start, end, feature, threshold_bin, missing_bin, missing_left, left_bins, n_threads):
     """``partition`` on ``n_threads`` numba threads: the same stable partition.
 

@@ -98,7 +98,7 @@ def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, features, i, n
     cuts[feature, 3] = missing
 
 
-@jit(parallel=True, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
+@jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
 def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
     """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
     entries. Thread ``t`` scans the drawn features it fills and subtracts
@@ -114,7 +114,7 @@ def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, f
                 )  # fmt: skip
 
 
-@jit(callable_from_python=False)
+@jit(refcounted=False, callable_from_python=False)
 def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
