@@ -5,12 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forestrank._tree import _criteria, _histograms, _rows, _scans, _splitter
+from forestrank._tree import _criteria, _histograms, _listwise, _rows, _scans, _splitter
 from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
@@ -150,21 +151,32 @@ def test_a_pooled_sweep_that_ends_early_still_finds_a_varying_feature_not_consta
     assert chosen == {-1, 1}
 
 
+# The kernels a tree's builder calls per node or per split: numba compiles a kernel that
+# leaves reference counting unset with the flags of the first caller that compiles it, and
+# its cache then serves that code to every caller of the signature (docs/design.md, "Numba
+# rules": a kernel declares its reference counting).
+BUILDER_KERNELS = (
+    _splitter.pooled_scans, _splitter._pooled_scans_parallel, _histograms.fill_node,
+    _histograms.fill_histograms_parallel, _rows.partition_node, _rows.partition_parallel, _criteria.exact_class_gain,
+    _criteria._ordinal_hellinger_distance, _listwise.start_query_blocks,
+)  # fmt: skip
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="numba's options exist only when compiled")
+@pytest.mark.parametrize("kernel", BUILDER_KERNELS, ids=lambda kernel: kernel.py_func.__name__)
+def test_the_builders_kernels_declare_no_reference_counting(kernel):
+    """Each declares it: the builder counts no references, and a test calling one of them
+    from Python, first, would otherwise compile and cache a counting version for the builder
+    (``benchmarks/RESULTS.md``, "Two threads at b71908b": fits 3.5% slower)."""
+    assert kernel.targetoptions.get("_nrt") is False
+
+
 @pytest.mark.slow
-def test_the_per_node_kernels_count_no_references_whoever_compiles_them_first(tmp_path):
-    """A kernel that leaves numba's reference counting unset is compiled with the flags of
-    the first caller that compiles it, and the cache then serves that code to every caller
-    of its signature. ``best_split`` called from Python counts references, a tree's builder
-    does not, and fits linking scans compiled with counts were slower
-    (``benchmarks/RESULTS.md``, "Two threads at b71908b"). Every kernel the builder calls
-    per node declares none; compiled first from Python, on an empty cache (a process of
-    its own), the scans count none."""
-    per_node_kernels = (
-        _splitter.pooled_scans, _splitter._pooled_scans_parallel, _histograms.fill_node,
-        _histograms.fill_histograms_parallel, _rows.partition_node, _rows.partition_parallel,
-    )  # fmt: skip
-    for kernel in per_node_kernels:
-        assert kernel.targetoptions.get("_nrt") is False, kernel
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="numba's flags exist only when compiled")
+def test_the_scans_compiled_first_from_python_count_no_references(tmp_path):
+    """``best_split`` called from Python counts references; the scans it compiles, first, on
+    an empty cache (a process of its own), count none, as the builder's own call compiles
+    them (their symbols carry the flags they were compiled with)."""
     code = """
 import sys
 import numpy as np
@@ -182,9 +194,8 @@ for kernel in (_splitter.pooled_scans, _splitter._pooled_scans_parallel):
 """
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)}
     tests_folder = str(Path(__file__).resolve().parents[1])
-    run = subprocess.run(
-        [sys.executable, "-c", code, tests_folder], capture_output=True, text=True, env=environment, check=True
-    )
+    run = subprocess.run([sys.executable, "-c", code, tests_folder], capture_output=True, text=True, env=environment)
+    assert run.returncode == 0, run.stderr
     assert sorted(run.stdout.split()) == sorted(["pooled_scans", "True", "_pooled_scans_parallel", "True"]), run.stdout
 
 

@@ -393,7 +393,7 @@ def screening_tolerance(node_weight):
     return 1e-9 * node_weight * (1.0 + np.log(node_weight + 1.0))
 
 
-@jit(callable_from_python=False)
+@jit(refcounted=False, callable_from_python=False)
 def _ordinal_hellinger_distance(left, node_statistics):
     """``sum_t d_H`` over the grade thresholds t (module docstring): each splits the classes
     into negative (index < t) and positive (index >= t); a threshold with an empty side
@@ -419,7 +419,7 @@ def _ordinal_hellinger_distance(left, node_statistics):
     return total
 
 
-@jit
+@jit(refcounted=False)
 def exact_class_gain(criterion, left, node_statistics, left_weight, node_weight, node_cost, integer_weights):
     """Gain of a class-criterion candidate recomputed from its left counts.
 

@@ -342,7 +342,7 @@ def query_scales(query_boundaries, row_gains, copies, query_weights, cumulative_
     return total_weight
 
 
-@jit
+@jit(refcounted=False)
 def start_query_blocks(query_boundaries, row_gains, copies, root_score, tree_blocks, n_query_blocks):
     """Every query of the tree as one block at the root's score.
 
