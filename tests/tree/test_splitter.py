@@ -163,7 +163,7 @@ BUILDER_KERNELS = (
 
 
 @pytest.mark.skipif(numba.config.DISABLE_JIT, reason="numba's options exist only when compiled")
-@pytest.mark.parametrize("kernel", BUILDER_KERNELS, ids=lambda kernel: kernel.py_func.__name__)
+@pytest.mark.parametrize("kernel", BUILDER_KERNELS, ids=lambda kernel: getattr(kernel, "py_func", kernel).__name__)
 def test_the_builders_kernels_declare_no_reference_counting(kernel):
     """Each declares it: the builder counts no references, and a test calling one of them
     from Python, first, would otherwise compile and cache a counting version for the builder
