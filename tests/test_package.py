@@ -76,7 +76,7 @@ print(json.dumps(compiled))
     assert set(compiled.values()) == {0}
 
 
-@pytest.mark.slow  # a cold compile of four estimators' kernels
+@pytest.mark.slow  # a cold compile of four fits' kernels
 def test_no_kernel_is_compiled_for_a_literal_argument(tmp_path):
     """A literal handed to a jitted callee (``0``, ``-1``, ``False``) compiles it a second
     time, for ``Literal[int](0)`` beside ``int64`` (``docs/design.md``, "Numba rules").
@@ -86,7 +86,7 @@ def test_no_kernel_is_compiled_for_a_literal_argument(tmp_path):
     code = f"""
 import json, numpy as np
 from numba.core import event
-from forestrank import LambdaMART, RFPointRanker, load_letor, make_ranking, ndcg_score
+from forestrank import LambdaMART, PLRank, RFPointRanker, load_letor, make_ranking, ndcg_score
 literal = []
 class Listener(event.Listener):
     def on_start(self, data):
@@ -103,6 +103,7 @@ X[::5, 1] = np.nan
 ndcg_score(y, np.round(X[:, 0], 1), qid, ties="pessimistic")
 LambdaMART(n_estimators=2).fit(X, y, qid=qid)
 LambdaMART(n_estimators=2, grow_policy="symmetric").fit(X, y, qid=qid)
+PLRank(n_estimators=2).fit(X, y, qid=qid)
 RFPointRanker(n_estimators=2, criterion="entropy", missing_direction="separate").fit(X, y, qid=qid)
 print(json.dumps(literal))
 """

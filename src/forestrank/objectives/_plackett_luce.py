@@ -526,7 +526,7 @@ def _plackett_luce_leaf_curvature(
             sums = np.empty(most_depth + 1)
             top_exp = np.empty(most_top)
             context_share = np.zeros(most_depth)
-            stamp = 0
+            stamp = np.int64(0)  # not a literal: the per-query kernel would compile again for it
             for b in range(chunk * QUERY_CHUNK, min(block_size, (chunk + 1) * QUERY_CHUNK)):
                 stamp = _query_leaf_curvature(
                     block_start + b, scores, permutations, query_boundaries, contexts, context_boundaries, depths,
