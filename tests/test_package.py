@@ -76,16 +76,15 @@ print(json.dumps(compiled))
     assert set(compiled.values()) == {0}
 
 
-@pytest.mark.slow  # a cold compile of four fits' kernels
-def test_no_kernel_is_compiled_for_a_literal_argument(tmp_path):
-    """A literal handed to a jitted callee (``0``, ``-1``, ``False``) compiles it a second
-    time, for ``Literal[int](0)`` beside ``int64`` (``docs/design.md``, "Numba rules").
-    Every compilation of a cold start, nested ones included, must see plain types."""
-    path = tmp_path / "data.txt"
-    path.write_text("2 qid:1 1:0.5 3:1.5\n0 qid:1 2:0.25\n1 qid:2 1:1 2:2 3:3\n0 qid:2 1:0.5\n")
-    code = f"""
-import json, numpy as np
+# A cold start of four fits' kernels in a process of its own (numba's events and the
+# compiled code are only seen where they compile), read by the two tests below.
+COLD_START = """
+import importlib, json, pkgutil, re, sys
+import numpy as np
 from numba.core import event
+from numba.core.compiler import Flags
+from numba.core.registry import CPUDispatcher
+import forestrank
 from forestrank import LambdaMART, PLRank, RFPointRanker, load_letor, make_ranking, ndcg_score
 literal = []
 class Listener(event.Listener):
@@ -96,8 +95,8 @@ class Listener(event.Listener):
     def on_end(self, data):
         pass
 event.register("numba:compile", Listener())
-load_letor({str(path)!r})
-load_letor({str(path)!r}, dtype=np.float32)
+load_letor(sys.argv[1])
+load_letor(sys.argv[1], dtype=np.float32)
 X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
 X[::5, 1] = np.nan
 ndcg_score(y, np.round(X[:, 0], 1), qid, ties="pessimistic")
@@ -105,10 +104,62 @@ LambdaMART(n_estimators=2).fit(X, y, qid=qid)
 LambdaMART(n_estimators=2, grow_policy="symmetric").fit(X, y, qid=qid)
 PLRank(n_estimators=2).fit(X, y, qid=qid)
 RFPointRanker(n_estimators=2, criterion="entropy", missing_direction="separate").fit(X, y, qid=qid)
-print(json.dumps(literal))
+overloads = {}
+for info in pkgutil.walk_packages(forestrank.__path__, "forestrank."):
+    if info.name.rpartition(".")[2] in ("__main__", "cli"):
+        continue
+    for value in vars(importlib.import_module(info.name)).values():
+        if isinstance(value, CPUDispatcher):
+            for compiled in value.overloads.values():
+                counting = any("nrt=True" in Flags.demangle(tag) for tag in compiled.fndesc.abi_tags)
+                overloads[compiled.fndesc.mangled_name] = (value.py_func.__qualname__, counting, compiled.library.get_llvm_str())
+symbol = re.compile(r'@"?(_Z[\\w.$]+)"?')
+counts = re.compile(r"call\\s[^\\n]*@NRT_(incref|decref)")
+linked = []
+for name, (kernel, counting, code) in overloads.items():
+    for callee in set(symbol.findall(code)) - {name}:
+        if callee in overloads and overloads[callee][1] and not counting:
+            linked.append(kernel + " -> " + overloads[callee][0])
+print(json.dumps({
+    "literal": literal,
+    "linked": sorted(set(linked)),
+    "counting_code": sorted({kernel for kernel, counting, code in overloads.values() if counts.search(code) and not counting}),
+    "uncounted": sum(not counting for _, counting, _ in overloads.values()),
+    "counted_with_code": sum(counting and bool(counts.search(code)) for _, counting, code in overloads.values()),
+}))
 """
-    literal = json.loads(run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2"))
-    assert literal == []
+
+
+@pytest.fixture(scope="module")
+def cold_start(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cold_start")
+    path = folder / "data.txt"
+    path.write_text("2 qid:1 1:0.5 3:1.5\n0 qid:1 2:0.25\n1 qid:2 1:1 2:2 3:3\n0 qid:2 1:0.5\n")
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "NUMBA_NUM_THREADS": "2"}
+    run = subprocess.run([sys.executable, "-c", COLD_START, str(path)], capture_output=True, text=True, env=environment)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+@pytest.mark.slow  # a cold compile of four fits' kernels
+def test_no_kernel_is_compiled_for_a_literal_argument(cold_start):
+    """A literal handed to a jitted callee (``0``, ``-1``, ``False``) compiles it a second
+    time, for ``Literal[int](0)`` beside ``int64`` (``docs/design.md``, "Numba rules").
+    Every compilation of a cold start, nested ones included, must see plain types."""
+    assert cold_start["literal"] == []
+
+
+@pytest.mark.slow  # the same cold start
+def test_no_kernel_declared_without_reference_counts_runs_counting_code(cold_start):
+    """A kernel compiled without reference counts (``refcounted=False``) neither calls a
+    kernel compiled with them nor holds their code inlined: each kernel's flags are its
+    declaration, not its first caller's, so a callee it reaches must declare the same
+    (``docs/design.md``, "Numba rules": a kernel declares its reference counting). The
+    symbols of the compiled code carry the flags; the counting kernels' own code shows
+    that the pattern finds the counts."""
+    assert cold_start["uncounted"] > 20 and cold_start["counted_with_code"] > 0, cold_start
+    assert cold_start["linked"] == []
+    assert cold_start["counting_code"] == []
 
 
 @pytest.mark.slow  # a cold compile of a forest's kernels

@@ -46,7 +46,10 @@ def jit(
     only reads and writes arrays its caller holds needs no counts; numba refuses to
     compile an allocation in it, so the option cannot leak memory. ``build_tree``
     and its per-node and per-feature kernels are compiled so: the Python side
-    allocates a tree's memory.
+    allocates a tree's memory. The option is always handed to numba: a kernel that left
+    it unset would compile with the flags of its first caller, and its cache would serve
+    that code to every caller, so a kernel called from one without counts declares
+    ``refcounted=False`` too.
 
     ``callable_from_python=False`` compiles no CPython wrapper (numba's
     ``no_cpython_wrapper``): the kernel can only be called from other kernels. The
@@ -55,9 +58,7 @@ def jit(
 
     ``docs/design.md``, "Numba rules", gives the measurements behind both.
     """
-    options = {**JIT_OPTIONS, **overrides}
-    if not refcounted:
-        options["_nrt"] = False
+    options = {**JIT_OPTIONS, **overrides, "_nrt": refcounted}
     if not callable_from_python:
         options["no_cpython_wrapper"] = True
     if function is None:

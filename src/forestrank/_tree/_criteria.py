@@ -151,7 +151,7 @@ def category_key(criterion, row, weight, smooth):
 # --- the cost of a node -----------------------------------------------------------------
 
 
-@jit
+@jit(refcounted=False)
 def x_log_x(value, integer_weights):
     """``x ln x`` (0 for x <= 0), looked up for integer ``x`` when weights are integers."""
     if value <= 0.0:
@@ -161,7 +161,7 @@ def x_log_x(value, integer_weights):
     return value * np.log(value)
 
 
-@jit
+@jit(refcounted=False)
 def class_term(criterion, weight, integer_weights):
     """``f(w_c)``: ``w ln w`` (entropy, random, and hellinger, whose gain ignores it) or ``w^2`` (gini)."""
     if criterion == GINI:
@@ -169,7 +169,7 @@ def class_term(criterion, weight, integer_weights):
     return x_log_x(weight, integer_weights)
 
 
-@jit
+@jit(refcounted=False)
 def class_cost(criterion, weight, term_sum, integer_weights):
     """Class-criterion cost from the total weight and ``sum_c f(w_c)``."""
     if criterion == GINI:
@@ -179,7 +179,7 @@ def class_cost(criterion, weight, term_sum, integer_weights):
     return x_log_x(weight, integer_weights) - term_sum
 
 
-@jit
+@jit(refcounted=False)
 def moment_cost(criterion, first, second, weight, l2_regularization):
     """Cost from the two moments: SSE ``second - first^2 / W`` (variance) or ``-G^2/(H+l)`` (newton)."""
     if criterion == VARIANCE:
@@ -242,7 +242,7 @@ def _clipped_gain(criterion, left_first, left_second, left_weight, node_first, n
     )
 
 
-@jit
+@jit(refcounted=False)
 def row_cost(criterion, weight, target, last_target, l2_regularization):
     """The cost of a node that holds one row: 0 for every criterion but newton's
     ``-(w g)^2 / (w h + l)``, the least cost any partition can reach."""
@@ -252,7 +252,7 @@ def row_cost(criterion, weight, target, last_target, l2_regularization):
     return moment_cost(criterion, first, second, weight, l2_regularization)
 
 
-@jit
+@jit(refcounted=False)
 def penalty_unit(criterion, root_cost, rows_cost):
     """The unscaled gain that a feature penalty of 1 stands for: the root's reducible
     cost, ``cost(root) - sum_i cost(row i)``, the gain of splitting the root into one

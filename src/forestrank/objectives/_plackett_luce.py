@@ -22,7 +22,7 @@ def _log_add(a, b):
     return a + np.log1p(np.exp(b - a))
 
 
-@jit
+@jit(refcounted=False)
 def _rest_log_sum(scores, start, end, top_slot):
     """``log sum exp s`` over the rows of ``start:end`` outside every permutation's top
     (``top_slot < 0``), -inf where there are none.
@@ -71,7 +71,7 @@ def _top_exponentials(scores, top_rows, largest, out):
         out[k] = np.exp(scores[top_rows[k]] - largest)
 
 
-@jit
+@jit(refcounted=False)
 def _top_sums(top_exp, permutation_top, top_slot, rest, in_top, sums):
     """``_top_log_sums`` in the linear domain: sums of ``exp(s - largest)`` (``top_exp``,
     ``_top_exponentials``), ``rest`` the query's rest so summed; returns the tail's."""
@@ -87,7 +87,7 @@ def _top_sums(top_exp, permutation_top, top_slot, rest, in_top, sums):
     return tail
 
 
-@jit
+@jit(refcounted=False)
 def _top_log_sums(scores, permutation_top, top_rows, top_slot, rest, in_top, log_sums):
     """The log context sums of one permutation: ``log_sums[r] = log sum_{j >= r} exp
     s_pi(j)`` for the top positions ``r < m`` and the tail's at ``r = m``; returns the tail's.
@@ -431,7 +431,7 @@ def _add_to_leaf(row, value, linear, row_leaf, stamp, leaf_stamp, leaf_sum, pres
     return n_present
 
 
-@jit
+@jit(refcounted=False)
 def _rest_leaf_sums(scores, start, end, top_slot, row_leaf, linear, largest, rest_largest, rest_sum, leaf_stamp, stamp, rest_present):
     """Each leaf's sum over the query's rest (its rows outside every permutation's top),
     listed in ``rest_present``; returns the leaves listed and the rest's own sum.
