@@ -82,6 +82,7 @@ COLD_START = """
 import importlib, json, pkgutil, re, sys
 import numpy as np
 from numba.core import event
+from numba.core import types
 from numba.core.compiler import Flags
 from numba.core.registry import CPUDispatcher
 import forestrank
@@ -105,6 +106,7 @@ LambdaMART(n_estimators=2, grow_policy="symmetric").fit(X, y, qid=qid)
 PLRank(n_estimators=2).fit(X, y, qid=qid)
 RFPointRanker(n_estimators=2, criterion="entropy", missing_direction="separate").fit(X, y, qid=qid)
 overloads = {}
+calls = []
 for info in pkgutil.walk_packages(forestrank.__path__, "forestrank."):
     if info.name.rpartition(".")[2] in ("__main__", "cli"):
         continue
@@ -113,6 +115,12 @@ for info in pkgutil.walk_packages(forestrank.__path__, "forestrank."):
             for compiled in value.overloads.values():
                 counting = any("nrt=True" in Flags.demangle(tag) for tag in compiled.fndesc.abi_tags)
                 overloads[compiled.fndesc.mangled_name] = (value.py_func.__qualname__, counting, compiled.library.get_llvm_str())
+                if not counting:  # the kernels it calls, those of its inlined helpers included
+                    for kind in compiled.type_annotation.typemap.values():
+                        if isinstance(kind, types.Dispatcher):
+                            options = kind.dispatcher.targetoptions
+                            if options.get("inline") != "always" and options.get("_nrt") is not False:
+                                calls.append(value.py_func.__qualname__ + " -> " + kind.dispatcher.py_func.__qualname__)
 symbol = re.compile(r'@"?(_Z[\\w.$]+)"?')
 counts = re.compile(r"call\\s[^\\n]*@NRT_(incref|decref)")
 linked = []
@@ -122,6 +130,7 @@ for name, (kernel, counting, code) in overloads.items():
             linked.append(kernel + " -> " + overloads[callee][0])
 print(json.dumps({
     "literal": literal,
+    "calls": sorted(set(calls)),
     "linked": sorted(set(linked)),
     "counting_code": sorted({kernel for kernel, counting, code in overloads.values() if counts.search(code) and not counting}),
     "uncounted": sum(not counting for _, counting, _ in overloads.values()),
@@ -151,13 +160,15 @@ def test_no_kernel_is_compiled_for_a_literal_argument(cold_start):
 
 @pytest.mark.slow  # the same cold start
 def test_no_kernel_declared_without_reference_counts_runs_counting_code(cold_start):
-    """A kernel compiled without reference counts (``refcounted=False``) neither calls a
-    kernel compiled with them nor holds their code inlined: each kernel's flags are its
-    declaration, not its first caller's, so a callee it reaches must declare the same
-    (``docs/design.md``, "Numba rules": a kernel declares its reference counting). The
-    symbols of the compiled code carry the flags; the counting kernels' own code shows
-    that the pattern finds the counts."""
+    """A kernel compiled without reference counts (``refcounted=False``) calls no kernel
+    declared with them (its typing, the calls of its inlined helpers included), links none
+    compiled with them (the symbols carry the flags) and holds no counts in its code: each
+    kernel's flags are its declaration, not its first caller's, so a callee it reaches
+    must declare the same (``docs/design.md``, "Numba rules": a kernel declares its
+    reference counting). The counting kernels' own code shows that the pattern finds the
+    counts."""
     assert cold_start["uncounted"] > 20 and cold_start["counted_with_code"] > 0, cold_start
+    assert cold_start["calls"] == []
     assert cold_start["linked"] == []
     assert cold_start["counting_code"] == []
 

@@ -21,7 +21,9 @@ from . import compile_gc
 # Before any kernel of the package compiles: the collector's thresholds during compiles.
 compile_gc.install()
 
-JIT_OPTIONS = {"nogil": True, "cache": True, "fastmath": False}
+# ``_nrt`` (reference counting) is always given, here for the ``@overload`` implementations
+# that take these options too: left unset, numba compiles a kernel with its first caller's.
+JIT_OPTIONS = {"nogil": True, "cache": True, "fastmath": False, "_nrt": True}
 
 # ``array[nowrap(i)]``: an index numba need not wrap around. Numba maps a negative
 # signed index to ``i + n`` (a compare and a select on every access, which also

@@ -222,7 +222,7 @@ def _scratch_sizes(top_boundaries, depths):
     return most_top, most_depth
 
 
-@jit
+@jit(refcounted=False)
 def _score_range(scores, start, end):
     """The largest and the smallest of ``scores[start:end]``."""
     largest = -np.inf
