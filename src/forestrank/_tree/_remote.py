@@ -82,7 +82,12 @@ def _exchange(remote: np.ndarray) -> object:
     return _exchanges[int(remote[0])]
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+# The kernels that reach the exchange: in object mode (``numba.objmode``) they hold the GIL,
+# and only the builder, which counts no references, calls them.
+_exchange_kernel = jit(refcounted=False, callable_from_python=False, nogil=False)
+
+
+@_exchange_kernel
 def total_weight(remote):
     """The tree's total weight over every partition."""
     with numba.objmode(total="float64"):
@@ -90,7 +95,7 @@ def total_weight(remote):
     return total
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+@_exchange_kernel
 def summarise(remote, node, statistics):
     """``_builder._summarise`` of ``node`` over every partition: fills ``statistics``;
     returns (weight, 0.0), a remote tree having no leaf targets."""
@@ -99,14 +104,14 @@ def summarise(remote, node, statistics):
     return weight, 0.0
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+@_exchange_kernel
 def fill(remote, node, histograms, slot):
     """``histograms[slot]``: the summed histograms of ``node``'s rows in every partition."""
     with numba.objmode():
         _exchange(remote).fill(node, histograms, slot)
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+@_exchange_kernel
 def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_left, fill_child):
     """Split ``node``'s rows in every partition (or take the split the exchange made ahead),
     with the histograms of child ``fill_child`` (-1: none); returns the global (left count,
@@ -116,7 +121,7 @@ def partition(remote, node, left_child, feature, cut_bin, missing_bin, missing_l
     return n_left, n_missing
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+@_exchange_kernel
 def announce(remote, node, feature, cut_bin, missing_bin, missing_left, side):
     """The split of the frontier's next node, which the exchange may make ahead (``side``: the
     child whose histograms the builder will fill, 0 left, 1 right, -1 unknown)."""
@@ -124,7 +129,7 @@ def announce(remote, node, feature, cut_bin, missing_bin, missing_left, side):
         _exchange(remote).announce(node, feature, cut_bin, missing_bin, missing_left, side)
 
 
-@jit(refcounted=False, callable_from_python=False, nogil=False)  # object mode: holds the GIL
+@_exchange_kernel
 def penalty_sums(remote, statistics, l2_regularization):
     """The root's summed moments (into ``statistics``) and rows' costs over every partition:
     returns (root weight, sum of the rows' costs)."""
