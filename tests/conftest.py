@@ -3,6 +3,7 @@
 import os
 from pathlib import Path
 
+import numba
 import pytest
 from hypothesis import settings
 
@@ -11,6 +12,15 @@ from hypothesis import settings
 # Set before any kernel runs, since OpenMP reads it when it loads; a user's setting wins.
 if "PYTEST_XDIST_WORKER" in os.environ:
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+# Launch numba's threads before any test runs a kernel. Numba launches them when a parallel
+# kernel it compiles, or loads from its cache, runs first, but a cached kernel that only
+# links one (``_splitter.best_split`` through ``pooled_scans``), compiled where that one
+# came from the cache, does not launch them when loaded: run first in a process, it crashed
+# it (docs/design.md, "Numba rules"). The package runs its threaded kernels under
+# ``parallel.numba_threads``, which launches them; tests calling those kernels directly
+# would crash on a warm cache without this.
+numba.get_num_threads()
 
 # The first example of a property test may pay a cold numba compilation.
 settings.register_profile("forestrank", deadline=None, max_examples=150)
