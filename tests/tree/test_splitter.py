@@ -17,7 +17,7 @@ from forestrank._tree._grow import TreeParams, grow_tree
 from .test_criteria import hellinger_reference
 from .helpers import (
     CLASS_CRITERIA, HISTOGRAM, POOLED, SORTED_SWEEP, brute_best_split, brute_cost, call_best_split, nodes,
-    seed, split_children, training_set,
+    seed, split_children, summed_histograms, training_set,
 )
 
 
@@ -119,6 +119,64 @@ def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, dire
         )  # fmt: skip
         found.append((split, tuple(state)))
     assert found[0] == found[1]
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+@pytest.mark.parametrize("value", [0, 1, 2])
+def test_a_sibling_scanned_ahead_in_the_left_childs_region_splits_as_scanned_alone(n_threads, value):
+    """On two threads the left child's pooled search scans its right sibling too
+    (``SCAN_AHEAD``), and the sibling's search then draws and compares the scans found in
+    row 1 (``SCANNED_AHEAD``): the same split, gain and draws as the sibling's own scans,
+    and the left child's split unchanged. On one thread nothing is scanned ahead."""
+    rng = np.random.default_rng(value)
+    n_rows, n_features, n_left = 60, 6, 25
+    X = rng.integers(0, 6, size=(n_rows, n_features)).astype(float)
+    X[:, 2] = 1.0  # one value in every row: no thread fills it
+    X[rng.random(size=X.shape) < 0.1] = np.nan
+    targets = np.column_stack([rng.normal(size=n_rows), rng.uniform(0.1, 1.0, size=n_rows)])
+    weights = np.ones(n_rows)
+    training, _ = training_set(X, targets)
+    binned = training.binned()
+    max_bins = training.bin_thresholds.shape[1]
+    columns = [weights * targets[:, 0], targets[:, 1], np.ones(n_rows)]
+    histograms = np.zeros((3, n_features, max_bins, 3))  # the children's slots and the scratch slot
+    sides = (slice(0, n_left), slice(n_left, n_rows))
+    nodes = []
+    for slot, rows in enumerate(sides):
+        histograms[slot] = summed_histograms(training.X_binned[rows], [column[rows] for column in columns], max_bins)
+        statistics = np.array([columns[0][rows].sum(), columns[1][rows].sum()])
+        cost = brute_cost(_criteria.NEWTON, targets[rows], weights[rows], l2=0.5)
+        nodes.append(_scans.Node(rows.start, rows.stop, weights[rows].sum(), cost, statistics, -np.inf, np.inf, 0))
+    counts = summed_histograms(training.X_binned, columns[2:], max_bins)[:, :, 0]
+    owners = _histograms.feature_owners(n_features, n_threads, counts, training.missing_bins)
+    histograms[:, owners[0] < 0] = 0.0
+    params = TreeParams(
+        _criteria.NEWTON, 0, max_features=n_features, l2_regularization=0.5, min_samples_leaf=3, n_threads=n_threads
+    ).growth_params()
+    rows = _rows.sorted_rows(np.arange(n_rows, dtype=np.int64), np.ascontiguousarray(targets), weights)
+    scratch = _scans.new_scratch(max_bins, 2, _scans.LEARN)
+
+    def search(pool, node, slot, ahead, state):
+        return _splitter.best_split(
+            binned, rows, node, params, scratch, np.arange(n_features, dtype=np.int32), state, None, pool, slot,
+            None, None, np.zeros(n_features), 0.0, None, None, ahead,
+        )  # fmt: skip
+
+    alone = _histograms.new_pool(histograms.copy(), 1, owners=owners)
+    alone_right_state = seed(9)
+    right_alone = search(alone, nodes[1], 1, (_splitter.NOT_AHEAD, -1, -1, nodes[1]), alone_right_state)
+    left_alone = search(alone, nodes[0], 0, (_splitter.NOT_AHEAD, -1, -1, nodes[0]), seed(8))
+    pool = _histograms.new_pool(histograms.copy(), 1, owners=owners)
+    pool.scan_gains[1] = np.inf  # a planted winner: a feature the scan ahead left out would be chosen
+    pool.scan_cuts[1] = 0
+    assert search(pool, nodes[0], 0, (_splitter.SCAN_AHEAD, 7, 1, nodes[1]), seed(8)) == left_alone
+    assert pool.scanned_ahead[0] == (7 if n_threads > 1 else -1)
+    pool.scan_gains[0] = np.inf  # the sibling's search must read row 1
+    mode = _splitter.SCANNED_AHEAD if n_threads > 1 else _splitter.NOT_AHEAD
+    right_state = seed(9)
+    assert search(pool, nodes[1], 1, (mode, -1, -1, nodes[1]), right_state) == right_alone
+    assert tuple(right_state) == tuple(alone_right_state)
+    assert right_alone[0] >= 0 and left_alone[0] >= 0
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])

@@ -136,7 +136,7 @@ Workspace = namedtuple(
     "Workspace",
     [
         "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "interaction_groups",
-        "path_words", "allowed_words", "drawn",
+        "path_words", "allowed_words", "drawn", "sibling_statistics",
     ],
 )  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -165,6 +165,9 @@ drawn : True, or None
     True when the tree's splits are drawn (RF-rand, ``_criteria.draws_split``), None
     when they are searched: ``_splitter.pointwise_split`` takes it as an argument of
     its own, so that numba compiles the drawn split into RF-rand's trees only.
+sibling_statistics : float64 array of shape (n_statistics,)
+    The statistics of the right sibling that a left child's search scans ahead
+    (``_sibling_ahead``).
 """
 
 
@@ -181,7 +184,7 @@ def new_workspace(
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
         np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
         np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
-        True if drawn else None,
+        True if drawn else None, np.empty(n_statistics),
     )  # fmt: skip
 
 
@@ -301,6 +304,39 @@ def _allowed_features(node, work):
 
 
 @jit(inline="always")
+def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, categories, remote):
+    """The ``ahead`` of ``node``'s pointwise search (``_splitter.pointwise_split``).
+
+    Called for a node being searched. ``SCANNED_AHEAD`` for a right child whose left
+    sibling's search scanned it; ``SCAN_AHEAD`` and the right sibling for a left child
+    whose search can take it along: the sibling searched when opened (splittable, not
+    forced), both with pooled histograms and their totals, every feature in one draw
+    (no batches, no interaction constraints), on several threads, and neither a
+    categorical feature (whose scans share scratch per feature) nor a remote tree;
+    ``NOT_AHEAD`` otherwise.
+    """
+    table = work.table
+    statistics = work.sibling_statistics
+    if pool is not None:
+        if pool.scanned_ahead[0] == node:
+            pool.scanned_ahead[0] = -1
+            return (np.int64(_splitter.SCANNED_AHEAD), node, np.int64(-1), node, node, 0.0, statistics, 0.0, 0.0)
+        right = node + 1
+        if (
+            categories is None and remote is None and is_left_child and sibling_splittable
+            and table.forced[right] == 0 and pool.node_summed[right]
+            and pool.node_slot[right] >= 0 and params.max_features >= len(work.features)
+            and len(work.interaction_groups) == 0 and _splitter.scans_in_parallel(params.n_threads)
+        ):  # fmt: skip
+            weight, _ = _filled_summary(pool, right, statistics)
+            return (
+                np.int64(_splitter.SCAN_AHEAD), right, pool.node_slot[right], table.start[right], table.end[right],
+                weight, statistics, table.lower[right], table.upper[right],
+            )  # fmt: skip
+    return (np.int64(_splitter.NOT_AHEAD), node, np.int64(-1), node, node, 0.0, statistics, 0.0, 0.0)
+
+
+@jit(inline="always")
 def _record_split(table, binned, node, feature, b, after, gain, missing, categories):
     """Record the split found for ``node``: a categorical one keeps its set of bins
     (``_categories.record_split``) and the threshold +inf, which no reader of a
@@ -330,6 +366,8 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     depth = table.depth[node]
     count = end - start
     splittable = _may_split(table, node, budget_left, params)
+    is_left_child = False
+    sibling_splittable = False
     if pool is not None:
         is_left_child = node > 0 and node == output.nodes[table.parent[node]]["left"]
         sibling_splittable = is_left_child and _may_split(table, node + 1, budget_left, params)
@@ -365,6 +403,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit,
             monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
+            _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, categories, remote),
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -395,6 +434,7 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), feature_penalty,
             penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
+            _sibling_ahead(node, params, work, None, False, False, categories, None),
         )  # fmt: skip
         gain *= scale
     if feature < 0:

@@ -46,9 +46,10 @@ Pool = namedtuple(
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
         "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed", "slot_bins", "slot_marked",
+        "scanned_ahead",
     ],
 )  # fmt: skip
-Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of one node's scans (``new_pool``).
+Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of a node's scans (``new_pool``).
 
 histograms : float64 or int32 array of shape (n_slots, n_features, max_bins, n_hist_columns)
 node_slot : int64 array of shape (n_nodes capacity,)
@@ -58,10 +59,12 @@ free_slots : int64 array of shape (n_slots - 1,)
 n_free : int64 array of shape (1,)
 scratch : int
     The last slot.
-scan_gains : float64 array of shape (n_features,)
-scan_cuts : int64 array of shape (n_features, 4)
-    One node's scan of each drawn feature, at the feature's row (``_splitter.pooled_scans``):
-    its best gain, and whether it is constant, its bin, next bin and missing direction.
+scan_gains : float64 array of shape (2, n_features)
+scan_cuts : int64 array of shape (2, n_features, 4)
+    A node's scan of each drawn feature, at the feature's row (``_splitter.pooled_scans``):
+    its best gain, and whether it is constant, its bin, next bin and missing direction;
+    in row 0 the node being searched, in row 1 its right sibling when the same parallel
+    region scanned it ahead (``scanned_ahead``).
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
     holding every row copies instead of counting them (``_fill_features``); of shape
@@ -87,6 +90,10 @@ slot_bins : uint64 array of shape (n_slots, n_features, ceil(max_bins / 64))
     the larger child's rows fall in bins its parent's did. Kept across the trees that
     share one pool (the compiled boosting loop's); False: a slot whose bins are not
     known, which the next fill clears whole.
+scanned_ahead : int64 array of shape (1,)
+    The node whose scans row 1 of ``scan_gains`` and ``scan_cuts`` holds, -1 for none: a
+    left child's search scans its right sibling too where it can
+    (``_builder._sibling_ahead``), and the sibling's search then reads them.
 """
 
 SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
@@ -229,10 +236,10 @@ def new_pool(
         sparse = no_sparse_rows()
     return Pool(
         histograms, np.full(capacity, -1, dtype=np.int64), np.arange(scratch, dtype=np.int64), np.array([scratch]),
-        scratch, np.empty(n_features), np.empty((n_features, 4), dtype=np.int64), counts, *owners, sparse,
+        scratch, np.empty((2, n_features)), np.empty((2, n_features, 4), dtype=np.int64), counts, *owners, sparse,
         np.empty((capacity, 3)), np.zeros(capacity, dtype=np.bool_),
         np.zeros((len(histograms), n_features, (max_bins + 63) // 64), dtype=np.uint64),
-        np.zeros(len(histograms), dtype=np.bool_),
+        np.zeros(len(histograms), dtype=np.bool_), np.full(1, -1, dtype=np.int64),
     )  # fmt: skip
 
 

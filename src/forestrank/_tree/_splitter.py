@@ -29,6 +29,12 @@ from . import _categories, _criteria, _listwise, _rows, _scans
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
 _LISTWISE_GAIN_NOISE = 1e-12
 
+# The first field of a pooled search's ``ahead`` (``best_split``): a second node scanned
+# in the same parallel region as the node searched (``pooled_scans``).
+NOT_AHEAD = 0  # none
+SCAN_AHEAD = 1  # scan the second node too, into row 1 of the pool's scans, for its own search
+SCANNED_AHEAD = 2  # the node searched was that second node: its scans are in row 1 already
+
 
 @jit(inline="always")
 def _scan_feature(binned, feature, rows, node, params, monotonic_cst, scratch, best_gain, sweep_order, listwise, lists, categories):
@@ -71,14 +77,13 @@ def _no_split():
 
 
 @jit(inline="always")
-def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
+def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
     """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
-    categories in ``categories.order[feature]``) of the ``i``-th drawn feature against no
-    floor, into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
+    categories in ``categories.order[feature]``) of a drawn ``feature`` against no floor,
+    into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
     draw, so that each thread of ``_pooled_scans_parallel`` writes cache lines of its own.
     A feature no thread fills (``feature_owner`` -1: one value in every row) is constant,
     as its sweep would find it, without reading its histograms."""
-    feature = features[i]
     if feature_owner[feature] < 0:
         constant, gain, b, after, missing = True, -np.inf, -1, -1, _scans.MISSING_RIGHT
     elif _categories.is_categorical(categories, feature):
@@ -99,24 +104,32 @@ def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, features, i, n
 
 
 @jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
+def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners, ahead_slot, ahead_node, ahead_gains, ahead_cuts):
     """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
-    entries. Thread ``t`` scans the drawn features it fills and subtracts
+    entries, and of the same features of ``ahead_node`` in ``ahead_slot`` when that is not
+    -1. Thread ``t`` scans the drawn features it fills and subtracts
     (``feature_owner``; ``_histograms.fill_histograms_parallel``), so that a feature's
     histograms are read by the core that wrote them (``docs/design.md``,
     "Parallelism"); thread 0 also records the features no thread fills."""
+    n_nodes = 2 if ahead_slot >= 0 else 1
     for owner in numba.prange(n_owners):
         for i in range(first, last):
-            if max(feature_owner[features[i]], 0) == owner:
-                _record_pooled_scan(
-                    histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params,
-                    monotonic_cst, None, gains, cuts, categories, feature_owner,
-                )  # fmt: skip
+            feature = features[i]
+            if max(feature_owner[feature], 0) == owner:
+                # One call site for both nodes: a second inlined scan would double the
+                # region's code, which numba's parallel pass compiles at every cold start.
+                for second in range(n_nodes):
+                    _record_pooled_scan(
+                        histograms, slot_bins, slot_marked, ahead_slot if second else slot, feature, n_bins,
+                        missing_bins, ahead_node if second else node, params, monotonic_cst, None,
+                        ahead_gains if second else gains, ahead_cuts if second else cuts, categories, feature_owner,
+                    )  # fmt: skip
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
-    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
+def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads, ahead_slot, ahead_node, ahead_gains, ahead_cuts):
+    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms,
+    and, on several threads, those of another node too: one parallel region for two nodes.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
     independent: the caller compares them in draw order (``_splitter``), which gives
@@ -155,31 +168,58 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     n_threads : int or None
         ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
         compiles no parallel scan (``_rows.partition_node``).
+    ahead_slot, ahead_node, ahead_gains, ahead_cuts :
+        A second node scanned in the same region (``ahead_slot`` -1: none), its results
+        written as ``gains`` and ``cuts`` are. LightGBM likewise searches both children
+        of a split in one parallel loop over the features; here the left child's search
+        takes its right sibling along (``_builder._sibling_ahead``), which saves a region's
+        start and end, and the two nodes' scans even out across the threads.
+
+    Returns
+    -------
+    bool
+        Whether ``ahead_node`` was scanned: only on several threads, without ``present``.
     """
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params,
-            monotonic_cst, gains, cuts, categories, feature_owner, n_threads,
+            monotonic_cst, gains, cuts, categories, feature_owner, n_threads, ahead_slot, ahead_node, ahead_gains,
+            ahead_cuts,
         )  # fmt: skip
-    else:
-        for i in range(first, last):
-            _record_pooled_scan(
-                histograms, slot_bins, slot_marked, slot, features, i, n_bins, missing_bins, node, params,
-                monotonic_cst, present, gains, cuts, categories, feature_owner,
-            )  # fmt: skip
+        return ahead_slot >= 0
+    for i in range(first, last):
+        _record_pooled_scan(
+            histograms, slot_bins, slot_marked, slot, features[i], n_bins, missing_bins, node, params,
+            monotonic_cst, present, gains, cuts, categories, feature_owner,
+        )  # fmt: skip
+    return False
+
+
+@jit(refcounted=False, callable_from_python=False)
+def scans_in_parallel(n_threads):
+    """Whether ``pooled_scans`` may run on several threads: ``params.n_threads`` (int, or
+    None for a tree grown on one thread) as an argument of its own, which numba prunes."""
+    return n_threads is not None and n_threads > 1
 
 
 @jit(inline="always")
-def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories):
+def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories, ahead):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
     The features are drawn in batches of as many as are still to be examined, each
     batch scanned at once (``pooled_scans``, on several threads) and compared
     in draw order. A batch holds exactly the features the one loop would examine
     next, so the draws, the features examined and the split are the loop's.
+
+    A first batch of every feature also scans ``ahead``'s node where it asks to
+    (``SCAN_AHEAD``), whose search then draws its features and compares the scans
+    found in row 1 (``SCANNED_AHEAD``): the same draws and the same scans, so the
+    same splits.
     """
-    gains = pool.scan_gains
-    cuts = pool.scan_cuts
+    mode, ahead_id, ahead_slot, ahead_node = ahead
+    row = 1 if mode == SCANNED_AHEAD else 0
+    gains = pool.scan_gains[row]
+    cuts = pool.scan_cuts[row]
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     drawn = np.int64(0)
@@ -188,11 +228,15 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         drawn = min(first + params.max_features - n_usable, len(features))
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
-        pooled_scans(
-            pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins,
-            binned.missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, pool.feature_owner,
-            params.n_threads,
-        )  # fmt: skip
+        if mode != SCANNED_AHEAD:
+            scan_ahead = mode == SCAN_AHEAD and first == 0 and drawn == len(features)
+            if pooled_scans(
+                pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins,
+                binned.missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, pool.feature_owner,
+                params.n_threads, ahead_slot if scan_ahead else np.int64(-1), ahead_node, pool.scan_gains[1],
+                pool.scan_cuts[1],
+            ):  # fmt: skip
+                pool.scanned_ahead[0] = ahead_id
         for i in range(first, drawn):
             feature = features[i]
             if cuts[feature, 0]:
@@ -211,7 +255,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
 
 
 @jit(inline="always")
-def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst, categories):
+def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst, categories, ahead):
     """Best split of ``node`` over up to ``max_features`` usable features, each feature's
     gain less its cost penalty (Mohan's thesis, Eq. 6.1).
 
@@ -249,6 +293,10 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     categories : _categories.CategorySplits or None
         The tree's categorical features (None: none): a split on one is a set of its
         bins, left in ``categories.best``.
+    ahead : tuple (int, int, int, _scans.Node)
+        A pooled search's second node (``_pooled_best_split``): a mode (``NOT_AHEAD``,
+        ``SCAN_AHEAD``, ``SCANNED_AHEAD``) and, to scan ahead, the node's number, its
+        slot and its ``Node``; only the mode is read otherwise.
 
     Returns
     -------
@@ -270,7 +318,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         if slot >= 0:
             return _pooled_best_split(
                 binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit,
-                monotonic_cst, categories,
+                monotonic_cst, categories, ahead,
             )  # fmt: skip
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
@@ -349,7 +397,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories, drawn):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories, drawn, ahead):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -372,6 +420,10 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     drawn : True or None
         ``Workspace.drawn``: True, RF-rand's drawn split; None, the search. A separate
         argument: numba drops the drawn split from the searched trees.
+    ahead : tuple
+        (mode, node, slot, start, end, weight, statistics, lower, upper): ``best_split``'s
+        ``ahead`` with its node's positions, weight, statistics and bounds (as this
+        node's) in place of its ``Node``; a pure node is not scanned ahead.
 
     Returns
     -------
@@ -394,9 +446,19 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
     if drawn is not None:
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
+    mode = ahead[0]
+    ahead_node = node
+    if mode == SCAN_AHEAD:
+        ahead_cost, ahead_pure = _criteria.node_cost(
+            params.criterion, ahead[6], ahead[5], params.l2_regularization, rows.integer_weights
+        )
+        if ahead_pure:
+            mode = np.int64(NOT_AHEAD)
+        else:
+            ahead_node = _scans.Node(ahead[3], ahead[4], ahead[5], ahead_cost, ahead[6], ahead[7], ahead[8], np.int64(0))
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
-        penalty_unit, monotonic_cst, categories,
+        penalty_unit, monotonic_cst, categories, (mode, ahead[1], ahead[2], ahead_node),
     )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
@@ -418,7 +480,7 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
     node = _scans.Node(start, end, node_weight, 0.0, statistics, -np.inf, np.inf, np.int64(0))  # no pointwise cost
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists,
-        feature_penalty, penalty_unit, monotonic_cst, None,
+        feature_penalty, penalty_unit, monotonic_cst, None, (np.int64(NOT_AHEAD), np.int64(-1), np.int64(-1), node),
     )  # fmt: skip
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale
