@@ -312,6 +312,25 @@ def test_feature_fraction_trees_split_only_on_their_iterations_features(data, es
     np.testing.assert_array_equal(threaded.predict(X), model.predict(X))
 
 
+@pytest.mark.slow
+def test_the_model_does_not_depend_on_the_thread_count_under_constraints_costs_and_missing_values(data):
+    """On two threads a left child's search scans its right sibling in the same region
+    (``_builder._sibling_ahead``), the sibling's bounds, cost penalties and missing bins
+    included: the one-thread model, bit for bit."""
+    X, y, qid = data
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan
+    constraints = np.zeros(X.shape[1], dtype=int)
+    constraints[:2] = (1, -1)
+    params = {
+        "n_estimators": 5, "monotonic_cst": constraints, "feature_costs": np.linspace(0.0, 1.0, X.shape[1]),
+        "cost_penalty": 0.01, "random_state": 0,
+    }  # fmt: skip
+    serial, threaded = (LambdaMART(n_jobs=n_jobs, **params).fit(X, y, qid=qid) for n_jobs in (1, 2))
+    assert all((tree.nodes["feature"] >= 0).sum() > 5 for tree in serial.trees_)
+    np.testing.assert_array_equal(threaded.predict(X), serial.predict(X))
+
+
 def test_feature_fraction_one_is_the_unsampled_model_and_bad_values_are_refused(data):
     X, y, qid = data
     plain = LambdaMART(n_estimators=4, random_state=0).fit(X, y, qid=qid)

@@ -140,13 +140,12 @@ def test_a_sibling_scanned_ahead_in_the_left_childs_region_splits_as_scanned_alo
     max_bins = training.bin_thresholds.shape[1]
     columns = [weights * targets[:, 0], targets[:, 1], np.ones(n_rows)]
     histograms = np.zeros((3, n_features, max_bins, 3))  # the children's slots and the scratch slot
-    sides = (slice(0, n_left), slice(n_left, n_rows))
-    nodes = []
-    for slot, rows in enumerate(sides):
-        histograms[slot] = summed_histograms(training.X_binned[rows], [column[rows] for column in columns], max_bins)
-        statistics = np.array([columns[0][rows].sum(), columns[1][rows].sum()])
-        cost = brute_cost(_criteria.NEWTON, targets[rows], weights[rows], l2=0.5)
-        nodes.append(_scans.Node(rows.start, rows.stop, weights[rows].sum(), cost, statistics, -np.inf, np.inf, 0))
+    children = []
+    for slot, side in enumerate((slice(0, n_left), slice(n_left, n_rows))):
+        histograms[slot] = summed_histograms(training.X_binned[side], [column[side] for column in columns], max_bins)
+        statistics = np.array([columns[0][side].sum(), columns[1][side].sum()])
+        cost = brute_cost(_criteria.NEWTON, targets[side], weights[side], l2=0.5)
+        children.append(_scans.Node(side.start, side.stop, weights[side].sum(), cost, statistics, -np.inf, np.inf, 0))
     counts = summed_histograms(training.X_binned, columns[2:], max_bins)[:, :, 0]
     owners = _histograms.feature_owners(n_features, n_threads, counts, training.missing_bins)
     histograms[:, owners[0] < 0] = 0.0
@@ -164,17 +163,17 @@ def test_a_sibling_scanned_ahead_in_the_left_childs_region_splits_as_scanned_alo
 
     alone = _histograms.new_pool(histograms.copy(), 1, owners=owners)
     alone_right_state = seed(9)
-    right_alone = search(alone, nodes[1], 1, (_splitter.NOT_AHEAD, -1, -1, nodes[1]), alone_right_state)
-    left_alone = search(alone, nodes[0], 0, (_splitter.NOT_AHEAD, -1, -1, nodes[0]), seed(8))
+    right_alone = search(alone, children[1], 1, (_splitter.NOT_AHEAD, -1, -1, children[1]), alone_right_state)
+    left_alone = search(alone, children[0], 0, (_splitter.NOT_AHEAD, -1, -1, children[0]), seed(8))
     pool = _histograms.new_pool(histograms.copy(), 1, owners=owners)
     pool.scan_gains[1] = np.inf  # a planted winner: a feature the scan ahead left out would be chosen
     pool.scan_cuts[1] = 0
-    assert search(pool, nodes[0], 0, (_splitter.SCAN_AHEAD, 7, 1, nodes[1]), seed(8)) == left_alone
+    assert search(pool, children[0], 0, (_splitter.SCAN_AHEAD, 7, 1, children[1]), seed(8)) == left_alone
     assert pool.scanned_ahead[0] == (7 if n_threads > 1 else -1)
     pool.scan_gains[0] = np.inf  # the sibling's search must read row 1
     mode = _splitter.SCANNED_AHEAD if n_threads > 1 else _splitter.NOT_AHEAD
     right_state = seed(9)
-    assert search(pool, nodes[1], 1, (mode, -1, -1, nodes[1]), right_state) == right_alone
+    assert search(pool, children[1], 1, (mode, -1, -1, children[1]), right_state) == right_alone
     assert tuple(right_state) == tuple(alone_right_state)
     assert right_alone[0] >= 0 and left_alone[0] >= 0
 

@@ -312,8 +312,9 @@ def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, 
     whose search can take it along: the sibling searched when opened (splittable, not
     forced), both with pooled histograms and their totals, every feature in one draw
     (no batches, no interaction constraints), on several threads, and neither a
-    categorical feature (whose scans share scratch per feature) nor a remote tree;
-    ``NOT_AHEAD`` otherwise.
+    categorical feature (whose scans share scratch per feature), nor the three-way
+    missing split (whose scans share ``ScanScratch.present``, on one thread), nor a
+    remote tree; ``NOT_AHEAD`` otherwise.
     """
     table = work.table
     statistics = work.sibling_statistics
@@ -326,7 +327,8 @@ def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, 
             categories is None and remote is None and is_left_child and sibling_splittable
             and table.forced[right] == 0 and pool.node_summed[right]
             and pool.node_slot[right] >= 0 and params.max_features >= len(work.features)
-            and len(work.interaction_groups) == 0 and _splitter.scans_in_parallel(params.n_threads)
+            and len(work.interaction_groups) == 0 and work.scratch.present is None
+            and _splitter.scans_in_parallel(params.n_threads)
         ):  # fmt: skip
             weight, _ = _filled_summary(pool, right, statistics)
             return (

@@ -127,6 +127,13 @@ def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, f
 
 
 @jit(refcounted=False, callable_from_python=False)
+def scans_in_parallel(n_threads):
+    """Whether ``pooled_scans`` may run on several threads: ``params.n_threads`` (int, or
+    None for a tree grown on one thread) as an argument of its own, which numba prunes."""
+    return n_threads is not None and n_threads > 1
+
+
+@jit(refcounted=False, callable_from_python=False)
 def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads, ahead_slot, ahead_node, ahead_gains, ahead_cuts):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms,
     and, on several threads, those of another node too: one parallel region for two nodes.
@@ -168,9 +175,12 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     n_threads : int or None
         ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
         compiles no parallel scan (``_rows.partition_node``).
-    ahead_slot, ahead_node, ahead_gains, ahead_cuts :
-        A second node scanned in the same region (``ahead_slot`` -1: none), its results
-        written as ``gains`` and ``cuts`` are. LightGBM likewise searches both children
+    ahead_slot : int
+        A second node's slot, scanned in the same region; -1: none.
+    ahead_node : Node
+        That node (any ``Node`` when ``ahead_slot`` is -1).
+    ahead_gains, ahead_cuts : arrays as ``gains`` and ``cuts``
+        Its scans, written as ``gains`` and ``cuts`` are. LightGBM likewise searches both children
         of a split in one parallel loop over the features; here the left child's search
         takes its right sibling along (``_builder._sibling_ahead``), which saves a region's
         start and end, and the two nodes' scans even out across the threads.
@@ -178,7 +188,8 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     Returns
     -------
     bool
-        Whether ``ahead_node`` was scanned: only on several threads, without ``present``.
+        Whether ``ahead_node`` was scanned: only for an ``ahead_slot`` of at least 0, on
+        several threads, without ``present`` and for more than one feature.
     """
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
@@ -193,13 +204,6 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
             monotonic_cst, present, gains, cuts, categories, feature_owner,
         )  # fmt: skip
     return False
-
-
-@jit(refcounted=False, callable_from_python=False)
-def scans_in_parallel(n_threads):
-    """Whether ``pooled_scans`` may run on several threads: ``params.n_threads`` (int, or
-    None for a tree grown on one thread) as an argument of its own, which numba prunes."""
-    return n_threads is not None and n_threads > 1
 
 
 @jit(inline="always")

@@ -75,6 +75,7 @@ def _start_tree(gradients, hessians, base_weight, squared, rows, work, pool):
     for slot in range(len(pool.free_slots)):
         pool.free_slots[slot] = slot
     pool.n_free[0] = pool.scratch
+    pool.scanned_ahead[0] = -1
 
 
 @jit(parallel=True, callable_from_python=False)
