@@ -328,7 +328,7 @@ def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, 
             and table.forced[right] == 0 and pool.node_summed[right]
             and pool.node_slot[right] >= 0 and params.max_features >= len(work.features)
             and len(work.interaction_groups) == 0 and work.scratch.present is None
-            and _splitter.scans_in_parallel(params.n_threads)
+            and _splitter.on_several_threads(params.n_threads)
         ):  # fmt: skip
             weight, _ = _filled_summary(pool, right, statistics)
             return (

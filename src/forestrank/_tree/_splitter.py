@@ -127,7 +127,7 @@ def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, f
 
 
 @jit(refcounted=False, callable_from_python=False)
-def scans_in_parallel(n_threads):
+def on_several_threads(n_threads):
     """Whether ``pooled_scans`` may run on several threads: ``params.n_threads`` (int, or
     None for a tree grown on one thread) as an argument of its own, which numba prunes."""
     return n_threads is not None and n_threads > 1
