@@ -304,8 +304,8 @@ def _allowed_features(node, work):
 
 
 @jit(inline="always")
-def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, categories, remote):
-    """The ``ahead`` of ``node``'s pointwise search (``_splitter.pointwise_split``).
+def _sibling_ahead(node, rows, params, work, pool, is_left_child, sibling_splittable, categories, remote):
+    """The ``ahead`` of ``node``'s pointwise search (``_splitter.best_split``).
 
     Called for a node being searched. ``SCANNED_AHEAD`` for a right child whose left
     sibling's search scanned it; ``SCAN_AHEAD`` and the right sibling for a left child
@@ -314,14 +314,16 @@ def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, 
     (no batches, no interaction constraints), on several threads, and neither a
     categorical feature (whose scans share scratch per feature), nor the three-way
     missing split (whose scans share ``ScanScratch.present``, on one thread), nor a
-    remote tree; ``NOT_AHEAD`` otherwise.
+    remote tree, nor a pure sibling; ``NOT_AHEAD`` otherwise. The ``Node`` of a mode
+    other than ``SCAN_AHEAD`` is a placeholder of the same type.
     """
     table = work.table
     statistics = work.sibling_statistics
+    none = _scans.Node(node, node, 0.0, 0.0, statistics, 0.0, 0.0, np.int64(0))
     if pool is not None:
         if pool.scanned_ahead[0] == node:
             pool.scanned_ahead[0] = -1
-            return (np.int64(_splitter.SCANNED_AHEAD), node, np.int64(-1), node, node, 0.0, statistics, 0.0, 0.0)
+            return np.int64(_splitter.SCANNED_AHEAD), node, np.int64(-1), none
         right = node + 1
         if (
             categories is None and remote is None and is_left_child and sibling_splittable
@@ -331,11 +333,16 @@ def _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, 
             and _splitter.on_several_threads(params.n_threads)
         ):  # fmt: skip
             weight, _ = _filled_summary(pool, right, statistics)
-            return (
-                np.int64(_splitter.SCAN_AHEAD), right, pool.node_slot[right], table.start[right], table.end[right],
-                weight, statistics, table.lower[right], table.upper[right],
-            )  # fmt: skip
-    return (np.int64(_splitter.NOT_AHEAD), node, np.int64(-1), node, node, 0.0, statistics, 0.0, 0.0)
+            cost, pure = _criteria.node_cost(
+                params.criterion, statistics, weight, params.l2_regularization, rows.integer_weights
+            )
+            if not pure:
+                sibling = _scans.Node(
+                    table.start[right], table.end[right], weight, cost, statistics, table.lower[right],
+                    table.upper[right], np.int64(0),
+                )  # fmt: skip
+                return np.int64(_splitter.SCAN_AHEAD), right, pool.node_slot[right], sibling
+    return np.int64(_splitter.NOT_AHEAD), node, np.int64(-1), none
 
 
 @jit(inline="always")
@@ -405,7 +412,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit,
             monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
-            _sibling_ahead(node, params, work, pool, is_left_child, sibling_splittable, categories, remote),
+            _sibling_ahead(node, rows, params, work, pool, is_left_child, sibling_splittable, categories, remote),
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -436,7 +443,7 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), feature_penalty,
             penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
-            _sibling_ahead(node, params, work, None, False, False, categories, None),
+            _sibling_ahead(node, rows, params, work, None, False, False, categories, None),
         )  # fmt: skip
         gain *= scale
     if feature < 0:

@@ -180,10 +180,10 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     ahead_node : Node
         That node (any ``Node`` when ``ahead_slot`` is -1).
     ahead_gains, ahead_cuts : arrays as ``gains`` and ``cuts``
-        Its scans, written as ``gains`` and ``cuts`` are. LightGBM likewise searches both children
-        of a split in one parallel loop over the features; here the left child's search
-        takes its right sibling along (``_builder._sibling_ahead``), which saves a region's
-        start and end, and the two nodes' scans even out across the threads.
+        Its scans, written as ``gains`` and ``cuts`` are. LightGBM likewise searches both
+        children of a split in one parallel loop over the features; here the left child's
+        search takes its right sibling along (``_builder._sibling_ahead``), which saves a
+        region's start and end.
 
     Returns
     -------
@@ -424,10 +424,8 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     drawn : True or None
         ``Workspace.drawn``: True, RF-rand's drawn split; None, the search. A separate
         argument: numba drops the drawn split from the searched trees.
-    ahead : tuple
-        (mode, node, slot, start, end, weight, statistics, lower, upper): ``best_split``'s
-        ``ahead`` with its node's positions, weight, statistics and bounds (as this
-        node's) in place of its ``Node``; a pure node is not scanned ahead.
+    ahead : tuple (int, int, int, _scans.Node)
+        As in ``best_split``.
 
     Returns
     -------
@@ -450,19 +448,9 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
     if drawn is not None:
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
-    mode = ahead[0]
-    ahead_node = node
-    if mode == SCAN_AHEAD:
-        ahead_cost, ahead_pure = _criteria.node_cost(
-            params.criterion, ahead[6], ahead[5], params.l2_regularization, rows.integer_weights
-        )
-        if ahead_pure:
-            mode = np.int64(NOT_AHEAD)
-        else:
-            ahead_node = _scans.Node(ahead[3], ahead[4], ahead[5], ahead_cost, ahead[6], ahead[7], ahead[8], np.int64(0))
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
-        penalty_unit, monotonic_cst, categories, (mode, ahead[1], ahead[2], ahead_node),
+        penalty_unit, monotonic_cst, categories, ahead,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
