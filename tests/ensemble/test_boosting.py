@@ -314,9 +314,9 @@ def test_feature_fraction_trees_split_only_on_their_iterations_features(data, es
 
 @pytest.mark.slow
 def test_the_model_does_not_depend_on_the_thread_count_under_constraints_costs_and_missing_values(data):
-    """On two threads a left child's search scans its right sibling in the same region
-    (``_builder._sibling_ahead``), the sibling's bounds, cost penalties and missing bins
-    included: the one-thread model, bit for bit."""
+    """On two threads a split's fill scans both children in its region
+    (``_pooled_fill.fill_histograms_parallel``), their bounds, cost penalties and missing
+    bins included: the one-thread model, bit for bit."""
     X, y, qid = data
     X = X.copy()
     X[np.random.default_rng(0).random(X.shape) < 0.1] = np.nan

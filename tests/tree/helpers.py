@@ -161,7 +161,7 @@ def call_best_split(
         seed() if rng_state is None else rng_state,
         np.empty((n_rows, 3), dtype=np.int64) if path == SORTED_SWEEP else None, pool, slot, None, None,
         np.zeros(n_features) if feature_penalty is None else np.asarray(feature_penalty, dtype=np.float64), float(penalty_unit),
-        None, None, (_splitter.NOT_AHEAD, -1, -1, node),
+        None, None, -1,
     )  # fmt: skip
 
 

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forestrank._tree import _criteria, _histograms, _listwise, _rows, _scans, _splitter
+from forestrank._tree import _criteria, _histograms, _listwise, _pooled_fill, _rows, _scans, _splitter
+from forestrank._tree._builder import new_workspace
 from forestrank._tree._grow import TreeParams, grow_tree
 
 from .test_criteria import hellinger_reference
@@ -121,15 +122,28 @@ def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, dire
     assert found[0] == found[1]
 
 
+@numba.njit
+def _pair_fill(binned, rows, pool, table, searched, sibling_searched, features, params):
+    """The builder's call for a new left child (node 1) whose sibling is node 2."""
+    return _pooled_fill.node_histograms(
+        binned, rows, pool, table, np.int64(1), True, searched, sibling_searched, True, features, params, None, None
+    )
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("value", [0, 1, 2])
-def test_a_sibling_scanned_ahead_in_the_left_childs_region_splits_as_scanned_alone(n_threads, value):
-    """On two threads the left child's pooled search scans its right sibling too
-    (``SCAN_AHEAD``), and the sibling's search then draws and compares the scans found in
-    row 1 (``SCANNED_AHEAD``): the same split, gain and draws as the sibling's own scans,
-    and the left child's split unchanged. On one thread nothing is scanned ahead."""
+@pytest.mark.parametrize("right_searched", [True, False])
+@pytest.mark.parametrize("n_tree_features", [6, 4])
+def test_a_pairs_fill_scans_the_children_it_searches_as_their_own_searches_would(n_threads, value, right_searched, n_tree_features):
+    """On two threads a split's fill scans both children in its region, the left into
+    row 0 and the right into row 1 of the pool's scans (``Pool.scanned``); each child's
+    search then draws its features and compares those scans: the same split, gain and
+    draws as its own scans of the same histograms. A child not searched is not
+    scanned (here the smaller: without the larger the pair is not filled), nor is
+    anything on one thread. Every feature the tree may split on is scanned (planted
+    winners elsewhere would be chosen)."""
     rng = np.random.default_rng(value)
-    n_rows, n_features, n_left = 60, 6, 25
+    n_rows, n_features, n_left = 60, 6, 25 if right_searched else 35
     X = rng.integers(0, 6, size=(n_rows, n_features)).astype(float)
     X[:, 2] = 1.0  # one value in every row: no thread fills it
     X[rng.random(size=X.shape) < 0.1] = np.nan
@@ -139,43 +153,49 @@ def test_a_sibling_scanned_ahead_in_the_left_childs_region_splits_as_scanned_alo
     binned = training.binned()
     max_bins = training.bin_thresholds.shape[1]
     columns = [weights * targets[:, 0], targets[:, 1], np.ones(n_rows)]
-    histograms = np.zeros((3, n_features, max_bins, 3))  # the children's slots and the scratch slot
-    children = []
-    for slot, side in enumerate((slice(0, n_left), slice(n_left, n_rows))):
-        histograms[slot] = summed_histograms(training.X_binned[side], [column[side] for column in columns], max_bins)
-        statistics = np.array([columns[0][side].sum(), columns[1][side].sum()])
-        cost = brute_cost(_criteria.NEWTON, targets[side], weights[side], l2=0.5)
-        children.append(_scans.Node(side.start, side.stop, weights[side].sum(), cost, statistics, -np.inf, np.inf, 0))
-    counts = summed_histograms(training.X_binned, columns[2:], max_bins)[:, :, 0]
-    owners = _histograms.feature_owners(n_features, n_threads, counts, training.missing_bins)
+    histograms = np.zeros((3, n_features, max_bins, 3))  # the parent's slot, the smaller child's, the scratch slot
+    histograms[0] = summed_histograms(training.X_binned, columns, max_bins)
+    owners = _histograms.feature_owners(n_features, n_threads, histograms[0, :, :, 2], training.missing_bins)
     histograms[:, owners[0] < 0] = 0.0
     params = TreeParams(
         _criteria.NEWTON, 0, max_features=n_features, l2_regularization=0.5, min_samples_leaf=3, n_threads=n_threads
     ).growth_params()
     rows = _rows.sorted_rows(np.arange(n_rows, dtype=np.int64), np.ascontiguousarray(targets), weights)
     scratch = _scans.new_scratch(max_bins, 2, _scans.LEARN)
+    table = new_workspace(3, n_features, max_bins, 2, _scans.LEARN).table
+    for node, start, end, parent in ((0, 0, n_rows, 0), (1, 0, n_left, 0), (2, n_left, n_rows, 0)):
+        table.start[node], table.end[node], table.parent[node] = start, end, parent
+    table.forced[:] = 0
+    table.lower[:] = -np.inf
+    table.upper[:] = np.inf
+    pool = _histograms.new_pool(histograms, 3, owners=owners)
+    pool.node_slot[0] = 0  # the parent's slot; slot 1 is the one free
+    pool.free_slots[0] = 1
+    pool.n_free[0] = 1
+    pool.scan_gains[:] = np.inf  # a planted winner: a feature the fill left unscanned would be chosen
+    pool.scan_cuts[:] = 0
+    features = np.arange(n_tree_features, dtype=np.int32)
+    _pair_fill(binned, rows, pool, table, True, right_searched, features, params)
+    scanned = n_threads > 1
+    assert list(pool.scanned) == [1 if scanned else -1, 2 if scanned and right_searched else -1]
 
-    def search(pool, node, slot, ahead, state):
-        return _splitter.best_split(
-            binned, rows, node, params, scratch, np.arange(n_features, dtype=np.int32), state, None, pool, slot,
-            None, None, np.zeros(n_features), 0.0, None, None, ahead,
+    def search(node, scanned_row, state):
+        moments = pool.node_sums[node]
+        statistics = moments[:2].copy()
+        cost, _ = _criteria.node_cost(_criteria.NEWTON, statistics, moments[2], 0.5, True)
+        found = _splitter.best_split(
+            binned, rows, _scans.Node(table.start[node], table.end[node], moments[2], cost, statistics, -np.inf, np.inf, 0),
+            params, scratch, features.copy(), state, None, pool, pool.node_slot[node], None, None,
+            np.zeros(n_features), 0.0, None, None, scanned_row,
         )  # fmt: skip
+        return found, tuple(state)
 
-    alone = _histograms.new_pool(histograms.copy(), 1, owners=owners)
-    alone_right_state = seed(9)
-    right_alone = search(alone, children[1], 1, (_splitter.NOT_AHEAD, -1, -1, children[1]), alone_right_state)
-    left_alone = search(alone, children[0], 0, (_splitter.NOT_AHEAD, -1, -1, children[0]), seed(8))
-    pool = _histograms.new_pool(histograms.copy(), 1, owners=owners)
-    pool.scan_gains[1] = np.inf  # a planted winner: a feature the scan ahead left out would be chosen
-    pool.scan_cuts[1] = 0
-    assert search(pool, children[0], 0, (_splitter.SCAN_AHEAD, 7, 1, children[1]), seed(8)) == left_alone
-    assert pool.scanned_ahead[0] == (7 if n_threads > 1 else -1)
-    pool.scan_gains[0] = np.inf  # the sibling's search must read row 1
-    mode = _splitter.SCANNED_AHEAD if n_threads > 1 else _splitter.NOT_AHEAD
-    right_state = seed(9)
-    assert search(pool, children[1], 1, (mode, -1, -1, children[1]), right_state) == right_alone
-    assert tuple(right_state) == tuple(alone_right_state)
-    assert right_alone[0] >= 0 and left_alone[0] >= 0
+    searches = [node for node in (1, 2) if node == 1 or right_searched]
+    read = {node: search(node, _histograms.scanned_row(pool, node), seed(node)) for node in searches}
+    assert list(pool.scanned) == [-1, -1]  # each search takes its row once
+    for node in searches:
+        assert read[node] == search(node, -1, seed(node))  # its own scans, into row 0
+        assert read[node][0][0] in range(n_tree_features)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
@@ -213,8 +233,8 @@ def test_a_pooled_sweep_that_ends_early_still_finds_a_varying_feature_not_consta
 # its cache then serves that code to every caller of the signature (docs/design.md, "Numba
 # rules": a kernel declares its reference counting).
 BUILDER_KERNELS = (
-    _splitter.pooled_scans, _splitter._pooled_scans_parallel, _histograms.fill_node,
-    _histograms.fill_histograms_parallel, _rows.partition_node, _rows.partition_parallel, _criteria.exact_class_gain,
+    _splitter.pooled_scans, _splitter._pooled_scans_parallel, _pooled_fill.fill_node,
+    _pooled_fill.fill_histograms_parallel, _pooled_fill._scan_children, _pooled_fill.node_histograms, _rows.partition_node, _rows.partition_parallel, _criteria.exact_class_gain,
     _criteria._ordinal_hellinger_distance, _listwise.start_query_blocks,
 )  # fmt: skip
 

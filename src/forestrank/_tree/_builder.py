@@ -31,7 +31,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._numba.jit import jit
-from . import _categories, _criteria, _frontier, _histograms, _listwise, _remote, _rows, _scans, _splitter
+from . import _categories, _criteria, _frontier, _histograms, _listwise, _pooled_fill, _remote, _rows, _scans, _splitter
 
 # ``TreeOutput.missing_left`` of a split node that had no missing rows, until settled.
 _UNSEEN = 2
@@ -76,7 +76,7 @@ n_threads : int or None
     large nodes (boosting); None for trees that run on one thread (forests, which
     grow their trees in joblib's threads, where parallel kernels must not run):
     their specialisations then compile no parallel kernel (``_rows.partition_node``,
-    ``_histograms.fill_node``, ``_splitter.pooled_scans``).
+    ``_pooled_fill.fill_node``, ``_splitter.pooled_scans``).
 missing_direction : int
     ``_scans`` constant (``LEARN``, ``LEFT``, ``RIGHT``, ``SEPARATE``): where splits send
     missing values (of numeric features: a categorical feature's missing values are a
@@ -136,7 +136,7 @@ Workspace = namedtuple(
     "Workspace",
     [
         "table", "frontier", "scratch", "features", "statistics", "feature_penalty", "interaction_groups",
-        "path_words", "allowed_words", "drawn", "sibling_statistics",
+        "path_words", "allowed_words", "drawn",
     ],
 )  # fmt: skip
 Workspace.__doc__ = """The builder's working memory for one tree (``new_workspace``).
@@ -165,9 +165,6 @@ drawn : True, or None
     True when the tree's splits are drawn (RF-rand, ``_criteria.draws_split``), None
     when they are searched: ``_splitter.pointwise_split`` takes it as an argument of
     its own, so that numba compiles the drawn split into RF-rand's trees only.
-sibling_statistics : float64 array of shape (n_statistics,)
-    The statistics of the right sibling that a left child's search scans ahead
-    (``_sibling_ahead``).
 """
 
 
@@ -184,7 +181,7 @@ def new_workspace(
         np.arange(n_features, dtype=np.int32), np.empty(n_statistics), np.zeros(n_features),
         np.zeros((0, (n_features + 63) // 64), dtype=np.uint64),
         np.zeros((n_features + 63) // 64, dtype=np.uint64), np.zeros((n_features + 63) // 64, dtype=np.uint64),
-        True if drawn else None, np.empty(n_statistics),
+        True if drawn else None,
     )  # fmt: skip
 
 
@@ -237,8 +234,9 @@ def _node_summary(criterion, rows, leaf_targets, node, start, end, statistics, r
 def _filled_summary(pool, node, statistics):
     """``_summarise`` of a node whose histograms' fill wrote its totals (``_histograms.Pool.node_sums``):
     the same sums, so the node's rows are not read again. The fills run in parallel, and
-    the first thread sums the larger child's rows while the others finish theirs; summed
-    here, both children's rows were read on one thread between the parallel kernels."""
+    the first thread sums the larger child's rows while the others finish theirs (every
+    thread does where the fill scans the children, ``_pooled_fill``); summed here, both
+    children's rows were read on one thread between the parallel kernels."""
     for s in range(len(statistics)):
         statistics[s] = 0.0
     statistics[0] = pool.node_sums[node, 0]
@@ -304,45 +302,19 @@ def _allowed_features(node, work):
 
 
 @jit(inline="always")
-def _sibling_ahead(node, rows, params, work, pool, is_left_child, sibling_splittable, categories, remote):
-    """The ``ahead`` of ``node``'s pointwise search (``_splitter.best_split``).
-
-    Called for a node being searched. ``SCANNED_AHEAD`` for a right child whose left
-    sibling's search scanned it; ``SCAN_AHEAD`` and the right sibling for a left child
-    whose search can take it along: the sibling searched when opened (splittable, not
-    forced), both with pooled histograms and their totals, every feature in one draw
-    (no batches, no interaction constraints), on several threads, and neither a
-    categorical feature (whose scans share scratch per feature), nor the three-way
-    missing split (whose scans share ``ScanScratch.present``, on one thread), nor a
-    remote tree, nor a pure sibling; ``NOT_AHEAD`` otherwise. The ``Node`` of a mode
-    other than ``SCAN_AHEAD`` is a placeholder of the same type.
-    """
-    table = work.table
-    statistics = work.sibling_statistics
-    none = _scans.Node(node, node, 0.0, 0.0, statistics, 0.0, 0.0, np.int64(0))
-    if pool is not None:
-        if pool.scanned_ahead[0] == node:
-            pool.scanned_ahead[0] = -1
-            return np.int64(_splitter.SCANNED_AHEAD), node, np.int64(-1), none
-        right = node + 1
-        if (
-            categories is None and remote is None and is_left_child and sibling_splittable
-            and table.forced[right] == 0 and pool.node_summed[right]
-            and pool.node_slot[right] >= 0 and params.max_features >= len(work.features)
-            and len(work.interaction_groups) == 0 and work.scratch.present is None
-            and _splitter.on_several_threads(params.n_threads)
-        ):  # fmt: skip
-            weight, _ = _filled_summary(pool, right, statistics)
-            cost, pure = _criteria.node_cost(
-                params.criterion, statistics, weight, params.l2_regularization, rows.integer_weights
-            )
-            if not pure:
-                sibling = _scans.Node(
-                    table.start[right], table.end[right], weight, cost, statistics, table.lower[right],
-                    table.upper[right], np.int64(0),
-                )  # fmt: skip
-                return np.int64(_splitter.SCAN_AHEAD), right, pool.node_slot[right], sibling
-    return np.int64(_splitter.NOT_AHEAD), node, np.int64(-1), none
+def _scans_children(params, work, categories, remote):
+    """Whether a split's fill scans the children searched when opened
+    (``_pooled_fill.fill_histograms_parallel``): where every feature is drawn in one
+    batch (no interaction constraints, ``max_features`` of every feature), on several
+    threads, with neither a categorical feature (whose scans share scratch per
+    feature), nor the three-way missing split (whose scans share
+    ``ScanScratch.present``, on one thread), nor a remote tree. Called for pointwise
+    trees with a pool."""
+    return (
+        categories is None and remote is None and params.max_features >= len(work.features)
+        and len(work.interaction_groups) == 0 and work.scratch.present is None
+        and _splitter.on_several_threads(params.n_threads)
+    )  # fmt: skip
 
 
 @jit(inline="always")
@@ -375,15 +347,18 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
     depth = table.depth[node]
     count = end - start
     splittable = _may_split(table, node, budget_left, params)
-    is_left_child = False
-    sibling_splittable = False
+    scanned_row = np.int64(-1)
     if pool is not None:
         is_left_child = node > 0 and node == output.nodes[table.parent[node]]["left"]
         sibling_splittable = is_left_child and _may_split(table, node + 1, budget_left, params)
-        slot = _histograms.node_histograms(
-            binned.X_binned, params.criterion, rows, pool, node, table.parent[node], is_left_child, splittable,
-            sibling_splittable, table.start, table.end, params.n_threads, remote,
+        scans = False
+        if listwise is None:
+            scans = _scans_children(params, work, categories, remote)
+        slot = _pooled_fill.node_histograms(
+            binned, rows, pool, table, node, is_left_child, splittable, sibling_splittable, scans, work.features, params,
+            monotonic_cst, remote,
         )  # fmt: skip
+        scanned_row = _histograms.scanned_row(pool, node)
     else:
         slot = np.int64(-1)
     if pool is not None and len(leaf_targets) == 0 and pool.node_summed[node]:
@@ -411,8 +386,7 @@ def _open_node(node, binned, rows, leaf_targets, params, work, output, rng_state
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit,
-            monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
-            _sibling_ahead(node, rows, params, work, pool, is_left_child, sibling_splittable, categories, remote),
+            monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn, scanned_row,
         )  # fmt: skip
         if pool is not None:
             _histograms.release_searched(pool, node, slot, feature >= 0)
@@ -442,8 +416,7 @@ def _search_expanded_node(node, binned, rows, leaf_targets, params, work, output
         feature, b, after, gain, missing = _splitter.pointwise_split(
             binned, rows, start, end, node_weight, work.statistics, params, scale, work.scratch,
             _allowed_features(node, work), rng_state, sweep_order, None, np.int64(-1), feature_penalty,
-            penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn,
-            _sibling_ahead(node, rows, params, work, None, False, False, categories, None),
+            penalty_units[0], monotonic_cst, table.lower[node], table.upper[node], categories, work.drawn, np.int64(-1),
         )  # fmt: skip
         gain *= scale
     if feature < 0:

@@ -3,8 +3,8 @@
 A moment criterion examining every feature at every node (boosting) can keep each
 frontier node's all-feature histograms: a split then costs one pass over the
 *smaller* child's rows, and the larger child's histograms are the parent's minus
-the smaller child's (``pair_histograms``; scikit-learn's ``histogram.pyx`` and
-LightGBM do the same). ``_fill_features`` sums a node's features in one pass over its
+the smaller child's (``_pooled_fill.node_histograms``, which keeps the slots and runs
+the fills; scikit-learn's ``histogram.pyx`` and LightGBM do the same). ``_fill_features`` sums a node's features in one pass over its
 rows, since a row's bins are contiguous in the C-ordered ``X_binned``; on several
 threads each sums the features it owns for the fit (``feature_owners``), and the split
 search reads a feature's candidates from a slot (``_scans.pooled_scan``).
@@ -20,7 +20,6 @@ never different).
 
 from collections import namedtuple
 
-import numba
 import numpy as np
 
 from .._numba.bits import pop_lowest_bit
@@ -28,7 +27,7 @@ from .._numba.dtypes import FLOAT_DTYPE
 from .._numba.jit import jit, nowrap
 from .._numba.pair_add import add_pair
 from .._numba.prefetch import GATHER_DISTANCE, prefetch
-from . import _criteria, _remote, _rows
+from . import _criteria, _rows
 
 # Columns of one bin of a pooled histogram (``_criteria.n_hist_columns`` of them).
 HIST_FIRST = 0  # sum of the first moment (w * g, or w * y)
@@ -46,7 +45,7 @@ Pool = namedtuple(
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
         "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed", "slot_bins", "slot_marked",
-        "scanned_ahead",
+        "scanned", "child_statistics",
     ],
 )  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of a node's scans (``new_pool``).
@@ -63,8 +62,8 @@ scan_gains : float64 array of shape (2, n_features)
 scan_cuts : int64 array of shape (2, n_features, 4)
     A node's scan of each drawn feature, at the feature's row (``_splitter.pooled_scans``):
     its best gain, and whether it is constant, its bin, next bin and missing direction;
-    in row 0 the node being searched, in row 1 its right sibling when the same parallel
-    region scanned it ahead (``scanned_ahead``).
+    in row 0 the node being searched, or a split's two children, the left in row 0 and
+    the right in row 1, where their fill's parallel region scanned them (``scanned``).
 bin_counts : float64 or int32 array of shape (n_features, max_bins) or (0, max_bins), the histograms' dtype
     The rows of ``X_binned`` in each bin of each feature (``BinCounts``), which a node
     holding every row copies instead of counting them (``_fill_features``); of shape
@@ -80,7 +79,7 @@ node_sums : float64 array of shape (n_nodes capacity, 3)
     A node's totals of the first and second moments and of the weights, in position
     order (``_position_totals``), written by the fill of the node or of its smaller
     sibling; ``node_summed`` (bool, of shape (n_nodes capacity,)) marks the nodes whose
-    row holds them (``node_histograms`` sets both before the builder reads them).
+    row holds them (``_pooled_fill.node_histograms`` sets both before the builder reads them).
 slot_bins : uint64 array of shape (n_slots, n_features, ceil(max_bins / 64))
     Each slot's bins that the rows of its last fill fell in, by feature, as bits; every
     other bin of the slot is zero where ``slot_marked[slot]`` (bool, of shape (n_slots,)).
@@ -90,10 +89,12 @@ slot_bins : uint64 array of shape (n_slots, n_features, ceil(max_bins / 64))
     the larger child's rows fall in bins its parent's did. Kept across the trees that
     share one pool (the compiled boosting loop's); False: a slot whose bins are not
     known, which the next fill clears whole.
-scanned_ahead : int64 array of shape (1,)
-    The node whose scans row 1 of ``scan_gains`` and ``scan_cuts`` holds, -1 for none: a
-    left child's search scans its right sibling too where it can
-    (``_builder._sibling_ahead``), and the sibling's search then reads them.
+scanned : int64 array of shape (2,)
+    The node whose scans each row of ``scan_gains`` and ``scan_cuts`` holds for its
+    search, -1 for none (``_pooled_fill.node_histograms``, ``scanned_row``).
+child_statistics : float64 array of shape (n_owners, 2, 2)
+    Each thread's copy of the two moments of the children it scans in their fill's
+    region (``_pooled_fill.fill_histograms_parallel``), the statistics of their ``Node``.
 """
 
 SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
@@ -163,7 +164,7 @@ def feature_owners(
 
     A feature whose rows all fall in one bin that is not its missing bin splits no node:
     no thread fills it, and its scan reports it constant without reading it, as the
-    sweep would find it in any node (``_splitter._record_pooled_scan``). The others are
+    sweep would find it in any node (``_pooled_fill.record_pooled_scan``). The others are
     cut, in index order, into ``n_owners`` blocks of as many features as can be (the
     fill's cost is the same for each), each held as runs of consecutive features: the
     fill's loop over a range is tighter than one over a list.
@@ -239,7 +240,7 @@ def new_pool(
         scratch, np.empty((2, n_features)), np.empty((2, n_features, 4), dtype=np.int64), counts, *owners, sparse,
         np.empty((capacity, 3)), np.zeros(capacity, dtype=np.bool_),
         np.zeros((len(histograms), n_features, (max_bins + 63) // 64), dtype=np.uint64),
-        np.zeros(len(histograms), dtype=np.bool_), np.full(1, -1, dtype=np.int64),
+        np.zeros(len(histograms), dtype=np.bool_), np.full(2, -1, dtype=np.int64), np.empty((len(owners[2]), 2, 2)),
     )  # fmt: skip
 
 
@@ -696,8 +697,8 @@ def _fill_slot(
     (``marks_bins``), and, when ``parent_slot >= 0``, subtract them from the parent's
     (the marked bins only if ``marks``). Returns the node's totals (``_position_totals``).
 
-    A kernel of its own, called by ``fill_node`` and by each thread of
-    ``fill_histograms_parallel``: inlined in that region, its loops went through numba's
+    A kernel of its own, called by ``_pooled_fill.fill_node`` and by each thread of
+    ``_pooled_fill.fill_histograms_parallel``: inlined in that region, its loops went through numba's
     parallel pass at every cold compile, a sizeable share of LambdaMART's, and the fit
     was no faster (``benchmarks/RESULTS.md``, "Two threads: a small node's bins")."""
     histogram = histograms[slot]
@@ -739,49 +740,6 @@ def _subtract_runs(histograms, parent_slot, child_slot, runs):
         _subtract_flat(histograms[parent_slot, first:last], histograms[child_slot, first:last])
 
 
-@jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def fill_histograms_parallel(
-    X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot, counts,
-    owned_runs, n_runs, sparse, node_sums, node, sibling, sibling_start, sibling_end, slot_bins, was_marked, marks,
-):  # fmt: skip
-    """``_fill_slot`` with each thread ``t`` of numba's filling its features
-    ``owned_runs[t, :n_runs[t]]`` (``feature_owners``), and, when ``parent_slot >= 0``,
-    subtracting them from the parent's as soon as they are summed: a feature's sums stay
-    with one core, which scans them too (``_splitter._pooled_scans_parallel``).
-
-    The first thread also writes the node's totals to ``node_sums[node]`` (``Pool.node_sums``)
-    and, with a parent, those of the sibling's positions ``sibling_start:sibling_end`` to
-    ``node_sums[sibling]`` (``_position_totals``): on the machines measured it ends its
-    features first and waits for the others, and the builder would otherwise sum both
-    children's rows on one thread between the parallel kernels (``_builder._open_node``;
-    ``benchmarks/RESULTS.md``, "Two threads: the nodes' totals in the fill").
-
-    Each thread owns whole features, so no two threads write the same bins and the
-    sums are added in the serial order (identical results). Only the boosting loop
-    calls it, from the main thread: a parallel kernel must not run in joblib's
-    threads (``docs/design.md``, "Parallelism").
-    """
-    for owner in numba.prange(len(n_runs)):
-        runs = owned_runs[owner, : n_runs[owner]]
-        totals = _fill_slot(
-            X_binned, criterion, row_targets, row_weights, samples, by_row, start, end, histograms, slot, parent_slot,
-            counts, runs, sparse, owner, slot_bins, was_marked, marks,
-        )  # fmt: skip
-        if owner == 0:
-            _record_totals(node_sums, node, totals)
-            if parent_slot >= 0:
-                _record_totals(
-                    node_sums, sibling,
-                    _position_totals(criterion, row_targets, row_weights, samples, by_row, sibling_start, sibling_end),
-                )  # fmt: skip
-
-
-@jit(inline="always")
-def _record_totals(node_sums, node, totals):
-    """Write a node's totals (``_position_totals``) to its row of ``Pool.node_sums``."""
-    node_sums[node, 0], node_sums[node, 1], node_sums[node, 2] = totals
-
-
 @jit(refcounted=False, callable_from_python=False)
 def subtract_histograms(histograms, parent_slot, child_slot):
     """``histograms[parent_slot] -= histograms[child_slot]``: the parent's slot becomes the sibling's.
@@ -795,63 +753,7 @@ def subtract_histograms(histograms, parent_slot, child_slot):
 
 
 @jit(inline="always")
-def _fill(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end, remote):
-    """``fill_node`` of ``node``'s rows (``_rows.SortedRows``) into ``pool``'s ``slot``, then,
-    when ``parent_slot >= 0``, ``subtract_histograms`` from the parent's, whose slot becomes
-    ``sibling``'s; on ``n_threads`` numba threads when more than one. Marks which of the two
-    nodes have their totals in ``Pool.node_sums``. With a ``remote`` tree (``_remote``), the
-    fill is ``node``'s histograms summed over its partitions, and neither has."""
-    histograms = pool.histograms
-    if remote is not None:
-        _remote.fill(remote, node, histograms, slot)
-        pool.slot_marked[slot] = False
-        if parent_slot >= 0:
-            subtract_histograms(histograms, parent_slot, slot)
-        return
-    fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end)
-    pool.node_summed[node] = True
-    if parent_slot >= 0:
-        pool.node_summed[sibling] = True
-
-
-@jit(refcounted=False, callable_from_python=False)
-def fill_node(X_binned, criterion, rows, start, end, pool, slot, parent_slot, n_threads, node, sibling, node_start, node_end):
-    """``_fill_slot`` of positions ``start:end`` of ``rows`` into ``pool``'s ``slot``, then,
-    when ``parent_slot >= 0``, the same features subtracted from the parent's; both by
-    ``fill_histograms_parallel`` on ``n_threads`` numba threads when more than one (the
-    pool's owners: ``feature_owners``). A fill of few rows marks the slot's bins
-    (``Pool.slot_marked``). ``n_threads`` None: a tree grown on one thread,
-    whose specialisation compiles no parallel fill (``_rows.partition_node``). Writes the
-    totals of ``node`` and, with a parent, of ``sibling`` (rows ``node_start[sibling]:node_end[sibling]``)
-    to ``Pool.node_sums``."""
-    histograms = pool.histograms
-    sibling_start = node_start[sibling] if parent_slot >= 0 else 0
-    sibling_end = node_end[sibling] if parent_slot >= 0 else 0
-    was_marked = pool.slot_marked[slot]
-    marks = marks_bins(end - start, histograms.shape[2])
-    pool.slot_marked[slot] = marks
-    if n_threads is not None and n_threads > 1:
-        fill_histograms_parallel(
-            X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-            parent_slot, pool.bin_counts, pool.owned_runs, pool.n_runs, pool.sparse, pool.node_sums, node, sibling,
-            sibling_start, sibling_end, pool.slot_bins, was_marked, marks,
-        )  # fmt: skip
-        return
-    totals = _fill_slot(
-        X_binned, criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, start, end, histograms, slot,
-        parent_slot, pool.bin_counts, pool.owned_runs[0, : pool.n_runs[0]], pool.sparse, np.int64(0), pool.slot_bins,
-        was_marked, marks,
-    )  # fmt: skip
-    _record_totals(pool.node_sums, node, totals)
-    if parent_slot >= 0:
-        _record_totals(
-            pool.node_sums, sibling,
-            _position_totals(criterion, rows.targets, rows.weights, rows.samples, rows.targets_by_row, sibling_start, sibling_end),
-        )  # fmt: skip
-
-
-@jit(inline="always")
-def _take_slot(pool):
+def take_slot(pool):
     """A free slot, or the scratch slot (filled and released within one node) if none is left."""
     n_free = pool.n_free[0]
     if n_free == 0:
@@ -861,7 +763,8 @@ def _take_slot(pool):
 
 
 @jit(inline="always")
-def _free_slot(pool, slot):
+def free_slot(pool, slot):
+    """Return ``slot`` to the free list."""
     pool.free_slots[pool.n_free[0]] = slot
     pool.n_free[0] += 1
 
@@ -872,78 +775,12 @@ def release_slot(pool, node):
     slot = pool.node_slot[node]
     pool.node_slot[node] = -1
     if slot >= 0 and slot != pool.scratch:
-        _free_slot(pool, slot)
-
-
-@jit(inline="always")
-def _pair_histograms(X_binned, criterion, rows, pool, parent, left_child, need_left, need_right, node_start, node_end, n_threads, remote):
-    """Histograms of two new siblings by the subtraction trick.
-
-    The smaller child's histograms are summed from its rows and the larger child's
-    are the parent's minus them, computed in the parent's slot (which passes to the
-    larger child). Siblings that will not be searched (``need_*`` false) get no
-    slot; without a parent slot each needed child is summed when searched.
-    """
-    right_child = left_child + 1
-    parent_slot = pool.node_slot[parent]
-    pool.node_slot[parent] = -1
-    if parent_slot == pool.scratch:
-        # A forced node, paired when no slot was free, kept the scratch slot: the fill below
-        # would overwrite its sums (and freeing it would list the scratch slot as free).
-        parent_slot = -1
-    pool.node_summed[left_child] = False
-    pool.node_summed[right_child] = False
-    if node_end[left_child] - node_start[left_child] <= node_end[right_child] - node_start[right_child]:
-        small, large, need_small, need_large = left_child, right_child, need_left, need_right
-    else:
-        small, large, need_small, need_large = right_child, left_child, need_right, need_left
-    if parent_slot >= 0 and need_large:
-        slot = pool.scratch
-        if need_small:
-            slot = _take_slot(pool)
-        _fill(
-            X_binned, criterion, rows, node_start[small], node_end[small], pool, slot, parent_slot, n_threads, small,
-            large, node_start, node_end, remote,
-        )  # fmt: skip
-        pool.node_slot[large] = parent_slot
-        pool.node_slot[small] = slot if need_small else -1
-        return
-    if parent_slot >= 0:
-        _free_slot(pool, parent_slot)
-    pool.node_slot[left_child] = FILL_LATER if need_left else -1
-    pool.node_slot[right_child] = FILL_LATER if need_right else -1
-
-
-@jit(refcounted=False, callable_from_python=False)
-def node_histograms(X_binned, criterion, rows, pool, node, parent, is_left_child, searched, sibling_searched, node_start, node_end, n_threads, remote):
-    """The slot holding a new node's histograms (-1 when it will not be searched).
-
-    The root's are summed when it is searched; a left child pairs itself with its
-    right sibling (created together) by ``_pair_histograms``, so the right child
-    finds its slot assigned. ``Pool.node_summed[node]`` then says whether a fill wrote
-    the node's totals (``Pool.node_sums``).
-    """
-    if node == 0:
-        pool.node_slot[0] = FILL_LATER if searched else -1
-        pool.node_summed[0] = False
-    elif is_left_child:
-        _pair_histograms(
-            X_binned, criterion, rows, pool, parent, node, searched, sibling_searched, node_start, node_end, n_threads,
-            remote,
-        )  # fmt: skip
-    if pool.node_slot[node] == FILL_LATER:
-        slot = _take_slot(pool)
-        _fill(
-            X_binned, criterion, rows, node_start[node], node_end[node], pool, slot, np.int64(-1), n_threads, node, node,
-            node_start, node_end, remote,
-        )  # fmt: skip
-        pool.node_slot[node] = slot
-    return pool.node_slot[node]
+        free_slot(pool, slot)
 
 
 @jit(inline="always")
 def smaller_child(pool, node, left_child, feature, threshold_bin, missing_bin, missing_left, left_bins):
-    """The child of ``node``'s split whose histograms ``_pair_histograms`` will sum from its
+    """The child of ``node``'s split whose histograms ``_pooled_fill.node_histograms`` will sum from its
     rows (the one with fewer rows, the left on a tie), as the counts of ``node``'s pooled
     histograms predict them, or -1 without them (no slot, or the scratch slot, whose sums
     the children's fill overwrites). A remote tree's split asks for that child's
@@ -968,3 +805,14 @@ def release_searched(pool, node, slot, found):
     """After a node's search: its slot waits for its children only if it splits and is not scratch."""
     if slot >= 0 and (not found or slot == pool.scratch):
         release_slot(pool, node)
+
+
+@jit(inline="always")
+def scanned_row(pool, node):
+    """The row of ``Pool.scan_gains`` and ``Pool.scan_cuts`` holding ``node``'s scans, taken
+    from ``Pool.scanned`` (its search reads them once), -1 for none."""
+    for row in range(2):
+        if pool.scanned[row] == node:
+            pool.scanned[row] = -1
+            return np.int64(row)
+    return np.int64(-1)

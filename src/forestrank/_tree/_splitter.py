@@ -24,17 +24,10 @@ import numba
 import numpy as np
 
 from .._numba.jit import jit
-from . import _categories, _criteria, _listwise, _rows, _scans
+from . import _categories, _criteria, _listwise, _pooled_fill, _rows, _scans
 
 # Listwise gains below this (in mean expected NDCG) are rounding noise, not a split.
 _LISTWISE_GAIN_NOISE = 1e-12
-
-# The first field of a pooled search's ``ahead`` (``best_split``): a second node scanned
-# in the same parallel region as the node searched (``pooled_scans``).
-NOT_AHEAD = 0  # none
-SCAN_AHEAD = 1  # scan the second node too, into row 1 of the pool's scans, for its own search
-SCANNED_AHEAD = 2  # the node searched was that second node: its scans are in row 1 already
-
 
 @jit(inline="always")
 def _scan_feature(binned, feature, rows, node, params, monotonic_cst, scratch, best_gain, sweep_order, listwise, lists, categories):
@@ -76,67 +69,34 @@ def _no_split():
     return -np.inf, -1, -1, -1, _scans.MISSING_RIGHT
 
 
-@jit(inline="always")
-def _record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
-    """``pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``, its
-    categories in ``categories.order[feature]``) of a drawn ``feature`` against no floor,
-    into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
-    draw, so that each thread of ``_pooled_scans_parallel`` writes cache lines of its own.
-    A feature no thread fills (``feature_owner`` -1: one value in every row) is constant,
-    as its sweep would find it, without reading its histograms."""
-    if feature_owner[feature] < 0:
-        constant, gain, b, after, missing = True, -np.inf, -1, -1, _scans.MISSING_RIGHT
-    elif _categories.is_categorical(categories, feature):
-        constant, gain, b, after, missing = _categories.pooled_category_scan(
-            histograms[slot, feature], n_bins[feature], missing_bins[feature], node, params, monotonic_cst,
-            categories.order[feature], categories.keys[feature], -np.inf,
-        )  # fmt: skip
-    else:
-        constant, gain, b, after, missing = _scans.pooled_scan(
-            histograms, slot_bins, slot_marked, slot, feature, n_bins[feature], missing_bins[feature],
-            _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf,
-        )  # fmt: skip
-    gains[feature] = gain
-    cuts[feature, 0] = constant
-    cuts[feature, 1] = b
-    cuts[feature, 2] = after
-    cuts[feature, 3] = missing
-
-
 @jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners, ahead_slot, ahead_node, ahead_gains, ahead_cuts):
+def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
     """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
-    entries, and of the same features of ``ahead_node`` in ``ahead_slot`` when that is not
-    -1. Thread ``t`` scans the drawn features it fills and subtracts
-    (``feature_owner``; ``_histograms.fill_histograms_parallel``), so that a feature's
+    entries. Thread ``t`` scans the drawn features it fills and subtracts
+    (``feature_owner``; ``_pooled_fill.fill_histograms_parallel``), so that a feature's
     histograms are read by the core that wrote them (``docs/design.md``,
     "Parallelism"); thread 0 also records the features no thread fills."""
-    n_nodes = 2 if ahead_slot >= 0 else 1
     for owner in numba.prange(n_owners):
         for i in range(first, last):
             feature = features[i]
             if max(feature_owner[feature], 0) == owner:
-                # One call site for both nodes: a second inlined scan would double the
-                # region's code, which numba's parallel pass compiles at every cold start.
-                for second in range(n_nodes):
-                    _record_pooled_scan(
-                        histograms, slot_bins, slot_marked, ahead_slot if second else slot, feature, n_bins,
-                        missing_bins, ahead_node if second else node, params, monotonic_cst, None,
-                        ahead_gains if second else gains, ahead_cuts if second else cuts, categories, feature_owner,
-                    )  # fmt: skip
+                _pooled_fill.record_pooled_scan(
+                    histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params,
+                    monotonic_cst, None, gains, cuts, categories, feature_owner,
+                )  # fmt: skip
 
 
 @jit(refcounted=False, callable_from_python=False)
 def on_several_threads(n_threads):
-    """Whether ``pooled_scans`` may run on several threads: ``params.n_threads`` (int, or
-    None for a tree grown on one thread) as an argument of its own, which numba prunes."""
+    """Whether the pooled scans may run on several threads (``pooled_scans``,
+    ``_pooled_fill.fill_histograms_parallel``): ``params.n_threads`` (int, or None for a
+    tree grown on one thread) as an argument of its own, which numba prunes."""
     return n_threads is not None and n_threads > 1
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads, ahead_slot, ahead_node, ahead_gains, ahead_cuts):
-    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms,
-    and, on several threads, those of another node too: one parallel region for two nodes.
+def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
+    """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
     independent: the caller compares them in draw order (``_splitter``), which gives
@@ -175,39 +135,22 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     n_threads : int or None
         ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
         compiles no parallel scan (``_rows.partition_node``).
-    ahead_slot : int
-        A second node's slot, scanned in the same region; -1: none.
-    ahead_node : Node
-        That node (any ``Node`` when ``ahead_slot`` is -1).
-    ahead_gains, ahead_cuts : arrays as ``gains`` and ``cuts``
-        Its scans, written as ``gains`` and ``cuts`` are. LightGBM likewise searches both
-        children of a split in one parallel loop over the features; here the left child's
-        search takes its right sibling along (``_builder._sibling_ahead``), which saves a
-        region's start and end.
-
-    Returns
-    -------
-    bool
-        Whether ``ahead_node`` was scanned: only for an ``ahead_slot`` of at least 0, on
-        several threads, without ``present`` and for more than one feature.
     """
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params,
-            monotonic_cst, gains, cuts, categories, feature_owner, n_threads, ahead_slot, ahead_node, ahead_gains,
-            ahead_cuts,
+            monotonic_cst, gains, cuts, categories, feature_owner, n_threads,
         )  # fmt: skip
-        return ahead_slot >= 0
+        return
     for i in range(first, last):
-        _record_pooled_scan(
+        _pooled_fill.record_pooled_scan(
             histograms, slot_bins, slot_marked, slot, features[i], n_bins, missing_bins, node, params,
             monotonic_cst, present, gains, cuts, categories, feature_owner,
         )  # fmt: skip
-    return False
 
 
 @jit(inline="always")
-def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories, ahead):
+def _pooled_best_split(binned, node, params, present, features, rng_state, pool, slot, feature_penalty, penalty_unit, monotonic_cst, categories, scanned_row):
     """``best_split`` of a node with pooled histograms: the drawn features scanned together.
 
     The features are drawn in batches of as many as are still to be examined, each
@@ -215,15 +158,13 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
     in draw order. A batch holds exactly the features the one loop would examine
     next, so the draws, the features examined and the split are the loop's.
 
-    A first batch of every feature also scans ``ahead``'s node where it asks to
-    (``SCAN_AHEAD``), whose search then draws its features and compares the scans
-    found in row 1 (``SCANNED_AHEAD``): the same draws and the same scans, so the
-    same splits.
+    A node whose fill scanned it already (``scanned_row`` of at least 0: every feature,
+    ``_pooled_fill.fill_histograms_parallel``) draws its features and compares the
+    scans found in that row of the pool's: the same draws and the same scans, so the
+    same split.
     """
-    mode, ahead_id, ahead_slot, ahead_node = ahead
-    row = 1 if mode == SCANNED_AHEAD else 0
-    gains = pool.scan_gains[row]
-    cuts = pool.scan_cuts[row]
+    gains = pool.scan_gains[max(scanned_row, 0)]
+    cuts = pool.scan_cuts[max(scanned_row, 0)]
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
     drawn = np.int64(0)
@@ -232,15 +173,12 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
         drawn = min(first + params.max_features - n_usable, len(features))
         for i in range(first, drawn):
             _scans.draw_feature(features, i, rng_state)
-        if mode != SCANNED_AHEAD:
-            scan_ahead = mode == SCAN_AHEAD and first == 0 and drawn == len(features)
-            if pooled_scans(
+        if scanned_row < 0:
+            pooled_scans(
                 pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins,
                 binned.missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, pool.feature_owner,
-                params.n_threads, ahead_slot if scan_ahead else np.int64(-1), ahead_node, pool.scan_gains[1],
-                pool.scan_cuts[1],
-            ):  # fmt: skip
-                pool.scanned_ahead[0] = ahead_id
+                params.n_threads,
+            )  # fmt: skip
         for i in range(first, drawn):
             feature = features[i]
             if cuts[feature, 0]:
@@ -259,7 +197,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
 
 
 @jit(inline="always")
-def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst, categories, ahead):
+def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, listwise, lists, feature_penalty, penalty_unit, monotonic_cst, categories, scanned_row):
     """Best split of ``node`` over up to ``max_features`` usable features, each feature's
     gain less its cost penalty (Mohan's thesis, Eq. 6.1).
 
@@ -297,10 +235,9 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
     categories : _categories.CategorySplits or None
         The tree's categorical features (None: none): a split on one is a set of its
         bins, left in ``categories.best``.
-    ahead : tuple (int, int, int, _scans.Node)
-        A pooled search's second node (``_pooled_best_split``): a mode (``NOT_AHEAD``,
-        ``SCAN_AHEAD``, ``SCANNED_AHEAD``) and, to scan ahead, the node's number, its
-        slot and its ``Node``; only the mode is read otherwise.
+    scanned_row : int
+        The row of the pool's scans (``_histograms.Pool.scan_gains``) that holds the node's
+        scans of every feature already (``_histograms.scanned_row``); -1: none.
 
     Returns
     -------
@@ -322,7 +259,7 @@ def best_split(binned, rows, node, params, scratch, features, rng_state, sweep_o
         if slot >= 0:
             return _pooled_best_split(
                 binned, node, params, scratch.present, features, rng_state, pool, slot, feature_penalty, penalty_unit,
-                monotonic_cst, categories, ahead,
+                monotonic_cst, categories, scanned_row,
             )  # fmt: skip
     best_gain, best_feature, best_bin, best_next, best_missing = _no_split()
     n_usable = 0
@@ -401,7 +338,7 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories, drawn, ahead):
+def pointwise_split(binned, rows, start, end, node_weight, statistics, params, scale, scratch, features, rng_state, sweep_order, pool, slot, feature_penalty, penalty_unit, monotonic_cst, lower, upper, categories, drawn, scanned_row):
     """Best split of the node ``rows.samples[start:end]`` by the tree's (pointwise) criterion.
 
     Parameters
@@ -424,7 +361,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     drawn : True or None
         ``Workspace.drawn``: True, RF-rand's drawn split; None, the search. A separate
         argument: numba drops the drawn split from the searched trees.
-    ahead : tuple (int, int, int, _scans.Node)
+    scanned_row : int
         As in ``best_split``.
 
     Returns
@@ -450,7 +387,7 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
         return _random_split(binned, rows, node, params, scratch, features, rng_state)
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
-        penalty_unit, monotonic_cst, categories, ahead,
+        penalty_unit, monotonic_cst, categories, scanned_row,
     )  # fmt: skip
     if feature >= 0 and not gain * scale > params.min_gain_to_split:
         feature = -1
@@ -472,7 +409,7 @@ def listwise_split(binned, rows, start, end, node_weight, statistics, params, fe
     node = _scans.Node(start, end, node_weight, 0.0, statistics, -np.inf, np.inf, np.int64(0))  # no pointwise cost
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, None, features, rng_state, None, None, np.int64(-1), listwise, lists,
-        feature_penalty, penalty_unit, monotonic_cst, None, (np.int64(NOT_AHEAD), np.int64(-1), np.int64(-1), node),
+        feature_penalty, penalty_unit, monotonic_cst, None, np.int64(-1),
     )  # fmt: skip
     _listwise.release_node(listwise.query_slot, listwise.slot_ints, lists.n_slots)
     gain *= listwise.scale

@@ -75,7 +75,8 @@ def _start_tree(gradients, hessians, base_weight, squared, rows, work, pool):
     for slot in range(len(pool.free_slots)):
         pool.free_slots[slot] = slot
     pool.n_free[0] = pool.scratch
-    pool.scanned_ahead[0] = -1
+    pool.scanned[0] = -1
+    pool.scanned[1] = -1
 
 
 @jit(parallel=True, callable_from_python=False)
