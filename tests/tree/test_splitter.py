@@ -123,27 +123,31 @@ def test_pooled_search_draws_examines_and_splits_as_the_one_loop(n_threads, dire
 
 
 @numba.njit
-def _pair_fill(binned, rows, pool, table, searched, sibling_searched, features, params):
+def _pair_fill(binned, rows, pool, table, searched, sibling_searched, features, params, monotonic_cst):
     """The builder's call for a new left child (node 1) whose sibling is node 2."""
     return _pooled_fill.node_histograms(
-        binned, rows, pool, table, np.int64(1), True, searched, sibling_searched, True, features, params, None, None
-    )
+        binned, rows, pool, table, np.int64(1), np.bool_(True), searched, sibling_searched, np.bool_(True), features,
+        params, monotonic_cst, None,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("value", [0, 1, 2])
-@pytest.mark.parametrize("right_searched", [True, False])
+@pytest.mark.parametrize(
+    "n_left, right_searched", [(25, True), (35, True), (35, False)], ids=["left-smaller", "right-smaller", "right-alone-unsearched"]
+)
 @pytest.mark.parametrize("n_tree_features", [6, 4])
-def test_a_pairs_fill_scans_the_children_it_searches_as_their_own_searches_would(n_threads, value, right_searched, n_tree_features):
+def test_a_pairs_fill_scans_the_children_it_searches_as_their_own_searches_would(n_threads, value, n_left, right_searched, n_tree_features):
     """On two threads a split's fill scans both children in its region, the left into
-    row 0 and the right into row 1 of the pool's scans (``Pool.scanned``); each child's
-    search then draws its features and compares those scans: the same split, gain and
-    draws as its own scans of the same histograms. A child not searched is not
-    scanned (here the smaller: without the larger the pair is not filled), nor is
-    anything on one thread. Every feature the tree may split on is scanned (planted
-    winners elsewhere would be chosen)."""
+    row 0 and the right into row 1 of the pool's scans (``Pool.scanned``), the smaller
+    from its own slot and totals, the larger from the parent's; each child's search then
+    draws its features and compares those scans: the same split, gain and draws as its
+    own scans of the same histograms, under monotone constraints and the right child's
+    bounds. A child not searched is not scanned (here the smaller: without the larger
+    the pair is not filled), nor is anything on one thread. Every feature the tree may
+    split on is scanned (planted winners elsewhere would be chosen)."""
     rng = np.random.default_rng(value)
-    n_rows, n_features, n_left = 60, 6, 25 if right_searched else 35
+    n_rows, n_features = 60, 6
     X = rng.integers(0, 6, size=(n_rows, n_features)).astype(float)
     X[:, 2] = 1.0  # one value in every row: no thread fills it
     X[rng.random(size=X.shape) < 0.1] = np.nan
@@ -162,12 +166,14 @@ def test_a_pairs_fill_scans_the_children_it_searches_as_their_own_searches_would
     ).growth_params()
     rows = _rows.sorted_rows(np.arange(n_rows, dtype=np.int64), np.ascontiguousarray(targets), weights)
     scratch = _scans.new_scratch(max_bins, 2, _scans.LEARN)
+    monotonic_cst = np.array([1, -1, 0, 1, 0, 0], dtype=np.int8)
     table = new_workspace(3, n_features, max_bins, 2, _scans.LEARN).table
     for node, start, end, parent in ((0, 0, n_rows, 0), (1, 0, n_left, 0), (2, n_left, n_rows, 0)):
         table.start[node], table.end[node], table.parent[node] = start, end, parent
     table.forced[:] = 0
     table.lower[:] = -np.inf
     table.upper[:] = np.inf
+    table.lower[2], table.upper[2] = -0.05, 0.05  # bounds a monotone split above would set: they clip its candidates
     pool = _histograms.new_pool(histograms, 3, owners=owners)
     pool.node_slot[0] = 0  # the parent's slot; slot 1 is the one free
     pool.free_slots[0] = 1
@@ -175,18 +181,21 @@ def test_a_pairs_fill_scans_the_children_it_searches_as_their_own_searches_would
     pool.scan_gains[:] = np.inf  # a planted winner: a feature the fill left unscanned would be chosen
     pool.scan_cuts[:] = 0
     features = np.arange(n_tree_features, dtype=np.int32)
-    _pair_fill(binned, rows, pool, table, True, right_searched, features, params)
+    _pair_fill(binned, rows, pool, table, np.bool_(True), np.bool_(right_searched), features, params, monotonic_cst)
     scanned = n_threads > 1
     assert list(pool.scanned) == [1 if scanned else -1, 2 if scanned and right_searched else -1]
+    if not right_searched:
+        assert np.isposinf(pool.scan_gains[1]).all()  # the unsearched child's row untouched
 
     def search(node, scanned_row, state):
         moments = pool.node_sums[node]
         statistics = moments[:2].copy()
         cost, _ = _criteria.node_cost(_criteria.NEWTON, statistics, moments[2], 0.5, True)
         found = _splitter.best_split(
-            binned, rows, _scans.Node(table.start[node], table.end[node], moments[2], cost, statistics, -np.inf, np.inf, 0),
+            binned, rows,
+            _scans.Node(table.start[node], table.end[node], moments[2], cost, statistics, table.lower[node], table.upper[node], 0),
             params, scratch, features.copy(), state, None, pool, pool.node_slot[node], None, None,
-            np.zeros(n_features), 0.0, None, None, scanned_row,
+            np.zeros(n_features), 0.0, monotonic_cst, None, scanned_row,
         )  # fmt: skip
         return found, tuple(state)
 

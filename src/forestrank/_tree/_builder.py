@@ -309,11 +309,15 @@ def _scans_children(params, work, categories, remote):
     threads, with neither a categorical feature (whose scans share scratch per
     feature), nor the three-way missing split (whose scans share
     ``ScanScratch.present``, on one thread), nor a remote tree. Called for pointwise
-    trees with a pool."""
+    trees with a pool. Tested apart: in one chain, numba's pruned ``is None`` tests would
+    type the answer as an integer, a second specialisation of every kernel it reaches."""
+    if categories is not None:
+        return False
+    if remote is not None:
+        return False
     return (
-        categories is None and remote is None and params.max_features >= len(work.features)
-        and len(work.interaction_groups) == 0 and work.scratch.present is None
-        and _splitter.on_several_threads(params.n_threads)
+        params.max_features >= len(work.features) and len(work.interaction_groups) == 0
+        and work.scratch.present is None and _splitter.on_several_threads(params.n_threads)
     )  # fmt: skip
 
 
