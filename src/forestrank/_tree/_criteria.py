@@ -60,7 +60,7 @@ at every call site (``docs/design.md``, "Numba rules").
 
 import numpy as np
 
-from .._numba.jit import jit
+from .._numba.jit import jit, nowrap
 
 ENTROPY = 0
 GINI = 1
@@ -352,7 +352,7 @@ def candidate_gain(
                 return -np.inf
         elif left_weight < min_child_weight or right_weight < min_child_weight:
             return -np.inf
-        if monotonic_cst is not None and (constraint != 0 or lower > -np.inf or upper < np.inf):
+        if clips(monotonic_cst, constraint, lower, upper):
             return _clipped_gain(
                 criterion, left_first, left_second, left_weight, node_first, node_second, node_weight, l2, lower, upper,
                 constraint,
@@ -361,6 +361,61 @@ def candidate_gain(
             criterion, right_first, right_second, right_weight, l2
         )
     return node_cost - children
+
+
+@jit(inline="always")
+def clips(monotonic_cst, constraint, lower, upper):
+    """Whether ``candidate_gain`` clips a node's values (``_clipped_gain``): a tree with
+    constraints (``monotonic_cst`` not None), scanning a constrained feature or a node
+    with a finite bound. Early returns: a pruned ``is None`` test inside an ``and``
+    would type the result as an integer (``docs/design.md``, "Numba rules")."""
+    if monotonic_cst is None:
+        return False
+    return constraint != 0 or lower > -np.inf or upper < np.inf
+
+
+@jit(inline="always")
+def _cut_gains(criterion, firsts, seconds, weights, gains, lo, hi, node_first, node_second, node_weight, node_cost, l2, min_child_weight):
+    """``moment_gains`` for one moment criterion, a constant in each of its two inlined
+    copies, which LLVM folds into the loop (``np.int64``: a literal would compile
+    ``moment_cost`` again for it, ``docs/design.md``, "Numba rules")."""
+    for j in range(lo, hi):
+        left_first = firsts[nowrap(j)]
+        left_second = seconds[nowrap(j)]
+        left_weight = weights[nowrap(j)]
+        right_first = node_first - left_first
+        right_second = node_second - left_second
+        right_weight = node_weight - left_weight
+        if criterion == NEWTON:
+            too_light = left_second < min_child_weight or right_second < min_child_weight
+        else:
+            too_light = left_weight < min_child_weight or right_weight < min_child_weight
+        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
+            criterion, right_first, right_second, right_weight, l2
+        )
+        gains[nowrap(j)] = -np.inf if too_light else node_cost - children
+
+
+@jit(inline="always")
+def moment_gains(criterion, firsts, seconds, weights, gains, lo, hi, node_first, node_second, node_weight, node_cost, l2, min_child_weight):
+    """``candidate_gain`` of a moment criterion at every cut ``lo <= j < hi`` of a sweep at once,
+    unclipped (``clips`` false) and each cut leaving enough rows on both sides, into
+    ``gains[j]``: the left child's moments and weight at cut ``j`` are ``firsts[j]``,
+    ``seconds[j]`` and ``weights[j]`` (float64 arrays of shape (>= hi,); the weights are read
+    by the variance criterion only, newton's limit being on the second moment). The operations of
+    ``candidate_gain`` in its order, so its bits; as one loop without branches over
+    contiguous arrays, which LLVM vectorises, divisions included, unlike a sweep that
+    computes each gain as it walks the bins (``_scans.dense_sweep``)."""
+    if criterion == NEWTON:
+        _cut_gains(
+            np.int64(NEWTON), firsts, seconds, weights, gains, lo, hi, node_first, node_second, node_weight, node_cost, l2,
+            min_child_weight,
+        )  # fmt: skip
+    else:
+        _cut_gains(
+            np.int64(VARIANCE), firsts, seconds, weights, gains, lo, hi, node_first, node_second, node_weight, node_cost, l2,
+            min_child_weight,
+        )  # fmt: skip
 
 
 @jit(inline="always")

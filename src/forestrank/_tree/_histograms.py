@@ -35,6 +35,11 @@ HIST_SECOND = 1  # sum of the second moment (w * h, or w * y^2); next to the fir
 HIST_COUNT = 2
 HIST_WEIGHT = 3  # only where the child minimum is on the weight
 
+# Rows of a dense sweep's scratch (``_scans.dense_sweep``, ``Pool.sweep_prefix``): the left
+# child's first and second moments and its weight at each cut, and the cut's gain.
+PREFIX_FIRST, PREFIX_SECOND, PREFIX_WEIGHT, PREFIX_GAIN = 0, 1, 2, 3
+N_PREFIX_ROWS = 4
+
 # At most this many bytes of pooled histograms per tree.
 POOL_BYTES = 1 << 27
 
@@ -45,7 +50,7 @@ Pool = namedtuple(
     [
         "histograms", "node_slot", "free_slots", "n_free", "scratch", "scan_gains", "scan_cuts", "bin_counts",
         "feature_owner", "owned_runs", "n_runs", "sparse", "node_sums", "node_summed", "slot_bins", "slot_marked",
-        "scanned", "child_statistics",
+        "scanned", "child_statistics", "sweep_prefix",
     ],
 )  # fmt: skip
 Pool.__doc__ = """A tree's histograms, their bookkeeping and the results of a node's scans (``new_pool``).
@@ -95,6 +100,8 @@ scanned : int64 array of shape (2,)
 child_statistics : float64 array of shape (n_owners, 2, 2)
     Each thread's copy of the two moments of the children it scans in their fill's
     region (``_pooled_fill.fill_histograms_parallel``), the statistics of their ``Node``.
+sweep_prefix : float64 array of shape (n_owners, N_PREFIX_ROWS, max_bins)
+    Each thread's scratch for the sweeps of its features (``_scans.dense_sweep``).
 """
 
 SparseRows = namedtuple("SparseRows", ["row_entries", "entries", "frequent_bin"])
@@ -241,6 +248,7 @@ def new_pool(
         np.empty((capacity, 3)), np.zeros(capacity, dtype=np.bool_),
         np.zeros((len(histograms), n_features, (max_bins + 63) // 64), dtype=np.uint64),
         np.zeros(len(histograms), dtype=np.bool_), np.full(2, -1, dtype=np.int64), np.empty((len(owners[2]), 2, 2)),
+        np.empty((len(owners[2]), N_PREFIX_ROWS, max_bins)),
     )  # fmt: skip
 
 

@@ -33,13 +33,14 @@ from ._histograms import (
 
 
 @jit(inline="always")
-def record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner):
+def record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, prefix):
     """``_scans.pooled_scan`` (or, for a categorical feature, ``_categories.pooled_category_scan``,
     its categories in ``categories.order[feature]``) of a drawn ``feature`` against no floor,
     into ``gains[feature]`` and ``cuts[feature]``: indexed by the feature, not by its
     draw, so that each thread of a parallel region writes cache lines of its own.
     A feature no thread fills (``feature_owner`` -1: one value in every row) is constant,
-    as its sweep would find it, without reading its histograms."""
+    as its sweep would find it, without reading its histograms. ``prefix``: the calling
+    thread's row of ``_histograms.Pool.sweep_prefix``."""
     if feature_owner[feature] < 0:
         constant, gain, b, after, missing = True, -np.inf, -1, -1, _scans.MISSING_RIGHT
     elif _categories.is_categorical(categories, feature):
@@ -50,7 +51,7 @@ def record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins
     else:
         constant, gain, b, after, missing = _scans.pooled_scan(
             histograms, slot_bins, slot_marked, slot, feature, n_bins[feature], missing_bins[feature],
-            _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf,
+            _scans.for_feature(node, monotonic_cst, feature), params, present, monotonic_cst, -np.inf, prefix,
         )  # fmt: skip
     gains[feature] = gain
     cuts[feature, 0] = constant
@@ -60,7 +61,7 @@ def record_pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins
 
 
 @jit(refcounted=False, callable_from_python=False)
-def _scan_children(owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, table, node, sibling, slot, parent_slot, totals, sibling_totals, scan_left, scan_right, features, n_bins, missing_bins, params, monotonic_cst, integer_weights):
+def _scan_children(owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, sweep_prefix, table, node, sibling, slot, parent_slot, totals, sibling_totals, scan_left, scan_right, features, n_bins, missing_bins, params, monotonic_cst, integer_weights):
     """Thread ``owner``'s scans of the tree's ``features`` it owns (and, for thread 0, of those no
     thread fills) for the children of a split it has just filled and subtracted: ``node`` (the
     smaller, in ``slot``) and ``sibling`` (in ``parent_slot``), the left child's into row 0
@@ -95,7 +96,7 @@ def _scan_children(owner, histograms, slot_bins, slot_marked, feature_owner, gai
             if max(feature_owner[feature], 0) == owner:
                 record_pooled_scan(
                     histograms, slot_bins, slot_marked, child_slot, feature, n_bins, missing_bins, child_node, params,
-                    monotonic_cst, None, gains[row], cuts[row], None, feature_owner,
+                    monotonic_cst, None, gains[row], cuts[row], None, feature_owner, sweep_prefix[owner],
                 )  # fmt: skip
 
 
@@ -103,7 +104,7 @@ def _scan_children(owner, histograms, slot_bins, slot_marked, feature_owner, gai
 def fill_histograms_parallel(
     X_binned, rows, start, end, histograms, slot, parent_slot, counts, owned_runs, n_runs, sparse, node_sums, slot_bins,
     slot_marked, was_marked, marks, node, sibling, table, scan_left, scan_right, features, n_bins, missing_bins, params,
-    monotonic_cst, feature_owner, gains, cuts, child_statistics,
+    monotonic_cst, feature_owner, gains, cuts, child_statistics, sweep_prefix,
 ):  # fmt: skip
     """``_histograms._fill_slot`` with each thread ``t`` of numba's filling its features
     ``owned_runs[t, :n_runs[t]]`` (``_histograms.feature_owners``), and, when
@@ -146,7 +147,7 @@ def fill_histograms_parallel(
                 _record_totals(node_sums, sibling, sibling_totals)
         if scans:
             _scan_children(
-                owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, table, node,
+                owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, sweep_prefix, table, node,
                 sibling, slot, parent_slot, totals, sibling_totals, scan_left, scan_right, features, n_bins,
                 missing_bins, params, monotonic_cst, rows.integer_weights,
             )  # fmt: skip
@@ -207,7 +208,7 @@ def fill_node(binned, rows, start, end, pool, slot, parent_slot, node, sibling, 
             binned.X_binned, rows, start, end, histograms, slot, parent_slot, pool.bin_counts, pool.owned_runs,
             pool.n_runs, pool.sparse, pool.node_sums, pool.slot_bins, pool.slot_marked, was_marked, marks, node, sibling,
             table, scan_left, scan_right, features, binned.n_bins, binned.missing_bins, params, monotonic_cst,
-            pool.feature_owner, pool.scan_gains, pool.scan_cuts, pool.child_statistics,
+            pool.feature_owner, pool.scan_gains, pool.scan_cuts, pool.child_statistics, pool.sweep_prefix,
         )  # fmt: skip
         return scan_left or scan_right
     criterion = params.criterion

@@ -414,7 +414,7 @@ def _sweep_bins(scratch, node, params, integer_weights, missing_bin, missing_fir
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bin, node, params, present, monotonic_cst, best_gain):
+def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bin, node, params, present, monotonic_cst, best_gain, prefix):
     """``histogram_scan`` for a moment criterion, reading the bins of ``histograms[slot, feature]``.
 
     Same candidates in the same order (between consecutive occupied bins, the missing
@@ -422,12 +422,21 @@ def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missi
     bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split),
     ``monotonic_cst`` as ``histogram_scan`` takes it. ``slot_bins`` and ``slot_marked``
     are the pool's (``_histograms.Pool``): the sweep of a marked slot walks its marked
-    bins only.
+    bins only. A node without missing rows in the feature, whose values are not
+    clipped, is swept by ``dense_sweep`` in the calling thread's ``prefix`` (float64,
+    (_histograms.N_PREFIX_ROWS, max_bins): a row of ``_histograms.Pool.sweep_prefix``) unless its slot is
+    marked (few rows, whose sparse bins the walk visits alone).
     """
     histogram = histograms[slot, feature]
     bins = slot_bins[slot, feature]
     marked = slot_marked[slot]
     n_missing = int(histogram[missing_bin, _histograms.HIST_COUNT]) if missing_bin >= 0 else 0
+    dense = (
+        not marked
+        and n_missing == 0
+        and node.end - node.start >= max(params.min_samples_leaf, 1)
+        and not _criteria.clips(monotonic_cst, node.constraint, node.lower, node.upper)
+    )
     missing_first, missing_last, cut_before_missing = missing_sweeps(params.missing_direction, n_missing > 0)
     n_occupied = 0
     best_bin = -1
@@ -452,16 +461,114 @@ def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missi
                 best_gain, best_bin, best_next, missing = apart_gain, -1, lowest, MISSING_LEFT
     for sweep in range(int(missing_first) + int(missing_last)):  # one call site, as in histogram_scan
         leading = missing_first and sweep == 0
-        n_occupied, gain, b, after = _pooled_sweep(
-            histogram, bins, marked, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params, monotonic_cst,
-            _present_floor(best_gain, apart_gain),
-        )  # fmt: skip
+        if dense:
+            n_occupied, gain, b, after = dense_sweep(histogram, n_bins, sweep_node, params, prefix, best_gain)
+        else:
+            n_occupied, gain, b, after = _pooled_sweep(
+                histogram, bins, marked, n_bins, missing_bin, leading, cut_before_missing, sweep_node, params,
+                monotonic_cst, _present_floor(best_gain, apart_gain),
+            )  # fmt: skip
         if after >= 0:
             best_gain, best_bin, best_next = gain + apart_gain, b, after
             missing = MISSING_APART if apart else int(leading)
     # The present rows' sweep stops at their last bin: with rows on both sides of the
     # missing test, the feature varies even when they share one bin.
     return n_occupied == 1 and not (apart and n_missing < node.end - node.start), best_gain, best_bin, best_next, missing
+
+
+@jit(refcounted=False, callable_from_python=False)
+def dense_sweep(histogram, n_bins, node, params, prefix, best_gain):
+    """``_pooled_sweep`` of a feature without missing rows in the node, whose gains are not
+    clipped (``_criteria.clips``), in three passes over its bins: the left child's sums
+    at every cut into ``prefix`` (float64 array of shape (_histograms.N_PREFIX_ROWS, max_bins)), the
+    gains of the cuts leaving ``min_samples_leaf`` rows on both sides into its
+    ``_histograms.PREFIX_GAIN`` row at once (``_criteria.moment_gains``, vectorised), and the first
+    of the largest gains. The same return values, bit for bit.
+
+    The sums take a bin's values only where it holds rows, as the walk adds only
+    those (a subtraction may leave a rounding remainder in a bin without rows). A
+    cut after an empty bin has the sums of the cut after the last occupied bin
+    before it, so its gain equals that cut's and, coming later, never wins: the first
+    largest gain is the walk's, at an occupied bin. The walk visits only the occupied
+    bins, but computes each gain as it goes, a loop LLVM cannot vectorise: a gain
+    for every bin computed four at a time costs a third as much on a node whose
+    rows fill most bins (``benchmarks/RESULTS.md``, "The split search's gains four at
+    a time"). The first pass stops, as the walk does, once fewer than
+    ``min_samples_leaf`` rows are right of the cut, and counts the occupied bins as it
+    (only a count of 1 is read: a constant feature).
+
+    Parameters
+    ----------
+    histogram : float64 or int32 array of shape (max_bins, n_hist_columns)
+        One feature's pooled histogram in the node.
+    n_bins : int
+    node : Node
+    params : _builder.GrowthParams
+    prefix : float64 array of shape (_histograms.N_PREFIX_ROWS, max_bins)
+        Scratch, overwritten.
+    best_gain : float
+        The gain to beat.
+
+    Returns
+    -------
+    n_occupied : int
+    gain : float
+    bin, next_bin : int
+        The cut's last left bin and first right occupied bin; -1 and -1 if no cut beats
+        ``best_gain``.
+    """
+    n_node = node.end - node.start
+    last_right = max(params.min_samples_leaf, 1)
+    weighted = histogram.shape[1] > _histograms.HIST_WEIGHT
+    firsts = prefix[_histograms.PREFIX_FIRST]
+    seconds = prefix[_histograms.PREFIX_SECOND]
+    weights = prefix[_histograms.PREFIX_WEIGHT]
+    gains = prefix[_histograms.PREFIX_GAIN]
+    left_first = 0.0
+    left_second = 0.0
+    left_weight = 0.0
+    left_count = 0.0
+    n_occupied = 0
+    lo = n_bins
+    hi = n_bins
+    for b in range(n_bins):
+        # An empty bin's values count as zero, multiplied rather than tested: a test of
+        # the count stays a branch, which a node's scattered bins mispredict. Adding the
+        # product, 0 or -0 for an empty bin, leaves a sum that starts at +0 bit for bit.
+        count = histogram[b, _histograms.HIST_COUNT]
+        kept = np.float64(count != 0.0)
+        left_first += histogram[b, _histograms.HIST_FIRST] * kept
+        left_second += histogram[b, _histograms.HIST_SECOND] * kept
+        if weighted:
+            left_weight += histogram[b, _histograms.HIST_WEIGHT] * kept
+            weights[b] = left_weight
+        left_count += count
+        n_occupied += count != 0.0
+        firsts[b] = left_first
+        seconds[b] = left_second
+        if lo == n_bins and left_count >= last_right:
+            lo = b
+        # Only an occupied bin changes the count: the walk's test after each one, as the
+        # node holds at least last_right rows (``pooled_scan``).
+        if n_node - left_count < last_right:
+            hi = b
+            n_occupied += int(left_count < n_node)
+            break
+    _criteria.moment_gains(
+        params.criterion, firsts, seconds, weights, gains, lo, hi, node.statistics[0], node.statistics[1], node.weight,
+        node.cost, params.l2_regularization, params.min_child_weight,
+    )  # fmt: skip
+    best_bin = -1
+    for j in range(lo, hi):
+        if gains[j] > best_gain:
+            best_gain = gains[j]
+            best_bin = j
+    best_next = -1
+    if best_bin >= 0:
+        best_next = best_bin + 1
+        while histogram[best_next, _histograms.HIST_COUNT] == 0.0:
+            best_next += 1
+    return n_occupied, best_gain, best_bin, best_next
 
 
 @jit(refcounted=False, callable_from_python=False)

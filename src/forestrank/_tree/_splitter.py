@@ -70,7 +70,7 @@ def _no_split():
 
 
 @jit(parallel=True, refcounted=False, callable_from_python=False, cache=False)  # docs/design.md, "Numba rules": parallel kernels that call kernels
-def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, n_owners):
+def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, gains, cuts, categories, feature_owner, sweep_prefix, n_owners):
     """``pooled_scans`` of features ``first:last`` on numba's threads, each writing its own
     entries. Thread ``t`` scans the drawn features it fills and subtracts
     (``feature_owner``; ``_pooled_fill.fill_histograms_parallel``), so that a feature's
@@ -82,7 +82,7 @@ def _pooled_scans_parallel(histograms, slot_bins, slot_marked, slot, features, f
             if max(feature_owner[feature], 0) == owner:
                 _pooled_fill.record_pooled_scan(
                     histograms, slot_bins, slot_marked, slot, feature, n_bins, missing_bins, node, params,
-                    monotonic_cst, None, gains, cuts, categories, feature_owner,
+                    monotonic_cst, None, gains, cuts, categories, feature_owner, sweep_prefix[owner],
                 )  # fmt: skip
 
 
@@ -95,7 +95,7 @@ def on_several_threads(n_threads):
 
 
 @jit(refcounted=False, callable_from_python=False)
-def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, n_threads):
+def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, feature_owner, sweep_prefix, n_threads):
     """Every drawn feature ``features[first:last]`` of a node scanned in its pooled histograms.
 
     Each scan looks for its feature's best cut against no floor, so that the scans are
@@ -132,6 +132,8 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
         The tree's categorical features; None: none.
     feature_owner : int64 array of shape (n_features,)
         ``Pool.feature_owner``: the thread that fills each feature, -1 for none.
+    sweep_prefix : float64 array of shape (n_owners, N_PREFIX_ROWS, max_bins)
+        ``Pool.sweep_prefix``: each thread's scratch for its sweeps.
     n_threads : int or None
         ``params.n_threads``, an argument of its own: None (a tree grown on one thread)
         compiles no parallel scan (``_rows.partition_node``).
@@ -139,13 +141,13 @@ def pooled_scans(histograms, slot_bins, slot_marked, slot, features, first, last
     if present is None and n_threads is not None and n_threads > 1 and last - first > 1:
         _pooled_scans_parallel(
             histograms, slot_bins, slot_marked, slot, features, first, last, n_bins, missing_bins, node, params,
-            monotonic_cst, gains, cuts, categories, feature_owner, n_threads,
+            monotonic_cst, gains, cuts, categories, feature_owner, sweep_prefix, n_threads,
         )  # fmt: skip
         return
     for i in range(first, last):
         _pooled_fill.record_pooled_scan(
             histograms, slot_bins, slot_marked, slot, features[i], n_bins, missing_bins, node, params,
-            monotonic_cst, present, gains, cuts, categories, feature_owner,
+            monotonic_cst, present, gains, cuts, categories, feature_owner, sweep_prefix[0],
         )  # fmt: skip
 
 
@@ -177,7 +179,7 @@ def _pooled_best_split(binned, node, params, present, features, rng_state, pool,
             pooled_scans(
                 pool.histograms, pool.slot_bins, pool.slot_marked, slot, features, first, drawn, binned.n_bins,
                 binned.missing_bins, node, params, monotonic_cst, present, gains, cuts, categories, pool.feature_owner,
-                params.n_threads,
+                pool.sweep_prefix, params.n_threads,
             )  # fmt: skip
         for i in range(first, drawn):
             feature = features[i]
