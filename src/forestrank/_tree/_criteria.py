@@ -347,20 +347,32 @@ def candidate_gain(
     else:
         right_first = node_first - left_first
         right_second = node_second - left_second
-        if criterion == NEWTON:
-            if left_second < min_child_weight or right_second < min_child_weight:
-                return -np.inf
-        elif left_weight < min_child_weight or right_weight < min_child_weight:
+        if _too_light(criterion, left_second, right_second, left_weight, right_weight, min_child_weight):
             return -np.inf
         if clips(monotonic_cst, constraint, lower, upper):
             return _clipped_gain(
                 criterion, left_first, left_second, left_weight, node_first, node_second, node_weight, l2, lower, upper,
                 constraint,
             )  # fmt: skip
-        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
-            criterion, right_first, right_second, right_weight, l2
-        )
+        children = _children_cost(criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2)
     return node_cost - children
+
+
+@jit(inline="always")
+def _too_light(criterion, left_second, right_second, left_weight, right_weight, min_child_weight):
+    """Whether a child of a moment criterion's cut falls short of ``min_child_weight``: of
+    hessian for newton (LightGBM's ``min_sum_hessian_in_leaf``), of weight otherwise."""
+    if criterion == NEWTON:
+        return left_second < min_child_weight or right_second < min_child_weight
+    return left_weight < min_child_weight or right_weight < min_child_weight
+
+
+@jit(inline="always")
+def _children_cost(criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2):
+    """The two children's ``moment_cost``, left plus right."""
+    return moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
+        criterion, right_first, right_second, right_weight, l2
+    )
 
 
 @jit(inline="always")
@@ -386,24 +398,20 @@ def _cut_gains(criterion, firsts, seconds, weights, gains, lo, hi, node_first, n
         right_first = node_first - left_first
         right_second = node_second - left_second
         right_weight = node_weight - left_weight
-        if criterion == NEWTON:
-            too_light = left_second < min_child_weight or right_second < min_child_weight
-        else:
-            too_light = left_weight < min_child_weight or right_weight < min_child_weight
-        children = moment_cost(criterion, left_first, left_second, left_weight, l2) + moment_cost(
-            criterion, right_first, right_second, right_weight, l2
-        )
+        too_light = _too_light(criterion, left_second, right_second, left_weight, right_weight, min_child_weight)
+        children = _children_cost(criterion, left_first, left_second, left_weight, right_first, right_second, right_weight, l2)
         gains[nowrap(j)] = -np.inf if too_light else node_cost - children
 
 
 @jit(inline="always")
 def moment_gains(criterion, firsts, seconds, weights, gains, lo, hi, node_first, node_second, node_weight, node_cost, l2, min_child_weight):
-    """``candidate_gain`` of a moment criterion at every cut ``lo <= j < hi`` of a sweep at once,
-    unclipped (``clips`` false) and each cut leaving enough rows on both sides, into
-    ``gains[j]``: the left child's moments and weight at cut ``j`` are ``firsts[j]``,
-    ``seconds[j]`` and ``weights[j]`` (float64 arrays of shape (>= hi,); the weights are read
-    by the variance criterion only, newton's limit being on the second moment). The operations of
-    ``candidate_gain`` in its order, so its bits; as one loop without branches over
+    """``candidate_gain`` of a moment criterion (``NEWTON`` or ``VARIANCE``, the only two) at
+    every cut ``lo <= j < hi`` of a sweep at once, unclipped (``clips`` false) and each cut
+    leaving enough rows on both sides, into ``gains[j]``. The left child's moments and
+    weight at cut ``j`` are ``firsts[j]``, ``seconds[j]`` and ``weights[j]`` (float64 arrays
+    of shape (>= hi,); the weights are read by the variance criterion only, newton's
+    minimum being on the second moment). ``candidate_gain``'s operations in its order
+    (``_too_light``, ``_children_cost``), so its bits; as one loop without branches over
     contiguous arrays, which LLVM vectorises, divisions included, unlike a sweep that
     computes each gain as it walks the bins (``_scans.dense_sweep``)."""
     if criterion == NEWTON:

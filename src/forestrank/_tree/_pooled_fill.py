@@ -147,8 +147,8 @@ def fill_histograms_parallel(
                 _record_totals(node_sums, sibling, sibling_totals)
         if scans:
             _scan_children(
-                owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, sweep_prefix, table, node,
-                sibling, slot, parent_slot, totals, sibling_totals, scan_left, scan_right, features, n_bins,
+                owner, histograms, slot_bins, slot_marked, feature_owner, gains, cuts, child_statistics, sweep_prefix,
+                table, node, sibling, slot, parent_slot, totals, sibling_totals, scan_left, scan_right, features, n_bins,
                 missing_bins, params, monotonic_cst, rows.integer_weights,
             )  # fmt: skip
 

@@ -8,7 +8,9 @@ of the node. The scans visit the same candidates in the same increasing-bin orde
   walk the occupied bins, found through an occupancy bitmap of 64-bit words, so a
   node costs O(n_node + occupied bins) whatever the number of bins. No comparison
   sort: its mispredicted branches dominated deep nodes;
-* ``pooled_scan``: the same walk over a node's pooled histograms (``_histograms``);
+* ``pooled_scan``: the same walk over a node's pooled histograms (``_histograms``), or,
+  where the node's rows fill most bins, a gain for every bin computed four at a time
+  (``dense_sweep``);
 * ``sorted_sweep`` (stateful criteria, and tests): a counting sort by bin over the
   same bitmap (``sort_by_bin``), then samples move to the left child one at a time.
 
@@ -16,8 +18,9 @@ For entropy and gini only boundary points are evaluated
 (``_criteria.boundary_points_suffice``), identically in every scan. RF-rand draws
 its split instead (``random_split``).
 
-The loops index their arrays themselves and call only scalar helpers of
-``_criteria`` (``docs/design.md``, "Numba rules").
+The loops index their arrays themselves and call scalar helpers of ``_criteria``, or,
+for the dense sweep's gains, its one loop over arrays (``_criteria.moment_gains``)
+(``docs/design.md``, "Numba rules").
 """
 
 from collections import namedtuple
@@ -422,10 +425,11 @@ def pooled_scan(histograms, slot_bins, slot_marked, slot, feature, n_bins, missi
     bin, next bin, missing). ``present`` is ``ScanScratch.present`` (None: no three-way split),
     ``monotonic_cst`` as ``histogram_scan`` takes it. ``slot_bins`` and ``slot_marked``
     are the pool's (``_histograms.Pool``): the sweep of a marked slot walks its marked
-    bins only. A node without missing rows in the feature, whose values are not
-    clipped, is swept by ``dense_sweep`` in the calling thread's ``prefix`` (float64,
-    (_histograms.N_PREFIX_ROWS, max_bins): a row of ``_histograms.Pool.sweep_prefix``) unless its slot is
-    marked (few rows, whose sparse bins the walk visits alone).
+    bins only. A node of at least ``min_samples_leaf`` rows (and one), none of them
+    missing the feature, whose values are not clipped and whose slot is not marked (a
+    marked slot's few rows the walk visits alone), is swept by ``dense_sweep`` in the
+    calling thread's ``prefix`` (float64, (_histograms.N_PREFIX_ROWS, max_bins): a row of
+    ``_histograms.Pool.sweep_prefix``).
     """
     histogram = histograms[slot, feature]
     bins = slot_bins[slot, feature]
@@ -494,8 +498,9 @@ def dense_sweep(histogram, n_bins, node, params, prefix, best_gain):
     for every bin computed four at a time costs a third as much on a node whose
     rows fill most bins (``benchmarks/RESULTS.md``, "The split search's gains four at
     a time"). The first pass stops, as the walk does, once fewer than
-    ``min_samples_leaf`` rows are right of the cut, and counts the occupied bins as it
-    (only a count of 1 is read: a constant feature).
+    ``min_samples_leaf`` rows are right of the cut, and counts the occupied bins as the
+    walk counts them (only a count of 1 is read: a constant feature). Bit for bit where
+    the histograms' sums are finite: an empty bin's value times 0 is not 0 if infinite.
 
     Parameters
     ----------
@@ -566,7 +571,9 @@ def dense_sweep(histogram, n_bins, node, params, prefix, best_gain):
     best_next = -1
     if best_bin >= 0:
         best_next = best_bin + 1
-        while histogram[best_next, _histograms.HIST_COUNT] == 0.0:
+        # The counts of the node's bins add up to its rows, so an occupied bin follows a
+        # cut with rows right of it; the bound keeps the reads in the array regardless.
+        while best_next < n_bins - 1 and histogram[best_next, _histograms.HIST_COUNT] == 0.0:
             best_next += 1
     return n_occupied, best_gain, best_bin, best_next
 
