@@ -495,8 +495,8 @@ def dense_sweep(histogram, n_bins, node, params, prefix, best_gain):
     before it, so its gain equals that cut's and, coming later, never wins: the first
     largest gain is the walk's, at an occupied bin. The walk visits only the occupied
     bins, but computes each gain as it goes, a loop LLVM cannot vectorise: a gain
-    for every bin computed four at a time costs a third as much on a node whose
-    rows fill most bins (``benchmarks/RESULTS.md``, "The split search's gains four at
+    for every bin computed four at a time costs less than half as much on a node
+    whose rows fill most bins (``benchmarks/RESULTS.md``, "The split search's gains four at
     a time"). The first pass stops, as the walk does, once fewer than
     ``min_samples_leaf`` rows are right of the cut, and counts the occupied bins as the
     walk counts them (only a count of 1 is read: a constant feature). Bit for bit where
