@@ -27,6 +27,10 @@ one fit each in turn per round, against the machine's drift. Data:
   the folds.
 * ``synthetic``: ``make_ranking(2500 queries x 100 documents, 136 features,
   random_state=0)``; the first 2,000 queries (200k rows) train, the last 500 test.
+* ``uniform``: the same rows and grades with every feature uniform on (0, 1) in
+  float32: each value standardised by the features' variance (1.25: the query's
+  offset and the document's noise) and mapped through the normal CDF, a monotone map
+  that keeps each feature's order and so what it says about the grades.
 * ``missing``: ``make_ranking(1250 queries x 100 documents, 40 features, 10 of them
   informative, missing_fraction=0.3, missing="mnar", random_state=0)``: 30% of the
   informative features' values missing, more often in the less relevant documents;
@@ -467,6 +471,10 @@ def load_splits(data: str, datasets: Path, folds: list[int]) -> list[tuple]:
         train = qid < 1000
         return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
     X, y, qid = make_ranking(n_queries=2500, docs_per_query=100, n_features=136, random_state=0)
+    if data == "uniform":
+        from scipy.special import ndtr
+
+        X = ndtr(X / np.sqrt(1.25)).astype(np.float32)
     train = qid < 2000
     return [(X[train], y[train], qid[train], X[~train], y[~train], qid[~train], None)]
 
@@ -668,7 +676,7 @@ def _paired_tests(ours: Summary, other: Summary) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("estimator", choices=sorted(CONTENDERS))
-    parser.add_argument("--data", choices=["mq2008", "lightgbm", "longlists", "synthetic", "missing"], default="mq2008")
+    parser.add_argument("--data", choices=["mq2008", "lightgbm", "longlists", "synthetic", "uniform", "missing"], default="mq2008")
     parser.add_argument("--datasets", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "datasets")
     parser.add_argument("--n-estimators", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=1, help="repeat with random_state 0..seeds-1")
