@@ -30,7 +30,8 @@ partitions; ``lightgbm.LGBMRanker`` in memory with ``n_jobs=2`` (what LightGBM's
 cluster fit costs beyond its fit in memory); ``lightgbm.DaskLGBMRanker`` and ``xgboost.dask.DaskXGBRanker`` (``tree_method="hist"``,
 ``grow_policy="lossguide"``, ``max_leaves=31``, ``rank:ndcg``) on the same partitions;
 each cluster contender on its own ``LocalCluster`` of 2 single-threaded worker
-processes, every contender in a process of its own, in the order given. Reported: the
+processes, every contender in a process of its own, in the order given, forestrank's after an
+untimed two-iteration fit that fills numba's cache. Reported: the
 fit's wall time (the Dask contenders' from the collections to the fitted model), test
 NDCG@10 (plain), forestrank's scheduler rounds and bytes received per tree, and each
 worker's peak resident memory during the fit beside its resident memory before the fit
@@ -332,33 +333,43 @@ def _boosting_contender(name: str, path: Path, iterations: int, n_partitions: in
     queue.put(result)
 
 
+def _boosting_in_process(context, name: str, path: Path, iterations: int, args: argparse.Namespace) -> dict | None:
+    """One contender's fit in a spawned process of its own: its result, or None if it died."""
+    from queue import Empty
+
+    queue = context.Queue()
+    process = context.Process(target=_boosting_contender, args=(name, path, iterations, args.partitions, args.load_on_workers, queue))
+    process.start()
+    result = None
+    while result is None:
+        try:
+            result = queue.get(timeout=5)
+        except Empty:
+            if not process.is_alive():
+                print(f"  {name}: failed (exit code {process.exitcode})", flush=True)
+                break
+    process.join()
+    return result
+
+
 def boosting(args: argparse.Namespace) -> None:
     import multiprocessing
     import tempfile
-    from queue import Empty
 
     context = multiprocessing.get_context("spawn")
     runs: dict = {}
     with tempfile.TemporaryDirectory() as folder:
         path = _boosting_data(Path(folder), args.queries)
+        # Untimed: a fit of two iterations fills numba's cache for the driver's and the workers'
+        # kernels, so that no timed fit (the first round's included) pays their compilation.
+        for name in args.contenders:
+            if name.startswith("forestrank") and _boosting_in_process(context, name, path, 2, args) is not None:
+                print(f"  {name}: warm-up fit of 2 iterations done", flush=True)
         for round_index in range(args.rounds):  # the contenders alternate, round after round
             for name in args.contenders:
                 if round_index and name not in args.repeated:
                     continue
-                queue = context.Queue()
-                process = context.Process(
-                    target=_boosting_contender, args=(name, path, args.iterations, args.partitions, args.load_on_workers, queue)
-                )
-                process.start()
-                result = None
-                while result is None:
-                    try:
-                        result = queue.get(timeout=5)
-                    except Empty:
-                        if not process.is_alive():
-                            print(f"  {name}: failed (exit code {process.exitcode})", flush=True)
-                            break
-                process.join()
+                result = _boosting_in_process(context, name, path, args.iterations, args)
                 print(f"  {name}: {result}", flush=True)
                 if result is not None:
                     runs.setdefault(name, []).append(result)
