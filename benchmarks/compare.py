@@ -27,10 +27,11 @@ one fit each in turn per round, against the machine's drift. Data:
   the folds.
 * ``synthetic``: ``make_ranking(2500 queries x 100 documents, 136 features,
   random_state=0)``; the first 2,000 queries (200k rows) train, the last 500 test.
-* ``uniform``: the same rows and grades with every feature uniform on (0, 1) in
+* ``uniform``: the same rows and grades with every feature uniform on [0, 1] in
   float32: each value standardised by the features' variance (1.25: the query's
   offset and the document's noise) and mapped through the normal CDF, a monotone map
-  that keeps each feature's order and so what it says about the grades.
+  that keeps each feature's order (up to float32 rounding) and so what it says about
+  the grades.
 * ``missing``: ``make_ranking(1250 queries x 100 documents, 40 features, 10 of them
   informative, missing_fraction=0.3, missing="mnar", random_state=0)``: 30% of the
   informative features' values missing, more often in the less relevant documents;
