@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -76,10 +77,12 @@ print(json.dumps(compiled))
     assert set(compiled.values()) == {0}
 
 
-# A cold start of four fits' kernels in a process of its own (numba's events and the
-# compiled code are only seen where they compile), read by the two tests below.
+# One cold start in a process of its own (numba's events and the compiled code are only
+# seen where they compile), read by the tests below: first two forests, whose kernels
+# compile before any boosting fit's, then four fits' kernels, then the boosting fit whose
+# cache the cached-threaded-kernel test starts from. One process compiles what three did.
 COLD_START = """
-import importlib, json, pkgutil, re, sys
+import importlib, inspect, json, pkgutil, re, sys
 import numpy as np
 from numba.core import event
 from numba.core import types
@@ -87,24 +90,40 @@ from numba.core.compiler import Flags
 from numba.core.registry import CPUDispatcher
 import forestrank
 from forestrank import LambdaMART, PLRank, RFPointRanker, load_letor, make_ranking, ndcg_score
+from forestrank._tree import _scans
 literal = []
+compiled_names = []
 class Listener(event.Listener):
     def on_start(self, data):
         arguments = str(data.data.get("args"))
         if "Literal" in arguments:
             literal.append(str(data.data.get("dispatcher")) + arguments)
+        compiled_names.append(data.data["dispatcher"].py_func.__name__)
     def on_end(self, data):
         pass
 event.register("numba:compile", Listener())
 load_letor(sys.argv[1])
 load_letor(sys.argv[1], dtype=np.float32)
 X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
+del compiled_names[:]
+RFPointRanker(n_estimators=2, n_jobs=2).fit(X, y, qid=qid)
+RFPointRanker(n_estimators=2, n_jobs=2, criterion="variance", max_features=None).fit(X, y, qid=qid)
+def monotone_types(scan):
+    position = list(inspect.signature(scan.py_func).parameters).index("monotonic_cst")
+    return sorted({str(signature[position]) for signature in scan.signatures})
+forest = {
+    "compiled": list(compiled_names),
+    "histogram_scan_monotone": monotone_types(_scans.histogram_scan),
+    "pooled_scan_monotone": monotone_types(_scans.pooled_scan),
+}
 X[::5, 1] = np.nan
 ndcg_score(y, np.round(X[:, 0], 1), qid, ties="pessimistic")
 LambdaMART(n_estimators=2).fit(X, y, qid=qid)
 LambdaMART(n_estimators=2, grow_policy="symmetric").fit(X, y, qid=qid)
 PLRank(n_estimators=2).fit(X, y, qid=qid)
 RFPointRanker(n_estimators=2, criterion="entropy", missing_direction="separate").fit(X, y, qid=qid)
+X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=0)
+LambdaMART(n_estimators=2, n_jobs=2, random_state=0).fit(X, y, qid=qid)
 overloads = {}
 calls = []
 for info in pkgutil.walk_packages(forestrank.__path__, "forestrank."):
@@ -129,6 +148,7 @@ for name, (kernel, counting, code) in overloads.items():
         if callee in overloads and overloads[callee][1] and not counting:
             linked.append(kernel + " -> " + overloads[callee][0])
 print(json.dumps({
+    "forest": forest,
     "literal": literal,
     "calls": sorted(set(calls)),
     "linked": sorted(set(linked)),
@@ -147,7 +167,7 @@ def cold_start(tmp_path_factory):
     environment = {**os.environ, "NUMBA_CACHE_DIR": str(folder / "cache"), "NUMBA_NUM_THREADS": "2"}
     run = subprocess.run([sys.executable, "-c", COLD_START, str(path)], capture_output=True, text=True, env=environment)
     assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)
+    return {**json.loads(run.stdout), "cache": folder / "cache"}
 
 
 @pytest.mark.slow  # a cold compile of four fits' kernels
@@ -173,8 +193,8 @@ def test_no_kernel_declared_without_reference_counts_runs_counting_code(cold_sta
     assert cold_start["counting_code"] == []
 
 
-@pytest.mark.slow  # a cold compile of a forest's kernels
-def test_a_forest_compiles_no_parallel_kernel_no_monotone_gain_and_no_penalty(tmp_path):
+@pytest.mark.slow  # the same cold start
+def test_a_forest_compiles_no_parallel_kernel_no_monotone_gain_and_no_penalty(cold_start):
     """Forests grow each tree on one thread (in joblib's threads, where numba's parallel
     kernels must not run), so their builders, the pooled one included, compile no
     parallel partition, fill or scan: ``n_threads`` None is a type numba drops those
@@ -184,35 +204,58 @@ def test_a_forest_compiles_no_parallel_kernel_no_monotone_gain_and_no_penalty(tm
     None, so that no clipped gain is compiled into them (``_criteria.candidate_gain``),
     another tenth; and a tree without feature costs hands its builder
     ``feature_penalty`` None, which compiles no penalty sums (``_builder._penalty_units``),
-    and a searched tree compiles no drawn split (``Workspace.drawn`` None)."""
-    code = """
-import inspect, json
-from numba.core import event
-from forestrank import RFPointRanker, make_ranking
-from forestrank._tree import _scans
-compiled = []
-class Listener(event.Listener):
-    def on_start(self, data):
-        compiled.append(data.data["dispatcher"].py_func.__name__)
-    def on_end(self, data):
-        pass
-event.register("numba:compile", Listener())
-X, y, qid = make_ranking(n_queries=20, docs_per_query=15, n_features=4, random_state=0)
-RFPointRanker(n_estimators=2, n_jobs=2).fit(X, y, qid=qid)
-RFPointRanker(n_estimators=2, n_jobs=2, criterion="variance", max_features=None).fit(X, y, qid=qid)
-def monotone_types(scan):
-    position = list(inspect.signature(scan.py_func).parameters).index("monotonic_cst")
-    return sorted({str(signature[position]) for signature in scan.signatures})
-print(json.dumps([compiled, monotone_types(_scans.histogram_scan), monotone_types(_scans.pooled_scan)]))
-"""
-    output = run_python(code, NUMBA_CACHE_DIR=str(tmp_path / "cache"), NUMBA_NUM_THREADS="2")
-    compiled, histogram_scan_types, pooled_scan_types = json.loads(output)
-    assert {"partition", "fill_node", "pooled_scans"} <= set(compiled)
+    and a searched tree compiles no drawn split (``Workspace.drawn`` None). The forests
+    are the cold start's first fits: what they compile is theirs."""
+    forest = cold_start["forest"]
+    compiled = set(forest["compiled"])
+    assert {"partition", "fill_node", "pooled_scans"} <= compiled
     assert [name for name in compiled if name.endswith("_parallel")] == []
-    assert histogram_scan_types == pooled_scan_types == ["none"]
+    assert forest["histogram_scan_monotone"] == forest["pooled_scan_monotone"] == ["none"]
     assert "_clipped_gain" not in compiled
     assert "root_penalty_sums" not in compiled
     assert "random_split" not in compiled
+
+
+# Two fresh processes on a copy of the cold start's cache, which holds the builder's
+# kernels of a boosting fit (among them ``pooled_scans``, the one cached caller of the
+# parallel scans): the first compiles ``best_split`` for Python on that cached
+# ``pooled_scans``, the second loads that ``best_split`` from the cache and runs it
+# first. Each imports the tests' conftest, as a test process does.
+_CACHED_THREADED_KERNEL = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import conftest
+import numpy as np
+from tree.helpers import POOLED, call_best_split, training_set
+from forestrank._tree import _criteria, _splitter
+rng = np.random.default_rng(0)
+X = rng.normal(size=(30, 2))
+training, _ = training_set(X, np.column_stack([np.round(2 * X[:, 1]), np.ones(30)]))
+print(call_best_split(training, _criteria.NEWTON, np.ones(30), POOLED, n_threads=2)[0])
+print("loaded" if sum(_splitter.best_split.stats.cache_hits.values()) else "compiled")
+print(sum(_splitter.pooled_scans.stats.cache_hits.values()))  # 0 where best_split's cached code holds it
+"""
+
+
+@pytest.mark.slow  # the same cold start
+def test_a_test_process_runs_a_cached_kernel_that_links_parallel_code_first(cold_start, tmp_path):
+    """Numba launches its threads for a parallel kernel it compiles or loads, but a cached
+    caller compiled on that kernel's cached code carries no launch: run first in a process,
+    it crashed it. The tests' conftest launches numba's threads, as the package's
+    ``parallel.numba_threads`` does around every threaded fit."""
+    cache = tmp_path / "cache"
+    shutil.copytree(cold_start["cache"], cache)
+    environment = {**os.environ, "NUMBA_CACHE_DIR": str(cache)}
+    outputs = []
+    for step in ("compile", "load"):
+        run = subprocess.run(
+            [sys.executable, "-c", _CACHED_THREADED_KERNEL, str(ROOT / "tests")],
+            capture_output=True, text=True, env=environment,
+        )  # fmt: skip
+        assert run.returncode == 0, (step, run.returncode, run.stderr[-2000:])
+        outputs.append(run.stdout.split())
+    # the first compiles ``best_split`` on the cached ``pooled_scans``; the second loads it
+    assert outputs == [["1", "compiled", "1"], ["1", "loaded", "0"]]
 
 
 def test_jitted_and_interpreted_kernels_agree(tmp_path):
