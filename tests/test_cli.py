@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import shutil
 import subprocess
 import sys
 
@@ -183,6 +184,36 @@ def _small_file(tmp_path):
     return path
 
 
+# Models the command line trains once for the tests that only load, export or corrupt them;
+# each test works on its own copy.
+@pytest.fixture(scope="module")
+def small_forest(tmp_path_factory):
+    """(data, model): ``_small_file`` and a two-tree RF-point model trained on it, saved by joblib."""
+    folder = tmp_path_factory.mktemp("small_forest")
+    data, model = _small_file(folder), folder / "m.joblib"
+    run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
+    return data, model
+
+
+@pytest.fixture(scope="module")
+def small_forest_skops(tmp_path_factory):
+    """(data, model): as ``small_forest``, saved by skops."""
+    pytest.importorskip("skops")
+    folder = tmp_path_factory.mktemp("small_forest_skops")
+    data, model = _small_file(folder), folder / "m.skops"
+    run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
+    return data, model
+
+
+@pytest.fixture(scope="module")
+def example_forest(lambdarank_example, tmp_path_factory):
+    """A two-tree RF-point model of LightGBM's example set's 300 features, saved by joblib."""
+    model = tmp_path_factory.mktemp("example_forest") / "model.joblib"
+    run("train", "--model", "rfpoint", "--train", lambdarank_example / "rank.test", "--param", "n_estimators=2",
+        "--output", model)  # fmt: skip
+    return model
+
+
 @pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -255,10 +286,9 @@ def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_e
         (["--format", "lightgbm", "--dtype", "float32"], "--dtype applies to --format onnx"),
     ],
 )
-def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example, tmp_path):
+def test_export_refuses_bad_input_in_one_line(args, message, example_forest, tmp_path):
     model = tmp_path / "model.joblib"
-    run("train", "--model", "rfpoint", "--train", lambdarank_example / "rank.test", "--param", "n_estimators=2",
-        "--output", model)  # fmt: skip
+    shutil.copyfile(example_forest, model)
     short = tmp_path / "short.txt"
     short.write_text("a\nb\n")
     filled = [argument.format(short=short) for argument in args]
@@ -273,11 +303,11 @@ def test_export_refuses_bad_input_in_one_line(args, message, lambdarank_example,
 
 @pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize("output", ["same", "dot", "link"])
-def test_export_refuses_to_write_over_its_own_model(output, tmp_path):
+def test_export_refuses_to_write_over_its_own_model(output, small_forest, tmp_path):
     """``forestrank export --model m.skops --format lightgbm m.skops`` replaced the trained
     model with the export and exited 0."""
     model = tmp_path / "m.joblib"
-    run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=2", "--output", model)
+    shutil.copyfile(small_forest[1], model)
     saved = model.read_bytes()
     target = {"same": model, "dot": tmp_path / "." / "m.joblib", "link": tmp_path / "link.joblib"}[output]
     if output == "link":
@@ -322,13 +352,11 @@ def _not_a_zip(model_path, tmp_path):
 
 @pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize("craft", [_rewritten_class, _wider_member, _not_a_zip])
-def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
+def test_every_bad_model_file_is_one_line_and_status_2(craft, small_forest_skops, tmp_path):
     """A file whose top-level class was rewritten to RandomForestRegressor loaded, and
     predict ended in a traceback with status 1."""
-    pytest.importorskip("skops")
-    data = _small_file(tmp_path)
-    model = tmp_path / "m.skops"
-    run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
+    data, model = small_forest_skops[0], tmp_path / "m.skops"
+    shutil.copyfile(small_forest_skops[1], model)
     crafted = craft(model, tmp_path)
     for command in (["predict", "--model", crafted, data], ["export", "--model", crafted, "--format", "lightgbm", tmp_path / "o.txt"]):
         result = run(*command, check=False)
@@ -345,9 +373,9 @@ def test_every_bad_model_file_is_one_line_and_status_2(craft, tmp_path):
         (["--format", "lightgbm", "--feature-names", "{latin1}"], "--feature-names {latin1}: not UTF-8 text"),
     ],
 )
-def test_export_refuses_an_empty_name_and_names_that_are_not_utf8_in_one_line(args, message, tmp_path):
+def test_export_refuses_an_empty_name_and_names_that_are_not_utf8_in_one_line(args, message, small_forest, tmp_path):
     model = tmp_path / "m.joblib"
-    run("train", "--model", "rfpoint", "--train", _small_file(tmp_path), "--param", "n_estimators=2", "--output", model)
+    shutil.copyfile(small_forest[1], model)
     names, latin1 = tmp_path / "names.txt", tmp_path / "latin1.txt"
     names.write_text("a\nb\n", encoding="utf-8")
     latin1.write_bytes("café\nb\n".encode("latin-1"))
