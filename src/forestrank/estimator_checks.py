@@ -96,7 +96,7 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
         resampled = estimator.bootstrap or estimator.sample_level == "document"
         return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if resampled else {}
     if isinstance(estimator, BaseBoostingRanker):
-        if getattr(estimator, "objective", None) in GRADE_OBJECTIVES:
+        if getattr(estimator, "objective", None) in (*GRADE_OBJECTIVES, "mart"):
             return {}  # per-document losses; the check's data grows no tree that min_samples_leaf tells apart
         failures = dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES)
         if isinstance(estimator, PLRank):

@@ -50,6 +50,27 @@ def test_newton_and_squared_split_gains_grow_the_same_trees_for_the_squared_loss
     np.testing.assert_allclose(models[0].predict(X), models[1].predict(X), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("objective", ["mart", "cumulative"])
+def test_the_starting_constant_minimises_the_weighted_loss(data, objective):
+    """With ``sample_weight`` the constant the boosting starts from is the weighted mean
+    target (LightGBM's ``boost_from_average``, scikit-learn's least squares): a query of
+    weight 2 starts the fit where the query given twice does. It was the unweighted mean."""
+    X, y, qid = data
+    heavy = qid < np.unique(qid)[len(np.unique(qid)) // 3]
+    weights = np.where(heavy, 2.0, 1.0)
+    weighted = LambdaMART(n_estimators=1, objective=objective, random_state=0).fit(X, y, qid=qid, sample_weight=weights)
+    twice = LambdaMART(n_estimators=1, objective=objective, random_state=0).fit(
+        np.vstack([X, X[heavy]]), np.concatenate([y, y[heavy]]), qid=np.concatenate([qid, qid[heavy] + qid.max() + 1])
+    )  # fmt: skip
+    np.testing.assert_allclose(weighted.baseline_, twice.baseline_, rtol=1e-12)
+    if objective == "mart":
+        assert weighted.baseline_[0] == pytest.approx(np.average(y, weights=weights), rel=1e-12)
+        assert weighted.baseline_[0] != pytest.approx(y.mean(), rel=1e-6)
+    else:  # the weighted share of rows at or below each grade
+        grades = np.unique(y)[:-1]
+        np.testing.assert_allclose(weighted.baseline_, [np.average(y <= grade, weights=weights) for grade in grades], rtol=1e-12)
+
+
 def test_mart_first_tree_is_a_least_squares_fit_of_the_grades(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=1, objective="mart", learning_rate=1.0, random_state=0).fit(X, y, qid=qid)

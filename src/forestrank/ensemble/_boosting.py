@@ -428,7 +428,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
-        raw = self._start(X_train, y_train, query_of_train_row, objective)
+        raw = self._start(X_train, y_train, query_of_train_row, objective, base_weight)
         for item in evals:
             item.raw = self._baseline(item.X)
         n_rows = len(y_train)
@@ -829,11 +829,14 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         evals.append(EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1)), held_ids))
         return ~held_rows
 
-    def _start(self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective) -> np.ndarray:
-        """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the objective's constant."""
+    def _start(
+        self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective, sample_weight: np.ndarray | None
+    ) -> np.ndarray:  # fmt: skip
+        """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the
+        objective's constant for the rows' ``sample_weight`` (float64, (n_rows,))."""
         if self.init is None:
             self.init_ = None
-            self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(), dtype=FLOAT_DTYPE))
+            self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(sample_weight), dtype=FLOAT_DTYPE))
             return np.tile(self.baseline_, (len(y), 1))
         self._check_init_objective(self.classes_ is not None)
         self.baseline_ = np.zeros(1)

@@ -61,7 +61,7 @@ from .._tree._remote import PartitionsExchange, sum_in_order
 from ..parallel._local import numba_threads
 from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
-from ..objectives._base import distinct_grades
+from ..objectives._base import distinct_grades, weighted_target_sums
 from ..objectives._draws import DrawShare
 from ..parallel._cluster import (
     check_two_dimensional,
@@ -271,9 +271,12 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers; ``bias``: the
     position bias's steps (``PositionBias`` without rows), or None."""
     initial = [answer for per_actor in rounds("initial_scores", ()) for answer in per_actor]
-    counts, scores, n_outputs, grades = zip(*initial)
+    counts, scores, n_outputs, grades, from_mean_target = zip(*initial)
     model.n_outputs_, model.classes_ = n_outputs[0], grades[0]
-    if model.init_ is None:
+    if model.init_ is None and from_mean_target[0]:
+        sums = _in_partition_order(rounds, "target_sums", ())
+        model.baseline_ = sums[:-1] / sums[-1]  # ``objectives._base.mean_target`` over every partition's rows
+    elif model.init_ is None:
         model.baseline_ = _pooled_initial_score(scores, counts)
     else:  # the scores start from init's predictions, made on the workers when binning (_binned)
         model.baseline_ = np.zeros(1)
@@ -391,9 +394,9 @@ def _no_rows(part: _Part) -> object:
 
 
 def _pooled_initial_score(scores: tuple, counts: tuple) -> np.ndarray:
-    """The fit's starting score from each partition's ``initial_score`` on its rows: a
-    constant is itself, a mean target (MART, cumulative boosting) the partitions' means
-    weighted by their rows."""
+    """The fit's starting score from each partition's ``initial_score`` on its rows, for an
+    objective whose constant is not a mean target: a constant is itself, another the
+    partitions' scores weighted by their rows."""
     scores = [np.atleast_1d(np.asarray(score, dtype=FLOAT_DTYPE)) for score in scores]
     if all(np.array_equal(score, scores[0]) for score in scores):
         return scores[0]
@@ -704,11 +707,23 @@ class BoostingWorker(WorkerPartitions):
         )  # fmt: skip
 
     def initial_scores(self) -> list:
-        """Per partition: (rows, ``initial_score()``, outputs, grades or None)."""
+        """Per partition: (rows, ``initial_score()``, outputs, grades or None, the objective's
+        ``starts_from_mean_target``)."""
         return [
-            (len(state.y), state.objective.initial_score(), state.objective.n_outputs, getattr(state.objective, "classes_", None))
+            (
+                len(state.y), state.objective.initial_score(), state.objective.n_outputs,
+                getattr(state.objective, "classes_", None), state.objective.starts_from_mean_target,
+            )
             for state in self.states
-        ]
+        ]  # fmt: skip
+
+    def target_sums(self, carried: np.ndarray | None, which: list) -> np.ndarray:
+        """The ``objectives._base.weighted_target_sums`` of the partitions ``which`` (local
+        indices) on their rows' weights, added to ``carried`` one partition after another."""
+        for index in which:
+            state = self.states[index]
+            carried = weighted_target_sums(state.objective.targets_, state.base_weight, carried)
+        return carried
 
     def start_scores(self, fitted: dict, baseline: np.ndarray) -> None:
         """Every set's starting scores (``_baseline``: ``init``'s predictions, or the fit's

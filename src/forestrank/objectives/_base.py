@@ -17,6 +17,27 @@ def distinct_grades(labels: np.ndarray, objective: str) -> np.ndarray:
     return grades
 
 
+def weighted_target_sums(targets: np.ndarray, weights: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
+    """The weighted sums of ``targets`` (float64 of shape (n_rows,) or (n_rows, n_columns))
+    and the sum of ``weights`` (float64 of shape (n_rows,)): float64 of shape (n_columns + 1,),
+    added row after row onto ``carried`` (the same sums of the rows before, or None), so
+    that rows cut into consecutive parts, each carrying the sums of the parts before it,
+    give the sums of the whole bit for bit (a fit over partitions)."""
+    rows = np.column_stack([targets.reshape(len(weights), -1) * weights[:, None], weights])
+    start = np.zeros((1, rows.shape[1])) if carried is None else carried[None, :]
+    return np.cumsum(np.vstack([start, rows]), axis=0)[-1]
+
+
+def mean_target(targets: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
+    """The mean of ``targets`` over the rows (axis 0) weighted by ``sample_weight`` (None:
+    equal weights), float64 of shape (n_columns,): the constant minimising a least-squares
+    loss summed over weighted rows, from ``weighted_target_sums`` (the sums a fit over
+    partitions adds in turn)."""
+    weights = np.ones(len(targets)) if sample_weight is None else sample_weight
+    sums = weighted_target_sums(targets, weights)
+    return sums[:-1] / sums[-1]
+
+
 class RankingObjective(ABC):
     """Interface of the boosting objectives (see the module docstring).
 
@@ -38,6 +59,9 @@ class RankingObjective(ABC):
     pairwise = False
     # Whether ``prepare`` takes the training queries' ids (``query_ids=``, in grouped order).
     takes_query_ids = False
+    # Whether ``initial_score`` is the weighted mean of ``targets_`` (``mean_target``): a fit
+    # over partitions adds the partitions' ``weighted_target_sums`` in turn instead.
+    starts_from_mean_target = False
     # The rows of a larger fit whose random draws this objective shares (``share_draws``);
     # None: its own rows are the fit.
     draw_share: DrawShare | None = None
@@ -63,8 +87,10 @@ class RankingObjective(ABC):
         """``draw_share``, or the objective's own rows once prepared."""
         return self.draw_share or DrawShare.whole(self.labels_, self.query_boundaries_)
 
-    def initial_score(self) -> float:
-        """Constant score the boosting starts from (without ``init``)."""
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> float:
+        """Constant score the boosting starts from (without ``init``); ``sample_weight``
+        (float64 of shape (n_rows,), or None for equal weights): the rows' weights, which
+        the constant of a loss summed over weighted rows depends on."""
         return 0.0
 
     @abstractmethod

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from ._base import RankingObjective, distinct_grades
+from ._base import RankingObjective, distinct_grades, mean_target
 
 
 def cumulative_probabilities(raw: np.ndarray) -> np.ndarray:
@@ -46,6 +46,8 @@ class CumulativeSquaredError(RankingObjective):
         As ``Softmax``'s.
     """
 
+    starts_from_mean_target = True
+
     def __init__(self, grades: np.ndarray | None = None) -> None:
         self.grades = grades
 
@@ -55,9 +57,10 @@ class CumulativeSquaredError(RankingObjective):
         self.n_outputs = len(self.classes_) - 1
         self.targets_ = (self.labels_[:, None] <= self.classes_[None, :-1]).astype(np.float64)
 
-    def initial_score(self) -> np.ndarray:
-        """The share of rows at or below each grade, the constants minimising each loss."""
-        return self.targets_.mean(axis=0)
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> np.ndarray:
+        """The share of rows at or below each grade, weighted by ``sample_weight``: the
+        constants minimising each weighted loss."""
+        return mean_target(self.targets_, sample_weight)
 
     def loss(self, raw: np.ndarray) -> float:
         """``1/2 sum_c sum (s_c - r_c)^2``; ``raw`` of shape (n_rows, n_outputs) (or (n_rows,)

@@ -37,7 +37,7 @@ class Softmax(RankingObjective):
         self.n_outputs = len(self.classes_)
         self.class_index_ = np.searchsorted(self.classes_, self.labels_)
 
-    def initial_score(self) -> np.ndarray:
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> np.ndarray:
         """Zero raw scores (uniform class probabilities), Friedman 2001, Algorithm 6."""
         return np.zeros(self.n_outputs)
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .._input.labels import check_gain
 from .._ranking import grade_gains, normalized_gains
-from ._base import RankingObjective
+from ._base import RankingObjective, mean_target
 from ._compiled import register_gradients
 
 
@@ -44,6 +44,8 @@ class SquaredError(RankingObjective):
         ``G(l)``: ``2^l - 1``, ``l`` or a table (``_ranking.row_gains``).
     """
 
+    starts_from_mean_target = True
+
     def __init__(self, target: str = "grade", label_gain: object = "exp") -> None:
         self.target = target
         self.label_gain = label_gain
@@ -72,9 +74,10 @@ class SquaredError(RankingObjective):
                     "target='grade', or objective='c-mart' (the gains normalised per query, finite for any gain)."
                 )
 
-    def initial_score(self) -> float:
-        """The mean target, the constant minimising the loss (Friedman 2001, Algorithm 2)."""
-        return float(self.targets_.mean())
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> float:
+        """The mean target weighted by ``sample_weight``, the constant minimising the
+        weighted loss (Friedman 2001, Algorithm 2; LightGBM's ``boost_from_average``)."""
+        return float(np.ravel(mean_target(self.targets_, sample_weight))[0])
 
     def loss(self, scores: np.ndarray) -> float:
         """``1/2 sum (s - t)^2``."""
@@ -108,7 +111,9 @@ class QueryRMSE(SquaredError):
         ``G(l)`` of ``target="exp_gain"``.
     """
 
-    def initial_score(self) -> float:
+    starts_from_mean_target = False
+
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> float:
         """0: any constant is absorbed by the queries' offsets."""
         return 0.0
 

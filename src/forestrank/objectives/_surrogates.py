@@ -115,7 +115,7 @@ class ListwiseSurrogate(RankingObjective):
         self.targets_ = normalized_gains(self.labels_, self.query_boundaries_, norm, self.label_gain)
         self._kind = COSINE if self.kind == "cosine" else CROSS_ENTROPY
 
-    def initial_score(self) -> float:
+    def initial_score(self, sample_weight: np.ndarray | None = None) -> float:
         """1 for the cosine (scores of norm 0 have no direction), 0 for KL."""
         return 1.0 if self.kind == "cosine" else 0.0
 
