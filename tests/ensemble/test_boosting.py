@@ -258,8 +258,11 @@ def test_gridsearch_over_learning_rate(data):
 
 def test_bad_arguments_name_themselves(data):
     X, y, qid = data
-    with pytest.raises(ValueError, match="eval_set"):
+    # LightGBM's (X, y) with eval_group apart: the message said "must be ... tuples; got tuple"
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\).* got a tuple of 2 item"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
+    with pytest.raises(ValueError, match=r"eval_set \(valid_1\): each item must be a tuple \(X, y, qid\); got ndarray"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y, qid), X])
     with pytest.raises(ValueError, match=r"eval_set \(valid_0\): X has 3 features"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:, :3], y, qid)])
     with pytest.raises(ValueError, match="validation_fraction"):

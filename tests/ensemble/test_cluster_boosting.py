@@ -244,6 +244,8 @@ def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
         LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=dq)  # query ids start at 0
     with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\).* got a tuple of 2 item"):
+        LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(dX, dy)])
 
 
 @pytest.mark.parametrize("objective", ["mcrank", "cumulative"])

@@ -72,7 +72,16 @@ from ..objectives import (
 )
 from ._cluster_boosting import fit_boosting_partitioned, staged_predict_partitioned
 from ._compiled_boosting import CompiledBoosting, Iteration
-from ._boosting_state import BoostingState, EarlyStopping, EvalSet, add_tree_scores, exact_targets, leaf_sums, newton_steps
+from ._boosting_state import (
+    BoostingState,
+    EarlyStopping,
+    EvalSet,
+    add_tree_scores,
+    check_eval_item,
+    exact_targets,
+    leaf_sums,
+    newton_steps,
+)
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions
@@ -797,9 +806,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     # --- fit helpers ------------------------------------------------------------------
 
     def _eval_set(self, name: str, item: tuple) -> EvalSet:
-        if not isinstance(item, tuple | list) or len(item) != 3:
-            raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
-        X_val, y_val, qid_val = item
+        X_val, y_val, qid_val = check_eval_item(item, name)
         try:
             X_val = self._check_X(X_val, reset=False)
         except ValueError as error:

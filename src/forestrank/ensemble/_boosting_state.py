@@ -112,6 +112,19 @@ def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarr
     targets[:, 1] = hessians
 
 
+def check_eval_item(item: object, name: str) -> tuple:
+    """``eval_set``'s item ``name`` (``valid_0``, ...) as (X, y, qid); a ValueError saying what
+    the item holds otherwise (LightGBM's ``(X, y)`` with ``eval_group`` apart among them)."""
+    if not isinstance(item, tuple | list):
+        raise ValueError(f"eval_set ({name}): each item must be a tuple (X, y, qid); got {type(item).__name__}.")
+    if len(item) != 3:
+        raise ValueError(
+            f"eval_set ({name}): each item must be (X, y, qid), with the query id of every row third; got a "
+            f"{type(item).__name__} of {len(item)} item(s) (LightGBM's eval_group goes into each item here)."
+        )
+    return tuple(item)
+
+
 class EvalSet:
     """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs);
     ``query_ids`` (n_queries,), the ids of its queries in their grouped order (by default

@@ -72,7 +72,7 @@ from ..parallel._cluster import (
     scheduler_errors,
 )
 from ._base import BaseRanker
-from ._boosting_state import BoostingState, EvalSet, add_tree_scores, exact_targets, leaf_sums
+from ._boosting_state import BoostingState, EvalSet, add_tree_scores, check_eval_item, exact_targets, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._forest import relevance_factor, relevance_weights_from_factors
 from ._position_bias import check_positions
@@ -482,8 +482,7 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
     evals = []
     for number, item in enumerate(eval_set or []):
         name = f"valid_{number}"
-        if not isinstance(item, tuple | list) or len(item) != 3:
-            raise ValueError(f"eval_set items must be (X, y, qid) tuples; got {type(item).__name__} for {name}.")
+        item = check_eval_item(item, name)
         if not all(is_dask_collection(part) for part in item):
             raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
         columns = partitions_of(item[0], prefix=f"eval_set ({name}) ", y=item[1], qid=item[2])
