@@ -424,11 +424,11 @@ def _fit_parameters(estimator: object) -> set:
 
 
 def _parse_metric(text: str) -> tuple[str, int | None]:
-    name, _, cutoff = text.lower().partition("@")
+    name, at, cutoff = text.lower().partition("@")
     name = {"p": "precision", "prec": "precision"}.get(name, name)
     if name not in METRICS:
         raise UsageError(f"--metric {text!r}: expected ndcg@K, err@K, map or precision@K.")
-    if cutoff and not cutoff.isdigit():
+    if at and not (cutoff.isdigit() and int(cutoff) > 0):  # "ndcg@" and "ndcg@0" included
         raise UsageError(f"--metric {text!r}: the cutoff must be a positive integer.")
     k = int(cutoff) if cutoff else None
     if name == "precision" and k is None:
