@@ -49,6 +49,18 @@ def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
         AveragedRanker(sklearn.dummy.DummyRegressor()).fit(X, y, qid=qid)
 
 
+def test_an_estimator_whose_fit_takes_no_queries_is_refused_by_name():
+    """A scikit-learn regressor was accepted and failed inside the members' fits with
+    "fit() got an unexpected keyword argument 'qid'", with or without a qid."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=3, random_state=0)
+    message = r"estimator must be a ranker whose fit takes qid and sample_weight .*; HistGradientBoostingRegressor.fit takes no qid\."
+    for arguments in ({"qid": qid}, {}):
+        with pytest.raises(ValueError, match=message):
+            AveragedRanker(HistGradientBoostingRegressor(max_iter=2), n_models=2).fit(X, y, **arguments)
+
+
 def test_members_that_draw_nothing_at_random_warn_that_they_are_copies():
     """LambdaMART with no sampling fits the same model whatever its random_state: the
     average of n_models such members is one model fitted n_models times, silently."""

@@ -6,6 +6,7 @@ kSGBRT on Yahoo Set 2): the randomness that makes one boosted model noisy averag
 as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)``.
 """
 
+import inspect
 import warnings
 from numbers import Integral
 
@@ -23,6 +24,20 @@ from ._sampling import seed_entropy
 
 def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
     return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+
+
+def _check_fit_takes_queries(estimator: object) -> None:
+    """A ValueError naming ``estimator`` unless its ``fit`` takes ``qid`` and ``sample_weight``,
+    which every member is given (a regressor's ``fit`` failed inside the members' loop)."""
+    parameters = inspect.signature(estimator.fit).parameters
+    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
+        return
+    missing = [name for name in ("qid", "sample_weight") if name not in parameters]
+    if missing:
+        raise ValueError(
+            "estimator must be a ranker whose fit takes qid and sample_weight (every forestrank ranker's does); "
+            f"{type(estimator).__name__}.fit takes no {' and no '.join(missing)}."
+        )
 
 
 class AveragedRanker(BaseRanker):
@@ -104,6 +119,7 @@ class AveragedRanker(BaseRanker):
             template = LambdaMART(subsample=0.5, max_features=0.3)
         if "random_state" not in template.get_params():
             raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
+        _check_fit_takes_queries(template)
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         self.estimators_ = process_parallel(self.n_jobs)(
