@@ -260,3 +260,16 @@ def test_exports_refuse_target_statistics():
     model = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True).fit(X, y, qid)
     with pytest.raises(ValueError, match="cat_target_statistics=True"):
         to_lightgbm(model)
+
+
+@pytest.mark.parametrize("make", [lambda: LambdaMART(n_estimators=2), lambda: RFPointRanker(n_estimators=2)])
+def test_a_text_category_column_without_categorical_features_names_the_column_and_the_parameter(make):
+    """The default ``categorical_features=None`` reads every column as a number: a column of
+    text categories failed with "could not convert string to float: 'x'" alone, naming
+    neither the column nor the parameter that splits on it."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(rng.choice(["red", "blue"], 40))})
+    y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
+    with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold categories or text; pass categorical_features='from_dtype'"):
+        make().fit(frame, y, qid=qid)
+    assert make().set_params(categorical_features="from_dtype").fit(frame, y, qid=qid).is_categorical_.tolist() == [False, True]

@@ -40,6 +40,25 @@ def _dtypes(X: object) -> list:
     return list(X.dtypes)
 
 
+def category_columns_hint(X: object) -> str | None:
+    """For an error converting ``X`` to numbers: which of a DataFrame's columns hold
+    categories or text (pandas ``category``, ``string`` or ``object``; polars
+    ``Categorical``, ``Enum`` or ``String``) and how to split on them as categories; None
+    when ``X`` is no DataFrame or has no such column."""
+    if not (is_frame(X) or is_polars_frame(X)):
+        return None
+    names = [
+        str(name) for name, dtype in zip(X.columns, _dtypes(X))
+        if _category_dtype(dtype) or getattr(dtype, "name", None) in ("object", "string") or type(dtype).__name__ == "String"
+    ]  # fmt: skip
+    if not names:
+        return None
+    return (
+        f"column(s) {', '.join(map(repr, names))} of X hold categories or text; pass categorical_features='from_dtype' "
+        "(category columns) or their names to split on them as categories, or encode them as numbers"
+    )
+
+
 def check_categorical_features(categorical_features: object, X: object, n_features: int) -> np.ndarray | None:
     """``categorical_features`` as a boolean mask of shape (n_features,), or None when no
     feature is categorical.

@@ -27,7 +27,13 @@ from joblib import delayed
 from ..parallel._cluster import is_dask_collection
 from .._numba.dtypes import NODE_DTYPE
 from ._early_exit import EarlyExit
-from .._input.categories import check_categorical_features, check_category_codes, encode_frame, frame_categories
+from .._input.categories import (
+    category_columns_hint,
+    check_categorical_features,
+    check_category_codes,
+    encode_frame,
+    frame_categories,
+)
 from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
@@ -255,7 +261,13 @@ class BaseRanker(BaseEstimator):
             self.frame_categories_ = frame_categories(X, mask)
         mask = getattr(self, "is_categorical_", None)
         if mask is None:
-            return check_features(self, X, reset=reset)
+            try:
+                return check_features(self, X, reset=reset)
+            except ValueError as error:
+                hint = category_columns_hint(X) if hasattr(self, "categorical_features") else None
+                if hint is None:
+                    raise
+                raise ValueError(f"{error}: {hint}.") from error
         X = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         return check_category_codes(X, mask, fit=reset)
 
