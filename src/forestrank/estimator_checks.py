@@ -97,7 +97,10 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
         return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if resampled else {}
     if isinstance(estimator, BaseBoostingRanker):
         if getattr(estimator, "objective", None) in (*GRADE_OBJECTIVES, "mart"):
-            return {}  # per-document losses; the check's data grows no tree that min_samples_leaf tells apart
+            # per-document losses; the check's data grows no tree that min_samples_leaf tells
+            # apart, but documents drawn one by one draw a repeated row apart from its copy
+            by_document = estimator.subsample_level == "document" and (estimator.subsample < 1.0 or estimator.bagging_temperature > 0.0)
+            return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if by_document else {}
         failures = dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES)
         if isinstance(estimator, PLRank):
             failures["check_sample_weights_not_overwritten"] = _PLRANK_WEIGHTS

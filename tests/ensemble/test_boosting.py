@@ -71,6 +71,17 @@ def test_the_starting_constant_minimises_the_weighted_loss(data, objective):
         np.testing.assert_allclose(weighted.baseline_, [np.average(y <= grade, weights=weights) for grade in grades], rtol=1e-12)
 
 
+def test_the_weight_checks_mart_is_expected_to_fail_follow_its_sampling():
+    """With the weighted start, MART passes scikit-learn's sample-weight equivalence checks
+    (rows alike with weight 2 and repeated); drawing documents one by one draws a repeated
+    row apart from its copy, so it is expected to fail them then."""
+    weight_checks = {"check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"}
+    assert expected_failed_checks(LambdaMART(objective="mart", subsample=0.5)) == {}
+    for sampled in ({"subsample": 0.5}, {"bagging_temperature": 1.0}):
+        failures = expected_failed_checks(LambdaMART(objective="mart", subsample_level="document", **sampled))
+        assert set(failures) == weight_checks and "sub-sampling draws a repeated row" in failures[min(weight_checks)]
+
+
 def test_mart_first_tree_is_a_least_squares_fit_of_the_grades(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=1, objective="mart", learning_rate=1.0, random_state=0).fit(X, y, qid=qid)

@@ -90,6 +90,9 @@ QUANTIZED_MODELS = {
         missing_direction="separate", random_state=0,
     ),  # fmt: skip
     "mcrank": lambda: LambdaMART(n_estimators=3, objective="mcrank", quantized_gradients=16, random_state=0),
+    # the objectives starting from the weighted mean target, its sums carried partition after partition
+    "cumulative": lambda: LambdaMART(n_estimators=3, objective="cumulative", quantized_gradients=16, random_state=0),
+    "c-mart": lambda: LambdaMART(n_estimators=3, objective="c-mart", quantized_gradients=16, random_state=0),
     "subsample of queries": lambda: LambdaMART(n_estimators=4, subsample=0.6, quantized_gradients=16, random_state=0),
     "subsample of documents": lambda: LambdaMART(
         n_estimators=3, subsample=0.7, subsample_level="document", quantized_gradients=16, random_state=0

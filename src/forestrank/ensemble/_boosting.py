@@ -1414,8 +1414,10 @@ class LambdaMART(BaseBoostingRanker):
         the training set when ``verbose``).
     init_ : estimator or None
     baseline_ : ndarray of shape (n_outputs,)
-        Constant start (0 for LambdaRank and McRank, the mean target for MART; on
-        Dask collections the partitions' means weighted by their rows).
+        Constant start: 0 for LambdaRank and McRank; the mean target weighted by
+        ``sample_weight`` for MART, and for ``objective="cumulative"`` each grade's
+        weighted share of rows at or below it (on Dask collections the same, bit for
+        bit, its sums added partition after partition).
     n_outputs_ : int
         Raw scores per document (trees per iteration): 1, the number of grades for
         McRank, one less for ``objective="cumulative"``.

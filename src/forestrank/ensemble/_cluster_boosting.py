@@ -61,7 +61,7 @@ from .._tree._remote import PartitionsExchange, sum_in_order
 from ..parallel._local import numba_threads
 from .._tree._tree import Tree
 from ..metrics._ranking import mean_over_queries
-from ..objectives._base import distinct_grades, weighted_target_sums
+from ..objectives._base import distinct_grades, mean_of_sums, weighted_target_sums
 from ..objectives._draws import DrawShare
 from ..parallel._cluster import (
     check_two_dimensional,
@@ -274,8 +274,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     counts, scores, n_outputs, grades, from_mean_target = zip(*initial)
     model.n_outputs_, model.classes_ = n_outputs[0], grades[0]
     if model.init_ is None and from_mean_target[0]:
-        sums = _in_partition_order(rounds, "target_sums", ())
-        model.baseline_ = sums[:-1] / sums[-1]  # ``objectives._base.mean_target`` over every partition's rows
+        model.baseline_ = mean_of_sums(_in_partition_order(rounds, "target_sums", ()))  # ``mean_target`` of every row
     elif model.init_ is None:
         model.baseline_ = _pooled_initial_score(scores, counts)
     else:  # the scores start from init's predictions, made on the workers when binning (_binned)

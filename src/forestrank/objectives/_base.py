@@ -23,9 +23,14 @@ def weighted_target_sums(targets: np.ndarray, weights: np.ndarray, carried: np.n
     added row after row onto ``carried`` (the same sums of the rows before, or None), so
     that rows cut into consecutive parts, each carrying the sums of the parts before it,
     give the sums of the whole bit for bit (a fit over partitions)."""
-    rows = np.column_stack([targets.reshape(len(weights), -1) * weights[:, None], weights])
+    rows = np.column_stack([targets.reshape(len(targets), -1) * weights[:, None], weights])
     start = np.zeros((1, rows.shape[1])) if carried is None else carried[None, :]
     return np.cumsum(np.vstack([start, rows]), axis=0)[-1]
+
+
+def mean_of_sums(sums: np.ndarray) -> np.ndarray:
+    """The weighted means of ``weighted_target_sums``' sums, float64 of shape (n_columns,)."""
+    return sums[:-1] / sums[-1]
 
 
 def mean_target(targets: np.ndarray, sample_weight: np.ndarray | None) -> np.ndarray:
@@ -34,8 +39,7 @@ def mean_target(targets: np.ndarray, sample_weight: np.ndarray | None) -> np.nda
     loss summed over weighted rows, from ``weighted_target_sums`` (the sums a fit over
     partitions adds in turn)."""
     weights = np.ones(len(targets)) if sample_weight is None else sample_weight
-    sums = weighted_target_sums(targets, weights)
-    return sums[:-1] / sums[-1]
+    return mean_of_sums(weighted_target_sums(targets, weights))
 
 
 class RankingObjective(ABC):
