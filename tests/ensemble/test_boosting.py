@@ -272,7 +272,7 @@ def test_bad_arguments_name_themselves(data):
     # LightGBM's (X, y) with eval_group apart: the message said "must be ... tuples; got tuple"
     with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\).* got a tuple of 2 item"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
-    with pytest.raises(ValueError, match=r"eval_set \(valid_1\): each item must be a tuple \(X, y, qid\); got ndarray"):
+    with pytest.raises(ValueError, match=r"eval_set \(valid_1\): eval_set is a list of \(X, y, qid\) tuples, one per set; its item is a ndarray"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y, qid), X])
     with pytest.raises(ValueError, match=r"eval_set \(valid_0\): X has 3 features"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:, :3], y, qid)])

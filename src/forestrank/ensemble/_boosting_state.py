@@ -116,7 +116,10 @@ def check_eval_item(item: object, name: str) -> tuple:
     """``eval_set``'s item ``name`` (``valid_0``, ...) as (X, y, qid); a ValueError saying what
     the item holds otherwise (LightGBM's ``(X, y)`` with ``eval_group`` apart among them)."""
     if not isinstance(item, tuple | list):
-        raise ValueError(f"eval_set ({name}): each item must be a tuple (X, y, qid); got {type(item).__name__}.")
+        raise ValueError(
+            f"eval_set ({name}): eval_set is a list of (X, y, qid) tuples, one per set; its item is a "
+            f"{type(item).__name__} (a single set goes in a list: eval_set=[(X, y, qid)])."
+        )
     if len(item) != 3:
         raise ValueError(
             f"eval_set ({name}): each item must be (X, y, qid), with the query id of every row third; got a "
