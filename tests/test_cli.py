@@ -107,6 +107,7 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         # "ndcg@0" named the metrics' k, no flag of the command line; "ndcg@" ran without a cutoff
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@0"], "--metric 'ndcg@0': the cutoff must be a positive integer"),
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@"], "--metric 'ndcg@': the cutoff must be a positive integer"),
+        (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@²"], "--metric 'ndcg@²': the cutoff must be a positive integer"),
         (["compare", "{train}", "--scores", "{short}"], "at least two systems"),
     ],
 )

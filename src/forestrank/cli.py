@@ -428,7 +428,7 @@ def _parse_metric(text: str) -> tuple[str, int | None]:
     name = {"p": "precision", "prec": "precision"}.get(name, name)
     if name not in METRICS:
         raise UsageError(f"--metric {text!r}: expected ndcg@K, err@K, map or precision@K.")
-    if at and not (cutoff.isdigit() and int(cutoff) > 0):  # "ndcg@" and "ndcg@0" included
+    if at and not (cutoff.isdecimal() and cutoff.isascii() and int(cutoff) > 0):  # "ndcg@", "ndcg@0", "ndcg@²"
         raise UsageError(f"--metric {text!r}: the cutoff must be a positive integer.")
     k = int(cutoff) if cutoff else None
     if name == "precision" and k is None:
