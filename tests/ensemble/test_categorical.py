@@ -268,8 +268,15 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     text categories failed with "could not convert string to float: 'x'" alone, naming
     neither the column nor the parameter that splits on it."""
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(rng.choice(["red", "blue"], 40))})
+    colours = rng.choice(["red", "blue"], 40)
+    frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(colours)})
     y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
-    with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold categories or text; pass categorical_features='from_dtype'"):
+    with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold categories: pass categorical_features='from_dtype'"):
         make().fit(frame, y, qid=qid)
     assert make().set_params(categorical_features="from_dtype").fit(frame, y, qid=qid).is_categorical_.tolist() == [False, True]
+    text = frame.assign(colour=colours)  # pandas' default text column, as read from a CSV
+    with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold text: convert them to a category dtype"):
+        make().fit(text, y, qid=qid)
+    with pytest.raises(ValueError, match="infinity") as caught:  # another error of X keeps its own message
+        make().fit(frame.assign(colour=np.inf), y, qid=qid)
+    assert "categor" not in str(caught.value)

@@ -42,21 +42,29 @@ def _dtypes(X: object) -> list:
 
 def category_columns_hint(X: object) -> str | None:
     """For an error converting ``X`` to numbers: which of a DataFrame's columns hold
-    categories or text (pandas ``category``, ``string`` or ``object``; polars
-    ``Categorical``, ``Enum`` or ``String``) and how to split on them as categories; None
-    when ``X`` is no DataFrame or has no such column."""
+    categories (pandas ``category``; polars ``Categorical`` or ``Enum``) or text (pandas
+    ``str``, ``string`` or ``object``; polars ``String``), and how to split on them as
+    categories; None when ``X`` is no DataFrame or has no such column."""
     if not (is_frame(X) or is_polars_frame(X)):
         return None
-    names = [
-        str(name) for name, dtype in zip(X.columns, _dtypes(X))
-        if _category_dtype(dtype) or getattr(dtype, "name", None) in ("object", "string") or type(dtype).__name__ == "String"
+    dtypes = list(zip(map(str, X.columns), _dtypes(X)))
+    categories = [name for name, dtype in dtypes if _category_dtype(dtype)]
+    text = [
+        name for name, dtype in dtypes
+        if getattr(dtype, "name", None) in ("object", "str", "string") or type(dtype).__name__ == "String"
     ]  # fmt: skip
-    if not names:
-        return None
-    return (
-        f"column(s) {', '.join(map(repr, names))} of X hold categories or text; pass categorical_features='from_dtype' "
-        "(category columns) or their names to split on them as categories, or encode them as numbers"
-    )
+    hints = []
+    if categories:
+        hints.append(
+            f"column(s) {', '.join(map(repr, categories))} of X hold categories: pass categorical_features='from_dtype' "
+            "or their names to split on them as categories"
+        )
+    if text:
+        hints.append(
+            f"column(s) {', '.join(map(repr, text))} of X hold text: convert them to a category dtype "
+            "(pandas' astype('category')) and pass categorical_features, or encode them as numbers"
+        )
+    return "; ".join(hints) or None
 
 
 def check_categorical_features(categorical_features: object, X: object, n_features: int) -> np.ndarray | None:

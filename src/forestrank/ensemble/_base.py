@@ -264,7 +264,9 @@ class BaseRanker(BaseEstimator):
             try:
                 return check_features(self, X, reset=reset)
             except ValueError as error:
-                hint = category_columns_hint(X) if hasattr(self, "categorical_features") else None
+                # only scikit-learn's conversion of a text value: other errors of X name their own cause
+                converting = "convert" in str(error) and hasattr(self, "categorical_features")
+                hint = category_columns_hint(X) if converting else None
                 if hint is None:
                     raise
                 raise ValueError(f"{error}: {hint}.") from error
