@@ -706,11 +706,12 @@ class BoostingWorker(WorkerPartitions):
 
     def initial_scores(self) -> list:
         """Per partition: (rows, ``initial_score()``, outputs, grades or None, the objective's
-        ``starts_from_mean_target``)."""
+        ``starts_from_mean_target``); the score None where that is true (``target_sums``
+        gives the start)."""
         return [
             (
-                len(state.y), state.objective.initial_score(), state.objective.n_outputs,
-                getattr(state.objective, "classes_", None), state.objective.starts_from_mean_target,
+                len(state.y), None if state.objective.starts_from_mean_target else state.objective.initial_score(),
+                state.objective.n_outputs, getattr(state.objective, "classes_", None), state.objective.starts_from_mean_target,
             )
             for state in self.states
         ]  # fmt: skip
