@@ -190,23 +190,25 @@ def _small_file(tmp_path):
 
 # Models the command line trains once for the tests that only load, export or corrupt them;
 # each test works on its own copy.
-@pytest.fixture(scope="module")
-def small_forest(tmp_path_factory):
-    """(data, model): ``_small_file`` and a two-tree RF-point model trained on it, saved by joblib."""
+def _train_small_forest(tmp_path_factory, name):
+    """(data, model): ``_small_file`` and a two-tree RF-point model trained on it, saved as ``name``."""
     folder = tmp_path_factory.mktemp("small_forest")
-    data, model = _small_file(folder), folder / "m.joblib"
+    data, model = _small_file(folder), folder / name
     run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
     return data, model
+
+
+@pytest.fixture(scope="module")
+def small_forest(tmp_path_factory):
+    """``_train_small_forest`` saved by joblib."""
+    return _train_small_forest(tmp_path_factory, "m.joblib")
 
 
 @pytest.fixture(scope="module")
 def small_forest_skops(tmp_path_factory):
-    """(data, model): as ``small_forest``, saved by skops."""
+    """``_train_small_forest`` saved by skops."""
     pytest.importorskip("skops")
-    folder = tmp_path_factory.mktemp("small_forest_skops")
-    data, model = _small_file(folder), folder / "m.skops"
-    run("train", "--model", "rfpoint", "--train", data, "--param", "n_estimators=2", "--output", model)
-    return data, model
+    return _train_small_forest(tmp_path_factory, "m.skops")
 
 
 @pytest.fixture(scope="module")
