@@ -245,6 +245,26 @@ def test_init_model_starts_the_boosting(data):
     np.testing.assert_allclose(refit.predict(X), model.predict(X), rtol=1e-12)
 
 
+def test_an_unfitted_init_is_fitted_with_the_sample_weight(data):
+    """scikit-learn's gradient boosting fits its ``init`` with the rows' weights; an init
+    whose ``fit`` takes none is refused when weights are given, not fitted without them."""
+    from sklearn.neighbors import KNeighborsRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y, qid = data
+    weights = np.random.default_rng(0).integers(1, 5, len(y)).astype(float)
+    for init in (DecisionTreeRegressor(max_depth=3, random_state=0), RFPointRanker(n_estimators=4, random_state=0)):
+        model = LambdaMART(n_estimators=2, init=init, random_state=0).fit(X, y, qid=qid, sample_weight=weights)
+        takes_qid = {"qid": qid} if isinstance(init, RFPointRanker) else {}
+        expected = clone(init).fit(X, y, sample_weight=weights, **takes_qid)
+        unweighted = clone(init).fit(X, y, **takes_qid)
+        assert not np.array_equal(expected.predict(X), unweighted.predict(X))  # the weights matter to this init
+        np.testing.assert_array_equal(model.init_.predict(X), expected.predict(X))
+    LambdaMART(n_estimators=2, init=KNeighborsRegressor()).fit(X, y, qid=qid)  # no weights: nothing to pass
+    with pytest.raises(ValueError, match=r"init: KNeighborsRegressor's fit takes no sample_weight"):
+        LambdaMART(n_estimators=2, init=KNeighborsRegressor()).fit(X, y, qid=qid, sample_weight=weights)
+
+
 def test_pickle_and_clone_round_trip(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=6, random_state=0).fit(X, y, qid=qid)

@@ -317,6 +317,24 @@ def test_init_starts_the_fit_over_partitions(data, dask_client):
         LambdaMART(n_estimators=2, objective="mcrank", init=forest).fit(dX, dy, qid=dq)
 
 
+def test_an_unfitted_init_is_fitted_with_the_sample_weight_over_partitions(data, dask_client):
+    """The forest an unfitted ``init`` becomes is fitted with the rows' weights, as in memory
+    (on one partition, where the forest's fit is the in-memory one, the whole model is
+    the in-memory one); without them it would be another forest."""
+    X, y, qid, _ = data
+    weights = np.random.default_rng(0).uniform(0.5, 3.0, len(y))  # a unit of weight that is no power of two
+    make = lambda: LambdaMART(  # noqa: E731
+        n_estimators=3, init=RFPointRanker(n_estimators=4, max_leaf_nodes=8, random_state=0), random_state=0
+    )
+    local = make().fit(X, y, qid=qid, sample_weight=weights)
+    dX, dy, dq, dw = as_dask([0, len(y)], X, y, qid, weights)
+    remote = make().fit(dX, dy, qid=dq, sample_weight=dw)
+    np.testing.assert_array_equal(remote.init_.predict(X), local.init_.predict(X))
+    assert_same_model(remote, local)
+    unweighted = make().fit(dX, dy, qid=dq)
+    assert not np.array_equal(unweighted.init_.predict(X), remote.init_.predict(X))
+
+
 def test_an_unfitted_init_is_fitted_on_the_partitions_training_rows(data, dask_client):
     """Three partitions, the middle one a single query that the hold-out takes: the init is
     the forest fitted over the two others' training rows, in partition order."""

@@ -32,7 +32,6 @@ from numbers import Integral, Real
 
 import numba
 import numpy as np
-from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -79,6 +78,7 @@ from ._boosting_state import (
     add_tree_scores,
     check_eval_item,
     exact_targets,
+    fitted_init,
     leaf_sums,
     newton_steps,
 )
@@ -425,7 +425,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if self.n_iter_no_change is not None and not evals:
             train = self._hold_out(data, query_of_row, evals)
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
-        base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
+        given_weight = None if data.sample_weight is None else data.sample_weight[train]
+        base_weight = np.ones(len(y_train)) if given_weight is None else given_weight
         train_queries = query_of_row[train]
         boundaries = boundaries_of_grouped(train_queries)  # queries emptied by the hold-out vanish
         train_ids = data.groups.query_ids[train_queries[boundaries[:-1]]]  # each training query's first row
@@ -437,7 +438,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
-        raw = self._start(X_train, y_train, query_of_train_row, objective, base_weight)
+        raw = self._start(X_train, y_train, query_of_train_row, objective, base_weight, given_weight)
         for item in evals:
             item.raw = self._baseline(item.X)
         n_rows = len(y_train)
@@ -837,10 +838,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return ~held_rows
 
     def _start(
-        self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective, sample_weight: np.ndarray | None
+        self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective,
+        sample_weight: np.ndarray, init_weight: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
         """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the
-        objective's constant for the rows' ``sample_weight`` (float64, (n_rows,))."""
+        objective's constant for the rows' ``sample_weight`` (float64, (n_rows,)); an unfitted
+        ``init`` is fitted with ``init_weight``, the weights given to the fit (None when
+        there were none)."""
         if self.init is None:
             self.init_ = None
             self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(sample_weight), dtype=FLOAT_DTYPE))
@@ -850,9 +854,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         try:
             check_is_fitted(self.init)
             self.init_ = self.init
-        except NotFittedError:  # a ranker learns from the queries; a scikit-learn regressor from the rows
-            takes_qid = "qid" in inspect.signature(self.init.fit).parameters
-            self.init_ = clone(self.init).fit(X, y, **({"qid": query_of_row} if takes_qid else {}))
+        except NotFittedError:
+            self.init_ = fitted_init(self.init, X, y, query_of_row, init_weight)
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _check_init_objective(self, per_grade: bool) -> None:
@@ -1356,11 +1359,12 @@ class LambdaMART(BaseBoostingRanker):
         ``lambdarank_position_bias_regularization``).
     init : estimator or None, default=None
         A ranker (or any regressor) whose predictions start the boosting; fitted on
-        the training data first unless already fitted (a regressor without ``qid`` in
-        its ``fit`` on the rows alone, as scikit-learn's gradient boosting fits its
-        ``init``). ``init=RFPointRanker()`` is Mohan's IGBRT. On Dask collections an
-        unfitted ``init`` must be a forestrank ranker (fitted on the same collections
-        first) and cannot be combined with the ``validation_fraction`` hold-out.
+        the training rows first unless already fitted, with ``fit``'s ``sample_weight``
+        when given (an ``init`` whose ``fit`` takes none is then refused), as
+        scikit-learn's gradient boosting fits its ``init``; a regressor without ``qid``
+        in its ``fit`` learns from the rows alone. ``init=RFPointRanker()`` is Mohan's
+        IGBRT. On Dask collections an unfitted ``init`` must be a forestrank ranker,
+        fitted on the same collections' training rows first.
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``.

@@ -2,10 +2,13 @@
 memory (``_boosting``) and the fit over partitions on a cluster (``_cluster_boosting``),
 where every worker keeps a ``BoostingState`` per partition it holds."""
 
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
 from .._numba.jit import jit
 from .._tree._grow import TrainingSet
@@ -110,6 +113,44 @@ def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarr
     float64 of shape (n_rows,)."""
     targets[:, 0] = -gradients if squared else gradients
     targets[:, 1] = hessians
+
+
+def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: object) -> object:
+    """A clone of the unfitted ``init`` fitted on the training rows, with their query ids when
+    its ``fit`` takes ``qid`` (a ranker; a scikit-learn regressor learns from the rows alone)
+    and with their weights when there are any, as scikit-learn's gradient boosting fits its
+    ``init``.
+
+    Parameters
+    ----------
+    init : estimator
+        Not fitted.
+    X : array-like of shape (n_rows, n_features)
+    y, qid : array-like of shape (n_rows,)
+    sample_weight : array-like of shape (n_rows,), float64, or None
+        The rows' normalized weights (``_input.labels.normalize_sample_weight``), or None
+        when the fit was given none.
+
+    Returns
+    -------
+    estimator
+        The fitted clone.
+
+    Raises
+    ------
+    ValueError
+        When weights were given and ``init.fit`` takes no ``sample_weight``: fitting it
+        without them would start the boosting from a model of other data.
+    """
+    extra = {"qid": qid} if "qid" in inspect.signature(init.fit).parameters else {}
+    if sample_weight is not None:
+        if not has_fit_parameter(init, "sample_weight"):
+            raise ValueError(
+                f"init: {type(init).__name__}'s fit takes no sample_weight, and sample_weight was given; pass an init "
+                "that is fitted already or whose fit takes sample_weight, or fit without sample_weight."
+            )
+        extra["sample_weight"] = sample_weight
+    return clone(init).fit(X, y, **extra)
 
 
 def check_eval_item(item: object, name: str) -> tuple:

@@ -47,7 +47,6 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
-from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils.validation import check_is_fitted
 
@@ -72,7 +71,7 @@ from ..parallel._cluster import (
     scheduler_errors,
 )
 from ._base import BaseRanker
-from ._boosting_state import BoostingState, EvalSet, add_tree_scores, check_eval_item, exact_targets, leaf_sums
+from ._boosting_state import BoostingState, EvalSet, add_tree_scores, check_eval_item, exact_targets, fitted_init, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._forest import relevance_factor, relevance_weights_from_factors
 from ._position_bias import check_positions
@@ -177,7 +176,7 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
-        model.init_ = _fitted_init(model, client, parts, summaries)
+        model.init_ = _fitted_init(model, client, parts, summaries, None if sample_weight is None else unit)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         keep = _reads_features_again(model, summaries)
         # Rebinding the list releases each partition's features as soon as its bins exist,
@@ -332,12 +331,13 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
     ], n_rows)  # fmt: skip
 
 
-def _fitted_init(model: object, client: object, parts: list, summaries: list) -> object:
+def _fitted_init(model: object, client: object, parts: list, summaries: list, unit: float | None) -> object:
     """``init`` as given when fitted, or a clone fitted on the training partitions ``parts``
     (``_collections_of``: validated, without the early-stopping queries when they were held
     out), as a fit in memory fits one on its validated training rows (a forestrank ranker:
     the forests, LambdaMART and PLRank fit them on the cluster, the others refuse them by
-    name); None without ``init``."""
+    name), with the rows' weights divided by the fit's ``unit`` of weight when the fit was
+    given weights (``unit`` None when it was not); None without ``init``."""
     if model.init is None:
         return None
     try:
@@ -350,8 +350,8 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list) ->
             "init must be fitted already, or a forestrank ranker that fits Dask collections (a forest, LambdaMART or "
             f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
         )
-    X, y, qid = _collections_of(client, parts, summaries)
-    return clone(model.init).fit(X, y, qid=qid)
+    X, y, qid, weights = _collections_of(client, parts, summaries)
+    return fitted_init(model.init, X, y, qid, None if unit is None else weights / unit)
 
 
 def _collections_of(client: object, parts: list, summaries: list) -> tuple:
@@ -370,6 +370,7 @@ def _collections_of(client: object, parts: list, summaries: list) -> tuple:
     X : dask Array of shape (n_rows, n_features), the partitions' type and dtype
     y : dask Array of shape (n_rows,), float64
     qid : dask Array of shape (n_rows,)
+    base_weight : dask Array of shape (n_rows,), float64
         One chunk per partition with rows, in partition order.
     """
     import dask.array as da
@@ -378,7 +379,10 @@ def _collections_of(client: object, parts: list, summaries: list) -> tuple:
     kept = [(part, summary) for part, summary in zip(parts, summaries) if summary["n_rows"]]
     meta = client.submit(_no_rows, kept[0][0], pure=False).result()  # X's type, dtype and width
     columns = []
-    for name, row_shape, like in [("X", meta.shape[1:], meta), ("y", (), np.zeros(0)), ("qid", (), kept[0][1]["query_ids"][:0])]:
+    for name, row_shape, like in [
+        ("X", meta.shape[1:], meta), ("y", (), np.zeros(0)), ("qid", (), kept[0][1]["query_ids"][:0]),
+        ("base_weight", (), np.zeros(0)),
+    ]:  # fmt: skip
         columns.append(da.concatenate([
             da.from_delayed(
                 delayed(getattr)(part, name), (summary["n_rows"], *row_shape), dtype=like.dtype, meta=like,
