@@ -1022,3 +1022,26 @@ def test_yetirank_draws_new_rankings_every_iteration_from_its_seed():
     assert not np.array_equal(g1, g2)
     np.testing.assert_array_equal(_gradients(second, scores)[0], g1)
     assert first.uniforms_.shape == (10, 7)
+
+
+@pytest.mark.parametrize("rows_at_once", [7, 65536])
+def test_weighted_target_sums_add_row_after_row_wherever_the_rows_are_cut(monkeypatch, rows_at_once):
+    """The sums are those of one addition per row in row order (the scalar loop below),
+    bit for bit, however many rows are held at once and wherever a fit over partitions
+    cuts them, each part carrying the sums before it."""
+    from forestrank.objectives import _base
+
+    monkeypatch.setattr(_base, "_SUMMED_ROWS_AT_ONCE", rows_at_once)
+    rng = np.random.default_rng(0)
+    targets, weights = rng.normal(size=(50, 2)) * 1e3, rng.uniform(0.1, 3.0, 50)
+    expected = np.zeros(3)
+    for row in range(50):
+        expected[:2] += targets[row] * weights[row]
+        expected[2] += weights[row]
+    np.testing.assert_array_equal(_base.weighted_target_sums(targets, weights), expected)
+    carried = None
+    for start, stop in [(0, 13), (13, 13), (13, 31), (31, 50)]:
+        carried = _base.weighted_target_sums(targets[start:stop], weights[start:stop], carried)
+    np.testing.assert_array_equal(carried, expected)
+    sums = _base.weighted_target_sums(targets[:, 0], weights)
+    np.testing.assert_array_equal(sums, expected[[0, 2]])

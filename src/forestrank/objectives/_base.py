@@ -17,15 +17,24 @@ def distinct_grades(labels: np.ndarray, objective: str) -> np.ndarray:
     return grades
 
 
+# Rows whose weighted targets ``weighted_target_sums`` holds at once: its memory stays a few
+# MB however many rows a fit has.
+_SUMMED_ROWS_AT_ONCE = 65536
+
+
 def weighted_target_sums(targets: np.ndarray, weights: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
     """The weighted sums of ``targets`` (float64 of shape (n_rows,) or (n_rows, n_columns))
     and the sum of ``weights`` (float64 of shape (n_rows,)): float64 of shape (n_columns + 1,),
     added row after row onto ``carried`` (the same sums of the rows before, or None), so
     that rows cut into consecutive parts, each carrying the sums of the parts before it,
     give the sums of the whole bit for bit (a fit over partitions)."""
-    rows = np.column_stack([targets.reshape(len(targets), -1) * weights[:, None], weights])
-    start = np.zeros((1, rows.shape[1])) if carried is None else carried[None, :]
-    return np.cumsum(np.vstack([start, rows]), axis=0)[-1]
+    columns = targets[:, None] if targets.ndim == 1 else targets
+    sums = np.zeros(columns.shape[1] + 1) if carried is None else carried
+    for start in range(0, len(columns), _SUMMED_ROWS_AT_ONCE):  # the same additions, in row order
+        stop = start + _SUMMED_ROWS_AT_ONCE
+        rows = np.column_stack([columns[start:stop] * weights[start:stop, None], weights[start:stop]])
+        sums = np.cumsum(np.vstack([sums[None, :], rows]), axis=0)[-1]
+    return sums.copy() if sums is carried else sums
 
 
 def mean_of_sums(sums: np.ndarray) -> np.ndarray:
