@@ -47,8 +47,8 @@ def each_query(qid):
 def test_the_onnx_graph_normalises_each_query_as_the_scaler_does(data, method, query_features):
     """The graph's normalised features (exposed as an output here) are the scaler's for
     each query given alone, missing values where they were; its scores are the pipeline's
-    up to the float32 rounding of the operator's output (float64 input) or of the float32
-    sum (float32 input, normalised in double and cast before the trees)."""
+    on the same input values up to the float32 rounding of the operator's output: the
+    trees compare the normalised doubles, whatever the input's type."""
     onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
     from onnx import TensorProto, helper
 
@@ -64,10 +64,36 @@ def test_the_onnx_graph_normalises_each_query_as_the_scaler_does(data, method, q
             expected = model[0].transform(features, qid=qid[rows])
             np.testing.assert_allclose(normalised, expected, rtol=1e-12, atol=1e-15)
             np.testing.assert_array_equal(np.isnan(normalised), np.isnan(expected))
-            ranker_input = expected.astype(dtype)
-            error = np.abs(scores.astype(np.float64) - model[-1].predict(ranker_input))
-            assert np.all(error <= float32_sum_bound(model[-1], ranker_input) + 2.0**-24 * np.abs(scores)), error.max()
+            with sklearn.config_context(enable_metadata_routing=True):
+                pipeline_scores = model.predict(features, qid=qid[rows])
+            error = np.abs(scores.astype(np.float64) - pipeline_scores)
+            assert np.all(error <= float32_sum_bound(model[-1], expected) + 2.0**-24 * np.abs(scores)), error.max()
         assert json.loads(graph.metadata_props[-1].value)["method"] == method
+
+
+def test_a_float32_graph_takes_the_pipelines_branches_at_normalised_values_next_to_a_threshold():
+    """Rounded features give z-scores that recur across queries, one a double's last bit
+    above a threshold the fit took from another query: cast to float32 by nearest rounding
+    before the trees, it fell on the threshold and went left, where the pipeline goes
+    right (scores 0.28 apart)."""
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    X[rng.random((300, 3)) < 0.2] = np.nan
+    X[:, 2] = np.round(X[:, 2])
+    X = X.astype(np.float32).astype(np.float64)  # values a float32 input holds exactly
+    y, qid = rng.integers(0, 3, 300), rng.integers(0, 30, 300)
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = make_pipeline(
+            QueryScaler(method="zscore", query_features=("max",)), LambdaMART(5, min_samples_leaf=5, random_state=0)
+        ).fit(X, y, qid=qid)
+        session = onnxruntime.InferenceSession(to_onnx(model, dtype=np.float32).SerializeToString())
+        for rows in each_query(qid):
+            (scores,) = session.run(None, {"X": X[rows].astype(np.float32)})
+            expected = model.predict(X[rows], qid=qid[rows])
+            normalised = model[0].transform(X[rows], qid=qid[rows])
+            bound = float32_sum_bound(model[-1], normalised) + 2.0**-24 * np.abs(scores)
+            assert np.all(np.abs(scores - expected) <= bound), np.abs(scores - expected).max()
 
 
 def test_lightgbm_and_xgboost_files_record_the_normalisation_and_score_normalised_features(data):

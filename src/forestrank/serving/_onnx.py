@@ -10,7 +10,10 @@ dtype ONNX converters and most serving stacks use:
 - float32: each threshold is the largest float32 not above forestrank's double
   threshold (``_terms.float32_at_most``), so a float32 feature value takes exactly
   forestrank's branch for the same value; rounding the threshold to the nearest float32
-  instead would move the values between it and its rounding to the other side.
+  instead would move the values between it and its rounding to the other side. Behind
+  a ``QueryScaler`` the graph normalises in double and the trees compare those doubles
+  with double thresholds, as for float64 input: normalised values are not float32
+  values, and rounding them would move those next to a threshold across it.
 
 A categorical split becomes a chain of ``BRANCH_EQ`` tests, one per code of the set it
 sends away from the side of missing values (``_terms.ExportTree.category_set``), each
@@ -21,8 +24,8 @@ runtimes implement). A missing value fails every test (``missing_value_tracks_tr
 non-integer value, which forestrank refuses, fails them too. A set of ``k`` codes costs
 ``k`` comparisons where forestrank reads one bit.
 
-onnxruntime sums the leaves in double for float64 input and in float32 for float32
-input; the operator's output is float32 either way, so scores agree to float32
+onnxruntime sums the leaves in double for float64 input (and behind a ``QueryScaler``)
+and in float32 for float32 input; the operator's output is float32 either way, so scores agree to float32
 rounding (about 1e-7 relative, and the float32 sum's rounding for float32 input), not
 bitwise. A missing value (NaN)
 follows each node's learned direction (``nodes_missing_value_tracks_true``); a runtime
@@ -126,7 +129,10 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
                     tree_id, node, int(tree.feature[node]), "BRANCH_LEQ", int(tree.left[node]), int(tree.right[node]),
                     int(tree.missing_left[node]), float(tree.threshold[node]),
                 )  # fmt: skip
-    if dtype == np.float64:
+    # Behind a QueryScaler the trees read the normalised doubles whatever the input's type:
+    # rounded to float32 by a Cast, a value within float32 rounding above a threshold
+    # would fall on the float32 threshold below it and take the other branch.
+    if dtype == np.float64 or scaler is not None:
         numbers = {
             "nodes_values_as_tensor": numpy_helper.from_array(np.asarray(thresholds, dtype=np.float64)),
             "target_weights_as_tensor": numpy_helper.from_array(np.asarray(weights, dtype=np.float64)),
@@ -140,7 +146,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         }
     element = TensorProto.DOUBLE if dtype == np.float64 else TensorProto.FLOAT
     nodes, initializers, features, n_inputs = [], [], "X", model.n_features_in_
-    if scaler is not None:  # normalised in double, as QueryScaler does, then given to the trees in the input's type
+    if scaler is not None:  # normalised in double, as QueryScaler does, and given to the trees in double
         n_inputs, scaled = scaler.n_features_in_, "X"
         if dtype == np.float32:
             nodes.append(helper.make_node("Cast", ["X"], ["X_double"], to=TensorProto.DOUBLE))
@@ -148,9 +154,6 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
         scaler_nodes, initializers = query_scaler_nodes(scaler, scaled, "normalised")
         nodes += scaler_nodes
         features = "normalised"
-        if dtype == np.float32:
-            nodes.append(helper.make_node("Cast", ["normalised"], ["normalised_float"], to=element))
-            features = "normalised_float"
     if tables:
         statistics_nodes, statistics_initializers = _target_statistics_nodes(model, tables, features, "with_statistics")
         nodes += statistics_nodes
