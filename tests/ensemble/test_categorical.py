@@ -141,6 +141,25 @@ def test_a_polars_frame_is_its_pandas_twin():
     np.testing.assert_array_equal(model.predict(unseen), model.predict(missing))
 
 
+@pytest.mark.parametrize("missing_code", [np.nan, -1.0])
+@pytest.mark.parametrize("model", MODELS, ids=["lambdamart", "rf-entropy", "rf-variance"])
+def test_a_categorical_column_of_missing_codes_alone_is_a_constant_feature(model, missing_code):
+    """Every code missing (NaN or negative) is one missing category: the column never splits,
+    and the model is the one fitted with the column as a numeric column of missing values
+    (it raised an IndexError); codes the fit did not see score as that category."""
+    from sklearn.base import clone
+
+    X, y, qid = _product_data()
+    X[:, 0] = missing_code
+    numeric_X = np.where(X == -1.0, np.nan, X)
+    categorical = clone(model).fit(X, y, qid=qid)
+    numeric = clone(model).set_params(categorical_features=[1]).fit(numeric_X, y, qid=qid)
+    np.testing.assert_array_equal(categorical.predict(X), numeric.predict(numeric_X))
+    seen_elsewhere = X.copy()
+    seen_elsewhere[:, 0] = np.arange(len(X)) % 7
+    np.testing.assert_array_equal(categorical.predict(seen_elsewhere), categorical.predict(X))
+
+
 @pytest.mark.parametrize("model", MODELS[:2], ids=["lambdamart", "rf-entropy"])
 def test_unseen_codes_score_as_missing_and_models_pickle(model):
     X, y, qid = _product_data(2)

@@ -354,8 +354,11 @@ class BinMapper:
             _bin_rows(rows, thresholds, self.n_value_bins_, self.missing_bins_, binned[first:last])
             for feature, bins_of_codes in self.category_bins_.items():
                 column = rows[:, feature]
-                seen = ~np.isnan(column) & (column < len(bins_of_codes))
-                bins = bins_of_codes[np.where(seen, column, 0).astype(np.int64)]
+                seen = (column >= 0) & (column < len(bins_of_codes))  # False for NaN
+                if len(bins_of_codes):
+                    bins = bins_of_codes[np.where(seen, column, 0).astype(np.int64)]
+                else:  # the fit saw no code: every row is the missing category
+                    bins = np.full(len(column), -1)
                 unseen = max(int(self.missing_bins_[feature]), 0)
                 binned[first:last, feature] = np.where(seen & (bins >= 0), bins, unseen)
 
