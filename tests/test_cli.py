@@ -241,6 +241,26 @@ def test_train_refuses_bad_params_and_outputs_before_training(args, message, tmp
 
 
 @pytest.mark.slow  # a subprocess per command: run after the quick suite
+@pytest.mark.parametrize("data", ["--train", "--valid"])
+def test_train_refuses_to_write_the_model_over_its_data(data, tmp_path):
+    """``train --train t.txt --output t.txt`` replaced the training file with the model and
+    exited 0."""
+    path = _small_file(tmp_path)
+    saved = path.read_bytes()
+    other = tmp_path / "other.txt"
+    other.write_bytes(saved)
+    files = {"--train": path, "--valid": other} if data == "--train" else {"--train": other, "--valid": path}
+    link = tmp_path / "link.skops"
+    link.symlink_to(path)
+    for output in (path, link):
+        result = run("train", "--model", "lambdamart", "--train", files["--train"], "--valid", files["--valid"],
+                     "--param", "n_estimators=2", "--output", output, check=False)  # fmt: skip
+        assert result.returncode == 2 and "Traceback" not in result.stderr
+        assert f"is the {data} file" in result.stderr and "training" not in result.stderr
+        assert path.read_bytes() == saved
+
+
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 def test_file_errors_name_their_line_and_progress_goes_to_stderr_only(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n1 qid:2 1:inf\n")
