@@ -206,7 +206,7 @@ def test_the_single_feature_baseline_ranks_documents_missing_its_feature_last():
     np.testing.assert_array_equal(model.predict(X), [3.0, -np.inf, 1.0, 2.0])
 
 
-@pytest.mark.parametrize("direction, imputed", [("left", -1.0), ("right", 100.0)])
+@pytest.mark.parametrize("direction, imputed", [("left", -1e6), ("right", 1e6)])
 @pytest.mark.parametrize(
     "estimator",
     [RFPointRanker(n_estimators=3, random_state=0), RFPointRanker(criterion="variance", n_estimators=3, random_state=0),
@@ -216,7 +216,10 @@ def test_the_single_feature_baseline_ranks_documents_missing_its_feature_last():
 def test_a_fixed_direction_is_imputing_a_value_below_or_above_every_other(estimator, direction, imputed):
     """Mohan's strategies 1 and 2 (0 / -inf, 1 / +inf): with exact bins, the model that sends
     missing values left (right) partitions its training rows as the model trained on the
-    data with a value below (above) every present one."""
+    data with a value below (above) every present one, and scores any row as that model
+    scores it imputed, values that no node around them saw included (a node cutting its
+    present rows from the missing ones on the right sent the values between its largest
+    and the next bin's up with the missing ones)."""
     rng = np.random.default_rng(4)
     X = rng.integers(0, 40, size=(800, 4)).astype(float)
     X[rng.random(X.shape) < 0.25] = np.nan
@@ -234,6 +237,9 @@ def test_a_fixed_direction_is_imputing_a_value_below_or_above_every_other(estima
         np.testing.assert_array_equal(tree.n_node_samples, twin.n_node_samples)
     flags = np.concatenate([tree.missing_left[tree.nodes["feature"] >= 0] for tree in fixed.trees_])
     assert (flags == (direction == "left")).all()
+    rows = rng.integers(0, 80, size=(2000, 4)) / 2.0 - 0.25  # between and beyond the training values
+    rows[rng.random(rows.shape) < 0.25] = np.nan
+    np.testing.assert_array_equal(fixed.predict(rows), reference.predict(np.where(np.isnan(rows), imputed, rows)))
 
 
 def test_mean_and_median_imputation_recipe_tunes_through_gridsearch_with_qid_routed(data):

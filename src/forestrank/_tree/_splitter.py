@@ -299,12 +299,16 @@ def threshold(bin_thresholds, bin_values, feature, left_bin, right_bin):
     ``[edge(left_bin), edge(right_bin - 1)]`` so that raw values partition the
     training rows exactly as the bins did. With one bin per distinct value
     (``max_bins=None`` or few values) it is scikit-learn's threshold. ``left_bin`` -1
-    (the missing rows alone on the left) gives -inf: every present value goes right.
+    (the missing rows alone on the left) gives -inf: every present value goes right;
+    ``right_bin`` the missing bin (its value +inf: the missing rows alone on the right)
+    gives +inf, every present value left, as imputing +inf would.
     """
     if left_bin < 0:
         return -np.inf
     low = bin_values[feature, left_bin]
     high = bin_values[feature, right_bin]
+    if high == np.inf:  # the midpoint's guard below would pull it down to the left bin's edge
+        return np.inf
     middle = (low + high) / 2
     if not middle < high:  # the midpoint of adjacent doubles can round up
         middle = low
