@@ -219,6 +219,21 @@ def test_skipped_queries_are_out_of_every_trees_bag(data):
     np.testing.assert_allclose(ranker.oob_prediction_[~kept], ranker.predict(X[~kept]), rtol=1e-12)
 
 
+def test_the_out_of_bag_score_leaves_out_the_rows_the_fit_leaves_out(data):
+    """Skipped queries and rows of zero weight are out of every tree's bag, but not in the
+    data the forest learns from: the out-of-bag NDCG is the one of the fit without them
+    (it scored the skipped queries' NDCG of 0 and the zero-weight rows in full)."""
+    X, y, qid, kept = without_relevance(data)
+    make = lambda **params: RFPointRanker(n_estimators=6, oob_score=True, random_state=0, **params)  # noqa: E731
+    dropped = make().fit(X[kept], y[kept], qid=qid[kept])
+    skipping = make(skip_queries_without_relevance=True).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(skipping.predict(X), dropped.predict(X))
+    assert skipping.oob_score_ == dropped.oob_score_
+    weighted = make().fit(X, y, qid=qid, sample_weight=kept.astype(float))
+    np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))
+    assert weighted.oob_score_ == dropped.oob_score_
+
+
 def test_skipping_every_query_is_refused(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="skip_queries_without_relevance=True skips every query"):

@@ -199,7 +199,9 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if self.oob_score:
             prediction = self._oob_prediction(data.X, base_weight, query_of_row)
             self.oob_prediction_ = data.groups.ungroup(prediction)
-            scored = ~np.isnan(prediction)
+            # Rows of zero weight and skipped queries are out of every bag, yet absent
+            # from the data the forest learns from: not scored.
+            scored = ~np.isnan(prediction) & (base_weight > 0)
             if not scored.any():
                 raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
             self.oob_score_ = evaluate(
@@ -720,9 +722,12 @@ class RFPointRanker(BaseForestRanker):
         ``classes_``.
     feature_importances_ : ndarray of shape (n_features,)
     oob_score_ : float
-        NDCG@10 (default convention) of the out-of-bag predictions.
+        NDCG@10 (default convention) of the out-of-bag predictions of the rows the
+        forest learns from: rows of zero ``sample_weight`` and the queries
+        ``skip_queries_without_relevance`` skips are left out, as from the fit.
     oob_prediction_ : ndarray of shape (n_samples,)
-        Out-of-bag prediction of each training row (NaN if it was in every tree).
+        Out-of-bag prediction of each training row (NaN if it was in every tree; the
+        whole forest's for a row no tree could draw: zero weight or a skipped query).
     tree_costs_ : ndarray of shape (n_trees,), float64
         ``c(h_t)`` (thesis Eq. 6.2): the cost of the features each tree uses that no
         earlier tree uses (0 without ``feature_costs``); their sum is the cost of
