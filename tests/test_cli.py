@@ -103,6 +103,11 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["predict", "--model", "{train}", "{train}"], "not a skops model file"),
         (["evaluate", "{train}", "--scores", "{train}"], "not one number per line"),
         (["evaluate", "{train}", "--scores", "{short}"], "2 scores for 3005 documents"),
+        # an empty file printed numpy's warning and its source line before the error
+        (["evaluate", "{train}", "--scores", "{empty}"], "0 scores for 3005 documents"),
+        # a NaN score was reported as the metrics' y_score, no flag of the command line
+        (["evaluate", "{short_data}", "--scores", "{nan}"], "{nan}: score 2 is nan"),
+        (["compare", "{short_data}", "--scores", "{nan}", "{nan}"], "{nan}: score 2 is nan"),
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "dcg@10"], "expected ndcg@K, err@K, map or precision@K"),
         # "ndcg@0" named the metrics' k, no flag of the command line; "ndcg@" ran without a cutoff
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@0"], "--metric 'ndcg@0': the cutoff must be a positive integer"),
@@ -114,10 +119,14 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
 def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambdarank_example, tmp_path):
     short = tmp_path / "short.txt"
     short.write_text("1\n2\n")
-    filled = [a.format(train=lambdarank_example / "rank.train", short=short) for a in args]
+    (tmp_path / "empty.txt").write_text("")
+    (tmp_path / "nan.txt").write_text("0.5\nnan\n1.5\n")
+    (tmp_path / "short_data.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n2 qid:2 1:0.9\n")
+    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data")}
+    filled = [a.format(train=lambdarank_example / "rank.train", short=short, **paths) for a in args]
     result = subprocess.run([sys.executable, "-m", "forestrank", *filled], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2
-    assert message in result.stderr and "Traceback" not in result.stderr
+    assert message.format(**paths) in result.stderr and "Traceback" not in result.stderr and "Warning" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
 
 

@@ -397,11 +397,18 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
     if not scores_path.is_file():
         raise UsageError(f"{scores_path}: no such file.")
     try:
-        scores = np.loadtxt(scores_path, dtype=np.float64, ndmin=1)
+        with warnings.catch_warnings():  # an empty file: the count below says so, without numpy's warning
+            warnings.simplefilter("ignore", UserWarning)
+            scores = np.loadtxt(scores_path, dtype=np.float64, ndmin=1)
     except ValueError as error:
         raise UsageError(f"{scores_path}: not one number per line ({error}).") from error
     if scores.shape != (n_rows,):
         raise UsageError(f"{scores_path}: {scores.size} scores for {n_rows} documents.")
+    if np.isnan(scores).any():
+        raise UsageError(
+            f"{scores_path}: score {int(np.flatnonzero(np.isnan(scores))[0]) + 1} is nan; scores must order the "
+            "documents (numbers, or +-inf)."
+        )
     return scores
 
 
