@@ -194,6 +194,24 @@ def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, m
         estimator.fit(**arguments)
 
 
+@pytest.mark.parametrize(
+    "estimator",
+    [DummyRanker(), RFPointRanker(n_estimators=3), RFListRanker(n_estimators=2), LambdaMART(n_estimators=3),
+     PLRank(n_estimators=3), BROOF(
+        n_estimators=2, n_trees=3, forest=RFPointRanker(criterion="variance", sample_level="document")
+     ), AveragedRanker(LambdaMART(n_estimators=2), n_models=2)],
+    ids=lambda estimator: type(estimator).__name__,
+)  # fmt: skip
+def test_a_column_vector_y_warns_as_scikit_learn_estimators_do(estimator):
+    """scikit-learn's own check: the same predictions, and its DataConversionWarning (the
+    column was flattened without a word)."""
+    from sklearn.utils.estimator_checks import check_supervised_y_2d
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MissingQidWarning)  # the check fits without qid: one query
+        check_supervised_y_2d(type(estimator).__name__, estimator)
+
+
 def test_grades_are_accepted_as_integer_valued_floats():
     ranker = GradedRanker().fit(np.zeros((3, 1)), np.array([0.0, 2.0, 1.0]), qid=[1, 1, 1])
     np.testing.assert_array_equal(ranker.data_.y, [0.0, 2.0, 1.0])

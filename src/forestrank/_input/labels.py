@@ -4,19 +4,29 @@ Each check names the offending argument in its error, copies rather than mutates
 and returns float64 C-contiguous arrays ready for the kernels.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.exceptions import DataConversionWarning
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
+from .queries import stacklevel_outside_package
 
 
-def _as_1d_float(values: object, name: str) -> np.ndarray:
+def _as_1d_float(values: object, name: str, warn_column: bool = False) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
     if array.ndim == 2 and array.shape[1] == 1:
+        if warn_column:  # as scikit-learn's single-output estimators warn
+            warnings.warn(
+                f"A column-vector {name} was passed when a 1d array was expected. Please change the shape of {name} to "
+                "(n_samples,), for example using ravel().",
+                DataConversionWarning,
+                stacklevel=stacklevel_outside_package(),
+            )
         array = array[:, 0]
     if array.ndim != 1:
         raise ValueError(f"{name} must be 1-D with one value per row; got shape {array.shape}.")
@@ -24,7 +34,8 @@ def _as_1d_float(values: object, name: str) -> np.ndarray:
 
 
 def check_relevance(
-    y: object, *, name: str, n_samples: int | None = None, against: str = "X", grades: bool = False
+    y: object, *, name: str, n_samples: int | None = None, against: str = "X", grades: bool = False,
+    warn_column: bool = False,
 ) -> np.ndarray:
     """Validate relevance labels.
 
@@ -41,6 +52,9 @@ def check_relevance(
     grades : bool
         Also require integer values (graded relevance 0, 1, 2, ...), as estimators
         that count grades do.
+    warn_column : bool
+        Warn (``DataConversionWarning``) when ``y`` is a column vector, which is
+        flattened either way: an estimator's ``fit`` does, as scikit-learn's do.
 
     Returns
     -------
@@ -52,7 +66,7 @@ def check_relevance(
         Wrong shape or length, empty, non-finite, negative, or (``grades=True``)
         non-integer values.
     """
-    labels = _as_1d_float(y, name)
+    labels = _as_1d_float(y, name, warn_column)
     if n_samples is not None and len(labels) != n_samples:
         raise ValueError(f"{name} has {len(labels)} entries but {against} has {n_samples} rows.")
     if len(labels) == 0:

@@ -212,7 +212,7 @@ class BaseRanker(BaseEstimator):
         if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
             check_warm_start_width(self, fitted_width, X.shape[1])
         n_samples = X.shape[0]
-        labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades)
+        labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades, warn_column=True)
         weights = None
         if sample_weight is not None:
             weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=n_samples))
