@@ -81,6 +81,25 @@ def test_the_metric_decides_early_stopping(data):
     assert len(model.evals_result_["valid_0"]["<lambda>"]) == 5
 
 
+def test_early_stopping_on_a_metric_that_is_nan_is_refused_by_name(data):
+    """A NaN never beats the best score: every tree was dropped and the fit failed deep in
+    the engine (a TypeError). Without early stopping the NaN is only recorded."""
+    X, y, qid, valid = data
+
+    def undefined(labels, scores, query_boundaries, query_ids):
+        return float("nan")
+
+    model = LambdaMART(n_estimators=4, eval_metric=undefined, n_iter_no_change=2)
+    with pytest.raises(ValueError, match=r"compares the eval_metric undefined on the set 'valid_0' .* NaN at iteration 1"):
+        model.fit(X, y, qid=qid, eval_set=[valid])
+    assert not hasattr(model, "trees_")
+    X_valid, y_valid, qid_valid = valid  # the per-query form: NaN for every query without grades
+    with pytest.raises(ValueError, match=r"eval_metric top_grade_compiled on the set 'valid_0' .* is NaN"):
+        model.set_params(eval_metric=top_grade_compiled).fit(X, y, qid=qid, eval_set=[(X_valid, 0 * y_valid, qid_valid)])
+    recorded = LambdaMART(n_estimators=2, eval_metric=undefined).fit(X, y, qid=qid, eval_set=[valid])
+    assert len(recorded.trees_) == 2 and np.isnan(recorded.evals_result_["valid_0"]["undefined"]).all()
+
+
 @pytest.mark.parametrize("result", [None, "0.5", np.array([0.1, 0.2]), True])
 def test_a_metric_that_returns_no_number_is_refused_by_name(data, result):
     X, y, qid, valid = data

@@ -367,7 +367,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.evals_result_["train"] = {key: []}
         if self.n_iter_no_change is None or not eval_names:
             return None
-        return EarlyStopping(self.n_iter_no_change, self.tol)
+        metric = "NDCG" if self.eval_metric is None else f"eval_metric {key}"
+        return EarlyStopping(self.n_iter_no_change, self.tol, f"{metric} on the set {eval_names[-1]!r}")
 
     def _custom_metric(self) -> CustomMetric | None:
         """``eval_metric`` wrapped for the evaluation sets, or None for NDCG@``eval_at``."""

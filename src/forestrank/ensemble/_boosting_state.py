@@ -3,6 +3,7 @@ memory (``_boosting``) and the fit over partitions on a cluster (``_cluster_boos
 where every worker keeps a ``BoostingState`` per partition it holds."""
 
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -208,9 +209,10 @@ class EarlyStopping:
     not beat the best by more than ``tol`` (scikit-learn's ``_should_stop`` of its gradient
     boosting); keeps the best iteration and what was learned alongside it then."""
 
-    def __init__(self, n_iter_no_change: int, tol: float) -> None:
+    def __init__(self, n_iter_no_change: int, tol: float, scored: str = "validation score") -> None:
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.scored = scored  # what the scores are, for the error a NaN raises
         self.best_score = -np.inf
         self.best_iteration = 0
         self.best_state = None
@@ -218,7 +220,13 @@ class EarlyStopping:
 
     def should_stop(self, score: float, iteration: int, learned: Callable | None = None) -> bool:
         """Record the score of ``iteration`` (0-based); ``learned()``, when given, is kept
-        with the best iteration."""
+        with the best iteration. A NaN score, which no comparison ranks, is a ValueError."""
+        if math.isnan(score):
+            raise ValueError(
+                f"early stopping compares the {self.scored} from one iteration to the next, and it is NaN at "
+                f"iteration {iteration + 1} (NaN for every query of the set): a metric that stops the fit must give "
+                "some query a number."
+            )
         if score > self.best_score + self.tol:
             self.best_score, self.best_iteration, self.stale = score, iteration + 1, 0
             self.best_state = None if learned is None else learned()
