@@ -73,6 +73,33 @@ def test_a_split_sending_only_the_missing_rows_right_survives_saving(estimator, 
         np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
 
 
+def test_a_numba_objective_or_metric_is_refused_by_name_and_saves_with_joblib(data, tmp_path):
+    """skops failed inside its own code ("cannot pickle 'generator' object") on a model
+    holding a numba function; the refusal names the parameter and the formats that can."""
+    import joblib
+    import numba
+
+    @numba.njit
+    def squared(labels, scores, gradients, hessians):
+        gradients[:] = scores - labels
+        hessians[:] = 1.0
+
+    @numba.njit
+    def top_score(labels, scores):
+        return labels[np.argmax(scores)]
+
+    X, y, qid = data
+    model = LambdaMART(n_estimators=2, objective=squared, random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=r"LambdaMART's objective is one: save the model with joblib or pickle"):
+        save(model, tmp_path / "m.skops")
+    averaged = AveragedRanker(LambdaMART(n_estimators=2, eval_metric=top_score), n_models=2).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=r"AveragedRanker's estimator__eval_metric is one"):
+        save(averaged, tmp_path / "a.skops")
+    assert not (tmp_path / "m.skops").exists() and not (tmp_path / "a.skops").exists()
+    joblib.dump(model, tmp_path / "m.joblib")
+    np.testing.assert_array_equal(joblib.load(tmp_path / "m.joblib").predict(X), model.predict(X))
+
+
 def test_a_file_holding_an_untrusted_type_is_refused(tmp_path):
     from skops.io.exceptions import UntrustedTypesFoundException
 

@@ -38,12 +38,34 @@ def trusted_types() -> list[str]:
 
 
 def save(model: object, path: str | PathLike) -> None:
-    """Write ``model`` in the skops format to ``path``."""
+    """Write ``model`` in the skops format to ``path``.
+
+    Raises
+    ------
+    TypeError
+        When a parameter is a numba-compiled function (an ``objective`` or
+        ``eval_metric`` of your own), which skops cannot write; joblib or pickle can.
+    """
     try:
         import skops.io
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
+    compiled = _compiled_parameters(model)
+    if compiled:
+        raise TypeError(
+            f"the skops format cannot hold a numba-compiled function, and {type(model).__name__}'s "
+            f"{', '.join(compiled)} is one: save the model with joblib or pickle (which run code when loaded: load "
+            "such a file only from a source you trust), or give the parameter a Python function."
+        )
     skops.io.dump(model, path)
+
+
+def _compiled_parameters(model: object) -> list[str]:
+    """The names of ``model``'s parameters (nested ones included) that are numba dispatchers."""
+    from numba.core.dispatcher import Dispatcher
+
+    params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
+    return [name for name, value in params.items() if isinstance(value, Dispatcher)]
 
 
 def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
