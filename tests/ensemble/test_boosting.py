@@ -1,6 +1,7 @@
 """LambdaMART and PLRank: the boosting loop, early stopping, the scikit-learn contract."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -630,6 +631,33 @@ def test_lambdarank_options_are_refused_with_other_objectives(data):
     for option in ({"lambdarank_metric": "map"}, {"lambdarank_pair_method": "mean"}):
         with pytest.raises(ValueError, match=f"{next(iter(option))} chooses LambdaRank's pairs and weights"):
             LambdaMART(n_estimators=2, objective="mart", **option).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"objective": "xendcg", "sigma": 5.0}, "sigma shapes LambdaRank's pairwise logistic; objective='xendcg' has none"),
+        ({"objective": "yetirank", "lambdarank_norm": False}, "lambdarank_norm shapes LambdaRank's pairwise logistic"),
+        ({"objective": "mart", "lambdarank_truncation_level": 2}, "lambdarank_truncation_level chooses LambdaRank's pairs"),
+        (
+            {"lambdarank_pair_method": "mean", "lambdarank_truncation_level": 3},
+            "lambdarank_truncation_level sets the pairs of lambdarank_pair_method='topk'; 'mean' draws",
+        ),
+        ({"position_bias": "factor", "position_bias_norm": 3.0}, "position_bias_norm is Unbiased LambdaMART's exponent"),
+        ({"position_bias_norm": 3.0}, "position_bias_norm is Unbiased LambdaMART's exponent; position_bias=None"),
+        (
+            {"position_bias": "unbiased", "position_bias_regularization": 5.0},
+            "position_bias_regularization regularises the 'factor' biases; position_bias='unbiased' has none",
+        ),
+    ],
+)
+def test_options_that_the_setting_does_not_read_are_refused(data, params, message):
+    """Each was accepted and changed nothing (the same model bit for bit), where the other
+    options of another objective or mode are refused by name."""
+    X, y, qid = data
+    position = {"position": np.arange(len(y)) % 10 + 1} if params.get("position_bias") else {}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        LambdaMART(n_estimators=2, **params).fit(X, y, qid=qid, **position)
 
 
 def test_averaged_rankers_score_with_their_members_gain(data):

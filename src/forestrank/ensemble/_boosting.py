@@ -1604,6 +1604,15 @@ class LambdaMART(BaseBoostingRanker):
         return self.objective in GRADE_OBJECTIVES
 
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
+        if self.position_bias != "unbiased":
+            self._refuse_set(
+                ("position_bias_norm",), "is Unbiased LambdaMART's exponent", f"position_bias={self.position_bias!r} has none"
+            )  # fmt: skip
+        if self.position_bias != "factor":
+            self._refuse_set(
+                ("position_bias_regularization",), "regularises the 'factor' biases",
+                f"position_bias={self.position_bias!r} has none",
+            )  # fmt: skip
         if (positions is None) != (self.position_bias is None):
             raise ValueError(
                 f"position is needed with position_bias and only then; got position_bias={self.position_bias!r} and "
@@ -1670,14 +1679,16 @@ class LambdaMART(BaseBoostingRanker):
     def _refuse_unless(self, objectives: tuple, names: tuple, role: str) -> None:
         """Refuse the parameters ``names``, which only ``objectives`` read (their ``role``), set
         away from their defaults (those of ``__init__``) for another objective."""
-        if self.objective in objectives:
-            return
+        if self.objective not in objectives:
+            self._refuse_set(names, role, f"objective={self.objective!r} has none")
+
+    def _refuse_set(self, names: tuple, role: str, reason: str) -> None:
+        """Refuse any of the parameters ``names`` (their ``role``) set away from its default
+        (that of ``__init__``), which the fit would not read, for ``reason``."""
         defaults = inspect.signature(type(self).__init__).parameters
         for name in names:
             if getattr(self, name) != defaults[name].default:
-                raise ValueError(
-                    f"{name} {role}; objective={self.objective!r} has none. Got {name}={getattr(self, name)!r}."
-                )
+                raise ValueError(f"{name} {role}; {reason}. Got {name}={getattr(self, name)!r}.")
 
     def _make_objective(self) -> RankingObjective:
         gain = self._gain()
@@ -1692,9 +1703,11 @@ class LambdaMART(BaseBoostingRanker):
                 f"own targets. Got target={self.target!r}."
             )
         self._refuse_unless(
-            ("lambdarank",), ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample"),
+            ("lambdarank",),
+            ("lambdarank_pair_method", "lambdarank_metric", "lambdarank_num_pair_per_sample", "lambdarank_truncation_level"),
             "chooses LambdaRank's pairs and weights",
-        )
+        )  # fmt: skip
+        self._refuse_unless(("lambdarank",), ("sigma", "lambdarank_norm"), "shapes LambdaRank's pairwise logistic")
         if callable(self.objective):
             return CustomObjective(self.objective)
         if self.objective == "mart":
@@ -1728,6 +1741,11 @@ class LambdaMART(BaseBoostingRanker):
                 )
             kind = YetiRankPairwise if self.objective == "yetirank_pairwise" else YetiRank
             return kind(self.yetirank_permutations, self.yetirank_decay, seed_sequence(self._entropy, PERMUTATIONS))
+        if self.lambdarank_pair_method == "mean":
+            self._refuse_set(
+                ("lambdarank_truncation_level",), "sets the pairs of lambdarank_pair_method='topk'",
+                "'mean' draws lambdarank_num_pair_per_sample pairs a document instead",
+            )  # fmt: skip
         if self.lambdarank_pair_method == "topk" and self.lambdarank_num_pair_per_sample is not None:
             raise ValueError(
                 "lambdarank_num_pair_per_sample is the pairs each document draws with lambdarank_pair_method='mean'; "
