@@ -222,7 +222,8 @@ def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
     gains[1, 3:] = -np.inf  # no cut there
     features = np.array([3, 1, 0], dtype=np.int32)
     state = np.array([12345, 678], dtype=np.uint64)
-    assert _symmetric.best_candidate(gains, features, 0.0, 0.0, state.copy()) == tuple(
+    every = (0.0, 1.0, -np.inf)  # every candidate may split
+    assert _symmetric.best_candidate(gains, features, 0.0, 0.0, state.copy(), *every) == tuple(
         [int(i) for i in np.unravel_index(np.argmax(gains[features]), (3, 6, 2))]
     )
     explained, noise_sd = 7.5, 0.3
@@ -234,12 +235,43 @@ def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
     scores = np.full(gains[features].shape, -np.inf)
     scores[finite] = np.sqrt(gains[features][finite] + explained) + noise_sd * draws
     expected = tuple(int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
-    assert _symmetric.best_candidate(gains, features, explained, noise_sd, state.copy()) == expected
-    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, 0.0, state.copy())[0] == -1
+    assert _symmetric.best_candidate(gains, features, explained, noise_sd, state.copy(), *every) == expected
+    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, 0.0, state.copy(), *every)[0] == -1
     # What a level's nodes explain: G^2 / (H + l2) each (newton), (sum w y)^2 / W (variance).
     totals = np.array([[2.0, 3.0, 5.0, 4.0], [-1.0, 1.0, 2.0, 2.0]])
     assert _symmetric._explained(_criteria.NEWTON, totals, 1.0) == pytest.approx(4 / 4 + 1 / 2)
     assert _symmetric._explained(_criteria.VARIANCE, totals, 0.0) == pytest.approx(4 / 4 + 1 / 2)
+
+
+def test_the_noise_draws_among_the_cuts_that_would_split_only():
+    """One cut of gain 0.5 among 79 that move no row (gain 0): noise drew one of those
+    nearly every time, and a level of gain 0 ends the tree."""
+    gains = np.zeros((4, 10, 2))
+    gains[2, 6, 1] = 0.5
+    features = np.arange(4, dtype=np.int32)
+    state = np.array([12345, 678], dtype=np.uint64)
+    picks = {_symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.0, 2.0, 0.0) for _ in range(200)}
+    assert picks == {(2, 6, 1)}
+    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.0, 2.0, 1.0)[0] == -1  # 0.5 * 2 <= 1
+    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.4, 1.0, 0.0) == (2, 6, 1)  # 0.5 - 0.4 > 0
+    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.5, 1.0, 0.0)[0] == -1
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "yetirank"])
+def test_noise_does_not_end_symmetric_trees(objective):
+    """``random_strength`` perturbs which cut a level takes, not whether the tree goes on:
+    with it, most trees of these fits ended after one to three of their six levels (2 to
+    8 leaves), where nearly every noise-free tree has all six. A tree ends early only
+    when no cut of a level gains (with the L2 prior, a cut can lose)."""
+    X, y, qid = make_ranking(n_queries=50, docs_per_query=10, random_state=0)
+    make = lambda **params: LambdaMART(  # noqa: E731
+        n_estimators=10, objective=objective, grow_policy="symmetric", random_state=0, **params
+    )
+    noisy, noise_free = make().fit(X, y, qid=qid), make(random_strength=0.0).fit(X, y, qid=qid)
+    assert noisy.get_params()["random_strength"] == "auto"  # 1 on symmetric trees
+    for model in (noisy, noise_free):
+        leaves = [tree.n_leaves for tree in model.trees_]
+        assert leaves.count(2**6) >= 8 and min(leaves) >= 2**5, leaves
 
 
 def test_the_oblivious_predictor_sums_what_the_node_walk_sums_bit_for_bit(missing_ranking):

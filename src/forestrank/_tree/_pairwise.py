@@ -378,15 +378,14 @@ def grow_pairwise_tree(
             columns, data.n_bins, missing_bins, drawn[level], order, row_node, n_nodes, derivatives, winners, losers,
             row_node[winners], row_node[losers], pair_weights, l2, prior, params.missing_direction, memory.gains,
         )  # fmt: skip
-        index, cut_bin, side = best_candidate(memory.gains, drawn[level], 0.0, float(noise_sd), rng_state)
+        nodes_explain = _explained_by_nodes(row_node, n_nodes, order, derivatives, (winners, losers, pair_weights), l2, prior)
+        index, cut_bin, side = best_candidate(
+            memory.gains, drawn[level], 0.0, float(noise_sd), rng_state, nodes_explain, 1.0, float(params.min_gain_to_split)
+        )  # fmt: skip
         if index < 0:
             break
         feature = int(drawn[level][index])
-        gain = memory.gains[feature, cut_bin, side] - _explained_by_nodes(
-            row_node, n_nodes, order, derivatives, (winners, losers, pair_weights), l2, prior
-        )
-        if gain <= params.min_gain_to_split:
-            break
+        gain = memory.gains[feature, cut_bin, side] - nodes_explain
         bins = X_binned[order, feature].astype(np.int64)
         above = bins[(bins > cut_bin) & (bins != missing_bins[feature])]
         next_bin = int(above.min()) if len(above) else cut_bin + 1

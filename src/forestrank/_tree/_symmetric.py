@@ -329,6 +329,12 @@ class SymmetricTreeMemory:
             self.scratch = np.empty(n_tree_rows, dtype=INDEX_DTYPE)
 
 
+# A level's gain below this fraction of what its nodes explain is rounding, not a cut: the
+# cuts that move no row of a node, or leave it a child too small, add exactly 0 for it,
+# but the running sums over the nodes' bins (level_gains) leave a residue of the order of
+# the nodes' own gains times the float64 epsilon, which differs with the rows' order.
+_NEGLIGIBLE_GAIN = 1e-12
+
 # A candidate whose noise-free score is this many deviations below the best one's cannot
 # win: both normal draws would have to be over half as many deviations from 0 (probability
 # below 1e-17), so such candidates draw no noise.
@@ -336,9 +342,15 @@ _NOISE_REACH = 17.0
 
 
 @jit
-def best_candidate(gains, features, explained, noise_sd, rng_state):
+def best_candidate(gains, features, explained, noise_sd, rng_state, offset, scale, min_gain):
     """The best candidate of ``gains`` (``level_gains``) among ``features``: (index in
     ``features``, cut bin, side), index -1 when no candidate exists.
+
+    Only the candidates that would make the level draw: those whose gain, less
+    ``offset`` and times ``scale`` (> 0), exceeds ``min_gain`` (``min_gain_to_split``)
+    by more than ``_NEGLIGIBLE_GAIN`` of ``explained`` (scaled). Noise thus chooses which
+    improving cut a level takes, never whether the tree goes on: among many cuts that
+    move no row (gain 0), a drawn one would end the tree.
 
     Without noise (``noise_sd`` 0) the largest gain wins. With it, a candidate scores
     ``sqrt(gain + explained) + noise_sd * z``, ``z`` a standard normal draw from
@@ -349,20 +361,26 @@ def best_candidate(gains, features, explained, noise_sd, rng_state):
     ``_NOISE_REACH`` deviations of the best noise-free score draw, in candidate order.
     Ties go to the first feature, bin and side, in that order.
     """
-    best, best_score = _scan_candidates(gains, features, explained, noise_sd > 0.0, -np.inf, 0.0, rng_state)
+    accepted = (offset, scale, min_gain + _NEGLIGIBLE_GAIN * explained * scale)
+    best, best_score = _scan_candidates(gains, features, explained, noise_sd > 0.0, -np.inf, 0.0, rng_state, accepted)
     if noise_sd == 0.0 or best[0] < 0:
         return best
     floor = best_score - _NOISE_REACH * noise_sd
-    best, _ = _scan_candidates(gains, features, explained, noise_sd > 0.0, floor, noise_sd, rng_state)
+    best, _ = _scan_candidates(gains, features, explained, noise_sd > 0.0, floor, noise_sd, rng_state, accepted)
     return best
 
 
 @jit
-def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_state):
+def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_state, accepted):
     """One pass of ``best_candidate`` over the candidates in order: each scores its gain, or
     ``sqrt(gain + explained)`` when ``rooted``; those below ``floor`` are skipped, the others
-    add ``noise_sd`` times a standard normal draw when ``noise_sd`` > 0. Returns the best
-    candidate (index in ``features``, bin, side; index -1 for none) and its score."""
+    add ``noise_sd`` times a standard normal draw when ``noise_sd`` > 0, and the best of
+    those that ``accepted`` (offset, scale, min_gain) lets split wins. Every candidate
+    above the floor draws, accepted or not, so that which cuts draw does not hang on the
+    rounding of gains near the acceptance (a query weighted 2 and its copy draw alike).
+    Returns the best candidate (index in ``features``, bin, side; index -1 for none) and
+    its score."""
+    offset, scale, min_gain = accepted
     best_score = -np.inf
     best = (-1, -1, 0)
     for i in range(len(features)):
@@ -377,7 +395,7 @@ def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_st
                     continue
                 if noise_sd > 0.0:
                     score += noise_sd * _rng.standard_normal(rng_state)
-                if score > best_score:
+                if score > best_score and (gain - offset) * scale > min_gain:
                     best_score = score
                     best = (i, b, side)
     return best, best_score
@@ -467,13 +485,11 @@ def grow_levels(
             missing_direction, gains,
         )  # fmt: skip
         explained = _explained(criterion, node_totals, l2) if noise_sd > 0.0 else 0.0
-        index, cut_bin, side = best_candidate(gains, features, explained, noise_sd, rng_state)
+        index, cut_bin, side = best_candidate(gains, features, explained, noise_sd, rng_state, 0.0, scale, min_gain_to_split)
         if index < 0:
             return level
         feature = features[index]
         gain = gains[feature, cut_bin, side]
-        if gain * scale <= min_gain_to_split:
-            return level
         missing_bin = missing_bins[feature]
         next_bin = _next_occupied(children, n_nodes, feature, cut_bin, n_bins[feature], missing_bin)
         split_level(
