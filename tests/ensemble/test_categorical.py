@@ -229,6 +229,29 @@ def test_codes_must_be_integers():
     assert X[0, 0] != -4  # the caller's X is not modified
 
 
+def test_target_statistics_of_a_column_of_missing_codes_alone():
+    """No code seen: the column's statistics are missing on every row (it raised an
+    IndexError); codes seen only later get the prior, as any unseen code; the model
+    pickles and exports to ONNX."""
+    X, y, qid = _product_data()
+    X[:, 0] = np.nan
+    model = LambdaMART(n_estimators=5, categorical_features=[0, 1], cat_target_statistics=True, random_state=0)
+    model.fit(X, y, qid)
+    tables = model.target_statistics_
+    assert len(tables[0][0]) == 0
+    later = X[:20].copy()
+    later[:, 0] = np.arange(20) % 3
+    np.testing.assert_array_equal(model.predict(later), model.predict(X[:20]))
+    loaded = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(loaded.predict(later), model.predict(later))
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
+    from forestrank.export import to_onnx
+
+    session = onnxruntime.InferenceSession(to_onnx(model).SerializeToString())
+    (scores,) = session.run(None, {"X": later})
+    np.testing.assert_allclose(scores, model.predict(later), rtol=1e-6, atol=1e-7)
+
+
 def test_target_statistics_beside_the_categories():
     """``cat_target_statistics``: renumbered codes give the same model bit for bit (the orders
     are of rows, not codes); the statistics' gains count for their features' importances;

@@ -54,6 +54,9 @@ def ordered_target_statistics(
         codes = X[:, feature]
         rows = np.flatnonzero(~np.isnan(codes))
         rows = rows[np.lexsort((position[rows], codes[rows]))]  # by category, then in the random order
+        if not len(rows):  # no code seen: every row's statistic is missing, every later code unseen
+            tables.append((np.empty(0), np.empty(0), prior))
+            continue
         sorted_codes = codes[rows]
         first = np.r_[True, sorted_codes[1:] != sorted_codes[:-1]]
         group = np.cumsum(first) - 1
@@ -79,8 +82,11 @@ def target_statistics_columns(X: np.ndarray, mask: np.ndarray, tables: list[tupl
     columns = np.empty((X.shape[0], len(tables)))
     for column, (feature, (seen_codes, values, prior)) in enumerate(zip(np.flatnonzero(mask), tables)):
         codes = X[:, feature]
-        found = np.minimum(np.searchsorted(seen_codes, codes), len(seen_codes) - 1)
-        columns[:, column] = np.where(seen_codes[found] == codes, values[found], prior)
+        if len(seen_codes):
+            found = np.minimum(np.searchsorted(seen_codes, codes), len(seen_codes) - 1)
+            columns[:, column] = np.where(seen_codes[found] == codes, values[found], prior)
+        else:
+            columns[:, column] = prior
         columns[np.isnan(codes) | (codes < 0), column] = np.nan
     return columns
 
@@ -95,7 +101,7 @@ def check_tables(tables: object, n_categorical: int) -> None:
         for table in tables:
             codes, values, prior = table if isinstance(table, tuple) and len(table) == 3 else (None, None, None)
             if not (isinstance(codes, np.ndarray) and isinstance(values, np.ndarray) and codes.shape == values.shape
-                    and codes.ndim == 1 and len(codes) > 0 and np.all(np.diff(codes) > 0)
+                    and codes.ndim == 1 and np.all(np.diff(codes) > 0)
                     and np.isfinite(values).all() and np.isfinite(float(prior))):  # fmt: skip
                 problem = "a table is not increasing codes with as many finite values"
     if problem is not None:
