@@ -247,14 +247,18 @@ def test_init_model_starts_the_boosting(data):
 
 
 def test_an_unfitted_init_is_fitted_with_the_sample_weight(data):
-    """scikit-learn's gradient boosting fits its ``init`` with the rows' weights; an init
-    whose ``fit`` takes none is refused when weights are given, not fitted without them."""
+    """scikit-learn's gradient boosting fits its ``init`` with the rows' weights as given
+    (not rescaled to the fit's unit of weight, whose scale a ridge's penalty reads); an
+    init whose ``fit`` takes none is refused when weights are given, not fitted without them."""
+    from sklearn.linear_model import Ridge
     from sklearn.neighbors import KNeighborsRegressor
     from sklearn.tree import DecisionTreeRegressor
 
     X, y, qid = data
-    weights = np.random.default_rng(0).integers(1, 5, len(y)).astype(float)
-    for init in (DecisionTreeRegressor(max_depth=3, random_state=0), RFPointRanker(n_estimators=4, random_state=0)):
+    assert np.all(np.diff(qid) >= 0)  # rows grouped by query already: the fit keeps their order
+    weights = np.random.default_rng(0).uniform(0.5, 4.0, len(y))  # the lightest is no power of two
+    inits = (DecisionTreeRegressor(max_depth=3, random_state=0), Ridge(alpha=100.0), RFPointRanker(n_estimators=4, random_state=0))
+    for init in inits:
         model = LambdaMART(n_estimators=2, init=init, random_state=0).fit(X, y, qid=qid, sample_weight=weights)
         takes_qid = {"qid": qid} if isinstance(init, RFPointRanker) else {}
         expected = clone(init).fit(X, y, sample_weight=weights, **takes_qid)

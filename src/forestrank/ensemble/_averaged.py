@@ -6,7 +6,6 @@ kSGBRT on Yahoo Set 2): the randomness that makes one boosted model noisy averag
 as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)``.
 """
 
-import inspect
 import warnings
 from numbers import Integral
 
@@ -18,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._input.queries import stacklevel_outside_package
 from ..parallel._local import process_parallel
-from ._base import BaseRanker, fit_atomically, sum_of_trees_terms
+from ._base import BaseRanker, fit_atomically, fit_takes, sum_of_trees_terms
 from ._sampling import seed_entropy
 
 
@@ -29,10 +28,7 @@ def _fit_member(member: object, X: object, y: object, qid: object, sample_weight
 def _check_fit_takes_queries(estimator: object) -> None:
     """A ValueError naming ``estimator`` unless its ``fit`` takes ``qid`` and ``sample_weight``,
     which every member is given (a regressor's ``fit`` failed inside the members' loop)."""
-    parameters = inspect.signature(estimator.fit).parameters
-    if any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values()):
-        return
-    missing = [name for name in ("qid", "sample_weight") if name not in parameters]
+    missing = [name for name in ("qid", "sample_weight") if not fit_takes(estimator, name)]
     if missing:
         raise ValueError(
             "estimator must be a ranker whose fit takes qid and sample_weight (every forestrank ranker's does); "

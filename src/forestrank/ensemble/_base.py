@@ -13,6 +13,7 @@ Pipelines, ``cross_validate`` and ``GridSearchCV`` without ``set_*_request`` cal
 """
 
 import functools
+import inspect
 import warnings
 from collections.abc import Callable
 from typing import NamedTuple
@@ -61,6 +62,13 @@ def check_version(saved: str | None, estimator: str) -> None:
             InconsistentVersionWarning,
             stacklevel=stacklevel_outside_package(through=("skops", "joblib", "pickle", "copyreg")),
         )
+
+
+def fit_takes(estimator: object, name: str) -> bool:
+    """Whether ``estimator.fit`` takes the keyword ``name``: by name, or through ``**kwargs``
+    (a meta-estimator that passes it on)."""
+    parameters = inspect.signature(estimator.fit).parameters
+    return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
 def fit_atomically(fit: Callable) -> Callable:
@@ -121,12 +129,16 @@ class RankingData(NamedTuple):
         (``_input.labels.normalize_sample_weight``).
     groups : QueryGroups
         Query layout; ``groups.ungroup`` restores the caller's row order.
+    given_weight : ndarray of shape (n_samples,), float64, or None
+        The weights as given (validated, grouped, not rescaled): what a nested
+        estimator the fit fits, such as boosting's ``init``, is given.
     """
 
     X: np.ndarray
     y: np.ndarray
     sample_weight: np.ndarray | None
     groups: QueryGroups
+    given_weight: np.ndarray | None = None
 
 
 class BaseRanker(BaseEstimator):
@@ -213,9 +225,10 @@ class BaseRanker(BaseEstimator):
             check_warm_start_width(self, fitted_width, X.shape[1])
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades, warn_column=True)
-        weights = None
+        given = weights = None
         if sample_weight is not None:
-            weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=n_samples))
+            given = check_sample_weight(sample_weight, n_samples=n_samples)
+            weights = normalize_sample_weight(given)
         groups = group_queries(qid, n_samples, caller=f"{type(self).__name__}.fit")
         if n_samples > 1 and groups.n_queries == n_samples:
             warnings.warn(
@@ -230,6 +243,7 @@ class BaseRanker(BaseEstimator):
             y=groups.group(labels),
             sample_weight=None if weights is None else groups.group(weights),
             groups=groups,
+            given_weight=None if given is None else groups.group(given),
         )
 
     def _validate_prediction_data(self, X: object) -> np.ndarray:

@@ -426,8 +426,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if self.n_iter_no_change is not None and not evals:
             train = self._hold_out(data, query_of_row, evals)
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
-        given_weight = None if data.sample_weight is None else data.sample_weight[train]
-        base_weight = np.ones(len(y_train)) if given_weight is None else given_weight
+        base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
+        given_weight = None if data.given_weight is None else data.given_weight[train]
         train_queries = query_of_row[train]
         boundaries = boundaries_of_grouped(train_queries)  # queries emptied by the hold-out vanish
         train_ids = data.groups.query_ids[train_queries[boundaries[:-1]]]  # each training query's first row

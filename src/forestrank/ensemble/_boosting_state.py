@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils.validation import has_fit_parameter
 
 from .._numba.jit import jit
 from .._tree._grow import TrainingSet
@@ -17,6 +16,7 @@ from .._tree._tree import Tree, subtree_sums
 from ..metrics._conventions import resolve_convention
 from ..metrics._ranking import evaluate_grouped, mean_over_queries
 from ..objectives import RankingObjective
+from ._base import fit_takes
 
 
 def newton_steps(tree_nodes: np.ndarray, leaf_gradients: np.ndarray, leaf_curvature: np.ndarray, l2: float) -> np.ndarray:
@@ -129,8 +129,9 @@ def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: 
     X : array-like of shape (n_rows, n_features)
     y, qid : array-like of shape (n_rows,)
     sample_weight : array-like of shape (n_rows,), float64, or None
-        The rows' normalized weights (``_input.labels.normalize_sample_weight``), or None
-        when the fit was given none.
+        The rows' weights as the fit was given them (validated, not rescaled to the fit's
+        unit of weight: a regressor's regularisation reads their scale), or None when
+        the fit was given none.
 
     Returns
     -------
@@ -145,7 +146,7 @@ def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: 
     """
     extra = {"qid": qid} if "qid" in inspect.signature(init.fit).parameters else {}
     if sample_weight is not None:
-        if not has_fit_parameter(init, "sample_weight"):
+        if not fit_takes(init, "sample_weight"):
             raise ValueError(
                 f"init: {type(init).__name__}'s fit takes no sample_weight, and sample_weight was given; pass an init "
                 "that is fitted already or whose fit takes sample_weight, or fit without sample_weight."

@@ -176,7 +176,7 @@ def fit_boosting_partitioned(
         else:
             model.__dict__.pop("feature_names_in_", None)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
-        model.init_ = _fitted_init(model, client, parts, summaries, None if sample_weight is None else unit)
+        model.init_ = _fitted_init(model, client, parts, summaries, sample_weight is not None)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
         keep = _reads_features_again(model, summaries)
         # Rebinding the list releases each partition's features as soon as its bins exist,
@@ -331,13 +331,13 @@ def _fit_relevance_weights(model: object, rounds: ActorRounds, kept: list | None
     ], n_rows)  # fmt: skip
 
 
-def _fitted_init(model: object, client: object, parts: list, summaries: list, unit: float | None) -> object:
+def _fitted_init(model: object, client: object, parts: list, summaries: list, weighted: bool) -> object:
     """``init`` as given when fitted, or a clone fitted on the training partitions ``parts``
     (``_collections_of``: validated, without the early-stopping queries when they were held
     out), as a fit in memory fits one on its validated training rows (a forestrank ranker:
     the forests, LambdaMART and PLRank fit them on the cluster, the others refuse them by
-    name), with the rows' weights divided by the fit's ``unit`` of weight when the fit was
-    given weights (``unit`` None when it was not); None without ``init``."""
+    name), with the rows' weights as given when the fit was given weights (``weighted``);
+    None without ``init``."""
     if model.init is None:
         return None
     try:
@@ -351,7 +351,7 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list, un
             f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
         )
     X, y, qid, weights = _collections_of(client, parts, summaries)
-    return fitted_init(model.init, X, y, qid, None if unit is None else weights / unit)
+    return fitted_init(model.init, X, y, qid, weights if weighted else None)
 
 
 def _collections_of(client: object, parts: list, summaries: list) -> tuple:
