@@ -1,5 +1,6 @@
 """The ranking contract (docs/design.md, "Public contract"), exercised through DummyRanker."""
 
+import functools
 import pickle
 import warnings
 
@@ -204,12 +205,16 @@ def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, m
 )  # fmt: skip
 def test_a_column_vector_y_warns_as_scikit_learn_estimators_do(estimator):
     """scikit-learn's own check: the same predictions, and its DataConversionWarning (the
-    column was flattened without a word)."""
+    column was flattened without a word), once for an ensemble of rankers."""
+    from sklearn.exceptions import DataConversionWarning
     from sklearn.utils.estimator_checks import check_supervised_y_2d
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", MissingQidWarning)  # the check fits without qid: one query
-        check_supervised_y_2d(type(estimator).__name__, estimator)
+    run_estimator_check(estimator, functools.partial(check_supervised_y_2d, type(estimator).__name__))
+    X, y, qid = make_ranking(n_queries=5, docs_per_query=6, n_features=3, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        clone(estimator).fit(X, y[:, None], qid=qid)
+    assert [type(w.message) for w in caught].count(DataConversionWarning) == 1
 
 
 def test_grades_are_accepted_as_integer_valued_floats():

@@ -88,12 +88,16 @@ def test_a_float32_graph_takes_the_pipelines_branches_at_normalised_values_next_
             QueryScaler(method="zscore", query_features=("max",)), LambdaMART(5, min_samples_leaf=5, random_state=0)
         ).fit(X, y, qid=qid)
         session = onnxruntime.InferenceSession(to_onnx(model, dtype=np.float32).SerializeToString())
+        rounded_apart = 0.0  # how far the trees score the normalised values rounded to float32
         for rows in each_query(qid):
             (scores,) = session.run(None, {"X": X[rows].astype(np.float32)})
             expected = model.predict(X[rows], qid=qid[rows])
             normalised = model[0].transform(X[rows], qid=qid[rows])
             bound = float32_sum_bound(model[-1], normalised) + 2.0**-24 * np.abs(scores)
             assert np.all(np.abs(scores - expected) <= bound), np.abs(scores - expected).max()
+            rounded = model[-1].predict(normalised.astype(np.float32).astype(np.float64))
+            rounded_apart = max(rounded_apart, float(np.abs(rounded - expected).max()))
+    assert rounded_apart > 0.1  # the set still holds a value that rounding moves across a threshold
 
 
 def test_lightgbm_and_xgboost_files_record_the_normalisation_and_score_normalised_features(data):

@@ -15,6 +15,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import check_is_fitted
 
+from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
 from ..parallel._local import process_parallel
 from ._base import BaseRanker, fit_atomically, fit_takes, sum_of_trees_terms
@@ -116,6 +117,8 @@ class AveragedRanker(BaseRanker):
         if "random_state" not in template.get_params():
             raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
         _check_fit_takes_queries(template)
+        if y is not None:  # None: each member says y is required, in scikit-learn's words
+            y = check_relevance(y, name="y", warn_column=True)  # warned once here, not once per member
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         self.estimators_ = process_parallel(self.n_jobs)(

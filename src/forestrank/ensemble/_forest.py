@@ -203,7 +203,9 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             # from the data the forest learns from: not scored.
             scored = ~np.isnan(prediction) & (base_weight > 0)
             if not scored.any():
-                raise ValueError("oob_score=True but every row is in every tree's sample; lower query_subsample.")
+                raise ValueError(
+                    "oob_score=True but every row of positive weight is in every tree's sample; lower query_subsample."
+                )
             self.oob_score_ = evaluate(
                 "ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={"gain": self._gain()}
             )

@@ -17,8 +17,8 @@ def distinct_grades(labels: np.ndarray, objective: str) -> np.ndarray:
     return grades
 
 
-# Rows whose weighted targets ``weighted_target_sums`` holds at once: its memory stays a few
-# MB however many rows a fit has.
+# Rows whose weighted targets ``weighted_target_sums`` holds at once: its temporaries hold
+# this many times (n_columns + 1) doubles, however many rows a fit has.
 _SUMMED_ROWS_AT_ONCE = 65536
 
 
