@@ -177,9 +177,10 @@ def _bin_rows(X, thresholds, n_value_bins, missing_bins, binned):
 
 def _bins_of_codes(codes: np.ndarray, others: np.ndarray) -> np.ndarray:
     """The bin of each code from 0 to the largest in ``codes`` (each value bin's code, -1 for
-    the "other" bin, last) and ``others`` (the "other" bin's codes), -1 for a code in neither."""
+    the "other" bin, last) and ``others`` (the "other" bin's codes), -1 for a code in neither;
+    code 0 at least, so that a column of missing codes alone looks its codes up as any other."""
     named = codes[codes >= 0]
-    bins = np.full(int(max(named.max(initial=-1), others.max(initial=-1))) + 1, -1, dtype=np.int64)
+    bins = np.full(int(max(named.max(initial=-1), others.max(initial=-1), 0)) + 1, -1, dtype=np.int64)
     bins[named] = np.arange(len(named))
     bins[others] = len(codes) - 1
     return bins
@@ -355,10 +356,7 @@ class BinMapper:
             for feature, bins_of_codes in self.category_bins_.items():
                 column = rows[:, feature]
                 seen = (column >= 0) & (column < len(bins_of_codes))  # False for NaN
-                if len(bins_of_codes):
-                    bins = bins_of_codes[np.where(seen, column, 0).astype(np.int64)]
-                else:  # the fit saw no code: every row is the missing category
-                    bins = np.full(len(column), -1)
+                bins = bins_of_codes[np.where(seen, column, 0).astype(np.int64)]
                 unseen = max(int(self.missing_bins_[feature]), 0)
                 binned[first:last, feature] = np.where(seen & (bins >= 0), bins, unseen)
 
