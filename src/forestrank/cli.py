@@ -404,10 +404,10 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
         raise UsageError(f"{scores_path}: not one number per line ({error}).") from error
     if scores.shape != (n_rows,):
         raise UsageError(f"{scores_path}: {scores.size} scores for {n_rows} documents.")
-    if np.isnan(scores).any():
+    undefined = np.flatnonzero(np.isnan(scores))
+    if len(undefined):
         raise UsageError(
-            f"{scores_path}: score {int(np.flatnonzero(np.isnan(scores))[0]) + 1} is nan; scores must order the "
-            "documents (numbers, or +-inf)."
+            f"{scores_path}: score {int(undefined[0]) + 1} is nan; scores must order the documents (numbers, or +-inf)."
         )
     return scores
 
