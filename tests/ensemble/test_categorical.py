@@ -295,6 +295,18 @@ def test_target_statistics_refuse_what_reads_the_columns(parameters, message):
         model.fit(X, y, qid)
 
 
+@pytest.mark.parametrize("fitted", [False, True])
+def test_an_init_fitted_with_target_statistics_is_refused_by_name(fitted):
+    """Its trees read the statistics' columns past the features: the boosted model's feature
+    costs failed with a broadcasting error ("shapes (4,) (5,)")."""
+    X, y, qid = _product_data()
+    init = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True, random_state=0)
+    if fitted:
+        init.fit(X, y, qid)
+    with pytest.raises(ValueError, match="init: this LambdaMART was fitted with cat_target_statistics=True"):
+        LambdaMART(n_estimators=2, init=init).fit(X, y, qid)
+
+
 def test_exports_refuse_target_statistics():
     from forestrank.export import to_lightgbm
 

@@ -857,6 +857,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = self.init
         except NotFittedError:
             self.init_ = fitted_init(self.init, X, y, query_of_row, init_weight)
+        if getattr(self.init_, "target_statistics_", None):
+            raise ValueError(
+                f"init: this {type(self.init_).__name__} was fitted with cat_target_statistics=True, and its trees read "
+                "target-statistic columns beside the features, which the boosted model's feature costs, importances "
+                "and exports count among its own features; give an init fitted with cat_target_statistics=False."
+            )
         return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _check_init_objective(self, per_grade: bool) -> None:
