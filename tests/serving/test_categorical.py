@@ -301,3 +301,20 @@ def test_onnx_computes_the_target_statistics():
         with pytest.raises(ValueError, match="only the ONNX export"):
             export(model)
 
+
+
+def test_a_combination_of_models_with_target_statistics_is_refused_by_every_export():
+    """An average of models fitted with ``cat_target_statistics``: their trees read the
+    statistics' columns, which each member's ``predict`` computes and no export of the
+    average did (LightGBM's, XGBoost's and the dump's files were written, scoring other
+    columns; the ONNX graph failed in onnxruntime)."""
+    from forestrank import AveragedRanker
+    from forestrank.explain import shap_tree_model
+
+    X, y, qid = _data(n_queries=30)
+    member = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True, max_features=0.7)
+    model = AveragedRanker(member, n_models=2, random_state=0).fit(X, y, qid)
+    assert np.isfinite(model.predict(X)).all()
+    for export in (to_lightgbm, to_xgboost, to_onnx, dump_trees, shap_tree_model):
+        with pytest.raises(ValueError, match="member LambdaMART was fitted with cat_target_statistics=True"):
+            export(model)

@@ -96,10 +96,17 @@ def fit_atomically(fit: Callable) -> Callable:
 
 def sum_of_trees_terms(part: object, role: str) -> tuple[list, np.ndarray]:
     """The terms and base of ``part`` (its ``_additive_terms``), an ensemble that another
-    one adds up (``role``: "init", "member"): refused when it is no forestrank ensemble
-    or scores an expected grade (McRank), which is no sum of trees."""
+    one adds up (``role``: "init", "member"): refused when it is no forestrank ensemble,
+    scores an expected grade (McRank), which is no sum of trees, or reads target
+    statistics (``cat_target_statistics``), columns that only its own ``predict`` computes."""
     if not hasattr(part, "_additive_terms"):
         raise TypeError(f"{role} {type(part).__name__} is not a forestrank ensemble: it cannot be exported.")
+    if getattr(part, "target_statistics_", None):
+        raise ValueError(
+            f"{role} {type(part).__name__} was fitted with cat_target_statistics=True: its trees read each category's "
+            "target statistic, which the combined model's export does not compute. Fit it with "
+            "cat_target_statistics=False to export the combination."
+        )
     terms, base, grade_weights = part._additive_terms()
     if grade_weights is not None:
         raise TypeError(f"{role} is a McRank model (one score per grade): its expected grade is not a sum of trees.")
