@@ -318,3 +318,24 @@ def test_a_combination_of_models_with_target_statistics_is_refused_by_every_expo
     for export in (to_lightgbm, to_xgboost, to_onnx, dump_trees, shap_tree_model):
         with pytest.raises(ValueError, match="member LambdaMART was fitted with cat_target_statistics=True"):
             export(model)
+
+
+def test_lightgbm_reads_a_dataframe_by_the_categories_of_an_averaged_ranker():
+    """An average of models fitted on a frame's ``category`` column: the file's
+    ``pandas_categorical`` was null, so LightGBM numbered a frame whose categories come in
+    another order by that order and scored it differently from forestrank."""
+    from forestrank import AveragedRanker
+
+    lightgbm = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data(n_queries=40)
+    codes = np.where(np.isnan(X[:, 1]), -1, X[:, 1]).astype(int)
+    names = np.array([f"kind {code}" for code in range(CARDINALITIES[1])])
+    frame = pd.DataFrame({"kind": pd.Categorical.from_codes(codes, categories=names), "a": X[:, 2], "b": X[:, 3]})
+    member = LambdaMART(n_estimators=5, categorical_features="from_dtype", min_data_per_group=20, max_features=0.7)
+    model = AveragedRanker(member, n_models=2, random_state=0).fit(frame, y, qid)
+    assert model.frame_categories_ == model.estimators_[0].frame_categories_
+    scored = frame.copy()
+    scored["kind"] = scored["kind"].cat.reorder_categories(names[::-1])
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    np.testing.assert_allclose(booster.predict(scored), model.predict(scored), rtol=1e-9, atol=1e-12)

@@ -63,6 +63,10 @@ class AveragedRanker(BaseRanker):
     estimators_ : list of rankers
         The fitted members.
     n_features_in_, feature_names_in_ : as in scikit-learn.
+    frame_categories_ : dict of int to list
+        The members' (``LambdaMART.frame_categories_``): the categories of each category
+        column of a fitted DataFrame, which the exports write (``docs/serving.md``);
+        absent when the members have none.
 
     Examples
     --------
@@ -128,6 +132,8 @@ class AveragedRanker(BaseRanker):
         self.n_features_in_ = first.n_features_in_
         if hasattr(first, "feature_names_in_"):
             self.feature_names_in_ = first.feature_names_in_
+        if hasattr(first, "frame_categories_"):  # every member encoded the same frame
+            self.frame_categories_ = first.frame_categories_
         self._warn_if_members_are_copies(X)
         return self
 
