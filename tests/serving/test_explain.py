@@ -16,6 +16,8 @@ ESTIMATORS = {
     "IGBRT": lambda: LambdaMART(n_estimators=5, objective="mart", init=RFPointRanker(n_estimators=3, random_state=0), random_state=0),
     "PLRank": lambda: PLRank(n_estimators=8, random_state=0),
     "BROOF": lambda: BROOF(n_estimators=2, n_trees=3, random_state=0),
+    "LambdaMART symmetric": lambda: LambdaMART(n_estimators=5, grow_policy="symmetric", random_state=0),
+    "PLRank symmetric": lambda: PLRank(n_estimators=4, grow_policy="symmetric", random_state=0),
 }
 
 
@@ -39,6 +41,20 @@ def test_shap_values_plus_the_expected_value_are_the_prediction(name, data):
         for t in tree_model["trees"]
     )
     assert explainer.expected_value == pytest.approx(expected, rel=1e-9)
+
+
+def test_symmetric_trees_have_leaves_no_row_reaches(data):
+    """The symmetric models above reach the case shap refused ("the background dataset
+    does not cover all the leaves"): leaves of no training weight, explained with a
+    positive cover that keeps each the sum of its children's."""
+    X, y, qid = data
+    model = ESTIMATORS["LambdaMART symmetric"]().fit(X, y, qid=qid)
+    assert any((tree.weighted_n_node_samples == 0).any() for tree in model.trees_)
+    for tree in shap_tree_model(model)["trees"]:
+        covers, left, right = tree["node_sample_weight"], tree["children_left"], tree["children_right"]
+        inner = left >= 0
+        assert (covers > 0).all()
+        np.testing.assert_allclose(covers[inner], covers[left[inner]] + covers[right[inner]], rtol=1e-12)
 
 
 def test_a_feature_the_model_never_splits_on_gets_no_credit(data):
