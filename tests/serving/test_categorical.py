@@ -339,3 +339,20 @@ def test_lightgbm_reads_a_dataframe_by_the_categories_of_an_averaged_ranker():
     scored["kind"] = scored["kind"].cat.reorder_categories(names[::-1])
     booster = lightgbm.Booster(model_str=to_lightgbm(model))
     np.testing.assert_allclose(booster.predict(scored), model.predict(scored), rtol=1e-9, atol=1e-12)
+
+
+def test_shap_explains_a_categorical_model_whose_frame_names_lightgbm_cannot_hold():
+    """A frame's column named "brand name": the LightGBM export shap is handed refused its
+    whitespace, and ``shap_tree_model`` takes no names to give instead."""
+    shap = pytest.importorskip("shap")
+    pd = pytest.importorskip("pandas")
+    from forestrank.explain import shap_tree_model
+
+    X, y, qid = _data(n_queries=40)
+    codes = np.where(np.isnan(X[:, 1]), -1, X[:, 1]).astype(int)
+    frame = pd.DataFrame({"brand name": pd.Categorical.from_codes(codes, categories=list("abcde")), "a b": X[:, 2]})
+    model = LambdaMART(n_estimators=5, categorical_features="from_dtype", min_data_per_group=20, random_state=0)
+    model.fit(frame, y, qid)
+    explainer = shap.TreeExplainer(shap_tree_model(model))
+    values = explainer.shap_values(frame)
+    np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value, model.predict(frame), rtol=1e-9, atol=1e-9)

@@ -47,7 +47,8 @@ def shap_tree_model(model: object) -> object:
         ``thresholds``, ``values`` (n_nodes, 1) and ``node_sample_weight`` (the covers,
         each node's training weight). A row goes left when ``x <= threshold``, shap's
         rule as well. With categorical splits, the ``lightgbm.Booster`` of the model's
-        export (module docstring).
+        export (module docstring), its features named ``Column_0``, ``Column_1``, ...
+        (LightGBM's names for unnamed features).
 
     Examples
     --------
@@ -66,7 +67,10 @@ def shap_tree_model(model: object) -> object:
             import lightgbm
         except ImportError:
             raise ImportError(_LIGHTGBM_HELP) from None
-        return lightgbm.Booster(model_str=lightgbm_text(model, average_output=False))
+        # Positional names: shap matches the input's columns by position, and a frame's own
+        # names may hold what LightGBM's format cannot ("brand name").
+        names = [f"Column_{index}" for index in range(model.n_features_in_)]
+        return lightgbm.Booster(model_str=lightgbm_text(model, feature_names=names, average_output=False))
     trees = []
     for tree, weight, _ in terms:
         features = tree.nodes["feature"].astype(np.int64)
