@@ -130,6 +130,21 @@ def test_a_model_whose_scores_overflow_float32_is_refused_by_float32_formats(for
             export(model, dtype="float32")
 
 
+def test_solr_refuses_leaves_that_overflow_float32_apart_from_their_tree_weights():
+    """A forest of exponential gains with one document of grade 128: every score (a mean of 10
+    trees) is below the largest float32, but Solr holds each tree's leaves apart from its
+    weight (0.1), and leaves of 2**128 were written as "Infinity", scoring rows inf. ONNX,
+    which folds the weights into the leaves, still takes the model."""
+    X, y, qid = make_ranking(30, (5, 15), 8, random_state=0)
+    y[5] = 128
+    model = RFPointRanker(n_estimators=10, relevance_weights="exp", random_state=0).fit(X, y, qid=qid)
+    leaves = np.concatenate([tree.nodes["threshold"][tree.nodes["feature"] < 0] for tree in model.trees_])
+    assert np.abs(model.predict(X)).max() <= np.finfo(np.float32).max < np.abs(leaves).max()
+    with pytest.raises(ValueError, match="Solr's MultipleAdditiveTreesModel holds scores in float32 .*, its leaves too, apart from each tree weight"):
+        to_solr(model, feature_names=NAMES)
+    to_onnx(model)
+
+
 def test_a_model_whose_scores_overflow_float32_exports_to_lightgbm_in_doubles():
     lightgbm = pytest.importorskip("lightgbm")
     X, y, qid = make_ranking(30, (5, 15), 8, random_state=0)

@@ -133,7 +133,7 @@ def largest_scores(terms: list, base: np.ndarray) -> np.ndarray:
     return bounds
 
 
-def check_float32_scores(terms: list, base: np.ndarray, target_format: str) -> None:
+def check_float32_scores(terms: list, base: np.ndarray, target_format: str, *, weights_apart: bool = False) -> None:
     """Refuse a model whose scores a float32 engine could not hold.
 
     Parameters
@@ -141,21 +141,29 @@ def check_float32_scores(terms: list, base: np.ndarray, target_format: str) -> N
     terms, base : ``additive_terms``' first two values
     target_format : str
         The format's name, for the error.
+    weights_apart : bool
+        Whether the format holds each tree's weight apart from its leaves (Solr's),
+        whose unweighted values must then fit in float32 too.
 
     Raises
     ------
     ValueError
-        When a score bound (:func:`largest_scores`) exceeds the largest float32: the
-        engine's leaves or sums would be infinite where forestrank's float64 scores are
-        finite.
+        When a score bound (:func:`largest_scores`), or with ``weights_apart`` a leaf,
+        exceeds the largest float32: the engine's leaves or sums would be infinite where
+        forestrank's float64 scores are finite.
     """
     bound = float(largest_scores(terms, base).max())
+    if weights_apart:
+        leaves = [np.abs(tree.nodes["threshold"][tree.nodes["feature"] < 0]).max() for tree, _, _ in terms]
+        bound = max([bound, *map(float, leaves)])
     if not bound <= FLOAT32_MAX:
         raise ValueError(
-            f"{target_format} holds scores in float32 (at most {FLOAT32_MAX:.4g}), and this model's can reach "
-            f"{bound:.4g}: the engine would score rows inf where forestrank's scores are finite. Export it to "
-            "LightGBM's format (doubles; forestrank.export.to_lightgbm, or --format lightgbm), or refit on targets "
-            "of a smaller range (label_gain, target)."
+            f"{target_format} holds scores in float32 (at most {FLOAT32_MAX:.4g})"
+            f"{', its leaves too, apart from each tree weight;' if weights_apart else ','} and this model's can reach "
+            f"{bound:.4g}: the engine would score rows inf "
+            "where forestrank's scores are finite. Export it to LightGBM's format (doubles; "
+            "forestrank.export.to_lightgbm, or --format lightgbm), or refit on targets of a smaller range (label_gain, "
+            "target)."
         )
 
 
@@ -197,7 +205,7 @@ def scalar_trees(
     if len(base) != 1 or any(target != 0 for _, _, target in terms):
         raise ValueError(f"{target_format} scores one sum of trees; this model has {len(base)} outputs.")
     if float32:
-        check_float32_scores(terms, base, target_format)
+        check_float32_scores(terms, base, target_format, weights_apart=keep_weights)
     trees = [export_tree(tree, weight) for tree, weight, _ in terms]
     base = float(base[0])
     return (trees, base) if keep_weights else (folded(trees, base), 0.0)
