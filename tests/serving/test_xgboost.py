@@ -3,6 +3,7 @@ Elasticsearch / OpenSearch LTR plugins' two XGBoost formats (``engines.py``), re
 forestrank's leaves and give its scores on float32 values."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -91,3 +92,20 @@ def test_non_ascii_feature_names_are_written_as_utf8(format, tmp_path):
         booster.load_model(str(path))
         assert booster.feature_names == ["café", "naïve", "日本"]
         np.testing.assert_allclose(booster.predict(xgboost.DMatrix(frame)), model.predict(frame), rtol=1e-5, atol=1e-6)
+
+
+def test_names_xgboost_refuses_are_refused_and_spaces_kept():
+    """XGBoost refuses feature names holding "[", "]" or "<" when it reads a DMatrix with
+    names (the way to score a model with them): the file was written all the same. A
+    space, which XGBoost takes, is kept."""
+    xgboost = pytest.importorskip("xgboost")
+    model = fitted("RF-point", "missing")
+    X = missing_data()[0]
+    names = [f"feature {index}" for index in range(model.n_features_in_)]
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model, feature_names=names)).encode()))
+    scores = booster.predict(xgboost.DMatrix(X, feature_names=names, missing=np.nan))
+    np.testing.assert_allclose(scores, model.predict(X), rtol=1e-5, atol=1e-6)
+    for bad in ("price<10", "title[0]"):
+        with pytest.raises(ValueError, match=re.escape(f"XGBoost feature names hold no '[' or ']' or '<'; got {bad!r}")):
+            to_xgboost(model, feature_names=[bad, *names[1:]])

@@ -90,7 +90,8 @@ def lightgbm_text(model: object, *, feature_names: object = None, average_output
     if not average:
         trees = folded(trees, base)
     names = resolve_feature_names(
-        model, scaled_feature_names(scaler, feature_names), "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES
+        model, scaled_feature_names(scaler, feature_names), "LightGBM", default="Column_{}", forbidden=FORBIDDEN_IN_NAMES,
+        whitespace=False,
     )
     header = [
         "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",

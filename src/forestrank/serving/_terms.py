@@ -290,7 +290,7 @@ def check_model_name(name: object, target_format: str) -> str:
 
 def resolve_feature_names(
     model: object, names: object, target_format: str, *, required: bool = False, default: str | None = "f{}",
-    forbidden: str = "",
+    forbidden: str = "", whitespace: bool = True,
 ) -> list[str]:  # fmt: skip
     """The names the export writes for the model's features.
 
@@ -298,8 +298,8 @@ def resolve_feature_names(
     model was fitted with (``feature_names_in_``); else, where the format does not match
     features by name (``required=False``), ``default`` formatted with each index, or no
     names (an empty list) when ``default`` is None.
-    Names must be distinct, non-empty strings; a format that writes them in a list of its
-    own syntax refuses whitespace and the characters ``forbidden``.
+    Names must be distinct, non-empty strings without the characters ``forbidden`` (those
+    of the format's own syntax), nor whitespace where ``whitespace`` is False.
     """
     n_features = int(model.n_features_in_)
     if names is None:
@@ -320,9 +320,12 @@ def resolve_feature_names(
         raise ValueError("feature_names must be non-empty strings; got ''.")
     if any("\0" in name for name in names):
         raise ValueError(f"feature_names hold no NUL character; got {next(name for name in names if chr(0) in name)!r}.")
-    bad = [name for name in names if forbidden and any(character.isspace() or character in forbidden for character in name)]
+    bad = [
+        name for name in names
+        if any((character.isspace() and not whitespace) or character in forbidden for character in name)
+    ]  # fmt: skip
     if bad:
-        held = "whitespace" + "".join(f" or {character!r}" for character in forbidden)
+        held = " or ".join([*([] if whitespace else ["whitespace"]), *map(repr, forbidden)])
         raise ValueError(f"{target_format} feature names hold no {held}; got {bad[0]!r} (give feature_names).")
     if len(set(names)) != len(names):
         repeated = next(name for name in names if names.count(name) > 1)

@@ -42,6 +42,7 @@ import numpy as np
 from ._query_scaler import RECORD_KEY, query_normalisation_json, refuse_query_scaler, scaled_feature_names, split_query_scaler
 from ._terms import FLOAT32_MAX, float32_above, json_float, nested, resolve_feature_names, scalar_trees
 
+FORBIDDEN_IN_NAMES = "[]<"  # XGBoost's Booster and DMatrix refuse feature names holding them
 ROOT_PARENT = 2147483647  # what XGBoost writes as the root's parent
 FILE_VERSION = [2, 1, 0]  # the schema followed: XGBoost 2.1's, which later releases read
 DUMP_OBJECTIVE = "reg:linear"  # accepted by both plugins, no output transform
@@ -70,7 +71,9 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
     """
     scaler, model = split_query_scaler(model)
     trees, _ = scalar_trees(model, "XGBoost's model", float32=True)
-    names = resolve_feature_names(model, scaled_feature_names(scaler, feature_names), "XGBoost", default=None)
+    names = resolve_feature_names(
+        model, scaled_feature_names(scaler, feature_names), "XGBoost", default=None, forbidden=FORBIDDEN_IN_NAMES
+    )
     n_features = int(model.n_features_in_)
     categorical = np.zeros(n_features, dtype=bool)
     for tree in trees:
