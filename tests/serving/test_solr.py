@@ -2,6 +2,7 @@
 on the exported JSON reaches forestrank's leaves and gives its scores on float32 values."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -85,6 +86,20 @@ def test_solr_misses_a_cut_only_where_docs_serving_says_and_by_at_most_what_it_s
     assert (cuts - reached)[missed & near_zero].max() <= 5e-13
     assert ((cuts - reached) <= edge * 2.0**-23)[missed & above_edge].all()
     assert (cuts - reached)[missed].max() == 2.0**-18  # at -32.0
+
+
+@pytest.mark.parametrize(
+    "arguments, error",
+    [({"name": ""}, "name must be a non-empty string without NUL characters (the model's name in Solr's model store)"),
+     ({"store": ""}, "store must be a non-empty string without NUL characters (the Solr feature store of the model's"),
+     ({"store": 3}, "store must be a string (the Solr feature store of the model's features); got int")],
+)  # fmt: skip
+def test_a_bad_name_or_store_is_refused_naming_the_argument(arguments, error):
+    """An empty ``store`` was refused as a bad "name", the other argument."""
+    model = fitted("RF-point", "missing")
+    names = [f"feature_{index}" for index in range(model.n_features_in_)]
+    with pytest.raises((ValueError, TypeError), match=re.escape(error)):
+        to_solr(model, feature_names=names, **arguments)
 
 
 def test_the_document_is_what_solrs_model_store_takes():

@@ -56,7 +56,7 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
     """
     name = check_model_name(name, "Solr's model store")
     if store is not None:
-        store = check_model_name(store, "Solr's feature store")
+        store = check_model_name(store, "Solr", argument="store", meaning="the Solr feature store of the model's features")
     scaler, model = split_query_scaler(model)
     refuse_query_scaler(scaler, "Solr's MultipleAdditiveTreesModel")
     trees, base = scalar_trees(

@@ -278,13 +278,15 @@ def constant_tree(value: float) -> ExportTree:
     )  # fmt: skip
 
 
-def check_model_name(name: object, target_format: str) -> str:
-    """``name``, the model's name in ``target_format`` (Solr's model store, the ONNX graph):
-    a non-empty string without NUL, or a ValueError/TypeError naming ``name``."""
+def check_model_name(name: object, target_format: str, *, argument: str = "name", meaning: str | None = None) -> str:
+    """``name``, the model's name in ``target_format`` (Solr's model store, the ONNX graph)
+    or what ``meaning`` says: a non-empty string without NUL, or a ValueError/TypeError
+    naming the export's ``argument``."""
+    meaning = f"the model's name in {target_format}" if meaning is None else meaning
     if not isinstance(name, str):
-        raise TypeError(f"name must be a string (the model's name in {target_format}); got {type(name).__name__}.")
+        raise TypeError(f"{argument} must be a string ({meaning}); got {type(name).__name__}.")
     if not name or "\0" in name:
-        raise ValueError(f"name must be a non-empty string without NUL characters (the model's name in {target_format}); got {name!r}.")
+        raise ValueError(f"{argument} must be a non-empty string without NUL characters ({meaning}); got {name!r}.")
     return name
 
 
