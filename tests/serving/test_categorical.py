@@ -356,3 +356,15 @@ def test_shap_explains_a_categorical_model_whose_frame_names_lightgbm_cannot_hol
     explainer = shap.TreeExplainer(shap_tree_model(model))
     values = explainer.shap_values(frame)
     np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value, model.predict(frame), rtol=1e-9, atol=1e-9)
+
+
+def test_lightgbm_refuses_categories_json_cannot_hold_by_name():
+    """A frame's categories of dates: the export died with json's "Object of type Timestamp
+    is not JSON serializable"."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _data(n_queries=30)
+    days = pd.to_datetime(["2024-01-01", "2024-02-01", "2024-03-01"])
+    frame = pd.DataFrame({"a": X[:, 2], "day": pd.Categorical(days[np.arange(len(X)) % 3])})
+    model = LambdaMART(n_estimators=3, categorical_features="from_dtype", min_data_per_group=20).fit(frame, y, qid)
+    with pytest.raises(ValueError, match="feature 1's are Timestamp"):
+        to_lightgbm(model)

@@ -160,7 +160,16 @@ def _pandas_categorical(model: object) -> str:
     categories = getattr(model, "frame_categories_", None)
     if not categories:
         return "null"
-    return json.dumps([[getattr(value, "item", lambda: value)() for value in categories[feature]] for feature in sorted(categories)])
+    written = [[getattr(value, "item", lambda: value)() for value in categories[feature]] for feature in sorted(categories)]
+    for feature, values in zip(sorted(categories), written):
+        odd = next((value for value in values if not isinstance(value, str | int | float | bool)), None)
+        if odd is not None:
+            raise ValueError(
+                f"LightGBM's model file keeps a DataFrame's categories as JSON numbers and strings (pandas_categorical), "
+                f"and feature {feature}'s are {type(odd).__name__} ({odd!r}): LightGBM could not read them back. Fit "
+                "on a column of string or number categories, or on its codes."
+            )
+    return json.dumps(written)
 
 
 def _bitset(codes: np.ndarray) -> np.ndarray:
