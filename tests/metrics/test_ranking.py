@@ -151,6 +151,18 @@ def test_err_max_grade_must_be_a_grade_of_the_gain_table():
         err_score(y, s, q, gain=[0, 2, 6], max_grade=3)
 
 
+@pytest.mark.parametrize("max_grade", [np.nan, np.inf])
+def test_err_max_grade_must_be_finite(max_grade):
+    """A NaN ``max_grade`` passed the "at least the largest label" check and made every
+    query's ERR NaN, then scored as a query without a relevant document."""
+    from forestrank.metrics import err_scorer
+
+    with pytest.raises(ValueError, match="max_grade must be a finite number >= the largest label"):
+        err_score([0, 3], [1, 2], [1, 1], max_grade=max_grade, no_relevant=1)
+    with pytest.raises(ValueError, match="max_grade must be a finite number"):
+        err_scorer(max_grade=max_grade)
+
+
 @pytest.mark.parametrize("ties", TIES)
 @given(data=rankings())
 def test_average_precision_matches_brute_force_reference(data, ties):

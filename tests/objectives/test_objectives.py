@@ -920,7 +920,7 @@ def test_errs_largest_grade_is_at_least_the_labels_largest():
     """``max_grade`` (a partitioned fit's largest grade) below the labels' would give stop
     probabilities above 1."""
     labels, boundaries = np.array([0.0, 3.0, 1.0, 2.0]), np.array([0, 2, 4])
-    with pytest.raises(ValueError, match=r"max_grade must be a number >= the largest label \(3\)"):
+    with pytest.raises(ValueError, match=r"max_grade must be a finite number >= the largest label \(3\)"):
         LambdaRank(metric="err", max_grade=2.0).prepare(labels, boundaries)
     with pytest.raises(ValueError, match="label_gain gives gains to the grades 0 to 3"):
         LambdaRank(metric="err", label_gain=np.array([0.0, 1.0, 3.0, 7.0]), max_grade=4.0).prepare(labels, boundaries)

@@ -267,8 +267,8 @@ def check_max_grade(max_grade: object, labels: np.ndarray, gain: str | np.ndarra
     largest = float(labels.max())
     if max_grade is None:
         return largest
-    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or max_grade < largest:
-        raise ValueError(f"max_grade must be a number >= the largest label ({largest:g}); got {max_grade!r}.")
+    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or not largest <= max_grade < np.inf:
+        raise ValueError(f"max_grade must be a finite number >= the largest label ({largest:g}); got {max_grade!r}.")
     if gain is not None:
         check_grades_for_gain(np.array([float(max_grade)]), gain, name="max_grade", gain_name=gain_name)
     return float(max_grade)

@@ -17,6 +17,7 @@ from sklearn.utils.metadata_routing import MetadataRequest, get_routing_for_obje
 
 from ._binary import auc_score, partial_auc_score, precision_at_5
 from ._conventions import resolve_convention
+from .._input.labels import check_max_grade
 from ._ranking import _check_cutoff, evaluate
 
 _SCORABLE = ("ndcg", "err", "map")
@@ -64,6 +65,8 @@ class RankingScorer(_QidScorer):
             raise ValueError(f"metric must be one of {list(_SCORABLE)}; got {metric!r}.")
         if max_grade is not None and metric != "err":
             raise ValueError(f"max_grade applies to ERR only; got it for {metric!r}.")
+        if max_grade is not None:  # a number, finite and not negative (grades are not); the labels come later
+            check_max_grade(max_grade, np.zeros(1), None)
         resolve_convention(metric, **conventions)  # fail now on bad options, not in the middle of a search
         self.metric = metric
         self.k = _check_cutoff(k)
