@@ -114,6 +114,10 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@"], "--metric 'ndcg@': the cutoff must be a positive integer"),
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@²"], "--metric 'ndcg@²': the cutoff must be a positive integer"),
         (["compare", "{train}", "--scores", "{short}"], "at least two systems"),
+        # past int64: numba's typing error, reported as an internal error
+        (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@9223372036854775808"], "the cutoff must be a positive integer (at most 2**63 - 1)"),
+        # refused after NDCG@1 was printed
+        (["evaluate", "{short_data}", "--scores", "{three}", "--metric", "ndcg@1", "err@1", "--convention", "letor4"], "--convention applies to ndcg, map and precision"),
     ],
 )
 def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambdarank_example, tmp_path):
@@ -121,11 +125,12 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambda
     short.write_text("1\n2\n")
     (tmp_path / "empty.txt").write_text("")
     (tmp_path / "nan.txt").write_text("0.5\nnan\n1.5\n")
+    (tmp_path / "three.txt").write_text("0.5\n0.2\n1.5\n")
     (tmp_path / "short_data.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n2 qid:2 1:0.9\n")
-    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data")}
+    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data", "three")}
     filled = [a.format(train=lambdarank_example / "rank.train", short=short, **paths) for a in args]
     result = subprocess.run([sys.executable, "-m", "forestrank", *filled], capture_output=True, text=True, cwd=tmp_path)
-    assert result.returncode == 2
+    assert result.returncode == 2 and result.stdout == ""
     assert message.format(**paths) in result.stderr and "Traceback" not in result.stderr and "Warning" not in result.stderr
     assert len([line for line in result.stderr.splitlines() if "error" in line]) == 1
 

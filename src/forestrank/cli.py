@@ -226,7 +226,7 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    metrics = [_parse_metric(text) for text in args.metric]  # before any file is read: fail fast
+    metrics = [_parse_metric(text, args.convention) for text in args.metric]  # before any file is read: fail fast
     _, y, qid = _load(args.data)
     scores = _scores(args.scores, args.model, args.data, len(y))
     if args.per_query:
@@ -243,7 +243,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 def _compare(args: argparse.Namespace) -> None:
     from .stats import paired_tests_of_scored_queries
 
-    metric = _parse_metric(args.metric)
+    metric = _parse_metric(args.metric, args.convention)
     if len(args.scores) + len(args.models) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
     _, y, qid = _load(args.data)
@@ -433,16 +433,22 @@ def _fit_parameters(estimator: object) -> set:
     return set(inspect.signature(estimator.fit).parameters)
 
 
-def _parse_metric(text: str) -> tuple[str, int | None]:
+def _parse_metric(text: str, convention: str | None) -> tuple[str, int | None]:
     name, at, cutoff = text.lower().partition("@")
     name = {"p": "precision", "prec": "precision"}.get(name, name)
     if name not in METRICS:
         raise UsageError(f"--metric {text!r}: expected ndcg@K, err@K, map or precision@K.")
-    if at and not (cutoff.isdecimal() and cutoff.isascii() and int(cutoff) > 0):  # "ndcg@", "ndcg@0", "ndcg@²"
-        raise UsageError(f"--metric {text!r}: the cutoff must be a positive integer.")
-    k = int(cutoff) if cutoff else None
+    k = None
+    if at:
+        from .metrics._ranking import MAX_CUTOFF
+
+        if not (cutoff.isdecimal() and cutoff.isascii() and 0 < int(cutoff) <= MAX_CUTOFF):  # "ndcg@", "@0", "@²"
+            raise UsageError(f"--metric {text!r}: the cutoff must be a positive integer (at most 2**63 - 1).")
+        k = int(cutoff)
     if name == "precision" and k is None:
         raise UsageError(f"--metric {text!r}: precision needs a cutoff (precision@K).")
+    if name == "err" and convention is not None:
+        raise UsageError("--convention applies to ndcg, map and precision; the LETOR scripts have no ERR.")
     return name, k
 
 
@@ -450,8 +456,6 @@ def _evaluate_metric(metric: tuple, y: np.ndarray, scores: np.ndarray, qid: np.n
     from .metrics._ranking import evaluate
 
     name, k = metric
-    if name == "err" and convention is not None:
-        raise UsageError("--convention applies to ndcg, map and precision; the LETOR scripts have no ERR.")
     return evaluate(
         name, y, scores, qid, k, conventions={"convention": convention}, per_query=per_query,
         k_required=name == "precision", caller=f"forestrank {name}",

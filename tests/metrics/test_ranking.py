@@ -151,6 +151,23 @@ def test_err_max_grade_must_be_a_grade_of_the_gain_table():
         err_score(y, s, q, gain=[0, 2, 6], max_grade=3)
 
 
+def test_a_cutoff_past_int64_is_refused_by_name():
+    """The kernels take the cutoff as an int64: 2**63 raised Python's OverflowError, 10**20
+    numba's typing error, and a scorer or ``eval_at`` took it until the search or fit."""
+    from forestrank import LambdaMART
+    from forestrank.metrics import ndcg_scorer
+
+    y, s, q = [0, 1], [1.0, 2.0], [1, 1]
+    assert ndcg_score(y, s, q, k=2**63 - 1) == ndcg_score(y, s, q, k=2)
+    for k in (2**63, 10**20):
+        with pytest.raises(ValueError, match=r"k must be a positive integer \(at most 2\*\*63 - 1\)"):
+            ndcg_score(y, s, q, k=k)
+        with pytest.raises(ValueError, match="k must be a positive integer"):
+            ndcg_scorer(k)
+    with pytest.raises(ValueError, match="eval_at"):
+        LambdaMART(eval_at=2**63).fit(np.ones((2, 1)), np.array(y), qid=np.array(q))
+
+
 @pytest.mark.parametrize("max_grade", [np.nan, np.inf])
 def test_err_max_grade_must_be_finite(max_grade):
     """A NaN ``max_grade`` passed the "at least the largest label" check and made every

@@ -52,6 +52,7 @@ from .._tree._tree import Tree, subtree_sums
 from .._input.labels import check_grades_for_gain, check_relevance
 from .._input.target_statistics import check_tables, ordered_target_statistics, target_statistics_columns
 from ..metrics._custom import CustomMetric
+from ..metrics._ranking import MAX_CUTOFF
 from ..objectives import (
     CumulativeSquaredError,
     CustomObjective,
@@ -206,7 +207,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "validation_fraction": [Interval(Real, 0.0, 1.0, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "tol": [Interval(Real, 0.0, None, closed="left")],
-        "eval_at": [Interval(Integral, 1, None, closed="left")],
+        "eval_at": [Interval(Integral, 1, MAX_CUTOFF, closed="both")],
         "eval_metric": [callable, None],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],

@@ -20,11 +20,15 @@ from ._conventions import METRICS, TIES, Convention, resolve_convention
 from .._ranking import discount_table
 
 
+# The largest cutoff: the kernels take it as an int64 (a larger one cuts no list anyway).
+MAX_CUTOFF = np.iinfo(np.int64).max
+
+
 def _check_cutoff(k: object, *, allow_none: bool = True) -> int | None:
     if k is None and allow_none:
         return None
-    if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
-        raise ValueError(f"k must be a positive integer{' or None' if allow_none else ''}; got {k!r}.")
+    if isinstance(k, bool) or not isinstance(k, Integral) or not 1 <= k <= MAX_CUTOFF:
+        raise ValueError(f"k must be a positive integer (at most 2**63 - 1){' or None' if allow_none else ''}; got {k!r}.")
     return int(k)
 
 
