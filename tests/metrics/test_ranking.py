@@ -344,6 +344,20 @@ def test_no_relevant_conventions():
         assert np.isnan(ndcg_score([0, 0], [1, 2], [1, 1], no_relevant="skip"))
 
 
+def test_the_metrics_warnings_name_the_callers_line_and_function():
+    """"Every query was skipped" pointed into forestrank's own module (a fixed stack level)
+    and blamed missing relevant documents for AUC's queries of relevant documents only;
+    precision_at_k's missing-qid warning named a ``precision_score`` that does not exist."""
+    from forestrank.metrics import auc_score
+
+    for call in (lambda: ndcg_score([0, 0], [1, 2], [1, 1], no_relevant="skip"), lambda: auc_score([1, 2], [0.1, 0.2], [1, 1])):
+        with pytest.warns(UserWarning, match="or for AUC a relevant and an irrelevant one") as caught:
+            call()
+        assert [record.filename for record in caught] == [__file__]
+    with pytest.warns(MissingQidWarning, match="precision_at_k got no qid"):
+        precision_at_k([0, 1], [1.0, 2.0], None, k=1)
+
+
 @given(data=rankings(max_size=20, max_queries=6))
 def test_properties_bounds_perfect_ranking_and_invariances(data):
     queries, ids = data

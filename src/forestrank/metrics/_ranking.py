@@ -13,7 +13,7 @@ from numbers import Integral
 import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
-from .._input.queries import group_queries
+from .._input.queries import group_queries, stacklevel_outside_package
 from .._input.labels import check_grades_for_gain, check_max_grade, check_relevance, check_sample_weight, check_scores
 from . import _kernels
 from ._conventions import METRICS, TIES, Convention, resolve_convention
@@ -83,10 +83,10 @@ def mean_over_queries(values: np.ndarray, query_weights: np.ndarray | None = Non
     kept = ~np.isnan(values)
     if not kept.any() or (query_weights is not None and not query_weights[kept].any()):
         warnings.warn(
-            "Every query was skipped (no query has a relevant document, or every query with one has zero "
-            "weight); the mean is NaN.",
+            "Every query was skipped (none has what the metric needs: a relevant document, or for AUC a relevant "
+            "and an irrelevant one; or every query that has it has zero weight); the mean is NaN.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=stacklevel_outside_package(),
         )
         return float("nan")
     if query_weights is None:
@@ -358,7 +358,8 @@ def precision_at_k(
     """
     conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
     return evaluate(
-        "precision", y_true, y_score, qid, k, conventions=conventions, per_query=per_query, k_required=True
+        "precision", y_true, y_score, qid, k, conventions=conventions, per_query=per_query, k_required=True,
+        caller="precision_at_k",
     )
 
 
