@@ -25,6 +25,7 @@ def trusted_types() -> list[str]:
     """The forestrank types a saved ranker may hold (for ``skops.io.load(trusted=...)``)."""
     return [
         "forestrank._tree._tree.Tree",
+        "forestrank.calibration.CalibratedRanker",
         "forestrank.dummy.DummyRanker",
         "forestrank.ensemble._averaged.AveragedRanker",
         "forestrank.ensemble._boosting.LambdaMART",
@@ -33,6 +34,7 @@ def trusted_types() -> list[str]:
         "forestrank.ensemble._forest.RFPointRanker",
         "forestrank.ensemble._listwise_forest.RFHybridRanker",
         "forestrank.ensemble._listwise_forest.RFListRanker",
+        "forestrank.preprocessing.QueryScaler",
         "forestrank.transfer._features.ModelFeatures",
     ]
 
