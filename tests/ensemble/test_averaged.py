@@ -71,3 +71,22 @@ def test_members_that_draw_nothing_at_random_warn_that_they_are_copies():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         AveragedRanker(LambdaMART(n_estimators=3, subsample=0.5), n_models=3, n_jobs=1, random_state=0).fit(X, y, qid=qid)
+
+
+def test_a_refit_on_an_array_forgets_the_frames_names_and_categories():
+    """``feature_names_in_`` of a fit on a DataFrame survived a refit on an array of another
+    width, and the exports then refused the model ("feature_names has 6 names; the model
+    has 4 features")."""
+    pd = pytest.importorskip("pandas")
+    from forestrank import RFPointRanker
+    from forestrank.export import to_lightgbm
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=6, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcdef")).assign(kind=pd.Categorical(qid % 3))
+    model = AveragedRanker(RFPointRanker(n_estimators=2, categorical_features="from_dtype"), n_models=2, random_state=0)
+    model.fit(frame, y, qid=qid)
+    assert list(model.feature_names_in_) == [*"abcdef", "kind"] and model.frame_categories_
+    model.fit(X[:, :4], y, qid=qid)
+    assert model.n_features_in_ == 4
+    assert not hasattr(model, "feature_names_in_") and model.frame_categories_ == {}
+    assert to_lightgbm(model)

@@ -66,7 +66,7 @@ class AveragedRanker(BaseRanker):
     frame_categories_ : dict of int to list
         The members' (``LambdaMART.frame_categories_``): the categories of each category
         column of a fitted DataFrame, which the exports write (``docs/serving.md``);
-        absent when the members have none.
+        empty when ``X`` was no DataFrame.
 
     Examples
     --------
@@ -130,10 +130,11 @@ class AveragedRanker(BaseRanker):
         )
         first = self.estimators_[0]
         self.n_features_in_ = first.n_features_in_
-        if hasattr(first, "feature_names_in_"):
-            self.feature_names_in_ = first.feature_names_in_
-        if hasattr(first, "frame_categories_"):  # every member encoded the same frame
-            self.frame_categories_ = first.frame_categories_
+        for name in ("feature_names_in_", "frame_categories_"):  # every member read the same X
+            if hasattr(first, name):
+                setattr(self, name, getattr(first, name))
+            elif hasattr(self, name):  # from an earlier fit
+                delattr(self, name)
         self._warn_if_members_are_copies(X)
         return self
 
