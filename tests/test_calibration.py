@@ -103,3 +103,26 @@ def test_a_pipeline_with_a_query_scaler_gets_qid_at_every_step(data):
         by_hand = make_pipeline(QueryScaler(), LambdaMART(n_estimators=10, random_state=0)).fit(X, y, qid=qid)
         np.testing.assert_array_equal(model.predict(X_test, qid=qid_test), by_hand.predict(X_test, qid=qid_test))
         assert model.predict_relevance(X_test, qid=qid_test).shape == (len(X_test),)
+
+
+def test_a_pipeline_ending_in_it_scores_with_routed_metadata(data):
+    """scikit-learn's ``Pipeline.score`` routes ``sample_weight`` (None when not given) to
+    the last step, whose ``score`` took none: scoring the pipeline, and ``cross_validate``'s
+    default scoring, raised a TypeError. Its score weighs queries as the rankers' does."""
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import QueryScaler
+
+    (X, y, qid), (X_test, y_test, qid_test) = data
+    weights = np.where(qid_test % 2 == 0, 3.0, 1.0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipeline = make_pipeline(QueryScaler(), CalibratedRanker(LambdaMART(n_estimators=5, random_state=0), cv=2))
+        pipeline.fit(X, y, qid=qid)
+        scores = pipeline.predict(X_test, qid=qid_test)
+        assert pipeline.score(X_test, y_test, qid=qid_test) == pytest.approx(ndcg_score(y_test, scores, qid_test, 10))
+        per_query = ndcg_score(y_test, scores, qid_test, 10, per_query=True)
+        query_weights = np.where(np.unique(qid_test) % 2 == 0, 3.0, 1.0)
+        calibrated = pipeline[-1]
+        weighted = calibrated.score(pipeline[0].transform(X_test, qid=qid_test), y_test, qid=qid_test, sample_weight=weights)
+        assert weighted == pytest.approx(np.average(per_query, weights=query_weights))

@@ -22,7 +22,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.queries import check_qid
-from .metrics import ndcg_score
+from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
 
@@ -155,9 +155,15 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             return self.calibrator_.predict_proba(scores[:, None])[:, 1]
         return self.calibrator_.predict(scores)
 
-    def score(self, X: object, y: object, qid: object = None) -> float:
-        """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking)."""
-        return ndcg_score(y, self.predict(X, qid), qid, k=10)
+    def score(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> float:
+        """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking), each
+        query weighted by the mean ``sample_weight`` of its rows when given, as the
+        rankers' ``score``. A ``Pipeline`` ending here passes ``sample_weight`` (None
+        when not given) under metadata routing."""
+        scores = self.predict(X, qid)
+        return evaluate(
+            "ndcg", y, scores, qid, 10, conventions={}, caller="CalibratedRanker.score", sample_weight=sample_weight
+        )
 
 
 def _platt(scores: np.ndarray, targets: np.ndarray) -> LogisticRegression:
