@@ -104,3 +104,20 @@ def test_a_listwise_query_of_uniform_weight_k_counts_as_k_copies_of_the_query(es
         np.testing.assert_array_equal(weighted_tree.nodes[["feature", "left"]], copied_tree.nodes[["feature", "left"]])
     unweighted = estimator(**params).fit(X, y, qid=qid)
     assert any(len(a.nodes) != len(b.nodes) or (a.nodes != b.nodes).any() for a, b in zip(weighted.trees_, unweighted.trees_))
+
+
+def test_min_samples_leaf_counts_rows_whatever_their_weight():
+    """As LightGBM's ``min_data_in_leaf`` and scikit-learn's ``min_samples_leaf``
+    (docs/design.md, "Public contract", said a weight of 2 counted as two rows here): a
+    row of weight 2 alone is no leaf of two, and its duplicate is."""
+    X, y, qid = np.array([[0.0], [1.0], [2.0], [3.0]]), np.array([2.0, 0.0, 1.0, 1.0]), np.zeros(4, dtype=int)
+    model = LambdaMART(
+        n_estimators=1, objective="mart", min_samples_leaf=2, min_child_weight=0.0, learning_rate=1.0,
+        l2_regularization=0.0,
+    )  # fmt: skip
+    weighted = model.fit(X, y, qid=qid, sample_weight=np.array([2.0, 1.0, 1.0, 1.0]))
+    assert weighted.trees_[0].n_node_samples[weighted.trees_[0].nodes["feature"] < 0].min() >= 2
+    rows = [0, 0, 1, 2, 3]
+    duplicated = LambdaMART(**model.get_params()).fit(X[rows], y[rows], qid=qid[rows])
+    assert duplicated.predict(X[:1])[0] == pytest.approx(2.0)  # the two copies of row 0 are a leaf
+    assert weighted.predict(X[:1])[0] != pytest.approx(2.0)
