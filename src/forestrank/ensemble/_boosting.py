@@ -25,6 +25,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 import inspect
 import math
 import time
+import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -864,7 +865,24 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 "target-statistic columns beside the features, which the boosted model's feature costs, importances "
                 "and exports count among its own features; give an init fitted with cat_target_statistics=False."
             )
-        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+        init_names = getattr(self.init_, "feature_names_in_", None)
+        names = getattr(self, "feature_names_in_", None)
+        if init_names is not None and names is not None and list(init_names) != list(names):
+            raise ValueError(
+                f"init was fitted on the columns {list(init_names)} and X has {list(names)}: init reads the fit's rows "
+                "by position, so give X the init's columns in the init's order."
+            )
+        return self._init_predictions(X)
+
+    def _init_predictions(self, X: np.ndarray) -> np.ndarray:
+        """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)). An init
+        fitted on a DataFrame whose columns the fit's frame repeats (``_start`` refuses
+        others) gets the same columns as an array: scikit-learn's warning that X has no
+        feature names would be about columns already matched."""
+        with warnings.catch_warnings():
+            if getattr(self.init_, "feature_names_in_", None) is not None and hasattr(self, "feature_names_in_"):
+                warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
+            return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _check_init_objective(self, per_grade: bool) -> None:
         """Refuse ``init`` with an objective of one raw score per grade (``per_grade``)."""
@@ -875,7 +893,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """Raw starting scores of ``X``, shape (n_rows, n_outputs)."""
         if self.init_ is None:
             return np.tile(self.baseline_, (X.shape[0], 1))
-        return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+        return self._init_predictions(X)
 
     def _ranking_scores(self, raw: np.ndarray) -> np.ndarray:
         """Ranking scores from raw scores (n_rows, n_outputs): the score itself, or, with
