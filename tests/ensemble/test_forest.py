@@ -372,6 +372,24 @@ def test_fitted_relevance_weights_refuse_forests_they_cannot_weigh(data, params,
         RFPointRanker(n_estimators=2, relevance_weights="fitted", **params).fit(X, y, qid=qid)
 
 
+def test_fitted_relevance_weights_of_a_warm_start_on_other_rows_are_finite(data):
+    """The earlier trees' nodes that none of the new rows reaches had a grade distribution
+    of 0 / 0, whose NaN made the least squares fail ("SVD did not converge"); such a node
+    takes its parent's distribution, so every node value stays a weighted mean of the
+    fitted weights."""
+    X, y, qid = data
+    first, second = qid < np.median(qid), qid >= np.median(qid)
+    model = RFPointRanker(n_estimators=4, relevance_weights="fitted", warm_start=True, random_state=0)
+    model.fit(X[first], y[first], qid=qid[first])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model.set_params(n_estimators=8).fit(X[second], y[second], qid=qid[second])
+    values = np.concatenate([tree.values for tree in model.trees_])
+    weights = model.relevance_weights_
+    assert np.isfinite(values).all() and np.isfinite(weights).all()
+    assert weights.min() - 1e-9 <= values.min() and values.max() <= weights.max() + 1e-9
+
+
 def test_regression_forest_accepts_real_labels_and_class_criteria_require_grades(data):
     X, y, qid = data
     real = y + 0.25

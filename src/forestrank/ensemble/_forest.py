@@ -484,7 +484,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 cells = leaves[in_bag] * n_grades + grades[in_bag]
                 counts = np.bincount(cells, weights[in_bag], minlength=tree.node_count * n_grades)
                 counts = subtree_sums(tree.nodes, counts.reshape(tree.node_count, n_grades))
-                yield tree, leaves, in_bag, counts / counts.sum(axis=1, keepdims=True)
+                yield tree, leaves, in_bag, _node_distributions(tree, counts)
 
         totals = np.zeros((len(data.y), n_grades))
         seen_by = np.zeros(len(data.y))
@@ -579,6 +579,23 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             return np.zeros(self.n_features_in_)
         mean = np.mean(per_tree, axis=0)
         return mean / mean.sum()
+
+
+def _node_distributions(tree: Tree, counts: np.ndarray) -> np.ndarray:
+    """Each node's grade distribution ``P(c | node)`` from its weighted grade counts (float64,
+    (n_nodes, n_grades)); a node that no counted row reaches (a warm start's earlier tree
+    on other rows) takes its parent's, as a leaf without rows would be scored."""
+    totals = counts.sum(axis=1)
+    distributions = counts / np.where(totals > 0, totals, 1.0)[:, None]
+    empty = np.flatnonzero(totals == 0)
+    if len(empty):
+        inner = np.flatnonzero(tree.nodes["feature"] >= 0)
+        parent = np.zeros(tree.node_count, dtype=np.int64)
+        parent[tree.nodes["left"][inner]] = inner
+        parent[tree.nodes["left"][inner] + 1] = inner
+        for node in empty:  # in node order: a parent comes before its children
+            distributions[node] = distributions[parent[node]]
+    return distributions
 
 
 class RFPointRanker(BaseForestRanker):
