@@ -21,6 +21,7 @@ weights).
 
 import numpy as np
 
+from .._tree._tree import subtree_sums
 from ._lightgbm import lightgbm_text
 from ._terms import additive_terms
 
@@ -82,7 +83,7 @@ def shap_tree_model(model: object) -> object:
             "children_default": np.where(tree.missing_left.astype(bool), left, right),
             "features": np.where(leaf, -2, features), "thresholds": np.where(leaf, 0.0, tree.nodes["threshold"]),
             "values": (weight * np.where(leaf, tree.nodes["threshold"], tree.values))[:, None],
-            "node_sample_weight": _covers(left, right, tree.weighted_n_node_samples.astype(np.float64)),
+            "node_sample_weight": _covers(tree),
         })  # fmt: skip
     return {
         "trees": trees, "base_offset": float(base[0]), "tree_output": "raw_value", "objective": "squared_error",
@@ -95,7 +96,7 @@ def shap_tree_model(model: object) -> object:
 _UNREACHED_SHARE = 2.0**-40
 
 
-def _covers(left: np.ndarray, right: np.ndarray, weights: np.ndarray) -> np.ndarray:
+def _covers(tree: object) -> np.ndarray:
     """Each node's cover for TreeSHAP: its training weight, float64 array of shape (n_nodes,).
 
     A symmetric tree splits every node of a level at the level's cut, so some of its
@@ -104,16 +105,9 @@ def _covers(left: np.ndarray, right: np.ndarray, weights: np.ndarray) -> np.ndar
     leaf gets a share of the root's cover (``_UNREACHED_SHARE``) and every internal node
     its leaves' shares: every cover is then positive and still the sum of its children's,
     which keeps the values' sum the prediction; trees without such a node are unchanged.
-    ``left``, ``right``: the children, -1 at leaves (int64, (n_nodes,)).
     """
+    weights = tree.weighted_n_node_samples.astype(np.float64)
     if (weights > 0.0).all():
         return weights
-    order = [0]  # parents before their children
-    for node in order:
-        if left[node] >= 0:
-            order += [int(left[node]), int(right[node])]
-    leaves_under = (left < 0).astype(np.float64)
-    for node in reversed(order):
-        if left[node] >= 0:
-            leaves_under[node] = leaves_under[left[node]] + leaves_under[right[node]]
+    leaves_under = subtree_sums(tree.nodes, (tree.nodes["feature"] < 0).astype(np.float64))
     return weights + weights[0] * _UNREACHED_SHARE * leaves_under
