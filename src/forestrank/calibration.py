@@ -158,8 +158,8 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
     def score(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> float:
         """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking), each
         query weighted by the mean ``sample_weight`` of its rows when given, as the
-        rankers' ``score``. A ``Pipeline`` ending here passes ``sample_weight`` (None
-        when not given) under metadata routing."""
+        rankers' ``score``. Under metadata routing a ``Pipeline`` ending here routes
+        ``sample_weight`` to it, which needs its ``score`` to take one."""
         scores = self.predict(X, qid)
         return evaluate(
             "ndcg", y, scores, qid, 10, conventions={}, caller="CalibratedRanker.score", sample_weight=sample_weight

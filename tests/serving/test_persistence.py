@@ -300,18 +300,19 @@ def test_a_pipeline_of_model_features_and_a_ranker_saves_and_loads(data, tmp_pat
 @pytest.mark.parametrize("kind", ["query scaler", "calibrated"])
 def test_forestranks_transformer_and_calibrated_ranker_save_and_load(kind, data, tmp_path):
     """A ``QueryScaler`` pipeline (the getting-started guide's model to serve) and a
-    ``CalibratedRanker`` saved, but load refused their classes as untrusted types."""
+    ``CalibratedRanker`` (with its ``QueryKFold``) saved, but load refused their classes
+    as untrusted types."""
     import sklearn
     from sklearn.pipeline import make_pipeline
 
-    from forestrank import CalibratedRanker, QueryScaler
+    from forestrank import CalibratedRanker, QueryKFold, QueryScaler
 
     X, y, qid = data
     with sklearn.config_context(enable_metadata_routing=True):
         if kind == "query scaler":
             model = make_pipeline(QueryScaler(), LambdaMART(n_estimators=3, random_state=0)).fit(X, y, qid=qid)
         else:
-            model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(X, y, qid=qid)
+            model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=QueryKFold(2)).fit(X, y, qid=qid)
         save(model, tmp_path / "model.skops")
         loaded = load(tmp_path / "model.skops")
         np.testing.assert_array_equal(loaded.predict(X, qid=qid), model.predict(X, qid=qid))

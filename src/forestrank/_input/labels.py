@@ -149,11 +149,11 @@ def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
     """Rescale validated weights to the fit's unit of weight (:func:`weight_unit`; a new array).
 
     The unit is the lightest positive weight: every weight threshold of the estimators
-    (``min_samples_leaf``, ``min_child_weight``, ...) then counts rows of the lightest
-    weight, whatever unit the weights came in, multiplying all weights by a power of two
-    changes no model (by another constant, the weights change by the rounding of the
-    products, which can flip exact ties between splits), and no weighted row is too
-    light to fill a leaf of ``min_samples_leaf=1``. Weights whose smallest positive
+    (``min_child_weight``, ...; ``min_samples_leaf`` counts rows, whatever their weight)
+    then counts rows of the lightest weight, whatever unit the weights came in, and
+    multiplying all weights by a power of two changes no model (by another constant, the
+    weights change by the rounding of the products, which can flip exact ties between
+    splits). Weights whose smallest positive
     value is 1 (unit or integer weights, which count as repeated rows) are returned
     unchanged, bit for bit. Weights spanning more than ``2**100`` get the heaviest over
     ``2**100`` as their unit instead, so that no row weighs more than ``2**100`` units and
@@ -242,14 +242,20 @@ def check_grades_for_gain(labels: np.ndarray, gain: str | np.ndarray, *, name: s
         )
 
 
-def check_max_grade(max_grade: object, labels: np.ndarray, gain: str | np.ndarray | None, gain_name: str = "gain") -> float:
+_LARGEST_DOUBLE = float(np.finfo(np.float64).max)  # a larger number (an int) would not convert
+
+
+def check_max_grade(
+    max_grade: object, labels: np.ndarray | None, gain: str | np.ndarray | None, gain_name: str = "gain"
+) -> float | None:
     """ERR's largest grade ``g_max``: ``max_grade``, or the largest label when None.
 
     Parameters
     ----------
     max_grade : float or None
-    labels : ndarray of shape (n_samples,), float64
-        Validated labels (``check_relevance``).
+    labels : ndarray of shape (n_samples,), float64, or None
+        Validated labels (``check_relevance``); None where they come later (a scorer
+        being built), which checks ``max_grade`` against grade 0.
     gain : str, ndarray or None
         ``check_gain``'s result (a table must give ``max_grade`` a gain), or None.
     gain_name : str
@@ -257,18 +263,20 @@ def check_max_grade(max_grade: object, labels: np.ndarray, gain: str | np.ndarra
 
     Returns
     -------
-    float
+    float, or None when both ``max_grade`` and ``labels`` are None
 
     Raises
     ------
     ValueError
         ``max_grade`` not a number at least the largest label, or beyond the gain table.
     """
-    largest = float(labels.max())
+    largest = 0.0 if labels is None else float(labels.max())
     if max_grade is None:
-        return largest
-    if isinstance(max_grade, bool) or not isinstance(max_grade, Real) or not largest <= max_grade < np.inf:
-        raise ValueError(f"max_grade must be a finite number >= the largest label ({largest:g}); got {max_grade!r}.")
+        return None if labels is None else largest
+    valid = not isinstance(max_grade, bool) and isinstance(max_grade, Real) and largest <= max_grade <= _LARGEST_DOUBLE
+    if not valid:
+        bound = "0" if labels is None else f"the largest label ({largest:g})"
+        raise ValueError(f"max_grade must be a finite number >= {bound}; got {max_grade!r}.")
     if gain is not None:
         check_grades_for_gain(np.array([float(max_grade)]), gain, name="max_grade", gain_name=gain_name)
     return float(max_grade)

@@ -66,7 +66,8 @@ class AveragedRanker(BaseRanker):
     frame_categories_ : dict of int to list
         The members' (``LambdaMART.frame_categories_``): the categories of each category
         column of a fitted DataFrame, which the exports write (``docs/serving.md``);
-        empty when ``X`` was no DataFrame.
+        empty when ``X`` was no DataFrame, absent when the members keep none (those
+        without ``categorical_features``).
 
     Examples
     --------

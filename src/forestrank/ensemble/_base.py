@@ -104,8 +104,8 @@ def sum_of_trees_terms(part: object, role: str) -> tuple[list, np.ndarray]:
     if getattr(part, "target_statistics_", None):
         raise ValueError(
             f"{role} {type(part).__name__} was fitted with cat_target_statistics=True: its trees read each category's "
-            "target statistic, which the combined model's export does not compute. Fit it with "
-            "cat_target_statistics=False to export the combination."
+            "target statistic, which only its own predict computes, so the combined trees cannot be served, "
+            "explained or drawn. Fit it with cat_target_statistics=False for that."
         )
     terms, base, grade_weights = part._additive_terms()
     if grade_weights is not None:

@@ -1390,7 +1390,9 @@ class LambdaMART(BaseBoostingRanker):
         scikit-learn's gradient boosting fits its ``init``; a regressor without ``qid``
         in its ``fit`` learns from the rows alone. ``init=RFPointRanker()`` is Mohan's
         IGBRT. On Dask collections an unfitted ``init`` must be a forestrank ranker,
-        fitted on the same collections' training rows first.
+        fitted on the same collections' training rows first. An init fitted on a
+        DataFrame needs the fit's frame to have its columns in its order (it reads the
+        rows by position); one fitted with ``cat_target_statistics=True`` is refused.
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``.

@@ -584,7 +584,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 def _node_distributions(tree: Tree, counts: np.ndarray) -> np.ndarray:
     """Each node's grade distribution ``P(c | node)`` from its weighted grade counts (float64,
     (n_nodes, n_grades)); a node that no counted row reaches (a warm start's earlier tree
-    on other rows) takes its parent's, as a leaf without rows would be scored."""
+    on other rows) takes its parent's, the nearest distribution that rows give."""
     totals = counts.sum(axis=1)
     distributions = counts / np.where(totals > 0, totals, 1.0)[:, None]
     empty = np.flatnonzero(totals == 0)

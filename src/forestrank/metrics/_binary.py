@@ -25,7 +25,7 @@ import numpy as np
 from .._input.queries import group_queries
 from .._input.labels import check_relevance, check_scores
 from ._conventions import TIES
-from ._ranking import mean_over_queries, precision_at_k
+from ._ranking import evaluate, mean_over_queries
 
 _AVERAGES = ("query", "pooled")
 _NORMALISATIONS = ("thesis", "mcclish")
@@ -129,7 +129,10 @@ def precision_at_5(
     the binarised grades).
     """
     relevant = _binarise(y_true, relevant_threshold)
-    return precision_at_k(relevant, y_score, qid, 5, ties=ties, per_query=per_query)
+    return evaluate(
+        "precision", relevant, y_score, qid, 5, conventions={"ties": ties}, per_query=per_query, k_required=True,
+        caller="precision_at_5",
+    )  # fmt: skip
 
 
 def _binarise(y_true: object, relevant_threshold: object) -> np.ndarray:

@@ -317,9 +317,8 @@ def average_precision(
     Same parameters as :func:`map_score`. Returns an ndarray of shape (n_queries,),
     ordered by sorted query id (NaN for queries skipped by ``no_relevant="skip"``).
     """
-    return map_score(
-        y_true, y_score, qid, k, ties=ties, no_relevant=no_relevant, convention=convention, per_query=True
-    )
+    conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
+    return evaluate("map", y_true, y_score, qid, k, conventions=conventions, per_query=True, caller="average_precision")
 
 
 @_shared_doc

@@ -65,8 +65,7 @@ class RankingScorer(_QidScorer):
             raise ValueError(f"metric must be one of {list(_SCORABLE)}; got {metric!r}.")
         if max_grade is not None and metric != "err":
             raise ValueError(f"max_grade applies to ERR only; got it for {metric!r}.")
-        if max_grade is not None:  # a number, finite and not negative (grades are not); the labels come later
-            check_max_grade(max_grade, np.zeros(1), None)
+        check_max_grade(max_grade, None, None)  # the labels come later
         resolve_convention(metric, **conventions)  # fail now on bad options, not in the middle of a search
         self.metric = metric
         self.k = _check_cutoff(k)

@@ -91,8 +91,8 @@ def shap_tree_model(model: object) -> object:
     }  # fmt: skip
 
 
-# A share of the root's cover, small against any cover a training row gives, large
-# enough to stay positive when summed up a tree of many levels.
+# A share of the root's cover, small against it, and large enough to stay positive
+# (not underflow) when summed up a tree of many levels.
 _UNREACHED_SHARE = 2.0**-40
 
 

@@ -34,6 +34,8 @@ def trusted_types() -> list[str]:
         "forestrank.ensemble._forest.RFPointRanker",
         "forestrank.ensemble._listwise_forest.RFHybridRanker",
         "forestrank.ensemble._listwise_forest.RFListRanker",
+        "forestrank.model_selection.QueryKFold",
+        "forestrank.model_selection.QueryShuffleSplit",
         "forestrank.preprocessing.QueryScaler",
         "forestrank.transfer._features.ModelFeatures",
     ]

@@ -60,8 +60,9 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
         Behind a ``QueryScaler``, the learner's attribute ``forestrank_query_normalisation``
         (``Booster.attr``) records the normalisation the features need.
     feature_names : sequence of str or None
-        One name per column of ``X``; None: the names the model was fitted with, or
-        none (XGBoost's default; the LTR plugins need names).
+        One name per column of ``X``, none holding ``[``, ``]`` or ``<`` (XGBoost
+        refuses them); None: the names the model was fitted with, or none (XGBoost's
+        default; the LTR plugins need names).
 
     Returns
     -------
