@@ -123,3 +123,21 @@ def test_feature_names_and_widths(ranking):
     assert transformer.n_added_ == len(model.classes_) - 1 == 4
     with pytest.raises(ValueError, match="feature names"):
         transformer.transform(frame.iloc[:, :3])
+
+
+def test_a_source_fitted_on_a_frame_reads_the_columns_by_name():
+    """The source model got ``transform``'s rows as an array, by position: a frame of its
+    columns in another order was misread without a word, and the same order warned on
+    every call that X had no feature names (as a boosting ``init`` did)."""
+    import warnings
+
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    source = LambdaMART(n_estimators=3, random_state=0).fit(frame, y, qid=qid)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        added = ModelFeatures(source).fit(frame).transform(frame)
+    np.testing.assert_array_equal(added[:, -1], source.predict(frame))
+    with pytest.raises(ValueError, match="model was fitted on the columns .* give X the model's columns"):
+        ModelFeatures(source).fit(frame[list("dcba")])

@@ -9,7 +9,8 @@ entry is the value 0, as in scikit-learn; NaN (stored, or in a dense matrix) is 
 missing value.
 """
 
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import scipy.sparse
@@ -195,3 +196,26 @@ def check_interaction_cst(interaction_cst: object, n_features: int) -> np.ndarra
         for feature in group:
             bits[g, int(feature) // 64] |= np.uint64(1) << np.uint64(int(feature) % 64)
     return bits
+
+
+def check_inner_columns(inner: object, names: object, role: str) -> None:
+    """Refuse an ``inner`` model (an init, a transfer source) fitted on a DataFrame whose
+    columns the outer fit's ``names`` (its ``feature_names_in_``, or None) do not repeat in
+    order: the outer estimator hands it its validated rows as an array, by position."""
+    inner_names = getattr(inner, "feature_names_in_", None)
+    if inner_names is not None and names is not None and list(inner_names) != list(names):
+        raise ValueError(
+            f"{role} was fitted on the columns {list(inner_names)} and X has {list(names)}: {role} reads the rows by "
+            f"position, so give X the {role}'s columns in the {role}'s order."
+        )
+
+
+def by_position(inner: object, method: Callable, X: np.ndarray, names: object) -> np.ndarray:
+    """``method(X)``, a method of ``inner``, on the outer estimator's validated rows ``X``
+    (an array). Where both were fitted on frames of the same columns
+    (:func:`check_inner_columns`), scikit-learn's warning that ``X`` has no feature names
+    would be about columns already matched, and is not passed on."""
+    with warnings.catch_warnings():
+        if getattr(inner, "feature_names_in_", None) is not None and names is not None:
+            warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
+        return method(X)

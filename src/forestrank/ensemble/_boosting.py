@@ -25,7 +25,6 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 import inspect
 import math
 import time
-import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +41,7 @@ from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
-from .._input.features import check_interaction_cst, check_monotonic_cst
+from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
@@ -865,24 +864,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 "target-statistic columns beside the features, which the boosted model's feature costs, importances "
                 "and exports count among its own features; give an init fitted with cat_target_statistics=False."
             )
-        init_names = getattr(self.init_, "feature_names_in_", None)
-        names = getattr(self, "feature_names_in_", None)
-        if init_names is not None and names is not None and list(init_names) != list(names):
-            raise ValueError(
-                f"init was fitted on the columns {list(init_names)} and X has {list(names)}: init reads the fit's rows "
-                "by position, so give X the init's columns in the init's order."
-            )
+        check_inner_columns(self.init_, getattr(self, "feature_names_in_", None), "init")
         return self._init_predictions(X)
 
     def _init_predictions(self, X: np.ndarray) -> np.ndarray:
-        """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)). An init
-        fitted on a DataFrame whose columns the fit's frame repeats (``_start`` refuses
-        others) gets the same columns as an array: scikit-learn's warning that X has no
-        feature names would be about columns already matched."""
-        with warnings.catch_warnings():
-            if getattr(self.init_, "feature_names_in_", None) is not None and hasattr(self, "feature_names_in_"):
-                warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
-            return np.asarray(self.init_.predict(X), dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+        """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)), by position."""
+        scores = by_position(self.init_, self.init_.predict, X, getattr(self, "feature_names_in_", None))
+        return np.asarray(scores, dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
 
     def _check_init_objective(self, per_grade: bool) -> None:
         """Refuse ``init`` with an objective of one raw score per grade (``per_grade``)."""

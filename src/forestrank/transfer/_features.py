@@ -5,6 +5,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._input.features import by_position, check_inner_columns
+
 KINDS = {
     "Q": "its ranking score (predict)",
     "P": "its grade probabilities (predict_grade_proba)",
@@ -90,6 +92,7 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
                 "a model with predict_grade_proba (LambdaMART(objective='mcrank') or 'cumulative') or kind='Q'."
             )
         X = validate_data(self, X, ensure_all_finite="allow-nan", reset=True)
+        check_inner_columns(self.model, getattr(self, "feature_names_in_", None), "model")
         self.n_added_ = self._model_outputs(X[:1]).shape[1]
         return self
 
@@ -110,9 +113,10 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
 
     def _model_outputs(self, X: np.ndarray) -> np.ndarray:
         """The model's outputs of ``kind``, float64 (n_rows, n_added)."""
+        names = getattr(self, "feature_names_in_", None)
         if self.kind == "Q":
-            return np.asarray(self.model.predict(X), dtype=np.float64).reshape(-1, 1)
-        probabilities = np.asarray(self.model.predict_grade_proba(X), dtype=np.float64)
+            return np.asarray(by_position(self.model, self.model.predict, X, names), dtype=np.float64).reshape(-1, 1)
+        probabilities = np.asarray(by_position(self.model, self.model.predict_grade_proba, X, names), dtype=np.float64)
         if self.kind == "P":
             return probabilities
         return np.cumsum(probabilities, axis=1)[:, :-1]
