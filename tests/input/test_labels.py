@@ -54,6 +54,7 @@ def test_infinite_scores_are_orderable_and_kept():
         ([1.0, np.inf], "non-finite"),
         ([1.0, -1.0], "negative"),
         ([0.0, 0.0], "zero everywhere"),
+        ([[1.0], [2.0]], r"sample_weight must be 1-D with one value per row; got shape \(2, 1\)"),
     ],
 )
 def test_bad_weights_are_refused_by_name(weights, match):

@@ -14,12 +14,12 @@ from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .queries import stacklevel_outside_package
 
 
-def _as_1d_float(values: object, name: str, warn_column: bool = False) -> np.ndarray:
+def _as_1d_float(values: object, name: str, warn_column: bool = False, column: bool = True) -> np.ndarray:
     try:
         array = np.asarray(values, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
-    if array.ndim == 2 and array.shape[1] == 1:
+    if column and array.ndim == 2 and array.shape[1] == 1:
         if warn_column:  # as scikit-learn's single-output estimators warn
             warnings.warn(
                 f"A column-vector {name} was passed when a 1d array was expected. Please change the shape of {name} to "
@@ -108,7 +108,9 @@ def check_sample_weight(sample_weight: object, *, n_samples: int, against: str =
     -------
     ndarray of shape (n_samples,), dtype float64
     """
-    weights = _as_1d_float(sample_weight, "sample_weight")
+    # A column of weights is refused, not flattened, as scikit-learn's check refuses it:
+    # an (n, 1) array is more often a frame's wrong column than a deliberate shape.
+    weights = _as_1d_float(sample_weight, "sample_weight", column=False)
     if len(weights) != n_samples:
         raise ValueError(f"sample_weight has {len(weights)} entries but {against} has {n_samples} rows.")
     if not np.isfinite(weights).all():
