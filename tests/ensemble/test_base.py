@@ -196,6 +196,30 @@ def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, m
 
 
 @pytest.mark.parametrize(
+    ("estimator", "name"),
+    [
+        (PLRank(), "n_permutations"),  # reached numpy as a bool: "an integer is required"
+        (AveragedRanker(LambdaMART()), "n_models"),  # SeedSequence refused the bool
+        (LambdaMART(grow_policy="symmetric"), "max_depth"),
+        (LambdaMART(objective="yetirank"), "yetirank_permutations"),
+        (LambdaMART(), "n_estimators"),  # fitted one tree
+        (RFPointRanker(), "max_features"),  # drew one feature
+        (LambdaMART(), "learning_rate"),
+        (DummyRanker(), "k"),
+    ],
+)
+def test_a_count_given_as_a_bool_is_refused_by_name(estimator, name):
+    X, y, qid = np.arange(12.0).reshape(6, 2), [0, 1, 2, 0, 1, 0], [1, 1, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of {type(estimator).__name__} must be a number, not a bool"):
+        clone(estimator).set_params(**{name: True}).fit(X, y, qid=qid)
+
+
+def test_a_flag_given_as_a_bool_stays_a_flag():
+    X, y, qid = np.arange(12.0).reshape(6, 2), [0, 1, 2, 0, 1, 0], [1, 1, 1, 2, 2, 2]
+    RFPointRanker(n_estimators=2, bootstrap=np.True_, oob_score=False, random_state=0).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize(
     "estimator",
     [DummyRanker(), RFPointRanker(n_estimators=3), RFListRanker(n_estimators=2), LambdaMART(n_estimators=3),
      PLRank(n_estimators=3), BROOF(

@@ -21,6 +21,7 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, InvalidParameterError, make_constraint
 from sklearn.utils.validation import check_is_fitted
 
 from joblib import delayed
@@ -183,6 +184,27 @@ class BaseRanker(BaseEstimator):
         super().__setstate__(state)
         if fitted:
             self._check_nested_widths()
+
+    def _validate_params(self) -> None:
+        """scikit-learn's parameter check, and no ``bool`` where a number is meant.
+
+        ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval
+        constraints, where it meant 1 to some parameters and reached numpy as a bool in
+        others (a crash); a number given as a bool is more likely a slip than a count.
+        """
+        super()._validate_params()
+        for name, constraints in self._parameter_constraints.items():
+            value = getattr(self, name, None)
+            if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
+                continue
+            # A bool some other constraint accepts (a flag, ``verbose``) is meant as one.
+            if any(not isinstance(constraint, Interval) and make_constraint(constraint).is_satisfied_by(value)
+                   for constraint in constraints):
+                continue
+            raise InvalidParameterError(
+                f"The {name!r} parameter of {type(self).__name__} must be a number, not a bool; got {value!r}. "
+                f"Accepted: {', '.join(str(make_constraint(constraint)) for constraint in constraints)}."
+            )
 
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """The fitted estimators this one predicts through, with the role of each (for
