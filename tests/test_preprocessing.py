@@ -119,6 +119,8 @@ def test_bad_input_is_refused_by_name(shuffled):
         QueryScaler(query_features=("median",)).fit(X)
     with pytest.raises(ValueError, match="method"):
         QueryScaler(method="l2").fit(X)
+    with pytest.raises(ValueError, match=f"qid has {len(X) - 1} entries but X has {len(X)} rows"):
+        QueryScaler().fit(X, qid=qid[1:])
 
 
 @pytest.mark.slow  # a grid search of fits: with the slow tests

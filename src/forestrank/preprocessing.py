@@ -74,7 +74,8 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
         y : ignored
         qid : array-like of shape (n_samples,), default=None
-            Accepted so that a ``Pipeline`` can route it; not needed to fit.
+            Accepted so that a ``Pipeline`` can route it, and checked (one query id per
+            row), though not needed to fit.
 
         Returns
         -------
@@ -84,7 +85,9 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         unknown = [name for name in self.query_features if name not in QUERY_STATISTICS]
         if unknown:
             raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
-        self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True)
+        if qid is not None:  # a wrong qid fails here, not at the transform of other rows
+            group_queries(qid, len(X), caller="QueryScaler.fit")
         return self
 
     def transform(self, X: object, qid: object = None) -> np.ndarray:
