@@ -199,6 +199,23 @@ def test_early_stopping_stops_and_keeps_the_best_iteration(data):
     assert len(model.trees_) == model.best_iteration_
 
 
+@pytest.mark.parametrize("grade", [0, 2])
+def test_early_stopping_on_a_set_ndcg_cannot_rank_is_refused(data, grade):
+    """Queries whose documents share one grade have NDCG 1 (or the no-relevant value)
+    under any ranking: stopping on them kept the first tree silently."""
+    X, y, qid = data
+    flat = np.full(len(y), grade)
+    model = LambdaMART(n_estimators=30, n_iter_no_change=3)
+    with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two different grades.*n_iter_no_change=None"):
+        model.fit(X, y, qid=qid, eval_set=[(X, y, qid), (X, flat, qid)])
+    with pytest.raises(ValueError, match="the validation_fraction hold-out"):
+        PLRank(n_estimators=30, n_iter_no_change=3).fit(X, flat, qid=qid)
+    # Only the deciding (last) set must rank; one graded query in it is enough.
+    one_graded = np.where(qid == qid[0], y, grade)
+    model.fit(X, y, qid=qid, eval_set=[(X, flat, qid), (X, one_graded, qid)])
+    assert model.n_iter_ >= 1 and len(model.evals_result_["valid_1"]["ndcg@10"]) > model.n_iter_
+
+
 def test_serial_and_threaded_fits_are_bitwise_identical(data):
     X, y, qid = data
     predictions = [

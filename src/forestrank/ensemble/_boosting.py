@@ -293,6 +293,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.trees_ = []
         key = self._eval_key()
         stopping = self._start_evals([item.name for item in evals])
+        if stopping is not None and self.eval_metric is None:
+            self._check_stopping_set(evals[-1])
         start = time.perf_counter()
         if self.quantized_gradients is not None:
             check_quantization(self.quantized_gradients, len(state.y), self.split_gain)
@@ -370,6 +372,27 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             return None
         metric = "NDCG" if self.eval_metric is None else f"eval_metric {key}"
         return EarlyStopping(self.n_iter_no_change, self.tol, f"{metric} on the set {eval_names[-1]!r}")
+
+    def _check_stopping_set(self, item: EvalSet) -> None:
+        """Refuse an early-stopping set on which NDCG cannot tell models apart.
+
+        A query whose documents share one grade has the same NDCG under every ranking;
+        when every query of the deciding set is such a query no iteration improves on
+        the first, and early stopping would keep one tree without a word.
+        """
+        starts = item.query_boundaries[:-1]
+        if (np.maximum.reduceat(item.y, starts) > np.minimum.reduceat(item.y, starts)).any():
+            return
+        given = item.name != "validation"
+        raise ValueError(
+            f"early stopping (n_iter_no_change={self.n_iter_no_change}) is decided by NDCG on "
+            f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {len(starts)} "
+            "queries holds two different grades: NDCG is the same for every model there, and early stopping would keep "
+            "the first tree. "
+            + ("Pass an eval_set whose queries have relevant and non-relevant documents" if given else
+               "Pass a larger validation_fraction or an eval_set with graded queries")
+            + ", or set n_iter_no_change=None."
+        )
 
     def _custom_metric(self) -> CustomMetric | None:
         """``eval_metric`` wrapped for the evaluation sets, or None for NDCG@``eval_at``."""
@@ -1387,6 +1410,8 @@ class LambdaMART(BaseBoostingRanker):
     n_iter_no_change : int or None, default=None
         Stop when the validation NDCG@``eval_at`` has not improved by more than
         ``tol`` for this many iterations; the trees after the best one are dropped.
+        A deciding set none of whose queries holds two different grades (on which
+        NDCG cannot tell models apart) is refused.
     tol : float, default=1e-7
     eval_at : int, default=10
         Cutoff of the NDCG (package default convention) recorded per iteration.
