@@ -72,6 +72,9 @@ def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
         (np.array(["a", "b", None], dtype=object), ValueError, r"qid contains a missing value \(None at row 2\)"),
         (pd.Series([1, 2, pd.NA], dtype=object), ValueError, r"qid contains a missing value \(<NA> at row 2\)"),
         ([1, "a", 2], TypeError, "mixes strings with other types"),
+        (pd.to_datetime(["2020-01-01", None, "2020-01-01"]), ValueError, r"qid contains NaT \(a missing value, at row 1\)"),
+        (np.array(["NaT", "1", "1"], dtype="timedelta64[s]"), ValueError, r"qid contains NaT \(a missing value, at row 0\)"),
+        (np.array([1, 1j * np.nan, 1]), ValueError, "qid contains NaN"),
     ],
 )
 def test_bad_query_ids(qid, error, match):

@@ -129,7 +129,7 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
     ------
     ValueError
         If ``qid`` is not 1-D, its length differs from ``n_samples`` (the length of
-        ``against``) or it holds NaN.
+        ``against``) or it holds NaN, NaT or another missing value.
     TypeError
         If a list mixes strings with other types.
     """
@@ -147,8 +147,12 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
             f"qid has {len(qid)} entries but {against} has {n_samples} rows; "
             "pass one query id per row."
         )
-    if qid.dtype.kind == "f" and np.isnan(qid).any():
+    if qid.dtype.kind in "fc" and np.isnan(qid).any():
         raise ValueError("qid contains NaN; every row needs a query id.")
+    if qid.dtype.kind in "mM" and np.isnat(qid).any():
+        raise ValueError(
+            f"qid contains NaT (a missing value, at row {int(np.flatnonzero(np.isnat(qid))[0])}); every row needs a query id."
+        )
     if qid.dtype.kind == "O":
         missing = next((row for row, value in enumerate(qid) if _is_missing(value)), None)
         if missing is not None:
