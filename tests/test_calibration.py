@@ -126,3 +126,15 @@ def test_a_pipeline_ending_in_it_scores_with_routed_metadata(data):
         calibrated = pipeline[-1]
         weighted = calibrated.score(pipeline[0].transform(X_test, qid=qid_test), y_test, qid=qid_test, sample_weight=weights)
         assert weighted == pytest.approx(np.average(per_query, weights=query_weights))
+
+
+def test_score_uses_the_rankers_label_gain_as_the_rankers_score_does(data):
+    (X, y, qid), (X_test, y_test, qid_test) = data
+    gain = [0.0, 1.0, 10.0, 11.0, 12.0]
+    ranker = LambdaMART(n_estimators=5, label_gain=gain, random_state=0)
+    model = CalibratedRanker(ranker, cv=2).fit(X, y, qid=qid)
+    scores = model.predict(X_test, qid=qid_test)
+    expected = ndcg_score(y_test, scores, qid_test, 10, gain=np.asarray(gain))
+    assert expected != pytest.approx(ndcg_score(y_test, scores, qid_test, 10))
+    assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(expected)
+    assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(model.estimator_.score(X_test, y_test, qid=qid_test))

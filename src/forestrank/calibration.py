@@ -156,14 +156,16 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         return self.calibrator_.predict(scores)
 
     def score(self, X: object, y: object, qid: object = None, sample_weight: object = None) -> float:
-        """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking), each
-        query weighted by the mean ``sample_weight`` of its rows when given, as the
+        """Mean NDCG@10 of ``predict(X)`` over the queries (the ranker's ranking, under its
+        ``label_gain`` where it has one), each query weighted by the mean ``sample_weight`` of its rows when given, as the
         rankers' ``score``. Under metadata routing a ``Pipeline`` ending here routes
         ``sample_weight`` to it, which needs its ``score`` to take one."""
         scores = self.predict(X, qid)
+        gain = getattr(self.estimator_, "_gain", None)  # a forestrank ranker's label_gain, as its score uses it
         return evaluate(
-            "ndcg", y, scores, qid, 10, conventions={}, caller="CalibratedRanker.score", sample_weight=sample_weight
-        )
+            "ndcg", y, scores, qid, 10, conventions={} if gain is None else {"gain": gain()},
+            caller="CalibratedRanker.score", sample_weight=sample_weight,
+        )  # fmt: skip
 
 
 def _platt(scores: np.ndarray, targets: np.ndarray) -> LogisticRegression:
