@@ -80,7 +80,8 @@ def test_warm_start_continues_the_same_forest(data):
     X, y, qid = data
     whole = RFPointRanker(n_estimators=10, random_state=5).fit(X, y, qid=qid)
     grown = RFPointRanker(n_estimators=4, random_state=5, warm_start=True).fit(X, y, qid=qid)
-    grown.set_params(n_estimators=10).fit(X, y, qid=qid)
+    grown.set_params(n_estimators=7).fit(X, y, qid=qid)
+    grown.set_params(n_estimators=10, random_state=6).fit(X, y, qid=qid)  # read at the first fit only (documented)
     assert grown.n_trees_ == 10
     np.testing.assert_array_equal(whole.predict(X), grown.predict(X))
     with pytest.raises(ValueError, match="must be >= the 10 trees already fitted"):

@@ -728,7 +728,10 @@ class RFPointRanker(BaseForestRanker):
     verbose : int, default=0
         Print progress (trees built, elapsed time).
     warm_start : bool, default=False
-        Keep the fitted trees and add ``n_estimators - len(trees_)`` new ones.
+        Keep the fitted trees and add ``n_estimators - len(trees_)`` new ones. They
+        continue the first fit's random stream, so the forest equals one fit of
+        ``n_estimators`` trees on the same rows; ``random_state`` is read at the first
+        fit only.
 
     Attributes
     ----------

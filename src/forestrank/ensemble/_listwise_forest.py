@@ -139,6 +139,7 @@ class RFListRanker(BaseForestRanker):
     random_state : int, RandomState or None, default=None
     verbose : int, default=0
     warm_start : bool, default=False
+        As in ``RFPointRanker``: the new trees continue the first fit's random stream.
 
     Attributes
     ----------
