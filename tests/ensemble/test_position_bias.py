@@ -83,6 +83,7 @@ def test_learned_propensities_fall_with_the_position(click_log):
         (dict(position="full"), "position must have one entry per row"),
         (dict(position=np.zeros(9000, dtype=int)), "position must be >= 1"),
         (dict(position=np.full(9000, 1.5)), "position must hold whole numbers"),
+        (dict(position=np.full(9000, 2.0**62)), "position must be at most 1,048,576"),
         (dict(), "position is needed with position_bias"),
     ],
 )

@@ -249,8 +249,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             decides early stopping.
         position : array-like of shape (n_samples,), default=None
             The rank (1 = top) at which each document was shown when ``y`` holds
-            clicks; needed by, and only by, ``position_bias`` (LambdaMART). Routed
-            as metadata like ``qid``.
+            clicks, at most 2**20; needed by, and only by, ``position_bias``
+            (LambdaMART). Routed as metadata like ``qid``.
 
         Returns
         -------

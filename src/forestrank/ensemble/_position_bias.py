@@ -34,6 +34,12 @@ from ._boosting_state import leaf_sums
 _CURVATURE_FLOOR = 1e-3
 
 
+# The deepest display position a fit takes: the position bias keeps a value (two, for
+# "unbiased") per position up to the largest one given, so a stray huge rank, a row id
+# passed for a rank, would allocate without bound.
+MAX_POSITION = 2**20
+
+
 def check_positions(position: object, n_samples: int) -> np.ndarray:
     """Display positions as int64 (1 = top), one per row; a clear error otherwise."""
     values = np.asarray(position)
@@ -45,6 +51,11 @@ def check_positions(position: object, n_samples: int) -> np.ndarray:
         raise ValueError("position must hold whole numbers (1 = top); got fractions, NaN or inf.")
     if len(values) and values.min() < 1:
         raise ValueError(f"position must be >= 1 (1 = top); got {values.min()}.")
+    if len(values) and values.max() > MAX_POSITION:
+        raise ValueError(
+            f"position must be at most {MAX_POSITION:,} (the position bias keeps a value per position up to the deepest "
+            f"one); got {values.max()}: is it a display rank?"
+        )
     return values.astype(INDEX_DTYPE)
 
 
