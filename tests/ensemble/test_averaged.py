@@ -90,3 +90,22 @@ def test_a_refit_on_an_array_forgets_the_frames_names_and_categories():
     assert model.n_features_in_ == 4
     assert not hasattr(model, "feature_names_in_") and model.frame_categories_ == {}
     assert to_lightgbm(model)
+
+
+def test_names_are_checked_once_by_the_ensemble_not_by_every_member():
+    """An array given to an ensemble fitted on a frame (or the reverse) warned once per
+    member, naming the member's class; scikit-learn's check runs once, naming the
+    ensemble, and columns in another order are refused."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    for fitted_on, given, message in [(frame, X, "does not have valid"), (X, frame, "has feature names, but")]:
+        model = AveragedRanker(LambdaMART(n_estimators=2, subsample=0.5), n_models=3, random_state=0).fit(fitted_on, y, qid=qid)
+        for method in (model.predict, lambda rows: list(model.staged_predict(rows))[-1]):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                np.testing.assert_array_equal(method(given), model.predict(fitted_on))
+            named = [str(w.message) for w in caught if "feature names" in str(w.message)]
+            assert len(named) == 1 and message in named[0] and "but AveragedRanker was fitted" in named[0], named
+    with pytest.raises(ValueError, match="Feature names must be in the same order"):
+        model.fit(frame, y, qid=qid).predict(frame[list("bacd")])

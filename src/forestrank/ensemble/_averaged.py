@@ -6,14 +6,16 @@ kSGBRT on Yahoo Set 2): the randomness that makes one boosted model noisy averag
 as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)``.
 """
 
+import contextlib
 import warnings
+from collections.abc import Iterator
 from numbers import Integral
 
 import numpy as np
 from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
@@ -158,8 +160,20 @@ class AveragedRanker(BaseRanker):
 
     def predict(self, X: object) -> np.ndarray:
         """The mean of the members' predictions, shape (n_samples,), float64."""
+        with self._members_reading(X):
+            return np.mean([member.predict(X) for member in self.estimators_], axis=0)
+
+    @contextlib.contextmanager
+    def _members_reading(self, X: object) -> Iterator[None]:
+        """Check ``X``'s feature names once, against the ensemble's (scikit-learn's warning
+        that ``X`` has none, or has names the fit had not, naming ``AveragedRanker``), and
+        keep each member from repeating that warning while it reads ``X``."""
         check_is_fitted(self)
-        return np.mean([member.predict(X) for member in self.estimators_], axis=0)
+        _check_feature_names(self, X, reset=False)
+        with warnings.catch_warnings():
+            for message in ("X does not have valid feature names", "X has feature names, but"):
+                warnings.filterwarnings("ignore", message=message, category=UserWarning)
+            yield
 
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """Every member (``BaseRanker._check_nested_widths``)."""
@@ -179,8 +193,8 @@ class AveragedRanker(BaseRanker):
     def staged_predict(self, X: object):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
-        check_is_fitted(self)
-        stages = [list(member.staged_predict(X)) for member in self.estimators_]
+        with self._members_reading(X):
+            stages = [list(member.staged_predict(X)) for member in self.estimators_]
         for stage in range(max(len(member) for member in stages)):
             yield np.mean([member[min(stage, len(member) - 1)] for member in stages], axis=0)
 
