@@ -470,3 +470,17 @@ def test_categorical_flag_errors_are_one_line(args, message, tmp_path):
     result = run("train", "--train", _categorical_file(tmp_path), *args, "--output", tmp_path / "m.skops", check=False)
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(("param", "expected"), [([], 50), (["n_iter_no_change=None"], None), (["n_iter_no_change=7"], 7)])
+def test_valid_sets_early_stopping_only_where_the_user_did_not(param, expected, tmp_path):
+    """``--valid`` turned on early stopping even over an explicit ``n_iter_no_change=None``,
+    cutting the model the user asked for."""
+    from forestrank.cli import main
+    from forestrank.persistence import load
+
+    data = _small_file(tmp_path)
+    assert main(["train", "--model", "lambdamart", "--train", str(data), "--valid", str(data), "--param",
+                 "n_estimators=3", *param, "--output", str(tmp_path / "m.skops")]) == 0  # fmt: skip
+    model = load(tmp_path / "m.skops")
+    assert model.n_iter_no_change == expected and len(model.evals_result_["valid_0"]["ndcg@10"]) == 3

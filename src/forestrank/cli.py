@@ -84,7 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     train = commands.add_parser("train", help="fit a ranker on a LETOR file and save it")
     train.add_argument("--model", required=True, choices=sorted(MODELS))
     train.add_argument("--train", required=True, type=Path, help="training file")
-    train.add_argument("--valid", type=Path, help="validation file (early stopping for lambdamart and plrank)")
+    train.add_argument(
+        "--valid", type=Path,
+        help="validation file: early stopping for lambdamart and plrank (n_iter_no_change=50 unless --param sets it)",
+    )  # fmt: skip
     train.add_argument(
         "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="estimator parameters"
     )
@@ -174,7 +177,7 @@ def _train(args: argparse.Namespace) -> None:
         if "eval_set" not in _fit_parameters(estimator):
             raise UsageError(f"--valid applies to lambdamart and plrank; {args.model} has no early stopping.")
         fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1])]  # a file may omit trailing zero features
-        if estimator.get_params().get("n_iter_no_change") is None:
+        if "n_iter_no_change" not in params:  # an explicit n_iter_no_change=None only evaluates the file
             estimator.set_params(n_iter_no_change=50)
     if "verbose" in estimator.get_params() and "verbose" not in params:
         estimator.set_params(verbose=1)
