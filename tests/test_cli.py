@@ -484,3 +484,26 @@ def test_valid_sets_early_stopping_only_where_the_user_did_not(param, expected, 
                  "n_estimators=3", *param, "--output", str(tmp_path / "m.skops")]) == 0  # fmt: skip
     model = load(tmp_path / "m.skops")
     assert model.n_iter_no_change == expected and len(model.evals_result_["valid_0"]["ndcg@10"]) == 3
+
+
+def test_a_list_option_given_twice_keeps_both_lists(tmp_path, capsys):
+    """``--metric``, ``--scores``, ``--models`` and ``--categorical`` kept only their last
+    occurrence: systems dropped out of a comparison and categorical features out of a
+    fit without a word (``--param`` already accumulated)."""
+    from forestrank.cli import main
+    from forestrank.persistence import load
+
+    data = _small_file(tmp_path)
+    scores = []
+    for seed in range(3):
+        scores.append(tmp_path / f"s{seed}.txt")
+        scores[-1].write_text("".join(f"{value}\n" for value in np.random.default_rng(seed).random(60)))
+    assert main(["evaluate", str(data), "--scores", str(scores[0]), "--metric", "ndcg@10", "--metric", "map", "err@3"]) == 0
+    assert [line.split("\t")[0] for line in capsys.readouterr().out.splitlines()] == ["ndcg@10", "map", "err@3"]
+    assert main(["compare", str(data), "--scores", str(scores[0]), "--scores", str(scores[1]), str(scores[2])]) == 0
+    assert [line.split("\t")[0].strip() for line in capsys.readouterr().out.splitlines()[1:4]] == list(map(str, scores))
+    codes = tmp_path / "codes.txt"
+    codes.write_text("".join(f"{row % 3} qid:{row // 6} 1:{row % 4} 2:{row % 5} 3:{row / 7:.3f}\n" for row in range(60)))
+    assert main(["train", "--model", "rfpoint", "--train", str(codes), "--categorical", "1", "--categorical", "2",
+                 "--param", "n_estimators=2", "--output", str(tmp_path / "m.skops")]) == 0  # fmt: skip
+    assert load(tmp_path / "m.skops").categorical_features == [0, 1]

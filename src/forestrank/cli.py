@@ -92,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
         "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="estimator parameters"
     )
     train.add_argument(
-        "--categorical", nargs="+", type=_feature_number, metavar="FEATURE",
+        "--categorical", nargs="+", action="extend", type=_feature_number, metavar="FEATURE",
         help="features holding category codes (integers 0 to 65535), numbered as in the file's FEATURE:value "
         "pairs; a feature absent from a line is code 0 (lambdamart, plrank, rfpoint)",
     )  # fmt: skip
@@ -118,7 +118,9 @@ def _parser() -> argparse.ArgumentParser:
     source = evaluate.add_mutually_exclusive_group(required=True)
     source.add_argument("--scores", type=Path, help="one score per line, in the file's order")
     source.add_argument("--model", type=Path, help="a saved model")
-    evaluate.add_argument("--metric", nargs="+", default=["ndcg@10"], help="ndcg@K, err@K, map, precision@K")
+    evaluate.add_argument(
+        "--metric", nargs="+", action="extend", help="ndcg@K, err@K, map, precision@K (default ndcg@10)"
+    )  # a default list would be extended, not replaced: _evaluate fills it in
     evaluate.add_argument("--convention", choices=["letor3", "letor4"], help="an official LETOR script's conventions")
     evaluate.add_argument("--per-query", action="store_true", help="one line per query")
     evaluate.set_defaults(run=_evaluate)
@@ -128,8 +130,8 @@ def _parser() -> argparse.ArgumentParser:
         usage="%(prog)s data [--scores [SCORES ...]] [--models [MODELS ...]] [--metric METRIC] [--convention {letor3,letor4}]",
     )  # fmt: skip
     compare.add_argument("data", type=Path)
-    compare.add_argument("--scores", type=Path, nargs="*", default=[])
-    compare.add_argument("--models", type=Path, nargs="*", default=[])
+    compare.add_argument("--scores", type=Path, nargs="*", action="extend", default=[])
+    compare.add_argument("--models", type=Path, nargs="*", action="extend", default=[])
     compare.add_argument("--metric", default="ndcg@10")
     compare.add_argument("--convention", choices=["letor3", "letor4"])
     compare.set_defaults(run=_compare)
@@ -229,6 +231,7 @@ def _predict(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
+    args.metric = args.metric or ["ndcg@10"]
     metrics = [_parse_metric(text, args.convention) for text in args.metric]  # before any file is read: fail fast
     _, y, qid = _load(args.data)
     scores = _scores(args.scores, args.model, args.data, len(y))
