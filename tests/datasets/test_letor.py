@@ -330,7 +330,14 @@ def test_load_letor_absent_features_as_missing_values_and_float32(tmp_path):
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"absent": 1.0}, "absent must be 0.0 or numpy.nan"), ({"dtype": np.int32}, "dtype must be numpy.float64")],
+    [
+        ({"absent": 1.0}, "absent must be 0.0 or numpy.nan"),
+        ({"dtype": np.int32}, "dtype must be numpy.float64"),
+        # scikit-learn's zero_based="auto", or a string, read as True: every column shifted
+        ({"zero_based": "auto"}, "zero_based must be True or False; got 'auto'"),
+        ({"zero_based": "False"}, "zero_based must be True or False; got 'False'"),
+        ({"sparse": "no"}, "sparse must be True or False; got 'no'"),
+    ],
 )
 def test_load_letor_rejects_other_absent_values_and_dtypes(tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -273,6 +273,10 @@ def load_letor(
     if n_features is not None:
         n_features = check_positive_int("n_features", n_features)
     absent, dtype = _check_absent_and_dtype(absent, dtype)
+    for name, flag in (("zero_based", zero_based), ("sparse", sparse)):
+        if not isinstance(flag, (bool, np.bool_)):  # "auto" or "False" would read as True
+            raise ValueError(f"{name} must be True or False; got {flag!r}.")
+    zero_based, sparse = bool(zero_based), bool(sparse)
     if sparse and np.isnan(absent):
         raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
     explicit_query_file = query_file is not None
