@@ -328,6 +328,16 @@ def test_load_letor_absent_features_as_missing_values_and_float32(tmp_path):
     assert again.dtype == np.float64
 
 
+@pytest.mark.parametrize("sparse", [False, True])
+def test_a_value_beyond_float32_is_refused_with_its_line_not_stored_as_infinity(tmp_path, sparse):
+    largest = float(np.finfo(np.float32).max)
+    path = write(tmp_path, f"1 qid:1 1:1 2:{largest!r}\n0 qid:1 1:1e39 2:1\n")
+    with pytest.raises(ValueError, match=r"data.txt:2: feature 1 is 1e39, beyond float32's range"):
+        load_letor(path, dtype=np.float32, sparse=sparse)
+    X, _, _ = load_letor(path, sparse=sparse)  # float64 holds it
+    assert X[1, 0] == 1e39
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [

@@ -144,6 +144,7 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
         slow = np.zeros((n_slow, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
         _parse(path, buffer, zero_based, slow, outputs)
     y = outputs[-2]
+    features = outputs[2] if len(outputs) == 5 else outputs[0]
     for row, column, start, end, line, entry in slow[:n_slow]:
         text = buffer[start:end].tobytes()
         try:
@@ -156,12 +157,24 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
             what = "a label" if column < 0 else f"feature {column + 1}"
             allowed = "finite" if column < 0 else "finite, or nan for a missing value"
             raise ValueError(f"{path}:{line}: {what} is {text.decode()}; it must be {allowed}.")
+        # The exact fast path reads at most 2**53 * 10**22, inside float32's range: only a
+        # deferred token can round to float32's infinity.
+        if column >= 0 and features.dtype == np.float32 and _overflows_float32(value):
+            raise ValueError(
+                f"{path}:{line}: feature {column + 1} is {text.decode()}, beyond float32's range; load the file with "
+                "dtype=numpy.float64."
+            )
         if column < 0:
             y[row] = value
         elif entry >= 0:
             outputs[2][entry] = value
         else:
             outputs[0][row, column] = value
+
+
+def _overflows_float32(value: float) -> bool:
+    with np.errstate(over="ignore"):
+        return bool(np.isinf(np.float32(value)))
 
 
 def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
