@@ -197,6 +197,27 @@ def test_gzip_input(tmp_path):
     np.testing.assert_array_equal(qid, [3, 3])
 
 
+@pytest.mark.parametrize("suffix", [".gz", ".bz2"])
+@pytest.mark.parametrize("damage", ["truncated", "not compressed", "corrupt"])
+def test_a_damaged_compressed_file_is_a_value_error_naming_it(tmp_path, suffix, damage):
+    """A truncated file raised EOFError (an "internal error" on the command line) and a
+    file that is not gzip data an error without its name."""
+    import bz2
+
+    text = "".join(f"{row % 3} qid:{row // 10} 1:{row / 7:.5f} 2:{row % 5}\n" for row in range(2000)).encode()
+    packed = bytearray(gzip.compress(text) if suffix == ".gz" else bz2.compress(text))
+    if damage == "truncated":
+        packed = packed[: len(packed) // 2]
+    elif damage == "not compressed":
+        packed = bytearray(text[:100])
+    else:
+        packed[len(packed) // 2] ^= 0xFF
+    path = tmp_path / f"data.txt{suffix}"
+    path.write_bytes(bytes(packed))
+    with pytest.raises(ValueError, match=rf"data.txt{suffix}: not a readable {suffix[1:]} file \("):
+        load_letor(path)
+
+
 def test_cache_is_reused_only_while_the_file_is_unchanged(tmp_path, monkeypatch):
     path = write(tmp_path, "2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
     first = load_letor(path, cache=True)

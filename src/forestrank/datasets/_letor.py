@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import os
 import warnings
+import zlib
 from numbers import Real
 from pathlib import Path
 from typing import NamedTuple
@@ -43,12 +44,15 @@ _BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
 def _read_bytes(path: Path) -> np.ndarray:
     """The file's bytes (gzip and bz2 decompressed), without a leading UTF-8 byte order mark."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as handle:
-            buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
-    elif path.suffix == ".bz2":
-        with bz2.open(path, "rb") as handle:
-            buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+    if path.suffix in (".gz", ".bz2"):
+        opener = gzip.open if path.suffix == ".gz" else bz2.open
+        try:
+            with opener(path, "rb") as handle:
+                buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
+        except (FileNotFoundError, PermissionError, IsADirectoryError):
+            raise
+        except (EOFError, OSError, ValueError, zlib.error) as error:  # truncated or corrupt: each module its own error
+            raise ValueError(f"{path}: not a readable {path.suffix[1:]} file ({error}).") from None
     else:
         buffer = np.fromfile(path, dtype=np.uint8)
     if buffer[: len(_BYTE_ORDER_MARK)].tobytes() == _BYTE_ORDER_MARK:
@@ -279,8 +283,8 @@ def load_letor(
     ------
     ValueError
         Malformed lines (with file and line number), an index beyond
-        ``n_features``, missing query information, or query sizes that do not
-        match the rows.
+        ``n_features``, missing query information, query sizes that do not
+        match the rows, or a ``.gz`` / ``.bz2`` file that is truncated or corrupt.
     """
     path = Path(path)
     if n_features is not None:
