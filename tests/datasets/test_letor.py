@@ -218,6 +218,25 @@ def test_a_damaged_compressed_file_is_a_value_error_naming_it(tmp_path, suffix, 
         load_letor(path)
 
 
+@pytest.mark.parametrize("damage", [b"", b"not a zip", "truncated", "pickle"])
+def test_a_damaged_parsed_copy_is_parsed_again_and_rewritten(tmp_path, damage):
+    """A cut-short or foreign cache file failed every later load (BadZipFile, EOFError)."""
+    path = write(tmp_path, "2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
+    expected = load_letor(path)
+    cache = tmp_path / "data.txt.forestrank-cache.npz"
+    load_letor(path, cache=True)
+    if damage == "truncated":
+        damage = cache.read_bytes()[:100]
+    elif damage == "pickle":  # a valid archive of an object array: np.load refuses to unpickle it
+        np.savez(cache, key=np.array([object()], dtype=object))
+        damage = cache.read_bytes()
+    cache.write_bytes(damage)
+    for _ in range(2):  # parsed again, then read from the rewritten copy
+        for loaded, fresh in zip(load_letor(path, cache=True), expected):
+            np.testing.assert_array_equal(loaded, fresh)
+    assert cache.read_bytes() != damage
+
+
 def test_cache_is_reused_only_while_the_file_is_unchanged(tmp_path, monkeypatch):
     path = write(tmp_path, "2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
     first = load_letor(path, cache=True)

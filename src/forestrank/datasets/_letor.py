@@ -12,6 +12,7 @@ import gzip
 import hashlib
 import os
 import warnings
+import zipfile
 import zlib
 from numbers import Real
 from pathlib import Path
@@ -200,6 +201,24 @@ def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
     return np.repeat(np.arange(len(sizes), dtype=INDEX_DTYPE), sizes)
 
 
+def _read_cache(cache_file: Path, key: np.ndarray, sparse: bool) -> tuple | None:
+    """The parsed copy's ``(X, y, qid)`` when it exists and was made from the same file
+    and arguments (``key``), else None; a damaged copy (a write cut short, say) is None
+    too: it is disposable, and the file is parsed again and the copy rewritten."""
+    if not cache_file.exists():
+        return None
+    try:
+        with np.load(cache_file) as stored:
+            if not np.array_equal(stored["key"], key):
+                return None
+            if sparse:
+                parts = (stored["data"], stored["indices"], stored["indptr"])
+                return scipy.sparse.csr_matrix(parts, shape=tuple(stored["shape"])), stored["y"], stored["qid"]
+            return stored["X"], stored["y"], stored["qid"]
+    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile, zlib.error):
+        return None
+
+
 def _cache_file(path: Path, cache: bool | PathLike) -> Path:
     if cache is True:
         return path.with_name(path.name + ".forestrank-cache.npz")
@@ -305,13 +324,9 @@ def load_letor(
     if cache is not False:
         cache_file = _cache_file(path, cache)
         key = np.append(_cache_key(path, query_file, n_features, zero_based, absent, dtype), int(sparse))
-        if cache_file.exists():
-            with np.load(cache_file) as stored:
-                if np.array_equal(stored["key"], key):
-                    if sparse:
-                        parts = (stored["data"], stored["indices"], stored["indptr"])
-                        return scipy.sparse.csr_matrix(parts, shape=tuple(stored["shape"])), stored["y"], stored["qid"]
-                    return stored["X"], stored["y"], stored["qid"]
+        cached = _read_cache(cache_file, key, sparse)
+        if cached is not None:
+            return cached
 
     X, y, qid = _parse_file(path, n_features, zero_based, absent, dtype, sparse)
     if qid is not None and explicit_query_file:
