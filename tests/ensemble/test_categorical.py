@@ -4,6 +4,7 @@ categories score alike, models pickle and save with skops, and what is not suppo
 refused by name."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -277,6 +278,31 @@ def test_target_statistics_beside_the_categories():
         n_estimators=30, categorical_features=[0, 1], cat_target_statistics=True, n_iter_no_change=3, random_state=0
     ).fit(X, y, qid, eval_set=[(X[:300], y[:300], qid[:300])])
     assert len(stopped.evals_result_["valid_0"]["ndcg@10"]) >= stopped.n_iter_
+
+
+@pytest.mark.parametrize("frame", ["pandas", "polars"])
+def test_an_unseen_category_of_a_frame_reads_the_prior_as_an_unseen_code_does(frame):
+    """A category the fit never saw, given in a frame, got the statistics of a missing
+    value (NaN) where the same category as an unseen code got the prior (docs/categorical.md,
+    "Target statistics"): one model, two scores for one row."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = _product_data()
+    names = np.array([f"seller {code}" for code in range(40)])
+    fitted = pd.DataFrame({"seller": pd.Categorical(names[X[:, 1].astype(int)], categories=names), "price": X[:, 2]})
+    model = LambdaMART(n_estimators=10, categorical_features="from_dtype", cat_target_statistics=True, random_state=0)
+    model.fit(fitted, y, qid)
+    later = {"seller": ["never seen", None, names[7]], "price": [0.5, 0.5, 0.5]}
+    if frame == "pandas":
+        rows = pd.DataFrame(later).astype({"seller": "category"})
+    else:
+        pl = pytest.importorskip("polars")
+        rows = pl.DataFrame(later).with_columns(pl.col("seller").cast(pl.Categorical))
+    codes = np.array([[45, 0.5], [np.nan, 0.5], [7, 0.5]])
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        expected = model.predict(codes)
+    np.testing.assert_array_equal(model.predict(rows), expected)
+    assert expected[0] != expected[1]  # the prior is not the missing value's statistic here
 
 
 @pytest.mark.parametrize(

@@ -148,9 +148,10 @@ def frame_categories(X: object, mask: np.ndarray | None) -> dict:
 
 def encode_frame(X: object, categories: dict) -> object:
     """``X`` with each category column of ``categories`` (``frame_categories``) replaced by
-    the positions of its values among the fitted categories (float; NaN for a missing value
-    and for a category the fit did not see). ``X`` itself is not modified; anything but a
-    pandas or polars DataFrame is returned as it is."""
+    the positions of its values among the fitted categories (float; NaN for a missing value,
+    and for a category the fit did not see the code past the fitted ones, which the trees
+    read as a missing one and the target statistics as unseen: the prior). ``X`` itself is
+    not modified; anything but a pandas or polars DataFrame is returned as it is."""
     if not categories:
         return X
     if is_polars_frame(X):
@@ -160,7 +161,8 @@ def encode_frame(X: object, categories: dict) -> object:
             # Categories of strings match a column as text; others (a pandas fit's) by value.
             if all(isinstance(value, str) for value in fitted):
                 column = column.cast(pl.String)
-            return column.replace_strict(fitted, range(len(fitted)), default=None, return_dtype=pl.Float64)
+            unseen = pl.when(column.is_null()).then(None).otherwise(len(fitted))
+            return column.replace_strict(fitted, range(len(fitted)), default=unseen, return_dtype=pl.Float64)
 
         return X.with_columns(positions(X[:, feature], fitted).fill_null(np.nan) for feature, fitted in categories.items())
     if not is_frame(X):
@@ -171,7 +173,8 @@ def encode_frame(X: object, categories: dict) -> object:
     for feature, fitted in categories.items():
         column = X.iloc[:, feature]
         codes = pd.Index(fitted).get_indexer(np.asarray(column, dtype=object)).astype(np.float64)
-        codes[codes < 0] = np.nan
+        codes[codes < 0] = len(fitted)
+        codes[np.asarray(pd.isna(column))] = np.nan
         encoded[encoded.columns[feature]] = codes
     return encoded
 
