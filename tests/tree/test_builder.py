@@ -86,6 +86,27 @@ def test_random_splits_stay_inside_the_node_range_and_separate_it():
     assert len(np.unique(leaves)) == tree.n_leaves  # every leaf holds training rows: cuts inside the range
 
 
+@pytest.mark.parametrize("missing_direction", ["right", "left"])
+def test_random_splits_keep_min_samples_leaf_rows_on_each_side(missing_direction):
+    """RF-rand's drawn cut ignored ``min_samples_leaf`` (leaves of one row under
+    ``min_samples_leaf=25``); a cut leaving a side too few rows is dropped for the next
+    drawn feature, as scikit-learn's ExtraTrees do, and a node with no such cut is a leaf."""
+    from forestrank.ensemble import RFPointRanker
+
+    rng = np.random.default_rng(10)
+    X = rng.exponential(size=(900, 4))  # skewed: uniform cuts often isolate a few large values
+    X[rng.random(900) < 0.2, 1] = np.nan
+    y = rng.integers(0, 3, 900).astype(float)
+    qid = np.repeat(np.arange(60), 15)
+    for leaf in (25, 0.03):
+        model = RFPointRanker(
+            n_estimators=4, criterion="random", min_samples_leaf=leaf, missing_direction=missing_direction, random_state=0
+        ).fit(X, y, qid=qid)
+        smallest = min(tree.n_node_samples[tree.nodes["feature"] < 0].min() for tree in model.trees_)
+        assert smallest >= (leaf if leaf > 1 else np.ceil(leaf * 900))
+        assert all(tree.n_leaves > 4 for tree in model.trees_)
+
+
 def test_leaf_value_is_the_weighted_mean_of_leaf_targets():
     rng = np.random.default_rng(9)
     X = rng.normal(size=(600, 3))

@@ -852,14 +852,18 @@ def _sorted_pass(rows, node, params, monotonic_cst, left, order, n_missing, miss
 
 
 @jit(refcounted=False, callable_from_python=False)
-def random_split(X_binned, n_bins, missing_bins, bin_values, samples, start, end, features, rng_state):
+def random_split(X_binned, n_bins, missing_bins, bin_values, samples, start, end, features, rng_state, min_samples_leaf, missing_left):
     """RF-rand split (Ibrahim & Carman §6.1.1): a random usable feature, a uniform cut.
 
     The cut ``t`` is uniform between the node's smallest and largest present value
     of the feature (bin representatives); samples whose bin value is ``<= t`` go
-    left, missing ones right (the split draws, it does not learn). The builder
-    places the threshold between that bin and the next, which partitions the
-    training rows exactly as ``t`` does.
+    left, missing ones right unless ``missing_left`` (the split draws, it does not
+    learn). The builder places the threshold between that bin and the next, which
+    partitions the training rows exactly as ``t`` does. A cut that leaves a side
+    fewer than ``min_samples_leaf`` rows is dropped and the next feature drawn, as
+    scikit-learn's extremely randomised trees (Geurts et al. 2006) do; a cut always
+    leaves a row on each side, so with one row a leaf the draws are those of the
+    plain algorithm.
 
     Returns
     -------
@@ -888,5 +892,12 @@ def random_split(X_binned, n_bins, missing_bins, bin_values, samples, start, end
         b = lowest
         while b + 1 < highest and bin_values[feature, b + 1] <= threshold:
             b += 1
+        if min_samples_leaf > 1:
+            n_left = 0
+            for position in range(start, end):
+                row_bin = X_binned[samples[position], feature]
+                n_left += (missing_left != 0) if row_bin == missing_bin else row_bin <= b
+            if n_left < min_samples_leaf or end - start - n_left < min_samples_leaf:
+                continue
         return feature, b, b + 1
     return -1, -1, -1

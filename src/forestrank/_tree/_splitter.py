@@ -320,13 +320,14 @@ def _random_split(binned, rows, node, params, scratch, features, rng_state):
     """RF-rand's drawn split and its impurity decrease (for feature importances).
 
     The missing rows go left only when ``missing_direction`` is ``LEFT``: a drawn cut
-    learns nothing, so it follows the ``RIGHT`` rule otherwise."""
+    learns nothing, so it follows the ``RIGHT`` rule otherwise. Each side keeps at least
+    ``min_samples_leaf`` rows (``_scans.random_split``)."""
+    missing = int(params.missing_direction == _scans.LEFT)
     feature, b, after = _scans.random_split(
         binned.X_binned, binned.n_bins, binned.missing_bins, binned.bin_values, rows.samples, node.start, node.end,
-        features, rng_state,
+        features, rng_state, params.min_samples_leaf, missing,
     )  # fmt: skip
     gain = 0.0
-    missing = int(params.missing_direction == _scans.LEFT)
     if feature >= 0:
         missing_bin = binned.missing_bins[feature]
         left = scratch.left
