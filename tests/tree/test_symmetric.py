@@ -339,3 +339,23 @@ def test_auto_regularisers_resolve_to_the_chosen_values_for_each_tree_and_loss(m
     assert auto.get_params()["l2_regularization"] == "auto" and auto.get_params()["random_strength"] == "auto"
     explicit = LambdaMART(n_estimators=4, random_state=0, **settings, **resolved).fit(X, y, qid=qid)
     np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))
+
+
+@pytest.mark.parametrize("objective", ["lambdarank", "yetirank_pairwise"])
+def test_a_level_that_saw_no_missing_value_sends_it_to_its_heavier_side(objective):
+    """Levels without missing rows sent missing values right, the lighter side of most
+    levels, where a best-first node sends them to its heavier child (docs/missing_values.md);
+    a fixed direction stays fixed."""
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=15, n_features=5, random_state=0)
+    for direction in ("learn", "right"):
+        model = LambdaMART(
+            n_estimators=4, grow_policy="symmetric", objective=objective, missing_direction=direction, random_state=0
+        ).fit(X, y, qid=qid)
+        for tree in model.trees_:
+            levels, _ = _levels(tree)
+            for nodes in levels:
+                left = tree.weighted_n_node_samples[2 * nodes + 1].sum()
+                right = tree.weighted_n_node_samples[2 * nodes + 2].sum()
+                expected = int(left >= right) if direction == "learn" else 0
+                assert (tree.missing_left[nodes] == expected).all()
+        assert model._oblivious is not None  # one direction a level: the oblivious kernel still reads the trees

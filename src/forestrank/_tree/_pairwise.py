@@ -394,7 +394,7 @@ def grow_pairwise_tree(
         node_start = new_start
         row_node[order] = np.repeat(np.arange(2 * n_nodes), np.diff(node_start))
         splits.append((feature, int(cut_bin), next_bin, int(side), float(gain)))
-    return level_tree(data, splits, order, node_start, weights, row_leaf, X_binned.shape[1])
+    return level_tree(data, splits, order, node_start, weights, row_leaf, X_binned.shape[1], params.missing_direction)
 
 
 def pairwise_leaf_values(

@@ -584,15 +584,25 @@ def grow_symmetric_tree(
         memory.scratch, min(numba.get_num_threads(), n_features), node_starts, splits,
     )  # fmt: skip
     levels = [(int(f), int(b), int(n), int(side), gain) for f, b, n, side, gain in splits[:n_levels]]
-    return level_tree(data, levels, order, node_starts[n_levels, : 2**n_levels + 1], weights, row_leaf, n_features)
+    return level_tree(
+        data, levels, order, node_starts[n_levels, : 2**n_levels + 1], weights, row_leaf, n_features,
+        params.missing_direction,
+    )  # fmt: skip
 
 
 def level_tree(
     data: TrainingSet, splits: list, order: np.ndarray, node_start: np.ndarray, weights: np.ndarray, row_leaf: np.ndarray,
-    n_features: int,
+    n_features: int, missing_direction: int,
 ) -> Tree:  # fmt: skip
     """The node table of a symmetric tree of ``splits`` (feature, cut bin, the next bin occupied
-    over the level, side, scaled gain per level), whose leaves hold the rows ``order`` grouped by ``node_start``; ``row_leaf`` filled."""
+    over the level, side, scaled gain per level), whose leaves hold the rows ``order`` grouped by ``node_start``; ``row_leaf`` filled.
+
+    Every row of the tree passes every level, so a level saw missing values of its feature
+    when a row of ``order`` has one. A level that saw none sends them, under
+    ``missing_direction`` ``LEARN``, to the side that received more of the level's weight
+    (the left on a tie), the rule of a best-first node that saw none (``_builder``), per
+    level as the oblivious predictor reads one direction a level; a fixed direction stays.
+    """
     depth = len(splits)
     n_nodes = 2 ** (depth + 1) - 1
     first_leaf = 2**depth - 1
@@ -615,6 +625,14 @@ def level_tree(
         feature_gains[feature] += gain
     row_leaf[order] = first_leaf + leaf_of_position
     sums = subtree_sums(nodes, leaf_stats)
+    if missing_direction == _scans.LEARN:
+        for level, (feature, *_) in enumerate(splits):
+            missing_bin = -1 if data.missing_bins is None else data.missing_bins[feature]
+            if missing_bin >= 0 and (data.X_binned[order, feature] == missing_bin).any():
+                continue
+            level_nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+            heavier_left = sums[2 * level_nodes + 1, 1].sum() >= sums[2 * level_nodes + 2, 1].sum()
+            missing_left[level_nodes] = 1 if heavier_left else 0
     return Tree(
         nodes=nodes, missing_left=missing_left, values=np.zeros(n_nodes, dtype=FLOAT_DTYPE),
         n_node_samples=sums[:, 0].astype(INDEX_DTYPE), weighted_n_node_samples=sums[:, 1], feature_gains=feature_gains,
