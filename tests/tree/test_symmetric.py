@@ -40,6 +40,10 @@ def test_every_level_shares_one_split_and_a_rows_leaf_is_the_bits_of_its_compari
         np.testing.assert_array_equal(tree.nodes["left"][internal], 2 * internal + 1)
 
 
+# best_candidate's missing bins of four features without one.
+NO_MISSING = np.full(4, -1, dtype=np.int32)
+
+
 def _brute_force_level_gains(X_binned, targets, weights, node_of_row, n_nodes, missing_bins, l2, min_child_weight, min_leaf):
     """``level_gains`` by enumeration: every feature, cut and side, every node's rows split by a mask."""
     n_features = X_binned.shape[1]
@@ -68,19 +72,36 @@ def _brute_force_level_gains(X_binned, targets, weights, node_of_row, n_nodes, m
                         continue
                     total += cost(rows) - cost(left) - cost(right)
                 gains[feature, b, side] = total
+        if missing.any():  # "is it missing?": every present row left (side 0), or the missing rows alone left (side 1)
+            for side, b in ((0, present_bins[-1]), (1, missing_bins[feature])):
+                total = 0.0
+                for node in range(n_nodes):
+                    rows = node_of_row == node
+                    left = rows & (missing if side == 1 else ~missing)
+                    right = rows & ~left
+                    h_left = (weights[left] * targets[left, 1]).sum()
+                    h_right = (weights[right] * targets[right, 1]).sum()
+                    if left.sum() < min_leaf or right.sum() < min_leaf or h_left < min_child_weight or h_right < min_child_weight:
+                        continue
+                    total += cost(rows) - cost(left) - cost(right)
+                gains[feature, b, side] = total
     return gains
 
 
+@pytest.mark.parametrize("shifted", [False, True])
 @pytest.mark.parametrize(("l2", "min_child_weight", "min_leaf"), [(0.0, 0.0, 1), (2.0, 0.5, 3)])
-def test_level_gains_are_the_sum_over_the_nodes_of_each_nodes_gain(l2, min_child_weight, min_leaf):
+def test_level_gains_are_the_sum_over_the_nodes_of_each_nodes_gain(l2, min_child_weight, min_leaf, shifted):
+    """Every cut, side and "is it missing?" candidate against enumeration. ``shifted``: each
+    node's values start higher, so a node holds none of the level's lowest bins, where its
+    gain with the missing rows left is that of the missing rows alone (it was taken as 0)."""
     rng = np.random.default_rng(0)
-    X = rng.integers(0, 5, size=(120, 4)).astype(float)
+    node_of_row = rng.integers(0, 4, 120)
+    X = rng.integers(0, 5, size=(120, 4)).astype(float) + (2 * node_of_row[:, None] if shifted else 0)
     X[rng.random(X.shape) < 0.15] = np.nan
     binned = binned_features(X, 255, 0, 1)
     X_binned, missing_bins = binned["X_binned"], binned["missing_bins"]
     targets = np.column_stack([rng.normal(size=120), rng.uniform(0.1, 1.0, 120)])
     weights = rng.uniform(0.5, 2.0, 120)
-    node_of_row = rng.integers(0, 4, 120)
     order = np.argsort(node_of_row, kind="stable").astype(np.int64)
     node_start = np.searchsorted(node_of_row[order], np.arange(5)).astype(np.int64)
     n_features, max_bins = X_binned.shape[1], binned["bin_thresholds"].shape[1]
@@ -223,7 +244,7 @@ def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
     features = np.array([3, 1, 0], dtype=np.int32)
     state = np.array([12345, 678], dtype=np.uint64)
     every = (0.0, 1.0, -np.inf)  # every candidate may split
-    assert _symmetric.best_candidate(gains, features, 0.0, 0.0, state.copy(), *every) == tuple(
+    assert _symmetric.best_candidate(gains, features, NO_MISSING, 0.0, 0.0, state.copy(), *every) == tuple(
         [int(i) for i in np.unravel_index(np.argmax(gains[features]), (3, 6, 2))]
     )
     explained, noise_sd = 7.5, 0.3
@@ -235,8 +256,8 @@ def test_the_noisy_choice_scores_the_square_root_of_what_the_children_explain():
     scores = np.full(gains[features].shape, -np.inf)
     scores[finite] = np.sqrt(gains[features][finite] + explained) + noise_sd * draws
     expected = tuple(int(i) for i in np.unravel_index(np.argmax(scores), scores.shape))
-    assert _symmetric.best_candidate(gains, features, explained, noise_sd, state.copy(), *every) == expected
-    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, 0.0, 0.0, state.copy(), *every)[0] == -1
+    assert _symmetric.best_candidate(gains, features, NO_MISSING, explained, noise_sd, state.copy(), *every) == expected
+    assert _symmetric.best_candidate(np.full((4, 6, 2), -np.inf), features, NO_MISSING, 0.0, 0.0, state.copy(), *every)[0] == -1
     # What a level's nodes explain: G^2 / (H + l2) each (newton), (sum w y)^2 / W (variance).
     totals = np.array([[2.0, 3.0, 5.0, 4.0], [-1.0, 1.0, 2.0, 2.0]])
     assert _symmetric._explained(_criteria.NEWTON, totals, 1.0) == pytest.approx(4 / 4 + 1 / 2)
@@ -250,11 +271,11 @@ def test_the_noise_draws_among_the_cuts_that_would_split_only():
     gains[2, 6, 1] = 0.5
     features = np.arange(4, dtype=np.int32)
     state = np.array([12345, 678], dtype=np.uint64)
-    picks = {_symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.0, 2.0, 0.0) for _ in range(200)}
+    picks = {_symmetric.best_candidate(gains, features, NO_MISSING, 10.0, 0.1, state, 0.0, 2.0, 0.0) for _ in range(200)}
     assert picks == {(2, 6, 1)}
-    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.0, 2.0, 1.0)[0] == -1  # 0.5 * 2 <= 1
-    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.4, 1.0, 0.0) == (2, 6, 1)  # 0.5 - 0.4 > 0
-    assert _symmetric.best_candidate(gains, features, 10.0, 0.1, state, 0.5, 1.0, 0.0)[0] == -1
+    assert _symmetric.best_candidate(gains, features, NO_MISSING, 10.0, 0.1, state, 0.0, 2.0, 1.0)[0] == -1  # 0.5 * 2 <= 1
+    assert _symmetric.best_candidate(gains, features, NO_MISSING, 10.0, 0.1, state, 0.4, 1.0, 0.0) == (2, 6, 1)  # 0.5 - 0.4 > 0
+    assert _symmetric.best_candidate(gains, features, NO_MISSING, 10.0, 0.1, state, 0.5, 1.0, 0.0)[0] == -1
 
 
 @pytest.mark.parametrize("objective", ["lambdarank", "yetirank"])
@@ -299,10 +320,15 @@ def test_the_oblivious_predictor_sums_what_the_node_walk_sums_bit_for_bit(missin
 
 def test_a_query_of_weight_two_grows_the_trees_of_that_query_twice(missing_ranking):
     """LambdaRank's gradients are per query: a query weighted 2 adds twice its gradients and
-    hessians to every histogram, as a copy of it under another query id does."""
+    hessians to every histogram, as a copy of it under another query id does. Without
+    score noise: its deviation follows the gradients' second moment (``_score_noise``),
+    ``(2 g)**2`` for the weighted query against ``2 g**2`` for the two copies."""
     X, y, qid = missing_ranking
     X = np.round(X, 1)  # under 255 values a feature: one bin per value, whatever rows are copied
-    settings = dict(n_estimators=5, grow_policy="symmetric", min_samples_leaf=1, min_child_weight=0.0, random_state=0)
+    settings = dict(
+        n_estimators=5, grow_policy="symmetric", min_samples_leaf=1, min_child_weight=0.0, random_strength=0.0,
+        random_state=0,
+    )  # fmt: skip
     first = qid == qid[0]
     weights = np.where(first, 2.0, 1.0)
     weighted = LambdaMART(**settings).fit(X, y, qid=qid, sample_weight=weights)
@@ -359,3 +385,41 @@ def test_a_level_that_saw_no_missing_value_sends_it_to_its_heavier_side(objectiv
                 expected = int(left >= right) if direction == "learn" else 0
                 assert (tree.missing_left[nodes] == expected).all()
         assert model._oblivious is not None  # one direction a level: the oblivious kernel still reads the trees
+
+
+@pytest.mark.parametrize(
+    ("objective", "direction"),
+    [("lambdarank", "learn"), ("lambdarank", "left"), ("lambdarank", "right"), ("yetirank_pairwise", "learn")],
+)
+def test_a_level_can_split_the_missing_rows_from_the_present_ones(objective, direction):
+    """The "is it missing?" candidate (docs/missing_values.md) was never tried by a level:
+    a feature missing exactly on the relevant documents was not split on."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(40), 10)
+    y = rng.integers(0, 2, 400).astype(float)
+    X = np.column_stack([np.where(y > 0, np.nan, 1.0), rng.normal(size=400)])
+    model = LambdaMART(
+        n_estimators=1, grow_policy="symmetric", objective=objective, max_depth=1, random_strength=0.0,
+        missing_direction=direction, random_state=0,
+    ).fit(X, y, qid=qid)  # fmt: skip
+    tree = model.trees_[0]
+    assert tree.nodes["feature"][0] == 0 and np.isinf(tree.nodes["threshold"][0])
+    assert model.score(X, y, qid=qid) == 1.0
+
+
+@pytest.mark.parametrize(("direction", "imputed"), [("left", -1e3), ("right", 1e3)])
+def test_a_fixed_missing_direction_grows_the_trees_of_an_imputed_value_beyond_every_present_one(direction, imputed):
+    """docs/missing_values.md: ``missing_direction="left"`` partitions the rows as imputing a
+    value below every present one would. Symmetric trees grew other trees: a node without
+    rows in the level's lowest bins counted 0 for the cuts below them, not the gain of its
+    missing rows alone on the left, and the missing rows alone were no candidate."""
+    X, y, qid = make_ranking(n_queries=60, docs_per_query=15, n_features=5, random_state=0)
+    X[np.random.default_rng(1).random(X.shape) < 0.2] = np.nan
+    settings = dict(
+        n_estimators=6, grow_policy="symmetric", random_strength=0.0, missing_direction=direction, max_bins=None,
+        random_state=0,
+    )  # fmt: skip
+    with_missing = LambdaMART(**settings).fit(X, y, qid=qid)
+    filled = np.where(np.isnan(X), imputed, X)
+    with_imputed = LambdaMART(**settings).fit(filled, y, qid=qid)
+    np.testing.assert_array_equal(with_missing.predict(X), with_imputed.predict(filled))

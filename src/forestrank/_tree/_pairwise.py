@@ -271,8 +271,10 @@ def level_scores(
                 if not occupied[position]:
                     continue  # the same children as the last occupied position's cut
                 cut_bin = position - 1 if missing_left else position
-                if cut_bin < 0 or cut_bin == missing_bin:
-                    continue  # missing rows alone on one side: not a threshold of the node table
+                if cut_bin < 0:  # the missing rows alone on the left: kept at the missing bin (best_candidate)
+                    if missing_bin < 0:
+                        continue
+                    cut_bin = missing_bin
                 for i in range(n_nodes):
                     child_derivatives[2 * i] = below[i]
                     child_derivatives[2 * i + 1] = node_totals[i] - below[i]
@@ -380,15 +382,21 @@ def grow_pairwise_tree(
         )  # fmt: skip
         nodes_explain = _explained_by_nodes(row_node, n_nodes, order, derivatives, (winners, losers, pair_weights), l2, prior)
         index, cut_bin, side = best_candidate(
-            memory.gains, drawn[level], 0.0, float(noise_sd), rng_state, nodes_explain, 1.0, float(params.min_gain_to_split)
+            memory.gains, drawn[level], missing_bins, 0.0, float(noise_sd), rng_state, nodes_explain, 1.0,
+            float(params.min_gain_to_split),
         )  # fmt: skip
         if index < 0:
             break
         feature = int(drawn[level][index])
         gain = memory.gains[feature, cut_bin, side] - nodes_explain
+        missing_bin = int(missing_bins[feature])
+        if cut_bin == missing_bin:  # the missing rows alone on the left
+            cut_bin = -1
         bins = X_binned[order, feature].astype(np.int64)
-        above = bins[(bins > cut_bin) & (bins != missing_bins[feature])]
-        next_bin = int(above.min()) if len(above) else cut_bin + 1
+        above = bins[(bins > cut_bin) & (bins != missing_bin)]
+        # Past the last present bin (every present row left, the missing ones right) the
+        # missing bin: a threshold of +inf, as _symmetric._next_occupied gives.
+        next_bin = int(above.min()) if len(above) else (missing_bin if missing_bin >= 0 else cut_bin + 1)
         new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
         split_level(X_binned, order, node_start, feature, cut_bin, missing_bins[feature], side, memory.scratch, new_start)
         node_start = new_start

@@ -135,16 +135,16 @@ def _node_cut_gain(criterion, l2, min_child_weight, min_samples_leaf, parent_cos
 
 
 @jit(refcounted=False)
-def _add_sparse_node_gains(histograms, node, feature, last_occupied, occupied, criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second, left_count, left_weight, gains):
+def _add_sparse_node_gains(histograms, node, feature, last_occupied, occupied, criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second, left_count, left_weight, gain, gains):
     """Add one node's gain changes at its occupied bins below ``last_occupied`` to ``gains``
     (float64, (max_bins,): one feature and side of ``level_gains``'), the bins found through
     ``occupied`` (uint64 scratch of ``ceil(max_bins / 64)`` words), a bitmap built without
-    branches (``_numba/bits.py``); ``left_*`` start as the missing rows' sums or 0."""
+    branches (``_numba/bits.py``); ``left_*`` start as the missing rows' sums or 0, and
+    ``gain`` as the node's gain with those alone on the left."""
     occupied[:] = 0
     for b in range(last_occupied):
         is_occupied = sign_mask(0.5 - histograms[node, feature, b, _COUNT]) & 1  # counts are integers
         occupied[b >> 6] |= np.uint64(is_occupied) << np.uint64(b & 63)
-    gain = 0.0
     for word_index in range(len(occupied)):
         word = occupied[word_index]
         while word != np.uint64(0):
@@ -187,8 +187,9 @@ def level_gains(histograms, node_totals, features, n_bins, missing_bins, criteri
     gains : float64 array of shape (n_features, max_bins, 2), written
         ``gains[f, b, side]``: the level's gain of "bin <= b" on feature ``f`` with the
         missing rows right (side 0) or left (side 1); -inf for bins that are no cut
-        (empty over the level, the last occupied one, the missing bin) and for sides
-        not tried.
+        (empty over the level) and for sides not tried. Where the level holds missing
+        rows, the last occupied bin's side 0 and the missing bin's side 1 hold the "is it
+        missing?" candidates (``_add_missing_apart_gains``); otherwise -inf.
     """
     n_nodes = len(node_totals)
     for i in numba.prange(len(features)):
@@ -227,24 +228,31 @@ def level_gains(histograms, node_totals, features, n_bins, missing_bins, criteri
                 left_second = 0.0
                 left_count = 0.0
                 left_weight = 0.0
+                gain = 0.0
                 if missing_left and missing_bin >= 0:
                     left_first = histograms[node, feature, missing_bin, _FIRST]
                     left_second = histograms[node, feature, missing_bin, _SECOND]
                     left_count = histograms[node, feature, missing_bin, _COUNT]
                     left_weight = histograms[node, feature, missing_bin, _WEIGHT]
+                    gain = _node_cut_gain(
+                        criterion, l2, min_child_weight, min_samples_leaf, parent_cost, first, second, count, weight,
+                        left_first, left_second, left_count, left_weight,
+                    )  # fmt: skip
+                    if last_occupied > 0:
+                        gains[feature, 0, side] += gain
                 # A bin empty in this node moves no row: the node's gain is the previous cut's
-                # (0 before its first row, an empty child being below any min_samples_leaf).
-                # So the node adds the change of its gain at its cuts, and the running sum
-                # below makes every cut's total. The cuts stop before the last occupied bin,
-                # so below the missing bin (the last).
+                # (before its first row, that of its missing rows alone on the left, or 0: an
+                # empty child is below any min_samples_leaf). So the node adds that gain at the
+                # first cut and the change of its gain at each of its cuts, and the running
+                # sum below makes every cut's total. The cuts stop before the last occupied
+                # bin, so below the missing bin (the last).
                 if count < 2.0 * max_bins:  # a small node: its few occupied bins, by a bitmap
                     _add_sparse_node_gains(
                         histograms, node, feature, last_occupied, occupied, criterion, l2, min_child_weight,
                         min_samples_leaf, parent_cost, first, second, count, weight, left_first, left_second,
-                        left_count, left_weight, gains[feature, :, side],
+                        left_count, left_weight, gain, gains[feature, :, side],
                     )  # fmt: skip
                 else:  # most bins occupied: a walk over the bins, whose test rarely fails
-                    gain = 0.0
                     for b in range(last_occupied):
                         if histograms[node, feature, b, _COUNT] > 0.0:
                             left_first += histograms[node, feature, b, _FIRST]
@@ -268,6 +276,51 @@ def level_gains(histograms, node_totals, features, n_bins, missing_bins, criteri
             if not occupied:
                 gains[feature, b, 0] = -np.inf
                 gains[feature, b, 1] = -np.inf
+        if missing_bin >= 0 and last_occupied >= 0:
+            _add_missing_apart_gains(
+                histograms, node_totals, feature, last_occupied, missing_bin, criterion, l2, min_child_weight,
+                min_samples_leaf, missing_direction, gains,
+            )  # fmt: skip
+
+
+@jit(refcounted=False)
+def _add_missing_apart_gains(histograms, node_totals, feature, last_occupied, missing_bin, criterion, l2, min_child_weight, min_samples_leaf, missing_direction, gains):
+    """The "is it missing?" candidates of ``feature`` in ``level_gains``' ``gains``: every
+    present row left and the missing rows right (side 0, at ``last_occupied``, the bin no
+    other cut uses), or the missing rows alone left (side 1, at ``missing_bin``, which
+    ``grow_levels`` turns into the cut -1), each where ``missing_direction`` tries its
+    side, as a best-first node tries them (docs/missing_values.md). None where the level
+    holds no missing row of the feature: they would move no row."""
+    n_nodes = len(node_totals)
+    missing_rows = 0.0
+    for node in range(n_nodes):
+        missing_rows += histograms[node, feature, missing_bin, _COUNT]
+    if missing_rows == 0.0:
+        return
+    for side in range(2):
+        if missing_direction != _scans.LEARN and (side == 1) != (missing_direction == _scans.LEFT):
+            continue
+        total = 0.0
+        for node in range(n_nodes):
+            first = node_totals[node, _FIRST]
+            second = node_totals[node, _SECOND]
+            count = node_totals[node, _COUNT]
+            weight = node_totals[node, _WEIGHT]
+            if count == 0.0:
+                continue
+            missing_first = histograms[node, feature, missing_bin, _FIRST]
+            missing_second = histograms[node, feature, missing_bin, _SECOND]
+            missing_count = histograms[node, feature, missing_bin, _COUNT]
+            missing_weight = histograms[node, feature, missing_bin, _WEIGHT]
+            if side == 1:
+                left = (missing_first, missing_second, missing_count, missing_weight)
+            else:
+                left = (first - missing_first, second - missing_second, count - missing_count, weight - missing_weight)
+            total += _node_cut_gain(
+                criterion, l2, min_child_weight, min_samples_leaf, _criteria.moment_cost(criterion, first, second, weight, l2),
+                first, second, count, weight, left[0], left[1], left[2], left[3],
+            )  # fmt: skip
+        gains[feature, last_occupied if side == 0 else missing_bin, side] = total
 
 
 @jit(refcounted=False)
@@ -342,9 +395,12 @@ _NOISE_REACH = 17.0
 
 
 @jit
-def best_candidate(gains, features, explained, noise_sd, rng_state, offset, scale, min_gain):
+def best_candidate(gains, features, missing_bins, explained, noise_sd, rng_state, offset, scale, min_gain):
     """The best candidate of ``gains`` (``level_gains``) among ``features``: (index in
-    ``features``, cut bin, side), index -1 when no candidate exists.
+    ``features``, cut bin, side), index -1 when no candidate exists; ``missing_bins``
+    (int32, (n_features,)) places each feature's "missing rows alone on the left"
+    candidate, at its missing bin, first among its cuts, where the cut isolating an
+    imputed value below every present one would be.
 
     Only the candidates that would make the level draw: those whose gain, less
     ``offset`` and times ``scale`` (> 0), exceeds ``min_gain`` (``min_gain_to_split``)
@@ -362,16 +418,16 @@ def best_candidate(gains, features, explained, noise_sd, rng_state, offset, scal
     Ties go to the first feature, bin and side, in that order.
     """
     accepted = (offset, scale, min_gain + _NEGLIGIBLE_GAIN * explained * scale)
-    best, best_score = _scan_candidates(gains, features, explained, noise_sd > 0.0, -np.inf, 0.0, rng_state, accepted)
+    best, best_score = _scan_candidates(gains, features, missing_bins, explained, noise_sd > 0.0, -np.inf, 0.0, rng_state, accepted)
     if noise_sd == 0.0 or best[0] < 0:
         return best
     floor = best_score - _NOISE_REACH * noise_sd
-    best, _ = _scan_candidates(gains, features, explained, noise_sd > 0.0, floor, noise_sd, rng_state, accepted)
+    best, _ = _scan_candidates(gains, features, missing_bins, explained, noise_sd > 0.0, floor, noise_sd, rng_state, accepted)
     return best
 
 
 @jit
-def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_state, accepted):
+def _scan_candidates(gains, features, missing_bins, explained, rooted, floor, noise_sd, rng_state, accepted):
     """One pass of ``best_candidate`` over the candidates in order: each scores its gain, or
     ``sqrt(gain + explained)`` when ``rooted``; those below ``floor`` are skipped, the others
     add ``noise_sd`` times a standard normal draw when ``noise_sd`` > 0, and the best of
@@ -385,8 +441,12 @@ def _scan_candidates(gains, features, explained, rooted, floor, noise_sd, rng_st
     best = (-1, -1, 0)
     for i in range(len(features)):
         feature = features[i]
-        for b in range(gains.shape[1]):
+        missing_bin = missing_bins[feature]
+        for position in range(gains.shape[1] + 1):  # position 0: the missing rows alone on the left
+            b = missing_bin if position == 0 else position - 1
             for side in range(2):
+                if (position == 0) != (b == missing_bin and side == 1) or b < 0:
+                    continue
                 gain = gains[feature, b, side]
                 if gain == -np.inf:
                     continue
@@ -418,14 +478,16 @@ def _explained(criterion, node_totals, l2):
 @jit
 def _next_occupied(histograms, n_nodes, feature, cut_bin, n_bins, missing_bin):
     """The first bin after ``cut_bin`` that a row of the level's ``n_nodes`` nodes
-    occupies, the missing bin aside (the level's threshold lies between the two)."""
+    occupies, the missing bin aside (the level's threshold lies between the two); past
+    the last occupied one (every present row left, the missing ones right), the missing
+    bin, whose threshold is +inf (``_splitter.threshold``)."""
     for b in range(cut_bin + 1, n_bins):
         if b == missing_bin:
             continue
         for node in range(n_nodes):
             if histograms[node, feature, b, _COUNT] > 0.0:
                 return b
-    return cut_bin + 1
+    return missing_bin if missing_bin >= 0 else cut_bin + 1
 
 
 @jit
@@ -485,12 +547,16 @@ def grow_levels(
             missing_direction, gains,
         )  # fmt: skip
         explained = _explained(criterion, node_totals, l2) if noise_sd > 0.0 else 0.0
-        index, cut_bin, side = best_candidate(gains, features, explained, noise_sd, rng_state, 0.0, scale, min_gain_to_split)
+        index, cut_bin, side = best_candidate(
+            gains, features, missing_bins, explained, noise_sd, rng_state, 0.0, scale, min_gain_to_split
+        )  # fmt: skip
         if index < 0:
             return level
         feature = features[index]
         gain = gains[feature, cut_bin, side]
         missing_bin = missing_bins[feature]
+        if cut_bin == missing_bin:  # the missing rows alone on the left (_add_missing_apart_gains)
+            cut_bin = -1
         next_bin = _next_occupied(children, n_nodes, feature, cut_bin, n_bins[feature], missing_bin)
         split_level(
             X_binned, order, node_starts[level, : n_nodes + 1], feature, cut_bin, missing_bin, side, scratch,
