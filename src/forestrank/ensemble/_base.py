@@ -114,13 +114,23 @@ def sum_of_trees_terms(part: object, role: str) -> tuple[list, np.ndarray]:
     return terms, base
 
 
-def check_warm_start_width(estimator: BaseEstimator, fitted_width: int, n_features: int) -> None:
-    """Refuse a warm start on data of another width than the trees it continues."""
+def check_warm_start_width(
+    estimator: BaseEstimator, fitted_width: int, n_features: int, fitted_names: object = None, names: object = None
+) -> None:
+    """Refuse a warm start on data of another width than the trees it continues, or on a
+    frame whose columns (``names``) are not the ones the trees were fitted on
+    (``fitted_names``), in their order: the trees read the columns by position."""
     if n_features != fitted_width:
         raise ValueError(
             f"X has {n_features} features, but {type(estimator).__name__} continues (warm_start=True) trees fitted "
             f"on {fitted_width} features; a warm start adds trees on the same features (set warm_start=False to "
             "fit anew)."
+        )
+    if fitted_names is not None and names is not None and list(fitted_names) != list(names):
+        raise ValueError(
+            f"X has the columns {list(names)}, but {type(estimator).__name__} continues (warm_start=True) trees fitted "
+            f"on {list(fitted_names)}, which read the columns by position: give X those columns in that order (or "
+            "set warm_start=False to fit anew)."
         )
 
 
@@ -249,9 +259,10 @@ class BaseRanker(BaseEstimator):
                 "LambdaMART or PLRank, which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
             )
         fitted_width = getattr(self, "n_features_in_", None)
+        fitted_names = getattr(self, "feature_names_in_", None)
         X = self._check_X(X, reset=True)
         if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
-            check_warm_start_width(self, fitted_width, X.shape[1])
+            check_warm_start_width(self, fitted_width, X.shape[1], fitted_names, getattr(self, "feature_names_in_", None))
         n_samples = X.shape[0]
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades, warn_column=True)
         given = weights = None
