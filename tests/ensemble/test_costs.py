@@ -231,6 +231,24 @@ def test_an_early_exit_freezes_exactly_the_bottom_fraction_and_their_scores_stop
 
 
 @pytest.mark.parametrize(
+    "make",
+    [lambda: RFPointRanker(n_estimators=6, random_state=0), lambda: LambdaMART(n_estimators=6, random_state=0)],
+    ids=["forest", "boosting"],
+)
+def test_early_exits_on_sparse_rows_are_those_on_dense_rows(make, data):
+    """A forest's early exits on a sparse X died with "sparse array length is ambiguous"."""
+    import scipy.sparse
+
+    X, y, qid = data
+    model = make().fit(X, y, qid=qid)
+    dense, sparse = EarlyExit(every=2, fraction=0.3), EarlyExit(every=2, fraction=0.3)
+    expected = model.predict(X, qid=qid, early_exit=dense)
+    np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(X), qid=qid, early_exit=sparse), expected)
+    np.testing.assert_array_equal(sparse.trees_passed_, dense.trees_passed_)
+    assert model.average_cost(scipy.sparse.csr_matrix(X), qid, EarlyExit(2, 0.3)) == model.average_cost(X, qid, EarlyExit(2, 0.3))
+
+
+@pytest.mark.parametrize(
     ("call", "error", "message"),
     [
         (lambda m, X, q: m.predict(X, early_exit=EarlyExit(2, 0.2)), ValueError, "early_exit needs qid"),

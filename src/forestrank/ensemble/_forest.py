@@ -564,7 +564,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             return self._mean_of_trees(X)
         # A frozen document's partial score is the mean of the trees it passed.
         return self._predict_with_exits(
-            X, qid, early_exit, lambda rows: np.zeros((len(rows), 1)), lambda raw, trees: raw[:, 0] / trees
+            X, qid, early_exit, lambda rows: np.zeros((rows.shape[0], 1)), lambda raw, trees: raw[:, 0] / trees
         )
 
     def _mean_of_trees(self, X: np.ndarray) -> np.ndarray:
