@@ -138,3 +138,18 @@ def test_score_uses_the_rankers_label_gain_as_the_rankers_score_does(data):
     assert expected != pytest.approx(ndcg_score(y_test, scores, qid_test, 10))
     assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(expected)
     assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(model.estimator_.score(X_test, y_test, qid=qid_test))
+
+
+def test_a_bad_y_is_refused_by_name_and_a_column_warns_as_a_rankers_fit_does(data):
+    """``fit`` took ``y`` as it came: a short one died with an IndexError inside the folds."""
+    from sklearn.exceptions import DataConversionWarning
+
+    (X, y, qid), _ = data
+    model = CalibratedRanker(LambdaMART(n_estimators=2, random_state=0), cv=2)
+    with pytest.raises(ValueError, match=f"y has {len(y) - 1} entries but X has {len(y)} rows"):
+        model.fit(X, y[:-1], qid=qid)
+    with pytest.raises(ValueError, match="y contains negative values"):
+        model.fit(X, -y - 1, qid=qid)
+    with pytest.warns(DataConversionWarning, match="A column-vector y was passed"):
+        column = model.fit(X, y[:, None], qid=qid).predict(X, qid=qid)
+    np.testing.assert_array_equal(column, model.fit(X, y, qid=qid).predict(X, qid=qid))

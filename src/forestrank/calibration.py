@@ -21,6 +21,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from ._input.labels import check_relevance
 from ._input.queries import check_qid
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
@@ -115,7 +116,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         if qid is None:
             raise ValueError("CalibratedRanker.fit needs qid=<one query id per row>: its folds keep queries whole.")
         qid = check_qid(qid, n_samples)
-        y = np.asarray(y, dtype=float)
+        y = check_relevance(y, name="y", n_samples=n_samples, warn_column=True)
         splitter = QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
         held_out = np.full(n_samples, np.nan)
         for train, test in splitter.split(X, y, qid=qid):
