@@ -119,7 +119,7 @@ class DummyRanker(BaseRanker):
         ndarray of shape (n_samples,), float64
         """
         X = self._validate_prediction_data(X)
-        if self.strategy == "constant":
+        if self.feature_ is None:  # the fitted strategy, not the parameter: set_params after fit changes nothing
             return np.zeros(X.shape[0])
         return _feature_scores(dense_column(X, self.feature_), self.feature_sign_)
 

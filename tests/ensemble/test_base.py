@@ -444,3 +444,14 @@ def test_dir_lists_what_can_be_read_before_and_after_the_fit(estimator, data):
     for model in (clone(estimator), clone(estimator).fit(X, y, qid=qid)):
         for name in dir(model):
             getattr(model, name, None)
+
+
+def test_a_dummys_predictions_follow_its_fit_not_parameters_set_after_it(data):
+    """``DummyRanker.predict`` read ``strategy`` from the parameters: set after the fit, it
+    changed the predictions, or (a constant fit asked for the best feature) raised."""
+    X, y, qid = data
+    best = DummyRanker(strategy="best_feature").fit(X, y, qid=qid)
+    expected = best.predict(X)
+    np.testing.assert_array_equal(best.set_params(strategy="constant").predict(X), expected)
+    constant = DummyRanker(strategy="constant").fit(X, y, qid=qid)
+    np.testing.assert_array_equal(constant.set_params(strategy="best_feature").predict(X), np.zeros(len(X)))
