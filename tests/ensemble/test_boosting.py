@@ -333,6 +333,9 @@ def test_bad_arguments_name_themselves(data):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
     with pytest.raises(ValueError, match=r"eval_set \(valid_1\): eval_set is a list of \(X, y, qid\) tuples, one per set; its item is a ndarray"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y, qid), X])
+    # its qid's length was reported as the training qid's
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): qid has \d+ entries but X has \d+ rows"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y, qid[:-1])])
     with pytest.raises(ValueError, match=r"eval_set \(valid_0\): X has 3 features"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:, :3], y, qid)])
     with pytest.raises(ValueError, match="validation_fraction"):

@@ -839,7 +839,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             raise ValueError(f"eval_set ({name}): {error}") from error
         y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0])
         check_grades_for_gain(y_val, self._gain(), name=f"eval_set ({name}) y", gain_name="label_gain")
-        groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
+        try:
+            groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
+        except (ValueError, TypeError) as error:  # its own words name qid and X: say which set's
+            raise type(error)(f"eval_set ({name}): {error}") from error
         raw = np.zeros((X_val.shape[0], 1))
         return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw, groups.query_ids)
 
