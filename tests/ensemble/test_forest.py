@@ -105,6 +105,16 @@ def test_a_warm_start_on_reordered_columns_is_refused(data, estimator):
     assert model.n_trees_ == 4
 
 
+@pytest.mark.parametrize("estimator", ["RFPointRanker", "RFListRanker", "RFHybridRanker", "BROOF"])
+def test_importances_of_an_unfitted_model_raise_not_fitted_error(estimator):
+    """They raised a bare AttributeError naming ``trees_`` (``estimator_weights_`` for BROOF)."""
+    import forestrank
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError, match="is not fitted yet"):
+        getattr(forestrank, estimator)().feature_importances_
+
+
 def test_pickle_and_clone_round_trip(data):
     X, y, qid = data
     ranker = RFPointRanker(n_estimators=6, random_state=0).fit(X, y, qid=qid)

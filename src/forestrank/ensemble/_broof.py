@@ -523,6 +523,7 @@ class BROOF(BaseRanker):
     @property
     def feature_importances_(self) -> np.ndarray:
         """Forests' impurity-based importances averaged with weights ``|a_t|``, normalised to 1."""
+        check_is_fitted(self)
         importances = sum(abs(a) * forest.feature_importances_ for a, forest in zip(self.estimator_weights_, self.estimators_))
         total = importances.sum()
         return importances / total if total > 0 else importances

@@ -23,6 +23,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
@@ -574,6 +575,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
     @property
     def feature_importances_(self) -> np.ndarray:
         """Mean decrease in impurity: per-tree gains normalised to 1, averaged, normalised."""
+        check_is_fitted(self)
         per_tree = [tree.feature_gains / tree.feature_gains.sum() for tree in self.trees_ if tree.feature_gains.sum() > 0]
         if not per_tree:
             return np.zeros(self.n_features_in_)
