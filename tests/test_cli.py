@@ -507,3 +507,18 @@ def test_a_list_option_given_twice_keeps_both_lists(tmp_path, capsys):
     assert main(["train", "--model", "rfpoint", "--train", str(codes), "--categorical", "1", "--categorical", "2",
                  "--param", "n_estimators=2", "--output", str(tmp_path / "m.skops")]) == 0  # fmt: skip
     assert load(tmp_path / "m.skops").categorical_features == [0, 1]
+
+
+def test_train_refuses_to_write_the_model_over_a_data_files_query_file(tmp_path, capsys):
+    """``--output data.txt.query`` replaced the query sizes that ``load_letor`` reads beside
+    ``data.txt`` with the model's zip file."""
+    from forestrank.cli import main
+
+    data = tmp_path / "data.txt"
+    data.write_text("".join(f"{row % 3} 1:{row / 7:.3f} 2:{row % 5}\n" for row in range(30)))
+    sizes = tmp_path / "data.txt.query"
+    sizes.write_text("10\n10\n10\n")
+    arguments = ["train", "--model", "rfpoint", "--train", str(data), "--param", "n_estimators=2", "--output", str(sizes)]
+    assert main(arguments) == 2
+    assert "is the query file of the --train file" in capsys.readouterr().err
+    assert sizes.read_text() == "10\n10\n10\n"

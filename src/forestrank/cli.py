@@ -164,8 +164,14 @@ def _train(args: argparse.Namespace) -> None:
     params = _parse_params(args.param)
     _check_output(args.output)  # before the training, not after it
     for flag, data in (("--train", args.train), ("--valid", args.valid)):
-        if data is not None and _same_file(args.output, data):
+        if data is None:
+            continue
+        if _same_file(args.output, data):
             raise UsageError(f"--output {args.output} is the {flag} file {data}: give the model another name.")
+        if _same_file(args.output, Path(f"{data}.query")):  # the query sizes load_letor reads beside it
+            raise UsageError(
+                f"--output {args.output} is the query file of the {flag} file {data}: give the model another name."
+            )
     X, y, qid = _load(args.train)
     estimator_class = getattr(forestrank, MODELS[args.model])
     try:
