@@ -522,3 +522,20 @@ def test_train_refuses_to_write_the_model_over_a_data_files_query_file(tmp_path,
     assert main(arguments) == 2
     assert "is the query file of the --train file" in capsys.readouterr().err
     assert sizes.read_text() == "10\n10\n10\n"
+
+
+def test_a_bad_category_code_at_predict_is_named_in_the_files_numbering(tmp_path, capsys):
+    """``predict`` and ``evaluate --model`` said "categorical feature 1 of X" (counted from
+    0, no file) where ``train`` says "feature 2 of <file>"."""
+    from forestrank.cli import main
+
+    path = _categorical_file(tmp_path)
+    model = tmp_path / "m.skops"
+    assert main(["train", "--model", "rfpoint", "--train", str(path), "--categorical", "2", "--param", "n_estimators=2",
+                 "--output", str(model)]) == 0  # fmt: skip
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 1:0.5 2:3.5 3:0.1\n0 qid:1 1:0.2 2:1 3:0.3\n")
+    for command in (["predict", "--model", str(model), str(bad)], ["evaluate", str(bad), "--model", str(model)]):
+        capsys.readouterr()
+        assert main(command) == 2
+        assert f"error: feature 2 of {bad} holds 3.5" in capsys.readouterr().err

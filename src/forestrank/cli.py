@@ -195,13 +195,8 @@ def _train(args: argparse.Namespace) -> None:
         try:
             estimator.fit(X, y, qid=qid, **fit_params)
         except ValueError as error:
-            # The estimator counts features from 0, the file from 1: the message names the file's.
-            bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error)) if args.categorical else None
-            if bad_code is None:
-                raise
-            number = int(bad_code[1]) + 1
             source = args.valid if str(error).startswith("eval_set") else args.train
-            raise UsageError(f"--categorical {number}: feature {number} of {source} {bad_code[2]}") from error
+            raise _in_file_numbers(error, source, "--categorical ") from error
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -230,10 +225,31 @@ def _set_categorical(estimator: object, model: str, numbers: list, params: dict,
     estimator.set_params(categorical_features=sorted({number - 1 for number in numbers}))
 
 
+def _in_file_numbers(error: ValueError, source: Path, flag: str = "") -> Exception:
+    """``error`` to raise for rows read from ``source``: a categorical feature's error in the
+    file's numbering (the estimators count features from 0, a LETOR file from 1), or
+    ``error`` itself."""
+    bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error))
+    if bad_code is None:
+        return error
+    number = int(bad_code[1]) + 1
+    message = f"feature {number} of {source} {bad_code[2]}"
+    return UsageError(f"{flag}{number}: {message}" if flag else message)
+
+
+def _predicted(model: object, data: Path) -> np.ndarray:
+    """``model``'s scores of the rows of ``data``, read with the model's number of features
+    (a file may omit trailing zeros)."""
+    X = _load(data, n_features=model.n_features_in_)[0]
+    try:
+        return model.predict(X)
+    except ValueError as error:
+        raise _in_file_numbers(error, data) from error
+
+
 def _predict(args: argparse.Namespace) -> None:
     model = _load_model(args.model)
-    X, _, _ = _load(args.data, n_features=model.n_features_in_)
-    sys.stdout.write("".join(f"{score:.10g}\n" for score in model.predict(X)))
+    sys.stdout.write("".join(f"{score:.10g}\n" for score in _predicted(model, args.data)))
 
 
 def _evaluate(args: argparse.Namespace) -> None:
@@ -404,8 +420,7 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
     """A system's scores of ``data``'s rows: read from a file, or predicted by a saved model
     (``data`` then read with the model's number of features: a file may omit trailing zeros)."""
     if model_path is not None:
-        model = _load_model(model_path)
-        return model.predict(_load(data, n_features=model.n_features_in_)[0])
+        return _predicted(_load_model(model_path), data)
     if not scores_path.is_file():
         raise UsageError(f"{scores_path}: no such file.")
     try:
