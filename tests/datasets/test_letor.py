@@ -155,7 +155,7 @@ def test_round_trip_of_random_matrices(tmp_path_factory, X, data):
         ("1 qid:1 0:0.5\n", {}, r"data.txt:1: feature index 0 in a 1-based file"),
         ("1 qid:1 3:0.5 2:0.1\n", {}, r"data.txt:1: feature indices must be strictly increasing"),
         ("1 qid:a 1:0.5\n", {}, r"data.txt:1: qid must be an integer"),
-        ("1 1:0.5 qid:3\n", {}, r"data.txt:1: qid must be an integer, given once, right after the label"),
+        ("1 1:0.5 qid:3\n", {}, r"data.txt:1: qid must be an integer .*, given once, right after the label"),
         ("1 qid:1 1:0.5\n\n1 qid:1 2:abc\n", {}, r"data.txt:3: cannot parse 'abc' as a number"),
         ("x qid:1 1:0.5\n", {}, r"data.txt:1: cannot parse 'x' as a number"),
         ("1 qid:1 5:0.5\n", {"n_features": 3}, r"feature index 5 but n_features=3"),
@@ -168,6 +168,15 @@ def test_round_trip_of_random_matrices(tmp_path_factory, X, data):
 def test_malformed_files_raise_with_file_and_line(tmp_path, text, kwargs, match):
     with pytest.raises(ValueError, match=match):
         load_letor(write(tmp_path, text), **kwargs)
+
+
+def test_a_qid_of_nineteen_digits_is_read_up_to_int64s_largest(tmp_path):
+    """Query ids of 19 digits were refused though int64 (and scikit-learn's loader) holds them."""
+    largest = 2**63 - 1
+    _, _, qid = load_letor(write(tmp_path, f"1 qid:1234567890123456789 1:1\n0 qid:{largest} 1:2\n"))
+    np.testing.assert_array_equal(qid, [1234567890123456789, largest])
+    with pytest.raises(ValueError, match=r"data.txt:1: qid must be an integer of int64 \(at most 2\*\*63 - 1\)"):
+        load_letor(write(tmp_path, f"1 qid:{largest + 1} 1:1\n"))
 
 
 def test_zero_based_indices(tmp_path):

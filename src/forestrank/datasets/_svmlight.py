@@ -33,7 +33,7 @@ ERROR_MESSAGES = {
     ERROR_INDEX: "feature index is not a non-negative integer",
     ERROR_ZERO_INDEX: "feature index 0 in a 1-based file (pass zero_based=True for 0-based indices)",
     ERROR_UNSORTED: "feature indices must be strictly increasing within a line",
-    ERROR_QID: "qid must be an integer, given once, right after the label",
+    ERROR_QID: "qid must be an integer of int64 (at most 2**63 - 1), given once, right after the label",
     ERROR_COLUMN: "feature index exceeds n_features",
     ERROR_LABEL: "the line must start with its label (a number), not 'index:value'",
 }
@@ -64,6 +64,9 @@ def _token_end(buffer, position, end):
     return position
 
 
+_INT64_MAX = 2**63 - 1
+
+
 @jit(inline="always")
 def _parse_int(buffer, start, end):
     """Parse ``[+-]digits``; returns (value, ok)."""
@@ -71,13 +74,15 @@ def _parse_int(buffer, start, end):
     if start < end and (buffer[start] == _MINUS or buffer[start] == _PLUS):
         negative = buffer[start] == _MINUS
         start += 1
-    if start >= end or end - start > 18:
+    if start >= end or end - start > 19:
         return 0, False
     value = 0
     for position in range(start, end):
         # int(): interpreted (NUMBA_DISABLE_JIT) uint8 arithmetic would wrap at 256.
         digit = int(buffer[position]) - 48
         if digit < 0 or digit > 9:
+            return 0, False
+        if value > (_INT64_MAX - digit) // 10:  # 19 digits may pass int64's largest
             return 0, False
         value = value * 10 + digit
     return (-value if negative else value), True
