@@ -539,3 +539,17 @@ def test_a_bad_category_code_at_predict_is_named_in_the_files_numbering(tmp_path
         capsys.readouterr()
         assert main(command) == 2
         assert f"error: feature 2 of {bad} holds 3.5" in capsys.readouterr().err
+
+
+def test_a_file_wider_than_the_model_is_refused_naming_the_model_not_n_features(tmp_path, capsys):
+    """``predict`` said "has feature index 3 but n_features=2", an argument the user never gave."""
+    from forestrank.cli import main
+
+    data = _small_file(tmp_path)
+    model = tmp_path / "m.skops"
+    assert main(["train", "--model", "rfpoint", "--train", str(data), "--param", "n_estimators=2", "--output", str(model)]) == 0
+    wide = tmp_path / "wide.txt"
+    wide.write_text("1 qid:1 1:0.5 3:0.25\n0 qid:1 2:0.1\n")
+    capsys.readouterr()
+    assert main(["predict", "--model", str(model), str(wide)]) == 2
+    assert f"{wide} has feature index 3, beyond the 2 features of the model." in capsys.readouterr().err

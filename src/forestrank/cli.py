@@ -184,7 +184,8 @@ def _train(args: argparse.Namespace) -> None:
     if args.valid is not None:
         if "eval_set" not in _fit_parameters(estimator):
             raise UsageError(f"--valid applies to lambdamart and plrank; {args.model} has no early stopping.")
-        fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1])]  # a file may omit trailing zero features
+        # a file may omit trailing zero features
+        fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1], width_of=f"the training file {args.train}")]
         if "n_iter_no_change" not in params:  # an explicit n_iter_no_change=None only evaluates the file
             estimator.set_params(n_iter_no_change=50)
     if "verbose" in estimator.get_params() and "verbose" not in params:
@@ -240,7 +241,7 @@ def _in_file_numbers(error: ValueError, source: Path, flag: str = "") -> Excepti
 def _predicted(model: object, data: Path) -> np.ndarray:
     """``model``'s scores of the rows of ``data``, read with the model's number of features
     (a file may omit trailing zeros)."""
-    X = _load(data, n_features=model.n_features_in_)[0]
+    X = _load(data, n_features=model.n_features_in_, width_of="the model")[0]
     try:
         return model.predict(X)
     except ValueError as error:
@@ -320,7 +321,9 @@ def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-def _load(path: Path, n_features: int | None = None) -> tuple:
+def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tuple:
+    """``load_letor(path)``, read ``n_features`` wide when given: the width of ``width_of``
+    (the model, the training file), which a file wider than it is refused by name."""
     from .datasets import load_letor
 
     if not path.is_file():
@@ -328,7 +331,10 @@ def _load(path: Path, n_features: int | None = None) -> tuple:
     try:
         return load_letor(path, n_features=n_features)
     except ValueError as error:  # the loader's messages name the file and line, most of them
-        raise UsageError(str(error) if str(error).startswith(str(path)) else f"{path}: {error}") from error
+        message = str(error)
+        if width_of and message.endswith(f" but n_features={n_features}."):  # no argument of the command line
+            message = message.replace(f" but n_features={n_features}.", f", beyond the {n_features} features of {width_of}.")
+        raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from error
 
 
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")

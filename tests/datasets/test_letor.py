@@ -182,6 +182,8 @@ def test_a_qid_of_nineteen_digits_is_read_up_to_int64s_largest(tmp_path):
 def test_zero_based_indices(tmp_path):
     X, _, _ = load_letor(write(tmp_path, "1 qid:1 0:0.5 2:1.5\n"), zero_based=True)
     np.testing.assert_array_equal(X, [[0.5, 0.0, 1.5]])
+    with pytest.raises(ValueError, match="has feature index 3 but n_features=3"):  # it said 4, one past the file's
+        load_letor(write(tmp_path, "1 qid:1 0:1 3:2\n"), zero_based=True, n_features=3)
 
 
 def test_query_file_sizes_must_match_rows(tmp_path):

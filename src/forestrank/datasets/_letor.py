@@ -94,7 +94,8 @@ def _parse_file(
     if n_rows == 0:
         raise ValueError(f"{path} holds no data rows.")
     if n_features is not None and n_columns > n_features:
-        raise ValueError(f"{path} has feature index {n_columns} but n_features={n_features}.")
+        largest = n_columns - 1 if zero_based else n_columns  # the index as the file writes it
+        raise ValueError(f"{path} has feature index {largest} but n_features={n_features}.")
     if 0 < n_qid_rows < n_rows:
         raise ValueError(f"{path}: only {n_qid_rows} of {n_rows} rows carry a qid:; either all or none must.")
     width = n_columns if n_features is None else n_features
