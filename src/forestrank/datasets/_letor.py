@@ -187,17 +187,16 @@ def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
     """Each row's query position from a ``.query`` file of query sizes, one per line."""
     sizes = []
     for line_number, line in enumerate(query_file.read_text(encoding="utf-8-sig").splitlines(), start=1):
-        if not line.strip():
+        text = line.strip()
+        if not text:
             continue
-        try:
-            sizes.append(int(line))
-        except ValueError:
-            raise ValueError(f"{query_file}:{line_number}: expected a query size (an integer); got {line!r}.") from None
+        if not (text.isascii() and text.isdigit()) or int(text) == 0:  # int() would take "1_0", "+3", "٣"
+            raise ValueError(f"{query_file}:{line_number}: expected a query size (an integer >= 1); got {line!r}.")
+        sizes.append(int(text))
     sizes = np.array(sizes, dtype=INDEX_DTYPE)
-    if (sizes <= 0).any() or sizes.sum() != n_rows:
+    if sizes.sum() != n_rows:
         raise ValueError(
-            f"{query_file}: query sizes must be positive and sum to the {n_rows} rows of the data file; "
-            f"they sum to {sizes.sum()}."
+            f"{query_file}: query sizes must sum to the {n_rows} rows of the data file; they sum to {sizes.sum()}."
         )
     return np.repeat(np.arange(len(sizes), dtype=INDEX_DTYPE), sizes)
 
