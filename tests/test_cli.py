@@ -553,3 +553,25 @@ def test_a_file_wider_than_the_model_is_refused_naming_the_model_not_n_features(
     capsys.readouterr()
     assert main(["predict", "--model", str(model), str(wide)]) == 2
     assert f"{wide} has feature index 3, beyond the 2 features of the model." in capsys.readouterr().err
+
+
+def test_scores_in_ranklibs_three_columns_are_read_as_its_last(tmp_path, capsys):
+    """The module said RankLib writes one score a line; its ``-score`` file writes the query
+    id, the document's index in its query and the score, which was refused as "900 scores
+    for 300 documents"."""
+    from forestrank.cli import main
+
+    data = _small_file(tmp_path)
+    scores = np.random.default_rng(0).random(60)
+    plain, ranklib = tmp_path / "plain.txt", tmp_path / "ranklib.txt"
+    plain.write_text("".join(f"{value:.17g}\n" for value in scores))
+    ranklib.write_text("".join(f"{row // 6}\t{row % 6}\t{value:.17g}\n" for row, value in enumerate(scores)))
+    outputs = []
+    for path in (plain, ranklib):
+        assert main(["evaluate", str(data), "--scores", str(path), "--metric", "ndcg@3", "map"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1]
+    two = tmp_path / "two.txt"
+    two.write_text("".join(f"{row}\t{value:.17g}\n" for row, value in enumerate(scores)))
+    assert main(["evaluate", str(data), "--scores", str(two)]) == 2
+    assert "2 columns a line; expected one score a line, or RankLib's three" in capsys.readouterr().err

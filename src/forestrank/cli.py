@@ -9,7 +9,8 @@
 
 Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
 :func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
-as RankLib and LightGBM write them. A bad file, flag or parameter ends the command with
+as LightGBM's and XGBoost's command lines write them, or RankLib's ``-score`` lines
+(query id, document index, score, tab-separated), whose last column is read. A bad file, flag or parameter ends the command with
 one line on stderr and exit status 2; ``python -m forestrank`` with no command runs the
 demo.
 """
@@ -116,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     evaluate.add_argument("data", type=Path)
     source = evaluate.add_mutually_exclusive_group(required=True)
-    source.add_argument("--scores", type=Path, help="one score per line, in the file's order")
+    source.add_argument(
+        "--scores", type=Path, help="one score per line, in the file's order (or RankLib's -score lines)"
+    )
     source.add_argument("--model", type=Path, help="a saved model")
     evaluate.add_argument(
         "--metric", nargs="+", action="extend", help="ndcg@K, err@K, map, precision@K (default ndcg@10)"
@@ -435,6 +438,13 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
             scores = np.loadtxt(scores_path, dtype=np.float64, ndmin=1)
     except ValueError as error:
         raise UsageError(f"{scores_path}: not one number per line ({error}).") from error
+    if scores.ndim == 2:  # RankLib's -score file: query id, the document's index in its query, score
+        if scores.shape[1] != 3:
+            raise UsageError(
+                f"{scores_path}: {scores.shape[1]} columns a line; expected one score a line, or RankLib's three "
+                "(query id, document index, score)."
+            )
+        scores = scores[:, 2]
     if scores.shape != (n_rows,):
         raise UsageError(f"{scores_path}: {scores.size} scores for {n_rows} documents.")
     undefined = np.flatnonzero(np.isnan(scores))
