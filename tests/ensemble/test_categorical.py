@@ -357,6 +357,9 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     text = frame.assign(colour=colours)  # pandas' default text column, as read from a CSV
     with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold text: convert them to a category dtype"):
         make().fit(text, y, qid=qid)
+    # named in categorical_features, a text column failed with the bare conversion error
+    with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold text: convert them to a category dtype"):
+        make().set_params(categorical_features=["colour"]).fit(text, y, qid=qid)
     with pytest.raises(ValueError, match="infinity") as caught:  # another error of X keeps its own message
         make().fit(frame.assign(colour=np.inf), y, qid=qid)
     assert "categor" not in str(caught.value)

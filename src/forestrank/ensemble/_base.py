@@ -314,18 +314,18 @@ class BaseRanker(BaseEstimator):
             self.is_categorical_ = mask
             self.frame_categories_ = frame_categories(X, mask)
         mask = getattr(self, "is_categorical_", None)
-        if mask is None:
-            try:
+        try:
+            if mask is None:
                 return check_features(self, X, reset=reset)
-            except ValueError as error:
-                # only scikit-learn's conversion of a text value: other errors of X name their own cause
-                converting = "convert" in str(error) and hasattr(self, "categorical_features")
-                hint = category_columns_hint(X) if converting else None
-                if hint is None:
-                    raise
-                raise ValueError(f"{error}: {hint}.") from error
-        X = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
-        return check_category_codes(X, mask, fit=reset)
+            encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
+        except ValueError as error:
+            # only scikit-learn's conversion of a text value: other errors of X name their own cause
+            converting = "convert" in str(error) and hasattr(self, "categorical_features")
+            hint = category_columns_hint(X) if converting else None
+            if hint is None:
+                raise
+            raise ValueError(f"{error}: {hint}.") from error
+        return check_category_codes(encoded, mask, fit=reset)
 
     def _gain(self) -> str | np.ndarray:
         """The gain of the grades in this estimator's NDCG: its ``label_gain`` where it has
