@@ -208,6 +208,20 @@ def test_what_is_not_supported_is_refused_by_name(model, message):
         model.set_params(n_estimators=2).fit(X, y, qid)
 
 
+def test_a_frames_category_column_past_the_codes_bound_is_named_with_its_remedy():
+    """It was refused as "holds the code 69999 ... Number the categories 0, 1, 2, ... (pandas
+    'category' columns are)", advice a category column already follows."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    y, qid = rng.integers(0, 3, 200), np.repeat(np.arange(10), 20)
+    declared = range(70_000)
+    used_late = pd.DataFrame({"sku": pd.Categorical([0, 69_999] * 100, categories=declared), "price": rng.normal(size=200)})
+    with pytest.raises(ValueError, match=r"column 'sku' of X has 70,000 categories .* remove_unused_categories"):
+        LambdaMART(n_estimators=2, categorical_features="from_dtype").fit(used_late, y, qid=qid)
+    used_early = used_late.assign(sku=pd.Categorical([0, 5] * 100, categories=declared))
+    assert LambdaMART(n_estimators=2, categorical_features="from_dtype").fit(used_early, y, qid=qid).n_iter_ == 2
+
+
 def test_codes_must_be_integers():
     X, y, qid = _product_data()
     model = LambdaMART(n_estimators=3, categorical_features=[0, 1], random_state=0)

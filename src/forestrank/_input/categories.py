@@ -141,8 +141,18 @@ def frame_categories(X: object, mask: np.ndarray | None) -> dict:
             continue
         if is_frame(X) or type(dtype).__name__ == "Enum":
             categories[int(feature)] = list(dtype.categories)
+            column = X.iloc[:, feature].cat.codes if is_frame(X) else X[:, int(feature)].to_physical()
+            largest = column.max()
         else:
             categories[int(feature)] = sorted(X[:, int(feature)].drop_nulls().unique().cast(str).to_list())
+            largest = len(categories[int(feature)]) - 1
+        if largest is not None and largest > MAX_CATEGORY_CODE:
+            raise ValueError(
+                f"column {str(X.columns[feature])!r} of X has {len(categories[int(feature)]):,} categories and its rows "
+                f"use category number {int(largest):,} (counting from 0) of them: a categorical feature takes at most "
+                f"{MAX_CATEGORY_CODE + 1:,}. Drop the categories no row uses (pandas' remove_unused_categories()) or "
+                "group rare ones."
+            )
     return categories
 
 
