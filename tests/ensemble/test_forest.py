@@ -115,6 +115,14 @@ def test_importances_of_an_unfitted_model_raise_not_fitted_error(estimator):
         getattr(forestrank, estimator)().feature_importances_
 
 
+def test_a_fraction_of_min_samples_leaf_is_of_the_fits_rows_not_a_trees_sample(data):
+    """The docstring said a tree's rows; scikit-learn's convention, the code's, is the fit's."""
+    X, y, qid = data
+    model = RFPointRanker(n_estimators=4, min_samples_leaf=0.05, random_state=0).fit(X, y, qid=qid)
+    smallest = min(tree.n_node_samples[tree.nodes["feature"] < 0].min() for tree in model.trees_)
+    assert smallest >= np.ceil(0.05 * len(y)) > np.ceil(0.05 * model.trees_[0].n_node_samples[0])
+
+
 def test_pickle_and_clone_round_trip(data):
     X, y, qid = data
     ranker = RFPointRanker(n_estimators=6, random_state=0).fit(X, y, qid=qid)

@@ -1177,8 +1177,10 @@ class LambdaMART(BaseBoostingRanker):
         ``"lossguide"``). ``"depthwise"``: level by level, each node by its own best
         split, until ``max_depth`` or ``max_leaf_nodes`` (XGBoost's ``"depthwise"``,
         CatBoost's ``"Depthwise"``). ``"symmetric"``: every node of a level splits on the
-        one (feature, cut) of largest gain summed over the level, a tree of exactly
-        ``2 ** max_depth`` leaves (CatBoost's default ``"SymmetricTree"``; a node whose
+        one (feature, cut) of largest gain summed over the level, a tree of
+        ``2 ** max_depth`` leaves unless no cut of a level gains more than
+        ``min_gain_to_split``, where the tree stops a level sooner (CatBoost's default
+        ``"SymmetricTree"``; a node whose
         child would be smaller than ``min_samples_leaf`` or ``min_child_weight`` adds
         nothing to a candidate's gain but follows the level; ``max_leaf_nodes`` does
         not apply). Symmetric trees are not combined with ``monotonic_cst``,
