@@ -575,3 +575,30 @@ def test_scores_in_ranklibs_three_columns_are_read_as_its_last(tmp_path, capsys)
     two.write_text("".join(f"{row}\t{value:.17g}\n" for row, value in enumerate(scores)))
     assert main(["evaluate", str(data), "--scores", str(two)]) == 2
     assert "2 columns a line; expected one score a line, or RankLib's three" in capsys.readouterr().err
+
+
+def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_command_line(tmp_path, capsys):
+    """``persistence.save`` writes them and docs/serving.md exports a fitted Pipeline, but the
+    command line refused both as "not a fitted forestrank model"."""
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import CalibratedRanker, QueryScaler
+    from forestrank.cli import main
+    from forestrank.persistence import save
+
+    data = _small_file(tmp_path)
+    X, y, qid = load_letor(data)
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipeline = make_pipeline(QueryScaler(), LambdaMART(n_estimators=3, random_state=0)).fit(X, y, qid=qid)
+        expected = {"pipeline": pipeline.predict(X, qid=qid)}
+    calibrated = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(X, y, qid=qid)
+    expected["calibrated"] = calibrated.predict(X, qid=qid)
+    for name, model in (("pipeline", pipeline), ("calibrated", calibrated)):
+        save(model, tmp_path / f"{name}.skops")
+        capsys.readouterr()
+        assert main(["predict", "--model", str(tmp_path / f"{name}.skops"), str(data)]) == 0
+        scores = np.array(capsys.readouterr().out.split(), dtype=float)
+        np.testing.assert_allclose(scores, expected[name], rtol=1e-9)
+    assert main(["export", "--model", str(tmp_path / "pipeline.skops"), "--format", "lightgbm", str(tmp_path / "m.txt")]) == 0
+    assert (tmp_path / "m.txt").read_text().startswith("tree")

@@ -243,10 +243,19 @@ def _in_file_numbers(error: ValueError, source: Path, flag: str = "") -> Excepti
 
 def _predicted(model: object, data: Path) -> np.ndarray:
     """``model``'s scores of the rows of ``data``, read with the model's number of features
-    (a file may omit trailing zeros)."""
-    X = _load(data, n_features=model.n_features_in_, width_of="the model")[0]
+    (a file may omit trailing zeros), with the file's query ids where the model reads them."""
+    import sklearn
+
+    from .ensemble._base import BaseRanker
+
+    X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model")
     try:
-        return model.predict(X)
+        if isinstance(model, BaseRanker):
+            return model.predict(X)
+        # A Pipeline routes qid to the steps that normalise within queries, a
+        # CalibratedRanker to its ranker's; both read it under metadata routing.
+        with sklearn.config_context(enable_metadata_routing=True):
+            return model.predict(X, qid=qid)
     except ValueError as error:
         raise _in_file_numbers(error, data) from error
 
@@ -418,9 +427,15 @@ def _load_model(path: Path) -> object:
         raise
     except Exception as error:  # a corrupt, foreign or untrusted file: one line, not a traceback
         raise UsageError(f"{path}: not a saved forestrank model ({type(error).__name__}: {error}).") from error
+    from sklearn.pipeline import Pipeline
+
+    from .calibration import CalibratedRanker
     from .ensemble._base import BaseRanker
 
-    if not isinstance(model, BaseRanker) or not hasattr(model, "n_features_in_"):
+    # What persistence.save writes and the exports take: a ranker, a CalibratedRanker, or
+    # a Pipeline (a QueryScaler, say) ending in one of them.
+    last = model.steps[-1][1] if isinstance(model, Pipeline) and model.steps else model
+    if not isinstance(last, (BaseRanker, CalibratedRanker)) or not hasattr(model, "n_features_in_"):
         raise UsageError(f"{path}: not a fitted forestrank model (it holds a {type(model).__name__}).")
     return model
 
