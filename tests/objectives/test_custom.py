@@ -103,3 +103,22 @@ def test_a_callable_objective_is_refused_on_dask_collections(data):
     X, y, qid = data
     with pytest.raises(ValueError, match="a callable objective is called with the whole fit's queries"):
         LambdaMART(objective=ranknet_all_queries).fit(da.from_array(X), da.from_array(y), qid=da.from_array(qid))
+
+
+def test_a_compiled_function_of_the_wrong_form_or_that_raises_is_named(data):
+    """A compiled objective of the wrong arity surfaced numba's TypingError about
+    forestrank's own kernel, and one that raised a SystemError; both name the function."""
+    X, y, qid = data
+
+    @numba.njit
+    def three_arguments(labels, scores, gradients):
+        gradients[:] = scores - labels
+
+    @numba.njit
+    def raises(labels, scores, gradients, hessians):
+        raise ValueError("no gradient here")
+
+    with pytest.raises(TypeError, match=r"the compiled objective three_arguments must take \(y, scores, gradients, hessians\)"):
+        LambdaMART(n_estimators=2, objective=three_arguments).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="the compiled objective raises raised: no gradient here"):
+        LambdaMART(n_estimators=2, objective=raises).fit(X, y, qid=qid)

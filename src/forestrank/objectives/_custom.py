@@ -66,7 +66,19 @@ class CustomObjective(RankingObjective):
         if self.compiled:
             gradients[:] = np.nan  # rows the function leaves unwritten are caught below
             hessians[:] = np.nan
-            _each_query(self.function, self.labels_, scores, self.query_boundaries_, gradients, hessians)
+            try:
+                _each_query(self.function, self.labels_, scores, self.query_boundaries_, gradients, hessians)
+            except numba.core.errors.TypingError as error:
+                raise TypeError(
+                    f"the compiled objective {self._name()} must take (y, scores, gradients, hessians) of one query, "
+                    "float64 arrays, and fill the last two in place; numba could not call it so (its typing error is "
+                    "chained below)."
+                ) from error
+            except SystemError as error:  # numba's wrapper of an exception the function raised
+                cause = error.__cause__
+                if cause is None:
+                    raise
+                raise type(cause)(f"the compiled objective {self._name()} raised: {cause}") from cause
         else:
             result = self.function(self.labels_.copy(), scores.copy(), self.query_boundaries_.copy(), self.query_ids_)
             if not (isinstance(result, tuple) and len(result) == 2):
