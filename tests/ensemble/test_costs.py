@@ -195,11 +195,15 @@ def test_average_cost_without_and_with_early_exits_by_hand(data):
 # --- early exits --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
+# A forest and a boosted model, the two ways early exits sum trees.
+each_kind_of_model = pytest.mark.parametrize(
     "make",
     [lambda: RFPointRanker(n_estimators=9, random_state=0), lambda: LambdaMART(n_estimators=9, random_state=0)],
     ids=["forest", "boosting"],
 )
+
+
+@each_kind_of_model
 def test_an_early_exit_freezes_exactly_the_bottom_fraction_and_their_scores_stop_changing(make, data):
     X, y, qid = data
     model = make().fit(X, y, qid=qid)
@@ -230,11 +234,7 @@ def test_an_early_exit_freezes_exactly_the_bottom_fraction_and_their_scores_stop
             np.testing.assert_allclose(shift, shift[0])
 
 
-@pytest.mark.parametrize(
-    "make",
-    [lambda: RFPointRanker(n_estimators=6, random_state=0), lambda: LambdaMART(n_estimators=6, random_state=0)],
-    ids=["forest", "boosting"],
-)
+@each_kind_of_model
 def test_early_exits_on_sparse_rows_are_those_on_dense_rows(make, data):
     """A forest's early exits on a sparse X died with "sparse array length is ambiguous"."""
     import scipy.sparse

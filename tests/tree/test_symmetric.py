@@ -55,36 +55,30 @@ def _brute_force_level_gains(X_binned, targets, weights, node_of_row, n_nodes, m
         h = (weights[mask] * targets[mask, 1]).sum()
         return -(g * g) / (h + l2) if h + l2 > 0 else 0.0
 
+    def level_gain(goes_left):
+        """The level's gain when the rows ``goes_left`` marks go left, each node's own."""
+        total = 0.0
+        for node in range(n_nodes):
+            rows = node_of_row == node
+            left = rows & goes_left
+            right = rows & ~left
+            h_left = (weights[left] * targets[left, 1]).sum()
+            h_right = (weights[right] * targets[right, 1]).sum()
+            if left.sum() < min_leaf or right.sum() < min_leaf or h_left < min_child_weight or h_right < min_child_weight:
+                continue
+            total += cost(rows) - cost(left) - cost(right)
+        return total
+
     for feature in range(n_features):
         column = X_binned[:, feature]
         missing = column == missing_bins[feature]
         present_bins = np.unique(column[~missing])
         for b in present_bins[:-1]:  # a cut leaves rows on both sides of the level
             for side in (0, 1):
-                total = 0.0
-                for node in range(n_nodes):
-                    rows = node_of_row == node
-                    left = rows & (np.where(missing, side == 1, column <= b))
-                    right = rows & ~left
-                    h_left = (weights[left] * targets[left, 1]).sum()
-                    h_right = (weights[right] * targets[right, 1]).sum()
-                    if left.sum() < min_leaf or right.sum() < min_leaf or h_left < min_child_weight or h_right < min_child_weight:
-                        continue
-                    total += cost(rows) - cost(left) - cost(right)
-                gains[feature, b, side] = total
+                gains[feature, b, side] = level_gain(np.where(missing, side == 1, column <= b))
         if missing.any():  # "is it missing?": every present row left (side 0), or the missing rows alone left (side 1)
-            for side, b in ((0, present_bins[-1]), (1, missing_bins[feature])):
-                total = 0.0
-                for node in range(n_nodes):
-                    rows = node_of_row == node
-                    left = rows & (missing if side == 1 else ~missing)
-                    right = rows & ~left
-                    h_left = (weights[left] * targets[left, 1]).sum()
-                    h_right = (weights[right] * targets[right, 1]).sum()
-                    if left.sum() < min_leaf or right.sum() < min_leaf or h_left < min_child_weight or h_right < min_child_weight:
-                        continue
-                    total += cost(rows) - cost(left) - cost(right)
-                gains[feature, b, side] = total
+            gains[feature, present_bins[-1], 0] = level_gain(~missing)
+            gains[feature, missing_bins[feature], 1] = level_gain(missing)
     return gains
 
 
