@@ -583,7 +583,9 @@ def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_comm
     import sklearn
     from sklearn.pipeline import make_pipeline
 
-    from forestrank import CalibratedRanker, QueryScaler
+    from sklearn.preprocessing import StandardScaler
+
+    from forestrank import CalibratedRanker, DummyRanker, QueryScaler
     from forestrank.cli import main
     from forestrank.persistence import save
 
@@ -594,7 +596,10 @@ def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_comm
         expected = {"pipeline": pipeline.predict(X, qid=qid)}
     calibrated = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(X, y, qid=qid)
     expected["calibrated"] = calibrated.predict(X, qid=qid)
-    for name, model in (("pipeline", pipeline), ("calibrated", calibrated)):
+    # no step reads qid at predict: passing it would be refused by the routing
+    plain = make_pipeline(StandardScaler(), DummyRanker(strategy="best_feature")).fit(X, y, dummyranker__qid=qid)
+    expected["plain"] = plain.predict(X)
+    for name, model in (("pipeline", pipeline), ("calibrated", calibrated), ("plain", plain)):
         save(model, tmp_path / f"{name}.skops")
         capsys.readouterr()
         assert main(["predict", "--model", str(tmp_path / f"{name}.skops"), str(data)]) == 0

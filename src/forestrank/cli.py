@@ -200,7 +200,10 @@ def _train(args: argparse.Namespace) -> None:
             estimator.fit(X, y, qid=qid, **fit_params)
         except ValueError as error:
             source = args.valid if str(error).startswith("eval_set") else args.train
-            raise _in_file_numbers(error, source, "--categorical ") from error
+            converted = _in_file_numbers(error, source, "--categorical " if args.categorical else "")
+            if converted is error:
+                raise
+            raise converted from error
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -246,18 +249,19 @@ def _predicted(model: object, data: Path) -> np.ndarray:
     (a file may omit trailing zeros), with the file's query ids where the model reads them."""
     import sklearn
 
-    from .ensemble._base import BaseRanker
+    from .metrics._scorer import predict_with_qid
 
     X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model")
     try:
-        if isinstance(model, BaseRanker):
-            return model.predict(X)
-        # A Pipeline routes qid to the steps that normalise within queries, a
-        # CalibratedRanker to its ranker's; both read it under metadata routing.
+        # qid reaches a model whose predict reads it (a Pipeline's QueryScaler, a
+        # CalibratedRanker's ranker) under metadata routing, and no other.
         with sklearn.config_context(enable_metadata_routing=True):
-            return model.predict(X, qid=qid)
+            return predict_with_qid(model, X, qid)
     except ValueError as error:
-        raise _in_file_numbers(error, data) from error
+        converted = _in_file_numbers(error, data)
+        if converted is error:
+            raise
+        raise converted from error
 
 
 def _predict(args: argparse.Namespace) -> None:
