@@ -85,6 +85,11 @@ def test_dataframes_partitioned_by_query_fit_and_predict(cluster_data, dask_clie
     assert_same_trees(model, reference)
     predicted = model.predict(features)
     np.testing.assert_array_equal(predicted.compute().to_numpy(), reference.predict(frame.iloc[:, :-2]))
+    # a warm start on the columns in another order: the trees read them by position
+    model.set_params(warm_start=True, n_estimators=5)
+    with pytest.raises(ValueError, match="which read the columns by position"):
+        model.fit(features[list(reversed(features.columns))], parts["grade"], qid=parts["query"])
+    assert list(model.feature_names_in_) == list(frame.columns[:-2]) and len(model.trees_) == 4
 
 
 def test_broof_refuses_dask_collections_in_fit_and_models_map_predict_over_partitions(cluster_data, dask_client):

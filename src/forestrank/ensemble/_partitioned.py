@@ -87,11 +87,14 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
             for part, count in zip(parts, units)
         ]
         del parts
-    if previous:
-        check_warm_start_width(forest, forest.n_features_in_, n_features)
-    forest.n_features_in_ = n_features
+    names = None
     if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
-        forest.feature_names_in_ = np.asarray(X.columns, dtype=object)
+        names = np.asarray(X.columns, dtype=object)
+    if previous:
+        check_warm_start_width(forest, forest.n_features_in_, n_features, getattr(forest, "feature_names_in_", None), names)
+    forest.n_features_in_ = n_features
+    if names is not None:
+        forest.feature_names_in_ = names
     if forest._requires_grades:
         forest.classes_ = classes
     _grow_in_waves(client, forest, trained, units, previous, n_features)
