@@ -138,6 +138,17 @@ def test_score_uses_the_rankers_label_gain_as_the_rankers_score_does(data):
     assert expected != pytest.approx(ndcg_score(y_test, scores, qid_test, 10))
     assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(expected)
     assert model.score(X_test, y_test, qid=qid_test) == pytest.approx(model.estimator_.score(X_test, y_test, qid=qid_test))
+    # a Pipeline ending in the ranker: its final step's gains, as Pipeline.score uses them
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    with sklearn.config_context(enable_metadata_routing=True):
+        piped = CalibratedRanker(make_pipeline(StandardScaler(), ranker), cv=2).fit(X, y, qid=qid)
+        scores = piped.predict(X_test, qid=qid_test)
+        assert piped.score(X_test, y_test, qid=qid_test) == pytest.approx(
+            ndcg_score(y_test, scores, qid_test, 10, gain=np.asarray(gain))
+        )
 
 
 def test_a_bad_y_is_refused_by_name_and_a_column_warns_as_a_rankers_fit_does(data):

@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import check_relevance
+from .ensemble._base import ranker_gain
 from ._input.queries import check_qid
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
@@ -162,9 +163,9 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         rankers' ``score``. Under metadata routing a ``Pipeline`` ending here routes
         ``sample_weight`` to it, which needs its ``score`` to take one."""
         scores = self.predict(X, qid)
-        gain = getattr(self.estimator_, "_gain", None)  # a forestrank ranker's label_gain, as its score uses it
+        gain = ranker_gain(self.estimator_)  # a forestrank ranker's label_gain, as its score uses it
         return evaluate(
-            "ndcg", y, scores, qid, 10, conventions={} if gain is None else {"gain": gain()},
+            "ndcg", y, scores, qid, 10, conventions={} if gain is None else {"gain": gain},
             caller="CalibratedRanker.score", sample_weight=sample_weight,
         )  # fmt: skip
 

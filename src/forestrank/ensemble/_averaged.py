@@ -20,7 +20,7 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
 from ..parallel._local import process_parallel
-from ._base import BaseRanker, fit_atomically, fit_takes, sum_of_trees_terms
+from ._base import BaseRanker, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
 from ._sampling import seed_entropy
 
 
@@ -89,7 +89,8 @@ class AveragedRanker(BaseRanker):
 
     def _gain(self) -> object:
         """The members' gain of the grades (``BaseRanker._gain``), which ``score`` uses."""
-        return self.estimator._gain() if hasattr(self.estimator, "_gain") else super()._gain()
+        gain = ranker_gain(self.estimator)
+        return super()._gain() if gain is None else gain
 
     def __init__(self, estimator: object = None, n_models: int = 20, *, n_jobs: int | None = None, random_state: object = None) -> None:
         self.estimator = estimator

@@ -114,6 +114,14 @@ def sum_of_trees_terms(part: object, role: str) -> tuple[list, np.ndarray]:
     return terms, base
 
 
+def ranker_gain(estimator: object) -> str | np.ndarray | None:
+    """The gain of the grades that ``estimator`` (a forestrank ranker, or a ``Pipeline``
+    ending in one) scores its NDCG with (``BaseRanker._gain``); None for another model."""
+    steps = getattr(estimator, "steps", None)
+    final = steps[-1][1] if steps else estimator
+    return final._gain() if hasattr(final, "_gain") else None
+
+
 def check_warm_start_width(
     estimator: BaseEstimator, fitted_width: int, n_features: int, fitted_names: object = None, names: object = None
 ) -> None:
