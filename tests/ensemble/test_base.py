@@ -205,6 +205,7 @@ def test_bad_input_gets_an_error_naming_the_argument(estimator, change, error, m
         (LambdaMART(), "n_estimators"),  # fitted one tree
         (RFPointRanker(), "max_features"),  # drew one feature
         (LambdaMART(), "learning_rate"),
+        (LambdaMART(), "n_jobs"),  # a type constraint (Integral), not an interval
         (DummyRanker(), "k"),
     ],
 )

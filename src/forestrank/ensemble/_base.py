@@ -16,6 +16,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable
+from numbers import Number
 from typing import NamedTuple
 
 import numpy as np
@@ -206,8 +207,8 @@ class BaseRanker(BaseEstimator):
     def _validate_params(self) -> None:
         """scikit-learn's parameter check, and no ``bool`` where a number is meant.
 
-        ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval
-        constraints, where it meant 1 to some parameters and reached numpy as a bool in
+        ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval and
+        ``Integral`` constraints (``n_jobs``), where it meant 1 to some parameters and reached numpy as a bool in
         others (a crash); a number given as a bool is more likely a slip than a count.
         """
         super()._validate_params()
@@ -215,9 +216,10 @@ class BaseRanker(BaseEstimator):
             value = getattr(self, name, None)
             if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
                 continue
-            # A bool some other constraint accepts (a flag, ``verbose``) is meant as one.
-            if any(not isinstance(constraint, Interval) and make_constraint(constraint).is_satisfied_by(value)
-                   for constraint in constraints):
+            # A bool some constraint other than a number's accepts (a flag, ``verbose``) is meant as one.
+            numeric = [isinstance(c, Interval) or (isinstance(c, type) and issubclass(c, Number)) for c in constraints]
+            if any(not is_number and make_constraint(constraint).is_satisfied_by(value)
+                   for constraint, is_number in zip(constraints, numeric)):
                 continue
             raise InvalidParameterError(
                 f"The {name!r} parameter of {type(self).__name__} must be a number, not a bool; got {value!r}. "
