@@ -84,14 +84,17 @@ def test_every_cuts_score_is_the_solved_systems_score_of_its_children(missing_ra
         present = np.unique(bins[bins != missing_bin])
         for side in (0, 1):
             for cut_bin in range(n_bins.max()):
+                # the missing rows alone on the left are kept at the missing bin (cut -1)
+                alone = side == 1 and missing_bin >= 0 and cut_bin == missing_bin
                 valid = (
-                    cut_bin in present[:-1] or (side == 0 and missing_bin >= 0 and cut_bin == present[-1])
+                    cut_bin in present[:-1] or (side == 0 and missing_bin >= 0 and cut_bin == present[-1]) or alone
                 ) and {"learn": side == 0 or missing_bin >= 0, "left": side == 1, "right": side == 0}[direction]
                 if not valid:
                     assert scores[feature, cut_bin, side] == -np.inf, (feature, cut_bin, side)
                     continue
                 expected = _brute_force_score(
-                    bins, row_node, n_nodes, derivatives, (winners, losers, weights), cut_bin, missing_bin, side == 1, 0.5, 0.1
+                    bins, row_node, n_nodes, derivatives, (winners, losers, weights), -1 if alone else cut_bin, missing_bin,
+                    side == 1, 0.5, 0.1,
                 )  # fmt: skip
                 assert scores[feature, cut_bin, side] == pytest.approx(expected, rel=1e-9, abs=1e-12), (feature, cut_bin, side)
                 checked += 1
