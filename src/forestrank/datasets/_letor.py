@@ -50,9 +50,9 @@ def _read_bytes(path: Path) -> np.ndarray:
         try:
             with opener(path, "rb") as handle:
                 buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
-        except (FileNotFoundError, PermissionError, IsADirectoryError):
-            raise
         except (EOFError, OSError, ValueError, zlib.error) as error:  # truncated or corrupt: each module its own error
+            if isinstance(error, OSError) and error.errno is not None:  # the system's: a missing file, a disk error
+                raise
             raise ValueError(f"{path}: not a readable {path.suffix[1:]} file ({error}).") from None
     else:
         buffer = np.fromfile(path, dtype=np.uint8)
@@ -190,8 +190,11 @@ def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
         text = line.strip()
         if not text:
             continue
-        if not (text.isascii() and text.isdigit()) or int(text) == 0:  # int() would take "1_0", "+3", "٣"
-            raise ValueError(f"{query_file}:{line_number}: expected a query size (an integer >= 1); got {line!r}.")
+        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= n_rows:  # int() would take "1_0", "+3"
+            raise ValueError(
+                f"{query_file}:{line_number}: expected a query size (an integer from 1 to the data file's {n_rows} rows); "
+                f"got {line!r}."
+            )
         sizes.append(int(text))
     sizes = np.array(sizes, dtype=INDEX_DTYPE)
     if sizes.sum() != n_rows:
