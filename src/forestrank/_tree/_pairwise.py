@@ -200,8 +200,9 @@ def level_scores(
     scores : float64 array of shape (n_features, max_bins, 2)
         Written for ``features``: ``[feature, cut_bin, side]`` the children's
         ``G'x - 1/2 x'Wx`` when the bins up to ``cut_bin`` go left, with the missing bin
-        (side 1) or not (side 0); ``-inf`` where the cut leaves a side empty or repeats a
-        lower cut.
+        (side 1) or not (side 0); ``[feature, missing_bin, 1]`` the missing rows alone on
+        the left (``_symmetric.best_candidate``'s place for it); ``-inf`` where the cut
+        leaves a side empty or repeats a lower cut.
     """
     n_children = 2 * n_nodes
     for index in numba.prange(len(features)):

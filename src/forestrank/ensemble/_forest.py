@@ -629,8 +629,8 @@ class RFPointRanker(BaseForestRanker):
         Fully grown trees by default.
     min_samples_split : int or float, default=2
     min_samples_leaf : int or float, default=1
-        Fractions are of the fit's training rows, not of a tree's sample
-        (scikit-learn's convention), rounded up.
+        Fractions are of the fit's rows of positive weight (on Dask collections, of
+        each partition's), not of a tree's sample (scikit-learn's convention), rounded up.
     min_gain_to_split : float, default=0.0
         Minimum impurity decrease per unit of the tree's total weight
         (scikit-learn's ``min_impurity_decrease``); the minimum Hellinger distance

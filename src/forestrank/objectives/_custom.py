@@ -78,7 +78,11 @@ class CustomObjective(RankingObjective):
                 cause = error.__cause__
                 if cause is None:
                     raise
-                raise type(cause)(f"the compiled objective {self._name()} raised: {cause}") from cause
+                try:
+                    named = type(cause)(f"the compiled objective {self._name()} raised: {cause}")
+                except Exception:  # a class built from other arguments than a message
+                    named = RuntimeError(f"the compiled objective {self._name()} raised {type(cause).__name__}: {cause}")
+                raise named from cause
         else:
             result = self.function(self.labels_.copy(), scores.copy(), self.query_boundaries_.copy(), self.query_ids_)
             if not (isinstance(result, tuple) and len(result) == 2):
