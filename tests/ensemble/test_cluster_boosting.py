@@ -173,6 +173,13 @@ def test_early_stopping_stops_at_the_in_memory_iteration(source, data, dask_clie
     np.testing.assert_allclose(remote.evals_result_[name]["ndcg@10"], local.evals_result_[name]["ndcg@10"], rtol=0, atol=1e-12)
     staged = list(remote.staged_predict(X[valid]))
     assert len(staged) == remote.n_iter_
+    # a deciding set whose queries hold one grade each is refused, as in memory
+    flat = np.zeros(int(valid.sum()))
+    with pytest.raises(ValueError, match=rf"NDCG on the {'last eval_set' if source == 'eval_set' else 'validation_fraction'}"):
+        if source == "eval_set":
+            make().fit(dX, dy, qid=dq, eval_set=[tuple(as_dask(eval_bounds, X[valid], flat, qid[valid]))])
+        else:
+            make().fit(dX, as_dask(bounds, X[train], np.zeros(int(train.sum())), qid[train])[1], qid=dq)
     np.testing.assert_allclose(staged[-1], local.predict(X[valid]), rtol=1e-12, atol=1e-12)
 
 

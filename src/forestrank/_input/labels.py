@@ -100,6 +100,15 @@ def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", agai
     return as_kernel_array(scores, FLOAT_DTYPE)
 
 
+def holds_two_grades(y: np.ndarray, query_starts: np.ndarray) -> bool:
+    """Whether a query of the grouped grades ``y`` (float64, (n_rows,)), whose queries start
+    at ``query_starts`` (int64, (n_queries,)), holds two different grades: the only queries
+    whose NDCG depends on the ranking."""
+    if len(query_starts) == 0:
+        return False
+    return bool((np.maximum.reduceat(y, query_starts) > np.minimum.reduceat(y, query_starts)).any())
+
+
 def check_sample_weight(sample_weight: object, *, n_samples: int, against: str = "X", all_zero: bool = False) -> np.ndarray:
     """Validate per-row weights: 1-D, one per row of ``against``, finite, >= 0, not all zero
     (unless ``all_zero``: one partition of a partitioned fit, whose others may weigh).

@@ -49,7 +49,7 @@ from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEP
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
-from .._input.labels import check_grades_for_gain, check_relevance
+from .._input.labels import check_grades_for_gain, check_relevance, holds_two_grades
 from .._input.target_statistics import check_tables, ordered_target_statistics, target_statistics_columns
 from ..metrics._custom import CustomMetric
 from ..metrics._ranking import MAX_CUTOFF
@@ -381,12 +381,15 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         the first, and early stopping would keep one tree without a word.
         """
         starts = item.query_boundaries[:-1]
-        if (np.maximum.reduceat(item.y, starts) > np.minimum.reduceat(item.y, starts)).any():
-            return
-        given = item.name != "validation"
+        if not holds_two_grades(item.y, starts):
+            self._refuse_stopping_set(item.name, len(starts))
+
+    def _refuse_stopping_set(self, name: str, n_queries: int) -> None:
+        """The error of ``_check_stopping_set`` for the set ``name`` of ``n_queries`` queries."""
+        given = name != "validation"
         raise ValueError(
             f"early stopping (n_iter_no_change={self.n_iter_no_change}) is decided by NDCG on "
-            f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {len(starts)} "
+            f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {n_queries} "
             "queries holds two different grades: NDCG is the same for every model there, and early stopping would keep "
             "the first tree. "
             + ("Pass an eval_set whose queries have relevant and non-relevant documents" if given else

@@ -52,7 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
-from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, weight_unit
+from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, holds_two_grades, weight_unit
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
@@ -161,6 +161,11 @@ def fit_boosting_partitioned(
         if model.n_iter_no_change is not None and not evals:
             parts, summaries, held = _hold_out(client, model, parts, summaries)
             evals.append(("validation", held))
+        if model.n_iter_no_change is not None and model.eval_metric is None:  # as _check_stopping_set in memory
+            name, deciding = evals[-1]
+            counts = client.gather([client.submit(_graded_queries, part, pure=False) for part in deciding])
+            if not any(graded for graded, _ in counts):
+                model._refuse_stopping_set(name, sum(n_queries for _, n_queries in counts))
         n_rows = [summary["n_rows"] for summary in summaries]
         if model.quantized_gradients is not None:
             check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
@@ -605,6 +610,15 @@ def _summary(part: _Part | None) -> dict:
         "heaviest": part.base_weight.max(initial=0.0), "zero_weights": not positive.all(),
         "positions": 0 if part.positions is None else int(part.positions.max()),
     }  # fmt: skip
+
+
+def _graded_queries(part: _Part | None) -> tuple[bool, int]:
+    """Whether a query of the grouped partition holds two different grades
+    (``_boosting.holds_two_grades``), and its number of queries."""
+    if part is None:
+        return False, 0
+    starts = np.flatnonzero(np.r_[True, np.diff(part.query_of_row) != 0])
+    return holds_two_grades(part.y, starts), len(starts)
 
 
 def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
