@@ -10,9 +10,9 @@
 Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
 :func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
 as LightGBM's and XGBoost's command lines write them, or RankLib's ``-score`` lines
-(query id, document index, score, tab-separated), whose last column is read. A bad file, flag or parameter ends the command with
-one line on stderr and exit status 2; ``python -m forestrank`` with no command runs the
-demo.
+(query id, document index, score, tab-separated), whose last column is read. A bad file,
+flag or parameter ends the command with one line on stderr and exit status 2;
+``python -m forestrank`` with no command runs the demo.
 """
 
 import argparse
@@ -24,7 +24,7 @@ import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -196,14 +196,8 @@ def _train(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
-        try:
+        with _in_file_numbers(args.train, args.valid, "--categorical " if args.categorical else ""):
             estimator.fit(X, y, qid=qid, **fit_params)
-        except ValueError as error:
-            source = args.valid if str(error).startswith("eval_set") else args.train
-            converted = _in_file_numbers(error, source, "--categorical " if args.categorical else "")
-            if converted is error:
-                raise
-            raise converted from error
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -232,16 +226,22 @@ def _set_categorical(estimator: object, model: str, numbers: list, params: dict,
     estimator.set_params(categorical_features=sorted({number - 1 for number in numbers}))
 
 
-def _in_file_numbers(error: ValueError, source: Path, flag: str = "") -> Exception:
-    """``error`` to raise for rows read from ``source``: a categorical feature's error in the
-    file's numbering (the estimators count features from 0, a LETOR file from 1), or
-    ``error`` itself."""
-    bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error))
-    if bad_code is None:
-        return error
-    number = int(bad_code[1]) + 1
-    message = f"feature {number} of {source} {bad_code[2]}"
-    return UsageError(f"{flag}{number}: {message}" if flag else message)
+@contextlib.contextmanager
+def _in_file_numbers(source: Path, valid: Path | None = None, flag: str = "") -> Iterator[None]:
+    """Name a categorical feature's error raised inside the block in the file's numbering
+    (the estimators count features from 0, a LETOR file from 1), and the file: ``source``,
+    or ``valid`` for an ``eval_set``'s error; ``flag`` prefixes the feature's number. Other
+    errors pass as they are."""
+    try:
+        yield
+    except ValueError as error:
+        bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error))
+        if bad_code is None:
+            raise
+        number = int(bad_code[1]) + 1
+        file = valid if valid is not None and str(error).startswith("eval_set") else source
+        message = f"feature {number} of {file} {bad_code[2]}"
+        raise UsageError(f"{flag}{number}: {message}" if flag else message) from error
 
 
 def _predicted(model: object, data: Path) -> np.ndarray:
@@ -252,16 +252,10 @@ def _predicted(model: object, data: Path) -> np.ndarray:
     from .metrics._scorer import predict_with_qid
 
     X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model")
-    try:
-        # qid reaches a model whose predict reads it (a Pipeline's QueryScaler, a
-        # CalibratedRanker's ranker) under metadata routing, and no other.
-        with sklearn.config_context(enable_metadata_routing=True):
-            return predict_with_qid(model, X, qid)
-    except ValueError as error:
-        converted = _in_file_numbers(error, data)
-        if converted is error:
-            raise
-        raise converted from error
+    # qid reaches a model whose predict reads it (a Pipeline's QueryScaler, a
+    # CalibratedRanker's ranker) under metadata routing, and no other.
+    with _in_file_numbers(data), sklearn.config_context(enable_metadata_routing=True):
+        return predict_with_qid(model, X, qid)
 
 
 def _predict(args: argparse.Namespace) -> None:
