@@ -22,8 +22,8 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import check_relevance
-from .ensemble._base import ranker_gain
 from ._input.queries import check_qid
+from .ensemble._base import ranker_gain
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold

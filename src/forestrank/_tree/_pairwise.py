@@ -399,7 +399,7 @@ def grow_pairwise_tree(
         # missing bin: a threshold of +inf, as _symmetric._next_occupied gives.
         next_bin = int(above.min()) if len(above) else (missing_bin if missing_bin >= 0 else cut_bin + 1)
         new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
-        split_level(X_binned, order, node_start, feature, cut_bin, missing_bins[feature], side, memory.scratch, new_start)
+        split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, side, memory.scratch, new_start)
         node_start = new_start
         row_node[order] = np.repeat(np.arange(2 * n_nodes), np.diff(node_start))
         splits.append((feature, int(cut_bin), next_bin, int(side), float(gain)))

@@ -208,8 +208,9 @@ class BaseRanker(BaseEstimator):
         """scikit-learn's parameter check, and no ``bool`` where a number is meant.
 
         ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval and
-        ``Integral`` constraints (``n_jobs``), where it meant 1 to some parameters and reached numpy as a bool in
-        others (a crash); a number given as a bool is more likely a slip than a count.
+        ``Integral`` constraints (``n_jobs``), where it meant 1 to some parameters and
+        reached numpy as a bool in others (a crash); a number given as a bool is more
+        likely a slip than a count.
         """
         super()._validate_params()
         for name, constraints in self._parameter_constraints.items():

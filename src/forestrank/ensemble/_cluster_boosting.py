@@ -614,10 +614,10 @@ def _summary(part: _Part | None) -> dict:
 
 def _graded_queries(part: _Part | None) -> tuple[bool, int]:
     """Whether a query of the grouped partition holds two different grades
-    (``_boosting.holds_two_grades``), and its number of queries."""
+    (``_input.labels.holds_two_grades``), and its number of queries."""
     if part is None:
         return False, 0
-    starts = np.flatnonzero(np.r_[True, np.diff(part.query_of_row) != 0])
+    starts = boundaries_of_grouped(part.query_of_row)[:-1]
     return holds_two_grades(part.y, starts), len(starts)
 
 
