@@ -589,6 +589,30 @@ def test_the_first_tree_with_label_gain_is_lightgbms(label_gain):
     np.testing.assert_allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("min_gain_to_split", [5.0, 8.0])
+def test_min_gain_to_split_is_lightgbms(min_gain_to_split):
+    """The same threshold prunes the same splits as LightGBM's ``min_split_gain``: both
+    compare it with the whole Newton gain ``G_L^2/H_L + G_R^2/H_R - G^2/H``, and
+    the gains summed per feature are LightGBM's gain importances. (Between 2 and 4 the
+    trees differ by LightGBM's shortcut: a feature that cannot split a node under the
+    threshold is not tried on its children.)"""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(60), 15)
+    X = rng.integers(0, 10, (len(qid), 3)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 2 + X[:, 1] / 4 + rng.normal(0, 1, len(qid))), 0, 4)
+    ours = LambdaMART(n_estimators=1, max_leaf_nodes=8, min_gain_to_split=min_gain_to_split, n_jobs=1)
+    ours.fit(X, y, qid=qid)
+    theirs = lightgbm.LGBMRanker(
+        n_estimators=1, num_leaves=8, min_split_gain=min_gain_to_split, verbose=-1, n_jobs=1, importance_type="gain"
+    ).fit(X, y, group=np.full(60, 15))
+    expected = theirs.predict(X)
+    assert 2 < len(np.unique(expected)) < 8  # the threshold pruned some splits, not all
+    np.testing.assert_allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    gains = ours.trees_[0].feature_gains
+    np.testing.assert_allclose(gains, theirs.feature_importances_, rtol=1e-6)
+
+
 @pytest.mark.parametrize("label_gain", ["exp", "linear"])
 def test_grades_above_31_fit_with_either_gain(data, label_gain):
     """Grades up to 100: LightGBM's default table stops at 31; the exponential gain here is

@@ -50,7 +50,7 @@ BOOSTED = dict(n_estimators=1, max_leaf_nodes=2, objective="mart", learning_rate
         ("entropy", lambda **kw: RFPointRanker(**FOREST, **kw), lambda y: _entropy(y)),
         ("gini", lambda **kw: RFPointRanker(criterion="gini", **FOREST, **kw), lambda y: 1 - np.sum((np.bincount(y.astype(int)) / len(y)) ** 2)),
         ("variance", lambda **kw: RFPointRanker(criterion="variance", **FOREST, **kw), lambda y: np.var(y)),
-        ("newton", lambda **kw: LambdaMART(**BOOSTED, **kw), lambda y: 0.5 * len(y) * np.var(y)),
+        ("newton", lambda **kw: LambdaMART(**BOOSTED, **kw), lambda y: len(y) * np.var(y)),
         ("squared", lambda **kw: LambdaMART(split_gain="squared", **BOOSTED, **kw), lambda y: np.var(y)),
         ("listwise", lambda **kw: RFListRanker(**FOREST, ndcg_k=None, max_queries_per_split=None, **kw), lambda y: 1.0),
     ],

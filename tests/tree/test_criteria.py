@@ -50,7 +50,7 @@ def test_every_criterion_answers_every_question_consistently(criterion):
     assert _criteria.boundary_points_suffice(criterion, 1, 0.0) == (criterion in (_criteria.ENTROPY, _criteria.GINI))
     assert not _criteria.boundary_points_suffice(criterion, 2, 0.0)  # a leaf-size limit turns the shortcut off
     assert _criteria.draws_split(criterion) == (criterion == _criteria.RANDOM)
-    expected_scale = {_criteria.NEWTON: 0.5, _criteria.HELLINGER: 1.0}.get(criterion, 0.25)
+    expected_scale = {_criteria.NEWTON: 1.0, _criteria.HELLINGER: 1.0}.get(criterion, 0.25)
     assert _criteria.gain_scale(criterion, 4.0) == expected_scale
 
 
@@ -211,7 +211,7 @@ def test_newton_gain_is_the_second_order_gain_and_boosting_owns_the_leaf_values(
     G, H = gradients.sum(), hessians.sum()
     left = leaves == tree.nodes["left"][0]
     GL, HL = gradients[left].sum(), hessians[left].sum()
-    expected = 0.5 * (GL**2 / (HL + l2) + (G - GL) ** 2 / (H - HL + l2) - G**2 / (H + l2))
+    expected = GL**2 / (HL + l2) + (G - GL) ** 2 / (H - HL + l2) - G**2 / (H + l2)
     assert tree.feature_gains[0] == pytest.approx(expected)
     heavy = grow_tree(training, np.ones(500), TreeParams(_criteria.NEWTON, 0, max_features=3, min_child_weight=1e6), seed())
     assert heavy.node_count == 1  # no child can reach the hessian minimum

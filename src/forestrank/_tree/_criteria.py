@@ -49,8 +49,10 @@ are inlined in every scan of every criterion.
 
 Reported gains are scaled (``gain_scale``) to match the libraries users compare with:
 impurity decrease per unit of the tree's total weight (scikit-learn's
-``min_impurity_decrease``), half the Newton gain (LightGBM's ``min_gain_to_split``),
-and the Hellinger distance as it is.
+``min_impurity_decrease``), the Newton gain ``G_L^2/(H_L + l2) + G_R^2/(H_R + l2) -
+G^2/(H + l2)`` as LightGBM and XGBoost compare it with ``min_gain_to_split`` and
+``gamma`` and report it as gain importance (Chen & Guestrin, "XGBoost", KDD 2016,
+Eq. 7, without its factor 1/2), and the Hellinger distance as it is.
 
 The functions called per row or per candidate take and return scalars. The small
 ones that nest (``x_log_x`` in ``class_term`` in ``class_move``) are plain jitted
@@ -530,8 +532,6 @@ def draws_split(criterion: int) -> bool:
 @jit(inline="always")
 def gain_scale(criterion, total_weight):
     """Factor from ``cost(parent) - cost(children)`` (a distance for hellinger) to the reported gain."""
-    if criterion == NEWTON:
-        return 0.5
-    if criterion == HELLINGER:
+    if criterion == NEWTON or criterion == HELLINGER:
         return 1.0
     return 1.0 / total_weight

@@ -1214,7 +1214,8 @@ class LambdaMART(BaseBoostingRanker):
         ``"yetirank_pairwise"`` (CatBoost's default for ``YetiRankPairwise``); other
         trees take none.
     min_gain_to_split : float, default=0.0
-        Minimum half Newton gain (LightGBM's ``min_gain_to_split``).
+        Minimum Newton gain ``G_L^2/(H_L + l2) + G_R^2/(H_R + l2) - G^2/(H + l2)`` of a
+        split, on the scale of LightGBM's ``min_split_gain`` (``min_gain_to_split``).
     split_gain : {"newton", "squared"}, default="newton"
         Newton (OLE) gain on g and h, or a least-squares fit of ``-g``.
     subsample : float in (0, 1], default=1.0
