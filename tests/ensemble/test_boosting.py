@@ -788,3 +788,10 @@ def test_yetirank_models_are_reproducible_and_its_parameters_refused_elsewhere()
     assert not np.array_equal(first, LambdaMART(**{**settings, "yetirank_permutations": 3}).fit(X, y, qid=qid).predict(X))
     with pytest.raises(ValueError, match="yetirank_decay sets YetiRank's noisy rankings; objective='lambdarank' has none"):
         LambdaMART(yetirank_decay=0.5).fit(X, y, qid=qid)
+    def squared_error(labels, scores, query_boundaries, query_ids):
+        return scores - labels, np.ones(len(scores))
+
+    for objective in ("mart", "queryrmse", "c-mart", "cosine", "mcrank", "cumulative", "xendcg", squared_error):
+        for name, value in (("yetirank_decay", 0.5), ("yetirank_permutations", 3)):
+            with pytest.raises(ValueError, match=f"{name} sets YetiRank's noisy rankings; objective=.* has none"):
+                LambdaMART(objective=objective, **{name: value}).fit(X, y, qid=qid)

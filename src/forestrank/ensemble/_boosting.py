@@ -1757,6 +1757,9 @@ class LambdaMART(BaseBoostingRanker):
             "chooses LambdaRank's pairs and weights",
         )  # fmt: skip
         self._refuse_unless(("lambdarank",), ("sigma", "lambdarank_norm"), "shapes LambdaRank's pairwise logistic")
+        self._refuse_unless(
+            ("yetirank", "yetirank_pairwise"), ("yetirank_permutations", "yetirank_decay"), "sets YetiRank's noisy rankings"
+        )
         if callable(self.objective):
             return CustomObjective(self.objective)
         if self.objective == "mart":
@@ -1772,9 +1775,6 @@ class LambdaMART(BaseBoostingRanker):
             return Softmax()
         if self.objective == "cumulative":
             return CumulativeSquaredError()
-        self._refuse_unless(
-            ("yetirank", "yetirank_pairwise"), ("yetirank_permutations", "yetirank_decay"), "sets YetiRank's noisy rankings"
-        )
         if self.objective == "xendcg":
             return XENDCG(gain, seed_sequence(self._entropy, GAIN_NOISE))
         if self.objective in ("yetirank", "yetirank_pairwise"):
