@@ -13,7 +13,10 @@ query, and multiplying every operand of a sum or a product by a power of two mul
 its rounded result by exactly the same power (short of underflow), so the ratios are
 bitwise those of the unscaled gains; but the scaled gains never exceed 1, where
 ``2**l - 1`` overflows float64 from grade 1024 on, and a table's gains near float64's
-largest value overflowed a query's DCG.
+largest value overflowed a query's DCG. Gains are not scaled up by more than
+``2**-LOWEST_GAIN_EXPONENT``: a table of subnormal gains would otherwise take a factor
+beyond float64 (``2**1026`` for ``15 * 2**-1030``), and XE-NDCG adds the factor itself to
+every gain (its ``phi``), summed over a query's documents.
 """
 
 import math
@@ -24,6 +27,8 @@ from ._input.labels import check_gain, check_grades_for_gain
 from ._numba.jit import jit
 
 DISCOUNTS = ("log2", "letor", "log_power", "rank_power")
+# 2**960 at most: room for 2**63 documents' sums of a scaled constant below 1.
+LOWEST_GAIN_EXPONENT = -960
 
 
 def discount_table(n_positions: int, discount: str = "log2", power: float = 1.0, cutoff: int | None = None) -> np.ndarray:
@@ -89,9 +94,10 @@ def exp_gain(label, shift):
 @jit
 def gain_shift(largest_gain):
     """The binary exponent ``e`` of a query's largest linear or table gain
-    (``largest_gain = f * 2**e``, ``0.5 <= f < 1``; 0 for a gain of 0): its gains divided
-    by ``2**e`` (``math.ldexp``, exact short of underflow) are at most 1. For the metrics'
-    kernels; :func:`row_gains` takes the same exponents over arrays (``np.frexp``).
+    (``largest_gain = f * 2**e``, ``0.5 <= f < 1``; 0 for a gain of 0), at least
+    ``LOWEST_GAIN_EXPONENT``: its gains divided by ``2**e`` (``math.ldexp``, exact short
+    of underflow) are at most 1. For the metrics' kernels; :func:`row_gains` takes the
+    same exponents over arrays (``np.frexp``).
 
     Parameters
     ----------
@@ -102,7 +108,7 @@ def gain_shift(largest_gain):
     -------
     float64
     """
-    return float(math.frexp(largest_gain)[1])
+    return float(max(math.frexp(largest_gain)[1], LOWEST_GAIN_EXPONENT))
 
 
 @jit
@@ -247,7 +253,8 @@ def _query_gain_exponents(gains: np.ndarray, query_boundaries: np.ndarray) -> np
     """
     present = np.diff(query_boundaries) > 0
     exponents = np.zeros(len(present), dtype=np.int64)
-    exponents[present] = np.frexp(np.maximum.reduceat(gains, np.asarray(query_boundaries[:-1])[present]))[1]
+    largest = np.maximum.reduceat(gains, np.asarray(query_boundaries[:-1])[present])
+    exponents[present] = np.maximum(np.frexp(largest)[1], LOWEST_GAIN_EXPONENT)
     return exponents
 
 

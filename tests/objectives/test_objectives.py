@@ -682,7 +682,11 @@ def _reference_xendcg(scores, phi):
     return loss, g, corrected, np.diag(H)
 
 
-@pytest.mark.parametrize("label_gain", ["exp", "linear", np.array([0.0, 1.0, 1.0, 5.0, 9.0])])
+@pytest.mark.parametrize(
+    "label_gain",
+    # the last: subnormal gains, whose per-query factor 2**1026 would overflow
+    ["exp", "linear", np.array([0.0, 1.0, 1.0, 5.0, 9.0]), np.array([0.0, 1.0, 3.0, 7.0, 15.0]) * 2.0**-1030],
+)
 def test_xendcg_gradients_are_the_series_of_the_inverse_hessian_on_the_cross_entropys_gradient(label_gain):
     rng = np.random.default_rng(4)
     labels = rng.integers(0, 5, 21).astype(float)
