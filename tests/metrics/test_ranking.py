@@ -204,10 +204,10 @@ def test_precision_matches_brute_force_reference(data, ties):
 @pytest.mark.parametrize("k", [1, 3, 10])
 @given(data=rankings(max_size=12))
 def test_letor_presets_match_reference_definitions(data, k):
-    """letor4: LETOR discount, input order, NDCG@k = 0 below k docs; letor3: P@k = 0 below k docs."""
+    """letor4: LETOR discount, input order, NDCG@k = 0 below k docs; letor3: P@k = 0 below k docs too."""
     queries, ids = data
     y, s, q = flatten(queries, ids)
-    for preset, ndcg_short, precision_short in [("letor4", True, False), ("letor3", False, True)]:
+    for preset, ndcg_short, precision_short in [("letor4", True, False), ("letor3", True, True)]:
         ndcg_ref = reference_per_query(
             queries, ids, lambda l, sc: reference.ndcg(l, sc, k, "exp", "letor", "input_order", ndcg_short)
         )
@@ -316,9 +316,11 @@ def test_hand_computed_letor4():
 
 
 def test_hand_computed_letor3():
-    """Eval-Score-3.0.pl: short lists are padded for NDCG, but P@k = 0 below k docs."""
-    ndcg10 = (3 + 0 + 1 / LOG2_3) / 4
-    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor3") == pytest.approx(ndcg10 / 2)
+    """Eval-Score-3.0.pl: NDCG@k and P@k are 0 below k docs (the script fills only the
+    positions a query has and divides their sums by every query)."""
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor3") == 0.0
+    ndcg3 = (3 + 0 + 1 / LOG2_3) / (3 + 1 + 0)
+    assert ndcg_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 3, convention="letor3") == pytest.approx(ndcg3 / 2)
     assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 10, convention="letor3") == 0.0
     assert precision_at_k(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, 3, convention="letor3") == pytest.approx(2 / 3 / 2)
 

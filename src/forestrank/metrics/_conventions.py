@@ -14,9 +14,9 @@ Presets reproduce the official evaluation scripts, as read from their source:
     fewer than ``k`` documents is 0 (the script only fills positions below the list
     length); P@k counts missing positions as irrelevant (denominator ``k``).
 ``"letor3"`` - Eval-Score-3.0.pl (LETOR 3.0)
-    same gain, discount, tie and no-relevant rules; NDCG@k of a short query is
-    computed on the padded list (not 0), while P@k of a query with fewer than ``k``
-    documents is 0.
+    the same, but P@k of a query with fewer than ``k`` documents is 0 too (the script
+    fills both metrics' positions only below the list length, and its mean divides by
+    every query).
 
 ERR is not computed by either script; under a preset it uses the preset's tie and
 no-relevant rules.
@@ -110,21 +110,21 @@ class Convention:
         return _kernels.GAIN_TABLE, np.array(self.gain, dtype=np.float64)
 
 
-def _letor(metric: str, short_query_metric: str, preset: str) -> Convention:
+def _letor(metric: str, short_query_metrics: tuple, preset: str) -> Convention:
     return Convention(
         metric=metric,
         gain="exp",
         discount="letor",
         ties="input_order",
         no_relevant=0.0,
-        short_query_zero=metric == short_query_metric,
+        short_query_zero=metric in short_query_metrics,
         preset=preset,
     )
 
 
 PRESETS = {
-    "letor4": lambda metric: _letor(metric, "ndcg", "letor4"),
-    "letor3": lambda metric: _letor(metric, "precision", "letor3"),
+    "letor4": lambda metric: _letor(metric, ("ndcg",), "letor4"),
+    "letor3": lambda metric: _letor(metric, ("ndcg", "precision"), "letor3"),
 }
 
 
