@@ -315,6 +315,16 @@ def test_hand_computed_letor4():
     assert map_score(FIXTURE_Y, FIXTURE_SCORE, FIXTURE_QID, convention="letor4") == pytest.approx(5 / 6 / 2)
 
 
+@pytest.mark.parametrize("convention", ["letor4", "letor3"])
+def test_the_letor_presets_extend_the_scripts_rules_to_grades_above_2(convention):
+    """The scripts know grades 0-2 (gains 0, 1, 3); the presets give grade 3 the gain
+    2**3 - 1 and count it relevant (``docs/metrics.md``), where a script would not."""
+    y, s, q = np.array([3, 0, 1]), np.array([0.1, 0.9, 0.5]), np.zeros(3)
+    ndcg3 = (0 + 1 + 7 / LOG2_3) / (7 + 1 + 0)
+    assert ndcg_score(y, s, q, 3, convention=convention) == pytest.approx(ndcg3)
+    assert map_score(y, s, q, convention=convention) == pytest.approx((1 / 2 + 2 / 3) / 2)
+
+
 def test_hand_computed_letor3():
     """Eval-Score-3.0.pl: NDCG@k and P@k are 0 below k docs (the script fills only the
     positions a query has and divides their sums by every query)."""

@@ -18,6 +18,11 @@ Presets reproduce the official evaluation scripts, as read from their source:
     fills both metrics' positions only below the list length, and its mean divides by
     every query).
 
+Both scripts know the grades 0, 1 and 2 of their collections (gains 0, 1 and 3;
+relevant from grade 1); the presets extend the same rules, ``2**l - 1`` and relevant
+from grade 1, to higher grades, which the scripts would count as gain 0 and
+irrelevant: on data graded beyond 2 no script gives the presets' numbers.
+
 ERR is not computed by either script; under a preset it uses the preset's tie and
 no-relevant rules.
 """

@@ -150,8 +150,10 @@ _CONVENTION_DOC = """
         Value of a query without any relevant document (label > 0), or 'skip' to
         leave it out of the mean.
     convention : {'letor4', 'letor3'}, default=None
-        Reproduce an official LETOR evaluation script; fixes the options above (an
-        explicit option that contradicts it raises). See ``docs/metrics.md``.
+        Reproduce an official LETOR evaluation script on grades 0-2 (higher grades
+        follow the same rules, where the scripts would count them irrelevant); fixes
+        the options above (an explicit option that contradicts it raises). See
+        ``docs/metrics.md``.
     per_query : bool, default=False
         Return the value of each query (sorted by query id; NaN for skipped queries)
         instead of the mean."""
