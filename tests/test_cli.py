@@ -577,6 +577,22 @@ def test_scores_in_ranklibs_three_columns_are_read_as_its_last(tmp_path, capsys)
     assert "2 columns a line; expected one score a line, or RankLib's three" in capsys.readouterr().err
 
 
+def test_a_ranklib_score_file_of_one_line_is_one_score(tmp_path, capsys):
+    """A single RankLib line was read as three scores: one document's file was refused as
+    "3 scores for 1 documents" and three documents took the line's three numbers."""
+    from forestrank.cli import main
+
+    line = tmp_path / "line.txt"
+    line.write_text("1\t0\t0.5\n")
+    one, three = tmp_path / "one.txt", tmp_path / "three.txt"
+    one.write_text("2 qid:1 1:0.5\n")
+    three.write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n2 qid:1 1:0.1\n")
+    assert main(["evaluate", str(one), "--scores", str(line), "--metric", "ndcg@1"]) == 0
+    assert "1.0000" in capsys.readouterr().out
+    assert main(["evaluate", str(three), "--scores", str(line)]) == 2
+    assert f"{line}: 1 scores for 3 documents." in capsys.readouterr().err
+
+
 def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_command_line(tmp_path, capsys):
     """``persistence.save`` writes them and docs/serving.md exports a fitted Pipeline, but the
     command line refused both as "not a fitted forestrank model"."""

@@ -448,16 +448,17 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
     try:
         with warnings.catch_warnings():  # an empty file: the count below says so, without numpy's warning
             warnings.simplefilter("ignore", UserWarning)
-            scores = np.loadtxt(scores_path, dtype=np.float64, ndmin=1)
+            # Two dimensions whatever the file holds: a line is a row, so one RankLib line
+            # is one document's three columns, not three scores.
+            lines = np.loadtxt(scores_path, dtype=np.float64, ndmin=2)
     except ValueError as error:
         raise UsageError(f"{scores_path}: not one number per line ({error}).") from error
-    if scores.ndim == 2:  # RankLib's -score file: query id, the document's index in its query, score
-        if scores.shape[1] != 3:
-            raise UsageError(
-                f"{scores_path}: {scores.shape[1]} columns a line; expected one score a line, or RankLib's three "
-                "(query id, document index, score)."
-            )
-        scores = scores[:, 2]
+    if lines.shape[1] not in (1, 3):  # RankLib's -score file: query id, the document's index in its query, score
+        raise UsageError(
+            f"{scores_path}: {lines.shape[1]} columns a line; expected one score a line, or RankLib's three "
+            "(query id, document index, score)."
+        )
+    scores = lines[:, -1]
     if scores.shape != (n_rows,):
         raise UsageError(f"{scores_path}: {scores.size} scores for {n_rows} documents.")
     undefined = np.flatnonzero(np.isnan(scores))
