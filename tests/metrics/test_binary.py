@@ -34,6 +34,14 @@ def test_auc_per_query_and_pooled_equal_scikit_learn(graded):
     assert auc_score(y, scores, qid, relevant_threshold=3) == pytest.approx(np.mean(expected), abs=1e-12)
     pooled = auc_score(y, scores, relevant_threshold=3, average="pooled")
     assert pooled == pytest.approx(roc_auc_score(y >= 3, scores), abs=1e-12)
+    assert auc_score(y, scores, qid, relevant_threshold=3, average="pooled") == pooled  # a qid changes no pooled curve
+
+
+@pytest.mark.parametrize("area", [auc_score, partial_auc_score])
+def test_a_pooled_curve_checks_the_qid_it_is_given(graded, area):
+    y, scores, _ = graded
+    with pytest.raises(ValueError, match="qid has 2 entries but y_true has 600 rows"):
+        area(y, scores, qid=[1, 2], average="pooled")
 
 
 @pytest.mark.parametrize("max_fpr", [0.05, 0.2, 0.7])

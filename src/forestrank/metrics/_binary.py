@@ -151,6 +151,8 @@ def _areas(caller, y_true, y_score, qid, relevant_threshold, average, ties, max_
     relevant = _binarise(y_true, relevant_threshold)
     scores = check_scores(y_score, n_samples=len(relevant))
     if average == "pooled":
+        if qid is not None:  # one curve reads no query, but a qid given is checked as everywhere
+            group_queries(qid, len(relevant), caller=caller, against="y_true")
         return _roc_areas(relevant, scores, np.array([0, len(relevant)]), ties, max_fpr)
     groups = group_queries(qid, len(relevant), caller=caller, against="y_true")
     return _roc_areas(groups.group(relevant), groups.group(scores), groups.query_boundaries, ties, max_fpr)
