@@ -1,5 +1,7 @@
 """Paired significance tests over per-query metric values."""
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -24,3 +26,16 @@ def test_paired_test_matches_scipy():
 def test_paired_test_rejects_bad_input(a, b, test, match):
     with pytest.raises(ValueError, match=match):
         paired_test(a, b, test=test)
+
+
+@pytest.mark.parametrize("n_queries", [3, 10, 25, 60])
+@pytest.mark.parametrize("test", ["t", "wilcoxon"])
+def test_identical_systems_have_undefined_tests_for_any_number_of_queries(n_queries, test):
+    """No pair differs: both tests are undefined (NaN, no warning). scipy's exact Wilcoxon,
+    which it uses for few pairs, answered p = 1 below about 20 queries and NaN above."""
+    values = np.linspace(0.1, 0.9, n_queries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = paired_test(values, values.copy(), test=test)
+    assert np.isnan(result.statistic) and np.isnan(result.pvalue)
+    assert result.mean_difference == 0.0 and result.n_queries == n_queries

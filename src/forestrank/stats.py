@@ -46,6 +46,7 @@ def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> Pa
     Returns
     -------
     PairedTestResult
+        For identical systems (every pair equal) the statistic and p-value are NaN.
 
     Examples
     --------
@@ -67,12 +68,16 @@ def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> Pa
         raise ValueError(f"per_query_a and per_query_b must cover the same queries: {len(a)} vs {len(b)} values.")
     if len(a) < 2:
         raise ValueError(f"A paired test needs at least 2 queries, got {len(a)}.")
+    if test not in ("t", "wilcoxon"):
+        raise ValueError(f"test must be 't' or 'wilcoxon', got {test!r}.")
+    if np.array_equal(a, b):
+        # No difference to test: both tests are undefined, whatever the number of queries
+        # (scipy's exact Wilcoxon, used for few queries, would answer p = 1 on no pairs).
+        return PairedTestResult(float("nan"), float("nan"), 0.0, len(a))
     if test == "t":
         result = stats.ttest_rel(a, b)
-    elif test == "wilcoxon":
-        result = stats.wilcoxon(a, b, zero_method="wilcox")
     else:
-        raise ValueError(f"test must be 't' or 'wilcoxon', got {test!r}.")
+        result = stats.wilcoxon(a, b, zero_method="wilcox")
     return PairedTestResult(float(result.statistic), float(result.pvalue), float(np.mean(a - b)), len(a))
 
 
@@ -97,6 +102,6 @@ def paired_tests_of_scored_queries(
     a = np.asarray(per_query_a, dtype=np.float64)
     b = np.asarray(per_query_b, dtype=np.float64)
     kept = ~(np.isnan(a) | np.isnan(b))
-    with warnings.catch_warnings():  # identical systems: the tests are undefined (NaN), which is the answer
+    with warnings.catch_warnings():  # differences all alike: scipy warns of its precision, the answer stands
         warnings.simplefilter("ignore", RuntimeWarning)
         return paired_test(a[kept], b[kept]), paired_test(a[kept], b[kept], test="wilcoxon")
