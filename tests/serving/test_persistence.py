@@ -151,6 +151,10 @@ def _wider_tree(tree):
     tree.feature_gains = np.zeros(len(tree.feature_gains) + 3)
 
 
+def _missing_direction(tree):
+    tree.missing_left[np.flatnonzero(tree.nodes["feature"] >= 0)] = 255  # the walks stepped to child 1 - 255
+
+
 def _node_dtype(tree):
     tree.nodes = tree.nodes.astype([("feature", np.int64), ("left", np.int64), ("threshold", np.float64)])
 
@@ -165,6 +169,7 @@ def _node_dtype(tree):
         (_short_values, "values has"),
         (_wider_tree, "holds a tree of another width"),
         (_node_dtype, "nodes must be a non-empty array of"),
+        (_missing_direction, "missing_left must be 0 or 1"),
     ],
 )
 @pytest.mark.parametrize(
@@ -172,6 +177,7 @@ def _node_dtype(tree):
     [
         ESTIMATORS[0],
         ESTIMATORS[3],
+        LambdaMART(n_estimators=3, grow_policy="symmetric", max_depth=3, random_state=0),
         BROOF(n_estimators=2, n_trees=2, forest=RFPointRanker(criterion="variance", min_samples_leaf=5), random_state=0),
     ],
     ids=lambda e: type(e).__name__,

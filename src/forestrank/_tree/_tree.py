@@ -100,7 +100,8 @@ class Tree:
         ValueError
             Arrays of the wrong type or shape; a split on a feature outside
             ``feature_gains``' width; a child that does not come after its parent or lies
-            outside the tree; a NaN threshold or a NaN value. A split threshold may be
+            outside the tree; a missing direction other than 0 or 1; a NaN threshold or a
+            NaN value. A split threshold may be
             infinite: ``-inf`` sends every present value right (the "missing?" test of a
             three-way split, or the missing rows alone on the left) and ``+inf`` every
             present value left (the missing rows alone on the right: the cut below the
@@ -121,6 +122,8 @@ class Tree:
                 raise ValueError(f"a tree's {name} has {len(arrays[name])} entries for {n_nodes} nodes.")
         if self.missing_left.dtype != np.uint8 or self.values.dtype != np.float64:
             raise ValueError("a tree's missing_left must be uint8 and its values float64.")
+        if (self.missing_left > 1).any():  # the walks step to child 1 - missing_left
+            raise ValueError("a tree's missing_left must be 0 or 1 at every node.")
         feature, left, threshold = self.nodes["feature"], self.nodes["left"], self.nodes["threshold"]
         internal = np.flatnonzero(feature >= 0)
         if (feature[internal] >= len(self.feature_gains)).any():
