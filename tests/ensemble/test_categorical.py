@@ -347,6 +347,48 @@ def test_an_init_fitted_with_target_statistics_is_refused_by_name(fitted):
         LambdaMART(n_estimators=2, init=init).fit(X, y, qid)
 
 
+def _fruit_frame(categories, seed, n_rows=600):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"a": pd.Categorical(rng.choice(categories, n_rows)), "b": rng.normal(size=n_rows)})
+    y = (X["a"] == categories[1]).to_numpy() * 3 + rng.integers(0, 2, n_rows)
+    return X, y, np.sort(rng.integers(0, 30, n_rows))
+
+
+def test_a_fitted_init_of_other_categories_is_refused_and_of_the_same_reads_its_own():
+    """A fitted init was handed the booster's category codes by position: fitted on
+    apple/banana/cherry and boosted on banana/cherry/date, "cherry" got the init's
+    "banana" score and the unseen "date" its "cherry" score, in predict and every export."""
+    source = _fruit_frame(["apple", "banana", "cherry"], 1)
+    init = RFPointRanker(n_estimators=3, categorical_features="from_dtype", max_depth=3, random_state=0).fit(*source)
+    model = LambdaMART(n_estimators=1, learning_rate=1e-9, init=init, categorical_features="from_dtype")
+    with pytest.raises(ValueError, match=r"init was fitted with the categories \['apple', 'banana', 'cherry'\] of column 'a'"):
+        model.fit(*_fruit_frame(["banana", "cherry", "date"], 2))
+    with pytest.raises(ValueError, match="init was fitted with the categorical columns 'a' and this fit has none"):
+        LambdaMART(n_estimators=1, init=init).fit(source[0].assign(a=source[0]["a"].cat.codes), *source[1:])
+    model.fit(*_fruit_frame(["apple", "banana", "cherry"], 2))  # the same categories
+    probe = pd.DataFrame({"a": pd.Categorical(["banana", "cherry", "apple"]), "b": 0.0})
+    np.testing.assert_allclose(model.predict(probe), init.predict(probe), rtol=1e-6)
+
+
+def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_does():
+    """The init was fitted on the booster's codes with "from_dtype", which found no category
+    column there: it split the codes as numbers, and an unseen category (code past the
+    list) scored otherwise than missing, as LightGBM's export of the same model scores it."""
+    lightgbm = pytest.importorskip("lightgbm")
+    from forestrank.export import to_lightgbm
+
+    X, y, qid = _fruit_frame([f"c{i}" for i in range(12)], 1)
+    init = RFPointRanker(n_estimators=2, categorical_features="from_dtype", max_depth=3, random_state=0)
+    model = LambdaMART(n_estimators=3, init=init, categorical_features="from_dtype", random_state=0).fit(X, y, qid)
+    np.testing.assert_array_equal(model.init_.is_categorical_, [True, False])
+    probe = pd.DataFrame({"a": pd.Categorical(["zz", None, "c1"]), "b": [0.3, 0.3, 0.3]})  # unseen, missing, seen
+    ours = model.predict(probe)
+    assert ours[0] == ours[1]
+    np.testing.assert_allclose(lightgbm.Booster(model_str=to_lightgbm(model)).predict(probe), ours, rtol=1e-9)
+    with pytest.raises(ValueError, match="leave its categorical_features at None or 'from_dtype'. Got \\['a'\\]"):
+        LambdaMART(n_estimators=1, init=init.set_params(categorical_features=["a"]), categorical_features=[0]).fit(X, y, qid)
+
+
 def test_exports_refuse_target_statistics():
     from forestrank.export import to_lightgbm
 

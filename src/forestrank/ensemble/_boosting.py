@@ -32,6 +32,7 @@ from numbers import Integral, Real
 
 import numba
 import numpy as np
+from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -884,17 +885,58 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
-            self.init_ = self.init
+            self.init_, fitted_here = self.init, False
         except NotFittedError:
-            self.init_ = fitted_init(self.init, X, y, query_of_row, init_weight)
+            self.init_, fitted_here = fitted_init(self._init_reading_codes(), X, y, query_of_row, init_weight), True
         if getattr(self.init_, "target_statistics_", None):
             raise ValueError(
                 f"init: this {type(self.init_).__name__} was fitted with cat_target_statistics=True, and its trees read "
                 "target-statistic columns beside the features, which the boosted model's feature costs, importances "
                 "and exports count among its own features; give an init fitted with cat_target_statistics=False."
             )
+        if not fitted_here:
+            self._check_init_categories()
         check_inner_columns(self.init_, getattr(self, "feature_names_in_", None), "init")
         return self._init_predictions(X)
+
+    def _init_reading_codes(self) -> object:
+        """The unfitted ``init`` to fit on this fit's validated rows, whose category columns
+        hold codes: with categorical columns, a clone that takes them as its own (a frame's
+        dtypes are gone from the rows, so ``"from_dtype"`` would find none)."""
+        mask = getattr(self, "is_categorical_", None)
+        params = self.init.get_params(deep=False)
+        if mask is None or "categorical_features" not in params:
+            return self.init
+        own = params["categorical_features"]
+        if not (own is None or (isinstance(own, str) and own == "from_dtype")):
+            raise ValueError(
+                "init: an unfitted init is fitted on this fit's rows, their categories encoded, and takes this fit's "
+                f"categorical columns; leave its categorical_features at None or 'from_dtype'. Got {own!r}."
+            )
+        return clone(self.init).set_params(categorical_features=np.flatnonzero(mask).tolist())
+
+    def _check_init_categories(self) -> None:
+        """Refuse a fitted forestrank ``init`` whose categorical columns, or a frame column's
+        categories, are not this fit's: it is handed this fit's category codes by position."""
+        if not hasattr(self.init_, "is_categorical_"):
+            return
+        ours, theirs = getattr(self, "is_categorical_", None), self.init_.is_categorical_
+        names = getattr(self, "feature_names_in_", None)
+        column = lambda feature: repr(names[feature]) if names is not None else str(feature)  # noqa: E731
+        listed = lambda mask: "none" if mask is None else ", ".join(map(column, np.flatnonzero(mask)))  # noqa: E731
+        if (ours is None) != (theirs is None) or (ours is not None and not np.array_equal(ours, theirs)):
+            raise ValueError(
+                f"init was fitted with the categorical columns {listed(theirs)} and this fit has {listed(ours)}: init "
+                "is handed this fit's category codes by position; fit it with the same categorical_features."
+            )
+        frame = getattr(self, "frame_categories_", {})
+        for feature, categories in getattr(self.init_, "frame_categories_", {}).items():
+            if feature in frame and list(frame[feature]) != list(categories):
+                raise ValueError(
+                    f"init was fitted with the categories {list(categories)} of column {column(feature)} and X has "
+                    f"{list(frame[feature])}: init is handed this fit's category codes by position; fit it on frames "
+                    "of the same categories."
+                )
 
     def _init_predictions(self, X: np.ndarray) -> np.ndarray:
         """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)), by position."""
