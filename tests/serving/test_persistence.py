@@ -4,6 +4,7 @@ import pickle
 import warnings
 
 import numpy as np
+import sklearn
 from sklearn.base import clone
 import pytest
 
@@ -344,3 +345,29 @@ def test_a_file_whose_top_level_class_was_rewritten_is_refused_at_load(data, tmp
         warnings.simplefilter("ignore")  # scikit-learn's version warning for the renamed class
         with pytest.raises(ValueError, match="its RandomForestRegressor lacks a parameter of its class"):
             load(tmp_path / "crafted.skops")
+
+
+def test_metadata_requests_are_saved_and_set_again_on_load(data, tmp_path):
+    """``set_fit_request(qid=True)``, which the docs' pipelines use, made skops recurse without
+    end (RecursionError): the requests travel as plain dicts and are set again on load."""
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import QueryScaler
+
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        scaler = QueryScaler().set_fit_request(qid=True).set_transform_request(qid=True)
+        ranker = LambdaMART(n_estimators=3, random_state=0).set_fit_request(qid=True).set_score_request(qid=False)
+        pipeline = make_pipeline(scaler, ranker).fit(X, y, qid=qid)
+        save(pipeline, tmp_path / "pipeline.skops")
+        assert not hasattr(ranker, "_forestrank_metadata_requests")  # the saved model is left as it was
+        expected = pipeline.predict(X, qid=qid)
+    with sklearn.config_context(enable_metadata_routing=False):
+        loaded = load(tmp_path / "pipeline.skops")
+    for before, after in zip(pipeline, loaded):
+        for method in ("fit", "transform", "score"):
+            if hasattr(before._metadata_request, method):
+                assert getattr(after._metadata_request, method).requests == getattr(before._metadata_request, method).requests
+        assert not hasattr(after, "_forestrank_metadata_requests")
+    with sklearn.config_context(enable_metadata_routing=True):
+        np.testing.assert_array_equal(loaded.predict(X, qid=qid), expected)

@@ -11,7 +11,8 @@ and loading it under another version warns (``InconsistentVersionWarning``), sin
 models are only guaranteed to predict the same under the version that saved them.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from os import PathLike
 
 from ..ensemble._base import InconsistentVersionWarning
@@ -42,7 +43,9 @@ def trusted_types() -> list[str]:
 
 
 def save(model: object, path: str | PathLike) -> None:
-    """Write ``model`` in the skops format to ``path``.
+    """Write ``model`` in the skops format to ``path``. Metadata requests
+    (``set_fit_request(qid=True)`` and the like, on the model or any estimator in it) are
+    written with it and set again by :func:`load`.
 
     Raises
     ------
@@ -61,7 +64,73 @@ def save(model: object, path: str | PathLike) -> None:
             f"{', '.join(compiled)} is one: save the model with joblib or pickle (which run code when loaded: load "
             "such a file only from a source you trust), or give the parameter a Python function."
         )
-    skops.io.dump(model, path)
+    with _requests_as_dicts(model):
+        skops.io.dump(model, path)
+
+
+# Where a saved estimator keeps the metadata requests that set_fit_request and the like
+# gave it, as {method: {parameter: request}}: skops cannot write scikit-learn's request
+# objects (it recurses without end), so they travel as plain dicts and are set again on load.
+_REQUESTS = "_forestrank_metadata_requests"
+
+
+def _estimators(model: object) -> list:
+    """Every scikit-learn estimator reachable from ``model`` through attributes, lists, tuples
+    and dicts (parameters, fitted members, pipeline steps), each once."""
+    from sklearn.base import BaseEstimator
+
+    found, seen, pending = [], set(), [model]
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, BaseEstimator):
+            found.append(item)
+            pending.extend(vars(item).values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+    return found
+
+
+@contextmanager
+def _requests_as_dicts(model: object) -> Iterator[None]:
+    """Within the block, each estimator's metadata requests are a plain dict (``_REQUESTS``)."""
+    from sklearn.utils._metadata_requests import SIMPLE_METHODS
+
+    swapped = []
+    for estimator in _estimators(model):
+        request = vars(estimator).get("_metadata_request")
+        if request is None:
+            continue
+        plain = {}
+        for method in SIMPLE_METHODS:
+            requests = getattr(request, method).requests if hasattr(request, method) else {}
+            chosen = {name: alias for name, alias in requests.items() if alias is not None}
+            if chosen:
+                plain[method] = chosen
+        swapped.append((estimator, request))
+        del estimator._metadata_request
+        setattr(estimator, _REQUESTS, plain)
+    try:
+        yield
+    finally:
+        for estimator, request in swapped:
+            delattr(estimator, _REQUESTS)
+            estimator._metadata_request = request
+
+
+def _restore_requests(model: object) -> None:
+    """Set again the metadata requests that :func:`save` wrote as plain dicts."""
+    import sklearn
+
+    with sklearn.config_context(enable_metadata_routing=True):  # the setters exist only with routing on
+        for estimator in _estimators(model):
+            plain = vars(estimator).pop(_REQUESTS, None)
+            for method, requests in (plain or {}).items():
+                getattr(estimator, f"set_{method}_request")(**requests)
 
 
 def _compiled_parameters(model: object) -> list[str]:
@@ -99,6 +168,7 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
     model = skops.io.load(path, trusted=[*trusted_types(), *trusted])
+    _restore_requests(model)
     if hasattr(model, "get_params"):
         try:
             model.get_params(deep=True)
