@@ -123,6 +123,18 @@ def test_bad_input_is_refused_by_name(shuffled):
         QueryScaler().fit(X, qid=qid[1:])
 
 
+def test_a_fit_that_raises_leaves_the_scaler_as_it_was(shuffled):
+    """The narrower X set the width before the qid failed: the fitted scaler then refused
+    the rows it had been fitted on."""
+    X, qid = shuffled
+    scaler = QueryScaler().fit(X, qid=qid)
+    expected = scaler.transform(X, qid=qid)
+    with pytest.raises(ValueError, match="qid has 5 entries"):
+        scaler.fit(X[:, :2], qid=qid[:5])
+    assert scaler.n_features_in_ == X.shape[1]
+    np.testing.assert_array_equal(scaler.transform(X, qid=qid), expected)
+
+
 @pytest.mark.slow  # a grid search of fits: with the slow tests
 def test_a_pipeline_routes_qid_and_grid_search_scores_equal_fits_by_hand():
     X, y, qid = make_ranking(n_queries=90, docs_per_query=(5, 30), n_features=6, random_state=0)

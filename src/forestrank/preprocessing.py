@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
 from ._input.queries import QueryGroups, group_queries
 from ._numba.dtypes import FLOAT_DTYPE
@@ -85,9 +85,9 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         unknown = [name for name in self.query_features if name not in QUERY_STATISTICS]
         if unknown:
             raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
-        X = self._check_X(X, reset=True)
-        if qid is not None:  # a wrong qid fails here, not at the transform of other rows
-            group_queries(qid, len(X), caller="QueryScaler.fit")
+        if qid is not None:  # a wrong qid fails here, not at the transform of other rows; before X sets the width
+            group_queries(qid, _num_samples(X), caller="QueryScaler.fit")
+        self._check_X(X, reset=True)
         return self
 
     def transform(self, X: object, qid: object = None) -> np.ndarray:
