@@ -102,6 +102,16 @@ def test_grid_search_tunes_the_kind_in_a_pipeline_with_the_source_model_fitted(r
     assert clone(ModelFeatures(model)).model is model
 
 
+def test_a_clone_keeps_the_output_container(ranking):
+    """The clone dropped ``set_output``: a pipeline's search got arrays where the direct fit
+    got frames (and a column selector by name failed under ``cross_validate``)."""
+    pd = pytest.importorskip("pandas")
+    X, _, _, model = ranking
+    twin = clone(ModelFeatures(model).set_output(transform="pandas"))
+    assert twin.model is model
+    assert isinstance(twin.fit(X).transform(X), pd.DataFrame)
+
+
 def test_a_kind_the_model_cannot_give_is_refused_by_name(ranking):
     X, y, qid, _ = ranking
     forest = RFPointRanker(n_estimators=3).fit(X, y, qid=qid)

@@ -1,5 +1,7 @@
 """A source-population model's predictions as features (``transfer/__init__.py``)."""
 
+import copy
+
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import HasMethods, StrOptions
@@ -68,8 +70,12 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
     def __sklearn_clone__(self) -> "ModelFeatures":
         """A copy sharing the fitted ``model``: it was trained on the source set and is never
         refitted here, so Pipelines and ``GridSearchCV`` must not clone it unfitted (as
-        scikit-learn's ``FrozenEstimator`` is cloned)."""
-        return type(self)(model=self.model, kind=self.kind)
+        scikit-learn's ``FrozenEstimator`` is cloned). The ``set_output`` choice, which
+        ``clone`` carries beside the parameters, is carried too."""
+        twin = type(self)(model=self.model, kind=self.kind)
+        if hasattr(self, "_sklearn_output_config"):
+            twin._sklearn_output_config = copy.deepcopy(self._sklearn_output_config)
+        return twin
 
     def fit(self, X: object, y: object = None, **fit_params: object) -> "ModelFeatures":
         """Check the model (fitted, with what ``kind`` needs) and the width of ``X``.
