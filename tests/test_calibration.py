@@ -90,6 +90,28 @@ def test_bad_settings_are_refused_by_name(data):
 
 
 @pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests
+def test_group_splitters_are_given_qid_as_groups_and_a_fold_splitting_a_query_is_refused(data):
+    """``cv=GroupKFold(3)`` failed with "split() got an unexpected keyword argument 'qid'"."""
+    from sklearn.model_selection import GroupKFold, KFold
+
+    (X, y, qid), _ = data
+    model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=GroupKFold(3)).fit(X, y, qid=qid)
+    held_out = np.empty(len(y))
+    for train, test in GroupKFold(3).split(X, y, groups=qid):
+        held_out[test] = LambdaMART(n_estimators=3, random_state=0).fit(X[train], y[train], qid=qid[train]).predict(X[test])
+    expected = IsotonicRegression(y_min=0, y_max=1, out_of_bounds="clip").fit(held_out, (y >= 1).astype(float))
+    np.testing.assert_array_equal(model.calibrator_.predict(held_out), expected.predict(held_out))
+    with pytest.raises(ValueError, match="cv: KFold put rows of one query in both a fold's training and test rows"):
+        CalibratedRanker(LambdaMART(n_estimators=3), cv=KFold(3)).fit(X, y, qid=qid)
+
+    class RowHalves:
+        def split(self, X, y):
+            yield np.arange(0, len(y), 2), np.arange(1, len(y), 2)
+
+    with pytest.raises(ValueError, match="cv: RowHalves.split takes neither qid nor groups"):
+        CalibratedRanker(LambdaMART(n_estimators=3), cv=RowHalves()).fit(X, y, qid=qid)
+
+
 def test_a_pipeline_with_a_query_scaler_gets_qid_at_every_step(data):
     import sklearn
     from sklearn.pipeline import make_pipeline

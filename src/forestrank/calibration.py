@@ -11,6 +11,8 @@ calibrated values never reverse two documents; ``predict`` keeps the ranker's ow
 so every ranking, and every ranking metric, stays exactly as it was.
 """
 
+import inspect
+from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -53,7 +55,9 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         The lowest grade that counts as relevant for ``target="probability"``.
     cv : int or splitter, default=5
         Folds of queries for the held-out scores: an int is ``QueryKFold(cv)``, or a
-        splitter whose ``split(X, y, qid=...)`` keeps queries whole.
+        splitter that keeps queries whole, given the query ids as ``qid`` or, where its
+        ``split`` takes ``groups`` instead (``GroupKFold``), as ``groups``; a fold that
+        splits a query is refused.
 
     Attributes
     ----------
@@ -120,7 +124,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         y = check_relevance(y, name="y", n_samples=n_samples, warn_column=True)
         splitter = QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
         held_out = np.full(n_samples, np.nan)
-        for train, test in splitter.split(X, y, qid=qid):
+        for train, test in _query_folds(splitter, X, y, qid):
             member = clone(self.estimator).fit(_safe_indexing(X, train), y[train], qid=qid[train])
             held_out[test] = predict_with_qid(member, _safe_indexing(X, test), qid[test])
         if np.isnan(held_out).any():
@@ -168,6 +172,29 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             "ndcg", y, scores, qid, 10, conventions={} if gain is None else {"gain": gain},
             caller="CalibratedRanker.score", sample_weight=sample_weight,
         )  # fmt: skip
+
+
+def _query_folds(splitter: object, X: object, y: np.ndarray, qid: np.ndarray) -> Iterator[tuple]:
+    """``splitter``'s (train, test) row indices, given the query ids as ``qid`` (forestrank's
+    splitters) or as ``groups`` (scikit-learn's group splitters); refused when a fold puts
+    a query's rows on both sides, or when ``split`` takes neither."""
+    parameters = inspect.signature(splitter.split).parameters
+    if "qid" in parameters:
+        folds = splitter.split(X, y, qid=qid)
+    elif "groups" in parameters:
+        folds = splitter.split(X, y, groups=qid)
+    else:
+        raise ValueError(
+            f"cv: {type(splitter).__name__}.split takes neither qid nor groups, so its folds cannot keep queries "
+            "whole; give QueryKFold (or GroupKFold, which is given qid as its groups)."
+        )
+    for train, test in folds:
+        if np.isin(qid[test], qid[train]).any():
+            raise ValueError(
+                f"cv: {type(splitter).__name__} put rows of one query in both a fold's training and test rows; give "
+                "a splitter that keeps queries whole: QueryKFold, or GroupKFold (given qid as its groups)."
+            )
+        yield train, test
 
 
 def _platt(scores: np.ndarray, targets: np.ndarray) -> LogisticRegression:
