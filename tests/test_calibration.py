@@ -112,6 +112,15 @@ def test_group_splitters_are_given_qid_as_groups_and_a_fold_splitting_a_query_is
         CalibratedRanker(LambdaMART(n_estimators=3), cv=RowHalves()).fit(X, y, qid=qid)
 
 
+def test_feature_names_are_the_rankers_and_a_refit_on_an_array_drops_them(data):
+    pd = pytest.importorskip("pandas")
+    (X, y, qid), _ = data
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    model = CalibratedRanker(LambdaMART(n_estimators=2, random_state=0), cv=2).fit(frame, y, qid=qid)
+    np.testing.assert_array_equal(model.feature_names_in_, frame.columns)
+    assert not hasattr(model.fit(X, y, qid=qid), "feature_names_in_")
+
+
 def test_a_pipeline_with_a_query_scaler_gets_qid_at_every_step(data):
     import sklearn
     from sklearn.pipeline import make_pipeline

@@ -67,6 +67,8 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         The map from scores to the calibrated values.
     n_features_in_ : int
         Features of ``estimator_``.
+    feature_names_in_ : ndarray of shape (n_features_in_,), object
+        Its feature names, when it was fitted on a DataFrame.
 
     Examples
     --------
@@ -133,6 +135,9 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         self.calibrator_ = self._calibrator(held_out, targets)
         self.estimator_ = clone(self.estimator).fit(X, y, qid=qid)
         self.n_features_in_ = getattr(self.estimator_, "n_features_in_", None)
+        vars(self).pop("feature_names_in_", None)  # a refit on an array has none
+        if hasattr(self.estimator_, "feature_names_in_"):
+            self.feature_names_in_ = self.estimator_.feature_names_in_
         return self
 
     def _calibrator(self, scores: np.ndarray, targets: np.ndarray) -> object:
