@@ -109,3 +109,28 @@ def test_names_are_checked_once_by_the_ensemble_not_by_every_member():
             assert len(named) == 1 and message in named[0] and "but AveragedRanker was fitted" in named[0], named
     with pytest.raises(ValueError, match="Feature names must be in the same order"):
         model.fit(frame, y, qid=qid).predict(frame[list("bacd")])
+
+
+@pytest.mark.slow  # a subprocess, so that a hang is a timeout rather than a stuck suite
+def test_the_multiprocessing_backend_fits_the_members_after_openmp_ran():
+    """joblib's multiprocessing backend forks; after a fit had run numba's OpenMP threads,
+    GNU OpenMP terminated every forked member ("fork() called from a process already
+    using GNU OpenMP") and the fit hung. The members are then fitted one after another."""
+    import subprocess
+    import sys
+
+    script = """
+import numba, numpy as np
+from joblib import parallel_config
+from forestrank import AveragedRanker, LambdaMART, make_ranking
+X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+LambdaMART(n_estimators=2).fit(X, y, qid=qid)
+member = LambdaMART(n_estimators=3, subsample=0.5)
+alone = AveragedRanker(member, n_models=2, n_jobs=1, random_state=0).fit(X, y, qid=qid).predict(X)
+with parallel_config(backend="multiprocessing"):
+    forked = AveragedRanker(member, n_models=2, n_jobs=2, random_state=0).fit(X, y, qid=qid).predict(X)
+assert np.array_equal(alone, forked)
+print(numba.threading_layer())
+"""
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr

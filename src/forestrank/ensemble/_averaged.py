@@ -54,7 +54,10 @@ class AveragedRanker(BaseRanker):
         Members fitted at once, in processes (joblib's loky backend, or the configured
         process backend): a member's own numba-parallel kernels must not run in
         several threads of one process, so under a thread or cluster backend the
-        members are fitted one after another. Each member keeps its own ``n_jobs``.
+        members are fitted one after another; so they are under joblib's
+        ``"multiprocessing"`` backend once numba's OpenMP threads have run in this
+        process (a child forked from it is terminated by GNU OpenMP). Each member keeps
+        its own ``n_jobs``.
         ``None`` fits one member at a time (joblib's default), each on every core by
         its own default; a number of processes and members with ``n_jobs=1`` split
         the cores between members instead.

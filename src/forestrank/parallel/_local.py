@@ -14,6 +14,7 @@ Two kinds of parallel work, under whatever ``joblib.parallel_config`` the caller
 """
 
 import contextlib
+import multiprocessing
 import os
 import threading
 from collections.abc import Iterable, Iterator
@@ -99,12 +100,29 @@ def process_parallel(n_jobs: int | None) -> Parallel:
     Processes (loky by default, or the configured process backend): numba's workqueue
     threading layer aborts when parallel kernels run in several threads of one process,
     so under a thread backend, or a cluster backend whose workers may run several tasks
-    in threads, the fits run one after another.
+    in threads, the fits run one after another. So they do under joblib's
+    multiprocessing backend once numba's OpenMP layer has run a kernel here: that
+    backend forks, and GNU OpenMP terminates a child forked from a process using it.
     """
     backend, _ = get_active_backend(prefer="processes")
-    if getattr(backend, "uses_threads", False) or type(backend).__name__ == "DaskDistributedBackend":
+    name = type(backend).__name__
+    one_after_another = (
+        getattr(backend, "uses_threads", False)
+        or name == "DaskDistributedBackend"
+        or (name == "MultiprocessingBackend" and _forks_after_openmp())
+    )
+    if one_after_another:
         return Parallel(n_jobs=1)
     return Parallel(n_jobs=n_jobs, prefer="processes")
+
+
+def _forks_after_openmp() -> bool:
+    """Whether a new process would be forked from this one after numba's OpenMP threads ran."""
+    try:
+        layer = numba.threading_layer()
+    except ValueError:  # no parallel kernel has run yet
+        return False
+    return layer == "omp" and multiprocessing.get_context().get_start_method() == "fork"
 
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
