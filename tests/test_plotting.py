@@ -48,8 +48,10 @@ def test_plot_metric_draws_each_sets_curve_and_the_best_iteration(data):
     np.testing.assert_array_equal(x_values, np.arange(1, len(curve) + 1))
     assert ax.lines[0].get_label() == "valid_0" and ax.get_ylabel() == "ndcg@10"
     assert ax.lines[1].get_xdata()[0] == model.best_iteration_
-    with pytest.raises(ValueError, match="recorded no metric"):
-        plot_metric(LambdaMART(n_estimators=2).fit(X, y, qid=qid))
+    with pytest.raises(ValueError, match=r"recorded no metric: fit it with eval_set, n_iter_no_change \(which holds"):
+        plot_metric(LambdaMART(n_estimators=2, validation_fraction=0.3).fit(X, y, qid=qid))  # read only when stopping
+    held_out = plot_metric(LambdaMART(n_estimators=3, n_iter_no_change=5, validation_fraction=0.3).fit(X, y, qid=qid))
+    assert held_out.lines[0].get_label() == "validation"
     with pytest.raises(ValueError, match=r"eval_names \['test'\] are not in evals_result_"):
         plot_metric(model, eval_names=["test"])
 

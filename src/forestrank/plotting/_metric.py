@@ -18,7 +18,8 @@ def plot_metric(
     ----------
     model : fitted LambdaMART or PLRank, or its ``evals_result_`` dict
         ``{set name: {metric name: [value per iteration]}}``: fit with ``eval_set``,
-        ``validation_fraction`` or ``verbose`` to record one.
+        ``n_iter_no_change`` (which holds out ``validation_fraction`` without one) or
+        ``verbose`` to record one.
     metric : str or None, default=None
         The metric to draw (``"ndcg@10"``); None: the only one recorded.
     eval_names : sequence of str or None, default=None
@@ -43,7 +44,8 @@ def plot_metric(
         results, best = getattr(model, "evals_result_", {}), getattr(model, "best_iteration_", None)
     if not results:
         raise ValueError(
-            "the model recorded no metric: fit it with eval_set, validation_fraction or verbose to fill evals_result_."
+            "the model recorded no metric: fit it with eval_set, n_iter_no_change (which holds out validation_fraction "
+            "without one) or verbose to fill evals_result_."
         )
     names = list(results) if eval_names is None else list(eval_names)
     unknown = [name for name in names if name not in results]
