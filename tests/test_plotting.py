@@ -86,6 +86,19 @@ def test_plot_tree_draws_every_node_with_its_test_or_value(data):
     assert sum(text.get_gid() is not None for text in shallow.texts) == 3
     with pytest.raises(IndexError, match="tree_index 3 is out of range: the model has 3 trees"):
         plot_tree(model, 3)
+    assert [text.get_text() for text in ax.texts if text.get_gid() is None][:2] == ["", "yes"]  # edges first
+
+
+def test_plot_tree_draws_a_cumulative_models_trees_in_order(data):
+    """It refused with the exports' message: its probabilities are no sum of trees, but
+    each of its trees is one."""
+    X, y, qid, *_ = data
+    model = LambdaMART(objective="cumulative", n_estimators=2, max_leaf_nodes=4, random_state=0).fit(X, y, qid=qid)
+    for index in (0, len(model.trees_) - 1):
+        ax = plot_tree(model, index)
+        assert sum(text.get_gid() is not None for text in ax.texts) == model.trees_[index].node_count
+    with pytest.raises(IndexError, match=f"the model has {len(model.trees_)} trees"):
+        plot_tree(model, len(model.trees_))
 
 
 def test_the_query_comparison_draws_each_querys_ndcg_and_the_paired_tests(data):

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 import numpy as np
+from sklearn.utils.validation import check_is_fitted
 
 from ..serving._terms import additive_terms, export_tree, resolve_feature_names
 from ._axes import axes_or_new
@@ -20,8 +21,9 @@ def plot_tree(
 
     The trees are numbered as the exports number them (``forestrank.export``: an
     ``init`` model's trees first, then the ensemble's in order; a McRank model's trees
-    cycle through the grades), and a leaf's value is the one the tree stores, before the
-    ensemble's weight (a forest's ``1 / n_trees``) multiplies it.
+    cycle through the grades, as a cumulative model's, which no export takes, cycle
+    through its grade thresholds), and a leaf's value is the one the tree stores, before
+    the ensemble's weight (a forest's ``1 / n_trees``) multiplies it.
 
     Parameters
     ----------
@@ -40,14 +42,19 @@ def plot_tree(
     Returns
     -------
     matplotlib Axes
-        One text box per node drawn (``ax.texts``), in forestrank's node order.
+        Its ``texts`` hold the edges' "yes" and "no", then one box per node drawn, in
+        forestrank's node order, each with the ``gid`` ``"node <i>"``.
     """
-    terms, _, _ = additive_terms(model)
-    if not -len(terms) <= tree_index < len(terms):
-        raise IndexError(f"tree_index {tree_index} is out of range: the model has {len(terms)} trees.")
+    if getattr(model, "_cumulative_outputs", False):  # no sum of trees to export: its trees in order
+        check_is_fitted(model)
+        trees = list(model.trees_)
+    else:
+        trees = [tree for tree, _, _ in additive_terms(model)[0]]
+    if not -len(trees) <= tree_index < len(trees):
+        raise IndexError(f"tree_index {tree_index} is out of range: the model has {len(trees)} trees.")
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"max_depth must be >= 0 or None; got {max_depth}.")
-    tree = export_tree(terms[tree_index][0], 1.0)
+    tree = export_tree(trees[tree_index], 1.0)
     names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     shown = tree.depth <= (tree.depth.max() if max_depth is None else max_depth)
     x = _leaf_order_positions(tree, shown)
