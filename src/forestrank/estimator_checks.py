@@ -93,8 +93,9 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
     if isinstance(estimator, RFListRanker):  # RFHybridRanker too
         return dict.fromkeys(_WEIGHT_CHECKS, _LISTWISE_WEIGHT)
     if isinstance(estimator, RFPointRanker):
-        resampled = estimator.bootstrap or estimator.sample_level == "document"
-        return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if resampled else {}
+        # the checks' rows are one query: drawn whole, a repeated row stays with its copy
+        by_document = estimator.sample_level == "document" and (estimator.bootstrap or estimator.query_subsample < 1.0)
+        return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if by_document else {}
     if isinstance(estimator, BaseBoostingRanker):
         if getattr(estimator, "objective", None) in (*GRADE_OBJECTIVES, "mart"):
             # per-document losses; the check's data grows no tree that min_samples_leaf tells

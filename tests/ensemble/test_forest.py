@@ -47,11 +47,22 @@ def test_sklearn_estimator_checks(estimator, check):
         RFPointRanker(n_estimators=5, criterion="variance", bootstrap=True, sample_level="document", random_state=0),
         RFPointRanker(n_estimators=5, criterion="random", random_state=0),
         RFPointRanker(n_estimators=5, criterion="hellinger", random_state=0),
+        RFPointRanker(n_estimators=5, bootstrap=True, random_state=0),  # queries drawn whole: passes the weight checks
     ],
     expected_failed_checks=expected_failed_checks,
 )
 def test_sklearn_estimator_checks_of_other_configurations(estimator, check):
     run_estimator_check(estimator, check)
+
+
+def test_the_weight_checks_a_forest_is_expected_to_fail_follow_its_document_draws():
+    """``bootstrap=True`` at the query level was listed as failing the weight checks, which
+    it passes: the checks' rows form one query, drawn whole with its repeated row."""
+    weight_checks = {"check_sample_weight_equivalence_on_dense_data", "check_sample_weight_equivalence_on_sparse_data"}
+    for passing in ({"bootstrap": True}, {"query_subsample": 0.5}, {"sample_level": "document", "query_subsample": 1.0}):
+        assert expected_failed_checks(RFPointRanker(**passing)) == {}, passing
+    for failing in ({"sample_level": "document"}, {"sample_level": "document", "bootstrap": True, "query_subsample": 1.0}):
+        assert set(expected_failed_checks(RFPointRanker(**failing))) == weight_checks, failing
 
 
 def test_serial_and_threaded_fits_are_bitwise_identical(data):
