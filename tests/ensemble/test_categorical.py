@@ -8,8 +8,9 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 
-from forestrank import BROOF, LambdaMART, RFPointRanker
+from forestrank import BROOF, AveragedRanker, LambdaMART, RFPointRanker
 
 pd = pytest.importorskip("pandas")
 
@@ -365,6 +366,10 @@ def test_a_fitted_init_of_other_categories_is_refused_and_of_the_same_reads_its_
         model.fit(*_fruit_frame(["banana", "cherry", "date"], 2))
     with pytest.raises(ValueError, match="init was fitted with the categorical columns 'a' and this fit has none"):
         LambdaMART(n_estimators=1, init=init).fit(source[0].assign(a=source[0]["a"].cat.codes), *source[1:])
+    averaged = AveragedRanker(RFPointRanker(n_estimators=2, categorical_features="from_dtype", max_depth=3), n_models=2)
+    averaged.fit(*source)
+    with pytest.raises(ValueError, match="init was fitted with the categories"):  # members checked through the average
+        LambdaMART(n_estimators=1, init=averaged, categorical_features="from_dtype").fit(*_fruit_frame(["banana", "cherry", "date"], 2))
     model.fit(*_fruit_frame(["apple", "banana", "cherry"], 2))  # the same categories
     probe = pd.DataFrame({"a": pd.Categorical(["banana", "cherry", "apple"]), "b": 0.0})
     np.testing.assert_allclose(model.predict(probe), init.predict(probe), rtol=1e-6)
@@ -385,8 +390,10 @@ def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_d
     ours = model.predict(probe)
     assert ours[0] == ours[1]
     np.testing.assert_allclose(lightgbm.Booster(model_str=to_lightgbm(model)).predict(probe), ours, rtol=1e-9)
-    with pytest.raises(ValueError, match="leave its categorical_features at None or 'from_dtype'. Got \\['a'\\]"):
-        LambdaMART(n_estimators=1, init=init.set_params(categorical_features=["a"]), categorical_features=[0]).fit(X, y, qid)
+    named = LambdaMART(n_estimators=3, init=clone(init).set_params(categorical_features=["a"]), categorical_features="from_dtype")
+    np.testing.assert_array_equal(named.set_params(random_state=0).fit(X, y, qid).predict(probe), ours)  # the same columns
+    with pytest.raises(ValueError, match="leave its categorical_features at None or 'from_dtype', or name this fit's. Got \\['b'\\]"):
+        LambdaMART(n_estimators=1, init=clone(init).set_params(categorical_features=["b"]), categorical_features=[0]).fit(X, y, qid)
 
 
 def test_exports_refuse_target_statistics():

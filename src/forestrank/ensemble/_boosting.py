@@ -42,6 +42,7 @@ from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
+from .._input.categories import check_categorical_features
 from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
@@ -901,36 +902,44 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _init_reading_codes(self) -> object:
         """The unfitted ``init`` to fit on this fit's validated rows, whose category columns
-        hold codes: with categorical columns, a clone that takes them as its own (a frame's
-        dtypes are gone from the rows, so ``"from_dtype"`` would find none)."""
+        hold codes: with categorical columns, a forestrank ranker's clone that takes them as
+        its own (a frame's dtypes are gone from the rows, so ``"from_dtype"`` would find
+        none); its own setting, where it names columns, must name this fit's."""
         mask = getattr(self, "is_categorical_", None)
-        params = self.init.get_params(deep=False)
-        if mask is None or "categorical_features" not in params:
+        if mask is None or not isinstance(self.init, BaseRanker) or not hasattr(self.init, "categorical_features"):
             return self.init
-        own = params["categorical_features"]
+        own = self.init.categorical_features
         if not (own is None or (isinstance(own, str) and own == "from_dtype")):
-            raise ValueError(
-                "init: an unfitted init is fitted on this fit's rows, their categories encoded, and takes this fit's "
-                f"categorical columns; leave its categorical_features at None or 'from_dtype'. Got {own!r}."
-            )
+            names = [str(name) for name in getattr(self, "feature_names_in_", [])]
+            named = [names.index(item) if isinstance(item, str) and item in names else item for item in np.ravel(own)]
+            try:
+                same = np.array_equal(check_categorical_features(named, None, len(mask)), mask)
+            except (TypeError, ValueError):
+                same = False
+            if not same:
+                raise ValueError(
+                    "init: an unfitted init is fitted on this fit's rows, their categories encoded, and takes this "
+                    "fit's categorical columns; leave its categorical_features at None or 'from_dtype', or name this "
+                    f"fit's. Got {own!r}."
+                )
         return clone(self.init).set_params(categorical_features=np.flatnonzero(mask).tolist())
 
     def _check_init_categories(self) -> None:
-        """Refuse a fitted forestrank ``init`` whose categorical columns, or a frame column's
-        categories, are not this fit's: it is handed this fit's category codes by position."""
-        if not hasattr(self.init_, "is_categorical_"):
-            return
-        ours, theirs = getattr(self, "is_categorical_", None), self.init_.is_categorical_
+        """Refuse a fitted forestrank ``init`` (an ``AveragedRanker`` of them included) whose
+        categorical columns, or a frame column's categories, are not this fit's: it is handed
+        this fit's category codes by position."""
         names = getattr(self, "feature_names_in_", None)
-        column = lambda feature: repr(names[feature]) if names is not None else str(feature)  # noqa: E731
+        column = lambda f: repr(names[f]) if names is not None and f < len(names) else str(f)  # noqa: E731
         listed = lambda mask: "none" if mask is None else ", ".join(map(column, np.flatnonzero(mask)))  # noqa: E731
-        if (ours is None) != (theirs is None) or (ours is not None and not np.array_equal(ours, theirs)):
-            raise ValueError(
-                f"init was fitted with the categorical columns {listed(theirs)} and this fit has {listed(ours)}: init "
-                "is handed this fit's category codes by position; fit it with the same categorical_features."
-            )
+        if hasattr(self.init_, "is_categorical_"):
+            ours, theirs = getattr(self, "is_categorical_", None), self.init_.is_categorical_
+            if (ours is None) != (theirs is None) or (ours is not None and not np.array_equal(ours, theirs)):
+                raise ValueError(
+                    f"init was fitted with the categorical columns {listed(theirs)} and this fit has {listed(ours)}: "
+                    "init is handed this fit's category codes by position; fit it with the same categorical_features."
+                )
         frame = getattr(self, "frame_categories_", {})
-        for feature, categories in getattr(self.init_, "frame_categories_", {}).items():
+        for feature, categories in (getattr(self.init_, "frame_categories_", None) or {}).items():
             if feature in frame and list(frame[feature]) != list(categories):
                 raise ValueError(
                     f"init was fitted with the categories {list(categories)} of column {column(feature)} and X has "
@@ -1455,6 +1464,9 @@ class LambdaMART(BaseBoostingRanker):
         fitted on the same collections' training rows first. An init fitted on a
         DataFrame needs the fit's frame to have its columns in its order (it reads the
         rows by position); one fitted with ``cat_target_statistics=True`` is refused.
+        With categorical features an unfitted forestrank ``init`` takes the fit's
+        categorical columns, and a fitted one must have them and, fitted on frames,
+        their categories (``docs/categorical.md``).
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``.

@@ -347,9 +347,12 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list, we
         return None
     try:
         check_is_fitted(model.init)
-        return model.init
     except NotFittedError:
         pass
+    else:
+        model.init_ = model.init
+        model._check_init_categories()  # a cluster fit has no categorical columns
+        return model.init
     if not isinstance(model.init, BaseRanker):
         raise ValueError(
             "init must be fitted already, or a forestrank ranker that fits Dask collections (a forest, LambdaMART or "
