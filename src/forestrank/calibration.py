@@ -67,7 +67,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         The map from scores to the calibrated values.
     n_features_in_ : int
         Features of ``estimator_``.
-    feature_names_in_ : ndarray of shape (n_features_in_,), object
+    feature_names_in_ : ndarray of shape (n_features,), object
         Its feature names, when it was fitted on a DataFrame.
 
     Examples
