@@ -371,3 +371,24 @@ def test_metadata_requests_are_saved_and_set_again_on_load(data, tmp_path):
         assert not hasattr(after, "_forestrank_metadata_requests")
     with sklearn.config_context(enable_metadata_routing=True):
         np.testing.assert_array_equal(loaded.predict(X, qid=qid), expected)
+
+
+def test_a_search_with_a_requesting_scorer_round_trips(data, tmp_path):
+    """A scorer given requests holds them as an estimator does (scikit-learn's
+    ``make_scorer(...).set_score_request(qid=True)``): a saved search recursed."""
+    skops_io = pytest.importorskip("skops.io")
+    from sklearn.metrics import make_scorer
+    from sklearn.model_selection import GridSearchCV
+
+    from forestrank import QueryKFold, ndcg_score
+
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        search = GridSearchCV(
+            LambdaMART(n_estimators=2, random_state=0), {"learning_rate": [0.1, 0.3]}, cv=QueryKFold(2),
+            scoring=make_scorer(ndcg_score, k=5).set_score_request(qid=True),
+        ).fit(X, y, qid=qid)  # fmt: skip
+        save(search, tmp_path / "search.skops")
+    loaded = load(tmp_path / "search.skops", trusted=skops_io.get_untrusted_types(file=tmp_path / "search.skops"))
+    np.testing.assert_array_equal(loaded.predict(X), search.predict(X))
+    assert loaded.scorer_._metadata_request.score.requests == search.scorer_._metadata_request.score.requests

@@ -74,10 +74,13 @@ def save(model: object, path: str | PathLike) -> None:
 _REQUESTS = "_forestrank_metadata_requests"
 
 
-def _estimators(model: object) -> list:
-    """Every scikit-learn estimator reachable from ``model`` through attributes, lists, tuples
-    and dicts (parameters, fitted members, pipeline steps), each once."""
-    from sklearn.base import BaseEstimator
+def _requesters(model: object) -> list:
+    """Every object reachable from ``model`` that can hold metadata requests (estimators,
+    scorers, splitters: scikit-learn's ``_MetadataRequester``) through attributes, lists,
+    tuples, sets, dicts and object arrays (parameters, fitted members, pipeline steps, a
+    search's ``cv_results_``), each once."""
+    import numpy as np
+    from sklearn.utils._metadata_requests import _MetadataRequester
 
     found, seen, pending = [], set(), [model]
     while pending:
@@ -85,41 +88,44 @@ def _estimators(model: object) -> list:
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, BaseEstimator):
+        if isinstance(item, _MetadataRequester):
             found.append(item)
-            pending.extend(vars(item).values())
-        elif isinstance(item, list | tuple):
+        if isinstance(item, list | tuple | set | frozenset):
             pending.extend(item)
         elif isinstance(item, dict):
             pending.extend(item.values())
+        elif isinstance(item, np.ndarray):
+            if item.dtype == object:
+                pending.extend(item.ravel().tolist())
+        elif hasattr(item, "__dict__") and not isinstance(item, type):
+            pending.extend(vars(item).values())
     return found
 
 
 @contextmanager
 def _requests_as_dicts(model: object) -> Iterator[None]:
-    """Within the block, each estimator's metadata requests are a plain dict (``_REQUESTS``)."""
+    """Within the block, each requester's metadata requests are a plain dict (``_REQUESTS``)."""
     from sklearn.utils._metadata_requests import SIMPLE_METHODS
 
     swapped = []
-    for estimator in _estimators(model):
-        request = vars(estimator).get("_metadata_request")
-        if request is None:
-            continue
-        plain = {}
-        for method in SIMPLE_METHODS:
-            requests = getattr(request, method).requests if hasattr(request, method) else {}
-            chosen = {name: alias for name, alias in requests.items() if alias is not None}
-            if chosen:
-                plain[method] = chosen
-        swapped.append((estimator, request))
-        del estimator._metadata_request
-        setattr(estimator, _REQUESTS, plain)
     try:
+        for requester in _requesters(model):
+            request = vars(requester).get("_metadata_request")
+            if request is None:
+                continue
+            plain = {
+                method: dict(getattr(request, method).requests)
+                for method in SIMPLE_METHODS
+                if hasattr(request, method) and getattr(request, method).requests
+            }
+            swapped.append((requester, request))
+            del requester._metadata_request
+            setattr(requester, _REQUESTS, plain)
         yield
     finally:
-        for estimator, request in swapped:
-            delattr(estimator, _REQUESTS)
-            estimator._metadata_request = request
+        for requester, request in swapped:
+            vars(requester).pop(_REQUESTS, None)
+            requester._metadata_request = request
 
 
 def _restore_requests(model: object) -> None:
@@ -127,10 +133,10 @@ def _restore_requests(model: object) -> None:
     import sklearn
 
     with sklearn.config_context(enable_metadata_routing=True):  # the setters exist only with routing on
-        for estimator in _estimators(model):
-            plain = vars(estimator).pop(_REQUESTS, None)
+        for requester in _requesters(model):
+            plain = vars(requester).pop(_REQUESTS, None)
             for method, requests in (plain or {}).items():
-                getattr(estimator, f"set_{method}_request")(**requests)
+                getattr(requester, f"set_{method}_request")(**requests)
 
 
 def _compiled_parameters(model: object) -> list[str]:
