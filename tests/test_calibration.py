@@ -111,6 +111,14 @@ def test_group_splitters_are_given_qid_as_groups_and_a_fold_splitting_a_query_is
     with pytest.raises(ValueError, match="cv: RowHalves.split takes neither qid nor groups"):
         CalibratedRanker(LambdaMART(n_estimators=3), cv=RowHalves()).fit(X, y, qid=qid)
 
+    class ByKeyword:  # a splitter of metadata by keyword is given qid
+        def split(self, X, y, **metadata):
+            yield from QueryKFold(3).split(X, y, qid=metadata["qid"])
+
+    by_keyword = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=ByKeyword()).fit(X, y, qid=qid)
+    by_name = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=QueryKFold(3)).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(by_keyword.predict_relevance(X), by_name.predict_relevance(X))
+
 
 def test_feature_names_are_the_rankers_and_a_refit_on_an_array_drops_them(data):
     pd = pytest.importorskip("pandas")

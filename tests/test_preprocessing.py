@@ -133,6 +133,13 @@ def test_a_fit_that_raises_leaves_the_scaler_as_it_was(shuffled):
         scaler.fit(X[:, :2], qid=qid[:5])
     assert scaler.n_features_in_ == X.shape[1]
     np.testing.assert_array_equal(scaler.transform(X, qid=qid), expected)
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    named = QueryScaler().fit(frame, qid=qid)
+    with pytest.raises(ValueError, match="infinity"):
+        named.fit(frame.rename(columns={"f0": "g0"}).assign(g0=np.inf), qid=qid)  # names changed, then values refused
+    np.testing.assert_array_equal(named.feature_names_in_, frame.columns)
+    assert not hasattr(QueryScaler().fit(frame, qid=qid).fit(X, qid=qid), "feature_names_in_")
 
 
 @pytest.mark.slow  # a grid search of fits: with the slow tests

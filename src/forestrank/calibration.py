@@ -184,7 +184,8 @@ def _query_folds(splitter: object, X: object, y: np.ndarray, qid: np.ndarray) ->
     splitters) or as ``groups`` (scikit-learn's group splitters); refused when a fold puts
     a query's rows on both sides, or when ``split`` takes neither."""
     parameters = inspect.signature(splitter.split).parameters
-    if "qid" in parameters:
+    takes_any = any(parameter.kind is inspect.Parameter.VAR_KEYWORD for parameter in parameters.values())
+    if "qid" in parameters or takes_any:
         folds = splitter.split(X, y, qid=qid)
     elif "groups" in parameters:
         folds = splitter.split(X, y, groups=qid)

@@ -11,7 +11,7 @@ routes ``qid`` to both (``sklearn.set_config(enable_metadata_routing=True)``).
 
 import numpy as np
 import scipy.sparse
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
@@ -87,7 +87,11 @@ class QueryScaler(TransformerMixin, BaseEstimator):
             raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
         if qid is not None:  # a wrong qid fails here, not at the transform of other rows; before X sets the width
             group_queries(qid, _num_samples(X), caller="QueryScaler.fit")
-        self._check_X(X, reset=True)
+        # validated by a clone: scikit-learn sets the feature names before it checks the values
+        checked = clone(self)
+        checked._check_X(X, reset=True)
+        vars(self).pop("feature_names_in_", None)
+        self.__dict__.update({name: value for name, value in vars(checked).items() if name.endswith("_in_")})
         return self
 
     def transform(self, X: object, qid: object = None) -> np.ndarray:

@@ -788,6 +788,7 @@ def test_yetirank_models_are_reproducible_and_its_parameters_refused_elsewhere()
     assert not np.array_equal(first, LambdaMART(**{**settings, "yetirank_permutations": 3}).fit(X, y, qid=qid).predict(X))
     with pytest.raises(ValueError, match="yetirank_decay sets YetiRank's noisy rankings; objective='lambdarank' has none"):
         LambdaMART(yetirank_decay=0.5).fit(X, y, qid=qid)
+
     def squared_error(labels, scores, query_boundaries, query_ids):
         return scores - labels, np.ones(len(scores))
 

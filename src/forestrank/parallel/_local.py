@@ -19,6 +19,7 @@ import os
 import threading
 from collections.abc import Iterable, Iterator
 
+import joblib.parallel
 import numba
 import numpy as np
 from joblib import Parallel, effective_n_jobs, parallel_config
@@ -122,7 +123,8 @@ def _forks_after_openmp() -> bool:
         layer = numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet
         return False
-    return layer == "omp" and multiprocessing.get_context().get_start_method() == "fork"
+    context = joblib.parallel.DEFAULT_MP_CONTEXT or multiprocessing.get_context()  # JOBLIB_START_METHOD first
+    return layer == "omp" and context.get_start_method() == "fork"
 
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.

@@ -42,11 +42,12 @@ def plot_tree(
     Returns
     -------
     matplotlib Axes
-        Its ``texts`` hold the edges' "yes" and "no", then one box per node drawn, in
-        forestrank's node order, each with the ``gid`` ``"node <i>"``.
+        Its ``texts`` hold each edge's line (an empty annotation) and its "yes" or "no",
+        then one box per node drawn, in forestrank's node order, each with the ``gid``
+        ``"node <i>"``.
     """
-    if getattr(model, "_cumulative_outputs", False):  # no sum of trees to export: its trees in order
-        check_is_fitted(model)
+    if getattr(model, "_cumulative_outputs", False) and not getattr(model, "target_statistics_", None):
+        check_is_fitted(model)  # no sum of trees to export: its trees in order
         trees = list(model.trees_)
     else:
         trees = [tree for tree, _, _ in additive_terms(model)[0]]
