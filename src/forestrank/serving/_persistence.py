@@ -14,6 +14,7 @@ models are only guaranteed to predict the same under the version that saved them
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
+from types import FunctionType, ModuleType
 
 from ..ensemble._base import InconsistentVersionWarning
 
@@ -97,7 +98,7 @@ def _requesters(model: object) -> list:
         elif isinstance(item, np.ndarray):
             if item.dtype == object:
                 pending.extend(item.ravel().tolist())
-        elif hasattr(item, "__dict__") and not isinstance(item, type):
+        elif hasattr(item, "__dict__") and not isinstance(item, type | ModuleType | FunctionType):
             pending.extend(vars(item).values())
     return found
 
