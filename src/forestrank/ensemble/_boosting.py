@@ -886,17 +886,17 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.baseline_ = np.zeros(1)
         try:
             check_is_fitted(self.init)
-            self.init_, fitted_here = self.init, False
+            self.init_ = self.init
         except NotFittedError:
-            self.init_, fitted_here = fitted_init(self._init_reading_codes(), X, y, query_of_row, init_weight), True
+            self.init_ = fitted_init(self._init_reading_codes(), X, y, query_of_row, init_weight)
         if getattr(self.init_, "target_statistics_", None):
             raise ValueError(
                 f"init: this {type(self.init_).__name__} was fitted with cat_target_statistics=True, and its trees read "
                 "target-statistic columns beside the features, which the boosted model's feature costs, importances "
                 "and exports count among its own features; give an init fitted with cat_target_statistics=False."
             )
-        if not fitted_here:
-            self._check_init_categories()
+        if self.init_ is self.init:  # fitted before this fit: its categories must be this fit's
+            self._check_init_categories(self.init_)
         check_inner_columns(self.init_, getattr(self, "feature_names_in_", None), "init")
         return self._init_predictions(X)
 
@@ -924,22 +924,22 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 )
         return clone(self.init).set_params(categorical_features=np.flatnonzero(mask).tolist())
 
-    def _check_init_categories(self) -> None:
+    def _check_init_categories(self, init: object) -> None:
         """Refuse a fitted forestrank ``init`` (an ``AveragedRanker`` of them included) whose
         categorical columns, or a frame column's categories, are not this fit's: it is handed
         this fit's category codes by position."""
         names = getattr(self, "feature_names_in_", None)
         column = lambda f: repr(names[f]) if names is not None and f < len(names) else str(f)  # noqa: E731
         listed = lambda mask: "none" if mask is None else ", ".join(map(column, np.flatnonzero(mask)))  # noqa: E731
-        if hasattr(self.init_, "is_categorical_"):
-            ours, theirs = getattr(self, "is_categorical_", None), self.init_.is_categorical_
+        if hasattr(init, "is_categorical_"):
+            ours, theirs = getattr(self, "is_categorical_", None), init.is_categorical_
             if (ours is None) != (theirs is None) or (ours is not None and not np.array_equal(ours, theirs)):
                 raise ValueError(
                     f"init was fitted with the categorical columns {listed(theirs)} and this fit has {listed(ours)}: "
                     "init is handed this fit's category codes by position; fit it with the same categorical_features."
                 )
         frame = getattr(self, "frame_categories_", {})
-        for feature, categories in (getattr(self.init_, "frame_categories_", None) or {}).items():
+        for feature, categories in (getattr(init, "frame_categories_", None) or {}).items():
             if feature in frame and list(frame[feature]) != list(categories):
                 raise ValueError(
                     f"init was fitted with the categories {list(categories)} of column {column(feature)} and X has "

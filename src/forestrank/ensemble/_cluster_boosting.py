@@ -350,8 +350,7 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list, we
     except NotFittedError:
         pass
     else:
-        model.init_ = model.init
-        model._check_init_categories()  # a cluster fit has no categorical columns
+        model._check_init_categories(model.init)  # a cluster fit has no categorical columns
         return model.init
     if not isinstance(model.init, BaseRanker):
         raise ValueError(
