@@ -67,15 +67,20 @@ def category_columns_hint(X: object) -> str | None:
     return "; ".join(hints) or None
 
 
-def check_categorical_features(categorical_features: object, X: object, n_features: int) -> np.ndarray | None:
+def check_categorical_features(
+    categorical_features: object, X: object, n_features: int, feature_names: object = None
+) -> np.ndarray | None:
     """``categorical_features`` as a boolean mask of shape (n_features,), or None when no
     feature is categorical.
 
     Parameters
     ----------
     categorical_features : None, "from_dtype", array-like of int, bool or str
-    X : the ``X`` given to fit (a DataFrame's names and dtypes are read)
+    X : the ``X`` given to fit (a DataFrame's names and dtypes are read), or None
     n_features : int
+    feature_names : array-like of str or None, default=None
+        The names that ``categorical_features`` may give when ``X`` is no DataFrame (a
+        fitted estimator's ``feature_names_in_``, its rows already validated).
 
     Raises
     ------
@@ -85,7 +90,8 @@ def check_categorical_features(categorical_features: object, X: object, n_featur
     if categorical_features is None:
         return None
     frame = is_frame(X) or is_polars_frame(X)
-    names = [str(name) for name in X.columns] if frame else None
+    columns = X.columns if frame else feature_names
+    names = None if columns is None else [str(name) for name in columns]
     if isinstance(categorical_features, str):
         if categorical_features != "from_dtype":
             raise ValueError(

@@ -910,10 +910,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             return self.init
         own = self.init.categorical_features
         if not (own is None or (isinstance(own, str) and own == "from_dtype")):
-            names = [str(name) for name in getattr(self, "feature_names_in_", [])]
-            named = [names.index(item) if isinstance(item, str) and item in names else item for item in np.ravel(own)]
+            names = getattr(self, "feature_names_in_", None)
             try:
-                same = np.array_equal(check_categorical_features(named, None, len(mask)), mask)
+                same = np.array_equal(check_categorical_features(own, None, len(mask), names), mask)
             except (TypeError, ValueError):
                 same = False
             if not same:
