@@ -87,6 +87,12 @@ def test_bad_settings_are_refused_by_name(data):
         CalibratedRanker(LambdaMART(), method="sigmoid", target="grade").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="needs qid="):
         CalibratedRanker(LambdaMART()).fit(X, y)
+    # True is an Integral to Python: it would have counted as grade 1; NaN would have made every target 0.
+    with pytest.raises(ValueError, match="'relevant_grade' parameter of CalibratedRanker must be a number, not a bool"):
+        CalibratedRanker(LambdaMART(), relevant_grade=True).fit(X, y, qid=qid)
+    for grade in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="'relevant_grade' parameter of CalibratedRanker must be a float in"):
+            CalibratedRanker(LambdaMART(), relevant_grade=grade).fit(X, y, qid=qid)
 
 
 @pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests

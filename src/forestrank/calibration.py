@@ -25,7 +25,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import check_relevance
 from ._input.queries import check_qid
-from .ensemble._base import ranker_gain
+from .ensemble._base import ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
@@ -52,7 +52,8 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         ``"probability"``: ``P(y >= relevant_grade)``; ``"grade"``: the expected
         grade.
     relevant_grade : float, default=1
-        The lowest grade that counts as relevant for ``target="probability"``.
+        The lowest grade that counts as relevant for ``target="probability"``: a
+        finite number.
     cv : int or splitter, default=5
         Folds of queries for the held-out scores: an int is ``QueryKFold(cv)``, or a
         splitter that keeps queries whole, given the query ids as ``qid`` or, where its
@@ -82,7 +83,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         "estimator": [HasMethods(["fit", "predict"])],
         "method": [StrOptions({"isotonic", "sigmoid"})],
         "target": [StrOptions({"probability", "grade"})],
-        "relevant_grade": [Real],
+        "relevant_grade": [Interval(Real, None, None, closed="neither")],
         "cv": [Interval(Integral, 2, None, closed="left"), HasMethods(["split"])],
     }
     __metadata_request__fit = {"qid": True}
@@ -115,6 +116,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         self
         """
         self._validate_params()
+        refuse_bool_numbers(self)
         if self.method == "sigmoid" and self.target == "grade":
             raise ValueError(
                 "method='sigmoid' (Platt) maps scores to a probability; target='grade' needs method='isotonic'."

@@ -66,6 +66,39 @@ def check_version(saved: str | None, estimator: str) -> None:
         )
 
 
+def refuse_bool_numbers(estimator: object) -> None:
+    """Refuse a ``bool`` given for a parameter whose constraints take it only as a number.
+
+    ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval and
+    ``Integral`` and ``Real`` constraints (``n_jobs``, ``relevant_grade``), where it meant 1
+    to some parameters and reached numpy as a bool in others (a crash); a number given as
+    a bool is more likely a slip than a count.
+
+    Parameters
+    ----------
+    estimator : estimator with ``_parameter_constraints``
+        Its parameters are read with ``getattr``.
+
+    Raises
+    ------
+    InvalidParameterError
+        Naming the parameter and its accepted values.
+    """
+    for name, constraints in estimator._parameter_constraints.items():
+        value = getattr(estimator, name, None)
+        if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
+            continue
+        # A bool some constraint other than a number's accepts (a flag, ``verbose``) is meant as one.
+        numeric = [isinstance(c, Interval) or (isinstance(c, type) and issubclass(c, Number)) for c in constraints]
+        if any(not is_number and make_constraint(constraint).is_satisfied_by(value)
+               for constraint, is_number in zip(constraints, numeric)):
+            continue
+        raise InvalidParameterError(
+            f"The {name!r} parameter of {type(estimator).__name__} must be a number, not a bool; got {value!r}. "
+            f"Accepted: {', '.join(str(make_constraint(constraint)) for constraint in constraints)}."
+        )
+
+
 def fit_takes(estimator: object, name: str) -> bool:
     """Whether ``estimator.fit`` takes the keyword ``name``: by name, or through ``**kwargs``
     (a meta-estimator that passes it on)."""
@@ -205,27 +238,10 @@ class BaseRanker(BaseEstimator):
             self._check_nested_widths()
 
     def _validate_params(self) -> None:
-        """scikit-learn's parameter check, and no ``bool`` where a number is meant.
-
-        ``True`` is an ``Integral`` to Python and so passes scikit-learn's interval and
-        ``Integral`` constraints (``n_jobs``), where it meant 1 to some parameters and
-        reached numpy as a bool in others (a crash); a number given as a bool is more
-        likely a slip than a count.
-        """
+        """scikit-learn's parameter check, and no ``bool`` where a number is meant
+        (:func:`refuse_bool_numbers`)."""
         super()._validate_params()
-        for name, constraints in self._parameter_constraints.items():
-            value = getattr(self, name, None)
-            if not isinstance(value, (bool, np.bool_)) or constraints == "no_validation":
-                continue
-            # A bool some constraint other than a number's accepts (a flag, ``verbose``) is meant as one.
-            numeric = [isinstance(c, Interval) or (isinstance(c, type) and issubclass(c, Number)) for c in constraints]
-            if any(not is_number and make_constraint(constraint).is_satisfied_by(value)
-                   for constraint, is_number in zip(constraints, numeric)):
-                continue
-            raise InvalidParameterError(
-                f"The {name!r} parameter of {type(self).__name__} must be a number, not a bool; got {value!r}. "
-                f"Accepted: {', '.join(str(make_constraint(constraint)) for constraint in constraints)}."
-            )
+        refuse_bool_numbers(self)
 
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """The fitted estimators this one predicts through, with the role of each (for
