@@ -111,3 +111,35 @@ def test_position_bias_is_the_kept_iterations_when_early_stopping_cuts_the_trees
         X[train], log.clicks[train], qid=qid[train], position=log.position[train]
     )
     np.testing.assert_array_equal(stopped.position_bias_, shorter.position_bias_)
+
+
+@pytest.mark.parametrize("mode", ["unbiased", "factor"])
+def test_a_query_of_weight_zero_is_absent_from_the_position_bias(mode, click_log):
+    """The first update reads the gradients at the starting scores only: with the dropped
+    queries weighed 0 it must equal the update of a fit without them, and a query weighed
+    2 must count as two copies of it."""
+    X, y, qid, log = click_log
+    clicks, position = log.clicks.copy(), log.position
+    keep = qid < 300
+    clicks[~keep] = position[~keep] == 15  # the dropped queries' clicks all at the last position
+    fit = dict(n_estimators=1, position_bias=mode, random_state=0)
+    weighted = LambdaMART(**fit).fit(X, clicks, qid=qid, position=position, sample_weight=np.where(keep, 1.0, 0.0))
+    subset = LambdaMART(**fit).fit(X[keep], clicks[keep], qid=qid[keep], position=position[keep])
+    np.testing.assert_array_equal(weighted.position_bias_, subset.position_bias_)
+    doubled = qid < 150
+    twice = LambdaMART(**fit).fit(
+        X[keep], clicks[keep], qid=qid[keep], position=position[keep], sample_weight=np.where(doubled[keep], 2.0, 1.0)
+    )  # fmt: skip
+    copies = np.concatenate([np.flatnonzero(keep), np.flatnonzero(doubled)])
+    copied_qid = np.concatenate([qid[keep], qid[doubled] + 10_000])
+    repeated = LambdaMART(**fit).fit(X[copies], clicks[copies], qid=copied_qid, position=position[copies])
+    np.testing.assert_allclose(twice.position_bias_, repeated.position_bias_, rtol=1e-12)
+
+
+def test_unbiased_refuses_weights_that_vary_within_a_query(click_log):
+    X, y, qid, log = click_log
+    weights = np.ones(len(y))
+    weights[0] = 2.0
+    with pytest.raises(ValueError, match="position_bias='unbiased' needs sample_weight constant within each query"):
+        LambdaMART(n_estimators=1, position_bias="unbiased").fit(X, log.clicks, qid=qid, position=log.position, sample_weight=weights)
+    LambdaMART(n_estimators=1, position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position, sample_weight=weights)

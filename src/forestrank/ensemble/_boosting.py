@@ -149,6 +149,24 @@ def _pair_row_weights(weights: np.ndarray, winners: np.ndarray, losers: np.ndarr
     return np.where((first > 0) & (second > 0), 0.5 * (first + second), 0.0)
 
 
+def refuse_weights_varying_within_queries(data: RankingData, who: str, why: str) -> None:
+    """Refuse ``sample_weight`` that differs between rows of one query, for an estimator
+    that weighs whole queries: ``who`` opens the error ("PLRank needs"), ``why`` closes it.
+
+    Parameters
+    ----------
+    data : RankingData
+        Validated, its rows grouped by query.
+    who, why : str
+    """
+    if data.sample_weight is None:
+        return
+    boundaries = data.groups.query_boundaries
+    first = data.sample_weight[boundaries[:-1]]
+    if not np.array_equal(np.repeat(first, np.diff(boundaries)), data.sample_weight):
+        raise ValueError(f"{who} sample_weight constant within each query {why}.")
+
+
 @dataclass
 class _TreeGrower:
     """What every tree of one fit is grown with: its parameters, one histogram pool and one
@@ -1445,7 +1463,9 @@ class LambdaMART(BaseBoostingRanker):
         propensities (Hu et al., WWW 2019; XGBoost's ``lambdarank_unbiased``),
         ``"factor"`` an additive per-position bias learned with the trees (LightGBM's
         position bias). ``predict`` never needs positions (``docs/boosting.md``,
-        "Learning from clicks").
+        "Learning from clicks"). Both updates weigh the rows by ``sample_weight``:
+        ``"unbiased"`` each query's pair losses by its weight (which must then be
+        constant within each query), ``"factor"`` each row's gradient and hessian.
     position_bias_norm : float >= 0, default=1.0
         Unbiased LambdaMART's regularisation exponent ``p``: the propensities are the
         ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``,
@@ -1704,6 +1724,14 @@ class LambdaMART(BaseBoostingRanker):
     @property
     def _requires_grades(self) -> bool:
         return self.objective in GRADE_OBJECTIVES
+
+    def _validate_training_data(self, X: object, y: object, qid: object, sample_weight: object) -> RankingData:
+        data = super()._validate_training_data(X, y, qid, sample_weight)
+        if self.position_bias == "unbiased":
+            refuse_weights_varying_within_queries(
+                data, "position_bias='unbiased' needs", "(a query's weight scales its pairs' losses in the propensities)"
+            )  # fmt: skip
+        return data
 
     def _check_positions(self, objective: RankingObjective, positions: np.ndarray | None) -> None:
         if self.position_bias != "unbiased":
@@ -2014,13 +2042,7 @@ class PLRank(BaseBoostingRanker):
 
     def _validate_training_data(self, X: object, y: object, qid: object, sample_weight: object) -> RankingData:
         data = super()._validate_training_data(X, y, qid, sample_weight)
-        if data.sample_weight is not None:
-            boundaries = data.groups.query_boundaries
-            first = data.sample_weight[boundaries[:-1]]
-            if not np.array_equal(np.repeat(first, np.diff(boundaries)), data.sample_weight):
-                raise ValueError(
-                    "PLRank needs sample_weight constant within each query (it weighs the query's likelihood)."
-                )
+        refuse_weights_varying_within_queries(data, "PLRank needs", "(it weighs the query's likelihood)")
         return data
 
     def _make_objective(self) -> RankingObjective:

@@ -119,8 +119,8 @@ class PositionBias:
         (2, n_positions)), or each position's summed ``w g``, ``w h`` and documents
         (factor, float64 (n_positions, 3)). ``gradients``, ``hessians`` and ``weights``:
         float64, (n_rows,)."""
-        if self.mode == "unbiased":
-            return self.objective.position_loss_sums(carried)
+        if self.mode == "unbiased":  # the weights are constant within a query (LambdaMART's fit checks)
+            return self.objective.position_loss_sums(weights[self.objective.query_boundaries_[:-1]], carried)
         n_factors = len(self.values)
         return leaf_sums(self.positions - 1, weights * gradients, weights * hessians, np.ones(len(weights)), n_factors, carried)
 

@@ -44,14 +44,14 @@ _PAIR_BLOCK = 8
 
 
 @jit
-def _add_queries_in_order(position_losses, total):
-    """``total += position_losses[q]`` for q = 0, 1, ... in order (the order fixes the float
-    sums): ``position_losses`` float64 (n_queries, 2, n_positions), ``total`` float64
-    (2, n_positions), in place."""
+def _add_queries_in_order(position_losses, query_weights, total):
+    """``total += query_weights[q] * position_losses[q]`` for q = 0, 1, ... in order (the
+    order fixes the float sums): ``position_losses`` float64 (n_queries, 2, n_positions),
+    ``query_weights`` float64 (n_queries,), ``total`` float64 (2, n_positions), in place."""
     for q in range(position_losses.shape[0]):
         for row in range(position_losses.shape[1]):
             for position in range(position_losses.shape[2]):
-                total[row, position] += position_losses[q, row, position]
+                total[row, position] += query_weights[q] * position_losses[q, row, position]
 
 
 @jit
@@ -718,16 +718,17 @@ class LambdaRank(RankingObjective):
         self.propensities_ = propensities
         self._position_losses = np.zeros((len(self.query_boundaries_) - 1, 2, propensities.shape[1]))
 
-    def position_loss_sums(self, carried: np.ndarray | None = None) -> np.ndarray:
+    def position_loss_sums(self, query_weights: np.ndarray, carried: np.ndarray | None = None) -> np.ndarray:
         """The pair losses of the last ``gradients`` call summed by position (the kernel's
         ``position_losses`` summed over the queries), float64 of shape (2, n_positions):
         row 0 by the clicked document's position, row 1 by the unclicked one's (Hu et al.,
-        Eqs. 11-12). The queries are added one after another in their order, to
-        ``carried`` when given (the sums of the queries before these, in another
-        partition), so that partitions summed one after another give the sums over their
-        concatenated queries."""
+        Eqs. 11-12), each query's weighted by ``query_weights`` (float64, (n_queries,)):
+        a query weighed ``w`` counts as ``w`` copies of it, one of weight 0 as none. The
+        queries are added one after another in their order, to ``carried`` when given
+        (the sums of the queries before these, in another partition), so that partitions
+        summed one after another give the sums over their concatenated queries."""
         total = np.zeros(self._position_losses.shape[1:]) if carried is None else carried.copy()
-        _add_queries_in_order(self._position_losses, total)
+        _add_queries_in_order(self._position_losses, np.ascontiguousarray(query_weights, dtype=FLOAT_DTYPE), total)
         return total
 
     def compiled_state(self) -> LambdaRankState | None:
