@@ -27,3 +27,12 @@ def test_simulated_click_rates_match_the_examination_model():
             np.testing.assert_allclose(logs[0].examination, 1.0 / logs[0].position)
         else:  # at most one click per query and session
             assert np.bincount(qid, logs[0].clicks).max() <= 1
+
+
+def test_a_whole_number_eta_is_the_real_power():
+    from forestrank import simulate_clicks
+
+    y, qid, scores = np.zeros(40), np.zeros(40), -np.arange(40.0)  # shown in row order
+    for eta in (16, np.int64(10), 16.0):  # 16**16 is 2**64: an int64 power wraps to 0
+        log = simulate_clicks(y, qid, scores, eta=eta, random_state=0)
+        np.testing.assert_allclose(log.examination, np.arange(1, 41.0) ** -float(eta), rtol=1e-15)

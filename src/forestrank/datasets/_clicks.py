@@ -98,7 +98,7 @@ def simulate_clicks(
     position[order] = np.arange(len(s)) - np.repeat(starts, np.diff(groups.query_boundaries)) + 1
     draws = rng.random_sample(len(s))
     if model == "position":
-        examination = 1.0 / position**eta
+        examination = 1.0 / position.astype(FLOAT_DTYPE) ** float(eta)  # an integer power of int64 positions wraps
         probability = examination * attractive
         clicks = (draws < probability).astype(FLOAT_DTYPE)
     else:
