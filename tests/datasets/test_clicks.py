@@ -29,10 +29,27 @@ def test_simulated_click_rates_match_the_examination_model():
             assert np.bincount(qid, logs[0].clicks).max() <= 1
 
 
-def test_a_whole_number_eta_is_the_real_power():
+def test_a_whole_number_eta_is_the_real_power_and_grades_of_any_size_keep_their_share():
     from forestrank import simulate_clicks
 
     y, qid, scores = np.zeros(40), np.zeros(40), -np.arange(40.0)  # shown in row order
     for eta in (16, np.int64(10), 16.0):  # 16**16 is 2**64: an int64 power wraps to 0
         log = simulate_clicks(y, qid, scores, eta=eta, random_state=0)
         np.testing.assert_allclose(log.examination, np.arange(1, 41.0) ** -float(eta), rtol=1e-15)
+    grades = np.array([0.0, 1.0, 2.0, 1500.0, 1600.0])
+    log = simulate_clicks(grades, np.zeros(5), -np.arange(5.0), noise=0.0, random_state=0)  # 2**1600 is inf
+    share = [0, 0, 0, 2.0**-100, 1]  # 1 / (2**1600 - 1) and 3 / (2**1600 - 1) are below the smallest double
+    np.testing.assert_allclose(log.click_probability / log.examination, share, rtol=1e-15)
+
+
+def test_a_max_grade_that_is_no_finite_number_above_the_grades_is_refused_by_name():
+    import pytest
+
+    from forestrank import simulate_clicks
+
+    y, qid, scores = [0, 1, 2], [1, 1, 1], [3.0, 2.0, 1.0]
+    for max_grade in (np.nan, np.inf, 1, "2", True):
+        with pytest.raises(ValueError, match=r"max_grade must be a finite number >= the largest grade \(2\)"):
+            simulate_clicks(y, qid, scores, max_grade=max_grade, random_state=0)
+    at_three = simulate_clicks(y, qid, scores, max_grade=3, noise=0.0, random_state=0)
+    np.testing.assert_allclose(at_three.click_probability, np.array([0, 1, 3]) / 7 / np.arange(1, 4))
