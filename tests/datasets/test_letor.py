@@ -335,7 +335,14 @@ def test_make_ranking_is_learnable_beyond_a_random_order():
         ({"docs_per_query": "many"}, "docs_per_query must be an int or a"),
         ({"n_grades": 1}, "n_grades must be an integer >= 2"),
         ({"n_features": 3, "n_informative": 4}, "n_informative=4 exceeds n_features=3"),
-        ({"noise": -1.0}, "noise must be a number >= 0"),
+        ({"noise": -1.0}, "noise must be a finite number >= 0"),
+        # NaN and inf gave every row one grade; a pair of non-integers was truncated or overflowed.
+        ({"noise": np.nan}, "noise must be a finite number >= 0"),
+        ({"noise": np.inf}, "noise must be a finite number >= 0"),
+        ({"docs_per_query": (2.7, 3.9)}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
+        ({"docs_per_query": ("2", "3")}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
+        ({"docs_per_query": (5, float("inf"))}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
+        ({"docs_per_query": (1, True)}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
     ],
 )
 def test_make_ranking_rejects_bad_arguments(kwargs, match):

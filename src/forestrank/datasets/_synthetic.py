@@ -72,9 +72,12 @@ def make_ranking(
         low = high = check_positive_int("docs_per_query", docs_per_query)
     else:
         try:
-            low, high = (int(value) for value in docs_per_query)
+            low, high = docs_per_query
         except (TypeError, ValueError):
-            raise ValueError(f"docs_per_query must be an int or a (low, high) pair; got {docs_per_query!r}.") from None
+            low = high = None
+        if any(isinstance(value, bool) or not isinstance(value, Integral) for value in (low, high)):
+            raise ValueError(f"docs_per_query must be an int or a (low, high) pair of ints; got {docs_per_query!r}.")
+        low, high = int(low), int(high)
         if not 1 <= low <= high:
             raise ValueError(f"docs_per_query range must satisfy 1 <= low <= high; got {docs_per_query!r}.")
     if n_informative is None:
@@ -82,8 +85,8 @@ def make_ranking(
     n_informative = check_positive_int("n_informative", n_informative)
     if n_informative > n_features:
         raise ValueError(f"n_informative={n_informative} exceeds n_features={n_features}.")
-    if isinstance(noise, bool) or not isinstance(noise, Real) or noise < 0:
-        raise ValueError(f"noise must be a number >= 0; got {noise!r}.")
+    if isinstance(noise, bool) or not isinstance(noise, Real) or not 0 <= noise < np.inf:
+        raise ValueError(f"noise must be a finite number >= 0; got {noise!r}.")
     if isinstance(missing_fraction, bool) or not isinstance(missing_fraction, Real) or not 0 <= missing_fraction < 1:
         raise ValueError(f"missing_fraction must be a number in [0, 1); got {missing_fraction!r}.")
     if missing not in ("mcar", "mnar"):
