@@ -285,6 +285,15 @@ def test_unwritable_cache_location_only_warns(tmp_path):
     np.testing.assert_array_equal(X, [[0.25]])
 
 
+def test_a_cache_that_is_no_flag_or_path_is_refused_by_name_and_a_numpy_bool_is_a_flag(tmp_path):
+    path = write(tmp_path, "2 qid:3 1:0.25\n")
+    for cache in (None, 0, 1.5):  # None reached Path() as a bare TypeError
+        with pytest.raises(ValueError, match="cache must be True, False or a directory path; got"):
+            load_letor(path, cache=cache)
+    load_letor(path, cache=np.True_)
+    assert (tmp_path / "data.txt.forestrank-cache.npz").exists()  # beside the file, as cache=True
+
+
 def test_fold_loader_aligns_feature_counts(tmp_path):
     write(tmp_path, "1 qid:1 1:0.5 4:1\n", name="train.txt")
     write(tmp_path, "1 qid:2 2:0.5\n", name="vali.txt")

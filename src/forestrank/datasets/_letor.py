@@ -316,6 +316,10 @@ def load_letor(
         if not isinstance(flag, (bool, np.bool_)):  # "auto" or "False" would read as True
             raise ValueError(f"{name} must be True or False; got {flag!r}.")
     zero_based, sparse = bool(zero_based), bool(sparse)
+    if isinstance(cache, (bool, np.bool_)):
+        cache = bool(cache)
+    elif not isinstance(cache, (str, os.PathLike)):
+        raise ValueError(f"cache must be True, False or a directory path; got {cache!r}.")
     if sparse and np.isnan(absent):
         raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
     explicit_query_file = query_file is not None
