@@ -260,8 +260,13 @@ def _partitions(name: str, collection: object, expected: int | None = None) -> l
 
 def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
     """Raise ``ValueError`` naming a query whose rows lie in two partitions (of ``name``)."""
-    ids = np.concatenate(query_ids)
-    owner = np.repeat(np.arange(len(query_ids)), [len(part) for part in query_ids])
+    # An empty partition's float64 ids would make every id float64, where int64 ids past
+    # 2**53 collide.
+    held = [p for p, part in enumerate(query_ids) if len(part)]
+    if not held:
+        return
+    ids = np.concatenate([query_ids[p] for p in held])
+    owner = np.repeat(held, [len(query_ids[p]) for p in held])
     order = np.argsort(ids, kind="stable")
     repeated = np.flatnonzero(ids[order][1:] == ids[order][:-1])
     if len(repeated):
