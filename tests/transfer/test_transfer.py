@@ -151,3 +151,23 @@ def test_a_source_fitted_on_a_frame_reads_the_columns_by_name():
     np.testing.assert_array_equal(added[:, -1], source.predict(frame))
     with pytest.raises(ValueError, match="model was fitted on the columns .* give X the model's columns"):
         ModelFeatures(source).fit(frame[list("dcba")])
+
+
+def test_a_source_with_category_columns_reads_them_by_value_and_text_is_refused_by_name():
+    """The source got the frame as float codes' positions: a category column of the values
+    10-40 was read as codes past its categories (unseen, so missing), and a column of
+    strings failed with numpy's bare conversion error."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=8, n_features=3, random_state=0)
+    brand = np.random.default_rng(0).integers(0, 4, len(y))
+    y = np.where(brand >= 2, np.minimum(y + 2, 4), y)
+    frame = pd.DataFrame(X, columns=list("abc"))
+    frame["brand"] = pd.Categorical(brand * 10 + 10)
+    source = LambdaMART(n_estimators=5, categorical_features="from_dtype", random_state=0).fit(frame, y, qid=qid)
+    added = ModelFeatures(source).fit(frame).transform(frame)
+    np.testing.assert_array_equal(added[:, -1], source.predict(frame))
+    np.testing.assert_array_equal(added[:, -2], brand * 10 + 10)
+    frame["brand"] = pd.Categorical(np.array(["acme", "bolt", "crux", "dyne"])[brand])
+    named = LambdaMART(n_estimators=5, categorical_features="from_dtype", random_state=0).fit(frame, y, qid=qid)
+    with pytest.raises(ValueError, match="ModelFeatures returns X and the model's outputs as one float64 array"):
+        ModelFeatures(named).fit(frame)

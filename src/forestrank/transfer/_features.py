@@ -4,9 +4,11 @@ import copy
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._input.categories import is_frame, is_polars_frame
 from .._input.features import by_position, check_inner_columns
 
 KINDS = {
@@ -97,9 +99,9 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
                 f"kind={self.kind!r} appends {KINDS[self.kind]}, which {type(self.model).__name__} does not give; use "
                 "a model with predict_grade_proba (LambdaMART(objective='mcrank') or 'cumulative') or kind='Q'."
             )
-        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=True)
+        checked = self._checked(X, reset=True)
         check_inner_columns(self.model, getattr(self, "feature_names_in_", None), "model")
-        self.n_added_ = self._model_outputs(X[:1]).shape[1]
+        self.n_added_ = self._model_outputs(_safe_indexing(X, slice(0, 1)), checked[:1]).shape[1]
         return self
 
     def transform(self, X: object) -> np.ndarray:
@@ -114,12 +116,30 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
         ndarray of shape (n_samples, n_features + n_added_), float64
         """
         check_is_fitted(self)
-        X = validate_data(self, X, ensure_all_finite="allow-nan", reset=False, dtype=np.float64)
-        return np.hstack([X, self._model_outputs(X)])
+        checked = self._checked(X, reset=False)
+        return np.hstack([checked, self._model_outputs(X, checked)])
 
-    def _model_outputs(self, X: np.ndarray) -> np.ndarray:
-        """The model's outputs of ``kind``, float64 (n_rows, n_added)."""
+    def _checked(self, X: object, *, reset: bool) -> np.ndarray:
+        """``X`` validated as the float64 array ``transform`` extends (n_samples, n_features)."""
+        try:
+            return validate_data(self, X, ensure_all_finite="allow-nan", reset=reset, dtype=np.float64)
+        except ValueError as error:
+            if "convert" not in str(error) or not (is_frame(X) or is_polars_frame(X)):
+                raise
+            raise ValueError(
+                f"{error}: ModelFeatures returns X and the model's outputs as one float64 array, so every column of X "
+                "must hold numbers; encode text and category columns as numbers before it, or leave them out of it "
+                "(sklearn.compose.ColumnTransformer)."
+            ) from error
+
+    def _model_outputs(self, X: object, checked: np.ndarray) -> np.ndarray:
+        """The model's outputs of ``kind``, float64 (n_rows, n_added), of the rows of ``X``
+        as the caller gave them where both were fitted on frames (the model reads its
+        columns by name, and its category columns by value), else of ``checked``, ``X``
+        validated."""
         names = getattr(self, "feature_names_in_", None)
+        if names is None or getattr(self.model, "feature_names_in_", None) is None:
+            X = checked
         if self.kind == "Q":
             return np.asarray(by_position(self.model, self.model.predict, X, names), dtype=np.float64).reshape(-1, 1)
         probabilities = np.asarray(by_position(self.model, self.model.predict_grade_proba, X, names), dtype=np.float64)
