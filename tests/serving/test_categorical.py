@@ -358,6 +358,26 @@ def test_shap_explains_a_categorical_model_whose_frame_names_lightgbm_cannot_hol
     np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value, model.predict(frame), rtol=1e-9, atol=1e-9)
 
 
+def test_shap_explains_a_model_of_text_categories_that_no_tree_split_on():
+    """Stumps on two numeric columns beside a column of text categories no tree split on:
+    shap was handed the dictionary of thresholds and failed casting the frame's text to
+    float64."""
+    shap = pytest.importorskip("shap")
+    pd = pytest.importorskip("pandas")
+    from forestrank.explain import shap_tree_model
+
+    X, y, qid = _data(n_queries=40)
+    frame = pd.DataFrame(X[:, 2:4], columns=list("ab"))
+    frame["brand"] = pd.Categorical(np.array(["acme", "bolt", "crux"])[np.arange(len(X)) % 3])
+    model = LambdaMART(n_estimators=3, max_leaf_nodes=2, categorical_features="from_dtype", random_state=0)
+    model.fit(frame, y, qid)
+    assert not any(tree.has_categories for tree in model.trees_)
+    explainer = shap.TreeExplainer(shap_tree_model(model))
+    values = explainer.shap_values(frame)
+    np.testing.assert_allclose(values.sum(axis=1) + explainer.expected_value, model.predict(frame), rtol=1e-9, atol=1e-9)
+    assert np.all(values[:, 2] == 0)
+
+
 def test_lightgbm_refuses_categories_json_cannot_hold_by_name():
     """A frame's categories of dates: the export died with json's "Object of type Timestamp
     is not JSON serializable"."""

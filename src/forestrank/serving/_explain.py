@@ -10,8 +10,8 @@ TreeSHAP values: for every document, the SHAP values plus the expected value equ
 ``base_offset``). McRank's score, the expected grade under a softmax, is not a sum over
 trees, so it has no additive TreeSHAP decomposition and is refused.
 
-shap's custom format has thresholds only. A model with categorical splits is handed to
-shap as the LightGBM booster of its export (:func:`forestrank.export.to_lightgbm`, the
+shap's custom format has thresholds only. A model with categorical splits, or fitted on
+a DataFrame's category columns, is handed to shap as the LightGBM booster of its export (:func:`forestrank.export.to_lightgbm`, the
 same leaves for every row; a forest's weights folded into its leaves, since LightGBM's
 TreeSHAP leaves out ``average_output``'s division), which shap explains with LightGBM's
 own TreeSHAP (``pred_contrib``); its covers are the nodes' row counts, LightGBM's,
@@ -47,7 +47,8 @@ def shap_tree_model(model: object) -> object:
         ``children_left``, ``children_right``, ``children_default``, ``features``,
         ``thresholds``, ``values`` (n_nodes, 1) and ``node_sample_weight`` (the covers,
         each node's training weight). A row goes left when ``x <= threshold``, shap's
-        rule as well. With categorical splits, the ``lightgbm.Booster`` of the model's
+        rule as well. With categorical splits or a DataFrame's category columns
+        (``frame_categories_``), the ``lightgbm.Booster`` of the model's
         export (module docstring), its features named ``Column_0``, ``Column_1``, ...
         (LightGBM's names for unnamed features).
 
@@ -63,7 +64,10 @@ def shap_tree_model(model: object) -> object:
             "McRank (objective='mcrank') scores the expected grade under a softmax of its per-grade trees, "
             "which is not a sum over trees: TreeSHAP has no additive explanation of it."
         )
-    if any(tree.has_categories for tree, _, _ in terms):
+    # A model fitted on a frame's category columns reads them by value, as the dictionary's
+    # float thresholds cannot (shap casts the frame to float64): the booster reads them as
+    # the fit did, also where no tree split on them.
+    if getattr(model, "frame_categories_", None) or any(tree.has_categories for tree, _, _ in terms):
         try:
             import lightgbm
         except ImportError:
