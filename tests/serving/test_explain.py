@@ -66,8 +66,16 @@ def test_a_feature_the_model_never_splits_on_gets_no_credit(data):
     assert np.all(values[:, 3] == 0) and np.abs(values[:, :3]).sum() > 0
 
 
-def test_mcrank_is_refused_with_the_reason(data):
+def test_models_that_are_no_sum_of_trees_over_x_are_refused_with_the_reason(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=3, objective="mcrank", random_state=0).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="not a sum over trees"):
         shap_tree_model(model)
+    model = LambdaMART(n_estimators=3, objective="cumulative", random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match="it cannot be exported or explained by TreeSHAP"):
+        shap_tree_model(model)
+    codes = np.column_stack([np.arange(len(y)) % 4, X[:, 1]])
+    model = LambdaMART(n_estimators=3, categorical_features=[0], cat_target_statistics=True, random_state=0)
+    model.fit(codes, y, qid=qid)
+    with pytest.raises(ValueError, match="its trees split on each category's target statistic, not on the categories"):
+        shap_tree_model(model)  # the message was the exports', which told the user to export to ONNX

@@ -15,8 +15,9 @@ a DataFrame's category columns, is handed to shap as the LightGBM booster of its
 same leaves for every row; a forest's weights folded into its leaves, since LightGBM's
 TreeSHAP leaves out ``average_output``'s division), which shap explains with LightGBM's
 own TreeSHAP (``pred_contrib``); its covers are the nodes' row counts, LightGBM's,
-where the dictionary's are the nodes' training weights (the same for a fit without
-weights).
+where the dictionary's are the nodes' training weights: the same for a fit without
+sample weights or bootstrap draws (a bootstrap forest's training weight counts each row
+as often as its tree drew it), so a model's values may change with the route otherwise.
 """
 
 import numpy as np
@@ -36,7 +37,10 @@ def shap_tree_model(model: object) -> object:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank)
+    model : a fitted forestrank ranker
+        Every estimator but McRank and ``objective="cumulative"`` (their scores are no
+        sum of trees) and a model fitted with ``cat_target_statistics=True`` (its trees
+        read statistics computed from the categories).
 
     Returns
     -------
@@ -58,6 +62,12 @@ def shap_tree_model(model: object) -> object:
     >>> explainer = shap.TreeExplainer(shap_tree_model(model))  # doctest: +SKIP
     >>> values = explainer.shap_values(X)  # doctest: +SKIP
     """
+    if getattr(model, "target_statistics_", None):
+        raise ValueError(
+            f"this {type(model).__name__} was fitted with cat_target_statistics=True: its trees split on each "
+            "category's target statistic, not on the categories, so TreeSHAP's values would credit statistics shap "
+            "cannot compute from X. Fit with cat_target_statistics=False to explain the model."
+        )
     terms, base, grade_weights = additive_terms(model)
     if grade_weights is not None:
         raise ValueError(
