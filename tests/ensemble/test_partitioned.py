@@ -160,3 +160,27 @@ def test_dask_collections_without_qid_are_refused_by_name_before_any_task(make, 
     dX, dy, _ = _as_dask(X, y, qid, 1500)
     with pytest.raises(ValueError, match="qid is required when X is a Dask collection"):
         make().fit(dX.map_blocks(_refuses_to_compute, dtype=dX.dtype), dy)
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: RFPointRanker(n_estimators=2), lambda: __import__("forestrank").LambdaMART(n_estimators=2)], ids=["forest", "boosting"]
+)
+def test_collections_partitioned_otherwise_than_x_are_refused_naming_the_partition(make, cluster_data, dask_client):
+    """y of X's length and partition count, its blocks of other sizes: the error was a
+    worker's "y has 1505 entries but X has 1500 rows", naming neither the partition nor
+    the cause. Dask arrays' known blocks are compared before any task; a frame's partition
+    lengths are known only on the workers, whose errors now name the partition."""
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    pd = pytest.importorskip("pandas")
+    X, y, qid = cluster_data
+    dX, _, dq = _as_dask(X, y, qid, 1500)
+    shifted = da.from_array(y, chunks=((1505, 1495, 1500, 1500),))
+    with pytest.raises(ValueError, match="partition 0 of y has 1505 rows and that of X 1500: the collections must be partitioned alike"):
+        make().fit(dX.map_blocks(_refuses_to_compute, dtype=dX.dtype), shifted, qid=dq)
+    frame = dd.from_pandas(pd.DataFrame(X), npartitions=4, sort=False)
+    labels = dd.from_pandas(pd.Series(y), npartitions=3, sort=False).repartition(npartitions=4)
+    if [len(part) for part in frame.partitions] == [len(part) for part in labels.partitions]:
+        pytest.skip("dask split the frames alike")
+    with pytest.raises(ValueError, match=r"partition \d of X: y has \d+ entries but X has \d+ rows"):
+        make().fit(frame, labels, qid=dd.from_pandas(pd.Series(qid), npartitions=4, sort=False))

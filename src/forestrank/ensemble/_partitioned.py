@@ -147,7 +147,10 @@ def validated_partitions(
     """
     computed = {argument: client.compute(column) for argument, column in inputs.items()}
     parts = [
-        client.submit(prepare, estimator, **{argument: column[p] for argument, column in computed.items()}, pure=False)
+        client.submit(
+            _prepare_partition, prepare, p, name, estimator, **{argument: column[p] for argument, column in computed.items()},
+            pure=False,
+        )  # fmt: skip
         for p in range(len(computed["X"]))
     ]
     del computed  # each input partition is released once its validated copy exists
@@ -235,7 +238,21 @@ def partitions_of(X: object, prefix: str = "", **aligned: object) -> dict:
     for name, collection in aligned.items():
         if collection is not None:
             inputs[name] = _partitions(f"{prefix}{name}", collection, len(inputs["X"]))
+            _check_rows_alike(f"{prefix}{name}", collection, f"{prefix}X", X)
     return inputs
+
+
+def _check_rows_alike(name: str, collection: object, x_name: str, X: object) -> None:
+    """Refuse, before any task, a collection whose partitions' row counts, where Dask
+    knows them (arrays' chunks), differ from ``X``'s."""
+    rows, x_rows = (getattr(array, "chunks", ((),))[0] for array in (collection, X))
+    known = all(np.isfinite(rows)) and all(np.isfinite(x_rows)) and len(rows) == len(x_rows)
+    if known and rows and tuple(rows) != tuple(x_rows):
+        first = next(p for p, (a, b) in enumerate(zip(rows, x_rows)) if a != b)
+        raise ValueError(
+            f"partition {first} of {name} has {rows[first]} rows and that of {x_name} {x_rows[first]}: the collections "
+            "must be partitioned alike, each of the same rows (rechunk them to X's chunks)."
+        )
 
 
 def _partitions(name: str, collection: object, expected: int | None = None) -> list:
@@ -256,6 +273,16 @@ def _partitions(name: str, collection: object, expected: int | None = None) -> l
     if expected is not None and len(parts) != expected:
         raise ValueError(f"{name} has {len(parts)} partitions and X has {expected}: they must be partitioned alike.")
     return parts
+
+
+def _prepare_partition(prepare: Callable, number: int, name: str, estimator: object, **columns: object) -> object:
+    """``prepare(estimator, **columns)`` on a worker, its errors naming the partition (a
+    partition's ``y`` of another length than its ``X`` is a collection partitioned
+    otherwise, which the error of the partition's own arrays would not say)."""
+    try:
+        return prepare(estimator, **columns)
+    except ValueError as error:
+        raise ValueError(f"partition {number} of {name}: {error}") from error
 
 
 def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
