@@ -9,6 +9,7 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.model_selection import GridSearchCV, GroupKFold, KFold
+from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 
 from forestrank import LambdaMART, QueryKFold, RFPointRanker, make_ranking, ndcg_scorer
@@ -61,6 +62,8 @@ def test_each_source_row_is_scored_by_a_classifier_that_did_not_see_it(populatio
         (dict(X_target=np.zeros((5, 3))), "X_source and X_target must have the same features"),
         (dict(n_splits=1), "n_splits must be an integer >= 2"),
         (dict(classifier=LinearRegression()), "classifier must be a scikit-learn classifier"),
+        # It passed the check and failed in fit with a TypeError naming no argument of select_similar.
+        (dict(classifier=KNeighborsClassifier()), "classifier must be .* whose fit takes sample_weight"),
         (dict(qid_source=np.repeat(np.arange(3), 200)), "qid_source has 3 queries"),
         (dict(X_source=np.full((600, 4), np.inf)), "X_source"),
     ],

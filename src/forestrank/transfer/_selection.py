@@ -8,6 +8,7 @@ from sklearn.model_selection import GroupKFold, KFold
 from sklearn.utils import check_array
 
 from .._input.queries import check_qid
+from ..ensemble._base import fit_takes
 
 
 def select_similar(
@@ -66,8 +67,11 @@ def select_similar(
         from sklearn.ensemble import HistGradientBoostingClassifier
 
         classifier = HistGradientBoostingClassifier(random_state=random_state)
-    elif not (is_classifier(classifier) and hasattr(classifier, "predict_proba")):
-        raise ValueError(f"classifier must be a scikit-learn classifier with predict_proba; got {classifier!r}.")
+    elif not (is_classifier(classifier) and hasattr(classifier, "predict_proba") and fit_takes(classifier, "sample_weight")):
+        raise ValueError(
+            "classifier must be a scikit-learn classifier with predict_proba whose fit takes sample_weight (the two "
+            f"populations weigh the same in every fit); got {classifier!r}."
+        )
     n_source, n_target = source.shape[0], target.shape[0]
     if qid_source is None:
         folds = KFold(n_splits, shuffle=True, random_state=random_state).split(source)
