@@ -127,6 +127,26 @@ def test_quantized_partitions_are_the_in_memory_fit_bitwise(make, data, dask_cli
     assert_same_model(remote, local, gains_rtol=0.0 if local.feature_costs is None else 1e-12)
 
 
+@pytest.mark.parametrize("options", [{"subsample": 0.6}, {"n_iter_no_change": 2, "n_estimators": 30}], ids=["subsample", "hold-out"])
+def test_partitions_whose_ids_do_not_increase_are_the_fit_of_their_queries_in_partition_order(options, data, dask_client):
+    """The fit in memory takes its queries in the order of their ids, the cluster in
+    partition order (docs/cluster.md): with the later ids in the first partition (as a
+    hash of the id, ``shuffle(on=qid)``, leaves them) the draws fall on other queries,
+    and the model is the in-memory fit's with the queries numbered in partition order."""
+    X, y, qid, weights = data
+    later = qid >= 60
+    order = np.r_[np.flatnonzero(later), np.flatnonzero(~later)]
+    X, y, qid, weights = X[order], y[order], qid[order], weights[order]
+    make = lambda: LambdaMART(quantized_gradients=16, learning_rate=0.5, random_state=0, **{"n_estimators": 4, **options})  # noqa: E731
+    bounds = query_bounds(qid, 20, 60)
+    remote = make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, weights)[0])
+    in_partition_order = np.unique(qid, return_index=True)[1].argsort().argsort()[np.unique(qid, return_inverse=True)[1]]
+    assert_same_model(remote, make().fit(X, y, qid=in_partition_order, sample_weight=weights))
+    assert remote.n_iter_ < 30 or "subsample" in options
+    by_id = make().fit(X, y, qid=qid, sample_weight=weights)
+    assert not np.array_equal(by_id.predict(X), remote.predict(X))
+
+
 def test_float_partitions_grow_the_same_trees_up_to_summation_order(data, dask_client):
     """With float histograms the sums are added per worker, then across workers: the same
     splits, values within rounding, the same NDCG@10."""
