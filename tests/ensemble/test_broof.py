@@ -405,3 +405,19 @@ def test_the_default_weak_learner_splits_on_small_data():
     model = BROOF(n_estimators=2, n_trees=5, random_state=0).fit(X, y, qid=q)
     assert len(np.unique(model.predict(X))) > 100
     assert _broof.default_forest().min_samples_leaf == 0.02
+
+
+@pytest.mark.parametrize("variant", ["gradient", "absolute", "median", "height"])
+def test_a_document_of_zero_weight_is_an_absent_document(variant):
+    """Zero-weight documents inside queries were left out of every tree and so had an
+    out-of-bag prediction, which entered the absolute errors' normaliser, the median
+    regions and the height errors' partner counts: the model differed from the fit without
+    them from the first round on. The reweighting's totals are over the weighted rows, so
+    the two fits are the same bit for bit."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=6, random_state=1)
+    absent = np.zeros(len(y), bool)
+    absent[[3, 27, 55, 101]] = True
+    weighted = BROOF(3, n_trees=10, variant=variant, random_state=0).fit(X, y, qid=qid, sample_weight=(~absent) * 1.0)
+    dropped = BROOF(3, n_trees=10, variant=variant, random_state=0).fit(X[~absent], y[~absent], qid=qid[~absent])
+    np.testing.assert_array_equal(weighted.estimator_errors_, dropped.estimator_errors_)
+    np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))

@@ -343,7 +343,9 @@ class BROOF(BaseRanker):
             paid = features_used([tree for kept in forests for tree in kept.trees_]) if forests else None
             forest = self._fit_forest(template, entropy, round_index, data, target, weights, query_of_row, binned, paid)
             prediction, out_of_bag = self._validation_predictions(forest, strategy, X_kernel, weights, query_of_row)
-            validated = ~np.isnan(prediction)
+            # A row of weight 0 is left out of every tree, so it has an out-of-bag prediction;
+            # it is an absent row: in no error, normaliser, median or partner count.
+            validated = ~np.isnan(prediction) & (weights > 0)
             row_errors = np.zeros(n_rows)
             row_errors[validated] = self._errors(
                 strategy["learner_weight"], target[validated], prediction[validated], query_of_row[validated]
@@ -465,7 +467,10 @@ class BROOF(BaseRanker):
         """``w_i * beta ** (1 - e_i)`` on ``rows`` (boolean mask), rescaled to the previous total."""
         updated = weights.copy()
         updated[rows] *= beta ** (1.0 - row_errors[rows])
-        return updated * (weights.sum() / updated.sum())
+        # Totals over the weighted rows alone: rows of weight 0 among them would change the
+        # order of the float sums, and a fit with them would not be the fit without them.
+        weighted = weights > 0
+        return updated * (weights[weighted].sum() / updated[weighted].sum())
 
     def _combination(self, strategy: dict, betas: np.ndarray) -> np.ndarray:
         """Coefficients ``a_t`` of the forests in the prediction (module docstring, point 4)."""
