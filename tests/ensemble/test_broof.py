@@ -421,3 +421,18 @@ def test_a_document_of_zero_weight_is_an_absent_document(variant):
     dropped = BROOF(3, n_trees=10, variant=variant, random_state=0).fit(X[~absent], y[~absent], qid=qid[~absent])
     np.testing.assert_array_equal(weighted.estimator_errors_, dropped.estimator_errors_)
     np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))
+
+
+@pytest.mark.parametrize("relevance_weights", ["linear", "square", "exp"])
+def test_errors_compare_the_forest_with_the_target_on_its_leaves_scale(relevance_weights):
+    """Forests grown on every row to single-row leaves reproduce their leaf targets F(y)
+    exactly: the round's error is 0 and boosting stops after it. The errors compared the
+    forest's F(y) with y, so a square or exp forest counted the most relevant documents
+    as its worst errors and ran on."""
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=8, n_features=6, random_state=3)
+    forest = RFPointRanker(relevance_weights=relevance_weights, query_subsample=1.0, max_features=None)
+    for variant in ("absolute", "median"):
+        model = BROOF(3, n_trees=5, variant=variant, validation="train", update_weights="train", forest=forest, random_state=0)
+        model.fit(X, y, qid=qid)
+        np.testing.assert_array_equal(model.estimators_[0].predict(X), forest._leaf_targets(y.astype(float)))
+        assert model.estimator_errors_.tolist() == [0.0] and model.n_estimators_ == 1

@@ -26,7 +26,8 @@ AdaBoost.R2 and the thesis text imply, and tested in ``tests/ensemble/test_broof
    its query (documents with a different target) that the learner orders wrongly
    with respect to it. ``learner_weight="constant"`` still needs an error for the
    early stop: it uses the absolute one. Errors always compare the round's learner
-   with the target it was fitted to (the labels, or the residues).
+   with the target it was fitted to, on its leaves' scale (the labels, through the
+   forest's ``relevance_weights`` where its leaves score ``F(y)``, or the residues).
 2. *How weights enter the forest.* They multiply every tree's sampling counts, so
    they scale the split criterion and the leaf values, and the forest keeps its
    query-level sub-sampling. (AdaBoost.R2 resamples by weight instead; a weighted
@@ -347,8 +348,9 @@ class BROOF(BaseRanker):
             # it is an absent row: in no error, normaliser, median or partner count.
             validated = ~np.isnan(prediction) & (weights > 0)
             row_errors = np.zeros(n_rows)
+            fitted_to = template._leaf_targets(target)  # F(y) of relevance_weights, the leaves' scale
             row_errors[validated] = self._errors(
-                strategy["learner_weight"], target[validated], prediction[validated], query_of_row[validated]
+                strategy["learner_weight"], fitted_to[validated], prediction[validated], query_of_row[validated]
             )
             error = float(np.sum(weights[validated] * row_errors[validated]) / np.sum(weights[validated]))
             errors.append(error)
