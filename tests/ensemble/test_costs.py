@@ -149,6 +149,21 @@ def test_with_a_fixed_wave_size_serial_equals_threaded(data):
     np.testing.assert_array_equal(*fits)
 
 
+def test_a_warm_start_that_ends_inside_a_wave_is_the_single_fit():
+    """A continuation started its waves at its first new tree, and paid for every earlier
+    tree at once: after 4 trees in waves of 3, tree 4 saw tree 3's features, which the
+    single fit's tree 4 (tree 3's wave) does not."""
+    X, y, qid = make_ranking(n_queries=25, docs_per_query=10, n_features=8, random_state=3)
+    costs = [1.0, 2, 4, 8, 16, 32, 3, 5]
+    kw = dict(feature_costs=costs, cost_penalty=0.3, cost_wave_size=3, max_features=1, max_depth=1, random_state=7)
+    one = RFPointRanker(n_estimators=12, **kw).fit(X, y, qid=qid)
+    for first in (4, 5, 6):
+        warm = RFPointRanker(n_estimators=first, warm_start=True, **kw).fit(X, y, qid=qid)
+        warm.set_params(n_estimators=12).fit(X, y, qid=qid)
+        np.testing.assert_array_equal(warm.predict(X), one.predict(X))
+        np.testing.assert_array_equal(warm.tree_costs_, one.tree_costs_)
+
+
 def test_broof_rounds_get_the_features_of_earlier_rounds_free(data):
     X, y, qid = data
     forest = RFPointRanker(criterion="variance", min_samples_leaf=20, feature_costs=COSTS, cost_penalty=0.05)

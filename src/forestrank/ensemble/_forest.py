@@ -326,7 +326,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 print(f"{type(self).__name__}: {n_trees}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
 
         trees = list(previous)
-        costs = self._feature_costs(data.X.shape[1], previous, paid)
+        costs, completing = self._feature_costs(data.X.shape[1], previous, paid)
         client = dask_client()
         if client is not None:
             waves = self._waves(new_indices, costs)
@@ -340,7 +340,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 grown = grow_on_cluster(
                     client, grow_batch, shared, per_forest, wave, lambda n: report(len(trees) + n), costs.penalty()
                 )  # fmt: skip
-                costs.pay_for(grown)
+                costs.pay_for(completing + grown)
+                completing = []
                 trees += grown
         else:
             memory_pool = TreeMemoryPool(training, params, n_rows, len(new_indices))
@@ -354,7 +355,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 for tree in ordered_parallel(self.n_jobs)(jobs):
                     grown.append(tree)
                     report(len(trees) + len(grown))
-                costs.pay_for(grown)
+                costs.pay_for(completing + grown)
+                completing = []
                 trees += grown
         self.trees_ = trees
         self.tree_costs_ = tree_costs(trees, costs.costs)
@@ -389,24 +391,36 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             **self._listwise_data(data, query_of_row, base_weight),
         )
 
-    def _feature_costs(self, n_features: int, previous: list, paid: np.ndarray | None = None) -> FeatureCosts:
-        """The fit's ``FeatureCosts``, the features of ``previous`` trees (and ``paid``) already paid for."""
+    def _feature_costs(
+        self, n_features: int, previous: list, paid: np.ndarray | None = None
+    ) -> tuple[FeatureCosts, list]:  # fmt: skip
+        """The fit's ``FeatureCosts``, with the features of ``paid`` and of the ``previous``
+        trees (a warm start's) already paid for, but those of the previous trees in the wave
+        the new trees complete (``_waves``), which the fit pays for once that wave is grown,
+        as one fit of all the trees does; and those trees."""
         costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
-        costs.pay_for(previous)
+        completing = previous[len(previous) - len(previous) % self._wave_size() :] if costs.active else []
+        costs.pay_for(previous[: len(previous) - len(completing)])
         if paid is not None:
             costs.used |= paid
-        return costs
+        return costs, completing
+
+    def _wave_size(self) -> int:
+        """Trees per wave with feature costs: ``cost_wave_size``, default the threads of ``n_jobs``."""
+        return self.cost_wave_size or thread_count(self.n_jobs)
 
     def _waves(self, indices: range, costs: FeatureCosts) -> list:
         """The tree indices in the waves they grow in: one wave without costs, else waves of
-        ``cost_wave_size`` (default: the threads of ``n_jobs``), each seeing the features
-        the waves before it used (Mohan §6.1)."""
+        ``_wave_size`` trees, each seeing the features the waves before it used (Mohan
+        §6.1). The waves start at multiples of the size, counted from the forest's first
+        tree: a warm start's first wave completes the wave its earlier fit ended in."""
         if not len(indices):
             return []
         if not costs.active:
             return [indices]
-        size = self.cost_wave_size or thread_count(self.n_jobs)
-        return [indices[start : start + size] for start in range(0, len(indices), size)]
+        size = self._wave_size()
+        edges = [indices.start, *range((indices.start // size + 1) * size, indices.stop, size), indices.stop]
+        return [range(start, stop) for start, stop in zip(edges[:-1], edges[1:])]
 
     def _tree_grower(self) -> "BaseForestRanker":
         """An unfitted copy that grows this fit's trees: the parameters and the state

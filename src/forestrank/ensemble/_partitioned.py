@@ -182,7 +182,7 @@ def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndar
     and set the fitted attributes (``tree_partitions_``: -1 for trees of in-memory data)."""
     new_indices = range(len(previous), forest.n_estimators)
     chosen = np.array([_partition_of_tree(forest._entropy, index, units) for index in new_indices], dtype=int)
-    costs = forest._feature_costs(n_features, previous)
+    costs, completing = forest._feature_costs(n_features, previous)
     trees = list(previous)
     for wave in forest._waves(new_indices, costs):
         in_wave = chosen[wave.start - len(previous) : wave.stop - len(previous)]
@@ -193,7 +193,8 @@ def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndar
             for batch in batches(indices, math.ceil(len(indices) / per_batch)):
                 tasks.append((grow_batch, ({}, trained[p], costs.penalty()), batch))
         grown = run_batches(client, tasks)
-        costs.pay_for(grown)
+        costs.pay_for(completing + grown)
+        completing = []
         trees += grown
     forest.trees_ = trees
     forest.tree_costs_ = tree_costs(trees, costs.costs)
