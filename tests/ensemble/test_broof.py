@@ -293,6 +293,18 @@ def test_serial_and_threaded_fits_are_bitwise_identical(data):
         threaded = BROOF(n_estimators=3, variant=variant, n_trees=6, random_state=5, n_jobs=2).fit(X, y, qid=qid)
         np.testing.assert_array_equal(serial.predict(X), threaded.predict(X))
         np.testing.assert_array_equal(serial.example_weights_, threaded.example_weights_)
+    # With feature costs a forest's waves are its threads unless cost_wave_size is set (BROOF's n_jobs docstring).
+    costly = dict(criterion="variance", min_samples_leaf=0.02, feature_costs=2.0 ** np.arange(8), cost_penalty=0.5)
+    fits = [
+        BROOF(3, n_trees=6, forest=RFPointRanker(cost_wave_size=2, **costly), n_jobs=n_jobs, random_state=0).fit(X, y, qid=qid)
+        for n_jobs in (1, 2)
+    ]
+    np.testing.assert_array_equal(fits[0].predict(X), fits[1].predict(X))
+    waves_of_threads = [
+        BROOF(3, n_trees=6, forest=RFPointRanker(**costly), n_jobs=n_jobs, random_state=0).fit(X, y, qid=qid).predict(X)
+        for n_jobs in (1, 2)
+    ]
+    assert not np.array_equal(*waves_of_threads)
 
 
 def test_pickle_and_clone_round_trip(data):

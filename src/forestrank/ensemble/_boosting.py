@@ -1166,7 +1166,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Total split gain of each feature over all trees, normalised to sum to 1."""
+        """Total split gain of each feature over all trees, normalised to sum to 1; with
+        feature costs, each split's gain less the penalty it paid (``docs/costs.md``)."""
         check_is_fitted(self)
         total = np.sum([tree.feature_gains for tree in self.trees_], axis=0)
         if getattr(self, "target_statistics_", None):  # a statistic's gain is its categorical feature's

@@ -154,7 +154,9 @@ class BROOF(BaseRanker):
         an out-of-bag prediction, on every validation row, or never.
     n_jobs : int or None, default=None
         Threads over each forest's trees (and over rows at prediction); the model
-        does not depend on it. ``None`` means every core unless
+        does not depend on it, but with a forest of feature costs whose
+        ``cost_wave_size`` is None (its waves are then the threads' count: set it for
+        the same model at any ``n_jobs``). ``None`` means every core unless
         ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS`` sets fewer.
     random_state : int, RandomState or None, default=None
         Seeds every round's forest (and ``init_weights="random"``).

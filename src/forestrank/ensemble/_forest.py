@@ -588,7 +588,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
 
     @property
     def feature_importances_(self) -> np.ndarray:
-        """Mean decrease in impurity: per-tree gains normalised to 1, averaged, normalised."""
+        """Mean decrease in impurity: per-tree gains normalised to 1, averaged, normalised.
+        With feature costs, each split's gain less the penalty it paid (``docs/costs.md``)."""
         check_is_fitted(self)
         per_tree = [tree.feature_gains / tree.feature_gains.sum() for tree in self.trees_ if tree.feature_gains.sum() > 0]
         if not per_tree:
@@ -658,8 +659,8 @@ class RFPointRanker(BaseForestRanker):
         drawn for each tree.
     bootstrap : bool, default=False
         Draw with replacement (counts become weights). On MQ2008 (5 folds, 500
-        trees, 10 seeds) ``bootstrap=True`` scored NDCG@10 0.2248 and MAP 0.4707
-        (letor4) against 0.2233 and 0.4689 without replacement: a 63% draw with
+        trees, 10 seeds) ``bootstrap=True`` scored NDCG@10 0.2241 and MAP 0.4700
+        (letor4) against 0.2229 and 0.4679 without replacement: a 63% draw with
         replacement holds ~47% distinct queries, so trees differ more
         (``benchmarks/RESULTS.md``).
     sample_level : {"query", "document"}, default="query"

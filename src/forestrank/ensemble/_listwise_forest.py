@@ -147,7 +147,8 @@ class RFListRanker(BaseForestRanker):
     n_trees_ : int
     classes_ : ndarray of float64
     feature_importances_ : ndarray of shape (n_features,)
-        Mean increase of expected NDCG per feature, normalised.
+        Mean increase of expected NDCG per feature, normalised (with feature costs, less
+        the penalties paid: ``docs/costs.md``).
     oob_score_, oob_prediction_ : as in RFPointRanker.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
