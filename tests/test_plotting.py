@@ -118,6 +118,23 @@ def test_the_query_comparison_draws_each_querys_ndcg_and_the_paired_tests(data):
     )
 
 
+def test_the_query_comparison_gives_qid_to_a_pipeline_that_normalises_within_queries(data):
+    """``from_estimators`` called ``predict(X)``: a Pipeline with a QueryScaler refused it
+    (its transform needs qid), which every scorer passes."""
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import DummyRanker, QueryScaler
+
+    X, y, qid, X_test, y_test, qid_test = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        scaled = make_pipeline(QueryScaler(), LambdaMART(n_estimators=5, random_state=0)).fit(X, y, qid=qid)
+        baseline = DummyRanker().fit(X, y, qid=qid)
+        display = QueryComparisonDisplay.from_estimators(scaled, baseline, X_test, y_test, qid_test)
+        expected = ndcg_score(y_test, scaled.predict(X_test, qid=qid_test), qid_test, 10, per_query=True)
+    np.testing.assert_array_equal(display.per_query_a, expected)
+
+
 def test_plot_tree_strength_draws_the_curve_of_tree_strength_curve(data):
     X, y, qid, X_test, y_test, qid_test = data
     forest = RFListRanker(n_estimators=4, random_state=0).fit(X, y, qid=qid)

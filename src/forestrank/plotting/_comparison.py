@@ -4,6 +4,7 @@
 import numpy as np
 
 from ..metrics import describe_metric, ndcg_score
+from ..metrics._scorer import predict_with_qid
 from ..stats import paired_tests_of_scored_queries
 from ._axes import axes_or_new
 
@@ -68,7 +69,9 @@ class QueryComparisonDisplay:
         cls, estimator_a: object, estimator_b: object, X: object, y: object, qid: object, *, k: int | None = 10,
         names: tuple[str, str] | None = None, ax: object = None, **conventions: object,
     ) -> "QueryComparisonDisplay":  # fmt: skip
-        """Compare two fitted rankers on the same documents (``predict``) and draw the comparison.
+        """Compare two fitted rankers on the same documents (``predict``, given ``qid`` where it
+        asks for it, as the scorers give it: a ``Pipeline`` with a ``QueryScaler``) and draw
+        the comparison.
 
         Parameters
         ----------
@@ -87,9 +90,8 @@ class QueryComparisonDisplay:
             names = (type(estimator_a).__name__, type(estimator_b).__name__)
             if names[0] == names[1]:
                 names = (f"{names[0]} (A)", f"{names[1]} (B)")
-        return cls.from_predictions(
-            y, estimator_a.predict(X), estimator_b.predict(X), qid, k=k, names=names, ax=ax, **conventions
-        )  # fmt: skip
+        scores = [predict_with_qid(estimator, X, qid) for estimator in (estimator_a, estimator_b)]  # as a scorer scores
+        return cls.from_predictions(y, *scores, qid, k=k, names=names, ax=ax, **conventions)
 
     def plot(self, ax: object = None) -> "QueryComparisonDisplay":
         """Draw the queries' points, the diagonal and the tests' summary on ``ax`` (None: a new figure).
