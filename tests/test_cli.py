@@ -114,6 +114,10 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@"], "--metric 'ndcg@': the cutoff must be a positive integer"),
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@²"], "--metric 'ndcg@²': the cutoff must be a positive integer"),
         (["compare", "{train}", "--scores", "{short}"], "at least two systems"),
+        # the first system's line was printed, then the tests' error named no file
+        (["compare", "{one_query}", "--scores", "{three}", "{three}"], "{one_query}: A paired test needs at least 2 queries, got 1"),
+        # named the metrics' y_true, and no file
+        (["evaluate", "{negative}", "--scores", "{three}"], "{negative}: document 2 has the label -1; relevance labels must be >= 0"),
         # past int64: numba's typing error, reported as an internal error
         (["evaluate", "{train}", "--scores", "{short}", "--metric", "ndcg@9223372036854775808"], "the cutoff must be a positive integer (at most 2**63 - 1)"),
         # refused after NDCG@1 was printed
@@ -127,7 +131,9 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambda
     (tmp_path / "nan.txt").write_text("0.5\nnan\n1.5\n")
     (tmp_path / "three.txt").write_text("0.5\n0.2\n1.5\n")
     (tmp_path / "short_data.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n2 qid:2 1:0.9\n")
-    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data", "three")}
+    (tmp_path / "one_query.txt").write_text("2 qid:1 1:0.5\n0 qid:1 1:0.3\n1 qid:1 1:0.1\n")
+    (tmp_path / "negative.txt").write_text("1 qid:1 1:0.5\n-1 qid:1 1:0.3\n0 qid:2 1:0.1\n")
+    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data", "three", "one_query", "negative")}
     filled = [a.format(train=lambdarank_example / "rank.train", short=short, **paths) for a in args]
     result = subprocess.run([sys.executable, "-m", "forestrank", *filled], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""

@@ -290,14 +290,17 @@ def _compare(args: argparse.Namespace) -> None:
     systems += [(str(path), _scores(None, path, args.data, len(y))) for path in args.models]
     values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
     width = max(len(name) for name, _ in systems)
-    print(f"{'system':<{width}}\t{args.metric}\tminus first\tt-test p\tWilcoxon p")
+    lines = [f"{'system':<{width}}\t{args.metric}\tminus first\tt-test p\tWilcoxon p"]
     for (name, _), per_query in zip(systems, values):
         line = f"{name:<{width}}\t{np.nanmean(per_query):.6f}"
         if per_query is not values[0]:
-            t_test, wilcoxon = paired_tests_of_scored_queries(per_query, values[0])
+            try:
+                t_test, wilcoxon = paired_tests_of_scored_queries(per_query, values[0])
+            except ValueError as error:  # too few queries: said before anything is printed
+                raise UsageError(f"{args.data}: {error} (the queries {args.metric} scores for both systems).") from error
             line += f"\t{t_test.mean_difference:+.6f}\t{t_test.pvalue:.3g}\t{wilcoxon.pvalue:.3g}"
-        print(line)
-    print(_describe(metric, args.convention, y))
+        lines.append(line)
+    print("\n".join([*lines, _describe(metric, args.convention, y)]))
 
 
 # --- helpers -------------------------------------------------------------------------
@@ -339,12 +342,18 @@ def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tupl
     if not path.is_file():
         raise UsageError(f"{path}: no such file.")
     try:
-        return load_letor(path, n_features=n_features)
+        X, y, qid = load_letor(path, n_features=n_features)
     except ValueError as error:  # the loader's messages name the file and line, most of them
         message = str(error)
         if width_of and message.endswith(f" but n_features={n_features}."):  # no argument of the command line
             message = message.replace(f" but n_features={n_features}.", f", beyond the {n_features} features of {width_of}.")
         raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from error
+    negative = np.flatnonzero(y < 0)
+    if len(negative):  # the metrics' and rankers' check would name their own y_true or y
+        raise UsageError(
+            f"{path}: document {int(negative[0]) + 1} has the label {y[negative[0]]:g}; relevance labels must be >= 0."
+        )
+    return X, y, qid
 
 
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
