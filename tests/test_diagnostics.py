@@ -54,3 +54,17 @@ def test_a_boosted_model_is_refused_by_name():
     model = LambdaMART(n_estimators=3).fit(X, y, qid=qid)
     with pytest.raises(TypeError, match="RFPointRanker, RFListRanker or RFHybridRanker.*LambdaMART"):
         tree_strength_curve(model, X, y, qid)
+
+
+def test_bad_labels_and_split_counts_are_refused_by_their_names():
+    """A negative label was reported as the metrics' y_true; a split count of another type
+    failed in int() or was truncated (1.9 counted as 1 split) without a word."""
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=8, n_features=4, random_state=1)
+    forest = RFListRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="y contains negative values"):
+        tree_strength_curve(forest, X, -y - 1.0, qid)
+    with pytest.raises(ValueError, match="y has 79 entries but X has 80 rows"):
+        tree_strength_curve(forest, X, y[1:], qid)
+    for counts in (["a"], [1.9, 2.7], [True], [[1, 2]], [-1]):
+        with pytest.raises(ValueError, match="n_splits must be a 1-D array of non-negative integer split counts"):
+            tree_strength_curve(forest, X, y, qid, n_splits=counts)

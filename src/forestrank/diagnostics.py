@@ -6,6 +6,7 @@ import numpy as np
 
 from ._input.features import dense_blocks
 from .ensemble._forest import BaseForestRanker
+from ._input.labels import check_relevance
 from ._input.queries import check_qid
 from .metrics import ndcg_score
 
@@ -93,16 +94,15 @@ def tree_strength_curve(
         raise ValueError("estimator must be a fitted forest ranker (it has no trees_).")
     X = estimator._validate_prediction_data(X)
     n_rows = X.shape[0]
-    y = np.asarray(y, dtype=np.float64)
+    y = check_relevance(y, name="y", n_samples=n_rows)
     qid = check_qid(qid, n_rows)
-    if y.shape != (n_rows,):
-        raise ValueError(f"y must have one value per row of X: {y.shape} vs {n_rows} rows.")
     largest = max((tree.node_count - 1) // 2 for tree in trees)
     if n_splits is None:
         n_splits = np.unique(np.concatenate(([0], np.geomspace(1, max(largest, 1), 40).astype(np.int64))))
-    n_splits = np.asarray(n_splits, dtype=np.int64)
-    if n_splits.ndim != 1 or (n_splits < 0).any():
-        raise ValueError("n_splits must be a 1-D array of non-negative split counts.")
+    counts = np.asarray(n_splits)
+    if counts.ndim != 1 or counts.dtype == bool or not np.issubdtype(counts.dtype, np.integer) or (counts < 0).any():
+        raise ValueError(f"n_splits must be a 1-D array of non-negative integer split counts; got {n_splits!r}.")
+    n_splits = counts.astype(np.int64)
     ndcg = np.zeros(len(n_splits))
     scores = np.empty((len(n_splits), n_rows))  # each split count's prediction of every row
     for tree in trees:
