@@ -21,7 +21,10 @@ def test_paired_test_matches_scipy():
 @pytest.mark.parametrize(
     "a, b, test, match",
     [([0.1, 0.2], [0.1], "t", "same queries"), ([0.1, np.nan], [0.1, 0.2], "t", "per_query_a"),
-     ([0.1, 0.2], [0.1, 0.3], "sign", "test"), ([[0.1, 0.2]], [[0.1, 0.3]], "t", "1-D")],
+     ([0.1, 0.2], [0.1, 0.3], "sign", "test"), ([[0.1, 0.2]], [[0.1, 0.3]], "t", "1-D"),
+     # numpy's "could not convert string to float" named neither argument
+     (["x", "y"], [0.1, 0.2], "t", "per_query_a must be numbers, one metric value per query"),
+     ([0.1, 0.2], [0.1, "n/a"], "t", "per_query_b must be numbers, one metric value per query")],
 )  # fmt: skip
 def test_paired_test_rejects_bad_input(a, b, test, match):
     with pytest.raises(ValueError, match=match):

@@ -57,8 +57,7 @@ def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> Pa
     """
     from scipy import stats
 
-    a = np.asarray(per_query_a, dtype=np.float64)
-    b = np.asarray(per_query_b, dtype=np.float64)
+    a, b = _per_query(per_query_a, "per_query_a"), _per_query(per_query_b, "per_query_b")
     for name, values in (("per_query_a", a), ("per_query_b", b)):
         if values.ndim != 1:
             raise ValueError(f"{name} must be one value per query (1-D), got shape {values.shape}.")
@@ -99,9 +98,17 @@ def paired_tests_of_scored_queries(
         :func:`paired_test` with ``test="t"`` and with ``test="wilcoxon"``; for identical
         systems their statistics are NaN, without scipy's warning.
     """
-    a = np.asarray(per_query_a, dtype=np.float64)
-    b = np.asarray(per_query_b, dtype=np.float64)
+    a, b = _per_query(per_query_a, "per_query_a"), _per_query(per_query_b, "per_query_b")
     kept = ~(np.isnan(a) | np.isnan(b))
     with warnings.catch_warnings():  # differences all alike: scipy warns of its precision, the answer stands
         warnings.simplefilter("ignore", RuntimeWarning)
         return paired_test(a[kept], b[kept]), paired_test(a[kept], b[kept], test="wilcoxon")
+
+
+def _per_query(values: object, name: str) -> np.ndarray:
+    """``values`` as float64 (any shape; the callers check it), refused by ``name`` when
+    they are not numbers."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be numbers, one metric value per query; converting it failed: {error}") from None
