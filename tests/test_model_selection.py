@@ -83,6 +83,13 @@ def test_shuffle_split_sizes_count_queries():
     assert again == [test.tolist() for _, test in splits]
     default = next(QueryShuffleSplit(random_state=0).split(X, qid=qid))[1]
     assert len(np.unique(qid[default])) == 4  # default test_size: 20% of the queries
+    # scikit-learn's message spoke of 20 "samples" where X has 210 rows; n_splits=0 gave no
+    # split, and cross_validate a bare IndexError.
+    with pytest.raises(ValueError, match="QueryShuffleSplit splits queries, not rows: .* number of queries, 20"):
+        next(QueryShuffleSplit(test_size=25).split(X, qid=qid))
+    for n_splits in (0, -1, 2.5, True):
+        with pytest.raises(ValueError, match="n_splits must be an integer >= 1"):
+            QueryShuffleSplit(n_splits=n_splits)
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from numbers import Integral
 
 import numpy as np
 from sklearn.model_selection import BaseCrossValidator, KFold, ShuffleSplit
+from sklearn.model_selection._split import _validate_shuffle_split
 from sklearn.utils.validation import _num_samples
 
 from ._input.queries import QueryGroups, group_queries
@@ -139,6 +140,8 @@ class QueryShuffleSplit(_QuerySplitter):
         train_size: float | int | None = None,
         random_state: object = None,
     ) -> None:
+        if isinstance(n_splits, bool) or not isinstance(n_splits, Integral) or n_splits < 1:
+            raise ValueError(f"n_splits must be an integer >= 1; got {n_splits!r}.")
         self.n_splits = n_splits
         self.test_size = test_size
         self.train_size = train_size
@@ -146,6 +149,13 @@ class QueryShuffleSplit(_QuerySplitter):
 
     def _query_splitter(self, n_queries: int) -> ShuffleSplit:
         test_size = 0.2 if self.test_size is None and self.train_size is None else self.test_size
+        try:  # scikit-learn's own check, whose "samples" are the queries here
+            _validate_shuffle_split(n_queries, test_size, self.train_size, default_test_size=0.2)
+        except ValueError as error:
+            raise ValueError(
+                f"QueryShuffleSplit splits queries, not rows: {error} (n_samples is the number of queries, {n_queries}; "
+                "test_size and train_size count or share queries)."
+            ) from error
         return ShuffleSplit(
             self.n_splits, test_size=test_size, train_size=self.train_size, random_state=self.random_state
         )
