@@ -68,6 +68,16 @@ def test_plot_importance_draws_the_largest_importances_on_top(data):
     assert labels == [names[index] for index in np.argsort(model.feature_importances_, kind="stable")[::-1][:3][::-1]]
     with pytest.raises(ValueError, match="feature_names has 2 names; the model has 6 features"):
         plot_importance(model, feature_names=["a", "b"])
+    # A model without a split: the error's advice, ignore_zero=False, drew an axis of zero width with matplotlib's warning.
+    import warnings
+
+    stumps = LambdaMART(n_estimators=2, min_samples_leaf=len(y), random_state=0).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="ignore_zero=False draws them"):
+        plot_importance(stumps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ax = plot_importance(stumps, ignore_zero=False)
+    assert ax.get_xlim() == (0.0, 1.0) and [bar.get_width() for bar in ax.patches] == [0.0] * X.shape[1]
 
 
 def test_plot_tree_draws_every_node_with_its_test_or_value(data):

@@ -57,7 +57,7 @@ def plot_importance(
     ax.set_yticks(positions, [names[index] for index in order])
     for position, value in zip(positions, importances[order]):
         ax.text(value, position, f" {value:.{precision}f}", va="center")
-    ax.set_xlim(0, importances[order].max() * 1.15)
+    ax.set_xlim(0, importances[order].max() * 1.15 or 1.0)  # all zero (ignore_zero=False): a visible, unit axis
     ax.set_xlabel(xlabel)
     if title is not None:
         ax.set_title(title)
