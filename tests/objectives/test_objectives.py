@@ -889,6 +889,27 @@ def test_err_lambdas_survive_zero_gains_and_grades_whose_stop_probability_rounds
     assert np.isfinite(g).all() and np.isfinite(h).all() and np.abs(g).sum() > 0
 
 
+def test_err_lambdas_stay_exact_behind_a_document_that_almost_surely_stops_the_user():
+    """Grades 88, 86, 60, 42: behind the first document the reach probabilities are below
+    2**-52, so the swaps' middle terms, a difference of prefix sums near 1, were rounding
+    noise scaled by 1 / (1 - R): two documents' lambdas were 20% off. Each pair's weight
+    against ERR recomputed on the swapped ranking (``forestrank.metrics``)."""
+    from forestrank.metrics import err_score
+
+    labels, scores = np.array([88.0, 86.0, 60.0, 42.0]), np.array([3.0, 2.0, 1.0, 0.0])
+    objective = LambdaRank(metric="err", normalize=False)
+    g, _ = _lambdarank_gradients_of(objective, labels, np.array([0, 4]), scores)
+    order, expected = np.arange(4), np.zeros(4)
+    before = _swapped_metric("err", labels, order, 0, 0, "exp", labels.max())
+    ideal = err_score(labels, labels, np.zeros(4), per_query=True)[0]
+    for i in range(4):
+        for j in range(i + 1, 4):
+            change = abs(_swapped_metric("err", labels, order, i, j, "exp", labels.max()) - before) / ideal
+            expected[i] -= change / (1 + np.exp(scores[i] - scores[j]))
+            expected[j] += change / (1 + np.exp(scores[i] - scores[j]))
+    np.testing.assert_allclose(g, expected, rtol=1e-9)
+
+
 def test_lambdaranks_calls_from_python_share_one_compiled_signature():
     """Gradients and losses of top-k and sampled pairs, NDCG, MAP and ERR, with and without
     click positions: Python passes what it does not ask for as empty arrays, so the

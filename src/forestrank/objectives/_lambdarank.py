@@ -483,8 +483,13 @@ def _ranked_statistics(order, labels, stop_probabilities, metric):
     """What ``_metric_change`` reads of a query's current ranking, float64 (3, n): for MAP
     the relevant documents (grade > 0) at or above each rank and the prefix sums of
     ``1 / (rank + 1)`` over the relevant ones; for ERR each rank's stop probability
-    ``R``, the probability of reaching it ``prod_{k<r} (1 - R_k)`` and the prefix sums of
-    ``reach R / (rank + 1)``."""
+    ``R``, the probability of reaching it ``prod_{k<r} (1 - R_k)`` and the suffix sums of
+    ``reach R / (rank + 1)`` from each rank down.
+
+    Suffix, not prefix, sums: a swap's ranks in between hold terms as small as the
+    probability of reaching them, which behind a document of ``R`` near 1 is far below
+    the rounding of a prefix sum near 1, and their difference would be noise (then scaled
+    by ``1 / (1 - R)``); a suffix sum there is of that size itself."""
     n = len(order)
     ranked = np.empty((3, n))
     relevant = 0.0
@@ -501,9 +506,11 @@ def _ranked_statistics(order, labels, stop_probabilities, metric):
             stop = stop_probabilities[order[r]]
             ranked[0, r] = stop
             ranked[1, r] = reach
-            accumulated += reach * stop / (r + 1.0)
-            ranked[2, r] = accumulated
+            ranked[2, r] = reach * stop / (r + 1.0)
             reach *= 1.0 - stop
+    if metric != METRIC_MAP:
+        for r in range(n - 2, -1, -1):
+            ranked[2, r] += ranked[2, r + 1]
     return ranked
 
 
@@ -518,8 +525,8 @@ def _metric_change(metric, ranked, rank_a, rank_b):
     ``n_b / (b + 1)``, and each relevant document between loses one relevant document
     above it, ``A_{b-1} - A_a``; the reverse swap is the negative of the mirrored case
     (Donmez, Svore & Burges, "On the Local Optimality of LambdaRank", SIGIR 2009, use
-    the same swap). ERR (``p_r`` the probability of reaching ``r``, ``S`` the sums of
-    ``p_r R_r / (r + 1)``), documents ``x`` at ``a`` and ``y`` at ``b > a``: rank ``a``
+    the same swap). ERR (``p_r`` the probability of reaching ``r``, ``S`` the suffix sums
+    of ``p_r R_r / (r + 1)``), documents ``x`` at ``a`` and ``y`` at ``b > a``: rank ``a``
     changes by ``p_a (R_y - R_x) / (a + 1)``, the ranks between scale by
     ``(1 - R_y) / (1 - R_x)``, and rank ``b`` goes from ``p_b R_y`` to
     ``p_b (1 - R_y) R_x / (1 - R_x)``, over ``b + 1``.
@@ -538,7 +545,7 @@ def _metric_change(metric, ranked, rank_a, rank_b):
         return (relevant_above_a + 1.0) / (a + 1.0) - ranked[0, b] / (b + 1.0) + between
     stop_x = ranked[0, a]
     stop_y = ranked[0, b]
-    between = ranked[2, b - 1] - ranked[2, a]
+    between = ranked[2, a + 1] - ranked[2, b]
     scale = (1.0 - stop_y) / (1.0 - stop_x)
     return (
         ranked[1, a] * (stop_y - stop_x) / (a + 1.0)
@@ -576,7 +583,7 @@ def _fill_query_scales(labels, stops, query_boundaries, metric, out):
             out[q] = 1.0 / relevant
             continue
         ideal = np.argsort(-labels[start:end], kind="mergesort") + start
-        err = _ranked_statistics(ideal, labels, stops, metric)[2, end - start - 1]  # the ideal order's ERR
+        err = _ranked_statistics(ideal, labels, stops, metric)[2, 0]  # the ideal order's ERR: the whole suffix sum
         out[q] = 1.0 / err if err > 0.0 else 0.0  # a gain table can give every present grade 0
 
 
