@@ -542,6 +542,19 @@ def test_query_rmse_differs_from_mart_when_queries_have_other_means(data):
     assert not np.allclose(mart.fit(X, shifted, qid=qid).predict(X), mart.fit(X, y, qid=qid).predict(X))
 
 
+def test_query_rmse_refuses_weights_that_vary_within_a_query(data):
+    """Each query's offset is its unweighted mean residual: CatBoost's QueryRMSE, whose
+    offset is the weighted mean, only with a weight per query. Other weights were taken
+    and gave other leaves than CatBoost's."""
+    X, y, qid = data
+    per_query = np.asarray(qid, dtype=float) % 3 + 1.0
+    LambdaMART(n_estimators=2, objective="queryrmse").fit(X, y, qid=qid, sample_weight=per_query)
+    per_row = per_query.copy()
+    per_row[0] += 1.0
+    with pytest.raises(ValueError, match="objective='queryrmse' needs sample_weight constant within each query"):
+        LambdaMART(n_estimators=2, objective="queryrmse").fit(X, y, qid=qid, sample_weight=per_row)
+
+
 @pytest.mark.parametrize(
     ("label_gain", "eval_y", "match"),
     [

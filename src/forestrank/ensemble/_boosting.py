@@ -1215,7 +1215,8 @@ class LambdaMART(BaseBoostingRanker):
         ``"exp_gain"``, MART-2 on ``"grade"``).
         ``"queryrmse"``: least squares on ``target`` up to a free offset per query,
         which fits the targets' differences within each query (CatBoost's
-        ``QueryRMSE``; :class:`forestrank.objectives.QueryRMSE`).
+        ``QueryRMSE``; :class:`forestrank.objectives.QueryRMSE`); ``sample_weight``
+        must be constant within each query.
         ``"mcrank"``: multi-class logistic boosting over the grades, one tree per
         grade per iteration, ranking by expected relevance (Li, Burges & Wu 2007).
         ``"cumulative"``: Mohan's classification boosting (thesis, ch. 3, Algorithm
@@ -1731,6 +1732,11 @@ class LambdaMART(BaseBoostingRanker):
         if self.position_bias == "unbiased":
             refuse_weights_varying_within_queries(
                 data, "position_bias='unbiased' needs", "(a query's weight scales its pairs' losses in the propensities)"
+            )  # fmt: skip
+        if self.objective == "queryrmse":
+            refuse_weights_varying_within_queries(
+                data, "objective='queryrmse' needs",
+                "(each query's offset is its mean residual, CatBoost's weighted mean only then)",
             )  # fmt: skip
         return data
 

@@ -100,8 +100,10 @@ class QueryRMSE(SquaredError):
     residuals of a query sum to zero: the loss asks each query's scores for the targets'
     differences only, which is all a ranking uses. ``h`` is 1, as in CatBoost: the
     curvature with ``b_q`` held where it is (re-fitting ``b_q`` to a leaf's step would
-    lower a leaf's curvature by its documents' share of each query). The offset is the unweighted mean: with ``sample_weight`` per query, as
-    ranking data has it, that is the weighted mean.
+    lower a leaf's curvature by its documents' share of each query). The offset is the
+    unweighted mean: with ``sample_weight`` per query, as ranking data has it, that is
+    the weighted mean, CatBoost's (``LambdaMART`` refuses weights that vary within a
+    query with this objective).
 
     Parameters
     ----------
