@@ -86,6 +86,22 @@ def test_sum_of_split_gains_is_the_trees_expected_ndcg(data, k):
         assert all_tied + tree.feature_gains.sum() == pytest.approx(grown, abs=1e-10)
 
 
+def test_split_gains_sum_to_the_weighted_expected_ndcg_with_a_fractional_weight_per_query(data):
+    """docs/listwise.md: exact with a weight per query, fractional or not (with fractional
+    weights varying within a query, ties between leaves can be missed by rounding)."""
+    X, y, qid = data
+    query_weight = np.random.default_rng(0).uniform(0.2, 3.0, int(qid.max()) + 1)
+    params = dict(n_estimators=2, query_subsample=1.0, ndcg_k=None, max_queries_per_split=None, random_state=0)
+    forest = RFListRanker(**params).fit(X, y, qid=qid, sample_weight=query_weight[qid])
+
+    def weighted_ndcg(scores):
+        return np.average(ndcg_score(y, scores, qid, ties="expected", per_query=True), weights=query_weight[np.unique(qid)])
+
+    all_tied = weighted_ndcg(np.zeros(len(y)))
+    for tree in forest.trees_:
+        assert all_tied + tree.feature_gains.sum() == pytest.approx(weighted_ndcg(tree.predict(X)), abs=1e-10)
+
+
 @pytest.mark.parametrize("expansion", ["depth", "breadth", "random", "biggest", "relevant"])
 def test_hybrid_listwise_gains_see_the_tree_as_it_stands(data, expansion):
     """Depth 2 leaves are below the listwise depth, yet later listwise splits must
