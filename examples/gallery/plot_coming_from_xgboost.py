@@ -4,10 +4,11 @@ Coming from XGBoost: the same ranker, the same NDCG
 
 ``XGBRanker`` takes ``qid`` as forestrank does (XGBoost wants its rows sorted by it;
 forestrank sorts them itself). Its default ranker grows depth-6 trees with an L2 term
-of 1 and takes, at the same ``learning_rate``, twice forestrank's LambdaRank step (its
-hessians are twice LightGBM's and ours): ``LambdaMART(learning_rate=r / 2, max_depth=6,
-max_leaf_nodes=None, min_samples_leaf=1, min_child_weight=1, l2_regularization=1)`` is
-``XGBRanker(learning_rate=r)``'s configuration (``docs/from_xgboost.md``). XGBoost's
+and a minimum hessian of 1, on its hessians' scale, which is twice LightGBM's and ours:
+at the same ``learning_rate`` its LambdaRank steps are half forestrank's, and
+``LambdaMART(learning_rate=r / 2, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1,
+min_child_weight=0.5, l2_regularization=0.5)`` is ``XGBRanker(learning_rate=r)``'s
+configuration (``docs/from_xgboost.md``). XGBoost's
 ``ndcg@10`` scores a query without relevant documents 1 and keeps tied scores in input
 order: ``ndcg_score(..., ties="input_order", no_relevant=1)``.
 """
@@ -23,8 +24,8 @@ train, test = qid < 400, qid >= 400
 xgb = xgboost.XGBRanker(n_estimators=100, learning_rate=0.3, eval_metric="ndcg@10", random_state=0)
 xgb.fit(X[train], y[train], qid=qid[train], eval_set=[(X[test], y[test])], eval_qid=[qid[test]], verbose=False)
 ours = LambdaMART(
-    n_estimators=100, learning_rate=0.15, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1, min_child_weight=1.0,
-    l2_regularization=1.0, lambdarank_truncation_level=32, random_state=0,
+    n_estimators=100, learning_rate=0.15, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1, min_child_weight=0.5,
+    l2_regularization=0.5, lambdarank_truncation_level=32, random_state=0,
 ).fit(X[train], y[train], qid=qid[train])  # fmt: skip
 
 xgboost_scores, our_scores = xgb.predict(X[test]), ours.predict(X[test])

@@ -626,6 +626,82 @@ def test_min_gain_to_split_is_lightgbms(min_gain_to_split):
     np.testing.assert_allclose(gains, theirs.feature_importances_, rtol=1e-6)
 
 
+def _integer_features_data():
+    """Integer features (LightGBM and XGBoost bin them as forestrank does), 60 queries of 15."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(60), 15)
+    X = rng.integers(0, 10, (len(qid), 3)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 2 + X[:, 1] / 4 + rng.normal(0, 1, len(qid))), 0, 4)
+    return X, y, qid
+
+
+@pytest.mark.parametrize(("reg_lambda", "min_child_weight", "gamma"), [(1.0, 1.0, 0.0), (10.0, 6.0, 0.0), (1.0, 1.0, 0.5)])
+def test_xgboosts_tree_is_ours_at_half_its_step_l2_and_hessian_floor_and_twice_its_gamma(reg_lambda, min_child_weight, gamma):
+    """docs/from_xgboost.md: XGBoost's LambdaRank hessians are twice ours, so its leaf
+    ``-G / (2H + lambda)`` at step ``r`` is ours at ``r / 2`` with ``lambda / 2``, its
+    hessian floor is ours halved and its gains are half ours (the guide mapped lambda and
+    the floor one to one: 12 leaves where XGBoost grew 21)."""
+    xgboost = pytest.importorskip("xgboost")
+    X, y, qid = _integer_features_data()
+    theirs = xgboost.XGBRanker(
+        n_estimators=1, learning_rate=1.0, base_score=0.0, reg_lambda=reg_lambda, min_child_weight=min_child_weight,
+        gamma=gamma, n_jobs=1,
+    ).fit(X, y, qid=qid)  # fmt: skip
+    ours = LambdaMART(
+        n_estimators=1, learning_rate=0.5, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1,
+        l2_regularization=reg_lambda / 2, min_child_weight=min_child_weight / 2, min_gain_to_split=2 * gamma,
+        lambdarank_truncation_level=32, n_jobs=1,
+    ).fit(X, y, qid=qid)  # fmt: skip
+    expected = theirs.predict(X)
+    assert len(np.unique(expected)) > 2
+    np.testing.assert_allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+    if gamma:  # XGBoost's gamma at face value prunes otherwise (16 leaves against its 9)
+        ours.set_params(min_gain_to_split=gamma).fit(X, y, qid=qid)
+        assert not np.allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
+
+
+def test_lightgbms_l2_floor_and_gain_threshold_are_ours_divided_by_the_lightest_weight():
+    """docs/from_lightgbm.md: forestrank rescales the weights so that the lightest weighs 1,
+    LightGBM takes them as given; with every weight 0.5, LightGBM's ``reg_lambda``,
+    ``min_child_weight`` and ``min_split_gain`` are ours at twice the value."""
+    lightgbm = pytest.importorskip("lightgbm")
+    X, y, qid = _integer_features_data()
+    weights = np.full(len(y), 0.5)
+    for theirs_params, ours_params in [
+        ({"reg_lambda": 2.5}, {"l2_regularization": 5.0}),
+        ({"min_child_weight": 2.0}, {"min_child_weight": 4.0}),
+        ({"min_split_gain": 4.0}, {"min_gain_to_split": 8.0}),
+    ]:
+        theirs = lightgbm.LGBMRanker(
+            n_estimators=1, learning_rate=1.0, num_leaves=6, min_child_samples=1, verbose=-1, n_jobs=1, **theirs_params
+        ).fit(X, y, group=np.full(60, 15), sample_weight=weights)  # fmt: skip
+        ours = LambdaMART(n_estimators=1, learning_rate=1.0, max_leaf_nodes=6, min_samples_leaf=1, n_jobs=1, **ours_params)
+        expected = theirs.predict(X)
+        np.testing.assert_allclose(
+            ours.fit(X, y, qid=qid, sample_weight=weights).predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max()
+        )  # fmt: skip
+
+
+def test_lightgbms_min_data_in_leaf_estimates_rows_from_hessians_where_ours_counts_them():
+    """docs/from_lightgbm.md: LightGBM compares ``min_data_in_leaf`` with rows estimated
+    from each side's hessian share, so where the minimum binds its leaves can hold fewer
+    rows than it and the trees differ; with a minimum of 1 they are the same."""
+    lightgbm = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(100), 20)
+    X = rng.integers(0, 50, (len(qid), 4)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 12 + X[:, 1] / 25 + rng.normal(0, 1, len(qid))), 0, 4)
+    for minimum in (20, 1):
+        theirs = lightgbm.LGBMRanker(n_estimators=1, learning_rate=1.0, min_child_samples=minimum, verbose=-1, n_jobs=1)
+        theirs.fit(X, y, group=np.full(100, 20))
+        ours = LambdaMART(n_estimators=1, learning_rate=1.0, min_samples_leaf=minimum, n_jobs=1).fit(X, y, qid=qid)
+        assert np.allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6) == (minimum == 1)
+        their_rows = np.unique(theirs.predict(X, pred_leaf=True), return_counts=True)[1]
+        tree = ours.trees_[0]
+        our_rows = tree.n_node_samples[tree.nodes["feature"] < 0]
+        assert our_rows.min() >= minimum and (their_rows.min() < minimum) == (minimum == 20)
+
+
 @pytest.mark.parametrize("label_gain", ["exp", "linear"])
 def test_grades_above_31_fit_with_either_gain(data, label_gain):
     """Grades up to 100: LightGBM's default table stops at 31; the exponential gain here is

@@ -1264,11 +1264,12 @@ class LambdaMART(BaseBoostingRanker):
         Minimum rows of a leaf; a float is a fraction of the training rows (rounded
         up). Pairwise trees (``"yetirank_pairwise"``) have no row minimum.
     min_child_weight : float, default=1e-3
-        Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf``; the
-        minimum row weight with ``split_gain="squared"``).
+        Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf`` with weights
+        whose lightest is 1; the minimum row weight with ``split_gain="squared"``).
     l2_regularization : float or "auto", default="auto"
-        ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` with
-        unit weights, LightGBM's ``lambda_l2``, XGBoost's ``reg_lambda``). ``"auto"``:
+        ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` and
+        LightGBM's ``lambda_l2`` with weights whose lightest is 1, half XGBoost's
+        ``reg_lambda``, whose hessians are twice ours: ``docs/from_xgboost.md``). ``"auto"``:
         3.0 on ``"symmetric"`` trees (chosen on data, ``docs/boosting.md``, "Small
         collections"), 0 on the others and with ``"yetirank_pairwise"`` (whose leaves
         have CatBoost's Bayesian prior).
@@ -1285,7 +1286,8 @@ class LambdaMART(BaseBoostingRanker):
         trees take none.
     min_gain_to_split : float, default=0.0
         Minimum Newton gain ``G_L^2/(H_L + l2) + G_R^2/(H_R + l2) - G^2/(H + l2)`` of a
-        split, on the scale of LightGBM's ``min_split_gain`` (``min_gain_to_split``).
+        split, on the scale of LightGBM's ``min_split_gain`` (``min_gain_to_split``) with
+        weights whose lightest is 1.
     split_gain : {"newton", "squared"}, default="newton"
         Newton (OLE) gain on g and h, or a least-squares fit of ``-g``.
     subsample : float in (0, 1], default=1.0
