@@ -3,7 +3,10 @@ Feature importances of a forest and a boosted model
 ===================================================
 
 Mean decrease in impurity (``feature_importances_``) of RF-point and LambdaMART on
-``make_ranking`` data, whose first features carry the relevance.
+``make_ranking`` data, of which five features, drawn at random, carry the relevance: on
+this draw columns 3, 6, 9, 10 and 13. LambdaMART ranks them first; the forest, whose
+deep trees also split on noise, ranks four of them first and column 6 level with
+column 5.
 """
 
 import matplotlib.pyplot as plt
