@@ -79,6 +79,12 @@ def test_train_predict_evaluate_compare_on_the_lightgbm_example(lambdarank_examp
     other.write_text("\n".join(str(-float(s)) for s in scores) + "\n")
     compared = run("compare", test, "--scores", score_file, other, "--metric", "ndcg@10").stdout.splitlines()
     assert len(compared) == 4 and float(compared[2].split("\t")[2]) < 0  # the reversed ranking is worse
+    # A file only scored may carry a placeholder label (-1): predict takes it, only evaluate and compare grade it.
+    unlabelled = tmp_path / "unlabelled.txt"
+    unlabelled.write_text("".join("-1" + line[line.index(" "):] + "\n" for line in test.read_text().splitlines() if line))
+    (tmp_path / "unlabelled.txt.query").write_bytes((lambdarank_example / "rank.test.query").read_bytes())
+    placeholder = run("predict", "--model", model, unlabelled).stdout.split()
+    np.testing.assert_allclose(np.array(placeholder, dtype=float), np.array(scores, dtype=float), rtol=0)
 
 
 @pytest.mark.slow  # a subprocess per command: run after the quick suite

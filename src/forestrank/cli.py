@@ -266,7 +266,7 @@ def _predict(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     args.metric = args.metric or ["ndcg@10"]
     metrics = [_parse_metric(text, args.convention) for text in args.metric]  # before any file is read: fail fast
-    _, y, qid = _load(args.data)
+    _, y, qid = _graded(args.data)
     scores = _scores(args.scores, args.model, args.data, len(y))
     if args.per_query:
         columns = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for metric in metrics]
@@ -285,7 +285,7 @@ def _compare(args: argparse.Namespace) -> None:
     metric = _parse_metric(args.metric, args.convention)
     if len(args.scores) + len(args.models) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
-    _, y, qid = _load(args.data)
+    _, y, qid = _graded(args.data)
     systems = [(str(path), _scores(path, None, args.data, len(y))) for path in args.scores]
     systems += [(str(path), _scores(None, path, args.data, len(y))) for path in args.models]
     values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
@@ -348,8 +348,16 @@ def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tupl
         if width_of and message.endswith(f" but n_features={n_features}."):  # no argument of the command line
             message = message.replace(f" but n_features={n_features}.", f", beyond the {n_features} features of {width_of}.")
         raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from error
+    return X, y, qid
+
+
+def _graded(path: Path) -> tuple:
+    """``_load(path)`` for a command that reads the labels as grades (``evaluate``,
+    ``compare``): a negative one refused naming the file, where the metrics' check would
+    name their own ``y_true``. Files only scored keep any placeholder label."""
+    X, y, qid = _load(path)
     negative = np.flatnonzero(y < 0)
-    if len(negative):  # the metrics' and rankers' check would name their own y_true or y
+    if len(negative):
         raise UsageError(
             f"{path}: document {int(negative[0]) + 1} has the label {y[negative[0]]:g}; relevance labels must be >= 0."
         )
