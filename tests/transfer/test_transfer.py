@@ -64,6 +64,8 @@ def test_each_source_row_is_scored_by_a_classifier_that_did_not_see_it(populatio
         (dict(classifier=LinearRegression()), "classifier must be a scikit-learn classifier"),
         # It passed the check and failed in fit with a TypeError naming no argument of select_similar.
         (dict(classifier=KNeighborsClassifier()), "classifier must be .* whose fit takes sample_weight"),
+        # fit(**params) passes the check; without routing the Pipeline refused the weights in scikit-learn's words
+        (dict(classifier=make_pipeline(LogisticRegression())), "classifier must take sample_weight in fit .* Pipeline.fit refused it"),
         (dict(qid_source=np.repeat(np.arange(3), 200)), "qid_source has 3 queries"),
         (dict(X_source=np.full((600, 4), np.inf)), "X_source"),
     ],

@@ -86,7 +86,15 @@ def select_similar(
         y = np.r_[np.zeros(len(train)), np.ones(n_target)]
         # Each population weighs half of the fit, whatever their sizes.
         weight = np.r_[np.full(len(train), 0.5 / len(train)), np.full(n_target, 0.5 / n_target)] * len(y)
-        model = clone(classifier).fit(X, y, sample_weight=weight)
+        try:
+            model = clone(classifier).fit(X, y, sample_weight=weight)
+        except (TypeError, ValueError) as error:  # a fit(**params) that refuses it (a Pipeline without routing)
+            if "sample_weight" not in str(error):
+                raise
+            raise ValueError(
+                f"classifier must take sample_weight in fit (the two populations weigh the same in every fit); "
+                f"{type(classifier).__name__}.fit refused it: {error}"
+            ) from error
         probabilities[held] = model.predict_proba(source[held])[:, list(model.classes_).index(1.0)]
     rows = np.argsort(-probabilities, kind="stable")
     return rows.astype(np.int64), probabilities[rows]
