@@ -66,7 +66,7 @@ def simulate_clicks(
     eta : float > 0, default=1.0
     noise : float in [0, 1], default=0.1
     max_grade : float or None
-        ``g_max``; None: the largest grade of ``y``.
+        ``g_max``, a finite number at least the largest grade of ``y``; None: that grade.
     random_state : int, RandomState or None
 
     Returns

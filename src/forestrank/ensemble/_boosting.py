@@ -158,6 +158,7 @@ def refuse_weights_varying_within_queries(data: RankingData, who: str, why: str)
     data : RankingData
         Validated, its rows grouped by query.
     who, why : str
+        The error's opening (the estimator or option that needs it) and its reason.
     """
     if data.sample_weight is None:
         return

@@ -9,7 +9,8 @@ the relevance grades, a leaf scores its documents with their expected relevance
 Trees are built in parallel with joblib (threads, or the backend the caller configured;
 ``docs/design.md``, "Parallelism"): the binned matrix is shared read-only and every tree runs one
 ``nogil`` kernel with its own random state, derived from ``random_state`` and the
-tree's index only, so the model is identical for any ``n_jobs`` or joblib backend and
+tree's index only, so the model is identical for any ``n_jobs`` or joblib backend (with
+feature costs, once ``cost_wave_size`` is set: by default the waves are the threads) and
 a ``warm_start`` continuation equals a single fit.
 """
 
@@ -742,7 +743,8 @@ class RFPointRanker(BaseForestRanker):
         ``joblib.parallel_config(n_jobs=...)`` or ``OMP_NUM_THREADS`` (which joblib
         sets in its process workers) sets fewer; -1 every core.
     random_state : int, RandomState or None, default=None
-        The model is identical for any ``n_jobs`` given the same value.
+        The model is identical for any ``n_jobs`` given the same value (with feature
+        costs, once ``cost_wave_size`` is set).
     verbose : int, default=0
         Print progress (trees built, elapsed time).
     warm_start : bool, default=False

@@ -70,8 +70,8 @@ class QueryComparisonDisplay:
         names: tuple[str, str] | None = None, ax: object = None, **conventions: object,
     ) -> "QueryComparisonDisplay":  # fmt: skip
         """Compare two fitted rankers on the same documents (``predict``, given ``qid`` where it
-        asks for it, as the scorers give it: a ``Pipeline`` with a ``QueryScaler``) and draw
-        the comparison.
+        asks for it under metadata routing, as the scorers give it: a ``Pipeline`` with a
+        ``QueryScaler``) and draw the comparison.
 
         Parameters
         ----------
