@@ -65,6 +65,7 @@ def test_bad_labels_and_split_counts_are_refused_by_their_names():
         tree_strength_curve(forest, X, -y - 1.0, qid)
     with pytest.raises(ValueError, match="y has 79 entries but X has 80 rows"):
         tree_strength_curve(forest, X, y[1:], qid)
+    assert len(tree_strength_curve(forest, X, y, qid, n_splits=[]).ndcg) == 0  # an empty list: no count, no point
     for counts in (["a"], [1.9, 2.7], [True], [[1, 2]], [-1]):
         with pytest.raises(ValueError, match="n_splits must be a 1-D array of non-negative integer split counts"):
             tree_strength_curve(forest, X, y, qid, n_splits=counts)

@@ -100,6 +100,8 @@ def tree_strength_curve(
     if n_splits is None:
         n_splits = np.unique(np.concatenate(([0], np.geomspace(1, max(largest, 1), 40).astype(np.int64))))
     counts = np.asarray(n_splits)
+    if counts.size == 0:  # an empty list is float64 to numpy: no count to evaluate, an empty curve
+        counts = counts.astype(np.int64)
     if counts.ndim != 1 or counts.dtype == bool or not np.issubdtype(counts.dtype, np.integer) or (counts < 0).any():
         raise ValueError(f"n_splits must be a 1-D array of non-negative integer split counts; got {n_splits!r}.")
     n_splits = counts.astype(np.int64)

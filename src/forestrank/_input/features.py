@@ -210,9 +210,9 @@ def check_inner_columns(inner: object, names: object, role: str) -> None:
         )
 
 
-def by_position(inner: object, method: Callable, X: np.ndarray, names: object) -> np.ndarray:
-    """``method(X)``, a method of ``inner``, on the outer estimator's validated rows ``X``
-    (an array). Where both were fitted on frames of the same columns
+def by_position(inner: object, method: Callable, X: object, names: object) -> np.ndarray:
+    """``method(X)``, a method of ``inner``, on the outer estimator's rows ``X`` (its
+    validated array, or the caller's frame of the same columns). Where both were fitted on frames of the same columns
     (:func:`check_inner_columns`), scikit-learn's warning that ``X`` has no feature names
     would be about columns already matched, and is not passed on."""
     with warnings.catch_warnings():

@@ -398,7 +398,14 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """The fit's ``FeatureCosts``, with the features of ``paid`` and of the ``previous``
         trees (a warm start's) already paid for, but those of the previous trees in the wave
         the new trees complete (``_waves``), which the fit pays for once that wave is grown,
-        as one fit of all the trees does; and those trees."""
+        as one fit of all the trees does.
+
+        Returns
+        -------
+        costs : FeatureCosts
+        completing : list of Tree
+            The previous trees of the wave the new trees complete, still to be paid for.
+        """
         costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
         completing = previous[len(previous) - len(previous) % self._wave_size() :] if costs.active else []
         costs.pay_for(previous[: len(previous) - len(completing)])
