@@ -49,7 +49,7 @@ def test_a_max_grade_that_is_no_finite_number_above_the_grades_is_refused_by_nam
 
     y, qid, scores = [0, 1, 2], [1, 1, 1], [3.0, 2.0, 1.0]
     for max_grade in (np.nan, np.inf, 1, "2", True):
-        with pytest.raises(ValueError, match=r"max_grade must be a finite number >= the largest grade \(2\)"):
+        with pytest.raises(ValueError, match=r"max_grade must be a finite number >= the largest label \(2\)"):
             simulate_clicks(y, qid, scores, max_grade=max_grade, random_state=0)
     at_three = simulate_clicks(y, qid, scores, max_grade=3, noise=0.0, random_state=0)
     np.testing.assert_allclose(at_three.click_probability, np.array([0, 1, 3]) / 7 / np.arange(1, 4))

@@ -74,7 +74,8 @@ def simulate_clicks(
     ClickLog
     """
     from .._input.queries import group_queries
-    from .._input.labels import check_relevance, check_scores
+    from .._input.labels import check_max_grade, check_relevance, check_scores
+    from .._ranking import stop_probabilities
 
     if model not in ("position", "cascade"):
         raise ValueError(f"model must be 'position' or 'cascade'; got {model!r}.")
@@ -84,16 +85,14 @@ def simulate_clicks(
         raise ValueError(f"noise must be a number in [0, 1]; got {noise!r}.")
     grades = check_relevance(y, name="y")
     shown = check_scores(scores, n_samples=len(grades), name="scores", against="y")
-    top = float(grades.max()) if max_grade is None else max_grade
-    if isinstance(top, bool) or not isinstance(top, Real) or not grades.max() <= top < np.inf:
-        raise ValueError(
-            f"max_grade must be a finite number >= the largest grade ({grades.max():g}), or None for that grade; "
-            f"got {max_grade!r}."
-        )
+    top = check_max_grade(max_grade, grades, None)
     groups = group_queries(qid, len(grades), caller="simulate_clicks", against="y")
     rng = check_random_state(random_state)
     g, s = groups.group(grades), groups.group(shown)
-    attractive = noise + (1 - noise) * _gain_share(g, float(top)) if top > 0 else np.full(len(g), noise)
+    # (2^g - 1) / (2^top - 1): ERR's stop probability over that of grade top, which
+    # neither power overflows past grade 1023.
+    share = stop_probabilities(g, "exp", top) / (1.0 - 2.0**-top) if top > 0 else np.zeros(len(g))
+    attractive = noise + (1 - noise) * share
     query_of_row = groups.grouped_query_index()
     order = np.lexsort((np.arange(len(s)), -s, query_of_row))  # by query, then by descending score
     starts = groups.query_boundaries[:-1]
@@ -118,11 +117,3 @@ def simulate_clicks(
                     searching = False
         probability = examination * attractive
     return ClickLog(*(groups.ungroup(array) for array in (clicks, position, examination, probability)))
-
-
-def _gain_share(grades: np.ndarray, top: float) -> np.ndarray:
-    """``(2^g - 1) / (2^top - 1)`` of every grade, float64 (n,), for ``top > 0``: written as
-    ``2^(g - top) (1 - 2^-g) / (1 - 2^-top)``, which neither power overflows for grades
-    past 1023, where ``2^g`` is inf."""
-    log2 = np.log(2.0)
-    return np.exp2(grades - top) * np.expm1(-grades * log2) / np.expm1(-top * log2)
