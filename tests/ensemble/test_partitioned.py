@@ -184,3 +184,18 @@ def test_collections_partitioned_otherwise_than_x_are_refused_naming_the_partiti
         pytest.skip("dask split the frames alike")
     with pytest.raises(ValueError, match=r"partition \d of X: y has \d+ entries but X has \d+ rows"):
         make().fit(frame, labels, qid=dd.from_pandas(pd.Series(qid), npartitions=4, sort=False))
+
+
+def test_a_partitions_error_keeps_its_type_and_names_the_partition():
+    """The error of one partition's preparation gains the partition's number and keeps its
+    class: it was re-raised as a plain ``ValueError``, which a caller's ``except`` of
+    scikit-learn's ``NotFittedError`` (a ``ValueError``) no longer caught."""
+    from sklearn.exceptions import NotFittedError
+
+    from forestrank.ensemble._partitioned import _prepare_partition
+
+    def prepare(estimator, X):
+        raise NotFittedError("the init model is not fitted")
+
+    with pytest.raises(NotFittedError, match="^partition 3 of X: the init model is not fitted$"):
+        _prepare_partition(prepare, 3, "X", None, X=np.zeros((2, 1)))

@@ -279,11 +279,14 @@ def _partitions(name: str, collection: object, expected: int | None = None) -> l
 def _prepare_partition(prepare: Callable, number: int, name: str, estimator: object, **columns: object) -> object:
     """``prepare(estimator, **columns)`` on a worker, its errors naming the partition (a
     partition's ``y`` of another length than its ``X`` is a collection partitioned
-    otherwise, which the error of the partition's own arrays would not say)."""
+    otherwise, which the error of the partition's own arrays would not say). The error
+    keeps its type, so that a caller catching a subclass of ``ValueError`` (scikit-learn's
+    ``NotFittedError``, numpy's ``AxisError``) catches it as from an in-memory fit."""
     try:
         return prepare(estimator, **columns)
     except ValueError as error:
-        raise ValueError(f"partition {number} of {name}: {error}") from error
+        error.args = (f"partition {number} of {name}: {error}",)
+        raise
 
 
 def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
