@@ -117,6 +117,22 @@ def test_cost_aware_waves_on_the_cluster_are_the_local_forest(cluster_data, dask
     assert len(partitioned.trees_) == 8 and partitioned.tree_costs_.sum() <= costs.sum()
 
 
+def test_a_partitioned_warm_start_that_ends_inside_a_cost_wave_is_the_single_fit(cluster_data, dask_client):
+    """The trees of the wave a warm start resumes are paid for with the continuation's
+    first trees (as in memory, ``test_costs.py``): else its next trees saw their features
+    free and grew other trees than one fit of all the trees."""
+    X, y, qid = cluster_data
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    costs = np.arange(1.0, X.shape[1] + 1)
+    kw = dict(feature_costs=costs, cost_penalty=0.3, cost_wave_size=3, query_subsample=0.1, max_depth=2, max_features=0.3, random_state=0)
+    one = RFPointRanker(n_estimators=8, **kw).fit(dX, dy, qid=dq)
+    for first in (4, 5):
+        warm = RFPointRanker(n_estimators=first, warm_start=True, **kw).fit(dX, dy, qid=dq)
+        warm.set_params(n_estimators=8).fit(dX, dy, qid=dq)
+        assert_same_trees(warm, one)
+        np.testing.assert_array_equal(warm.tree_costs_, one.tree_costs_)
+
+
 def test_partitioned_fit_edge_cases(cluster_data, dask_client):
     X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)
