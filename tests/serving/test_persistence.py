@@ -140,6 +140,15 @@ def _child_before_parent(tree):
     tree.nodes["left"][internal[-1]] = internal[0]
 
 
+def _orphaned_subtree(tree):
+    tree.nodes["feature"][np.flatnonzero(tree.nodes["feature"] >= 0)[-1]] = -1  # its children reached by no node
+
+
+def _shared_children(tree):
+    internal = np.flatnonzero(tree.nodes["feature"] >= 0)
+    tree.nodes["left"][internal[0]] = tree.nodes["left"][internal[-1]]  # two parents; the root's children orphaned
+
+
 def _nan_threshold(tree):
     tree.nodes["threshold"][0] = np.nan
 
@@ -166,6 +175,8 @@ def _node_dtype(tree):
         (_set_feature, "splits on a feature beyond its 5 features"),
         (_set_child, "child index before its parent or outside the tree"),
         (_child_before_parent, "child index before its parent or outside the tree"),
+        (_orphaned_subtree, "nodes do not form a tree"),
+        (_shared_children, "nodes do not form a tree"),
         (_nan_threshold, "NaN threshold"),
         (_short_values, "values has"),
         (_wider_tree, "holds a tree of another width"),
@@ -185,7 +196,9 @@ def _node_dtype(tree):
 )
 def test_a_crafted_file_of_trusted_types_is_refused_before_any_tree_is_walked(estimator, craft, match, data, tmp_path):
     """One node's feature set to 50,000,000 (or a child to 2e9) in a saved forest loaded
-    silently and predict then read far outside X: a segfault. Every loaded tree is checked."""
+    silently and predict then read far outside X: a segfault. Nodes reached by no node or by
+    two loaded too, and the bitvector scorer wrote past its leaf arrays (a heap corruption)
+    or returned uninitialised memory. Every loaded tree is checked."""
     X, y, qid = data
     model = estimator.fit(X, y, qid=qid)
     forest = model.estimators_[0] if hasattr(model, "estimators_") else model

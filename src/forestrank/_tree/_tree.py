@@ -100,7 +100,8 @@ class Tree:
         ValueError
             Arrays of the wrong type or shape; a split on a feature outside
             ``feature_gains``' width; a child that does not come after its parent or lies
-            outside the tree; a missing direction other than 0 or 1; a NaN threshold or a
+            outside the tree; a node other than the root that is not the child of exactly
+            one node; a missing direction other than 0 or 1; a NaN threshold or a
             NaN value. A split threshold may be
             infinite: ``-inf`` sends every present value right (the "missing?" test of a
             three-way split, or the missing rows alone on the left) and ``+inf`` every
@@ -131,6 +132,11 @@ class Tree:
         children = left[internal].astype(INDEX_DTYPE)
         if ((children <= internal) | (children + 1 >= n_nodes)).any():
             raise ValueError("a tree has a child index before its parent or outside the tree.")
+        # The bitvector scorer lays out the leaves reached from the root and writes one
+        # value per leaf it counts, so a node without a parent or with two would take it
+        # outside its arrays.
+        if not np.array_equal(np.sort(np.concatenate([children, children + 1])), np.arange(1, n_nodes)):
+            raise ValueError("a tree's nodes do not form a tree: every node but the root must be the child of exactly one node.")
         if np.isnan(threshold).any() or np.isnan(self.values).any():
             raise ValueError("a tree has a NaN threshold or a NaN value.")
         if self.category_offsets is not None:
