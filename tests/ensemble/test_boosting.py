@@ -885,3 +885,30 @@ def test_yetirank_models_are_reproducible_and_its_parameters_refused_elsewhere()
         for name, value in (("yetirank_decay", 0.5), ("yetirank_permutations", 3)):
             with pytest.raises(ValueError, match=f"{name} sets YetiRank's noisy rankings; objective=.* has none"):
                 LambdaMART(objective=objective, **{name: value}).fit(X, y, qid=qid)
+
+
+def test_the_weights_of_the_hold_out_change_no_tree(data, monkeypatch):
+    """The unit of weight (the lightest row) was taken over every row before the
+    ``validation_fraction`` queries were held out: lighter held-out rows made every training
+    row heavier against ``min_child_weight``, and other trees grew."""
+    X, y, qid = data
+    held = []
+    drawn = LambdaMART._held_out_rows
+
+    def spy(self, data):
+        rows = drawn(self, data)
+        held.append(data.groups.query_ids[np.unique(data.groups.grouped_query_index()[rows])])
+        return rows
+
+    monkeypatch.setattr(LambdaMART, "_held_out_rows", spy)
+    params = dict(n_estimators=4, n_iter_no_change=50, validation_fraction=0.2, min_child_weight=20.0, random_state=0)
+    weights = np.full(len(y), 3.0)
+    model = LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)
+    in_hold_out = np.isin(qid, held[0])
+    weights[in_hold_out] = 0.5
+    other = LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)
+    assert [len(tree.nodes) for tree in other.trees_] == [len(tree.nodes) for tree in model.trees_]
+    np.testing.assert_array_equal(other.predict(X), model.predict(X))
+    weights[~in_hold_out] = 0.0
+    with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out leaves"):
+        LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)

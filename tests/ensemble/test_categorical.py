@@ -11,6 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from forestrank import BROOF, AveragedRanker, LambdaMART, RFPointRanker
+from forestrank.metrics import ndcg_score
 
 pd = pytest.importorskip("pandas")
 
@@ -426,3 +427,43 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     with pytest.raises(ValueError, match="infinity") as caught:  # another error of X keeps its own message
         make().fit(frame.assign(colour=np.inf), y, qid=qid)
     assert "categor" not in str(caught.value)
+
+
+def _held_out_queries(monkeypatch):
+    """The query ids the next fits hold out for early stopping (``_held_out_rows``), in a list."""
+    held = []
+    drawn = LambdaMART._held_out_rows
+
+    def spy(self, data):
+        rows = drawn(self, data)
+        held.append(data.groups.query_ids[np.unique(data.groups.grouped_query_index()[rows])])
+        return rows
+
+    monkeypatch.setattr(LambdaMART, "_held_out_rows", spy)
+    return held
+
+
+def test_target_statistics_are_learned_without_the_hold_out(monkeypatch):
+    """The ordered statistics were computed over every row before the ``validation_fraction``
+    queries were held out: the training rows' columns carried the held-out labels (other
+    labels there grew other trees) and the hold-out was scored with statistics that
+    ``predict`` would not give it, which moved the curve early stopping reads."""
+    X, y, qid = _product_data(n_queries=80)
+    held = _held_out_queries(monkeypatch)
+    params = dict(
+        n_estimators=6, n_iter_no_change=50, validation_fraction=0.3, categorical_features=[0, 1],
+        cat_target_statistics=True, max_leaf_nodes=6, random_state=0,
+    )  # fmt: skip
+    model = LambdaMART(**params).fit(X, y, qid=qid)
+    in_hold_out = np.isin(qid, held[0])
+    shuffled = y.copy()
+    shuffled[in_hold_out] = np.random.default_rng(1).permutation(y[in_hold_out])
+    other = LambdaMART(**params).fit(X, shuffled, qid=qid)
+    kept = min(model.n_iter_, other.n_iter_)  # early stopping reads the hold-out's labels
+    for ours, theirs, _ in zip(model.staged_predict(X[~in_hold_out]), other.staged_predict(X[~in_hold_out]), range(kept)):
+        np.testing.assert_array_equal(theirs, ours)
+    curve = [
+        ndcg_score(y[in_hold_out], scores, qid=qid[in_hold_out], k=10)
+        for scores in model.staged_predict(X[in_hold_out])
+    ]
+    np.testing.assert_allclose(model.evals_result_["validation"]["ndcg@10"][: model.n_iter_], curve, rtol=0, atol=1e-12)

@@ -504,14 +504,20 @@ def test_a_scheduler_gone_mid_fit_raises_connection_error(data, monkeypatch):
             cluster.close(timeout=2)
 
 
-def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(data, dask_client):
+def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(data, dask_client, monkeypatch):
     """Rows of weight 0 are binned as in memory; a partition whose rows all weigh 0 is no error;
-    the unit of weight is the lightest positive weight of all rows, hold-out included."""
+    the unit of weight is the lightest positive weight of the training rows, the hold-out's
+    left out (its weights change no tree)."""
     X, y, qid, weights = data
+    held = []
+    drawn = LambdaMART._held_out_rows
+    monkeypatch.setattr(LambdaMART, "_held_out_rows", lambda self, data: held.append(drawn(self, data)) or held[-1])
     weights = weights.copy()
     weights[qid < 30] = 0.0  # the whole first partition
-    weights[qid == 50] = 0.25  # the lightest weight, in a query the hold-out may draw
     make = lambda: LambdaMART(n_estimators=4, quantized_gradients=16, n_iter_no_change=50, random_state=0)  # noqa: E731
+    make().fit(X, y, qid=qid, sample_weight=weights)
+    held_queries = np.unique(qid[held[0]])  # qid is grouped already
+    weights[qid == held_queries[-1]] = 0.25  # the lightest weight, held out
     local = make().fit(X, y, qid=qid, sample_weight=weights)
     bounds = query_bounds(qid, 30, 70)
     remote = make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, weights)[0])
@@ -519,6 +525,9 @@ def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(dat
     np.testing.assert_array_equal(remote.evals_result_["validation"]["ndcg@10"], local.evals_result_["validation"]["ndcg@10"])
     with pytest.raises(ValueError, match="sample_weight is zero everywhere"):
         make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, 0 * weights)[0])
+    only_held = np.where(np.isin(qid, held_queries), weights, 0.0)
+    with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out leaves to train on"):
+        make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, only_held)[0])
 
 
 def test_grade_objectives_need_two_grades_over_all_partitions(data, dask_client):

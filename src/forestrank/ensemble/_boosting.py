@@ -51,7 +51,7 @@ from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEP
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
-from .._input.labels import check_grades_for_gain, check_relevance, holds_two_grades
+from .._input.labels import check_grades_for_gain, check_relevance, holds_two_grades, normalize_sample_weight
 from .._input.target_statistics import check_tables, ordered_target_statistics, target_statistics_columns
 from ..metrics._custom import CustomMetric
 from ..metrics._ranking import MAX_CUTOFF
@@ -301,12 +301,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         data = self._validate_training_data(X, y, qid, sample_weight)
         check_grades_for_gain(data.y, self._gain(), name="y", gain_name="label_gain")
         self._entropy = seed_entropy(self.random_state)
-        data = self._with_target_statistics(data)
+        held = self._held_out_rows(data) if self.n_iter_no_change is not None and not eval_set else None
+        data = self._with_target_statistics(data, held)
         objective = self._make_objective()  # PLRank's permutations and XE-NDCG's noise seed from the entropy
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
-        state = self._start_boosting(data, objective, positions, evals)
+        state = self._start_boosting(data, objective, positions, evals, held)
         self._update_relevance_weights(state.raw, state.y, state.base_weight)
         self._monotonic = self._monotone_constraints(data.X.shape[1])
         self._check_categorical()
@@ -465,16 +466,19 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self._index_trees()
 
     def _start_boosting(
-        self, data: RankingData, objective: RankingObjective, positions: np.ndarray | None, evals: list
-    ) -> BoostingState:
-        """The training rows (less an early-stopping hold-out), the prepared objective,
-        the starting scores of every set and the binned features."""
+        self, data: RankingData, objective: RankingObjective, positions: np.ndarray | None, evals: list,
+        held: np.ndarray | None,
+    ) -> BoostingState:  # fmt: skip
+        """The training rows (less the early-stopping hold-out ``held``, a row mask, which
+        joins ``evals``), the prepared objective, the starting scores of every set and the
+        binned features."""
         query_of_row = data.groups.grouped_query_index()
         train = np.ones(len(data.y), dtype=bool)
-        if self.n_iter_no_change is not None and not evals:
-            train = self._hold_out(data, query_of_row, evals)
+        if held is not None:
+            evals.append(self._hold_out_set(data, query_of_row, held))
+            train = ~held
         X_train, y_train = (data.X, data.y) if train.all() else (data.X[train], data.y[train])
-        base_weight = np.ones(len(y_train)) if data.sample_weight is None else data.sample_weight[train]
+        base_weight = self._training_weight(data, train)
         given_weight = None if data.given_weight is None else data.given_weight[train]
         train_queries = query_of_row[train]
         boundaries = boundaries_of_grouped(train_queries)  # queries emptied by the hold-out vanish
@@ -546,10 +550,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 raise ValueError(f"monotonic_cst cannot be combined with {reason}.")
         return constraints
 
-    def _with_target_statistics(self, data: RankingData) -> RankingData:
+    def _with_target_statistics(self, data: RankingData, held: np.ndarray | None) -> RankingData:
         """``data`` with the ordered target statistics of its categorical features appended
         (``cat_target_statistics``; their tables kept in ``target_statistics_`` for the rows
-        scored later), or as it is."""
+        scored later), or as it is. The statistics are learned from the training rows alone:
+        the rows ``held`` out for early stopping (a mask, or None) get the tables' columns,
+        as an ``eval_set`` does."""
         self.target_statistics_ = None
         if not self.cat_target_statistics or self.is_categorical_ is None:
             return data
@@ -566,10 +572,17 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 raise ValueError(f"cat_target_statistics=True cannot be combined with {name}.")
         if not isinstance(data.X, np.ndarray):
             raise ValueError("cat_target_statistics=True needs a dense X; give a dense array or DataFrame.")
-        weight = np.ones(len(data.y)) if data.sample_weight is None else data.sample_weight
-        columns, self.target_statistics_ = ordered_target_statistics(
-            data.X, self.is_categorical_, data.y, weight, 1.0, stream(self._entropy, TARGET_STATISTICS)
-        )
+        train = np.ones(len(data.y), dtype=bool) if held is None else ~held
+        X_train = data.X if held is None else data.X[train]
+        trained, self.target_statistics_ = ordered_target_statistics(
+            X_train, self.is_categorical_, data.y[train], self._training_weight(data, train), 1.0,
+            stream(self._entropy, TARGET_STATISTICS),
+        )  # fmt: skip
+        if held is None:
+            return data._replace(X=np.hstack([data.X, trained]))
+        columns = np.empty((len(data.y), trained.shape[1]))
+        columns[train] = trained
+        columns[held] = target_statistics_columns(data.X[held], self.is_categorical_, self.target_statistics_)
         return data._replace(X=np.hstack([data.X, columns]))
 
     def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
@@ -870,8 +883,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         raw = np.zeros((X_val.shape[0], 1))
         return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw, groups.query_ids)
 
-    def _hold_out(self, data: RankingData, query_of_row: np.ndarray, evals: list) -> np.ndarray:
-        """Move ``validation_fraction`` of the queries to an early-stopping set; returns the training mask."""
+    def _held_out_rows(self, data: RankingData) -> np.ndarray:
+        """The rows of the ``validation_fraction`` of the queries that early stopping holds
+        out (a mask over ``data``'s grouped rows). Drawn before anything is learned from the
+        rows: the training rows alone set the unit of weight (``_training_weight``) and the
+        target statistics (``_with_target_statistics``)."""
         n_queries = data.groups.n_queries
         n_held = int(round(self.validation_fraction * n_queries))
         if n_held < 1 or n_held >= n_queries:
@@ -879,15 +895,32 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 f"validation_fraction={self.validation_fraction} leaves no query to validate or to train on "
                 f"({n_queries} queries); pass eval_set instead."
             )
-        rng = stream(self._entropy, HOLD_OUT)
         held = np.zeros(n_queries, dtype=bool)
-        held[rng.choice(n_queries, n_held, replace=False)] = True
-        held_rows = held[query_of_row]
-        boundaries = boundaries_of_grouped(query_of_row[held_rows])
-        X_val = data.X[held_rows]
-        held_ids = data.groups.query_ids[held]
-        evals.append(EvalSet("validation", X_val, data.y[held_rows], boundaries, np.zeros((X_val.shape[0], 1)), held_ids))
-        return ~held_rows
+        held[stream(self._entropy, HOLD_OUT).choice(n_queries, n_held, replace=False)] = True
+        return held[data.groups.grouped_query_index()]
+
+    def _hold_out_set(self, data: RankingData, query_of_row: np.ndarray, held: np.ndarray) -> EvalSet:
+        """The early-stopping set of the ``held`` rows (``_held_out_rows``)."""
+        boundaries = boundaries_of_grouped(query_of_row[held])
+        held_ids = data.groups.query_ids[query_of_row[held][boundaries[:-1]]]
+        return EvalSet("validation", data.X[held], data.y[held], boundaries, np.zeros((int(held.sum()), 1)), held_ids)
+
+    @staticmethod
+    def _training_weight(data: RankingData, train: np.ndarray) -> np.ndarray:
+        """The training rows' weights (float64, (n_train,)) in the unit of their own lightest
+        (``_input.labels.normalize_sample_weight``): the weights of the rows held out for early
+        stopping change no tree."""
+        if data.sample_weight is None:
+            return np.ones(int(train.sum()))
+        if train.all():
+            return data.sample_weight
+        weights = data.given_weight[train]
+        if not weights.any():
+            raise ValueError(
+                "sample_weight is zero everywhere on the queries the validation_fraction hold-out leaves to train on; "
+                "at least one row needs a positive weight."
+            )
+        return normalize_sample_weight(weights)
 
     def _start(
         self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective,
@@ -1493,7 +1526,10 @@ class LambdaMART(BaseBoostingRanker):
         their categories (``docs/categorical.md``).
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
-        ``eval_set`` is passed to ``fit``.
+        ``eval_set`` is passed to ``fit``. They are held out before anything is
+        learned: the unit of ``sample_weight`` and the target statistics
+        (``cat_target_statistics``) are the training rows' alone, and the held-out
+        rows are scored as an ``eval_set``'s.
     n_iter_no_change : int or None, default=None
         Stop when the validation NDCG@``eval_at`` has not improved by more than
         ``tol`` for this many iterations; the trees after the best one are dropped.

@@ -93,7 +93,7 @@ class _Part:
     ``X`` (n_rows, n_features; None once binned when the fit does not read the features
     again, ``_binned``), ``y`` and ``base_weight`` (float64, (n_rows,): the
     ``sample_weight`` as given, which the fit divides by the unit of weight of every
-    partition's weights, as ``_input.labels.normalize_sample_weight`` does in memory),
+    training partition's weights, as ``_input.labels.normalize_sample_weight`` does in memory),
     ``query_of_row`` (int64, (n_rows,): each row's query, 0-based within the partition),
     ``query_ids`` (n_queries,), ``positions`` (int64, (n_rows,): the display positions
     ``position_bias`` learns from, or None), ``binned`` (the fit's bins of ``X``,
@@ -153,14 +153,16 @@ def fit_boosting_partitioned(
     inputs = partitions_of(X, y=y, qid=qid, sample_weight=sample_weight, position=position)
     with scheduler_errors(client):
         parts, summaries, n_features = validated_partitions(client, _prepare, _summary, model, inputs)
-        lightest = min(summary["lightest"] for summary in summaries)  # over every row, as in memory
-        if not np.isfinite(lightest):
-            raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
-        unit = weight_unit(lightest, max(summary["heaviest"] for summary in summaries))
         evals = _eval_partitions(client, model, eval_set, n_features)
+        where = ""
         if model.n_iter_no_change is not None and not evals:
             parts, summaries, held = _hold_out(client, model, parts, summaries)
             evals.append(("validation", held))
+            where = " on the queries the validation_fraction hold-out leaves to train on"
+        lightest = min(summary["lightest"] for summary in summaries)  # over the training rows, as in memory
+        if not np.isfinite(lightest):
+            raise ValueError(f"sample_weight is zero everywhere{where}; at least one row needs a positive weight.")
+        unit = weight_unit(lightest, max(summary["heaviest"] for summary in summaries))
         if model.n_iter_no_change is not None and model.eval_metric is None:  # as _check_stopping_set in memory
             name, deciding = evals[-1]
             counts = client.gather([client.submit(_graded_queries, part, pure=False) for part in deciding])
