@@ -206,7 +206,7 @@ def test_early_stopping_on_a_set_ndcg_cannot_rank_is_refused(data, grade):
     X, y, qid = data
     flat = np.full(len(y), grade)
     model = LambdaMART(n_estimators=30, n_iter_no_change=3)
-    with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two different grades.*n_iter_no_change=None"):
+    with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two grades of different gain.*n_iter_no_change=None"):
         model.fit(X, y, qid=qid, eval_set=[(X, y, qid), (X, flat, qid)])
     with pytest.raises(ValueError, match="the validation_fraction hold-out"):
         PLRank(n_estimators=30, n_iter_no_change=3).fit(X, flat, qid=qid)
@@ -214,6 +214,18 @@ def test_early_stopping_on_a_set_ndcg_cannot_rank_is_refused(data, grade):
     one_graded = np.where(qid == qid[0], y, grade)
     model.fit(X, y, qid=qid, eval_set=[(X, flat, qid), (X, one_graded, qid)])
     assert model.n_iter_ >= 1 and len(model.evals_result_["valid_1"]["ndcg@10"]) > model.n_iter_
+
+
+def test_early_stopping_on_grades_label_gain_gives_one_gain_is_refused(data):
+    """Grades 0 and 1 of gain 0 each (``label_gain=[0, 0, 1]``) rank nothing: NDCG was 0 at
+    every iteration and early stopping kept the first tree silently."""
+    X, y, qid = data
+    y = np.minimum(y, 2)
+    model = LambdaMART(n_estimators=30, label_gain=[0, 0, 1], n_iter_no_change=3, random_state=0)
+    with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two grades of different gain"):
+        model.fit(X, y, qid=qid, eval_set=[(X, np.minimum(y, 1), qid)])
+    model.fit(X, y, qid=qid, eval_set=[(X, y, qid)])  # grade 2 gains
+    assert len(model.evals_result_["valid_0"]["ndcg@10"]) > 1
 
 
 def test_serial_and_threaded_fits_are_bitwise_identical(data):

@@ -100,12 +100,16 @@ def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", agai
     return as_kernel_array(scores, FLOAT_DTYPE)
 
 
-def holds_two_grades(y: np.ndarray, query_starts: np.ndarray) -> bool:
+def holds_two_gains(y: np.ndarray, query_starts: np.ndarray, gain: str | np.ndarray) -> bool:
     """Whether a query of the grouped grades ``y`` (float64, (n_rows,)), whose queries start
-    at ``query_starts`` (int64, (n_queries,)), holds two different grades: the only queries
-    whose NDCG depends on the ranking."""
+    at ``query_starts`` (int64, (n_queries,)), holds two grades of different gain: the only
+    queries whose NDCG depends on the ranking. ``gain`` (``check_gain``): ``"exp"`` and
+    ``"linear"`` rise with the grade; a table (float64, (n_grades,), the grades checked
+    against it) may give two grades one gain."""
     if len(query_starts) == 0:
         return False
+    if isinstance(gain, np.ndarray):
+        y = gain[y.astype(np.int64)]
     return bool((np.maximum.reduceat(y, query_starts) > np.minimum.reduceat(y, query_starts)).any())
 
 

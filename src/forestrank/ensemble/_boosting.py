@@ -51,7 +51,7 @@ from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEP
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
 from .._tree._grow import TrainingSet, TreeMemory, TreeParams, binned_features, grow_tree, histogram_pool, max_nodes
 from .._tree._tree import Tree, subtree_sums
-from .._input.labels import check_grades_for_gain, check_relevance, holds_two_grades, normalize_sample_weight
+from .._input.labels import check_grades_for_gain, check_relevance, holds_two_gains, normalize_sample_weight
 from .._input.target_statistics import check_tables, ordered_target_statistics, target_statistics_columns
 from ..metrics._custom import CustomMetric
 from ..metrics._ranking import MAX_CUTOFF
@@ -398,12 +398,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _check_stopping_set(self, item: EvalSet) -> None:
         """Refuse an early-stopping set on which NDCG cannot tell models apart.
 
-        A query whose documents share one grade has the same NDCG under every ranking;
+        A query whose documents share one gain (one grade, or grades ``label_gain`` gives
+        one gain) has the same NDCG under every ranking;
         when every query of the deciding set is such a query no iteration improves on
         the first, and early stopping would keep one tree without a word.
         """
         starts = item.query_boundaries[:-1]
-        if not holds_two_grades(item.y, starts):
+        if not holds_two_gains(item.y, starts, self._gain()):
             self._refuse_stopping_set(item.name, len(starts))
 
     def _refuse_stopping_set(self, name: str, n_queries: int) -> None:
@@ -412,7 +413,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         raise ValueError(
             f"early stopping (n_iter_no_change={self.n_iter_no_change}) is decided by NDCG on "
             f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {n_queries} "
-            "queries holds two different grades: NDCG is the same for every model there, and early stopping would keep "
+            "queries holds two grades of different gain: NDCG is the same for every model there, and early stopping would keep "
             "the first tree. "
             + ("Pass an eval_set whose queries have relevant and non-relevant documents" if given else
                "Pass a larger validation_fraction or an eval_set with graded queries")
@@ -1533,7 +1534,7 @@ class LambdaMART(BaseBoostingRanker):
     n_iter_no_change : int or None, default=None
         Stop when the validation NDCG@``eval_at`` has not improved by more than
         ``tol`` for this many iterations; the trees after the best one are dropped.
-        A deciding set none of whose queries holds two different grades (on which
+        A deciding set none of whose queries holds two grades of different gain (on which
         NDCG cannot tell models apart) is refused.
     tol : float, default=1e-7
     eval_at : int, default=10

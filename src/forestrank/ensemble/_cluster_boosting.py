@@ -52,7 +52,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
-from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, holds_two_grades, weight_unit
+from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, holds_two_gains, weight_unit
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
@@ -165,7 +165,7 @@ def fit_boosting_partitioned(
         unit = weight_unit(lightest, max(summary["heaviest"] for summary in summaries))
         if model.n_iter_no_change is not None and model.eval_metric is None:  # as _check_stopping_set in memory
             name, deciding = evals[-1]
-            counts = client.gather([client.submit(_graded_queries, part, pure=False) for part in deciding])
+            counts = client.gather([client.submit(_graded_queries, part, model._gain(), pure=False) for part in deciding])
             if not any(graded for graded, _ in counts):
                 model._refuse_stopping_set(name, sum(n_queries for _, n_queries in counts))
         n_rows = [summary["n_rows"] for summary in summaries]
@@ -616,13 +616,13 @@ def _summary(part: _Part | None) -> dict:
     }  # fmt: skip
 
 
-def _graded_queries(part: _Part | None) -> tuple[bool, int]:
-    """Whether a query of the grouped partition holds two different grades
-    (``_input.labels.holds_two_grades``), and its number of queries."""
+def _graded_queries(part: _Part | None, gain: str | np.ndarray) -> tuple[bool, int]:
+    """Whether a query of the grouped partition holds two grades of different ``gain``
+    (``_input.labels.holds_two_gains``), and its number of queries."""
     if part is None:
         return False, 0
     starts = boundaries_of_grouped(part.query_of_row)[:-1]
-    return holds_two_grades(part.y, starts), len(starts)
+    return holds_two_gains(part.y, starts, gain), len(starts)
 
 
 def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
