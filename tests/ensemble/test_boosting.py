@@ -841,13 +841,23 @@ def test_a_regression_target_for_another_objective_than_mart_is_refused(data, ob
 
 
 def test_predict_grade_proba_says_which_objectives_have_it(data):
+    """Unfitted, the ``objective`` parameter says; fitted, the model's trees do: a LambdaRank
+    model after ``set_params(objective="mcrank")`` gave one "probability" of 1 per row, and
+    a McRank model after ``set_params(objective="lambdarank")`` lost the method."""
     X, y, qid = data
-    model = LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid)
+    assert not hasattr(LambdaMART(), "predict_grade_proba")
+    with pytest.raises(AttributeError) as raised:
+        LambdaMART().predict_grade_proba(X)
+    assert "objective='lambdarank' scores documents only" in str(raised.value.__cause__)
+    model = LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid).set_params(objective="mcrank")
     assert not hasattr(model, "predict_grade_proba")
     with pytest.raises(AttributeError) as raised:
         model.predict_grade_proba(X)
-    assert "needs objective='mcrank' or 'cumulative'" in str(raised.value.__cause__)
-    assert "objective='lambdarank' scores documents only" in str(raised.value.__cause__)
+    assert "needs a model fitted with objective='mcrank' or 'cumulative'" in str(raised.value.__cause__)
+    assert "this model's trees score documents only" in str(raised.value.__cause__)
+    graded = LambdaMART(n_estimators=1, objective="mcrank", random_state=0).fit(X, y, qid=qid)
+    expected = graded.predict_grade_proba(X)
+    np.testing.assert_array_equal(graded.set_params(objective="lambdarank").predict_grade_proba(X), expected)
 
 
 # --- Bayesian bagging (CatBoost's bagging_temperature) ------------------------------------

@@ -1825,7 +1825,16 @@ class LambdaMART(BaseBoostingRanker):
         self.relevance_weights_ = RELEVANCE_WEIGHTS[self.relevance_weights](self.classes_.astype(FLOAT_DTYPE))
 
     def _has_grade_probabilities(self) -> bool:
-        """``predict_grade_proba``'s condition (``available_if``), saying which objectives have it."""
+        """``predict_grade_proba``'s condition (``available_if``), saying which objectives have
+        it: a fitted model's, read from its fitted ``classes_`` (``set_params`` after the fit
+        does not change what its trees score), else the ``objective`` parameter's."""
+        if "classes_" in vars(self):
+            if self.classes_ is None:
+                raise AttributeError(
+                    "predict_grade_proba needs a model fitted with objective='mcrank' or 'cumulative', which score "
+                    "each grade; this model's trees score documents only."
+                )
+            return True
         if self.objective not in GRADE_OBJECTIVES:
             raise AttributeError(
                 f"predict_grade_proba needs objective='mcrank' or 'cumulative', which score each grade; "
