@@ -143,3 +143,13 @@ def test_unbiased_refuses_weights_that_vary_within_a_query(click_log):
     with pytest.raises(ValueError, match="position_bias='unbiased' needs sample_weight constant within each query"):
         LambdaMART(n_estimators=1, position_bias="unbiased").fit(X, log.clicks, qid=qid, position=log.position, sample_weight=weights)
     LambdaMART(n_estimators=1, position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position, sample_weight=weights)
+
+
+def test_a_refit_without_position_bias_keeps_no_learned_bias(click_log):
+    """``position_bias_`` of a fit with position bias survived a refit without it, describing
+    a model the estimator no longer holds."""
+    X, _, qid, log = click_log
+    model = LambdaMART(n_estimators=2, position_bias="factor", random_state=0).fit(X, log.clicks, qid=qid, position=log.position)
+    assert hasattr(model, "position_bias_")
+    model.set_params(position_bias=None).fit(X, log.clicks, qid=qid)
+    assert not hasattr(model, "position_bias_")

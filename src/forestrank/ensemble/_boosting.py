@@ -279,7 +279,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         self._check_grow_policy(is_dask_collection(X))
-        for stale in ("best_iteration_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
+        for stale in ("best_iteration_", "position_bias_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
             self.__dict__.pop(stale, None)
         if is_dask_collection(X):
             if callable(getattr(self, "objective", None)):
