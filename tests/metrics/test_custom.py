@@ -81,6 +81,16 @@ def test_the_metric_decides_early_stopping(data):
     assert len(model.evals_result_["valid_0"]["<lambda>"]) == 5
 
 
+def test_a_metric_of_minus_infinity_keeps_the_first_iteration(data):
+    """A score of -inf never beat the starting best of -inf: every tree was dropped and the
+    fit failed deep in the engine (a TypeError). The first iteration is the best so far."""
+    X, y, qid, valid = data
+    model = LambdaMART(n_estimators=10, eval_metric=lambda *args: -np.inf, n_iter_no_change=2, random_state=0)
+    model.fit(X, y, qid=qid, eval_set=[valid])
+    assert model.best_iteration_ == 1 and model.n_iter_ == 1 and len(model.trees_) == 1
+    np.testing.assert_array_equal(model.predict(X), LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid).predict(X))
+
+
 def test_early_stopping_on_a_metric_that_is_nan_is_refused_by_name(data):
     """A NaN never beats the best score: every tree was dropped and the fit failed deep in
     the engine (a TypeError). Without early stopping the NaN is only recorded."""

@@ -221,14 +221,16 @@ class EarlyStopping:
 
     def should_stop(self, score: float, iteration: int, learned: Callable | None = None) -> bool:
         """Record the score of ``iteration`` (0-based); ``learned()``, when given, is kept
-        with the best iteration. A NaN score, which no comparison ranks, is a ValueError."""
+        with the best iteration. A NaN score, which no comparison ranks, is a ValueError.
+        The first iteration is the best so far whatever its score: one of ``-inf`` beats
+        no starting score, and the model keeps at least one iteration."""
         if math.isnan(score):
             raise ValueError(
                 f"early stopping compares the {self.scored} from one iteration to the next, and it is NaN at "
                 f"iteration {iteration + 1} (NaN for every query of the set): a metric that stops the fit must give "
                 "some query a number."
             )
-        if score > self.best_score + self.tol:
+        if self.best_iteration == 0 or score > self.best_score + self.tol:
             self.best_score, self.best_iteration, self.stale = score, iteration + 1, 0
             self.best_state = None if learned is None else learned()
             return False
