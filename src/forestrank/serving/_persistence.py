@@ -58,11 +58,11 @@ def save(model: object, path: str | PathLike) -> None:
         import skops.io
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
-    compiled = _compiled_parameters(model)
+    compiled = _compiled_functions(model)
     if compiled:
         raise TypeError(
             f"the skops format cannot hold a numba-compiled function, and {type(model).__name__}'s "
-            f"{', '.join(compiled)} is one: save the model with joblib or pickle (which run code when loaded: load "
+            f"{'; '.join(compiled)}: save the model with joblib or pickle (which run code when loaded: load "
             "such a file only from a source you trust), or give the parameter a Python function."
         )
     with _requests_as_dicts(model):
@@ -75,22 +75,23 @@ def save(model: object, path: str | PathLike) -> None:
 _REQUESTS = "_forestrank_metadata_requests"
 
 
-def _requesters(model: object) -> list:
-    """Every object reachable from ``model`` that can hold metadata requests (estimators,
-    scorers, splitters: scikit-learn's ``_MetadataRequester``) through attributes, lists,
-    tuples, sets, dicts and object arrays (parameters, fitted members, pipeline steps, a
-    search's ``cv_results_``), each once."""
+def _reachable(model: object) -> Iterator[object]:
+    """Every object reachable from ``model`` through attributes, lists, tuples, sets, dicts
+    and object arrays (parameters, fitted members, pipeline steps, a search's
+    ``cv_results_``), each once. A numba-compiled function is yielded, not entered (its
+    compiler's objects lead to native libraries whose ``__dict__`` is no dict)."""
     import numpy as np
-    from sklearn.utils._metadata_requests import _MetadataRequester
+    from numba.core.dispatcher import Dispatcher
 
-    found, seen, pending = [], set(), [model]
+    seen, pending = set(), [model]
     while pending:
         item = pending.pop()
         if id(item) in seen:
             continue
         seen.add(id(item))
-        if isinstance(item, _MetadataRequester):
-            found.append(item)
+        yield item
+        if isinstance(item, Dispatcher | type | ModuleType | FunctionType):
+            continue
         if isinstance(item, list | tuple | set | frozenset):
             pending.extend(item)
         elif isinstance(item, dict):
@@ -98,9 +99,16 @@ def _requesters(model: object) -> list:
         elif isinstance(item, np.ndarray):
             if item.dtype == object:
                 pending.extend(item.ravel().tolist())
-        elif hasattr(item, "__dict__") and not isinstance(item, type | ModuleType | FunctionType):
+        elif isinstance(getattr(item, "__dict__", None), dict):
             pending.extend(vars(item).values())
-    return found
+
+
+def _requesters(model: object) -> list:
+    """The metadata requesters (estimators, scorers, splitters: scikit-learn's
+    ``_MetadataRequester``) reachable from ``model`` (``_reachable``)."""
+    from sklearn.utils._metadata_requests import _MetadataRequester
+
+    return [item for item in _reachable(model) if isinstance(item, _MetadataRequester)]
 
 
 @contextmanager
@@ -140,12 +148,32 @@ def _restore_requests(model: object) -> None:
                 getattr(requester, f"set_{method}_request")(**requests)
 
 
-def _compiled_parameters(model: object) -> list[str]:
-    """The names of ``model``'s parameters (nested ones included) that are numba dispatchers."""
+def _compiled_functions(model: object) -> list[str]:
+    """Where ``model`` holds numba-compiled functions, which skops cannot write: each
+    parameter (nested ones included) that is one or holds one (a ``CustomMetric`` of one, a
+    search's grid), then any other attribute that holds one."""
     from numba.core.dispatcher import Dispatcher
 
+    def compiled(value: object) -> list:
+        return [item for item in _reachable(value) if isinstance(item, Dispatcher)]
+
     params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
-    return [name for name, value in params.items() if isinstance(value, Dispatcher)]
+    found, named = [], set()
+    for name, value in params.items():
+        if hasattr(value, "get_params"):  # a nested estimator: its parameters come by their own names
+            continue
+        functions = [function for function in compiled(value) if id(function) not in named]
+        if not functions:
+            continue
+        named.update(id(function) for function in functions)
+        if isinstance(value, Dispatcher):
+            found.append(f"{name} is one")
+        else:
+            found.append(f"{name} holds one ({', '.join(function.__name__ for function in functions)})")
+    others = [function.__name__ for function in compiled(model) if id(function) not in named]
+    if others:
+        found.append(f"attributes hold {', '.join(others)}")
+    return found
 
 
 def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
