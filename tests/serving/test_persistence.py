@@ -316,6 +316,48 @@ def test_a_nested_estimator_of_another_width_is_refused_at_load(estimator, craft
         pickle.loads(pickle.dumps(model))
 
 
+def _no_members(model):
+    model.estimators_ = []
+    if isinstance(model, BROOF):
+        model.estimator_weights_ = model.estimator_weights_[:0]
+        model.n_estimators_ = 0
+
+
+def _array_member(model):
+    model.estimators_[-1] = np.arange(3)
+
+
+def _fewer_weights(model):
+    model.estimator_weights_ = model.estimator_weights_[:-1]
+
+
+_BROOF = BROOF(n_estimators=2, n_trees=2, random_state=0)
+_AVERAGED = AveragedRanker(LambdaMART(n_estimators=2), n_models=2, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "estimator, craft, match",
+    [
+        *[(model, _no_members, "estimators_ must be a non-empty list") for model in (_BROOF, _AVERAGED)],
+        *[(model, _array_member, "holds .* of type ndarray, which is no estimator") for model in (_BROOF, _AVERAGED)],
+        (_BROOF, _fewer_weights, "one estimator_weights_ entry each"),  # an AveragedRanker weighs its members alike
+    ],
+    ids=lambda value: getattr(value, "__name__", type(value).__name__) if not isinstance(value, str) else "",
+)
+def test_an_ensemble_of_no_members_or_of_other_objects_is_refused_at_load(estimator, craft, match, data, tmp_path):
+    """An AveragedRanker or BROOF whose members were emptied, or replaced by an array (a
+    trusted type), loaded silently; predict then returned a scalar NaN or 0, or failed
+    inside the ensemble."""
+    X, y, qid = data
+    model = clone(estimator).fit(X, y, qid=qid)
+    craft(model)
+    save(model, tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match=match):
+        load(tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match=match):
+        pickle.loads(pickle.dumps(model))
+
+
 def test_a_pipeline_of_model_features_and_a_ranker_saves_and_loads(data, tmp_path):
     """The documented transfer recipe (``docs/transfer.md``) saved, but load refused
     ``ModelFeatures`` as an untrusted type."""

@@ -179,6 +179,12 @@ class AveragedRanker(BaseRanker):
                 warnings.filterwarnings("ignore", message=message, category=UserWarning)
             yield
 
+    def _check_members(self) -> None:
+        """Refuse, at load, a model of no members (``BaseRanker._check_members``)."""
+        members = getattr(self, "estimators_", None)
+        if not isinstance(members, list) or not members:
+            raise ValueError("an AveragedRanker's estimators_ must be a non-empty list of rankers: not a model forestrank saved.")
+
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """Every member (``BaseRanker._check_nested_widths``)."""
         return [(f"member {index}", member) for index, member in enumerate(getattr(self, "estimators_", []))]

@@ -235,6 +235,7 @@ class BaseRanker(BaseEstimator):
         state = {name: value for name, value in state.items() if name != "_forestrank_version"}
         super().__setstate__(state)
         if fitted:
+            self._check_members()
             self._check_nested_widths()
 
     def _validate_params(self) -> None:
@@ -249,6 +250,10 @@ class BaseRanker(BaseEstimator):
         ``init_``) name theirs."""
         return []
 
+    def _check_members(self) -> None:
+        """Refuse, at load, fitted members that do not hold together (an ensemble's list of
+        members empty, or of another length than its weights): none here."""
+
     def _check_nested_widths(self) -> None:
         """Refuse, at load, a nested estimator of another width than this one.
 
@@ -260,6 +265,11 @@ class BaseRanker(BaseEstimator):
         """
         width = getattr(self, "n_features_in_", None)
         for role, nested in self._nested_estimators():
+            if not hasattr(nested, "predict"):
+                raise ValueError(
+                    f"a {type(self).__name__} holds {role} of type {type(nested).__name__}, which is no estimator: "
+                    "not a model forestrank saved."
+                )
             nested_width = getattr(nested, "n_features_in_", None)
             if nested_width is None and not isinstance(nested, BaseRanker):
                 continue  # an estimator that records no width checks X itself

@@ -391,6 +391,20 @@ class BROOF(BaseRanker):
         self.example_weights_ = data.groups.ungroup(weights)
         return self
 
+    def _check_members(self) -> None:
+        """Refuse, at load, a model of no forests, or of another number of forests than of
+        their weights (``BaseRanker._check_members``): a fit keeps its first round's."""
+        forests = getattr(self, "estimators_", None)
+        weights = getattr(self, "estimator_weights_", None)
+        if (
+            not isinstance(forests, list) or not forests or not isinstance(weights, np.ndarray) or weights.shape != (len(forests),)
+            or getattr(self, "n_estimators_", None) != len(forests)
+        ):
+            raise ValueError(
+                "a BROOF's estimators_ must be a non-empty list of forests, with one estimator_weights_ entry each and "
+                "n_estimators_ their number: not a model forestrank saved."
+            )
+
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """Every round's forest, which ``predict`` sums (``BaseRanker._check_nested_widths``)."""
         return [(f"round {index}'s forest", forest) for index, forest in enumerate(getattr(self, "estimators_", []))]
