@@ -461,3 +461,17 @@ def test_a_search_with_a_requesting_scorer_round_trips(data, tmp_path):
     loaded = load(tmp_path / "search.skops", trusted=skops_io.get_untrusted_types(file=tmp_path / "search.skops"))
     np.testing.assert_array_equal(loaded.predict(X), search.predict(X))
     assert loaded.scorer_._metadata_request.score.requests == search.scorer_._metadata_request.score.requests
+
+
+@pytest.mark.parametrize("requests", [{"foo": {"qid": True}}, {"fit": ["qid"]}, {"fit": {"no_such_argument": True}}])
+def test_metadata_requests_a_model_cannot_make_are_refused_at_load(requests, data, tmp_path):
+    """Requests written into a file (a method without a setter, a list for a dict, an
+    argument the method does not take) surfaced as scikit-learn's AttributeError or
+    TypeError from inside load."""
+    X, y, qid = data
+    model = LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    model._forestrank_metadata_requests = requests
+    save(model, tmp_path / "crafted.skops")
+    with pytest.raises(ValueError, match="metadata requests saved with a LambdaMART .* not a model saved by"):
+        load(tmp_path / "crafted.skops")
+

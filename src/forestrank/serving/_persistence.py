@@ -144,8 +144,14 @@ def _restore_requests(model: object) -> None:
     with sklearn.config_context(enable_metadata_routing=True):  # the setters exist only with routing on
         for requester in _requesters(model):
             plain = vars(requester).pop(_REQUESTS, None)
-            for method, requests in (plain or {}).items():
-                getattr(requester, f"set_{method}_request")(**requests)
+            try:
+                for method, requests in (plain or {}).items():
+                    getattr(requester, f"set_{method}_request")(**requests)
+            except (AttributeError, TypeError, ValueError) as error:
+                raise ValueError(
+                    f"the metadata requests saved with a {type(requester).__name__} ({plain!r}) are not requests it "
+                    f"can make ({error}): not a model saved by forestrank.persistence.save."
+                ) from error
 
 
 def _compiled_functions(model: object) -> list[str]:
