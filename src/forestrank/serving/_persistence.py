@@ -188,7 +188,7 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     Parameters
     ----------
     path : str or path-like
-    trusted : sequence of str, default=()
+    trusted : sequence of str (not one str), default=()
         More types to trust, by their full names, for a model that holds them: skops
         refuses some of scikit-learn's own, such as ``"sklearn.tree._tree.Tree"`` (a
         LambdaMART whose ``init`` is a fitted scikit-learn tree model), whose node
@@ -198,6 +198,8 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     ------
     skops.io.exceptions.UntrustedTypesFoundException
         When the file holds any other type; the message names the types.
+    TypeError
+        When ``trusted`` is one string rather than a sequence of them.
     ValueError
         When a tree, a nested estimator's width (``ensemble/_base.BaseRanker``) or an
         estimator's parameters do not hold together: a file whose class names were
@@ -208,6 +210,8 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
         import skops.io
     except ImportError as error:
         raise ImportError(_SKOPS_HELP) from error
+    if isinstance(trusted, str):
+        raise TypeError(f"trusted must be a sequence of type names, such as [{trusted!r}]; got the string {trusted!r}.")
     model = skops.io.load(path, trusted=[*trusted_types(), *trusted])
     _restore_requests(model)
     if hasattr(model, "get_params"):
