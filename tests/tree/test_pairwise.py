@@ -153,6 +153,27 @@ def test_pairs_weigh_their_rows_mean_weight_and_nothing_with_a_row_out_of_the_tr
 
 
 @pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
+def test_a_pair_weighs_its_rows_mean_weight_in_the_gradients_too():
+    """The quadratic terms weighed a pair by its rows' mean weight, the linear terms each
+    row's gradient by its own weight: weights (3, 1), (1, 3) and (2, 2) on two-document
+    queries (every pair weighing 2) grew three models, up to 0.47 apart. One loss now."""
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(200), 2)
+    X = rng.integers(0, 6, size=(400, 3)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 2 + rng.normal(0, 1, 400)), 0, 3)
+    settings = dict(
+        objective="yetirank_pairwise", grow_policy="symmetric", n_estimators=3, max_depth=2, learning_rate=1.0,
+        random_state=0,
+    )  # fmt: skip
+    predictions = []
+    for weights in (np.tile([3.0, 1.0], 200), np.tile([1.0, 3.0], 200), np.full(400, 2.0)):
+        weights[-2:] = 1.0  # one query of unit weight: the same unit of weight in the three fits
+        predictions.append(LambdaMART(**settings).fit(X, y, qid=qid, sample_weight=weights).predict(X))
+    np.testing.assert_array_equal(predictions[0], predictions[2])
+    np.testing.assert_array_equal(predictions[1], predictions[2])
+
+
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
 def test_queries_without_pairs_and_drawn_pairs_fit():
     X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
     one_grade = np.repeat(np.arange(20) % 2, 8).astype(float)  # every query one grade: no pair anywhere

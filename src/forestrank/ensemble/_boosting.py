@@ -690,12 +690,17 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """The objective's gradients and hessians at the current scores (as the position bias
         shows them to it; its update follows, from every row's gradients)."""
         raw, gradients, hessians = state.raw, state.gradients, state.hessians
-        if state.bias is not None:
-            state.objective.gradients(state.bias.shown_scores(raw.reshape(-1)), gradients.reshape(-1), hessians.reshape(-1))
-        elif raw.shape[1] == 1:  # 1-D C-contiguous views: the single-output kernels' signature
-            state.objective.gradients(raw.reshape(-1), gradients.reshape(-1), hessians.reshape(-1))
+        if state.bias is not None or raw.shape[1] == 1:  # 1-D C-contiguous views: the single-output kernels' signature
+            state.objective.gradients(self._objective_scores(state), gradients.reshape(-1), hessians.reshape(-1))
         else:
             state.objective.gradients(raw, gradients, hessians)
+
+    @staticmethod
+    def _objective_scores(state: BoostingState) -> np.ndarray:
+        """The scores (float64, (n_rows,)) at which a single-output objective takes its
+        gradients: the raw scores, or as the position bias shows them."""
+        raw = state.raw.reshape(-1)
+        return raw if state.bias is None else state.bias.shown_scores(raw)
 
     def _boost_output(
         self, state: BoostingState, grower: "_TreeGrower", iteration: int, output: int, weights: np.ndarray,
@@ -764,23 +769,37 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         objective, gradients, row_leaf = state.objective, state.gradients[:, 0], state.row_leaf
         winners, losers, pair_weights, _ = objective.pairs_
         pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
+        linear = self._pairs_linear_term(weights, gradients, objective, self._objective_scores(state), objective.pairs_, pair_weights)
         if self._samples_units() and len(pair_weights):
             # The splits see the drawn pairs, the derivatives all of them: CatBoost's pair bootstrap.
             pair_weights = pair_weights * self._subsample_counts(iteration, len(pair_weights))
         l2 = self._regulariser("l2_regularization")
         tree = grow_pairwise_tree(
             state.training, weights, grower.params, stream(self._entropy, self._tree_key(iteration, 0)), row_leaf,
-            grower.memory, -weights * gradients, (winners, losers, pair_weights), BAYESIAN_MATRIX_REG, features,
+            grower.memory, linear, (winners, losers, pair_weights), BAYESIAN_MATRIX_REG, features,
             self._score_noise(iteration, weights, gradients, state.hessians[:, 0]),
         )  # fmt: skip
-        (winners, losers, pair_weights, _), leaf_gradients = objective.leaf_pairs(state.raw.reshape(-1))
+        pairs, leaf_gradients = objective.leaf_pairs(state.raw.reshape(-1))
+        winners, losers, pair_weights, _ = pairs
         pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
+        linear = self._pairs_linear_term(weights, leaf_gradients, objective, state.raw.reshape(-1), pairs, pair_weights)
         rows = np.flatnonzero(weights > 0)
-        values = pairwise_leaf_values(
-            tree, row_leaf, rows, -weights * leaf_gradients, (winners, losers, pair_weights), l2, BAYESIAN_MATRIX_REG
-        )
+        values = pairwise_leaf_values(tree, row_leaf, rows, linear, (winners, losers, pair_weights), l2, BAYESIAN_MATRIX_REG)
         self._store_values(tree, values)
         return tree
+
+    @staticmethod
+    def _pairs_linear_term(
+        weights: np.ndarray, gradients: np.ndarray, objective: RankingObjective, scores: np.ndarray, pairs: tuple,
+        pair_weights: np.ndarray,
+    ) -> np.ndarray:  # fmt: skip
+        """``-dL/ds`` (float64, (n_rows,)) of the pair loss whose quadratic terms weigh each pair
+        by ``pair_weights`` (its rows' mean weight times its own, ``_pair_row_weights``): the
+        gradients of those weighted pairs, so that linear and quadratic terms are of one loss.
+        With every row of weight 1 they are the objective's ``gradients``."""
+        if (weights == 1.0).all():
+            return -gradients
+        return -objective.weighted_gradients(scores, pairs, pair_weights)
 
     def _set_leaf_values(
         self, tree: Tree, sums: np.ndarray, curvature: np.ndarray | None, bounds: np.ndarray | None,

@@ -246,6 +246,14 @@ class YetiRankPairwise(YetiRank):
         winners, losers, weights, pair_boundaries = self.pairs_
         pair_gradients(scores, self.query_boundaries_, pair_boundaries, winners, losers, weights, gradients, hessians)
 
+    def weighted_gradients(self, scores: np.ndarray, pairs: tuple, weights: np.ndarray) -> np.ndarray:
+        """``g = dL/ds`` (float64, (n_rows,)) at ``scores`` of ``pairs`` (as ``pairs_``), each
+        pair weighing ``weights`` (float64, (n_pairs,)) instead of its own weight."""
+        winners, losers, _, pair_boundaries = pairs
+        gradients = np.empty(len(scores))
+        pair_gradients(scores, self.query_boundaries_, pair_boundaries, winners, losers, weights, gradients, np.empty(len(scores)))
+        return gradients
+
     def leaf_pairs(self, scores: np.ndarray) -> tuple[tuple, np.ndarray]:
         """A new draw of pairs at ``scores`` for the leaf values, and its gradients
         (float64, (n_rows,))."""
