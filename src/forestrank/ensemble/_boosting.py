@@ -1320,6 +1320,7 @@ class LambdaMART(BaseBoostingRanker):
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf`` with weights
         whose lightest is 1; the minimum row weight with ``split_gain="squared"``).
+        Pairwise trees (``"yetirank_pairwise"``) have none, and take the default only.
     l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` and
         LightGBM's ``lambda_l2`` with weights whose lightest is 1, half XGBoost's
@@ -1343,12 +1344,14 @@ class LambdaMART(BaseBoostingRanker):
         split, on the scale of LightGBM's ``min_split_gain`` (``min_gain_to_split``) with
         weights whose lightest is 1.
     split_gain : {"newton", "squared"}, default="newton"
-        Newton (OLE) gain on g and h, or a least-squares fit of ``-g``.
+        Newton (OLE) gain on g and h, or a least-squares fit of ``-g``. Not with
+        ``"yetirank_pairwise"``, whose splits are scored over its pairs.
     subsample : float in (0, 1], default=1.0
         Fraction of the queries (rows with ``subsample_level="document"``) drawn
         without replacement for each tree (stochastic gradient boosting, SGBRT).
     subsample_level : {"query", "document"}, default="query"
-        The unit of ``subsample`` and ``bagging_temperature``.
+        The unit of ``subsample`` and ``bagging_temperature``; ``"yetirank_pairwise"``
+        draws and weighs pairs, and takes the default only.
     bagging_temperature : float, default=0.0
         Bayesian bagging (CatBoost's ``bootstrap_type="Bayesian"``): every unit of
         ``subsample_level`` weighs ``(-log u) ** bagging_temperature`` (``u`` uniform,
@@ -1938,6 +1941,13 @@ class LambdaMART(BaseBoostingRanker):
                 raise ValueError(
                     "objective='yetirank_pairwise' scores the splits of a symmetric tree's levels over its pairs; it needs "
                     f"grow_policy='symmetric', got grow_policy={self.grow_policy!r}."
+                )
+            if self.objective == "yetirank_pairwise":
+                self._refuse_set(
+                    ("split_gain", "min_child_weight", "subsample_level"),
+                    "shapes the trees of per-row gradients and hessians",
+                    "objective='yetirank_pairwise' scores its splits over pairs, with no hessian minimum of a leaf, and "
+                    "subsample and bagging_temperature draw and weigh its pairs",
                 )
             if self.objective == "yetirank_pairwise" and self._max_depth() > MAX_PAIRWISE_DEPTH:
                 raise ValueError(
