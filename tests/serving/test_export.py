@@ -181,3 +181,21 @@ def test_export_model_checks_dtype_and_name_for_every_format(format, tmp_path):
     with pytest.raises(ValueError, match="name must be a non-empty string"):
         export_model(model, tmp_path / "model", format=format, feature_names=NAMES, name="")
     assert not (tmp_path / "model").exists()
+
+
+def test_trees_deeper_than_nested_json_holds_are_refused_by_the_nested_formats(tmp_path):
+    """A tree 599 levels deep failed the LTR plugins' dump (from about 500 levels) and
+    Solr's JSON (from about 1,000) with Python's RecursionError, which the command line
+    showed as an internal error; the flat formats write it."""
+    n = 600
+    x = np.arange(n, dtype=float)[:, None]
+    y = np.arange(n) % 2  # alternating grades: every row a split
+    model = RFPointRanker(n_estimators=1, bootstrap=False, max_features=1.0, max_bins=None, random_state=0)
+    model.fit(x, y, qid=np.zeros(n))
+    assert model.trees_[0].node_depths().max() == n - 1
+    for format_name in ("solr", "xgboost-ltr"):
+        with pytest.raises(ValueError, match="599 levels deep, and .* at most 400 levels are written"):
+            export_model(model, tmp_path / f"{format_name}.json", format=format_name, feature_names=["x"])
+    export_model(model, tmp_path / "model.txt", format="lightgbm")
+    shallow = RFPointRanker(n_estimators=1, bootstrap=False, max_depth=400, max_bins=None, random_state=0).fit(x, y, qid=np.zeros(n))
+    json.loads(export_model(shallow, tmp_path / "ltr.json", format="xgboost-ltr", feature_names=["x"]).read_text())

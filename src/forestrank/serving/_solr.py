@@ -117,6 +117,7 @@ def _nodes(tree: object, names: list[str]) -> dict:
             "feature": names[tree.feature[node]], "threshold": _text(thresholds[node]),
             "missing": "left" if tree.missing_left[node] else "right", "left": left, "right": right,
         },
+        "Solr's MultipleAdditiveTreesModel",
     )  # fmt: skip
 
 

@@ -255,10 +255,28 @@ def export_tree(tree: object, weight: float) -> ExportTree:
     )  # fmt: skip
 
 
-def nested(tree: ExportTree, leaf: Callable[[int], dict], split: Callable[[int, dict, dict], dict]) -> dict:
+# The deepest tree the nested JSON formats write: JSON readers bound nesting (Jackson, under
+# the LTR plugins' parsers, at 1,000 levels by default; Python's json module at its
+# recursion limit), and the plugins' dump nests two levels (a node and its children's
+# list) per tree level.
+MAX_NESTED_DEPTH = 400
+
+
+def nested(
+    tree: ExportTree, leaf: Callable[[int], dict], split: Callable[[int, dict, dict], dict], target_format: str
+) -> dict:
     """``tree`` as nested node objects, the root's: ``leaf(node)`` for a leaf,
     ``split(node, left, right)`` for a split given its children's objects, built from the
-    leaves up (children come after their parent in forestrank's node order)."""
+    leaves up (children come after their parent in forestrank's node order). A tree more
+    than ``MAX_NESTED_DEPTH`` levels deep is a ValueError naming ``target_format``."""
+    depth = int(tree.depth.max())
+    if depth > MAX_NESTED_DEPTH:
+        raise ValueError(
+            f"a tree of the model is {depth} levels deep, and {target_format} nests each level in JSON objects, whose "
+            f"readers bound the nesting (Jackson's default: 1,000 levels): at most {MAX_NESTED_DEPTH} levels are "
+            "written. Grow shallower trees (max_depth), or export to LightGBM, XGBoost or ONNX, whose trees are flat "
+            "arrays."
+        )
     built: dict = {}
     for node in reversed(range(len(tree.feature))):
         if tree.is_leaf[node]:

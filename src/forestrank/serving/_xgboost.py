@@ -199,4 +199,5 @@ def _dump_tree(tree: object, names: list[str]) -> dict:
             "split_condition": json_float(thresholds[node]), "yes": int(tree.left[node]), "no": int(tree.right[node]),
             "missing": int(tree.left[node] if tree.missing_left[node] else tree.right[node]), "children": [left, right],
         },
+        "the LTR plugins' XGBoost dump",
     )  # fmt: skip
