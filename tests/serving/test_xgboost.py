@@ -109,3 +109,24 @@ def test_names_xgboost_refuses_are_refused_and_spaces_kept():
     for bad in ("price<10", "title[0]"):
         with pytest.raises(ValueError, match=re.escape(f"XGBoost feature names hold no '[' or ']' or '<'; got {bad!r}")):
             to_xgboost(model, feature_names=[bad, *names[1:]])
+
+
+def test_a_sparse_matrix_reads_absent_entries_as_missing_in_xgboost_as_the_page_says(tmp_path):
+    """docs/serving.md ("XGBoost"): forestrank reads an absent sparse entry as 0, XGBoost
+    as missing, so sparse rows score otherwise there and their dense form as forestrank."""
+    import scipy.sparse as sp
+
+    from forestrank import LambdaMART
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    X[rng.random(X.shape) < 0.4] = 0.0
+    X[rng.random(X.shape) < 0.1] = np.nan
+    y = (np.nan_to_num(X[:, 0], nan=-5.0) > 0).astype(int) + (X[:, 1] == 0)
+    model = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=np.repeat(np.arange(30), 20))
+    sparse = sp.csr_matrix(np.nan_to_num(X[:50]))
+    booster = xgboost.Booster()
+    booster.load_model(str(export_model(model, tmp_path / "model.json", format="xgboost")))
+    expected = model.predict(sparse)
+    np.testing.assert_allclose(booster.predict(xgboost.DMatrix(sparse.toarray())), expected, rtol=0, atol=1e-5)
+    assert np.abs(booster.predict(xgboost.DMatrix(sparse)) - expected).max() > 0.1
