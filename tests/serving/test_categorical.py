@@ -279,6 +279,26 @@ def test_lightgbm_reads_a_dataframe_by_its_categories():
     np.testing.assert_allclose(booster.predict(scored), model.predict(scored), rtol=1e-9, atol=1e-12)
 
 
+def test_lightgbm_needs_a_category_column_read_by_value_cast_to_its_values():
+    """docs/categorical.md ("Serving"): forestrank reads a ``category`` column left out of
+    ``categorical_features`` by its values, LightGBM turns every ``category`` column into
+    codes: it refuses the fitted frame, and scores it as forestrank once that column is
+    cast to its values."""
+    lightgbm = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    brand, size = rng.choice(list("abcdef"), 600), rng.choice([10.0, 20.0, 35.0], 600)
+    frame = pd.DataFrame({"brand": pd.Categorical(brand), "size": pd.Categorical(size)})
+    y = (brand == "a") + (size > 15)
+    model = LambdaMART(n_estimators=3, categorical_features=[0], min_data_per_group=5, random_state=0)
+    model.fit(frame, y, qid=np.repeat(np.arange(30), 20))
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    with pytest.raises(ValueError, match="categorical_feature do not match"):
+        booster.predict(frame)
+    cast = frame.astype({"size": float})
+    np.testing.assert_allclose(booster.predict(cast), model.predict(frame), rtol=1e-9, atol=1e-12)
+
+
 def test_onnx_computes_the_target_statistics():
     """A model fitted with ``cat_target_statistics``: the graph maps each code to its
     statistic (the prior for unseen codes, NaN for missing and negative ones) and scores as
