@@ -8,7 +8,7 @@ import sklearn
 import sklearn.dummy
 from sklearn.base import clone
 
-from forestrank import AveragedRanker, LambdaMART, make_ranking
+from forestrank import AveragedRanker, LambdaMART, RFPointRanker, make_ranking
 
 
 def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed():
@@ -123,7 +123,7 @@ def test_the_multiprocessing_backend_fits_the_members_after_openmp_ran():
     script = """
 import numba, numpy as np
 from joblib import parallel_config
-from forestrank import AveragedRanker, LambdaMART, make_ranking
+from forestrank import AveragedRanker, LambdaMART, RFPointRanker, make_ranking
 X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
 LambdaMART(n_estimators=2).fit(X, y, qid=qid)
 member = LambdaMART(n_estimators=3, subsample=0.5)
@@ -139,3 +139,16 @@ print(numba.threading_layer())
         pytest.skip("numba's OpenMP threading layer is not available here")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == "omp"
+
+
+def test_staged_predict_exists_only_for_members_with_stages():
+    """A forest has no stages: ``hasattr(model, "staged_predict")`` was True and the call
+    failed inside the average on the members' missing method."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
+    assert hasattr(AveragedRanker(), "staged_predict")
+    assert not hasattr(AveragedRanker(RFPointRanker()), "staged_predict")
+    model = AveragedRanker(RFPointRanker(n_estimators=3), n_models=2, random_state=0).fit(X, y, qid=qid)
+    assert not hasattr(model, "staged_predict")
+    with pytest.raises(AttributeError) as raised:
+        model.staged_predict(X)
+    assert "RFPointRanker has none" in str(raised.value.__cause__)

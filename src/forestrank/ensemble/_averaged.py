@@ -15,6 +15,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from .._input.labels import check_relevance
@@ -200,6 +201,19 @@ class AveragedRanker(BaseRanker):
             base = base + member_base / len(self.estimators_)
         return terms, np.asarray(base, dtype=np.float64).reshape(1), None
 
+    def _members_stage(self) -> bool:
+        """``staged_predict``'s condition (``available_if``): the members have stages (boosted
+        members do, forests do not); a fitted model's members say, else ``estimator``."""
+        members = self.estimators_ if "estimators_" in vars(self) else [self.estimator]
+        lacking = [member for member in members if member is not None and not hasattr(member, "staged_predict")]
+        if lacking:
+            raise AttributeError(
+                f"staged_predict averages the members' stages, and {type(lacking[0]).__name__} has none (it is no "
+                "sum of boosting stages)."
+            )
+        return True
+
+    @available_if(_members_stage)
     def staged_predict(self, X: object):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
