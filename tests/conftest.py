@@ -73,3 +73,23 @@ def dask_client():
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+@pytest.fixture
+def held_out_queries(monkeypatch):
+    """A list that gains, at each boosting fit's ``validation_fraction`` hold-out, the ids
+    of the queries it holds out (``BaseBoostingRanker._held_out_rows``)."""
+    import numpy as np
+
+    from forestrank.ensemble._boosting import BaseBoostingRanker
+
+    held = []
+    drawn = BaseBoostingRanker._held_out_rows
+
+    def spy(self, data):
+        rows = drawn(self, data)
+        held.append(data.groups.query_ids[np.unique(data.groups.grouped_query_index()[rows])])
+        return rows
+
+    monkeypatch.setattr(BaseBoostingRanker, "_held_out_rows", spy)
+    return held

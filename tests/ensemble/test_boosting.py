@@ -909,20 +909,12 @@ def test_yetirank_models_are_reproducible_and_its_parameters_refused_elsewhere()
                 LambdaMART(objective=objective, **{name: value}).fit(X, y, qid=qid)
 
 
-def test_the_weights_of_the_hold_out_change_no_tree(data, monkeypatch):
+def test_the_weights_of_the_hold_out_change_no_tree(data, held_out_queries):
     """The unit of weight (the lightest row) was taken over every row before the
     ``validation_fraction`` queries were held out: lighter held-out rows made every training
     row heavier against ``min_child_weight``, and other trees grew."""
     X, y, qid = data
-    held = []
-    drawn = LambdaMART._held_out_rows
-
-    def spy(self, data):
-        rows = drawn(self, data)
-        held.append(data.groups.query_ids[np.unique(data.groups.grouped_query_index()[rows])])
-        return rows
-
-    monkeypatch.setattr(LambdaMART, "_held_out_rows", spy)
+    held = held_out_queries
     params = dict(n_estimators=4, n_iter_no_change=50, validation_fraction=0.2, min_child_weight=20.0, random_state=0)
     weights = np.full(len(y), 3.0)
     model = LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)

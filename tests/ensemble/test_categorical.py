@@ -429,27 +429,13 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     assert "categor" not in str(caught.value)
 
 
-def _held_out_queries(monkeypatch):
-    """The query ids the next fits hold out for early stopping (``_held_out_rows``), in a list."""
-    held = []
-    drawn = LambdaMART._held_out_rows
-
-    def spy(self, data):
-        rows = drawn(self, data)
-        held.append(data.groups.query_ids[np.unique(data.groups.grouped_query_index()[rows])])
-        return rows
-
-    monkeypatch.setattr(LambdaMART, "_held_out_rows", spy)
-    return held
-
-
-def test_target_statistics_are_learned_without_the_hold_out(monkeypatch):
+def test_target_statistics_are_learned_without_the_hold_out(held_out_queries):
     """The ordered statistics were computed over every row before the ``validation_fraction``
     queries were held out: the training rows' columns carried the held-out labels (other
     labels there grew other trees) and the hold-out was scored with statistics that
     ``predict`` would not give it, which moved the curve early stopping reads."""
     X, y, qid = _product_data(n_queries=80)
-    held = _held_out_queries(monkeypatch)
+    held = held_out_queries
     params = dict(
         n_estimators=6, n_iter_no_change=50, validation_fraction=0.3, categorical_features=[0, 1],
         cat_target_statistics=True, max_leaf_nodes=6, random_state=0,

@@ -504,19 +504,16 @@ def test_a_scheduler_gone_mid_fit_raises_connection_error(data, monkeypatch):
             cluster.close(timeout=2)
 
 
-def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(data, dask_client, monkeypatch):
+def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(data, dask_client, held_out_queries):
     """Rows of weight 0 are binned as in memory; a partition whose rows all weigh 0 is no error;
     the unit of weight is the lightest positive weight of the training rows, the hold-out's
     left out (its weights change no tree)."""
     X, y, qid, weights = data
-    held = []
-    drawn = LambdaMART._held_out_rows
-    monkeypatch.setattr(LambdaMART, "_held_out_rows", lambda self, data: held.append(drawn(self, data)) or held[-1])
     weights = weights.copy()
     weights[qid < 30] = 0.0  # the whole first partition
     make = lambda: LambdaMART(n_estimators=4, quantized_gradients=16, n_iter_no_change=50, random_state=0)  # noqa: E731
     make().fit(X, y, qid=qid, sample_weight=weights)
-    held_queries = np.unique(qid[held[0]])  # qid is grouped already
+    held_queries = held_out_queries[0]
     weights[qid == held_queries[-1]] = 0.25  # the lightest weight, held out
     local = make().fit(X, y, qid=qid, sample_weight=weights)
     bounds = query_bounds(qid, 30, 70)
