@@ -440,7 +440,7 @@ def test_missing_qid_warns_and_means_one_query():
         (dict(gain=[0, np.nan]), ValueError, "gain must hold finite gains >= 0"),
         (dict(gain=[[0, 1]]), ValueError, "gain as an array holds one gain per grade"),
         (dict(gain=[0.0]), ValueError, "gain gives gains to the grades 0 to 0; y_true holds 1"),
-        (dict(y_true=[1.5, 0], gain=[0, 1, 3]), ValueError, "gain gives gains to the grades 0 to 2; y_true holds 1.5"),
+        (dict(y_true=[1.5, 0], gain=[0, 1, 3]), ValueError, r"gain is a table of gains by integer grade, and y_true holds 1.5: give integer grades"),
         (dict(no_relevant=2), ValueError, "no_relevant must be"),
         (dict(convention="letor5"), ValueError, "convention must be one of"),
         (dict(convention="letor4", ties="expected"), ValueError, "fixes ties='input_order'"),

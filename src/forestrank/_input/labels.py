@@ -249,7 +249,13 @@ def check_grades_for_gain(labels: np.ndarray, gain: str | np.ndarray, *, name: s
     """
     if isinstance(gain, str):
         return
-    outside = (labels != np.floor(labels)) | (labels >= len(gain))
+    fractional = labels != np.floor(labels)
+    if fractional.any():
+        raise ValueError(
+            f"{gain_name} is a table of gains by integer grade, and {name} holds {labels[fractional][0]:g}: give "
+            f"integer grades, or a gain by name ('exp' or 'linear'), which takes any grade."
+        )
+    outside = labels >= len(gain)
     if outside.any():
         raise ValueError(
             f"{gain_name} gives gains to the grades 0 to {len(gain) - 1}; {name} holds {labels[outside][0]:g}. "
