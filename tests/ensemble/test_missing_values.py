@@ -270,3 +270,14 @@ def test_iterative_imputation_recipe_with_a_forest_predicting_each_feature(data)
     assert not np.isnan(imputed).any()
     by_hand = RFPointRanker(n_estimators=5, random_state=0).fit(imputed, y, qid=qid)
     np.testing.assert_array_equal(pipeline.predict(X), by_hand.predict(imputed))
+
+
+def test_separate_is_refused_for_drawn_splits_naming_the_parameter():
+    """RF-rand took missing_direction='separate' and grew bit for bit the trees of 'learn'
+    (its cuts are drawn, not chosen by a gain); so did a BROOF of RF-rand forests."""
+    X, y, qid = _three_groups()
+    forest = RFPointRanker(n_estimators=2, criterion="random", missing_direction="separate", random_state=0)
+    with pytest.raises(ValueError, match="missing_direction='separate' cannot be combined with criterion='random'"):
+        forest.fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="missing_direction='separate' cannot be combined with criterion='random'"):
+        BROOF(n_estimators=2, n_trees=2, forest=forest, variant="absolute", random_state=0).fit(X, y, qid=qid)

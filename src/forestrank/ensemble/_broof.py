@@ -329,8 +329,8 @@ class BROOF(BaseRanker):
         if not (weights > 0).any():
             raise ValueError("sample_weight is zero for every row.")
 
-        if self.is_categorical_ is not None:  # the template's own refusal (criterion="random")
-            template._check_categorical_criterion(self.is_categorical_)
+        if hasattr(template, "_check_random_criterion"):  # RFPointRanker's refusals (the listwise forests draw no cut)
+            template._check_random_criterion(self.is_categorical_)
         binned = binned_features(
             data.X, template.max_bins, entropy % (2**32), self.n_jobs, weights > 0, categorical=self.is_categorical_
         )

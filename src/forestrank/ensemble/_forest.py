@@ -701,7 +701,7 @@ class RFPointRanker(BaseForestRanker):
         child of their own, the split chosen by the gain of the three-way partition
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
-        nothing and sends them right unless ``"left"``.
+        nothing and sends them right unless ``"left"``; it refuses ``"separate"``.
     categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
         The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
         takes them: feature indices, a boolean mask, feature names, or
@@ -879,17 +879,31 @@ class RFPointRanker(BaseForestRanker):
     def _requires_grades(self) -> bool:
         return _criteria.NAMES[self.criterion] in _criteria.CLASS_CRITERIA
 
-    def _check_categorical_criterion(self, categorical: np.ndarray | None) -> None:
-        """Refuse categorical features (``categorical``, a mask or None) to ``criterion="random"``."""
-        if categorical is not None and self.criterion == "random":
+    def _validate_params(self) -> None:
+        """The forest's parameter checks, and the combinations ``criterion="random"`` refuses
+        (before a fit on Dask collections too)."""
+        super()._validate_params()
+        self._check_random_criterion(None)
+
+    def _check_random_criterion(self, categorical: np.ndarray | None) -> None:
+        """Refuse what ``criterion="random"``'s drawn cuts cannot do: categorical features
+        (``categorical``, a mask or None) and a child of its own for the missing rows."""
+        if self.criterion != "random":
+            return
+        if categorical is not None:
             raise ValueError(
                 "categorical_features cannot be combined with criterion='random': its drawn cut between a node's "
                 "smallest and largest value needs ordered values."
             )
+        if self.missing_direction == "separate":
+            raise ValueError(
+                "missing_direction='separate' cannot be combined with criterion='random': its cut is drawn, not "
+                "chosen by a gain, and sends the missing rows right (or left with missing_direction='left')."
+            )
 
     def _monotone_constraints(self, n_features: int) -> np.ndarray | None:
         categorical = self.is_categorical_
-        self._check_categorical_criterion(categorical)
+        self._check_random_criterion(categorical)
         constraints = check_monotonic_cst(self.monotonic_cst, n_features, getattr(self, "feature_names_in_", None))
         if constraints is None:
             return None
