@@ -413,8 +413,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         raise ValueError(
             f"early stopping (n_iter_no_change={self.n_iter_no_change}) is decided by NDCG on "
             f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {n_queries} "
-            "queries holds two grades of different gain: NDCG is the same for every model there, and early stopping would keep "
-            "the first tree. "
+            "queries holds two grades of different gain: NDCG is the same for every model there, and early stopping "
+            "would keep the first tree. "
             + ("Pass an eval_set whose queries have relevant and non-relevant documents" if given else
                "Pass a larger validation_fraction or an eval_set with graded queries")
             + ", or set n_iter_no_change=None."
@@ -769,7 +769,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         objective, gradients, row_leaf = state.objective, state.gradients[:, 0], state.row_leaf
         winners, losers, pair_weights, _ = objective.pairs_
         pair_weights = pair_weights * _pair_row_weights(weights, winners, losers)
-        linear = self._pairs_linear_term(weights, gradients, objective, self._objective_scores(state), objective.pairs_, pair_weights)
+        scores = self._objective_scores(state)
+        linear = self._pairs_linear_term(weights, gradients, objective, scores, objective.pairs_, pair_weights)
         if self._samples_units() and len(pair_weights):
             # The splits see the drawn pairs, the derivatives all of them: CatBoost's pair bootstrap.
             pair_weights = pair_weights * self._subsample_counts(iteration, len(pair_weights))
