@@ -77,7 +77,7 @@ def dask_client():
 
 @pytest.fixture
 def held_out_queries(monkeypatch):
-    """A list that gains, at each boosting fit's ``validation_fraction`` hold-out, the ids
+    """A list that gains, at each in-memory boosting fit's ``validation_fraction`` hold-out, the ids
     of the queries it holds out (``BaseBoostingRanker._held_out_rows``)."""
     import numpy as np
 

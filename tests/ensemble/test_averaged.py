@@ -123,7 +123,7 @@ def test_the_multiprocessing_backend_fits_the_members_after_openmp_ran():
     script = """
 import numba, numpy as np
 from joblib import parallel_config
-from forestrank import AveragedRanker, LambdaMART, RFPointRanker, make_ranking
+from forestrank import AveragedRanker, LambdaMART, make_ranking
 X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
 LambdaMART(n_estimators=2).fit(X, y, qid=qid)
 member = LambdaMART(n_estimators=3, subsample=0.5)

@@ -909,7 +909,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         out (a mask over ``data``'s grouped rows). Drawn before anything is learned from the
         rows: the training rows alone set the unit of weight (``_training_weight``) and the
         target statistics (``_with_target_statistics``)."""
-        n_queries = data.groups.n_queries
+        return self._held_out_queries(data.groups.n_queries)[data.groups.grouped_query_index()]
+
+    def _held_out_queries(self, n_queries: int) -> np.ndarray:
+        """Which of ``n_queries`` queries (in the fit's order; a fit on partitions counts them
+        in partition order) the ``validation_fraction`` hold-out draws: a bool mask."""
         n_held = int(round(self.validation_fraction * n_queries))
         if n_held < 1 or n_held >= n_queries:
             raise ValueError(
@@ -918,7 +922,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             )
         held = np.zeros(n_queries, dtype=bool)
         held[stream(self._entropy, HOLD_OUT).choice(n_queries, n_held, replace=False)] = True
-        return held[data.groups.grouped_query_index()]
+        return held
 
     def _hold_out_set(self, data: RankingData, query_of_row: np.ndarray, held: np.ndarray) -> EvalSet:
         """The early-stopping set of the ``held`` rows (``_held_out_rows``)."""

@@ -84,7 +84,7 @@ from ._quantization import (
     round_stochastically,
     rounding_draws,
 )
-from ._sampling import HOLD_OUT, seed_entropy, stream
+from ._sampling import seed_entropy
 
 
 class _Part:
@@ -507,19 +507,11 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
 
 def _hold_out(client: object, model: object, parts: list, summaries: list) -> tuple[list, list, list]:
     """``validation_fraction`` of the queries moved to an early-stopping set, drawn over the
-    partitions' queries in partition order as ``BaseBoostingRanker._hold_out`` draws them;
-    returns the training partitions, their summaries and the held partitions."""
+    partitions' queries in partition order as a fit in memory draws them
+    (``BaseBoostingRanker._held_out_queries``); returns the training partitions, their
+    summaries and the held partitions."""
     per_part = [len(summary["query_ids"]) for summary in summaries]
-    n_queries = sum(per_part)
-    n_held = int(round(model.validation_fraction * n_queries))
-    if n_held < 1 or n_held >= n_queries:
-        raise ValueError(
-            f"validation_fraction={model.validation_fraction} leaves no query to validate or to train on "
-            f"({n_queries} queries); pass eval_set instead."
-        )
-    held = np.zeros(n_queries, dtype=bool)
-    held[stream(model._entropy, HOLD_OUT).choice(n_queries, n_held, replace=False)] = True
-    masks = np.split(held, np.cumsum(per_part)[:-1])
+    masks = np.split(model._held_out_queries(sum(per_part)), np.cumsum(per_part)[:-1])
     kept = [client.submit(_rows_of, part, ~mask, pure=False) for part, mask in zip(parts, masks)]
     validation = [client.submit(_rows_of, part, mask, pure=False) for part, mask in zip(parts, masks)]
     return kept, client.gather([client.submit(_summary, part, pure=False) for part in kept]), validation
