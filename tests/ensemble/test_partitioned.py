@@ -1,6 +1,8 @@
 """Forests fitted on Dask collections partitioned by query (``ensemble/_partitioned.py``),
 on a ``LocalCluster`` of two single-threaded worker processes."""
 
+import re
+
 import joblib
 import numpy as np
 import pytest
@@ -215,3 +217,24 @@ def test_a_partitions_error_keeps_its_type_and_names_the_partition():
 
     with pytest.raises(NotFittedError, match="^partition 3 of X: the init model is not fitted$"):
         _prepare_partition(prepare, 3, "X", None, X=np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize(
+    "error, expected",
+    [
+        (np.exceptions.AxisError(2, 1), np.exceptions.AxisError),
+        (UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte"), ValueError),
+    ],
+)
+def test_a_partitions_error_built_from_fields_still_names_the_partition(error, expected):
+    """Errors whose text comes from their fields, not from ``args``: rewriting ``args`` in
+    place lost the partition's number (``AxisError``, ``UnicodeDecodeError``), and a
+    ``UnicodeDecodeError`` rebuilt from its ``args`` on a Dask client would not build."""
+    from forestrank.ensemble._partitioned import _prepare_partition
+
+    def prepare(estimator, X):
+        raise error
+
+    with pytest.raises(expected, match=f"^partition 1 of X: {re.escape(str(error))}$") as raised:
+        _prepare_partition(prepare, 1, "X", None, X=np.zeros((2, 1)))
+    assert raised.value.__cause__ is error

@@ -281,12 +281,20 @@ def _prepare_partition(prepare: Callable, number: int, name: str, estimator: obj
     partition's ``y`` of another length than its ``X`` is a collection partitioned
     otherwise, which the error of the partition's own arrays would not say). The error
     keeps its type, so that a caller catching a subclass of ``ValueError`` (scikit-learn's
-    ``NotFittedError``, numpy's ``AxisError``) catches it as from an in-memory fit."""
+    ``NotFittedError``, numpy's ``AxisError``) catches it as from an in-memory fit; a
+    class that cannot be built from one message (``UnicodeDecodeError``, whose text comes
+    from its five fields, not from ``args``) becomes a plain ``ValueError``."""
     try:
         return prepare(estimator, **columns)
     except ValueError as error:
-        error.args = (f"partition {number} of {name}: {error}",)
-        raise
+        message = f"partition {number} of {name}: {error}"
+        try:
+            renamed = type(error)(message)
+        except TypeError:
+            renamed = ValueError(message)
+        if str(renamed) != message:
+            renamed = ValueError(message)
+        raise renamed from error
 
 
 def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
