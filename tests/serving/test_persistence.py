@@ -7,6 +7,8 @@ import numpy as np
 import sklearn
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 import pytest
 
 from forestrank import (
@@ -106,6 +108,10 @@ def test_a_numba_objective_or_metric_is_refused_by_name_and_saves_with_joblib(da
     search = GridSearchCV(LambdaMART(n_estimators=2), {"objective": ["lambdarank", squared]}, cv=QueryKFold(2))
     with pytest.raises(TypeError, match=r"GridSearchCV's param_grid holds one \(squared\)"):
         save(search, tmp_path / "s.skops")
+    # A pipeline's steps hold its ranker's function too: the parameter that is one names it.
+    pipeline = Pipeline([("scale", StandardScaler()), ("ranker", LambdaMART(objective=squared))])
+    with pytest.raises(TypeError, match=r"Pipeline's ranker__objective is one: save"):
+        save(pipeline, tmp_path / "p.skops")
     stored = LambdaMART(n_estimators=2).fit(X, y, qid=qid)
     stored.note_ = [top_score]  # an attribute of the caller's
     with pytest.raises(TypeError, match=r"LambdaMART's attributes hold top_score"):

@@ -164,8 +164,11 @@ def _compiled_functions(model: object) -> list[str]:
         return [item for item in _reachable(value) if isinstance(item, Dispatcher)]
 
     params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
+    # Parameters that are a function come first: a pipeline's ``steps`` hold every step's
+    # functions too, which ``ranker__objective`` names better.
+    params = sorted(params.items(), key=lambda item: not isinstance(item[1], Dispatcher))
     found, named = [], set()
-    for name, value in params.items():
+    for name, value in params:
         if hasattr(value, "get_params"):  # a nested estimator: its parameters come by their own names
             continue
         functions = [function for function in compiled(value) if id(function) not in named]
