@@ -183,7 +183,10 @@ def test_queries_without_pairs_and_drawn_pairs_fit():
     np.testing.assert_array_equal(model.predict(X), 0.0)
 
 
-@pytest.mark.parametrize(("name", "value"), [("split_gain", "squared"), ("min_child_weight", 1e9), ("subsample_level", "document")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("split_gain", "squared"), ("min_samples_leaf", 50), ("min_child_weight", 1e9), ("subsample_level", "document")],
+)
 def test_options_pairwise_trees_do_not_read_are_refused_by_name(name, value):
     """Each fitted a model bit for bit the default's, without a word."""
     X, y, qid = make_ranking(n_queries=10, docs_per_query=6, n_features=3, random_state=0)

@@ -1321,7 +1321,8 @@ class LambdaMART(BaseBoostingRanker):
         (``docs/boosting.md``, "Small collections").
     min_samples_leaf : int or float, default=20
         Minimum rows of a leaf; a float is a fraction of the training rows (rounded
-        up). Pairwise trees (``"yetirank_pairwise"``) have no row minimum.
+        up). Pairwise trees (``"yetirank_pairwise"``) have no row minimum, and take the
+        default only.
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf`` with weights
         whose lightest is 1; the minimum row weight with ``split_gain="squared"``).
@@ -1949,10 +1950,10 @@ class LambdaMART(BaseBoostingRanker):
                 )
             if self.objective == "yetirank_pairwise":
                 self._refuse_set(
-                    ("split_gain", "min_child_weight", "subsample_level"),
+                    ("split_gain", "min_samples_leaf", "min_child_weight", "subsample_level"),
                     "shapes the trees of per-row gradients and hessians",
-                    "objective='yetirank_pairwise' scores its splits over pairs, with no hessian minimum of a leaf, and "
-                    "subsample and bagging_temperature draw and weigh its pairs",
+                    "objective='yetirank_pairwise' scores its splits over pairs, with no row or hessian minimum of a leaf, "
+                    "and subsample and bagging_temperature draw and weigh its pairs",
                 )
             if self.objective == "yetirank_pairwise" and self._max_depth() > MAX_PAIRWISE_DEPTH:
                 raise ValueError(
