@@ -478,14 +478,12 @@ def test_metadata_requests_a_model_cannot_make_are_refused_at_load(requests, dat
     model = LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid)
     model._forestrank_metadata_requests = requests
     save(model, tmp_path / "crafted.skops")
-    with pytest.raises(ValueError, match="metadata requests saved with a LambdaMART .* not a model saved by"):
+    with pytest.raises(ValueError, match="metadata requests saved with a LambdaMART .* a model saved under another"):
         load(tmp_path / "crafted.skops")
 
 
-
-def test_load_refuses_a_string_of_trusted_types(data, tmp_path):
+def test_load_refuses_a_string_of_trusted_types(tmp_path):
     """A string was spread into its characters: the type it named stayed untrusted."""
-    X, y, qid = data
-    save(LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid), tmp_path / "m.skops")
+    save(LambdaMART(n_estimators=2), tmp_path / "m.skops")
     with pytest.raises(TypeError, match=r"trusted must be a sequence of type names, such as \['sklearn.tree._tree.Tree'\]"):
         load(tmp_path / "m.skops", trusted="sklearn.tree._tree.Tree")

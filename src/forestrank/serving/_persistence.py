@@ -150,7 +150,8 @@ def _restore_requests(model: object) -> None:
             except (AttributeError, TypeError, ValueError) as error:
                 raise ValueError(
                     f"the metadata requests saved with a {type(requester).__name__} ({plain!r}) are not requests it "
-                    f"can make ({error}): not a model saved by forestrank.persistence.save."
+                    f"can make under scikit-learn {sklearn.__version__} ({error}): a model saved under another "
+                    "scikit-learn, or a file rewritten after forestrank.persistence.save wrote it."
                 ) from error
 
 
@@ -204,10 +205,14 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     TypeError
         When ``trusted`` is one string rather than a sequence of them.
     ValueError
-        When a tree, a nested estimator's width (``ensemble/_base.BaseRanker``) or an
-        estimator's parameters do not hold together: a file whose class names were
-        rewritten (forestrank's state under a scikit-learn class) lacks the parameters
-        of the class it names.
+        When a tree (its nodes must form one tree), a nested estimator's width
+        (``ensemble/_base.BaseRanker``), an ensemble's members (an ``AveragedRanker`` or
+        ``BROOF`` of no members or of a member that is no ranker; a ``BROOF`` of other
+        than one weight per forest) or an estimator's parameters do not hold together:
+        a file whose class names were rewritten (forestrank's state under a
+        scikit-learn class) lacks the parameters of the class it names. Also when the
+        saved metadata requests (``set_fit_request`` and the like) are not requests the
+        estimator can make under the installed scikit-learn.
     """
     try:
         import skops.io
