@@ -200,6 +200,11 @@ def test_early_stopping_stops_at_the_in_memory_iteration(source, data, dask_clie
             make().fit(dX, dy, qid=dq, eval_set=[tuple(as_dask(eval_bounds, X[valid], flat, qid[valid]))])
         else:
             make().fit(dX, as_dask(bounds, X[train], np.zeros(int(train.sum())), qid[train])[1], qid=dq)
+    if source == "eval_set":  # and one whose grades label_gain gives one gain (0 to grades 0 and 1)
+        gain = [0.0, 0.0] + [1.0] * int(y.max() - 1)
+        one_gain = tuple(as_dask(eval_bounds, X[valid], np.minimum(y[valid], 1), qid[valid]))
+        with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two grades of different gain"):
+            make().set_params(label_gain=gain).fit(dX, dy, qid=dq, eval_set=[one_gain])
     np.testing.assert_allclose(staged[-1], local.predict(X[valid]), rtol=1e-12, atol=1e-12)
 
 
