@@ -100,6 +100,17 @@ def test_bad_feature_matrices_get_an_error_naming_X(X, message):
         RFPointRanker(n_estimators=2).fit(X, y, qid=qid)
 
 
+def test_a_tree_applies_to_sparse_rows_of_any_float_dtype(data):
+    """A longdouble (or integer) sparse matrix reached the numba kernels unconverted and
+    failed in numba's typing; dense rows of those dtypes were converted already."""
+    X, y, qid = data
+    tree = RFPointRanker(n_estimators=1, random_state=0).fit(X, y, qid=qid).trees_[0]
+    expected = tree.apply(X)
+    np.testing.assert_array_equal(tree.apply(scipy.sparse.csr_matrix(X.astype(np.longdouble))), expected)
+    rounded = np.nan_to_num(np.round(X))
+    np.testing.assert_array_equal(tree.apply(scipy.sparse.csr_matrix(rounded.astype(np.int64))), tree.apply(rounded))
+
+
 def test_the_single_feature_baseline_scores_float32_input_in_float64(data):
     X, y, qid = data
     model = DummyRanker().fit(X.astype(np.float32), y, qid=qid)

@@ -59,10 +59,13 @@ def _kernel_ready(estimator: object, X: object) -> bool:
 
 
 def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scipy.sparse.csr_matrix:
-    """``X`` in the layout of the kernels: CSR if sparse, else C-contiguous float32 or float64."""
+    """``X`` in the layout of the kernels: CSR if sparse, else C-contiguous; float32 or
+    float64 (other dtypes become float64; a CSR matrix of a kernel dtype stays as it is,
+    no copy)."""
+    dtype = X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE
     if scipy.sparse.issparse(X):
-        return scipy.sparse.csr_matrix(X)  # a CSR matrix stays as it is (no copy)
-    return as_kernel_array(X, X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE)
+        return scipy.sparse.csr_matrix(X, dtype=dtype)
+    return as_kernel_array(X, dtype)
 
 
 def dense_blocks(
