@@ -100,6 +100,45 @@ def test_bad_feature_matrices_get_an_error_naming_X(X, message):
         RFPointRanker(n_estimators=2).fit(X, y, qid=qid)
 
 
+def _with_each_entry_stored_twice(X, split):
+    """A CSR matrix of ``X`` whose every stored entry ``v`` of column ``j`` is stored as
+    the two entries ``split(v, j)`` of the same cell (which scipy reads as their sum)."""
+    canonical = scipy.sparse.csr_matrix(X)
+    first, second = split(canonical.data, canonical.indices)
+    data = np.column_stack([first, second]).ravel()
+    return scipy.sparse.csr_matrix(
+        (data, np.repeat(canonical.indices, 2), 2 * canonical.indptr), shape=X.shape
+    )  # fmt: skip
+
+
+def test_duplicate_stored_entries_are_read_as_their_sum_by_every_reader(data):
+    """A categorical column's code stored as ``(c + 1) + (-1)`` was read entry by entry: the
+    check of codes saw the two entries (``-1`` made a missing category, ``c / 2`` a
+    fractional code), while binning and prediction read the sum."""
+    X, y, qid = data
+    X = X.copy()
+    X[:, 0] = np.random.default_rng(0).integers(0, 6, X.shape[0])  # codes; 0 absent from the sparse matrix
+    # codes as (c + 1) + (-1), other values as halves (sums exact in floating point)
+    shifted = _with_each_entry_stored_twice(X, lambda v, j: (np.where(j == 0, v + 1, v / 2), np.where(j == 0, -1, v / 2)))
+    halved = _with_each_entry_stored_twice(X, lambda v, j: (v / 2, v / 2))
+    before = (shifted.data.copy(), shifted.indices.copy())
+    make = lambda: LambdaMART(n_estimators=5, categorical_features=[0], random_state=0)  # noqa: E731
+    dense = make().fit(X, y, qid=qid)
+    for duplicated in (shifted, halved):
+        model = make().fit(duplicated, y, qid=qid)
+        assert _fitted_state(model) == _fitted_state(dense)
+        np.testing.assert_array_equal(model.predict(duplicated), dense.predict(X))
+        np.testing.assert_array_equal(model.trees_[0].apply(duplicated), dense.trees_[0].apply(X))
+    assert np.array_equal(shifted.data, before[0], equal_nan=True) and np.array_equal(shifted.indices, before[1])
+
+
+def test_duplicate_stored_entries_summing_past_the_float_range_are_refused():
+    """Each stored entry was finite, so the finiteness check passed, and the cell read as inf."""
+    X = _with_each_entry_stored_twice(np.full((6, 2), 1e308), lambda v, j: (v, v))
+    with pytest.raises(ValueError, match="X holds inf where duplicate stored entries of one cell sum past the float range"):
+        RFPointRanker(n_estimators=2).fit(X, [0, 1, 2, 0, 1, 0], qid=[0, 0, 0, 1, 1, 1])
+
+
 def test_a_tree_applies_to_sparse_rows_of_any_float_dtype(data):
     """A longdouble (or integer) sparse matrix reached the numba kernels unconverted and
     failed in numba's typing; dense rows of those dtypes were converted already."""

@@ -6,7 +6,7 @@ sparse one (CSR, CSC, or the sparse arrays) is kept sparse, as CSR: binning read
 column by column and prediction in blocks of ``SPARSE_ROW_BLOCK`` rows, each block
 made dense on its own, so no dense copy of the whole matrix is ever made. An absent
 entry is the value 0, as in scikit-learn; NaN (stored, or in a dense matrix) is a
-missing value.
+missing value; a cell stored more than once is the sum of its entries, as scipy reads it.
 """
 
 import warnings
@@ -42,7 +42,13 @@ def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray |
         X = validate_data(
             estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
         )
-    return as_feature_array(X)
+    X = as_feature_array(X)
+    if scipy.sparse.issparse(X) and np.isinf(X.data).any():  # finite stored entries whose sum is not
+        raise ValueError(
+            "X holds inf where duplicate stored entries of one cell sum past the float range: the sparse matrix's "
+            "cell is the sum of its stored entries, which must be finite (NaN is a missing value)."
+        )
+    return X
 
 
 def _kernel_ready(estimator: object, X: object) -> bool:
@@ -60,11 +66,19 @@ def _kernel_ready(estimator: object, X: object) -> bool:
 
 def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scipy.sparse.csr_matrix:
     """``X`` in the layout of the kernels: CSR if sparse, else C-contiguous; float32 or
-    float64 (other dtypes become float64; a CSR matrix of a kernel dtype stays as it is,
-    no copy)."""
+    float64 (other dtypes become float64).
+
+    A sparse matrix whose cells hold several stored entries (scipy reads such a cell as
+    their sum) becomes a copy with one entry per cell, so that every reader (binning, the
+    checks of categorical codes, prediction) sees the cell's value; ``X`` itself is never
+    changed. A canonical CSR matrix of a kernel dtype stays as it is (no copy)."""
     dtype = X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE
     if scipy.sparse.issparse(X):
-        return scipy.sparse.csr_matrix(X, dtype=dtype)
+        X = scipy.sparse.csr_matrix(X, dtype=dtype)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        return X
     return as_kernel_array(X, dtype)
 
 
