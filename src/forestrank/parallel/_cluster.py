@@ -89,7 +89,7 @@ def map_predict(estimator: object, X: object, qid: object = None, early_exit: ob
     check_two_dimensional(X)
 
     def scores(block: object) -> np.ndarray:
-        return estimator.predict(block) if len(block) else np.zeros(0)
+        return estimator.predict(block) if block.shape[0] else np.zeros(0)  # len() of a scipy.sparse block fails
 
     if hasattr(X, "chunks"):  # a Dask array
         return X.rechunk({1: -1}).map_blocks(scores, drop_axis=1, dtype=np.float64)
