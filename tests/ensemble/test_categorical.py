@@ -337,6 +337,20 @@ def test_target_statistics_refuse_what_reads_the_columns(parameters, message):
         model.fit(X, y, qid)
 
 
+def test_target_statistics_refuse_sparse_rows_in_fit_and_predict():
+    """The one exception to "every ranker takes scipy.sparse" (``docs/missing_values.md``):
+    the statistics' columns are appended to dense rows."""
+    import scipy.sparse
+
+    X, y, qid = _product_data()
+    model = LambdaMART(n_estimators=2, categorical_features=[0, 1], cat_target_statistics=True, random_state=0)
+    with pytest.raises(ValueError, match="cat_target_statistics=True needs a dense X"):
+        clone(model).fit(scipy.sparse.csr_matrix(X), y, qid)
+    model.fit(X, y, qid)
+    with pytest.raises(ValueError, match="a model fitted with cat_target_statistics=True scores a dense X"):
+        model.predict(scipy.sparse.csr_matrix(X))
+
+
 @pytest.mark.parametrize("fitted", [False, True])
 def test_an_init_fitted_with_target_statistics_is_refused_by_name(fitted):
     """Its trees read the statistics' columns past the features: the boosted model's feature

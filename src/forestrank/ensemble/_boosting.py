@@ -1426,7 +1426,8 @@ class LambdaMART(BaseBoostingRanker):
         training row of its category (``_input/target_statistics.py``). Rare
         categories get a value of their own, where the categorical split lumps them.
         The model then needs the statistics at serving time: the exports refuse it;
-        not with ``init``, feature costs, ``monotonic_cst`` or ``interaction_cst``.
+        not with ``init``, feature costs, ``monotonic_cst`` or ``interaction_cst``, and
+        only on dense rows (a scipy sparse ``X`` is refused in fit and predict).
     quantized_gradients : int in [2, 254] or None, default=None
         ``None`` searches splits on the exact gradients. An int ``B`` rounds each
         tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
