@@ -116,6 +116,27 @@ def test_a_frame_of_categories_is_its_codes(tmp_path):
     np.testing.assert_array_equal(load(tmp_path / "model.skops").predict(reordered), from_frame.predict(frame))
 
 
+class _Frame(pd.DataFrame):
+    """A DataFrame subclass of the caller's (as geopandas' and others' are)."""
+
+    @property
+    def _constructor(self):
+        return _Frame
+
+
+def test_a_dataframe_subclass_is_a_frame():
+    """Frames were recognised by their class's name: a subclass's category columns were
+    neither found by "from_dtype" nor encoded, and its text failed to convert."""
+    X, y, qid = _fruit_frame(["apple", "banana", "cherry"], 1)
+    model = LambdaMART(n_estimators=3, categorical_features="from_dtype", random_state=0)
+    expected = clone(model).fit(X, y, qid).predict(X)
+    fitted = model.fit(_Frame(X), y, qid)
+    np.testing.assert_array_equal(fitted.is_categorical_, [True, False])
+    assert fitted.frame_categories_ == {0: ["apple", "banana", "cherry"]}
+    np.testing.assert_array_equal(fitted.predict(_Frame(X)), expected)
+    np.testing.assert_array_equal(fitted.predict(X), expected)
+
+
 def test_a_polars_frame_is_its_pandas_twin():
     """``"from_dtype"`` on a polars frame: an ``Enum`` column numbered by its categories and a
     ``Categorical`` one by its sorted values give the model of the pandas frame holding

@@ -12,6 +12,8 @@ as in LightGBM and scikit-learn, a negative code, is a missing category
 (``docs/categorical.md``).
 """
 
+import sys
+
 import numpy as np
 import scipy.sparse
 
@@ -21,13 +23,16 @@ MAX_CATEGORY_CODE = 65_535
 
 
 def is_frame(X: object) -> bool:
-    """Whether ``X`` is a pandas DataFrame (without importing pandas)."""
-    return type(X).__name__ == "DataFrame" and hasattr(X, "dtypes") and hasattr(X, "iloc")
+    """Whether ``X`` is a pandas DataFrame, a subclass's included (without importing pandas:
+    no object is a DataFrame before pandas is imported)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(X, pandas.DataFrame)
 
 
 def is_polars_frame(X: object) -> bool:
-    """Whether ``X`` is a polars DataFrame (without importing polars)."""
-    return type(X).__name__ == "DataFrame" and type(X).__module__.startswith("polars")
+    """Whether ``X`` is a polars DataFrame, a subclass's included (without importing polars)."""
+    polars = sys.modules.get("polars")
+    return polars is not None and isinstance(X, polars.DataFrame)
 
 
 def _category_dtype(dtype: object) -> bool:
