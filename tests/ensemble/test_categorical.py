@@ -411,6 +411,24 @@ def test_a_fitted_init_of_other_categories_is_refused_and_of_the_same_reads_its_
     np.testing.assert_allclose(model.predict(probe), init.predict(probe), rtol=1e-6)
 
 
+def test_a_warm_start_on_a_frame_of_other_categories_is_refused():
+    """The refit replaced ``frame_categories_``, so the first trees' codes named other
+    categories: "cherry" got the old trees' "banana" score."""
+    source = _fruit_frame(["apple", "banana", "cherry"], 1)
+    model = RFPointRanker(n_estimators=2, categorical_features="from_dtype", warm_start=True, random_state=0).fit(*source)
+    probe = pd.DataFrame({"a": pd.Categorical(["banana", "cherry", "apple"]), "b": 0.0})
+    before = model.predict(probe)
+    model.set_params(n_estimators=4)
+    with pytest.raises(ValueError, match=r"feature 0 was numbered by the categories \['apple', 'banana', 'cherry'\] in the"):
+        model.fit(*_fruit_frame(["banana", "cherry", "date"], 2))
+    with pytest.raises(ValueError, match="numbered by the categories .* and by its own integer codes in X"):
+        model.set_params(categorical_features=["a"]).fit(source[0].assign(a=source[0]["a"].cat.codes), *source[1:])
+    assert model.frame_categories_ == {0: ["apple", "banana", "cherry"]}
+    np.testing.assert_array_equal(model.predict(probe), before)  # the refusals changed nothing
+    model.fit(*_fruit_frame(["apple", "banana", "cherry"], 2))  # the same categories grow on
+    assert len(model.trees_) == 4
+
+
 def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_does():
     """The init was fitted on the booster's codes with "from_dtype", which found no category
     column there: it split the codes as numbers, and an unseen category (code past the

@@ -49,6 +49,11 @@ from ..metrics._ranking import evaluate
 _PREDICT_CHUNK = 16_384
 
 
+def _numbering(categories: dict, feature: int) -> str:
+    """How ``frame_categories``' ``categories`` number ``feature``, for an error."""
+    return f"the categories {categories[feature]}" if feature in categories else "its own integer codes"
+
+
 class InconsistentVersionWarning(UserWarning):
     """A model saved by another forestrank version was loaded."""
 
@@ -342,14 +347,16 @@ class BaseRanker(BaseEstimator):
                     return check_features(self, X, reset=reset)  # its error names X's shape
                 mask = check_categorical_features(self.categorical_features, X, int(shape[1]))
             fitted = getattr(self, "is_categorical_", None)
+            categories = frame_categories(X, mask)
             if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
                 if (fitted is None) != (mask is None) or (mask is not None and not np.array_equal(mask, fitted)):
                     raise ValueError(
                         "warm_start=True adds trees to a model fitted with other categorical_features; fit a new model "
                         "(warm_start=False)."
                     )
+                self._check_warm_categories(categories)
             self.is_categorical_ = mask
-            self.frame_categories_ = frame_categories(X, mask)
+            self.frame_categories_ = categories
         mask = getattr(self, "is_categorical_", None)
         try:
             if mask is None:
@@ -363,6 +370,21 @@ class BaseRanker(BaseEstimator):
                 raise
             raise ValueError(f"{error}: {hint}.") from error
         return check_category_codes(encoded, mask, fit=reset)
+
+    def _check_warm_categories(self, categories: dict) -> None:
+        """Refuse a warm start whose frame numbers a category column by other categories
+        (``frame_categories``) than the fit that grew the trees: their splits hold the old
+        codes, which would name other categories."""
+        fitted = getattr(self, "frame_categories_", {})
+        if categories == fitted:
+            return
+        changed = next(feature for feature in sorted({*categories, *fitted}) if categories.get(feature) != fitted.get(feature))
+        raise ValueError(
+            f"warm_start=True adds trees to a model whose categorical feature {changed} was numbered by "
+            f"{_numbering(fitted, changed)} in the first fit and by {_numbering(categories, changed)} in X: the trees "
+            "split on the first fit's codes. Give X's column the fitted categories (pandas' cat.set_categories), or fit "
+            "a new model (warm_start=False)."
+        )
 
     def _gain(self) -> str | np.ndarray:
         """The gain of the grades in this estimator's NDCG: its ``label_gain`` where it has
