@@ -429,6 +429,17 @@ def test_a_warm_start_on_a_frame_of_other_categories_is_refused():
     assert len(model.trees_) == 4
 
 
+@pytest.mark.parametrize("columns", [["b"], ["a"]])
+def test_a_frame_lacking_a_column_is_refused_by_name_before_its_categories_are_read(columns):
+    """A frame lacking a fitted column failed with pandas' bare "single positional indexer
+    is out-of-bounds" when the category column's position was past its width."""
+    X, y, qid = _fruit_frame(["apple", "banana", "cherry"], 1)
+    X = X[["b", "a"]]  # the category column last
+    model = LambdaMART(n_estimators=2, categorical_features="from_dtype", random_state=0).fit(X, y, qid)
+    with pytest.raises(ValueError, match="The feature names should match those that were passed during fit"):
+        model.predict(X[columns])
+
+
 def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_does():
     """The init was fitted on the booster's codes with "from_dtype", which found no category
     column there: it split the codes as numbers, and an unseen category (code past the

@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, InvalidParameterError, make_constraint
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from joblib import delayed
 
@@ -36,6 +36,8 @@ from .._input.categories import (
     check_category_codes,
     encode_frame,
     frame_categories,
+    is_frame,
+    is_polars_frame,
 )
 from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
@@ -361,6 +363,9 @@ class BaseRanker(BaseEstimator):
         try:
             if mask is None:
                 return check_features(self, X, reset=reset)
+            if not reset and self.frame_categories_ and (is_frame(X) or is_polars_frame(X)):
+                # encode_frame reads category columns by position: a frame's names and width first
+                validate_data(self, X, skip_check_array=True, reset=False)
             encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         except ValueError as error:
             # only scikit-learn's conversion of a text value: other errors of X name their own cause
