@@ -440,6 +440,22 @@ def test_a_frame_lacking_a_column_is_refused_by_name_before_its_categories_are_r
         model.predict(X[columns])
 
 
+def test_a_fitted_scikit_learn_init_is_refused_when_a_frames_categories_are_encoded():
+    """A scikit-learn init fitted on the frame was handed the category column as codes:
+    its ordinal encoding of the values then read them as unknown categories (or, of
+    numeric categories, as other ones). Fitted on an array of the codes, it is served."""
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    X, y, qid = _fruit_frame(["apple", "banana", "cherry"], 1)
+    init = HistGradientBoostingRegressor(max_iter=5, categorical_features="from_dtype").fit(X, y)
+    with pytest.raises(ValueError, match=r"init: a fitted HistGradientBoostingRegressor would be handed the category column\(s\) 'a'"):
+        LambdaMART(n_estimators=1, init=init, categorical_features="from_dtype").fit(X, y, qid)
+    codes = np.column_stack([X["a"].cat.codes, X["b"]])
+    on_codes = HistGradientBoostingRegressor(max_iter=5, categorical_features=[0]).fit(codes, y)
+    model = LambdaMART(n_estimators=1, learning_rate=1e-9, init=on_codes, categorical_features=[0]).fit(codes, y, qid)
+    np.testing.assert_allclose(model.predict(codes), on_codes.predict(codes), rtol=1e-6)
+
+
 def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_does():
     """The init was fitted on the booster's codes with "from_dtype", which found no category
     column there: it split the codes as numbers, and an unseen category (code past the

@@ -1003,10 +1003,20 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _check_init_categories(self, init: object) -> None:
         """Refuse a fitted forestrank ``init`` (an ``AveragedRanker`` of them included) whose
         categorical columns, or a frame column's categories, are not this fit's: it is handed
-        this fit's category codes by position."""
+        this fit's category codes by position. Refuse any other fitted ``init`` (scikit-learn's,
+        a pipeline) when this fit encodes a frame's category columns: it would be handed their
+        codes, and nothing tells whether it was fitted on codes or on the frame's values."""
         names = getattr(self, "feature_names_in_", None)
         column = lambda f: repr(names[f]) if names is not None and f < len(names) else str(f)  # noqa: E731
         listed = lambda mask: "none" if mask is None else ", ".join(map(column, np.flatnonzero(mask)))  # noqa: E731
+        encoded = getattr(self, "frame_categories_", {})
+        if encoded and not hasattr(init, "frame_categories_"):
+            raise ValueError(
+                f"init: a fitted {type(init).__name__} would be handed the category column(s) "
+                f"{', '.join(map(column, sorted(encoded)))} of X as codes (positions among the frame's categories), "
+                "not the frame's values; give init unfitted (it is then fitted here, on the codes), or fit on an array "
+                "of the codes with categorical_features as their indices."
+            )
         if hasattr(init, "is_categorical_"):
             ours, theirs = getattr(self, "is_categorical_", None), init.is_categorical_
             if (ours is None) != (theirs is None) or (ours is not None and not np.array_equal(ours, theirs)):
