@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from ._input.features import take_input_attributes
 from ._input.queries import QueryGroups, group_queries
 from ._numba.dtypes import FLOAT_DTYPE
 
@@ -90,8 +91,7 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         # validated by a clone: scikit-learn sets the feature names before it checks the values
         checked = clone(self)
         checked._check_X(X, reset=True)
-        vars(self).pop("feature_names_in_", None)
-        self.__dict__.update({name: value for name, value in vars(checked).items() if name.endswith("_in_")})
+        take_input_attributes(self, checked)
         return self
 
     def transform(self, X: object, qid: object = None) -> np.ndarray:

@@ -156,6 +156,12 @@ def test_a_source_fitted_on_a_frame_reads_the_columns_by_name():
     np.testing.assert_array_equal(added[:, -1], source.predict(frame))
     with pytest.raises(ValueError, match="model was fitted on the columns .* give X the model's columns"):
         ModelFeatures(source).fit(frame[list("dcba")])
+    # a refused refit leaves the fitted transformer as it was (it kept the refused names)
+    fitted = ModelFeatures(source).fit(frame)
+    with pytest.raises(ValueError, match="model was fitted on the columns"):
+        fitted.fit(frame[list("dcba")])
+    assert list(fitted.feature_names_in_) == list("abcd")
+    np.testing.assert_array_equal(fitted.transform(frame), added)
 
 
 def test_a_source_with_category_columns_reads_them_by_value_and_text_is_refused_by_name():

@@ -215,6 +215,15 @@ def check_interaction_cst(interaction_cst: object, n_features: int) -> np.ndarra
     return bits
 
 
+def take_input_attributes(estimator: object, checked: object) -> None:
+    """Give ``estimator`` the input attributes (``n_features_in_``, ``feature_names_in_``)
+    that ``validate_data(..., reset=True)`` set on ``checked``, a clone that validated the
+    rows in its place: scikit-learn sets them before it checks the values, so a refused
+    ``X`` validated by the estimator itself would leave them of that ``X``."""
+    vars(estimator).pop("feature_names_in_", None)
+    vars(estimator).update({name: value for name, value in vars(checked).items() if name.endswith("_in_")})
+
+
 def check_inner_columns(inner: object, names: object, role: str) -> None:
     """Refuse an ``inner`` model (an init, a transfer source) fitted on a DataFrame whose
     columns the outer fit's ``names`` (its ``feature_names_in_``, or None) do not repeat in

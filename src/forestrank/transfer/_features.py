@@ -3,13 +3,13 @@
 import copy
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._input.categories import is_frame, is_polars_frame
-from .._input.features import by_position, check_inner_columns
+from .._input.features import by_position, check_inner_columns, take_input_attributes
 
 KINDS = {
     "Q": "its ranking score (predict)",
@@ -99,9 +99,12 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
                 f"kind={self.kind!r} appends {KINDS[self.kind]}, which {type(self.model).__name__} does not give; use "
                 "a model with predict_grade_proba (LambdaMART(objective='mcrank') or 'cumulative') or kind='Q'."
             )
-        checked = self._checked(X, reset=True)
-        check_inner_columns(self.model, getattr(self, "feature_names_in_", None), "model")
-        self.n_added_ = self._model_outputs(_safe_indexing(X, slice(0, 1)), checked[:1]).shape[1]
+        twin = clone(self)  # fitted in this one's place, so that a refused X leaves its fitted state as it was
+        checked = twin._checked(X, reset=True)
+        check_inner_columns(self.model, getattr(twin, "feature_names_in_", None), "model")
+        n_added = twin._model_outputs(_safe_indexing(X, slice(0, 1)), checked[:1]).shape[1]
+        take_input_attributes(self, twin)
+        self.n_added_ = n_added
         return self
 
     def transform(self, X: object) -> np.ndarray:
