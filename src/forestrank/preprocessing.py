@@ -15,6 +15,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 
+from ._input.categories import check_frame_dtypes
 from ._input.features import take_input_attributes
 from ._input.queries import QueryGroups, group_queries
 from ._numba.dtypes import FLOAT_DTYPE
@@ -141,6 +142,7 @@ class QueryScaler(TransformerMixin, BaseEstimator):
                 "QueryScaler shifts every feature by a statistic of its query, which makes sparse X dense: pass "
                 "X.toarray() (or scale the features that need it and keep the rest sparse)."
             )
+        check_frame_dtypes(X)
         return validate_data(self, X, reset=reset, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
 
     def __sklearn_tags__(self):  # noqa: ANN204 (scikit-learn's Tags)

@@ -486,6 +486,48 @@ def test_exports_refuse_target_statistics():
         to_lightgbm(model)
 
 
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.date_range("2020-01-01", periods=600),
+        pd.date_range("2020-01-01", periods=600, tz="UTC"),
+        pd.to_timedelta(np.arange(600), unit="s"),
+        pd.period_range("2020-01", periods=600, freq="D"),
+    ],
+    ids=["datetime", "datetime-tz", "timedelta", "period"],
+)
+@pytest.mark.parametrize("categorical_features", [None, "from_dtype"])
+def test_a_column_of_dates_is_refused_naming_it(column, categorical_features):
+    """numpy's conversion failed naming no column: "float() argument must be a string or a
+    real number, not 'Timestamp'" or a DTypePromotionError."""
+    from forestrank.preprocessing import QueryScaler
+    from forestrank.transfer import ModelFeatures
+
+    X, y, qid = _fruit_frame(["apple", "banana", "cherry"], 1)
+    numeric = X.assign(a=X["a"].cat.codes)
+    X = numeric if categorical_features is None else X
+    model = LambdaMART(n_estimators=2, categorical_features=categorical_features).fit(X, y, qid)
+    on_numbers = LambdaMART(n_estimators=2).fit(numeric, y, qid)
+    message = r"column\(s\) 'when' \(.*\) of X hold dates, times or durations"
+    for fit in (
+        lambda: LambdaMART(n_estimators=2, categorical_features=categorical_features).fit(X.assign(when=column), y, qid),
+        lambda: RFPointRanker(n_estimators=2, categorical_features=categorical_features).fit(X.assign(when=column), y, qid),
+        lambda: QueryScaler().fit(numeric.assign(when=column), qid=qid),
+        lambda: ModelFeatures(on_numbers).fit(numeric.assign(when=column)),
+        lambda: model.predict(X.assign(when=column)),
+    ):
+        with pytest.raises(ValueError, match=message):
+            fit()
+
+
+def test_a_polars_column_of_dates_is_refused_naming_it():
+    pl = pytest.importorskip("polars")
+    X, y, qid = _fruit_frame(["apple", "banana", "cherry"], 1)
+    frame = pl.from_pandas(X).with_columns(pl.Series("when", pd.date_range("2020-01-01", periods=600)))
+    with pytest.raises(ValueError, match=r"column\(s\) 'when' \(Datetime.*\) of X hold dates"):
+        LambdaMART(n_estimators=2, categorical_features="from_dtype").fit(frame, y, qid)
+
+
 @pytest.mark.parametrize("make", [lambda: LambdaMART(n_estimators=2), lambda: RFPointRanker(n_estimators=2)])
 def test_a_text_category_column_without_categorical_features_names_the_column_and_the_parameter(make):
     """The default ``categorical_features=None`` reads every column as a number: a column of

@@ -72,6 +72,34 @@ def category_columns_hint(X: object) -> str | None:
     return "; ".join(hints) or None
 
 
+def _temporal_dtype(dtype: object) -> bool:
+    """A pandas or polars dtype of dates, times, durations, periods or intervals."""
+    if type(dtype).__name__ in ("Datetime", "Date", "Duration", "Time"):  # polars
+        return True
+    name = str(getattr(dtype, "name", ""))
+    return getattr(dtype, "kind", "") in ("m", "M") or name.startswith(("period", "interval"))
+
+
+def check_frame_dtypes(X: object) -> None:
+    """Refuse a pandas or polars DataFrame holding columns of dates, times, durations,
+    periods or intervals, naming them: numpy's conversion of such a frame fails with an
+    error naming no column (a ``DTypePromotionError``, or ``float()`` of a ``Timestamp``).
+
+    Raises
+    ------
+    ValueError
+        Naming the columns, their dtypes and what to give instead.
+    """
+    if not (is_frame(X) or is_polars_frame(X)):
+        return
+    temporal = [f"{str(name)!r} ({dtype})" for name, dtype in zip(X.columns, _dtypes(X)) if _temporal_dtype(dtype)]
+    if temporal:
+        raise ValueError(
+            f"column(s) {', '.join(temporal)} of X hold dates, times or durations, which the trees cannot split: "
+            "convert them to numbers (such as days since a date, or the hour of the day) before fitting and predicting."
+        )
+
+
 def check_categorical_features(
     categorical_features: object, X: object, n_features: int, feature_names: object = None
 ) -> np.ndarray | None:

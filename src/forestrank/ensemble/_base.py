@@ -34,6 +34,7 @@ from .._input.categories import (
     category_columns_hint,
     check_categorical_features,
     check_category_codes,
+    check_frame_dtypes,
     encode_frame,
     frame_categories,
     is_frame,
@@ -341,6 +342,7 @@ class BaseRanker(BaseEstimator):
         (``_input/categories.py``): in fit (``reset``) ``categorical_features`` resolved to
         ``is_categorical_`` and a DataFrame's categories recorded; then a DataFrame's
         category columns encoded by them, and the codes checked."""
+        check_frame_dtypes(X)
         if reset and hasattr(self, "categorical_features"):
             mask = None
             if self.categorical_features is not None:

@@ -8,7 +8,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._input.categories import is_frame, is_polars_frame
+from .._input.categories import check_frame_dtypes, is_frame, is_polars_frame
 from .._input.features import by_position, check_inner_columns, take_input_attributes
 
 KINDS = {
@@ -124,6 +124,7 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
 
     def _checked(self, X: object, *, reset: bool) -> np.ndarray:
         """``X`` validated as the float64 array ``transform`` extends (n_samples, n_features)."""
+        check_frame_dtypes(X)
         try:
             return validate_data(self, X, ensure_all_finite="allow-nan", reset=reset, dtype=np.float64)
         except ValueError as error:
