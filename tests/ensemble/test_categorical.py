@@ -165,6 +165,30 @@ def test_a_polars_frame_is_its_pandas_twin():
     np.testing.assert_array_equal(model.predict(unseen), model.predict(missing))
 
 
+def test_a_column_of_text_for_numeric_categories_is_refused_and_numbers_for_text_match_as_text():
+    """A pandas fit of the categories 10, 20, 30 predicting a polars ``Categorical`` or
+    ``Enum`` column failed in polars' cast ("casting from i64 to cat is not supported"), and
+    a pandas column of text scored every row as unseen; a text fit's pandas column of
+    numbers scored every row as unseen where polars matched it as text."""
+    pl = pytest.importorskip("polars")
+    rng = np.random.default_rng(0)
+    numbers = rng.choice([10, 20, 30], 300)
+    y, qid = np.where(numbers == 20, 2, rng.integers(0, 2, 300)), np.sort(rng.integers(0, 20, 300))
+    X = pd.DataFrame({"b": rng.normal(size=300), "a": pd.Categorical(numbers)})
+    model = LambdaMART(n_estimators=3, categorical_features="from_dtype", random_state=0).fit(X, y, qid)
+    expected = model.predict(X)
+    np.testing.assert_array_equal(model.predict(pl.from_pandas(X.assign(a=numbers))), expected)
+    text = numbers.astype(str)
+    for column in (pl.Series("a", text, dtype=pl.Categorical), pl.Series("a", text, dtype=pl.Enum(["10", "20", "30"]))):
+        with pytest.raises(ValueError, match=r"column 'a' of X holds text, and the model's categories of it are numbers \(10, 20, 30\)"):
+            model.predict(pl.DataFrame({"b": X["b"].to_numpy()}).with_columns(column))
+    with pytest.raises(ValueError, match="column 'a' of X holds text"):
+        model.predict(X.assign(a=pd.Categorical(text)))
+    on_text = LambdaMART(n_estimators=3, categorical_features="from_dtype", random_state=0).fit(X.assign(a=pd.Categorical(text)), y, qid)
+    np.testing.assert_array_equal(on_text.predict(X.assign(a=numbers)), expected)
+    np.testing.assert_array_equal(on_text.predict(pl.from_pandas(X.assign(a=numbers))), expected)
+
+
 @pytest.mark.parametrize("missing_code", [np.nan, -1.0])
 @pytest.mark.parametrize("model", MODELS, ids=["lambdamart", "rf-entropy", "rf-variance"])
 def test_a_categorical_column_of_missing_codes_alone_is_a_constant_feature(model, missing_code):

@@ -199,21 +199,32 @@ def encode_frame(X: object, categories: dict) -> object:
     """``X`` with each category column of ``categories`` (``frame_categories``) replaced by
     the positions of its values among the fitted categories (float; NaN for a missing value,
     and for a category the fit did not see the code past the fitted ones, which the trees
-    read as a missing one and the target statistics as unseen: the prior). ``X`` itself is
-    not modified; anything but a pandas or polars DataFrame is returned as it is."""
+    read as a missing one and the target statistics as unseen: the prior). Categories of
+    text match a column as text (a column of numbers by its values' text); others match
+    by value, and a column of text is refused for them (no text is equal to a number).
+    ``X`` itself is not modified; anything but a pandas or polars DataFrame is returned as
+    it is.
+
+    Raises
+    ------
+    ValueError
+        A column of text where the fitted categories are numbers, naming the column.
+    """
     if not categories:
         return X
     if is_polars_frame(X):
         import polars as pl
 
-        def positions(column: object, fitted: list) -> object:
-            # Categories of strings match a column as text; others (a pandas fit's) by value.
-            if all(isinstance(value, str) for value in fitted):
+        def positions(feature: int, fitted: list) -> object:
+            column = X[:, feature]
+            if _all_text(fitted):
                 column = column.cast(pl.String)
+            elif type(column.dtype).__name__ in ("String", "Categorical", "Enum"):
+                _refuse_text(X, feature, fitted)
             unseen = pl.when(column.is_null()).then(None).otherwise(len(fitted))
             return column.replace_strict(fitted, range(len(fitted)), default=unseen, return_dtype=pl.Float64)
 
-        return X.with_columns(positions(X[:, feature], fitted).fill_null(np.nan) for feature, fitted in categories.items())
+        return X.with_columns(positions(feature, fitted).fill_null(np.nan) for feature, fitted in categories.items())
     if not is_frame(X):
         return X
     import pandas as pd
@@ -221,11 +232,33 @@ def encode_frame(X: object, categories: dict) -> object:
     encoded = X.copy(deep=False)
     for feature, fitted in categories.items():
         column = X.iloc[:, feature]
-        codes = pd.Index(fitted).get_indexer(np.asarray(column, dtype=object)).astype(np.float64)
+        missing = np.asarray(pd.isna(column))
+        values = np.asarray(column, dtype=object)
+        kind = pd.api.types.infer_dtype(values[~missing], skipna=True)
+        if _all_text(fitted) and kind not in ("string", "empty"):
+            values = values.astype(str)
+        elif not _all_text(fitted) and kind == "string":
+            _refuse_text(X, feature, fitted)
+        codes = pd.Index(fitted).get_indexer(values).astype(np.float64)
         codes[codes < 0] = len(fitted)
-        codes[np.asarray(pd.isna(column))] = np.nan
+        codes[missing] = np.nan
         encoded[encoded.columns[feature]] = codes
     return encoded
+
+
+def _all_text(categories: list) -> bool:
+    """Whether fitted ``categories`` are all strings (a frame's categories of text)."""
+    return all(isinstance(value, str) for value in categories)
+
+
+def _refuse_text(X: object, feature: int, fitted: list) -> None:
+    """Raise the error of a category column of text whose fitted categories are numbers."""
+    shown = ", ".join(map(repr, fitted[:5])) + (", ..." if len(fitted) > 5 else "")
+    raise ValueError(
+        f"column {str(X.columns[feature])!r} of X holds text, and the model's categories of it are numbers ({shown}): "
+        "a category is matched by value, so no text would match. Give the column the fitted categories' numbers "
+        "(polars: cast it to an integer type; pandas: astype(int) before astype('category'))."
+    )
 
 
 def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarray | None, *, fit: bool) -> np.ndarray | scipy.sparse.csr_matrix:
