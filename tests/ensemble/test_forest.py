@@ -259,6 +259,21 @@ def test_skipping_queries_without_relevance_equals_dropping_them(data, params):
     assert not np.array_equal(every_query.predict(X), skipping.predict(X))
 
 
+@pytest.mark.parametrize("params", [{}, {"sample_level": "document"}])
+def test_a_query_whose_relevant_documents_weigh_nothing_is_skipped(data, params):
+    """Relevant documents of zero weight made their query count as relevant: it stayed in
+    the pool, its other documents in the trees, unlike the fit without the weightless rows."""
+    X, y, qid = data
+    weight = np.ones(len(y))
+    for query in np.unique(qid)[::3]:
+        weight[(qid == query) & (y > 0)] = 0.0
+    kept = weight > 0
+    make = lambda: RFPointRanker(n_estimators=6, skip_queries_without_relevance=True, random_state=0, **params)  # noqa: E731
+    weighted = make().fit(X, y, qid=qid, sample_weight=weight)
+    dropped = make().fit(X[kept], y[kept], qid=qid[kept])
+    np.testing.assert_array_equal(weighted.predict(X), dropped.predict(X))
+
+
 def test_skipped_queries_are_out_of_every_trees_bag(data):
     X, y, qid, kept = without_relevance(data)
     ranker = RFPointRanker(n_estimators=6, skip_queries_without_relevance=True, oob_score=True, random_state=0)

@@ -93,11 +93,11 @@ class RFListRanker(BaseForestRanker):
     sample_level : {"query", "document"}, default="query"
         With ``"document"`` the drawn documents count as copies within their query.
     skip_queries_without_relevance : bool, default=False
-        Train on the queries that have a document with a positive label only, as if
-        the others were not in the data. They have no part in the objective either
-        way (their IDCG is 0); what changes is that their documents no longer lower
-        the expected relevance of the leaves they fall in, nor shape the bins.
-        See RFPointRanker.
+        Train on the queries that have a document with a positive label (and a positive
+        ``sample_weight``) only, as if the others were not in the data. They have no
+        part in the objective either way (their IDCG is 0); what changes is that their
+        documents no longer lower the expected relevance of the leaves they fall in, nor
+        shape the bins. See RFPointRanker.
     discount : "log2", ("log_power", alpha) or ("rank_power", beta), default="log2"
         Position discount of the objective: ``1/log2(r+1)`` (Eq. 8),
         ``1/log2(r+1)**alpha`` (Eq. 14), ``1/r**beta`` (Eq. 15) (§5.2.2).
