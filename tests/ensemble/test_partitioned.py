@@ -60,6 +60,22 @@ def test_each_tree_draws_its_queries_from_one_partition(cluster_data, dask_clien
     np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
 
 
+def test_a_partition_of_zero_weights_grows_no_tree_and_zero_everywhere_is_refused(cluster_data, dask_client):
+    """A partition whose weights were all zero was refused ("sample_weight is zero
+    everywhere") although the other partitions weighed: it is a partition no tree draws
+    from, as one without relevant documents is."""
+    da = pytest.importorskip("dask.array")
+    X, y, qid = cluster_data  # 4 partitions of 50 queries
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    weight = np.ones(len(y))
+    weight[1500:3000] = 0.0
+    make = lambda: RFPointRanker(n_estimators=12, query_subsample=0.1, random_state=0)  # noqa: E731
+    model = make().fit(dX, dy, qid=dq, sample_weight=da.from_array(weight, chunks=1500))
+    assert len(model.trees_) == 12 and 1 not in model.tree_partitions_
+    with pytest.raises(ValueError, match="sample_weight is zero everywhere"):
+        make().fit(dX, dy, qid=dq, sample_weight=da.from_array(np.zeros(len(y)), chunks=1500))
+
+
 def test_a_query_split_across_partitions_is_refused_by_name(cluster_data, dask_client):
     X, y, qid = cluster_data
     with pytest.raises(ValueError, match=r"query 46 has rows in partitions 0 and 1"):

@@ -288,12 +288,13 @@ class BaseRanker(BaseEstimator):
                 )
 
     def _validate_training_data(
-        self, X: object, y: object, qid: object, sample_weight: object
+        self, X: object, y: object, qid: object, sample_weight: object, *, partition: bool = False
     ) -> RankingData:
         """Validate fit inputs, set ``n_features_in_`` (and ``feature_names_in_``), group rows by query.
 
         Inputs are never modified; grouped arrays are copies unless the rows were
-        already grouped.
+        already grouped. ``partition``: the rows are one partition of a fit on Dask
+        collections, whose weights may all be zero where other partitions' are not.
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
@@ -312,8 +313,8 @@ class BaseRanker(BaseEstimator):
         labels = check_relevance(y, name="y", n_samples=n_samples, grades=self._requires_grades, warn_column=True)
         given = weights = None
         if sample_weight is not None:
-            given = check_sample_weight(sample_weight, n_samples=n_samples)
-            weights = normalize_sample_weight(given)
+            given = check_sample_weight(sample_weight, n_samples=n_samples, all_zero=partition)
+            weights = normalize_sample_weight(given) if given.any() else given
         groups = group_queries(qid, n_samples, caller=f"{type(self).__name__}.fit")
         if n_samples > 1 and groups.n_queries == n_samples:
             warnings.warn(

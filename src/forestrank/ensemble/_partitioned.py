@@ -108,9 +108,12 @@ def _validated_partitions(client: object, forest: object, inputs: dict) -> tuple
     number of features."""
     parts, summaries, n_features = validated_partitions(client, _prepare, _summary, forest._tree_grower(), inputs)
     if not sum(summary["n_units"] for summary in summaries):
+        if any(summary["n_rows"] for summary in summaries) and not any(summary["weighs"] for summary in summaries):
+            raise ValueError("sample_weight is zero everywhere; at least one row needs a positive weight.")
         if forest.skip_queries_without_relevance:
             raise ValueError(
-                "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y."
+                "skip_queries_without_relevance=True skips every query: no query has a document with a positive label y "
+                "and a positive sample_weight."
             )
         raise ValueError("the Dask collections hold no rows to fit.")
     return parts, summaries, n_features
@@ -346,12 +349,12 @@ def _prepare(grower: object, X, y, qid, sample_weight=None) -> _Partition | None
     None for an empty partition (Dask makes them, e.g. after a shuffle).
 
     ``grower`` is the task's own copy (every task unpickles its arguments). A partition
-    may lack relevant documents although others have them: its sampling pool is then
-    empty (0 units), and no tree draws from it.
+    may lack relevant documents, or rows of positive weight, although others have them:
+    its sampling pool is then empty (0 units), and no tree draws from it.
     """
     if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
-    data = grower._validate_training_data(X, y, qid, sample_weight)
+    data = grower._validate_training_data(X, y, qid, sample_weight, partition=True)
     query_of_row = data.groups.grouped_query_index()
     base_weight = grower._base_weight(data, query_of_row, allow_empty_pool=True)
     return _Partition(grower, data.X, data.y, base_weight, query_of_row, data.groups.query_ids, data)
@@ -359,13 +362,17 @@ def _prepare(grower: object, X, y, qid, sample_weight=None) -> _Partition | None
 
 def _summary(part: _Partition | None) -> dict:
     if part is None:
-        return {"n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "classes": np.zeros(0), "n_units": 0}
+        return {
+            "n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "classes": np.zeros(0), "n_units": 0,
+            "weighs": False,
+        }  # fmt: skip
     pool = part.grower._pool
     by_query = part.grower.sample_level == "query"
     n_units = (len(part.query_ids) if by_query else len(part.y)) if pool is None else int(pool.sum())
     return {
         "n_rows": len(part.y), "n_features": part.X.shape[1], "query_ids": part.query_ids,
         "classes": np.unique(part.y), "n_units": n_units,
+        "weighs": part.data.sample_weight is None or bool(part.data.sample_weight.any()),
     }  # fmt: skip
 
 
