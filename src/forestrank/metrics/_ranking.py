@@ -14,7 +14,14 @@ import numpy as np
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.queries import group_queries, stacklevel_outside_package
-from .._input.labels import check_grades_for_gain, check_max_grade, check_relevance, check_sample_weight, check_scores
+from .._input.labels import (
+    check_grades_for_gain,
+    check_max_grade,
+    check_relevance,
+    check_sample_weight,
+    check_scores,
+    normalize_sample_weight,
+)
 from . import _kernels
 from ._conventions import METRICS, TIES, Convention, resolve_convention
 from .._ranking import discount_table
@@ -132,8 +139,9 @@ def evaluate(
         return values
     if sample_weight is None:
         return mean_over_queries(values)
-    weights = groups.group(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
-    return mean_over_queries(values, groups.query_means(weights))
+    # in the fit's unit of weight, so that sums of weights near float64's largest stay finite
+    weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
+    return mean_over_queries(values, groups.query_means(groups.group(weights)))
 
 
 _CONVENTION_DOC = """
