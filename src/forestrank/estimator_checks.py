@@ -31,6 +31,14 @@ _RESAMPLING = (
     "sub-sampling draws a repeated row independently of its copy, so an integer weight and repetition give "
     "different samples (scikit-learn lists this failure for its bootstrapped forests)"
 )
+_QUANTIZED = (
+    "quantized_gradients rounds each row's gradient stochastically, so a repeated row is rounded apart from its copy "
+    "where a weighted row is rounded once"
+)
+_ROWS_IN_FOREST_LEAVES = (
+    "min_samples_leaf and min_samples_split count rows, so a repeated row fills a leaf or allows a split that its "
+    "weight does not (scikit-learn's forests and trees count rows alike)"
+)
 _LISTWISE_WEIGHT = "a listwise weight scales a document's gain within its query; it does not repeat the document"
 _ROWS_IN_LEAVES = (
     "min_samples_leaf counts rows, so a repeated row fills leaves that a weight does not; for LambdaRank a "
@@ -83,7 +91,7 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
     """
     if isinstance(estimator, AveragedRanker):
         member = LambdaMART() if estimator.estimator is None else estimator.estimator  # AveragedRanker's default
-        return {} if isinstance(member, RFPointRanker) else expected_failed_checks(member)
+        return expected_failed_checks(member)
     if isinstance(estimator, DummyRanker):
         return dict.fromkeys(_WEIGHT_CHECKS, _PER_QUERY_METRIC) if estimator.strategy == "best_feature" else {}
     if isinstance(estimator, BROOF):
@@ -95,13 +103,22 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
     if isinstance(estimator, RFPointRanker):
         # the checks' rows are one query: drawn whole, a repeated row stays with its copy
         by_document = estimator.sample_level == "document" and (estimator.bootstrap or estimator.query_subsample < 1.0)
-        return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if by_document else {}
+        if by_document:
+            return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING)
+        counts_rows = estimator.min_samples_leaf != 1 or estimator.min_samples_split != 2
+        return dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_FOREST_LEAVES) if counts_rows else {}
     if isinstance(estimator, BaseBoostingRanker):
         if getattr(estimator, "objective", None) in (*GRADE_OBJECTIVES, "mart"):
-            # per-document losses; the check's data grows no tree that min_samples_leaf tells
-            # apart, but documents drawn one by one draw a repeated row apart from its copy
+            # Per-document losses: a weight is a repeated row but for sampling, stochastic
+            # rounding and the rows min_samples_leaf counts, which from the default (20)
+            # up leave the checks' small data too few rows for a leaf to tell them apart.
             by_document = estimator.subsample_level == "document" and (estimator.subsample < 1.0 or estimator.bagging_temperature > 0.0)
-            return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING) if by_document else {}
+            if by_document:
+                return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING)
+            if estimator.quantized_gradients is not None:
+                return dict.fromkeys(_WEIGHT_CHECKS, _QUANTIZED)
+            small_leaves = not isinstance(estimator.min_samples_leaf, int) or estimator.min_samples_leaf < 20
+            return dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES) if small_leaves else {}
         failures = dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES)
         if isinstance(estimator, PLRank):
             failures["check_sample_weights_not_overwritten"] = _PLRANK_WEIGHTS
