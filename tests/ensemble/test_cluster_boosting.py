@@ -624,6 +624,11 @@ def test_sparse_partitions_are_the_in_memory_fit(data, dask_client):
     np.testing.assert_array_equal(remote.predict(dense), local.predict(dense))
     # predicting on the sparse Dask array maps over its CSR blocks (len() of one failed)
     np.testing.assert_array_equal(remote.predict(dX).compute(), local.predict(dense))
+    # and weights beside sparse blocks (their count was len() of a block too)
+    weights = data[3]
+    local = make().fit(X_sparse, y, qid=qid, sample_weight=weights)
+    remote = make().fit(dX, *as_dask(bounds, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, weights)[0])
+    assert_same_model(remote, local)
 
 
 def test_scores_that_diverge_on_the_workers_are_an_error(data, dask_client):

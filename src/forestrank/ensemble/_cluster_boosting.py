@@ -572,7 +572,7 @@ def _prepare(model: object, X, y, qid, sample_weight=None, position=None) -> _Pa
     None for an empty partition."""
     if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
-    weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=len(X), all_zero=True)
+    weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=X.shape[0], all_zero=True)
     # A partition whose rows all weigh 0 is no error while another weighs (the driver checks).
     data = model._validate_training_data(X, y, qid, None if weights is None or not weights.any() else weights)
     check_grades_for_gain(data.y, model._gain(), name="y", gain_name="label_gain")
