@@ -196,6 +196,16 @@ def test_score_uses_the_rankers_label_gain_as_the_rankers_score_does(data):
         )
 
 
+def test_score_names_its_own_arguments(data):
+    """Its errors named ``ndcg_score``'s ``y_true``, an argument ``score`` does not take."""
+    (X, y, qid), (X_test, y_test, qid_test) = data
+    model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="^y has 3 entries but X has"):
+        model.score(X_test, y_test[:3], qid=qid_test)
+    with pytest.raises(ValueError, match="sample_weight has 3 entries but X has"):
+        model.score(X_test, y_test, qid=qid_test, sample_weight=np.ones(3))
+
+
 def test_a_bad_y_is_refused_by_name_and_a_column_warns_as_a_rankers_fit_does(data):
     """``fit`` took ``y`` as it came: a short one died with an IndexError inside the folds."""
     from sklearn.exceptions import DataConversionWarning

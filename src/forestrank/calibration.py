@@ -174,10 +174,11 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         rankers' ``score``. Under metadata routing a ``Pipeline`` ending here routes
         ``sample_weight`` to it, which needs its ``score`` to take one."""
         scores = self.predict(X, qid)
+        labels = check_relevance(y, name="y", n_samples=len(scores))
         gain = ranker_gain(self.estimator_)  # a forestrank ranker's label_gain, as its score uses it
         return evaluate(
-            "ndcg", y, scores, qid, 10, conventions={} if gain is None else {"gain": gain},
-            caller="CalibratedRanker.score", sample_weight=sample_weight,
+            "ndcg", labels, scores, qid, 10, conventions={} if gain is None else {"gain": gain},
+            caller="CalibratedRanker.score", sample_weight=sample_weight, against="X",
         )  # fmt: skip
 
 

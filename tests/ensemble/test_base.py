@@ -384,6 +384,8 @@ def test_score_weighs_each_query_by_the_mean_weight_of_its_rows():
     # the weights of score's rows are checked against X (they named ndcg_score's y_true)
     with pytest.raises(ValueError, match="sample_weight has 3 entries but X has"):
         model.score(X, y, qid=q, sample_weight=np.ones(3))
+    with pytest.raises(ValueError, match="qid has 3 entries but X has"):
+        model.score(X, y, qid=q[:3])
     # weights near float64's largest summed to inf, and the mean was NaN
     huge = model.score(X, y, qid=q, sample_weight=weights / weights.max() * 1e308)
     assert huge == pytest.approx(expected, rel=1e-14)

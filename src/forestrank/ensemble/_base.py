@@ -424,11 +424,9 @@ class BaseRanker(BaseEstimator):
         """
         scores = self.predict(X)
         labels = check_relevance(y, name="y", n_samples=len(scores))
-        if sample_weight is not None:  # checked against X here: evaluate's words name y_true
-            sample_weight = check_sample_weight(sample_weight, n_samples=len(scores))
         return evaluate(
             "ndcg", labels, scores, qid, 10, conventions={"gain": self._gain()}, caller=f"{type(self).__name__}.score",
-            sample_weight=sample_weight,
+            sample_weight=sample_weight, against="X",
         )  # fmt: skip
 
 

@@ -114,10 +114,13 @@ def evaluate(
     k_required: bool = False,
     caller: str | None = None,
     sample_weight: object = None,
+    against: str = "y_true",
 ) -> float | np.ndarray:
     """Validate inputs, group by query and evaluate ``metric`` (the public functions' body).
 
-    ``caller`` names the function in the warning emitted when ``qid`` is None. With
+    ``caller`` names the function in the warning emitted when ``qid`` is None, and
+    ``against`` the argument whose rows ``qid`` and ``sample_weight`` must match (an
+    estimator's ``score`` takes ``X``). With
     ``sample_weight`` (one per row) the mean weighs each query by the mean weight of
     its rows, a weight per query as LightGBM's and XGBoost's ranking metrics take it.
     """
@@ -131,7 +134,7 @@ def evaluate(
     grade = 0.0
     if metric == "err":
         grade = check_max_grade(max_grade, labels, table)
-    groups = group_queries(qid, len(labels), caller=caller or f"{metric}_score", against="y_true")
+    groups = group_queries(qid, len(labels), caller=caller or f"{metric}_score", against=against)
     values = evaluate_grouped(
         groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
     )
@@ -140,7 +143,7 @@ def evaluate(
     if sample_weight is None:
         return mean_over_queries(values)
     # in the fit's unit of weight, so that sums of weights near float64's largest stay finite
-    weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=len(labels), against="y_true"))
+    weights = normalize_sample_weight(check_sample_weight(sample_weight, n_samples=len(labels), against=against))
     return mean_over_queries(values, groups.query_means(groups.group(weights)))
 
 
