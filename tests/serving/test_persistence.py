@@ -112,6 +112,9 @@ def test_a_numba_objective_or_metric_is_refused_by_name_and_saves_with_joblib(da
     pipeline = Pipeline([("scale", StandardScaler()), ("ranker", LambdaMART(objective=squared))])
     with pytest.raises(TypeError, match=r"Pipeline's ranker__objective is one: save"):
         save(pipeline, tmp_path / "p.skops")
+    pipeline = Pipeline([("scale", StandardScaler()), ("ranker", LambdaMART(eval_metric=CustomMetric(top_score)))])
+    with pytest.raises(TypeError, match=r"Pipeline's ranker__eval_metric holds one \(top_score\): save"):
+        save(pipeline, tmp_path / "p.skops")
     stored = LambdaMART(n_estimators=2).fit(X, y, qid=qid)
     stored.note_ = [top_score]  # an attribute of the caller's
     with pytest.raises(TypeError, match=r"LambdaMART's attributes hold top_score"):

@@ -165,9 +165,9 @@ def _compiled_functions(model: object) -> list[str]:
         return [item for item in _reachable(value) if isinstance(item, Dispatcher)]
 
     params = model.get_params(deep=True) if hasattr(model, "get_params") else {}
-    # Parameters that are a function come first: a pipeline's ``steps`` hold every step's
-    # functions too, which ``ranker__objective`` names better.
-    params = sorted(params.items(), key=lambda item: not isinstance(item[1], Dispatcher))
+    # Parameters that are a function come first, then nested ones: a pipeline's ``steps``
+    # hold every step's functions too, which ``ranker__objective`` names better.
+    params = sorted(params.items(), key=lambda item: (not isinstance(item[1], Dispatcher), "__" not in item[0]))
     found, named = [], set()
     for name, value in params:
         if hasattr(value, "get_params"):  # a nested estimator: its parameters come by their own names
