@@ -187,6 +187,13 @@ def test_a_column_of_text_for_numeric_categories_is_refused_and_numbers_for_text
     on_text = LambdaMART(n_estimators=3, categorical_features="from_dtype", random_state=0).fit(X.assign(a=pd.Categorical(text)), y, qid)
     np.testing.assert_array_equal(on_text.predict(X.assign(a=numbers)), expected)
     np.testing.assert_array_equal(on_text.predict(pl.from_pandas(X.assign(a=numbers))), expected)
+    # integers with a missing value (float in pandas, 20.0 read as "20"), as polars' Int64 with a null
+    gapped = X.assign(a=np.where(np.arange(300) == 0, np.nan, numbers))
+    scored = on_text.predict(gapped)
+    np.testing.assert_array_equal(scored[1:], expected[1:])
+    nullable = pl.from_pandas(X).with_columns(pl.Series("a", [None, *numbers[1:].tolist()], dtype=pl.Int64))
+    np.testing.assert_array_equal(on_text.predict(nullable), scored)
+    np.testing.assert_array_equal(on_text.predict(pl.from_pandas(gapped, nan_to_null=True)), scored)
 
 
 @pytest.mark.parametrize("missing_code", [np.nan, -1.0])

@@ -200,8 +200,9 @@ def encode_frame(X: object, categories: dict) -> object:
     the positions of its values among the fitted categories (float; NaN for a missing value,
     and for a category the fit did not see the code past the fitted ones, which the trees
     read as a missing one and the target statistics as unseen: the prior). Categories of
-    text match a column as text (a column of numbers by its values' text); others match
-    by value, and a column of text is refused for them (no text is equal to a number).
+    text match a column as text (a column of numbers by its values' text, a whole-number
+    float's as its integer's); others match by value, and a column of text is refused for
+    them (no text is equal to a number).
     ``X`` itself is not modified; anything but a pandas or polars DataFrame is returned as
     it is.
 
@@ -217,7 +218,10 @@ def encode_frame(X: object, categories: dict) -> object:
 
         def positions(feature: int, fitted: list) -> object:
             column = X[:, feature]
-            if _all_text(fitted):
+            if _all_text(fitted) and column.dtype.is_float():
+                text = [None if value is None else _as_text(value) for value in column]
+                column = pl.Series(column.name, text, dtype=pl.String)
+            elif _all_text(fitted):
                 column = column.cast(pl.String)
             elif type(column.dtype).__name__ in ("String", "Categorical", "Enum"):
                 _refuse_text(X, feature, fitted)
@@ -236,7 +240,8 @@ def encode_frame(X: object, categories: dict) -> object:
         values = np.asarray(column, dtype=object)
         kind = pd.api.types.infer_dtype(values[~missing], skipna=True)
         if _all_text(fitted) and kind not in ("string", "empty"):
-            values = values.astype(str)
+            values = values.copy()
+            values[~missing] = [_as_text(value) for value in values[~missing]]
         elif not _all_text(fitted) and kind == "string":
             _refuse_text(X, feature, fitted)
         codes = pd.Index(fitted).get_indexer(values).astype(np.float64)
@@ -244,6 +249,14 @@ def encode_frame(X: object, categories: dict) -> object:
         codes[missing] = np.nan
         encoded[encoded.columns[feature]] = codes
     return encoded
+
+
+def _as_text(value: object) -> str:
+    """A category column's value as text, a whole-number float written as an integer (``10.0``
+    as ``"10"``: a pandas column of integers with a missing value is float)."""
+    if isinstance(value, float | np.floating) and float(value).is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _all_text(categories: list) -> bool:
