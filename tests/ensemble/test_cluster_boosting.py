@@ -638,3 +638,21 @@ def test_scores_that_diverge_on_the_workers_are_an_error(data, dask_client):
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=r"diverged to inf or NaN at iteration \d+: learning_rate=1e\+200"):
             model.fit(*as_dask(bounds, np.nan_to_num(X), y), qid=as_dask(bounds, qid)[0])
+
+
+def test_a_dask_refit_keeps_no_categories_of_an_in_memory_fit(data, dask_client):
+    """A refit on Dask arrays kept the frame fit's categories: a fitted scikit-learn init
+    was then refused as if the Dask fit encoded category columns."""
+    pd = pytest.importorskip("pandas")
+    from sklearn.linear_model import LinearRegression
+
+    X, y, qid, _ = data
+    X = np.nan_to_num(X)
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["f0"] = pd.Categorical(np.round(X[:, 0]).astype(int) % 3)
+    model = LambdaMART(n_estimators=2, categorical_features="from_dtype", random_state=0).fit(frame, y, qid=qid)
+    assert model.frame_categories_
+    bounds = query_bounds(qid, 60)
+    model.set_params(categorical_features=None, init=LinearRegression().fit(X, y))
+    model.fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0])
+    assert model.is_categorical_ is None and model.frame_categories_ == {} and not hasattr(model, "feature_names_in_")

@@ -2,6 +2,7 @@
 on a ``LocalCluster`` of two single-threaded worker processes."""
 
 import re
+import warnings
 
 import joblib
 import numpy as np
@@ -254,3 +255,20 @@ def test_a_partitions_error_built_from_fields_still_names_the_partition(error, e
     with pytest.raises(expected, match=f"^partition 1 of X: {re.escape(str(error))}$") as raised:
         _prepare_partition(prepare, 1, "X", None, X=np.zeros((2, 1)))
     assert raised.value.__cause__ is error
+
+
+def test_a_dask_refit_keeps_nothing_of_an_in_memory_fit_on_a_frame(cluster_data, dask_client):
+    """A refit on Dask arrays kept the frame fit's feature names and categories: predict on
+    arrays then warned of missing names, and encoded frames by the stale categories."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = cluster_data
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+    frame["f0"] = pd.Categorical(np.round(X[:, 0]).astype(int) % 3)
+    model = RFPointRanker(n_estimators=4, query_subsample=0.1, categorical_features="from_dtype", random_state=0)
+    model.fit(frame, y, qid=qid)
+    assert model.frame_categories_ and hasattr(model, "feature_names_in_")
+    model.set_params(categorical_features=None).fit(*_as_dask(X, y, qid, 1500)[:2], qid=_as_dask(X, y, qid, 1500)[2])
+    assert model.is_categorical_ is None and model.frame_categories_ == {} and not hasattr(model, "feature_names_in_")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(X)

@@ -379,6 +379,30 @@ class BaseRanker(BaseEstimator):
             raise ValueError(f"{error}: {hint}.") from error
         return check_category_codes(encoded, mask, fit=reset)
 
+    def _record_collection_inputs(self, X: object, n_features: int, *, warm: bool = False) -> None:
+        """The input attributes of a fit on Dask collections (``X`` a Dask array or DataFrame
+        of ``n_features`` columns): its width, a DataFrame's column names (none for an
+        array) and no categorical features, which those fits do not take, so that nothing
+        of an earlier in-memory fit stays. ``warm``: the fit adds trees to fitted ones, and
+        the inputs must be theirs (``check_warm_start_width``)."""
+        names = None
+        if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
+            names = np.asarray(X.columns, dtype=object)
+        if warm:
+            check_warm_start_width(self, self.n_features_in_, n_features, getattr(self, "feature_names_in_", None), names)
+            if getattr(self, "is_categorical_", None) is not None:
+                raise ValueError(
+                    "warm_start=True adds trees to a model fitted with other categorical_features; fit a new model "
+                    "(warm_start=False)."
+                )
+        self.n_features_in_ = n_features
+        if names is None:
+            vars(self).pop("feature_names_in_", None)
+        else:
+            self.feature_names_in_ = names
+        if hasattr(self, "categorical_features"):
+            self.is_categorical_, self.frame_categories_ = None, {}
+
     def _check_warm_categories(self, categories: dict) -> None:
         """Refuse a warm start whose frame numbers a category column by other categories
         (``frame_categories``) than the fit that grew the trees: their splits hold the old

@@ -177,11 +177,7 @@ def fit_boosting_partitioned(
             objective.grades = distinct_grades(grades, model.objective)
         if hasattr(objective, "max_grade"):  # ERR's largest grade is the fit's
             objective.max_grade = float(grades.max())
-        model.n_features_in_ = n_features
-        if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
-            model.feature_names_in_ = np.asarray(X.columns, dtype=object)
-        else:
-            model.__dict__.pop("feature_names_in_", None)
+        model._record_collection_inputs(X, n_features)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, client, parts, summaries, sample_weight is not None)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory

@@ -34,7 +34,6 @@ from .._tree._binning import QUANTILE_SUBSAMPLE, BinMapper
 from .._tree._grow import binned_with
 from ..parallel._cluster import batches, is_dask_collection, n_batches, run_batches, scheduler_errors
 from ._costs import tree_costs
-from ._base import check_warm_start_width
 from ._sampling import BIN_SAMPLE, PARTITION, seed_entropy, stream
 from ._tree_batches import grow_batch
 
@@ -87,14 +86,7 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
             for part, count in zip(parts, units)
         ]
         del parts
-    names = None
-    if hasattr(X, "columns") and all(isinstance(name, str) for name in X.columns):
-        names = np.asarray(X.columns, dtype=object)
-    if previous:
-        check_warm_start_width(forest, forest.n_features_in_, n_features, getattr(forest, "feature_names_in_", None), names)
-    forest.n_features_in_ = n_features
-    if names is not None:
-        forest.feature_names_in_ = names
+    forest._record_collection_inputs(X, n_features, warm=bool(previous))
     if forest._requires_grades:
         forest.classes_ = classes
     _grow_in_waves(client, forest, trained, units, previous, n_features)
