@@ -2,6 +2,7 @@
 on a ``LocalCluster`` of two single-threaded worker processes."""
 
 import re
+import traceback
 import warnings
 
 import joblib
@@ -255,6 +256,8 @@ def test_a_partitions_error_built_from_fields_still_names_the_partition(error, e
     with pytest.raises(expected, match=f"^partition 1 of X: {re.escape(str(error))}$") as raised:
         _prepare_partition(prepare, 1, "X", None, X=np.zeros((2, 1)))
     assert raised.value.__cause__ is error
+    # the failing line's frame is in the rebuilt error's own traceback (a cause is not pickled)
+    assert "raise error" in "".join(traceback.format_tb(raised.value.__traceback__))
 
 
 def test_a_dask_refit_keeps_nothing_of_an_in_memory_fit_on_a_frame(cluster_data, dask_client):

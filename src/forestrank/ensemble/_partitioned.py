@@ -285,11 +285,12 @@ def _prepare_partition(prepare: Callable, number: int, name: str, estimator: obj
         message = f"partition {number} of {name}: {error}"
         try:
             renamed = type(error)(message)
-        except TypeError:
+        except Exception:  # a constructor of other arguments fails in its own way
             renamed = ValueError(message)
         if str(renamed) != message:
             renamed = ValueError(message)
-        raise renamed from error
+        # the worker's frames travel with the error; its cause does not survive pickling
+        raise renamed.with_traceback(error.__traceback__) from error
 
 
 def _check_queries_in_one_partition(query_ids: list[np.ndarray], name: str = "X") -> None:
