@@ -42,13 +42,7 @@ def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray |
         X = validate_data(
             estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
         )
-    X = as_feature_array(X)
-    if scipy.sparse.issparse(X) and np.isinf(X.data).any():  # finite stored entries whose sum is not
-        raise ValueError(
-            "X holds inf where duplicate stored entries of one cell sum past the float range: the sparse matrix's "
-            "cell is the sum of its stored entries, which must be finite (NaN is a missing value)."
-        )
-    return X
+    return as_feature_array(X)
 
 
 def _kernel_ready(estimator: object, X: object) -> bool:
@@ -71,13 +65,25 @@ def as_feature_array(X: np.ndarray | scipy.sparse.spmatrix) -> np.ndarray | scip
     A sparse matrix whose cells hold several stored entries (scipy reads such a cell as
     their sum) becomes a copy with one entry per cell, so that every reader (binning, the
     checks of categorical codes, prediction) sees the cell's value; ``X`` itself is never
-    changed. A canonical CSR matrix of a kernel dtype stays as it is (no copy)."""
+    changed. A canonical CSR matrix of a kernel dtype stays as it is (no copy).
+
+    Raises
+    ------
+    ValueError
+        When finite stored entries of one cell sum to inf (``validate_data`` checks each
+        entry, not their sums).
+    """
     dtype = X.dtype if X.dtype in FEATURE_DTYPES else FLOAT_DTYPE
     if scipy.sparse.issparse(X):
         X = scipy.sparse.csr_matrix(X, dtype=dtype)
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
+            if np.isinf(X.data).any():
+                raise ValueError(
+                    "X holds inf where duplicate stored entries of one cell sum past the float range: the sparse "
+                    "matrix's cell is the sum of its stored entries, which must be finite (NaN is a missing value)."
+                )
         return X
     return as_kernel_array(X, dtype)
 
