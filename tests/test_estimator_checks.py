@@ -1,5 +1,6 @@
 """``forestrank.estimator_checks``: the weight checks each configuration fails are listed."""
 
+import numpy as np
 import pytest
 from sklearn.utils.estimator_checks import check_sample_weight_equivalence_on_dense_data
 
@@ -43,3 +44,8 @@ def test_a_configuration_failing_the_weight_check_lists_it(estimator):
 def test_a_configuration_passing_the_weight_check_does_not_list_it(estimator):
     run_estimator_check(estimator, lambda estimator: check_sample_weight_equivalence_on_dense_data("x", estimator))
     assert WEIGHT_CHECK not in expected_failed_checks(estimator)
+
+
+def test_a_numpy_integer_leaf_size_reads_as_the_int():
+    assert expected_failed_checks(LambdaMART(objective="mart", min_samples_leaf=np.int64(30))) == {}
+    assert WEIGHT_CHECK in expected_failed_checks(LambdaMART(objective="mart", min_samples_leaf=np.int64(5)))

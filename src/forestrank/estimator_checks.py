@@ -15,6 +15,8 @@ the checks with it::
     check_estimator(LambdaMART(n_estimators=5), expected_failed_checks=expected_failed_checks(LambdaMART(n_estimators=5)))
 """
 
+from numbers import Integral
+
 from .dummy import DummyRanker
 from .ensemble import BROOF, AveragedRanker, LambdaMART, PLRank, RFListRanker, RFPointRanker
 from .ensemble._boosting import GRADE_OBJECTIVES, BaseBoostingRanker
@@ -117,7 +119,7 @@ def expected_failed_checks(estimator: object) -> dict[str, str]:
                 return dict.fromkeys(_WEIGHT_CHECKS, _RESAMPLING)
             if estimator.quantized_gradients is not None:
                 return dict.fromkeys(_WEIGHT_CHECKS, _QUANTIZED)
-            small_leaves = not isinstance(estimator.min_samples_leaf, int) or estimator.min_samples_leaf < 20
+            small_leaves = not isinstance(estimator.min_samples_leaf, Integral) or estimator.min_samples_leaf < 20
             return dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES) if small_leaves else {}
         failures = dict.fromkeys(_WEIGHT_CHECKS, _ROWS_IN_LEAVES)
         if isinstance(estimator, PLRank):

@@ -524,8 +524,9 @@ def test_exports_refuse_target_statistics():
         pd.date_range("2020-01-01", periods=600, tz="UTC"),
         pd.to_timedelta(np.arange(600), unit="s"),
         pd.period_range("2020-01", periods=600, freq="D"),
+        pd.interval_range(0, 600),
     ],
-    ids=["datetime", "datetime-tz", "timedelta", "period"],
+    ids=["datetime", "datetime-tz", "timedelta", "period", "interval"],
 )
 @pytest.mark.parametrize("categorical_features", [None, "from_dtype"])
 def test_a_column_of_dates_is_refused_naming_it(column, categorical_features):
@@ -539,7 +540,7 @@ def test_a_column_of_dates_is_refused_naming_it(column, categorical_features):
     X = numeric if categorical_features is None else X
     model = LambdaMART(n_estimators=2, categorical_features=categorical_features).fit(X, y, qid)
     on_numbers = LambdaMART(n_estimators=2).fit(numeric, y, qid)
-    message = r"column\(s\) 'when' \(.*\) of X hold dates, times or durations"
+    message = r"column\(s\) 'when' \(.*\) of X hold dates, times, durations, periods or intervals"
     for fit in (
         lambda: LambdaMART(n_estimators=2, categorical_features=categorical_features).fit(X.assign(when=column), y, qid),
         lambda: RFPointRanker(n_estimators=2, categorical_features=categorical_features).fit(X.assign(when=column), y, qid),

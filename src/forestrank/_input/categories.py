@@ -95,8 +95,9 @@ def check_frame_dtypes(X: object) -> None:
     temporal = [f"{str(name)!r} ({dtype})" for name, dtype in zip(X.columns, _dtypes(X)) if _temporal_dtype(dtype)]
     if temporal:
         raise ValueError(
-            f"column(s) {', '.join(temporal)} of X hold dates, times or durations, which the trees cannot split: "
-            "convert them to numbers (such as days since a date, or the hour of the day) before fitting and predicting."
+            f"column(s) {', '.join(temporal)} of X hold dates, times, durations, periods or intervals, which the trees "
+            "cannot split: convert them to numbers (such as days since a date, the hour of the day, or an interval's "
+            "endpoints) before fitting and predicting."
         )
 
 

@@ -1563,7 +1563,9 @@ class LambdaMART(BaseBoostingRanker):
         rows by position); one fitted with ``cat_target_statistics=True`` is refused.
         With categorical features an unfitted forestrank ``init`` takes the fit's
         categorical columns, and a fitted one must have them and, fitted on frames,
-        their categories (``docs/categorical.md``).
+        their categories; a fitted ``init`` of another library is refused when the fit
+        encodes a frame's category columns, which it would read as codes
+        (``docs/categorical.md``).
     validation_fraction : float in (0, 1), default=0.1
         Queries held out for early stopping when ``n_iter_no_change`` is set and no
         ``eval_set`` is passed to ``fit``. They are held out before anything is

@@ -207,7 +207,7 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     ValueError
         When a tree (its nodes must form one tree), a nested estimator's width
         (``ensemble/_base.BaseRanker``), an ensemble's members (an ``AveragedRanker`` or
-        ``BROOF`` of no members or of a member that is no ranker; a ``BROOF`` of other
+        ``BROOF`` of no members or of a member that is no estimator (no ``predict``); a ``BROOF`` of other
         than one weight per forest) or an estimator's parameters do not hold together:
         a file whose class names were rewritten (forestrank's state under a
         scikit-learn class) lacks the parameters of the class it names. Also when the
