@@ -448,3 +448,14 @@ def test_errors_compare_the_forest_with_the_target_on_its_leaves_scale(relevance
         model.fit(X, y, qid=qid)
         np.testing.assert_array_equal(model.estimators_[0].predict(X), forest._leaf_targets(y.astype(float)))
         assert model.estimator_errors_.tolist() == [0.0] and model.n_estimators_ == 1
+
+
+def test_score_uses_the_forests_label_gain():
+    """BROOF has no label_gain of its own: score used the exp gain where its forest grew
+    with another (AveragedRanker took its member's)."""
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    forest = RFListRanker(label_gain="linear", query_subsample=0.7)
+    model = BROOF(n_estimators=2, n_trees=5, variant="absolute", random_state=0, forest=forest).fit(X, y, qid=qid)
+    expected = ndcg_score(y, model.predict(X), qid, k=10, gain="linear")
+    assert expected != ndcg_score(y, model.predict(X), qid, k=10)
+    assert model.score(X, y, qid) == pytest.approx(expected, rel=1e-15)

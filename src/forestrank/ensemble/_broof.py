@@ -65,7 +65,7 @@ from ..parallel._cluster import is_dask_collection, map_predict
 from ._costs import check_feature_costs, features_used, tree_costs
 from .._input.queries import boundaries_of_grouped
 from .._tree._grow import binned_features
-from ._base import BaseRanker, fit_atomically
+from ._base import BaseRanker, fit_atomically, ranker_gain
 from ._broof_errors import absolute_errors, height_errors, median_region_errors
 from ._forest import BaseForestRanker, RFPointRanker
 from ._sampling import INITIAL_WEIGHTS, seed_entropy, stream
@@ -218,6 +218,10 @@ class BROOF(BaseRanker):
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
+
+    def _gain(self) -> object:
+        """Its forest's gain of the grades (``BaseRanker._gain``), which ``score`` uses."""
+        return ranker_gain(default_forest() if self.forest is None else self.forest)
 
     def __init__(
         self,
