@@ -154,3 +154,12 @@ def test_the_single_feature_baseline_scores_float32_input_in_float64(data):
     X, y, qid = data
     model = DummyRanker().fit(X.astype(np.float32), y, qid=qid)
     assert model.predict(X.astype(np.float32)).dtype == np.float64
+
+
+def test_a_monotonic_cst_dict_naming_a_feature_twice_is_refused():
+    """``{"a": 1, 0: -1}`` named one feature twice, and the later key won silently."""
+    from forestrank._input.features import check_monotonic_cst
+
+    with pytest.raises(ValueError, match=r"monotonic_cst gives feature 0 twice, as 'a' and as 0"):
+        check_monotonic_cst({"a": 1, 0: -1}, 2, np.array(["a", "b"], dtype=object))
+    np.testing.assert_array_equal(check_monotonic_cst({"a": 1, 1: -1}, 2, np.array(["a", "b"], dtype=object)), [1, -1])

@@ -135,6 +135,7 @@ def check_monotonic_cst(monotonic_cst: object, n_features: int, feature_names: n
     constraints = np.zeros(n_features, dtype=np.int8)
     if isinstance(monotonic_cst, dict):
         names = [] if feature_names is None else list(feature_names)
+        given = {}  # feature index -> the key that set it: a name and an index may name one feature
         for key, value in monotonic_cst.items():
             if isinstance(key, str):
                 if key not in names:
@@ -148,6 +149,12 @@ def check_monotonic_cst(monotonic_cst: object, n_features: int, feature_names: n
                 index = int(key)
             else:
                 raise ValueError(f"monotonic_cst's keys are feature names or indices in [0, {n_features}); got {key!r}.")
+            if index in given:
+                raise ValueError(
+                    f"monotonic_cst gives feature {index} twice, as {given[index]!r} and as {key!r}: give each feature "
+                    "one key."
+                )
+            given[index] = key
             constraints[index] = _constraint_value(value, key)
     else:
         try:
