@@ -392,6 +392,14 @@ def test_score_weighs_each_query_by_the_mean_weight_of_its_rows():
     assert model.score(X, y, qid=q, sample_weight=np.full(len(y), 1e308)) == pytest.approx(model.score(X, y, qid=q), rel=1e-15)
 
 
+def test_score_names_label_gain_for_a_grade_beyond_it():
+    """The error named evaluate's ``gain`` and ``y_true``, which score does not take."""
+    X, y, q = make_ranking(12, (3, 9), 5, n_grades=4, random_state=1)
+    model = LambdaMART(n_estimators=2, label_gain=[0, 1, 3, 7]).fit(X, y, qid=q)
+    with pytest.raises(ValueError, match="^label_gain gives gains to the grades 0 to 3; y holds 4"):
+        model.score(X, np.where(y == 3, 4, y), qid=q)
+
+
 @pytest.mark.parametrize(
     "estimator",
     [

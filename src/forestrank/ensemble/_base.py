@@ -44,7 +44,7 @@ from .._input.features import check_features, dense_blocks
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
 from .._tree import _predictor, _quickscorer
-from .._input.labels import check_gain, check_relevance, check_sample_weight, normalize_sample_weight
+from .._input.labels import check_gain, check_grades_for_gain, check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
 
 
@@ -448,6 +448,7 @@ class BaseRanker(BaseEstimator):
         """
         scores = self.predict(X)
         labels = check_relevance(y, name="y", n_samples=len(scores))
+        check_grades_for_gain(labels, self._gain(), name="y", gain_name="label_gain")  # evaluate's words name gain
         return evaluate(
             "ndcg", labels, scores, qid, 10, conventions={"gain": self._gain()}, caller=f"{type(self).__name__}.score",
             sample_weight=sample_weight, against="X",
