@@ -369,6 +369,17 @@ def test_export_refuses_to_write_over_its_own_model(output, small_forest, tmp_pa
     assert model.read_bytes() == saved
 
 
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
+def test_export_refuses_to_write_over_its_feature_names(small_forest, tmp_path):
+    """The names file was read, then replaced by the export, and the command exited 0."""
+    names = tmp_path / "names.txt"
+    names.write_text("f0\nf1\n")
+    saved = names.read_bytes()
+    result = run("export", "--model", small_forest[1], "--format", "lightgbm", "--feature-names", names, names, check=False)
+    assert result.returncode == 2 and "is the --feature-names file" in result.stderr and "Traceback" not in result.stderr
+    assert names.read_bytes() == saved
+
+
 def _rewritten_class(model_path, tmp_path):
     """The saved model with its top-level class renamed to scikit-learn's RandomForestRegressor."""
     import zipfile

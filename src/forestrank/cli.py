@@ -312,6 +312,10 @@ def _export(args: argparse.Namespace) -> None:
     _check_writable(args.output, "output")
     if _same_file(args.output, args.model):
         raise UsageError(f"output {args.output} is the model file --model {args.model}: give the export another name.")
+    if args.feature_names is not None and _same_file(args.output, args.feature_names):
+        raise UsageError(
+            f"output {args.output} is the --feature-names file {args.feature_names}: give the export another name."
+        )
     if args.dtype is not None and args.format != "onnx":
         raise UsageError(f"--dtype applies to --format onnx; {args.format} has its engine's own number type.")
     model = _load_model(args.model)
