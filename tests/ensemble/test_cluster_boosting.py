@@ -427,6 +427,9 @@ def test_position_bias_over_partitions_is_the_in_memory_fit(make, click_log, das
         assert_same_model(remote, local)
         np.testing.assert_array_equal(remote.position_bias_, local.position_bias_)
     assert not np.array_equal(local.position_bias_, make().set_params(n_estimators=1).fit(X, clicks, qid=qid, position=position).position_bias_)
+    if make is POSITION_BIAS_MODELS["unbiased"]:  # positions without the top one, refused as in memory
+        with pytest.raises(ValueError, match="no row has position 1"):
+            make().fit(dX, dc, qid=dq, position=as_dask(bounds, position + 1)[0])
 
 
 @pytest.mark.parametrize("mode", ["factor", "unbiased"])

@@ -76,6 +76,15 @@ def test_learned_propensities_fall_with_the_position(click_log):
     assert factor.position_bias_[0] > factor.position_bias_[7]
 
 
+def test_unbiased_positions_without_the_top_one_are_refused(click_log):
+    """With no document at position 1 (ranks counted from 2) the propensities, relative to
+    position 1, were never updated: the fit was LambdaMART's without the bias, silently."""
+    X, y, qid, log = click_log
+    with pytest.raises(ValueError, match=r"no row has position 1 \(the smallest is 2\): number the positions from 1"):
+        LambdaMART(n_estimators=2, position_bias="unbiased").fit(X, log.clicks, qid=qid, position=log.position + 1)
+    LambdaMART(n_estimators=2, position_bias="factor").fit(X, log.clicks, qid=qid, position=log.position + 1)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -87,7 +87,7 @@ from ._boosting_state import (
 )
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
-from ._position_bias import PositionBias, check_positions
+from ._position_bias import PositionBias, check_positions, check_top_position_shown
 from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
 from ._sampling import (
     BAYESIAN_WEIGHTS,
@@ -1544,6 +1544,8 @@ class LambdaMART(BaseBoostingRanker):
         "Learning from clicks"). Both updates weigh the rows by ``sample_weight``:
         ``"unbiased"`` each query's pair losses by its weight (which must then be
         constant within each query), ``"factor"`` each row's gradient and hessian.
+        ``"unbiased"`` estimates propensities relative to position 1, which some row
+        must have.
     position_bias_norm : float >= 0, default=1.0
         Unbiased LambdaMART's regularisation exponent ``p``: the propensities are the
         ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``,
@@ -1838,6 +1840,8 @@ class LambdaMART(BaseBoostingRanker):
             )
         if positions is not None and not objective.learns_from_positions:
             raise ValueError(f"position_bias needs objective='lambdarank'; got objective={self.objective!r}.")
+        if isinstance(positions, np.ndarray) and len(positions):  # a Dask fit checks its partitions' summaries
+            check_top_position_shown(self.position_bias, int(positions.min()))
 
     def _position_bias(
         self, positions: np.ndarray | None, objective: RankingObjective | None, n_positions: int | None = None

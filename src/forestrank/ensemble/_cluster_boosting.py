@@ -74,7 +74,7 @@ from ._base import BaseRanker
 from ._boosting_state import BoostingState, EvalSet, add_tree_scores, check_eval_item, exact_targets, fitted_init, leaf_sums
 from ._cluster_exchange import ActorRounds, WorkerPartitions
 from ._forest import relevance_factor, relevance_weights_from_factors
-from ._position_bias import check_positions
+from ._position_bias import check_positions, check_top_position_shown
 from ._partitioned import _client, _shared_bins, partitions_of, validated_partitions
 from ._quantization import (
     QUANTIZED_DTYPE,
@@ -177,6 +177,8 @@ def fit_boosting_partitioned(
             objective.grades = distinct_grades(grades, model.objective)
         if hasattr(objective, "max_grade"):  # ERR's largest grade is the fit's
             objective.max_grade = float(grades.max())
+        lowest = [summary["lowest_position"] for summary in summaries if summary["lowest_position"] is not None]
+        check_top_position_shown(model.position_bias, min(lowest) if lowest else None)
         model._record_collection_inputs(X, n_features)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, client, parts, summaries, sample_weight is not None)
@@ -593,7 +595,7 @@ def _summary(part: _Part | None) -> dict:
     if part is None:
         return {
             "n_rows": 0, "n_features": None, "query_ids": np.zeros(0), "grades": np.zeros(0), "lightest": np.inf,
-            "heaviest": 0.0, "zero_weights": False, "positions": 0,
+            "heaviest": 0.0, "zero_weights": False, "positions": 0, "lowest_position": None,
         }  # fmt: skip
     positive = part.base_weight > 0
     return {
@@ -601,6 +603,7 @@ def _summary(part: _Part | None) -> dict:
         "lightest": part.base_weight[positive].min(initial=np.inf),
         "heaviest": part.base_weight.max(initial=0.0), "zero_weights": not positive.all(),
         "positions": 0 if part.positions is None else int(part.positions.max()),
+        "lowest_position": None if part.positions is None else int(part.positions.min()),
     }  # fmt: skip
 
 

@@ -59,6 +59,18 @@ def check_positions(position: object, n_samples: int) -> np.ndarray:
     return values.astype(INDEX_DTYPE)
 
 
+def check_top_position_shown(mode: str | None, lowest: int | None) -> None:
+    """Refuse Unbiased LambdaMART's positions when none is 1 (``lowest``, the smallest
+    position of the training rows; None without positions): its propensities are each
+    position's relative to position 1 (Hu et al., Eqs. 11-12), and without documents
+    there they stayed 1, the fit silently LambdaMART's without the bias."""
+    if mode == "unbiased" and lowest is not None and lowest > 1:
+        raise ValueError(
+            f"position_bias='unbiased' estimates each position's click propensity relative to position 1, and no row "
+            f"has position 1 (the smallest is {lowest}): number the positions from 1 (1 = top)."
+        )
+
+
 class PositionBias:
     """The position-bias state of one fit, or of one partition of a fit over partitions
     (the module docstring's two modes).
