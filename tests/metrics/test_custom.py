@@ -132,3 +132,22 @@ def test_eval_metric_is_refused_on_dask_collections(data):
     X, y, qid, _ = data
     with pytest.raises(ValueError, match="eval_metric is called with a whole evaluation set"):
         LambdaMART(eval_metric=ndcg_at_10).fit(da.from_array(X), da.from_array(y), qid=da.from_array(qid))
+
+
+def test_a_compiled_metric_of_the_wrong_form_is_refused_by_name(data):
+    """A compiled metric of the whole-set form, or one returning an array, failed with
+    numba's TypingError about forestrank's own kernel."""
+    X, y, qid, _ = data
+
+    @numba.njit
+    def whole_set(y, scores, query_boundaries, query_ids):
+        return 1.0
+
+    @numba.njit
+    def not_a_number(y, scores):
+        return scores
+
+    with pytest.raises(TypeError, match="eval_metric whole_set is a numba function, which must take one query's"):
+        LambdaMART(n_estimators=2, eval_metric=whole_set).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    with pytest.raises(TypeError, match="eval_metric not_a_number must return a float for one query's"):
+        LambdaMART(n_estimators=2, eval_metric=not_a_number).fit(X, y, qid=qid, eval_set=[(X, y, qid)])

@@ -12,8 +12,11 @@ The same two forms as a custom objective (``objectives/_custom.py``):
 Larger is better, as for scikit-learn's scorers: to stop on a loss, return its negative.
 """
 
+import inspect
+
 import numba
 import numpy as np
+from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 
 from ._ranking import mean_over_queries
@@ -50,6 +53,11 @@ class CustomMetric:
     def __init__(self, function: object) -> None:
         self.function = function
         self.name = getattr(function, "__name__", type(function).__name__)
+        if self.compiled and len(inspect.signature(function.py_func).parameters) != 2:
+            raise TypeError(
+                f"eval_metric {self.name} is a numba function, which must take one query's (y, scores) and return a "
+                "float; the whole-set form (y, scores, query_boundaries, query_ids) is a plain Python function."
+            )
 
     @property
     def compiled(self) -> bool:
@@ -62,7 +70,13 @@ class CustomMetric:
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         if self.compiled:
             values = np.empty(len(query_boundaries) - 1)
-            _each_query_value(self.function, y, scores, np.asarray(query_boundaries, dtype=np.int64), values)
+            try:
+                _each_query_value(self.function, y, scores, np.asarray(query_boundaries, dtype=np.int64), values)
+            except TypingError as error:  # numba's words name its own kernel, not the caller's function
+                raise TypeError(
+                    f"eval_metric {self.name} must return a float for one query's (y, scores), float64 arrays; numba "
+                    f"could not compile it so: {str(error).splitlines()[0]}"
+                ) from error
             value = mean_over_queries(values)
         else:
             value = self.function(y.copy(), scores.copy(), np.array(query_boundaries, dtype=np.int64), np.asarray(query_ids))
