@@ -178,7 +178,8 @@ def fit_boosting_partitioned(
         if hasattr(objective, "max_grade"):  # ERR's largest grade is the fit's
             objective.max_grade = float(grades.max())
         lowest = [summary["lowest_position"] for summary in summaries if summary["lowest_position"] is not None]
-        check_top_position_shown(model.position_bias, min(lowest) if lowest else None)
+        if lowest:  # positions reach a fit only with position_bias (_check_positions)
+            check_top_position_shown(model.position_bias, min(lowest))
         model._record_collection_inputs(X, n_features)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, client, parts, summaries, sample_weight is not None)
