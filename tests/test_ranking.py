@@ -1,13 +1,15 @@
 """The DCG discount table, and the three users that read it agreeing on the same ranking."""
 
+import math
 from fractions import Fraction
 
 import numpy as np
 import pytest
+import sklearn.metrics
 
 from forestrank import err_score, ndcg_score
 from forestrank._tree import _listwise
-from forestrank._ranking import DISCOUNTS, discount_table, exp_gains
+from forestrank._ranking import DISCOUNTS, discount_table, exp_gains, exp_gains_of_grades
 from forestrank.objectives import LambdaRank
 
 
@@ -58,6 +60,30 @@ def test_exp_gains_are_each_querys_gains_scaled_by_one_power_of_two():
     boundaries = np.array([0, 3, 5, 7])
     shifts = np.repeat([3.0, 2.0, 40.0], [3, 2, 2])
     np.testing.assert_array_equal(exp_gains(labels, boundaries), (2.0**labels - 1.0) * 2.0**-shifts)
+
+
+def test_exp_gains_of_small_grades_keep_their_digits():
+    """Below grade 1, ``2**l - 1`` is ``expm1(l ln 2)``: ``2.0**l - 1.0`` read a grade below
+    ``2**-53`` as 0 (irrelevant) and kept few digits of small ones. The reference is the
+    first two terms of ``expm1``'s series, ``x + x**2 / 2`` for ``x = l ln 2``: the third is
+    below float64's resolution for these grades."""
+    labels = np.array([1e-20, 3e-9, 0.0, 2.0**-60, 0.5, 1.0, 3.0])
+    x = labels * math.log(2.0)
+    expected = x + x * x / 2.0
+    expected[4:] = [math.sqrt(2.0) - 1.0, 1.0, 7.0]
+    gains = exp_gains(labels, np.array([0, len(labels)]))
+    np.testing.assert_allclose(gains[:6] * 8.0, expected[:6], rtol=1e-15, atol=0.0)  # scaled by 2**-3
+    assert gains[-1] * 8.0 == 7.0
+    np.testing.assert_array_equal(exp_gains_of_grades(labels, 3.0), gains)
+
+
+def test_a_query_whose_only_relevant_grade_is_tiny_is_ranked_not_skipped():
+    assert ndcg_score([1e-20, 0.0], [1.0, 0.0], [0, 0]) == 1.0
+    assert ndcg_score([1e-20, 0.0], [0.0, 1.0], [0, 0]) == pytest.approx(1.0 / math.log2(3.0), rel=1e-15)
+    gains = np.expm1(np.array([3e-9, 1e-9, 2e-9]) * math.log(2.0))
+    expected = sklearn.metrics.ndcg_score([gains], [[3.0, 2.0, 1.0]])
+    assert ndcg_score([3e-9, 1e-9, 2e-9], [3.0, 2.0, 1.0], [0, 0, 0]) == pytest.approx(expected, rel=1e-14)
+    assert err_score([1e-20, 0.0], [1.0, 0.0], [0, 0]) > 0.0
 
 
 def _exact_ndcg(labels, order, k):

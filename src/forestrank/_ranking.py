@@ -29,6 +29,7 @@ from ._numba.jit import jit
 DISCOUNTS = ("log2", "letor", "log_power", "rank_power")
 # 2**960 at most: room for 2**63 documents' sums of a scaled constant below 1.
 LOWEST_GAIN_EXPONENT = -960
+_LN2 = math.log(2.0)
 
 
 def discount_table(n_positions: int, discount: str = "log2", power: float = 1.0, cutoff: int | None = None) -> np.ndarray:
@@ -87,8 +88,27 @@ def exp_gain(label, shift):
     -------
     float64
         Below 2 (at most 1 for integer grades) when ``label < shift + 1``.
+
+    Notes
+    -----
+    Below grade 1 the difference ``2**label - 1`` is taken as ``expm1(label ln 2)``:
+    subtracting 1 from ``2**label`` loses the digits of a small grade, all of them below
+    ``2**-53`` (a relevant document read as irrelevant). From grade 1 on the subtraction
+    loses at most one bit, and integer grades keep their exact gains.
     """
+    if label < 1.0:
+        return math.expm1(label * _LN2) * 2.0**-shift
     return 2.0 ** (label - shift) - 2.0**-shift
+
+
+def exp_gains_of_grades(labels: np.ndarray, shift: float) -> np.ndarray:
+    """:func:`exp_gain` of every grade in ``labels`` (float64, shape (n_rows,)) with one
+    ``shift``, vectorised. float64, shape (n_rows,)."""
+    labels = np.asarray(labels, dtype=np.float64)
+    gains = 2.0 ** (labels - shift) - 2.0**-shift
+    small = labels < 1.0
+    gains[small] = np.expm1(labels[small] * _LN2) * 2.0**-shift
+    return gains
 
 
 @jit
@@ -277,7 +297,7 @@ def stop_probabilities(labels: np.ndarray, gain: str | np.ndarray, max_grade: fl
     """
     gain = check_gain(gain, name="label_gain")
     if isinstance(gain, str) and gain == "exp":
-        return 2.0 ** (labels - max_grade) - 2.0**-max_grade
+        return exp_gains_of_grades(labels, max_grade)
     top = grade_gains(np.array([float(max_grade)]), gain)[0]
     return grade_gains(labels, gain) / (top + 1.0)
 

@@ -6,7 +6,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._input.labels import check_gain
-from .._ranking import grade_gains, normalized_gains
+from .._ranking import exp_gains_of_grades, grade_gains, normalized_gains
 from ._base import RankingObjective, mean_target
 from ._compiled import register_gradients
 
@@ -64,7 +64,7 @@ class SquaredError(RankingObjective):
                     f"{_LARGEST_SQUARED_EXP_GRADE}; y holds {largest:g}. Use target='grade', or objective='c-mart' "
                     "(the gains normalised per query, finite for any grade)."
                 )
-            self.targets_ = 2.0**self.labels_ - 1.0
+            self.targets_ = exp_gains_of_grades(self.labels_, 0.0)
         else:
             self.targets_ = grade_gains(self.labels_, check_gain(self.label_gain, name="label_gain"))
             if self.targets_.max() > 2.0**_LARGEST_SQUARED_EXP_GRADE:
