@@ -2,7 +2,7 @@
 
 import pytest
 
-from forestrank.metrics import describe_metric, ndcg_score
+from forestrank.metrics import RankingScorer, describe_metric, ndcg_score
 
 
 def test_preset_accepts_an_agreeing_explicit_option():
@@ -29,3 +29,15 @@ def test_describe_metric_names_a_gain_table_and_the_gain_of_err():
 def test_a_preset_refuses_a_gain_table():
     with pytest.raises(ValueError, match="fixes gain='exp'"):
         ndcg_score([1, 0], [0.5, 0.1], [1, 1], convention="letor4", gain=[0, 1])
+
+
+@pytest.mark.parametrize("metric", ["map", "precision"])
+@pytest.mark.parametrize("gain", ["exp", "linear", [0, 5, 100]])
+def test_a_metric_without_a_gain_refuses_one(metric, gain):
+    """MAP and precision count relevant documents: a gain was taken, checked against the
+    labels and ignored, and ``describe_metric`` did not name it."""
+    with pytest.raises(ValueError, match=f"gain weighs grades in ndcg and err; {metric} .* takes no gain"):
+        describe_metric(metric, 5, gain=gain)
+    if metric == "map":  # the scorers' metrics
+        with pytest.raises(ValueError, match="takes no gain"):
+            RankingScorer(metric, 5, gain=gain)

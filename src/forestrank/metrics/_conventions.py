@@ -41,6 +41,7 @@ METRICS = {
     "map": _kernels.METRIC_AP,
     "precision": _kernels.METRIC_PRECISION,
 }
+METRICS_WITH_GAIN = ("ndcg", "err")
 GAINS = {"exp": _kernels.GAIN_EXP, "linear": _kernels.GAIN_LINEAR}
 TIES = {
     "expected": _kernels.TIES_EXPECTED,
@@ -154,12 +155,18 @@ def resolve_convention(
     Raises
     ------
     ValueError
-        Unknown metric, preset or option value, or an option conflicting with the preset.
+        Unknown metric, preset or option value, an option conflicting with the preset,
+        or a ``gain`` for a metric that has none (MAP, precision).
     """
     _check_choice("metric", metric, METRICS)
     explicit = {"gain": gain, "ties": ties, "no_relevant": no_relevant}
     explicit = {name: value for name, value in explicit.items() if value is not None}
     if "gain" in explicit:
+        if metric not in METRICS_WITH_GAIN:
+            raise ValueError(
+                f"gain weighs grades in {' and '.join(METRICS_WITH_GAIN)}; {metric} counts documents with a grade above "
+                "0 as relevant and takes no gain: drop gain."
+            )
         checked = check_gain(explicit["gain"], name="gain")
         explicit["gain"] = checked if isinstance(checked, str) else tuple(checked.tolist())
     if "ties" in explicit:
