@@ -184,6 +184,13 @@ def test_zero_based_indices(tmp_path):
     np.testing.assert_array_equal(X, [[0.5, 0.0, 1.5]])
     with pytest.raises(ValueError, match="has feature index 3 but n_features=3"):  # it said 4, one past the file's
         load_letor(write(tmp_path, "1 qid:1 0:1 3:2\n"), zero_based=True, n_features=3)
+    # a value's error numbers the feature as the file does (it said one past)
+    with pytest.raises(ValueError, match="data.txt:1: feature 2 is inf"):
+        load_letor(write(tmp_path, "1 qid:1 0:1 2:inf\n"), zero_based=True)
+    with pytest.raises(ValueError, match="data.txt:1: feature 0 is 1e39, beyond float32's range"):
+        load_letor(write(tmp_path, "1 qid:1 0:1e39\n"), zero_based=True, dtype=np.float32)
+    with pytest.raises(ValueError, match="data.txt:1: feature 2 is inf"):
+        load_letor(write(tmp_path, "1 qid:1 1:1 2:inf\n"))
 
 
 def test_query_file_sizes_must_match_rows(tmp_path):
@@ -211,6 +218,46 @@ def test_gzip_input(tmp_path):
     X, y, qid = load_letor(path)
     np.testing.assert_array_equal(X, [[0.25, 0], [0, 0.75]])
     np.testing.assert_array_equal(qid, [3, 3])
+
+
+def test_a_compression_suffix_in_capitals_is_decompressed(tmp_path):
+    """``DATA.TXT.GZ`` (a case-insensitive file system's name) was parsed as text."""
+    path = tmp_path / "DATA.TXT.GZ"
+    with gzip.open(path, "wt") as handle:
+        handle.write("2 qid:3 1:0.25\n0 qid:3 2:0.75\n")
+    X, y, qid = load_letor(path)
+    np.testing.assert_array_equal(X, [[0.25, 0], [0, 0.75]])
+    np.testing.assert_array_equal(y, [2, 0])
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="/dev/fd/N names a pipe's read end")
+def test_a_pipe_is_read_as_its_file(tmp_path):
+    """A pipe (a shell's ``<(...)``, a FIFO) failed in numpy's ``fromfile``, which asks for
+    a file position."""
+    text = "".join(f"{row % 3} qid:{row // 4} 1:{row / 7:.4f} 3:{row % 5}\n" for row in range(40))
+    read, write_end = os.pipe()
+    os.write(write_end, text.encode())
+    os.close(write_end)
+    try:
+        piped = load_letor(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+    for got, expected in zip(piped, load_letor(write(tmp_path, text))):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_a_query_file_that_is_not_utf8_or_a_folder(tmp_path):
+    """A ``.query`` file in another encoding was reported as an error of the data file; a
+    folder named ``<file>.query`` gave Python's IsADirectoryError."""
+    path = write(tmp_path, "1 1:0.5\n0 1:0.1\n")
+    folder = tmp_path / "data.txt.query"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=r"data.txt has no qid: fields and no query file"):
+        load_letor(path)
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_bytes("2\n\u00e9\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"sizes.txt: not UTF-8 text \(byte 2\); a query file holds query sizes"):
+        load_letor(path, query_file=sizes)
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2"])

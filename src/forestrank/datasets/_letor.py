@@ -44,18 +44,24 @@ _BYTE_ORDER_MARK = b"\xef\xbb\xbf"
 
 
 def _read_bytes(path: Path) -> np.ndarray:
-    """The file's bytes (gzip and bz2 decompressed), without a leading UTF-8 byte order mark."""
-    if path.suffix in (".gz", ".bz2"):
-        opener = gzip.open if path.suffix == ".gz" else bz2.open
+    """The file's bytes (gzip and bz2 decompressed), without a leading UTF-8 byte order mark.
+    A pipe (a shell's process substitution, a FIFO) is read as a stream: numpy's
+    ``fromfile`` asks for a file position, which a pipe has not."""
+    suffix = path.suffix.lower()  # DATA.TXT.GZ from a case-insensitive file system
+    if suffix in (".gz", ".bz2"):
+        opener = gzip.open if suffix == ".gz" else bz2.open
         try:
             with opener(path, "rb") as handle:
                 buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
         except (EOFError, OSError, ValueError, zlib.error) as error:  # truncated or corrupt: each module its own error
             if isinstance(error, OSError) and error.errno is not None:  # the system's: a missing file, a disk error
                 raise
-            raise ValueError(f"{path}: not a readable {path.suffix[1:]} file ({error}).") from None
-    else:
+            raise ValueError(f"{path}: not a readable {suffix[1:]} file ({error}).") from None
+    elif path.is_file():
         buffer = np.fromfile(path, dtype=np.uint8)
+    else:
+        with open(path, "rb") as handle:
+            buffer = np.frombuffer(bytearray(handle.read()), dtype=np.uint8)
     if buffer[: len(_BYTE_ORDER_MARK)].tobytes() == _BYTE_ORDER_MARK:
         return buffer[len(_BYTE_ORDER_MARK) :]
     return buffer
@@ -159,15 +165,16 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
             value = float(text)
         except ValueError:
             raise ValueError(f"{path}:{line}: cannot parse {text.decode(errors='replace')!r} as a number.") from None
+        index = column if zero_based else column + 1  # as the file numbers it
         if np.isinf(value) or (column < 0 and np.isnan(value)):
-            what = "a label" if column < 0 else f"feature {column + 1}"
+            what = "a label" if column < 0 else f"feature {index}"
             allowed = "finite" if column < 0 else "finite, or nan for a missing value"
             raise ValueError(f"{path}:{line}: {what} is {text.decode()}; it must be {allowed}.")
         # The exact fast path reads at most 2**53 * 10**22, inside float32's range: only a
         # deferred token can round to float32's infinity.
         if column >= 0 and features.dtype == np.float32 and _overflows_float32(value):
             raise ValueError(
-                f"{path}:{line}: feature {column + 1} is {text.decode()}, beyond float32's range; load the file with "
+                f"{path}:{line}: feature {index} is {text.decode()}, beyond float32's range; load the file with "
                 "dtype=numpy.float64."
             )
         if column < 0:
@@ -185,8 +192,12 @@ def _overflows_float32(value: float) -> bool:
 
 def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
     """Each row's query position from a ``.query`` file of query sizes, one per line."""
+    try:
+        text = query_file.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{query_file}: not UTF-8 text (byte {error.start}); a query file holds query sizes.") from None
     sizes = []
-    for line_number, line in enumerate(query_file.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    for line_number, line in enumerate(text.splitlines(), start=1):
         text = line.strip()
         if not text:
             continue
@@ -266,7 +277,8 @@ def load_letor(
     Parameters
     ----------
     path : str or path-like
-        Text file (optionally ``.gz`` or ``.bz2``) with lines
+        Text file (optionally ``.gz`` or ``.bz2``, the suffix in any case), or a pipe
+        (a FIFO, a shell's ``<(...)``) of plain text, with lines
         ``label [qid:Q] index:value ... [# comment]``; blank and comment-only lines
         are ignored; indices must increase within a line.
     n_features : int, default=None
@@ -323,7 +335,7 @@ def load_letor(
     if sparse and np.isnan(absent):
         raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
     explicit_query_file = query_file is not None
-    if query_file is None and Path(str(path) + ".query").exists():
+    if query_file is None and Path(str(path) + ".query").is_file():
         query_file = Path(str(path) + ".query")
     query_file = None if query_file is None else Path(query_file)
 
