@@ -646,3 +646,33 @@ def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_comm
         np.testing.assert_allclose(scores, expected[name], rtol=1e-9)
     assert main(["export", "--model", str(tmp_path / "pipeline.skops"), "--format", "lightgbm", str(tmp_path / "m.txt")]) == 0
     assert (tmp_path / "m.txt").read_text().startswith("tree")
+
+
+def _pipe_of(text):
+    """A pipe's read end as a path (``/dev/fd/N``, what a shell's ``<(...)`` passes),
+    ``text`` already written and the write end closed: it fits a pipe's buffer."""
+    import os
+
+    read, write = os.pipe()
+    os.write(write, text.encode())
+    os.close(write)
+    return f"/dev/fd/{read}"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="/dev/fd/N names a pipe's read end on Linux")
+def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, capsys):
+    """``forestrank evaluate <(zcat test.txt.gz) --scores <(...)`` answered "no such file":
+    a pipe is no regular file, and numpy's ``fromfile`` asks for a file position."""
+    from forestrank.cli import main
+
+    data = _small_file(tmp_path)
+    scores = tmp_path / "scores.txt"
+    scores.write_text("".join(f"{value}\n" for value in np.random.default_rng(1).random(60)))
+    assert main(["evaluate", str(data), "--scores", str(scores), "--metric", "ndcg@10", "map"]) == 0
+    expected = capsys.readouterr().out
+    assert main(["evaluate", _pipe_of(data.read_text()), "--scores", _pipe_of(scores.read_text()), "--metric", "ndcg@10",
+                 "map"]) == 0  # fmt: skip
+    assert capsys.readouterr().out == expected
+    assert main(["evaluate", str(tmp_path), "--scores", str(scores)]) == 2
+    assert f"{tmp_path}: is a folder; give a file." in capsys.readouterr().err
+

@@ -321,8 +321,7 @@ def _export(args: argparse.Namespace) -> None:
     model = _load_model(args.model)
     names = None
     if args.feature_names is not None:
-        if not args.feature_names.is_file():
-            raise UsageError(f"--feature-names {args.feature_names}: no such file.")
+        _check_readable(args.feature_names, f"--feature-names {args.feature_names}")
         try:
             text = args.feature_names.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as error:
@@ -343,8 +342,7 @@ def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tupl
     (the model, the training file), which a file wider than it is refused by name."""
     from .datasets import load_letor
 
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file.")
+    _check_readable(path)
     try:
         X, y, qid = load_letor(path, n_features=n_features)
     except ValueError as error:  # the loader's messages name the file and line, most of them
@@ -369,6 +367,16 @@ def _graded(path: Path) -> tuple:
 
 
 PICKLE_SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
+def _check_readable(path: Path, named: str = "") -> None:
+    """Refuse a path that names nothing or a folder (``named``: how the message names it,
+    the path by default). A pipe, a FIFO or a shell's ``<(...)``, is read like a file."""
+    named = named or str(path)
+    if not path.exists():
+        raise UsageError(f"{named}: no such file.")
+    if path.is_dir():
+        raise UsageError(f"{named}: is a folder; give a file.")
 
 
 def _check_writable(path: Path, flag: str) -> None:
@@ -464,8 +472,7 @@ def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_row
     (``data`` then read with the model's number of features: a file may omit trailing zeros)."""
     if model_path is not None:
         return _predicted(_load_model(model_path), data)
-    if not scores_path.is_file():
-        raise UsageError(f"{scores_path}: no such file.")
+    _check_readable(scores_path)
     try:
         with warnings.catch_warnings():  # an empty file: the count below says so, without numpy's warning
             warnings.simplefilter("ignore", UserWarning)
