@@ -5,6 +5,7 @@ import json
 import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -675,4 +676,22 @@ def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, c
     assert capsys.readouterr().out == expected
     assert main(["evaluate", str(tmp_path), "--scores", str(scores)]) == 2
     assert f"{tmp_path}: is a folder; give a file." in capsys.readouterr().err
+
+
+def test_predict_of_a_model_fitted_on_a_dataframe_shows_no_feature_names_warning(tmp_path, capsys):
+    """A LETOR file names no features: its columns are the model's in order, and
+    scikit-learn's "X does not have valid feature names" warning was printed on every run."""
+    pandas = pytest.importorskip("pandas")
+    from forestrank.cli import main
+    from forestrank.persistence import save
+
+    data = _small_file(tmp_path)
+    X, y, qid = load_letor(data)
+    frame = pandas.DataFrame(X, columns=["bm25", "pagerank"])
+    model = LambdaMART(n_estimators=3, random_state=0).fit(frame, y, qid=qid)
+    save(model, tmp_path / "m.skops")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["predict", "--model", str(tmp_path / "m.skops"), str(data)]) == 0
+    np.testing.assert_allclose(np.array(capsys.readouterr().out.split(), dtype=float), model.predict(frame), rtol=1e-9)
 

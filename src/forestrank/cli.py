@@ -254,7 +254,10 @@ def _predicted(model: object, data: Path) -> np.ndarray:
     X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model")
     # qid reaches a model whose predict reads it (a Pipeline's QueryScaler, a
     # CalibratedRanker's ranker) under metadata routing, and no other.
-    with _in_file_numbers(data), sklearn.config_context(enable_metadata_routing=True):
+    with _in_file_numbers(data), sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+        # A LETOR file numbers its features and names none: its columns are the model's
+        # in order, whatever names a model fitted on a DataFrame keeps.
+        warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
         return predict_with_qid(model, X, qid)
 
 
