@@ -695,3 +695,13 @@ def test_predict_of_a_model_fitted_on_a_dataframe_shows_no_feature_names_warning
         assert main(["predict", "--model", str(tmp_path / "m.skops"), str(data)]) == 0
     np.testing.assert_allclose(np.array(capsys.readouterr().out.split(), dtype=float), model.predict(frame), rtol=1e-9)
 
+
+@pytest.mark.parametrize("format", ["lightgbm", "xgboost", "xgboost-ltr"])
+def test_export_refuses_a_name_the_format_does_not_carry(format, small_forest, tmp_path, capsys):
+    """``--name`` was accepted and dropped by the formats without a model name."""
+    from forestrank.cli import main
+
+    assert main(["export", "--model", str(small_forest[1]), "--format", format, "--name", "ranker",
+                 str(tmp_path / "out")]) == 2  # fmt: skip
+    assert f"--name applies to --format solr and onnx; a {format} file carries no name." in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()

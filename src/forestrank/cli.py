@@ -151,7 +151,9 @@ def _parser() -> argparse.ArgumentParser:
         "--feature-names", type=Path, metavar="FILE",
         help="one feature name per line, in column order (default: the names the model was fitted with)",
     )  # fmt: skip
-    export.add_argument("--name", default="forestrank", help="the model's name (Solr's model store, the ONNX graph)")
+    export.add_argument(
+        "--name", help="the model's name in Solr's model store or the ONNX graph (default: forestrank); solr and onnx only"
+    )
     export.add_argument("--dtype", choices=["float64", "float32"], help="the ONNX model's input type (default float64)")
     export.add_argument("output", type=Path)
     export.set_defaults(run=_export)
@@ -310,7 +312,7 @@ def _compare(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace) -> None:
-    from .export import export_model
+    from .serving._export import NAMED_FORMATS, export_model
 
     _check_writable(args.output, "output")
     if _same_file(args.output, args.model):
@@ -321,6 +323,8 @@ def _export(args: argparse.Namespace) -> None:
         )
     if args.dtype is not None and args.format != "onnx":
         raise UsageError(f"--dtype applies to --format onnx; {args.format} has its engine's own number type.")
+    if args.name is not None and args.format not in NAMED_FORMATS:
+        raise UsageError(f"--name applies to --format {' and '.join(NAMED_FORMATS)}; a {args.format} file carries no name.")
     model = _load_model(args.model)
     names = None
     if args.feature_names is not None:

@@ -178,8 +178,13 @@ def test_export_model_checks_dtype_and_name_for_every_format(format, tmp_path):
     model = fitted("RF-point", "missing")
     with pytest.raises(ValueError, match="dtype must be float64 or float32"):
         export_model(model, tmp_path / "model", format=format, feature_names=NAMES, dtype="int8")
-    with pytest.raises(ValueError, match="name must be a non-empty string"):
-        export_model(model, tmp_path / "model", format=format, feature_names=NAMES, name="")
+    # A name is checked where the format carries one, and refused where it carries none
+    # (it was accepted and dropped).
+    named = format in ("solr", "onnx")
+    message = "name must be a non-empty string" if named else f"a {format} file carries none: drop name"
+    for name in ("",) if named else ("", "ranker"):
+        with pytest.raises(ValueError, match=message):
+            export_model(model, tmp_path / "model", format=format, feature_names=NAMES, name=name)
     assert not (tmp_path / "model").exists()
 
 

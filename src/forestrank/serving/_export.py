@@ -20,9 +20,11 @@ FORMATS = {
     "onnx": "onnxruntime and other ONNX runtimes (ai.onnx.ml TreeEnsembleRegressor)",
 }
 
+NAMED_FORMATS = ("solr", "onnx")  # the formats that carry the model's name
+
 
 def export_model(
-    model: object, path: str | Path, *, format: str, feature_names: object = None, name: str = "forestrank",
+    model: object, path: str | Path, *, format: str, feature_names: object = None, name: str | None = None,
     dtype: str = "float64",
 ) -> Path:  # fmt: skip
     """Write the fitted ``model`` to ``path`` in ``format``.
@@ -43,8 +45,9 @@ def export_model(
         (``QueryScaler.get_feature_names_out``). The LTR
         plugins' and Solr's formats need names; ONNX keeps them in its metadata
         (``feature_names``, a JSON list).
-    name : str
-        The model's name (Solr's model store, the ONNX graph).
+    name : str, default=None
+        The model's name in Solr's model store or the ONNX graph; None: "forestrank".
+        The other formats carry no name, and refuse one.
     dtype : {"float64", "float32"}
         The ONNX model's input type; other formats have their engine's own.
 
@@ -55,7 +58,12 @@ def export_model(
     """
     if format not in FORMATS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {format!r}.")
-    resolve_dtype(dtype)  # both checked for every format: ONNX reads the dtype, Solr and ONNX the name
+    resolve_dtype(dtype)  # checked for every format: ONNX reads it
+    if name is not None and format not in NAMED_FORMATS:
+        raise ValueError(
+            f"name is the model's name in {' and '.join(NAMED_FORMATS)}; a {format} file carries none: drop name."
+        )
+    name = "forestrank" if name is None else name
     check_model_name(name, "Solr's model store or the ONNX graph")
     path = Path(path)
     if format == "onnx":
