@@ -705,3 +705,17 @@ def test_export_refuses_a_name_the_format_does_not_carry(format, small_forest, t
                  str(tmp_path / "out")]) == 2  # fmt: skip
     assert f"--name applies to --format solr and onnx; a {format} file carries no name." in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_takes_the_first_system_given_as_its_baseline(small_forest, tmp_path, capsys):
+    """Every ``--scores`` came before every ``--models`` whatever the order given, so the
+    baseline of "minus first" and of the paired tests was not the first system named."""
+    from forestrank.cli import main
+
+    data, model = small_forest
+    scores = tmp_path / "s.txt"
+    scores.write_text("".join(f"{value}\n" for value in np.random.default_rng(2).random(60)))
+    assert main(["compare", str(data), "--models", str(model), "--scores", str(scores)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split("\t")[0].strip() for line in lines[1:3]] == [str(model), str(scores)]
+    assert lines[1].count("\t") == 1 and lines[2].count("\t") == 4  # the model is the baseline

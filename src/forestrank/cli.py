@@ -78,6 +78,14 @@ def console() -> None:
     sys.exit(main())
 
 
+class _SystemsInOrder(argparse.Action):
+    """``compare``'s ``--scores`` and ``--models``, kept together in command-line order as
+    ``systems``, ``(option, path)`` pairs whose first is the baseline."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.systems = [*namespace.systems, *((self.dest, path) for path in values)]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forestrank", description="Learning-to-rank on LETOR files.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -131,13 +139,14 @@ def _parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare", help="several score files or models on the same data, with paired tests",
         usage="%(prog)s data [--scores [SCORES ...]] [--models [MODELS ...]] [--metric METRIC] [--convention {letor3,letor4}]",
+        description="The systems in the order given, the first the baseline the others are tested against.",
     )  # fmt: skip
     compare.add_argument("data", type=Path)
-    compare.add_argument("--scores", type=Path, nargs="*", action="extend", default=[])
-    compare.add_argument("--models", type=Path, nargs="*", action="extend", default=[])
+    compare.add_argument("--scores", type=Path, nargs="*", action=_SystemsInOrder, help="score files")
+    compare.add_argument("--models", type=Path, nargs="*", action=_SystemsInOrder, help="saved models")
     compare.add_argument("--metric", default="ndcg@10")
     compare.add_argument("--convention", choices=["letor3", "letor4"])
-    compare.set_defaults(run=_compare)
+    compare.set_defaults(run=_compare, systems=[])
 
     from .export import FORMATS
 
@@ -288,11 +297,13 @@ def _compare(args: argparse.Namespace) -> None:
     from .stats import paired_tests_of_scored_queries
 
     metric = _parse_metric(args.metric, args.convention)
-    if len(args.scores) + len(args.models) < 2:
+    if len(args.systems) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
     _, y, qid = _graded(args.data)
-    systems = [(str(path), _scores(path, None, args.data, len(y))) for path in args.scores]
-    systems += [(str(path), _scores(None, path, args.data, len(y))) for path in args.models]
+    systems = [
+        (str(path), _scores(path, None, args.data, len(y)) if option == "scores" else _scores(None, path, args.data, len(y)))
+        for option, path in args.systems
+    ]
     values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
     width = max(len(name) for name, _ in systems)
     lines = [f"{'system':<{width}}\t{args.metric}\tminus first\tt-test p\tWilcoxon p"]
