@@ -3,6 +3,7 @@
 import gzip
 import os
 import tracemalloc
+import warnings
 
 import numpy as np
 import scipy.sparse
@@ -514,3 +515,11 @@ def test_a_sparse_file_with_a_huge_feature_index_loads_as_its_entries(tmp_path, 
     monkeypatch.setattr(datasets_module, "_physical_memory", lambda: 16.0 * 2**30)  # checked before allocating
     with pytest.raises(MemoryError, match=r"a dense X of 2000 rows x 3000000 features \(44.7 GiB\).*sparse=True"):
         load_letor(path)
+
+
+def test_make_ranking_of_one_document_draws_a_grade_without_a_warning():
+    """One document's latent score has no spread: dividing by it warned and made it NaN."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        X, y, qid = make_ranking(n_queries=1, docs_per_query=1, n_grades=3, random_state=0)
+    assert X.shape == (1, 20) and np.isfinite(X).all() and 0 <= y[0] < 3 and qid.tolist() == [0]

@@ -104,7 +104,10 @@ def make_ranking(
     latent = hidden @ rng.standard_normal(n_hidden)
     if n_informative > 1:
         latent += informative[:, 0] * informative[:, 1]
-    latent = (latent - latent.mean()) / latent.std()
+    spread = latent.std()
+    latent = latent - latent.mean()
+    if spread > 0:  # one document has none
+        latent /= spread
     latent += rng.normal(scale=0.5, size=n_queries)[qid] + noise * rng.standard_normal(len(qid))
 
     shares = 0.5 ** np.arange(n_grades)
