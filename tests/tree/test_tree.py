@@ -1,8 +1,10 @@
-"""The fitted tree's container: sums over its subtrees."""
+"""The fitted tree's container: sums over its subtrees, and its leaves of rows."""
 
 import numpy as np
+import pytest
+import scipy.sparse
 
-from forestrank import RFPointRanker, make_ranking
+from forestrank import LambdaMART, RFPointRanker, make_ranking
 from forestrank._tree._tree import subtree_sums
 
 
@@ -21,3 +23,15 @@ def test_subtree_sums_add_the_leaves_below_every_node_in_one_and_two_dimensions(
     for node in range(tree.node_count):
         np.testing.assert_allclose(sums[node], columns[below(node)].sum(axis=0), rtol=1e-12)
     np.testing.assert_array_equal(subtree_sums(tree.nodes, columns[:, 1]), sums[:, 1])
+
+
+def test_apply_refuses_an_x_narrower_than_the_tree_or_not_two_dimensional():
+    """The kernel reads a row's features unchecked: a narrower X read the next rows' values
+    (one row's leaf changed with other rows), a list or one row failed inside numpy/numba."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=(8, 15), n_features=6, random_state=0)
+    tree = LambdaMART(n_estimators=1, random_state=0).fit(X, y, qid=qid).trees_[0]
+    for bad in (X[:, :5], X[0], scipy.sparse.csr_matrix(X[:, :5])):
+        with pytest.raises(ValueError, match=r"X must be two-dimensional with at least the tree's 6 features; got shape"):
+            tree.apply(bad)
+    np.testing.assert_array_equal(tree.apply(X[:3].tolist()), tree.apply(X[:3]))
+    np.testing.assert_array_equal(tree.apply(np.hstack([X, X])), tree.apply(X))  # wider: the first columns are read

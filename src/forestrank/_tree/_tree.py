@@ -3,6 +3,7 @@
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE, NODE_DTYPE
 from .._numba.jit import jit
@@ -181,7 +182,19 @@ class Tree:
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Leaf index of each row of ``X`` (n_rows x n_features: float64 or float32, dense or
-        scipy.sparse; NaN = missing)."""
+        scipy.sparse; NaN = missing).
+
+        Raises
+        ------
+        ValueError
+            When ``X`` is not two-dimensional or narrower than the tree's features: the
+            kernel reads a row's features unchecked, and would read the next row's.
+        """
+        if not scipy.sparse.issparse(X):
+            X = np.asarray(X)
+        width = len(self.feature_gains)
+        if X.ndim != 2 or X.shape[1] < width:
+            raise ValueError(f"X must be two-dimensional with at least the tree's {width} features; got shape {X.shape}.")
         X = as_feature_array(X)
         leaves = np.empty(X.shape[0], dtype=INDEX_DTYPE)
         for start, stop, rows in dense_blocks(X):
