@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forestrank import BROOF, LambdaMART, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, AveragedRanker, LambdaMART, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 from forestrank._tree._binning import BinMapper
 from forestrank.parallel._local import row_ranges, run_in_threads, thread_count
 
@@ -162,3 +162,13 @@ def test_boosting_fits_from_two_threads_under_any_threading_layer(layer):
     assert result.returncode == 0, result.stderr[-2000:]
     if layer == "workqueue":
         assert result.stdout.strip() == "workqueue"
+
+
+@pytest.mark.parametrize("make", [RFPointRanker, LambdaMART, BROOF, lambda **params: AveragedRanker(LambdaMART(), **params)])
+def test_n_jobs_zero_is_refused_by_name_whatever_the_size(make):
+    """joblib gives 0 no meaning: it was accepted, and fit or predict failed with joblib's
+    error only once the work was large enough to reach joblib."""
+    X, y, qid = make_ranking(n_queries=5, docs_per_query=4, n_features=3, random_state=0)
+    message = r"The 'n_jobs' parameter of \w+ must be an int in the range \(-inf, -1\], an int in the range \[1, inf\)"
+    with pytest.raises(ValueError, match=message):
+        make(n_jobs=0).fit(X, y, qid=qid)

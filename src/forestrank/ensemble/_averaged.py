@@ -20,7 +20,7 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
-from ..parallel._local import process_parallel
+from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
 from ._base import BaseRanker, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
 from ._sampling import seed_entropy
 
@@ -87,7 +87,7 @@ class AveragedRanker(BaseRanker):
     _parameter_constraints = {
         "estimator": [HasMethods(["fit", "predict"]), None],
         "n_models": [Interval(Integral, 1, None, closed="left")],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
     }
 

@@ -44,7 +44,7 @@ from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from .._input.categories import check_categorical_features
 from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
-from ..parallel._local import numba_threads
+from ..parallel._local import N_JOBS_CONSTRAINT, numba_threads
 from .._input.queries import boundaries_of_grouped, group_queries
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEPTH, grow_pairwise_tree, pairwise_leaf_values
@@ -230,7 +230,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "tol": [Interval(Real, 0.0, None, closed="left")],
         "eval_at": [Interval(Integral, 1, MAX_CUTOFF, closed="both")],
         "eval_metric": [callable, None],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

@@ -62,6 +62,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict
+from ..parallel._local import N_JOBS_CONSTRAINT
 from ._costs import check_feature_costs, features_used, tree_costs
 from .._input.queries import boundaries_of_grouped
 from .._tree._grow import binned_features
@@ -214,7 +215,7 @@ class BROOF(BaseRanker):
         "validation": [StrOptions({"oob", "train"}), None],
         "learner_weight": [StrOptions({"absolute", "median", "height", "constant"}), None],
         "update_weights": [StrOptions({"oob", "train", "constant"}), None],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }

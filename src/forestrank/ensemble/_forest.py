@@ -31,7 +31,7 @@ from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.features import check_interaction_cst, check_monotonic_cst
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, tree_costs
-from ..parallel._local import ordered_parallel, thread_count
+from ..parallel._local import N_JOBS_CONSTRAINT, ordered_parallel, thread_count
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._grow import TrainingSet, TreeMemoryPool, TreeParams, binned_features, grow_tree
 from .._tree._tree import Tree, subtree_sums
@@ -117,7 +117,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         "cost_penalty": [Interval(Real, 0.0, None, closed="left")],
         "cost_wave_size": [Interval(Integral, 1, None, closed="left"), None],
         "oob_score": ["boolean"],
-        "n_jobs": [Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
         "random_state": ["random_state"],
         "verbose": ["verbose"],
         "warm_start": ["boolean"],

@@ -18,12 +18,20 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from numbers import Integral
 
 import joblib.parallel
 import numba
 import numpy as np
 from joblib import Parallel, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
+from sklearn.utils._param_validation import Interval
+
+
+# An estimator's n_jobs as scikit-learn's parameter validation takes it: joblib's meanings,
+# where 0 has none (joblib refuses it, and only once a fit or a predict is large enough
+# to reach joblib).
+N_JOBS_CONSTRAINT = [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None]
 
 
 def resolve_n_jobs(n_jobs: int | None) -> int:
