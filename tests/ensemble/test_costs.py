@@ -270,6 +270,9 @@ def test_early_exits_on_sparse_rows_are_those_on_dense_rows(make, data):
         (lambda m, X, q: m.predict(X, qid=q, early_exit=0.2), TypeError, "early_exit must be an EarlyExit"),
         (lambda m, X, q: EarlyExit(every=0), ValueError, "every must be an integer >= 1"),
         (lambda m, X, q: EarlyExit(fraction=1.0), ValueError, r"fraction must be a number in \[0, 1\)"),
+        # set after the exit was made: unchecked, 0 failed in range() and 1.5 froze every document
+        (lambda m, X, q: setattr(EarlyExit(), "every", 0), ValueError, "every must be an integer >= 1"),
+        (lambda m, X, q: setattr(EarlyExit(), "fraction", 1.5), ValueError, r"fraction must be a number in \[0, 1\)"),
         (lambda m, X, q: m.average_cost(early_exit=EarlyExit()), ValueError, "needs the documents X"),
     ],
 )

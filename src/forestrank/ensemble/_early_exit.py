@@ -43,12 +43,29 @@ class EarlyExit:
     """
 
     def __init__(self, every: int = 100, fraction: float = 0.2) -> None:
+        self.every = every
+        self.fraction = fraction
+
+    @property
+    def every(self) -> int:
+        return self._every
+
+    @every.setter
+    def every(self, every: int) -> None:
+        # a property: an exit changed after it was made is checked as one made with it
         if isinstance(every, bool) or not isinstance(every, Integral) or every < 1:
             raise ValueError(f"every must be an integer >= 1 (trees between exits); got {every!r}.")
+        self._every = int(every)
+
+    @property
+    def fraction(self) -> float:
+        return self._fraction
+
+    @fraction.setter
+    def fraction(self, fraction: float) -> None:
         if isinstance(fraction, bool) or not isinstance(fraction, Real) or not 0 <= fraction < 1:
             raise ValueError(f"fraction must be a number in [0, 1) (the share frozen at each exit); got {fraction!r}.")
-        self.every = int(every)
-        self.fraction = float(fraction)
+        self._fraction = float(fraction)
 
     def __repr__(self) -> str:
         return f"EarlyExit(every={self.every}, fraction={self.fraction})"
