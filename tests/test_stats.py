@@ -7,6 +7,7 @@ import pytest
 import scipy.stats
 
 from forestrank import paired_test
+from forestrank.stats import paired_tests_of_scored_queries
 
 
 def test_paired_test_matches_scipy():
@@ -42,3 +43,15 @@ def test_identical_systems_have_undefined_tests_for_any_number_of_queries(n_quer
         result = paired_test(values, values.copy(), test=test)
     assert np.isnan(result.statistic) and np.isnan(result.pvalue)
     assert result.mean_difference == 0.0 and result.n_queries == n_queries
+
+
+@pytest.mark.parametrize(
+    "a, b, match",
+    [([[0.1, 0.2], [0.3, 0.4]], [[0.2, 0.1], [0.5, 0.3]], r"per_query_a must be one value per query \(1-D\), got shape \(2, 2\)"),
+     ([0.1, 0.2, 0.3], [0.1, 0.2], "per_query_a and per_query_b must cover the same queries: 3 vs 2 values")],
+)  # fmt: skip
+def test_paired_tests_of_scored_queries_check_shapes_before_dropping_nan(a, b, match):
+    """Dropping the NaN pairs with a mask flattened 2-D values into one list of queries (a
+    test over 4 "queries") and met lengths that differ with numpy's broadcasting error."""
+    with pytest.raises(ValueError, match=match):
+        paired_tests_of_scored_queries(a, b)

@@ -57,14 +57,10 @@ def paired_test(per_query_a: object, per_query_b: object, test: str = "t") -> Pa
     """
     from scipy import stats
 
-    a, b = _per_query(per_query_a, "per_query_a"), _per_query(per_query_b, "per_query_b")
+    a, b = _paired_values(per_query_a, per_query_b)
     for name, values in (("per_query_a", a), ("per_query_b", b)):
-        if values.ndim != 1:
-            raise ValueError(f"{name} must be one value per query (1-D), got shape {values.shape}.")
         if not np.isfinite(values).all():
             raise ValueError(f"{name} contains NaN or infinite values.")
-    if a.shape != b.shape:
-        raise ValueError(f"per_query_a and per_query_b must cover the same queries: {len(a)} vs {len(b)} values.")
     if len(a) < 2:
         raise ValueError(f"A paired test needs at least 2 queries, got {len(a)}.")
     if test not in ("t", "wilcoxon"):
@@ -98,11 +94,23 @@ def paired_tests_of_scored_queries(
         :func:`paired_test` with ``test="t"`` and with ``test="wilcoxon"``; for identical
         systems their statistics are NaN, without scipy's warning.
     """
-    a, b = _per_query(per_query_a, "per_query_a"), _per_query(per_query_b, "per_query_b")
+    a, b = _paired_values(per_query_a, per_query_b)  # before the mask, which would flatten them
     kept = ~(np.isnan(a) | np.isnan(b))
     with warnings.catch_warnings():  # differences all alike: scipy warns of its precision, the answer stands
         warnings.simplefilter("ignore", RuntimeWarning)
         return paired_test(a[kept], b[kept]), paired_test(a[kept], b[kept], test="wilcoxon")
+
+
+def _paired_values(per_query_a: object, per_query_b: object) -> tuple[np.ndarray, np.ndarray]:
+    """Both systems' per-query values as float64 arrays, refused by name unless each is
+    1-D and both cover as many queries."""
+    a, b = _per_query(per_query_a, "per_query_a"), _per_query(per_query_b, "per_query_b")
+    for name, values in (("per_query_a", a), ("per_query_b", b)):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one value per query (1-D), got shape {values.shape}.")
+    if a.shape != b.shape:
+        raise ValueError(f"per_query_a and per_query_b must cover the same queries: {len(a)} vs {len(b)} values.")
+    return a, b
 
 
 def _per_query(values: object, name: str) -> np.ndarray:
