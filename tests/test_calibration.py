@@ -5,7 +5,7 @@ import pytest
 from sklearn.isotonic import IsotonicRegression
 from scipy.optimize import minimize
 
-from forestrank import CalibratedRanker, LambdaMART, QueryKFold, make_ranking, ndcg_score
+from forestrank import CalibratedRanker, DummyRanker, LambdaMART, QueryKFold, make_ranking, ndcg_score
 from forestrank.calibration import expected_calibration_error
 
 
@@ -219,3 +219,27 @@ def test_a_bad_y_is_refused_by_name_and_a_column_warns_as_a_rankers_fit_does(dat
     with pytest.warns(DataConversionWarning, match="A column-vector y was passed"):
         column = model.fit(X, y[:, None], qid=qid).predict(X, qid=qid)
     np.testing.assert_array_equal(column, model.fit(X, y, qid=qid).predict(X, qid=qid))
+
+
+@pytest.mark.parametrize("method", ["isotonic", "sigmoid"])
+def test_infinite_scores_are_calibrated_as_the_held_out_extremes(method):
+    """A DummyRanker scores a missing value -inf (ranked last), which scikit-learn's
+    calibrators refused: fit failed, and a model fitted on complete rows failed to
+    calibrate such a row."""
+    X, y, qid = make_ranking(n_queries=30, random_state=0)
+    feature = DummyRanker().fit(X, y, qid=qid).feature_
+    holes = X.copy()
+    holes[::7, feature] = np.nan
+    model = CalibratedRanker(DummyRanker(), cv=3, method=method).fit(holes, y, qid=qid)
+    low, high = model.score_range_
+    assert np.isfinite([low, high]).all() and low < high
+    np.testing.assert_array_equal(model.calibrate([-np.inf, np.inf]), model.calibrate([low, high]))
+    relevance = model.predict_relevance(holes)
+    assert relevance[::7].max() == relevance.min()  # missing values: the lowest calibrated value
+    for scores, message in (
+        ([[0.1, 0.2]], r"scores must be one score per document \(1-D\); got shape \(1, 2\)"),
+        (0.5, r"scores must be one score per document \(1-D\); got shape \(\)"),
+        ([0.1, np.nan], "scores hold NaN"),
+    ):
+        with pytest.raises(ValueError, match=message):
+            model.calibrate(scores)

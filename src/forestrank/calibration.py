@@ -66,6 +66,10 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         ``estimator`` fitted on every training query.
     calibrator_ : IsotonicRegression or LogisticRegression
         The map from scores to the calibrated values.
+    score_range_ : tuple of two floats
+        The smallest and the largest finite held-out score. An infinite score (a
+        ``DummyRanker``'s for a missing value, ranked last) is read as the one at its end
+        of this range, when the map is fitted and when it is applied.
     n_features_in_ : int
         Features of ``estimator_``.
     feature_names_in_ : ndarray of shape (n_features,), object
@@ -133,14 +137,24 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             held_out[test] = predict_with_qid(member, _safe_indexing(X, test), qid[test])
         if np.isnan(held_out).any():
             raise ValueError("cv left some rows out of every test fold; every row needs a held-out score.")
+        finite = held_out[np.isfinite(held_out)]
+        if not len(finite):
+            raise ValueError("every held-out score of the ranker is infinite: there is no scale to calibrate.")
+        self.score_range_ = (float(finite.min()), float(finite.max()))
         targets = y if self.target == "grade" else (y >= self.relevant_grade).astype(float)
-        self.calibrator_ = self._calibrator(held_out, targets)
+        self.calibrator_ = self._calibrator(self._finite(held_out), targets)
         self.estimator_ = clone(self.estimator).fit(X, y, qid=qid)
         self.n_features_in_ = getattr(self.estimator_, "n_features_in_", None)
         vars(self).pop("feature_names_in_", None)  # a refit on an array has none
         if hasattr(self.estimator_, "feature_names_in_"):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         return self
+
+    def _finite(self, scores: np.ndarray) -> np.ndarray:
+        """``scores`` (float64, 1-D) with each infinity replaced by its end of
+        ``score_range_``; finite scores as they are."""
+        low, high = self.score_range_
+        return np.where(np.isneginf(scores), low, np.where(np.isposinf(scores), high, scores))
 
     def _calibrator(self, scores: np.ndarray, targets: np.ndarray) -> object:
         if self.method == "sigmoid":
@@ -163,7 +177,15 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
     def calibrate(self, scores: np.ndarray) -> np.ndarray:
         """The calibration map applied to scores of ``estimator_`` (a served model's, say)."""
         check_is_fitted(self)
-        scores = np.asarray(scores, dtype=float)
+        try:
+            scores = np.asarray(scores, dtype=float)
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"scores must be numbers, one per document; converting them failed: {error}") from None
+        if scores.ndim != 1:
+            raise ValueError(f"scores must be one score per document (1-D); got shape {scores.shape}.")
+        if np.isnan(scores).any():
+            raise ValueError("scores hold NaN; a ranker's scores are numbers (-inf ranks last).")
+        scores = self._finite(scores)
         if self.method == "sigmoid":
             return self.calibrator_.predict_proba(scores[:, None])[:, 1]
         return self.calibrator_.predict(scores)
