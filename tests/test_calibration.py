@@ -79,6 +79,15 @@ def test_expected_calibration_error_weighs_each_bins_gap_by_its_share():
         expected_calibration_error(y, p * np.nan)
     with pytest.raises(ValueError, match="n_bins must be an integer >= 1; got 0"):
         expected_calibration_error(y, p, n_bins=0)
+    # unchecked: grades or NaN in y_true gave a number or NaN, 2-D input numpy's error, True a TypeError
+    for labels in (np.array([1, 0, 0, 2, 1, 1]), np.array([1, 0, 0, np.nan, 1, 1])):
+        with pytest.raises(ValueError, match="y_true must hold 1 for a relevant document and 0 otherwise"):
+            expected_calibration_error(labels, p)
+    with pytest.raises(ValueError, match=r"y_true must be one value per document \(1-D\); got shape \(1, 6\)"):
+        expected_calibration_error(y[None], p[None])
+    with pytest.raises(ValueError, match="n_bins must be an integer >= 1; got True"):
+        expected_calibration_error(y, p, n_bins=True)
+    assert expected_calibration_error(y.astype(bool), p) == expected_calibration_error(y, p)
 
 
 def test_bad_settings_are_refused_by_name(data):

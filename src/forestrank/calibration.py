@@ -259,10 +259,15 @@ def expected_calibration_error(y_true: object, probabilities: object, n_bins: in
     -------
     float
     """
-    if not (isinstance(n_bins, Integral) and n_bins >= 1):
+    if isinstance(n_bins, bool) or not (isinstance(n_bins, Integral) and n_bins >= 1):
         raise ValueError(f"n_bins must be an integer >= 1; got {n_bins!r}.")
     y_true = np.asarray(y_true, dtype=float)
     probabilities = np.asarray(probabilities, dtype=float)
+    for name, values in (("y_true", y_true), ("probabilities", probabilities)):
+        if values.ndim != 1:
+            raise ValueError(f"{name} must be one value per document (1-D); got shape {values.shape}.")
+    if not np.isin(y_true, (0.0, 1.0)).all():
+        raise ValueError("y_true must hold 1 for a relevant document and 0 otherwise; it holds other values.")
     if not np.isfinite(probabilities).all():
         raise ValueError("probabilities must be finite numbers in [0, 1]; they hold NaN or inf.")
     if len(y_true) != len(probabilities):
