@@ -92,7 +92,7 @@ def test_a_refit_on_an_array_forgets_the_frames_names_and_categories():
     assert to_lightgbm(model)
 
 
-def test_names_are_checked_once_by_the_ensemble_not_by_every_member():
+def test_names_and_width_are_checked_once_by_the_ensemble_not_by_every_member():
     """An array given to an ensemble fitted on a frame (or the reverse) warned once per
     member, naming the member's class; scikit-learn's check runs once, naming the
     ensemble, and columns in another order are refused."""
@@ -109,6 +109,10 @@ def test_names_are_checked_once_by_the_ensemble_not_by_every_member():
             assert len(named) == 1 and message in named[0] and "but AveragedRanker was fitted" in named[0], named
     with pytest.raises(ValueError, match="Feature names must be in the same order"):
         model.fit(frame, y, qid=qid).predict(frame[list("bacd")])
+    # the width too: its error named a member's class, LambdaMART
+    for method in (model.predict, lambda rows: list(model.staged_predict(rows))):
+        with pytest.raises(ValueError, match="X has 3 features, but AveragedRanker is expecting 4 features as input"):
+            method(X[:, :3])
 
 
 @pytest.mark.slow  # a subprocess, so that a hang is a timeout rather than a stuck suite

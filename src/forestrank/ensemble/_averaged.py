@@ -16,7 +16,7 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _check_feature_names, check_is_fitted
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
@@ -170,11 +170,12 @@ class AveragedRanker(BaseRanker):
 
     @contextlib.contextmanager
     def _members_reading(self, X: object) -> Iterator[None]:
-        """Check ``X``'s feature names once, against the ensemble's (scikit-learn's warning
-        that ``X`` has none, or has names the fit had not, naming ``AveragedRanker``), and
-        keep each member from repeating that warning while it reads ``X``."""
+        """Check ``X``'s feature names and width once, against the ensemble's (scikit-learn's
+        warning that ``X`` has none, or has names the fit had not, and its error for another
+        width, naming ``AveragedRanker``), and keep each member from repeating that warning
+        while it reads ``X``."""
         check_is_fitted(self)
-        _check_feature_names(self, X, reset=False)
+        validate_data(self, X, skip_check_array=True, reset=False)
         with warnings.catch_warnings():
             for message in ("X does not have valid feature names", "X has feature names, but"):
                 warnings.filterwarnings("ignore", message=message, category=UserWarning)
