@@ -209,11 +209,23 @@ def test_unseen_and_missing_categories_follow_the_missing_direction():
     tree, left = _stump(codes, np.column_stack([g, np.ones(len(codes))]), np.ones(len(codes)), _criteria.NEWTON)
     missing_leaf = tree.apply(np.array([[np.nan]]))[0]
     assert missing_leaf == tree.apply(codes[np.isnan(codes)][:1, None])[0]
-    for unseen in (1.0, 2.0, 17.0, -3.0, 640.0, 1e9):
+    for unseen in (1.0, 2.0, 17.0, -3.0, -0.5, 640.0, 1e9):
         assert tree.apply(np.array([[unseen]]))[0] == missing_leaf
-    assert tree.goes_left(np.zeros(3, dtype=np.int64), np.array([np.nan, 1.0, 640.0])).tolist() == [
-        bool(tree.missing_left[0])
-    ] * 3
+    values = np.array([np.nan, 1.0, 640.0, -0.5, -3.0])
+    assert tree.goes_left(np.zeros(5, dtype=np.int64), values).tolist() == [bool(tree.missing_left[0])] * 5
+
+
+def test_goes_left_reads_a_value_between_minus_one_and_zero_as_the_kernel_does():
+    """A value in (-1, 0) is no category (the kernel sends it the missing way); goes_left
+    truncated it to code 0, a seen category that goes the other way here."""
+    rng, codes, signal = _data(6)
+    g = signal + rng.normal(scale=0.3, size=len(codes))
+    tree, _ = _stump(codes, np.column_stack([g, np.ones(len(codes))]), np.ones(len(codes)), _criteria.NEWTON)
+    node = np.zeros(1, dtype=np.int64)
+    assert tree.goes_left(node, np.array([0.0]))[0] != bool(tree.missing_left[0])  # code 0 is a seen category
+    for value in (-0.5, -1e-300):
+        assert tree.goes_left(node, np.array([value]))[0] == bool(tree.missing_left[0])
+        assert tree.apply(np.array([[value]]))[0] == tree.apply(np.array([[np.nan]]))[0]
 
 
 def test_binning_keeps_the_frequent_categories_and_lumps_the_rest():

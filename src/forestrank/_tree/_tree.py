@@ -212,8 +212,9 @@ class Tree:
         if self.category_offsets is not None:
             first, last = self.category_offsets[node], self.category_offsets[node + 1]
             categorical = last > first
-            code = np.where(np.isnan(value), -1, value).astype(np.int64)
-            inside = categorical & (code >= 0) & (code < 64 * (last - first))
+            # the kernels test the float (a value in (-1, 0) is no code 0) before taking its code
+            inside = categorical & (value >= 0) & (value < 64 * (last - first))
+            code = np.where(inside, value, 0).astype(np.int64)
             word = self.category_bits[np.where(inside, first + code // 64, 0)] if len(self.category_bits) else 0
             bit = (np.asarray(word, dtype=np.uint64) >> np.where(inside, code % 64, 0).astype(np.uint64)) & np.uint64(1)
             left = np.where(categorical, np.where(inside, bit == 1, missing_left), left)
