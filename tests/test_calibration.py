@@ -134,6 +134,16 @@ def test_group_splitters_are_given_qid_as_groups_and_a_fold_splitting_a_query_is
     by_name = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=QueryKFold(3)).fit(X, y, qid=qid)
     np.testing.assert_array_equal(by_keyword.predict_relevance(X), by_name.predict_relevance(X))
 
+    class Overlapping:  # test folds sharing queries: the last fold's scores silently replaced the first's
+        def split(self, X, y, groups):
+            queries = np.unique(groups)
+            for tested in (queries[: 2 * len(queries) // 3], queries[len(queries) // 3 :]):
+                test = np.isin(groups, tested)
+                yield np.flatnonzero(~test), np.flatnonzero(test)
+
+    with pytest.raises(ValueError, match="cv put some rows in the test rows of two folds"):
+        CalibratedRanker(LambdaMART(n_estimators=3), cv=Overlapping()).fit(X, y, qid=qid)
+
 
 def test_feature_names_are_the_rankers_and_a_refit_on_an_array_drops_them(data):
     pd = pytest.importorskip("pandas")

@@ -132,11 +132,20 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         y = check_relevance(y, name="y", n_samples=n_samples, warn_column=True)
         splitter = QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
         held_out = np.full(n_samples, np.nan)
+        times_tested = np.zeros(n_samples, dtype=np.int64)
         for train, test in _query_folds(splitter, X, y, qid):
+            np.add.at(times_tested, test, 1)
+            if times_tested.max() > 1:  # a later fold's score would replace an earlier one's
+                raise ValueError(
+                    "cv put some rows in the test rows of two folds; every row needs one held-out score: give a "
+                    "splitter whose test folds partition the rows (QueryKFold, GroupKFold)."
+                )
             member = clone(self.estimator).fit(_safe_indexing(X, train), y[train], qid=qid[train])
             held_out[test] = predict_with_qid(member, _safe_indexing(X, test), qid[test])
-        if np.isnan(held_out).any():
+        if (times_tested == 0).any():
             raise ValueError("cv left some rows out of every test fold; every row needs a held-out score.")
+        if np.isnan(held_out).any():
+            raise ValueError("the ranker's held-out scores hold NaN; a ranker's scores are numbers (-inf ranks last).")
         finite = held_out[np.isfinite(held_out)]
         if not len(finite):
             raise ValueError("every held-out score of the ranker is infinite: there is no scale to calibrate.")
