@@ -121,6 +121,23 @@ def test_bad_input_is_refused_by_name(shuffled):
         QueryScaler(method="l2").fit(X)
     with pytest.raises(ValueError, match=f"qid has {len(X) - 1} entries but X has {len(X)} rows"):
         QueryScaler().fit(X, qid=qid[1:])
+    # repeated statistics made repeated output columns
+    with pytest.raises(ValueError, match=r"query_features names \['mean'\] more than once"):
+        QueryScaler(query_features=("mean", "max", "mean")).fit(X)
+
+
+def test_feature_names_out_checks_input_features_against_the_fits_names(shuffled):
+    """Other names than the fit's were taken and used, where scikit-learn's transformers
+    refuse them."""
+    pandas = pytest.importorskip("pandas")
+    X, qid = shuffled
+    names = [f"f{index}" for index in range(X.shape[1])]
+    scaler = QueryScaler(query_features=("mean",)).fit(pandas.DataFrame(X, columns=names), qid=qid)
+    assert list(scaler.get_feature_names_out(names)) == [*names, *(f"{name}_query_mean" for name in names)]
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        scaler.get_feature_names_out([f"g{index}" for index in range(X.shape[1])])
+    with pytest.raises(ValueError, match=f"input_features should have length equal to number of features \\({X.shape[1]}\\)"):
+        QueryScaler().fit(X).get_feature_names_out(["a"])
 
 
 def test_a_fit_that_raises_leaves_the_scaler_as_it_was(shuffled):

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
-from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_feature_names_in, _num_samples, check_is_fitted, validate_data
 
 from ._input.categories import check_frame_dtypes
 from ._input.features import take_input_attributes
@@ -87,6 +87,9 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         unknown = [name for name in self.query_features if name not in QUERY_STATISTICS]
         if unknown:
             raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
+        repeated = sorted({name for name in self.query_features if list(self.query_features).count(name) > 1})
+        if repeated:
+            raise ValueError(f"query_features names {repeated} more than once; each statistic adds its columns once.")
         if qid is not None:  # a wrong qid fails here, not at the transform of other rows; before X sets the width
             group_queries(qid, _num_samples(X), caller="QueryScaler.fit")
         # validated by a clone: scikit-learn sets the feature names before it checks the values
@@ -129,11 +132,23 @@ class QueryScaler(TransformerMixin, BaseEstimator):
     def get_feature_names_out(self, input_features: object = None) -> np.ndarray:
         """The normalised features' names, then ``<name>_query_<statistic>`` per statistic."""
         check_is_fitted(self)
-        if input_features is None:
-            input_features = getattr(self, "feature_names_in_", [f"x{i}" for i in range(self.n_features_in_)])
-        names = [str(name) for name in input_features]
-        if len(names) != self.n_features_in_:
-            raise ValueError(f"input_features has {len(names)} names; the scaler was fitted on {self.n_features_in_}.")
+        # scikit-learn's rule: the fit's names, or the given ones (checked against them)
+        return self._names_out(_check_feature_names_in(self, input_features))
+
+    def _names_out(self, input_names: object) -> np.ndarray:
+        """:meth:`get_feature_names_out` of any names of the input columns, unchecked
+        against the fit's: an export names a pipeline's features as its engine knows them
+        (``serving/_query_scaler.scaled_feature_names``).
+
+        Parameters
+        ----------
+        input_names : sequence of str of length n_features_in_
+
+        Returns
+        -------
+        ndarray of shape (n_features_in_ * (1 + len(query_features)),), object
+        """
+        names = [str(name) for name in input_names]
         return np.array(names + [f"{name}_query_{statistic}" for statistic in self.query_features for name in names], dtype=object)
 
     def _check_X(self, X: object, *, reset: bool) -> np.ndarray:

@@ -100,6 +100,21 @@ def test_a_float32_graph_takes_the_pipelines_branches_at_normalised_values_next_
     assert rounded_apart > 0.1  # the set still holds a value that rounding moves across a threshold
 
 
+def test_an_export_renames_the_features_of_a_pipeline_fitted_on_a_dataframe(data):
+    """An engine's feature store may name the columns otherwise than the frame did: the
+    export takes other names, which ``get_feature_names_out`` (scikit-learn's rule) refuses."""
+    pandas = pytest.importorskip("pandas")
+    X, y, qid = data
+    frame = pandas.DataFrame(X, columns=list("vwxyz"))
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = make_pipeline(QueryScaler(query_features=("mean",)), LambdaMART(n_estimators=3, random_state=0))
+        model.fit(frame, y, qid=qid)
+    assert "feature_names=v w x y z v_query_mean" in to_lightgbm(model)
+    assert "feature_names=a b c d e a_query_mean" in to_lightgbm(model, feature_names=list("abcde"))
+    with pytest.raises(ValueError, match="input_features is not equal to feature_names_in_"):
+        model[0].get_feature_names_out(list("abcde"))
+
+
 def test_lightgbm_and_xgboost_files_record_the_normalisation_and_score_normalised_features(data):
     lightgbm = pytest.importorskip("lightgbm", reason="the LightGBM export is checked with lightgbm")
     xgboost = pytest.importorskip("xgboost", reason="the XGBoost export is checked with xgboost")

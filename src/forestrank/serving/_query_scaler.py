@@ -69,7 +69,7 @@ def query_normalisation_json(scaler: "QueryScaler") -> str:
 def scaled_feature_names(scaler: "QueryScaler | None", names: object) -> object:
     """The names of the trees' features: ``names`` as given without a scaler; with one,
     ``names`` (one per raw column, or None for the names the scaler was fitted with)
-    through ``QueryScaler.get_feature_names_out``, or None where neither exists."""
+    through ``QueryScaler._names_out``, or None where neither exists."""
     if scaler is None:
         return names
     if names is None and not hasattr(scaler, "feature_names_in_"):
@@ -80,7 +80,7 @@ def scaled_feature_names(scaler: "QueryScaler | None", names: object) -> object:
             f"feature_names name the pipeline's input columns: {scaler.n_features_in_} names; got {count}. The "
             "exported trees read the QueryScaler's output, named from them."
         )
-    return [str(name) for name in scaler.get_feature_names_out(names)]
+    return [str(name) for name in scaler._names_out(scaler.feature_names_in_ if names is None else names)]
 
 
 def refuse_query_scaler(scaler: "QueryScaler | None", target_format: str) -> None:
