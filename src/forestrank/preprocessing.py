@@ -15,7 +15,7 @@ from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_feature_names_in, _num_samples, check_is_fitted, validate_data
 
-from ._input.categories import check_frame_dtypes
+from ._input.categories import check_frame_dtypes, conversion_hint
 from ._input.features import take_input_attributes
 from ._input.queries import QueryGroups, group_queries
 from ._numba.dtypes import FLOAT_DTYPE
@@ -158,7 +158,13 @@ class QueryScaler(TransformerMixin, BaseEstimator):
                 "X.toarray() (or scale the features that need it and keep the rest sparse)."
             )
         check_frame_dtypes(X)
-        return validate_data(self, X, reset=reset, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
+        try:
+            return validate_data(self, X, reset=reset, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
+        except ValueError as error:
+            hint = conversion_hint(error, X, splits_categories=False)
+            if hint is None:
+                raise
+            raise ValueError(f"{error}: {hint}.") from error
 
     def __sklearn_tags__(self):  # noqa: ANN204 (scikit-learn's Tags)
         tags = super().__sklearn_tags__()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from forestrank import BROOF, AveragedRanker, LambdaMART, RFPointRanker
+from forestrank import BROOF, AveragedRanker, DummyRanker, LambdaMART, QueryScaler, RFPointRanker
 from forestrank.metrics import ndcg_score
 
 pd = pytest.importorskip("pandas")
@@ -581,6 +581,21 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     with pytest.raises(ValueError, match="infinity") as caught:  # another error of X keeps its own message
         make().fit(frame.assign(colour=np.inf), y, qid=qid)
     assert "categor" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "fit", [lambda X, y, qid: DummyRanker().fit(X, y, qid=qid), lambda X, y, qid: QueryScaler().fit(X, qid=qid)]
+)
+def test_an_estimator_taking_numbers_only_names_a_category_or_text_column(fit):
+    """DummyRanker and QueryScaler split on no category: a category or text column failed
+    with "could not convert string to float" alone, naming no column."""
+    rng = np.random.default_rng(0)
+    colours = rng.choice(["red", "blue"], 40)
+    frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(colours)})
+    y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
+    for X in (frame, frame.assign(colour=colours)):
+        with pytest.raises(ValueError, match=r"column\(s\) 'colour' of X hold categories or text: encode them as numbers"):
+            fit(X, y, qid)
 
 
 def test_target_statistics_are_learned_without_the_hold_out(held_out_queries):

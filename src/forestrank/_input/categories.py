@@ -45,11 +45,19 @@ def _dtypes(X: object) -> list:
     return list(X.dtypes)
 
 
-def category_columns_hint(X: object) -> str | None:
+def conversion_hint(error: ValueError, X: object, splits_categories: bool = True) -> str | None:
+    """:func:`category_columns_hint` for scikit-learn's ``error`` converting ``X`` to
+    numbers (a text value: its message names no column); None for another error, which
+    names its own cause."""
+    return category_columns_hint(X, splits_categories) if "convert" in str(error) else None
+
+
+def category_columns_hint(X: object, splits_categories: bool = True) -> str | None:
     """For an error converting ``X`` to numbers: which of a DataFrame's columns hold
     categories (pandas ``category``; polars ``Categorical`` or ``Enum``) or text (pandas
     ``str``, ``string`` or ``object``; polars ``String``), and how to split on them as
-    categories; None when ``X`` is no DataFrame or has no such column."""
+    categories, or, for an estimator that takes numbers only (``splits_categories``
+    False), to encode them; None when ``X`` is no DataFrame or has no such column."""
     if not (is_frame(X) or is_polars_frame(X)):
         return None
     dtypes = list(zip(map(str, X.columns), _dtypes(X)))
@@ -58,6 +66,9 @@ def category_columns_hint(X: object) -> str | None:
         name for name, dtype in dtypes
         if getattr(dtype, "name", None) in ("object", "str", "string") or type(dtype).__name__ == "String"
     ]  # fmt: skip
+    if not splits_categories:
+        named = categories + text
+        return f"column(s) {', '.join(map(repr, named))} of X hold categories or text: encode them as numbers" if named else None
     hints = []
     if categories:
         hints.append(

@@ -31,7 +31,7 @@ from ..parallel._cluster import is_dask_collection
 from .._numba.dtypes import NODE_DTYPE
 from ._early_exit import EarlyExit
 from .._input.categories import (
-    category_columns_hint,
+    conversion_hint,
     check_categorical_features,
     check_category_codes,
     check_frame_dtypes,
@@ -371,9 +371,7 @@ class BaseRanker(BaseEstimator):
                 validate_data(self, X, skip_check_array=True, reset=False)
             encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         except ValueError as error:
-            # only scikit-learn's conversion of a text value: other errors of X name their own cause
-            converting = "convert" in str(error) and hasattr(self, "categorical_features")
-            hint = category_columns_hint(X) if converting else None
+            hint = conversion_hint(error, X, splits_categories=hasattr(self, "categorical_features"))
             if hint is None:
                 raise
             raise ValueError(f"{error}: {hint}.") from error
