@@ -179,3 +179,17 @@ def test_a_pipeline_routes_qid_and_grid_search_scores_equal_fits_by_hand():
         fitted = clone(pipeline).fit(X, y, qid=qid)
         expected = fitted[-1].predict(fitted[0].transform(X, qid=qid))
         np.testing.assert_array_equal(fitted.predict(X, qid=qid), expected)
+
+
+def test_features_near_the_float_limit_are_normalised_without_overflow():
+    """``max - min``, the sums of the mean and the squared deviations overflowed: a feature
+    spanning -1e308 to 1e308 scaled to NaN, one of +-1e200 z-scored to 0, its std was inf."""
+    qid = [0, 0, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        minmax = QueryScaler().fit_transform(np.array([[-1e308], [1e308], [0.0]]), qid=qid)
+        big = np.array([[-1e200], [1e200], [0.0]])
+        zscore = QueryScaler("zscore", query_features=("mean", "std")).fit_transform(big, qid=qid)
+    np.testing.assert_array_equal(minmax.ravel(), [0.0, 1.0, 0.5])
+    np.testing.assert_allclose(zscore[:, 0], [-np.sqrt(1.5), np.sqrt(1.5), 0.0], rtol=1e-15)
+    np.testing.assert_allclose(zscore[0, 1:], [0.0, 1e200 * np.sqrt(2.0 / 3.0)], rtol=1e-15)

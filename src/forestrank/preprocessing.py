@@ -183,6 +183,16 @@ def _repeated(per_query: np.ndarray, groups: QueryGroups) -> np.ndarray:
     return np.repeat(per_query, groups.query_sizes(), axis=0)
 
 
+def _magnitudes(grouped: np.ndarray, groups: QueryGroups) -> np.ndarray:
+    """The binary exponent of each feature's largest absolute value in each query, int
+    (n_queries, n_features) (0 where every value is 0 or missing). Values divided by
+    ``2**exponent`` are below 1 in magnitude, so that their sums and differences cannot
+    overflow; dividing by a power of two is exact (short of underflow), so the
+    normalised values and the statistics scaled back are those of the raw values."""
+    with np.errstate(invalid="ignore"):
+        return np.frexp(np.nan_to_num(_reduce(np.fmax, np.abs(grouped), groups)))[1]
+
+
 def _query_statistic(grouped: np.ndarray, groups: QueryGroups, name: str) -> np.ndarray:
     """A statistic of each feature over each query's present values (NaN where none is),
     float64 (n_queries, n_features)."""
@@ -191,6 +201,15 @@ def _query_statistic(grouped: np.ndarray, groups: QueryGroups, name: str) -> np.
             return _reduce(np.fmax, grouped, groups)
         if name == "min":
             return _reduce(np.fmin, grouped, groups)
+        exponents = _magnitudes(grouped, groups)
+        return np.ldexp(_moment(np.ldexp(grouped, -_repeated(exponents, groups)), groups, name), exponents)
+
+
+def _moment(grouped: np.ndarray, groups: QueryGroups, name: str) -> np.ndarray:
+    """The mean (``name="mean"``) or the standard deviation of each feature over each
+    query's present values, float64 (n_queries, n_features); values below 1 in magnitude
+    (``_magnitudes``)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
         present = ~np.isnan(grouped)
         counts = _reduce(np.add, present.astype(FLOAT_DTYPE), groups)
         mean = _reduce(np.add, np.where(present, grouped, 0.0), groups) / counts
@@ -204,6 +223,7 @@ def _normalised(grouped: np.ndarray, groups: QueryGroups, method: str) -> np.nda
     """The features normalised within each query (``QueryScaler.method``), grouped rows."""
     if method == "rank":
         return _query_ranks(grouped, groups)
+    grouped = np.ldexp(grouped, -_repeated(_magnitudes(grouped, groups), groups))  # (x - low) / scale: unchanged
     smallest = _repeated(_query_statistic(grouped, groups, "min"), groups)
     spread = _repeated(_query_statistic(grouped, groups, "max"), groups) - smallest
     if method == "minmax":
