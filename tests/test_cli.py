@@ -676,6 +676,10 @@ def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, c
     assert capsys.readouterr().out == expected
     assert main(["evaluate", str(tmp_path), "--scores", str(scores)]) == 2
     assert f"{tmp_path}: is a folder; give a file." in capsys.readouterr().err
+    # a model reads the data again, which a pipe cannot give twice ("holds no data rows")
+    piped = _pipe_of(data.read_text())
+    assert main(["evaluate", piped, "--model", str(tmp_path / "none.skops")]) == 2
+    assert f"{piped}: a pipe is read once, and a model reads the data again to score it: give a file." in capsys.readouterr().err
 
 
 def test_predict_of_a_model_fitted_on_a_dataframe_shows_no_feature_names_warning(tmp_path, capsys):

@@ -280,6 +280,7 @@ def _predict(args: argparse.Namespace) -> None:
 def _evaluate(args: argparse.Namespace) -> None:
     args.metric = args.metric or ["ndcg@10"]
     metrics = [_parse_metric(text, args.convention) for text in args.metric]  # before any file is read: fail fast
+    _check_read_again(args.data, args.model is not None)
     _, y, qid = _graded(args.data)
     scores = _scores(args.scores, args.model, args.data, len(y))
     if args.per_query:
@@ -299,6 +300,7 @@ def _compare(args: argparse.Namespace) -> None:
     metric = _parse_metric(args.metric, args.convention)
     if len(args.systems) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
+    _check_read_again(args.data, any(option == "models" for option, _ in args.systems))
     _, y, qid = _graded(args.data)
     systems = [
         (str(path), _scores(path, None, args.data, len(y)) if option == "scores" else _scores(None, path, args.data, len(y)))
@@ -395,6 +397,13 @@ def _check_readable(path: Path, named: str = "") -> None:
         raise UsageError(f"{named}: no such file.")
     if path.is_dir():
         raise UsageError(f"{named}: is a folder; give a file.")
+
+
+def _check_read_again(data: Path, by_models: bool) -> None:
+    """Refuse a pipe as the data that models read again (``by_models``: each predicts
+    from the file, read with its own number of features): a pipe is read once."""
+    if by_models and data.exists() and not data.is_file():
+        raise UsageError(f"{data}: a pipe is read once, and a model reads the data again to score it: give a file.")
 
 
 def _check_writable(path: Path, flag: str) -> None:
