@@ -113,6 +113,11 @@ def test_names_and_width_are_checked_once_by_the_ensemble_not_by_every_member():
     for method in (model.predict, lambda rows: list(model.staged_predict(rows))):
         with pytest.raises(ValueError, match="X has 3 features, but AveragedRanker is expecting 4 features as input"):
             method(X[:, :3])
+    # a single row given 1-D: scikit-learn's error saying to reshape it (the width check
+    # read it as an X of no features)
+    for method in (model.predict, lambda rows: list(model.staged_predict(rows))):
+        with pytest.raises(ValueError, match="Reshape your data"):
+            method(X[0])
 
 
 @pytest.mark.slow  # a subprocess, so that a hang is a timeout rather than a stuck suite
