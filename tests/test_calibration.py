@@ -262,3 +262,34 @@ def test_infinite_scores_are_calibrated_as_the_held_out_extremes(method):
     ):
         with pytest.raises(ValueError, match=message):
             model.calibrate(scores)
+
+
+def test_platts_sigmoid_does_not_depend_on_the_scores_scale_or_offset():
+    """The solver met its tolerance at a flat start on scores 1e-8 apart or all near 1e8
+    and returned a constant (0.48 for every document); scores of any affine scale give
+    one calibration. Platt's cross entropy, minimised by hand on standardised scores, is
+    the reference."""
+    X, y, qid = make_ranking(n_queries=40, random_state=0)
+    reference = None
+    for scale, shift in [(1.0, 0.0), (1e-8, 0.0), (1.0, 1e8), (1e8, 0.0), (1e-300, 0.0)]:
+        Z = X * scale + shift
+        model = CalibratedRanker(DummyRanker(), method="sigmoid", cv=3).fit(Z, y, qid=qid)
+        values = model.predict_relevance(Z)
+        if reference is None:
+            scores = model.predict(Z)
+            labels = (y >= 1).astype(float)
+            n_relevant, n_other = labels.sum(), len(labels) - labels.sum()
+            soft = np.where(labels > 0, (n_relevant + 1) / (n_relevant + 2), 1 / (n_other + 2))
+            held_out = np.empty(len(y))
+            for train, test in QueryKFold(3).split(Z, y, qid=qid):
+                held_out[test] = DummyRanker().fit(Z[train], y[train], qid=qid[train]).predict(Z[test])
+            center, spread = held_out.mean(), held_out.std()
+
+            def cross_entropy(ab):
+                z = ab[0] * (held_out - center) / spread + ab[1]
+                return np.sum(np.logaddexp(0, -z) * soft + np.logaddexp(0, z) * (1 - soft))
+
+            a, b = minimize(cross_entropy, [1.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+            reference = 1 / (1 + np.exp(-(a * (scores - center) / spread + b)))
+            assert np.ptp(reference) > 0.5
+        np.testing.assert_allclose(values, reference, rtol=1e-6, atol=1e-8, err_msg=f"scores * {scale} + {shift}")

@@ -241,14 +241,30 @@ def _platt(scores: np.ndarray, targets: np.ndarray) -> LogisticRegression:
     """Platt's sigmoid of the scores (Platt 1999, §2.2): a logistic fit to the smoothed
     targets ``(N+ + 1) / (N+ + 2)`` and ``1 / (N- + 2)``, which keep its slope finite when
     the scores separate the two kinds; the soft targets enter as weights of each row
-    counted once as relevant and once not."""
+    counted once as relevant and once not.
+
+    The solver sees the scores standardised: on scores of another scale or offset
+    (1e-8 apart, or all near 1e8) its stopping rule met the tolerance at a flat start and
+    returned a constant. The fitted slope and intercept are then put back on the scores'
+    own scale, so that ``calibrator_`` reads the ranker's scores as they are.
+    """
     n_relevant = float(targets.sum())
     n_other = len(targets) - n_relevant
     soft = np.where(targets > 0, (n_relevant + 1.0) / (n_relevant + 2.0), 1.0 / (n_other + 2.0))
-    doubled = np.concatenate((scores, scores))[:, None]
+    low, high = float(scores.min()), float(scores.max())
+    center, half_range = low / 2 + high / 2, (high / 2 - low / 2) or 1.0  # halves: no overflow near float64's limit
+    unit = (scores - center) / half_range
+    mean, spread = float(unit.mean()), float(unit.std()) or 1.0
+    standard = (unit - mean) / spread
+    doubled = np.concatenate((standard, standard))[:, None]
     labels = np.concatenate((np.ones(len(scores)), np.zeros(len(scores))))
     platt = LogisticRegression(C=np.inf, tol=1e-12, max_iter=1000)  # two parameters: solve them to the end
-    return platt.fit(doubled, labels, sample_weight=np.concatenate((soft, 1.0 - soft)))
+    platt.fit(doubled, labels, sample_weight=np.concatenate((soft, 1.0 - soft)))
+    weight = float(platt.coef_[0, 0])
+    slope = weight / (half_range * spread)
+    platt.coef_ = np.array([[slope]])
+    platt.intercept_ = platt.intercept_ - slope * center - weight * mean / spread
+    return platt
 
 
 def expected_calibration_error(y_true: object, probabilities: object, n_bins: int = 10) -> float:
