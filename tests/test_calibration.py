@@ -94,6 +94,10 @@ def test_bad_settings_are_refused_by_name(data):
     (X, y, qid), _ = data
     with pytest.raises(ValueError, match="method='sigmoid' .*target='grade' needs method='isotonic'"):
         CalibratedRanker(LambdaMART(), method="sigmoid", target="grade").fit(X, y, qid=qid)
+    # relevant_grade does nothing for target='grade': said, rather than silently ignored
+    with pytest.warns(UserWarning, match="relevant_grade=2 is used only with target='probability'") as caught:
+        CalibratedRanker(DummyRanker(), target="grade", relevant_grade=2, cv=2).fit(X, y, qid=qid)
+    assert caught[0].filename == __file__
     with pytest.raises(ValueError, match="needs qid="):
         CalibratedRanker(LambdaMART()).fit(X, y)
     # True is an Integral to Python: it would have counted as grade 1; NaN would have made every target 0.

@@ -12,6 +12,7 @@ so every ranking, and every ranking metric, stays exactly as it was.
 """
 
 import inspect
+import warnings
 from collections.abc import Iterator
 from numbers import Integral, Real
 
@@ -24,7 +25,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import check_relevance
-from ._input.queries import check_qid
+from ._input.queries import check_qid, stacklevel_outside_package
 from .ensemble._base import ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
@@ -53,7 +54,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         grade.
     relevant_grade : float, default=1
         The lowest grade that counts as relevant for ``target="probability"``: a
-        finite number.
+        finite number. ``target="grade"`` does not use it (another value warns).
     cv : int or splitter, default=5
         Folds of queries for the held-out scores: an int is ``QueryKFold(cv)``, or a
         splitter that keeps queries whole, given the query ids as ``qid`` or, where its
@@ -124,6 +125,13 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         if self.method == "sigmoid" and self.target == "grade":
             raise ValueError(
                 "method='sigmoid' (Platt) maps scores to a probability; target='grade' needs method='isotonic'."
+            )
+        if self.target == "grade" and self.relevant_grade != 1:
+            warnings.warn(
+                f"relevant_grade={self.relevant_grade!r} is used only with target='probability'; target='grade' "
+                "calibrates the expected grade and ignores it.",
+                UserWarning,
+                stacklevel=stacklevel_outside_package(),
             )
         n_samples = _num_samples(X)
         if qid is None:
