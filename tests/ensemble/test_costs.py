@@ -5,7 +5,7 @@ import pytest
 
 import forestrank.ensemble._boosting as boosting_module
 import forestrank.ensemble._forest as forest_module
-from forestrank import BROOF, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, AveragedRanker, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 from forestrank.ensemble._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from forestrank.ensemble._broof import default_forest
 
@@ -302,12 +302,41 @@ def test_bad_costs_are_named(costs, penalty, error, message, data):
         check_feature_costs(["a"] * 8, 8)
 
 
-def test_igbrt_gets_its_initial_forests_features_for_free_and_counts_their_cost(data, monkeypatch):
+def _forest(X, y, qid, seed=0):
+    return RFPointRanker(n_estimators=2, max_depth=2, random_state=seed).fit(X, y, qid=qid)
+
+
+@pytest.mark.parametrize(
+    "make_init",
+    [
+        lambda X, y, qid: (forest := _forest(X, y, qid), forest.trees_),
+        # models whose trees are not their trees_: each member's, each forest's, an init's init's
+        lambda X, y, qid: (
+            model := BROOF(n_estimators=2, n_trees=2, forest=RFPointRanker(criterion="variance", max_depth=2), random_state=0).fit(X, y, qid=qid),
+            [tree for forest in model.estimators_ for tree in forest.trees_],
+        ),
+        lambda X, y, qid: (
+            model := AveragedRanker(RFPointRanker(n_estimators=2, max_depth=2), n_models=2, random_state=0).fit(X, y, qid=qid),
+            [tree for member in model.estimators_ for tree in member.trees_],
+        ),
+        lambda X, y, qid: (
+            inner := _forest(X, y, qid, seed=1),
+            model := LambdaMART(n_estimators=1, max_depth=1, init=inner, random_state=0).fit(X, y, qid=qid),
+            inner.trees_ + model.trees_,
+        )[1:],
+    ],
+    ids=["forest", "BROOF", "AveragedRanker", "boosted with its own init"],
+)
+def test_igbrt_gets_its_initial_models_features_for_free_and_counts_their_cost(data, monkeypatch, make_init):
+    """Only an initial model's trees_ were counted: a BROOF's or an AveragedRanker's
+    features (and an init's own init's) cost 0 in init_cost_, were charged to the first
+    boosted tree and penalised as unpaid."""
     X, y, qid = data
     seen = _record_penalties(monkeypatch, boosting_module)
-    forest = RFPointRanker(n_estimators=2, max_depth=2, random_state=0).fit(X, y, qid=qid)
-    model = LambdaMART(n_estimators=3, init=forest, feature_costs=COSTS, cost_penalty=0.05, random_state=0).fit(X, y, qid=qid)
-    initial = features_used(forest.trees_)
+    init, trees = make_init(X, y, qid)
+    model = LambdaMART(n_estimators=3, init=init, feature_costs=COSTS, cost_penalty=0.05, random_state=0).fit(X, y, qid=qid)
+    initial = features_used(trees)
+    assert 0 < initial.sum() < len(COSTS)
     assert model.init_cost_ == pytest.approx(COSTS[initial].sum())
     np.testing.assert_array_equal(seen[0][0], np.where(initial, 0.0, 0.05 * COSTS / COSTS.sum()))
     np.testing.assert_array_equal(model.tree_costs_, tree_costs(model.trees_, COSTS, paid=initial))

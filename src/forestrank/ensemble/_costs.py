@@ -50,6 +50,18 @@ def features_used(trees: list) -> np.ndarray:
     return used
 
 
+def model_trees(model: object) -> list:
+    """Every tree whose features ``model`` computes for a document: the trees of its
+    additive terms (a BROOF's forests, an AveragedRanker's members, a boosted model's
+    own ``init_``), else its ``trees_``; none for a model of no forestrank trees."""
+    if hasattr(model, "_additive_terms"):
+        try:
+            return [term[0] for term in model._additive_terms()[0]]
+        except TypeError:  # objective='cumulative', no sum of trees; its trees_ are all it has (it takes no init)
+            pass
+    return list(getattr(model, "trees_", []))
+
+
 class FeatureCosts:
     """A fit's feature costs and the features it has already paid for.
 
