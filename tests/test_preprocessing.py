@@ -124,6 +124,18 @@ def test_bad_input_is_refused_by_name(shuffled):
     # repeated statistics made repeated output columns
     with pytest.raises(ValueError, match=r"query_features names \['mean'\] more than once"):
         QueryScaler(query_features=("mean", "max", "mean")).fit(X)
+    # set after the fit: the bad names were read as the standard deviation, named as given,
+    # and a bad method as z-scores
+    fitted = QueryScaler().fit(X)
+    for parameters, message in [
+        ({"query_features": ("median",)}, r"query_features holds \['median'\]"),
+        ({"query_features": ("std", "std")}, r"query_features names \['std'\] more than once"),
+        ({"method": "l2"}, "'method' parameter of QueryScaler must be"),
+    ]:
+        fitted.set_params(**{"method": "minmax", "query_features": (), **parameters})
+        for read in (lambda: fitted.transform(X, qid=qid), fitted.get_feature_names_out):
+            with pytest.raises(ValueError, match=message):
+                read()
 
 
 def test_feature_names_out_checks_input_features_against_the_fits_names(shuffled):

@@ -83,13 +83,7 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         -------
         self
         """
-        self._validate_params()
-        unknown = [name for name in self.query_features if name not in QUERY_STATISTICS]
-        if unknown:
-            raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
-        repeated = sorted({name for name in self.query_features if list(self.query_features).count(name) > 1})
-        if repeated:
-            raise ValueError(f"query_features names {repeated} more than once; each statistic adds its columns once.")
+        self._check_parameters()
         if qid is not None:  # a wrong qid fails here, not at the transform of other rows; before X sets the width
             group_queries(qid, _num_samples(X), caller="QueryScaler.fit")
         # validated by a clone: scikit-learn sets the feature names before it checks the values
@@ -112,6 +106,7 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         ndarray of shape (n_samples, n_features * (1 + len(query_features))), float64
         """
         check_is_fitted(self)
+        self._check_parameters()
         X = self._check_X(X, reset=False)
         if qid is None:
             raise ValueError(
@@ -148,8 +143,21 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         -------
         ndarray of shape (n_features_in_ * (1 + len(query_features)),), object
         """
+        self._check_parameters()
         names = [str(name) for name in input_names]
         return np.array(names + [f"{name}_query_{statistic}" for statistic in self.query_features for name in names], dtype=object)
+
+    def _check_parameters(self) -> None:
+        """Refuse a bad ``method`` or ``query_features`` by name: at fit, and again where
+        they are read (transform, the names out), since ``set_params`` may have changed them
+        after the fit."""
+        self._validate_params()
+        unknown = [name for name in self.query_features if name not in QUERY_STATISTICS]
+        if unknown:
+            raise ValueError(f"query_features holds {unknown}; each must be one of {list(QUERY_STATISTICS)}.")
+        repeated = sorted({name for name in self.query_features if list(self.query_features).count(name) > 1})
+        if repeated:
+            raise ValueError(f"query_features names {repeated} more than once; each statistic adds its columns once.")
 
     def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
         if scipy.sparse.issparse(X):
