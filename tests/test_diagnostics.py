@@ -69,3 +69,13 @@ def test_bad_labels_and_split_counts_are_refused_by_their_names():
     for counts in (["a"], [1.9, 2.7], [True], [[1, 2]], [-1]):
         with pytest.raises(ValueError, match="n_splits must be a 1-D array of non-negative integer split counts"):
             tree_strength_curve(forest, X, y, qid, n_splits=counts)
+    # a count near int64's limit overflowed 2 * s to a negative id: no node kept, a wrong
+    # score; counts beyond the largest tree keep the whole tree
+    largest = max((tree.node_count - 1) // 2 for tree in forest.trees_)
+    whole = tree_strength_curve(forest, X, y, qid, n_splits=[largest]).ndcg
+    huge = [largest + 1, 2**62, 2**63 - 1, np.uint64(2**63 - 1)]
+    curve = tree_strength_curve(forest, X, y, qid, n_splits=np.array(huge, dtype=np.uint64))
+    np.testing.assert_array_equal(curve.n_splits, np.array(huge, dtype=np.int64))
+    np.testing.assert_array_equal(curve.ndcg, np.repeat(whole, 4))
+    with pytest.raises(ValueError, match=r"n_splits must be split counts of at most 2\*\*63 - 1"):
+        tree_strength_curve(forest, X, y, qid, n_splits=np.array([2**63], dtype=np.uint64))

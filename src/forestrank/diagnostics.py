@@ -104,13 +104,16 @@ def tree_strength_curve(
         counts = counts.astype(np.int64)
     if counts.ndim != 1 or counts.dtype == bool or not np.issubdtype(counts.dtype, np.integer) or (counts < 0).any():
         raise ValueError(f"n_splits must be a 1-D array of non-negative integer split counts; got {n_splits!r}.")
+    if counts.size and counts.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"n_splits must be split counts of at most 2**63 - 1; got {n_splits!r}.")
     n_splits = counts.astype(np.int64)
+    kept = np.minimum(n_splits, largest)  # more splits than a tree has keep all of it (and 2 * s cannot overflow)
     ndcg = np.zeros(len(n_splits))
     scores = np.empty((len(n_splits), n_rows))  # each split count's prediction of every row
     for tree in trees:
         for start, stop, block in dense_blocks(X):  # a sparse X a block of rows at a time
             paths = _node_paths(tree, block)
-            for i, splits in enumerate(n_splits):
+            for i, splits in enumerate(kept):
                 deepest = (paths <= 2 * splits).sum(axis=1) - 1  # ids grow along a path
                 scores[i, start:stop] = tree.values[paths[np.arange(stop - start), deepest]]
         for i in range(len(n_splits)):
