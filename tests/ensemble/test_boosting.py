@@ -146,6 +146,18 @@ def test_mcrank_grows_one_tree_per_grade_and_ranks_by_expected_relevance(data):
         LambdaMART(objective="mcrank").fit(X, y + 0.5, qid=qid)
 
 
+@pytest.mark.parametrize("objective", ["mcrank", "cumulative"])
+def test_an_expected_grade_does_not_depend_on_the_batch_its_document_came_in(data, objective):
+    """The expected grade was a matrix product, whose BLAS kernel rounds differently for
+    one row and for many: a document scored alone and in a batch differed in the last
+    bit for about one document in six."""
+    X, y, qid = data
+    model = LambdaMART(n_estimators=20, objective=objective, random_state=0).fit(X, y, qid=qid)
+    batch = model.predict(X)[:300]
+    alone = np.concatenate([model.predict(X[row : row + 1]) for row in range(300)])
+    np.testing.assert_array_equal(alone, batch)
+
+
 @pytest.mark.parametrize(
     "params",
     [

@@ -69,6 +69,7 @@ from ..objectives import (
     YetiRank,
     YetiRankPairwise,
     cumulative_probabilities,
+    expected_grade,
     expected_relevance,
     softmax_probabilities,
 )
@@ -1075,7 +1076,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         ``relevance_weights_`` (the grades for McRank models saved before the weights)."""
         weights = getattr(self, "relevance_weights_", self.classes_)
         if self._cumulative_outputs:
-            return cumulative_probabilities(raw) @ weights
+            return expected_grade(cumulative_probabilities(raw), weights)
         return expected_relevance(raw, weights)
 
     def _update_relevance_weights(self, raw: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> None:

@@ -64,7 +64,7 @@ thread count is set by the estimator from ``n_jobs``).
   solve the pairs' quadratic model over the leaves (``_tree/_pairwise.py``).
 """
 
-from ._base import RankingObjective
+from ._base import RankingObjective, expected_grade
 from ._custom import CustomObjective
 from ._cumulative import CumulativeSquaredError, cumulative_probabilities
 from ._lambdarank import LambdaRank
@@ -90,6 +90,7 @@ __all__ = [
     "YetiRankPairwise",
     "cumulative_probabilities",
     "distinct_contexts",
+    "expected_grade",
     "expected_relevance",
     "softmax_probabilities",
 ]

@@ -37,6 +37,15 @@ def weighted_target_sums(targets: np.ndarray, weights: np.ndarray, carried: np.n
     return sums.copy() if sums is carried else sums
 
 
+def expected_grade(probabilities: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``sum_c weights[c] probabilities[:, c]`` per row: float64 (n_rows,), from
+    ``probabilities`` (n_rows, n_classes) and ``weights`` (n_classes,).
+
+    Each row is summed on its own, not by a matrix product, whose BLAS kernel depends on
+    the number of rows: a document's score does not depend on the batch it came in."""
+    return (probabilities * weights).sum(axis=1)
+
+
 def mean_of_sums(sums: np.ndarray) -> np.ndarray:
     """The weighted means of ``weighted_target_sums``' sums, float64 of shape (n_columns,)."""
     return sums[:-1] / sums[-1]

@@ -2,14 +2,14 @@
 
 import numpy as np
 
-from ._base import RankingObjective, distinct_grades
+from ._base import RankingObjective, distinct_grades, expected_grade
 
 
 def expected_relevance(raw: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """``sum_c weights[c] softmax(raw)_c`` per row; ``raw`` float64 (n_rows, n_classes),
     ``weights`` float64 (n_classes,), the grades for McRank's expected relevance."""
     shifted = np.exp(raw - raw.max(axis=1, keepdims=True))
-    return (shifted @ weights) / shifted.sum(axis=1)
+    return expected_grade(shifted, weights) / shifted.sum(axis=1)
 
 
 def softmax_probabilities(raw: np.ndarray) -> np.ndarray:
