@@ -103,12 +103,10 @@ def exp_gain(label, shift):
 
 def exp_gains_of_grades(labels: np.ndarray, shift: float) -> np.ndarray:
     """:func:`exp_gain` of every grade in ``labels`` (float64, shape (n_rows,)) with one
-    ``shift``, vectorised. float64, shape (n_rows,)."""
-    labels = np.asarray(labels, dtype=np.float64)
-    gains = 2.0 ** (labels - shift) - 2.0**-shift
-    small = labels < 1.0
-    gains[small] = np.expm1(labels[small] * _LN2) * 2.0**-shift
-    return gains
+    ``shift``. float64, shape (n_rows,)."""
+    out = np.empty(len(labels))
+    _fill_shifted_exp_gains(np.ascontiguousarray(labels, dtype=np.float64), float(shift), out)
+    return out
 
 
 @jit
@@ -132,6 +130,21 @@ def gain_shift(largest_gain):
 
 
 @jit
+def _fill_shifted_exp_gains(labels, shift, out):
+    """Each row's :func:`exp_gain` under one ``shift``.
+
+    Parameters
+    ----------
+    labels : float64 array of shape (n_rows,)
+    shift : float64
+    out : float64 array of shape (n_rows,)
+        Output.
+    """
+    for row in range(len(labels)):
+        out[row] = exp_gain(labels[row], shift)
+
+
+@jit
 def _fill_exp_gains(labels, query_boundaries, out):
     """Each grouped row's :func:`exp_gain`, shifted by its query's largest grade.
 
@@ -146,9 +159,7 @@ def _fill_exp_gains(labels, query_boundaries, out):
         start, end = query_boundaries[q], query_boundaries[q + 1]
         if end == start:
             continue
-        shift = np.floor(labels[start:end].max())
-        for row in range(start, end):
-            out[row] = exp_gain(labels[row], shift)
+        _fill_shifted_exp_gains(labels[start:end], np.floor(labels[start:end].max()), out[start:end])
 
 
 def exp_gains(labels: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
