@@ -649,19 +649,29 @@ def test_saved_pipelines_and_calibrated_rankers_predict_and_export_from_the_comm
     assert (tmp_path / "m.txt").read_text().startswith("tree")
 
 
-def _pipe_of(text):
-    """A pipe's read end as a path (``/dev/fd/N``, what a shell's ``<(...)`` passes),
-    ``text`` already written and the write end closed: it fits a pipe's buffer."""
+@pytest.fixture
+def pipe_of():
+    """A function giving a pipe's read end as a path (``/dev/fd/N``, what a shell's
+    ``<(...)`` passes), ``text`` already written and the write end closed (it fits a
+    pipe's buffer); the read ends are closed after the test."""
     import os
 
-    read, write = os.pipe()
-    os.write(write, text.encode())
-    os.close(write)
-    return f"/dev/fd/{read}"
+    opened = []
+
+    def pipe(text):
+        read, write = os.pipe()
+        os.write(write, text.encode())
+        os.close(write)
+        opened.append(read)
+        return f"/dev/fd/{read}"
+
+    yield pipe
+    for descriptor in opened:
+        os.close(descriptor)
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="/dev/fd/N names a pipe's read end on Linux")
-def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, capsys):
+def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, capsys, pipe_of):
     """``forestrank evaluate <(zcat test.txt.gz) --scores <(...)`` answered "no such file":
     a pipe is no regular file, and numpy's ``fromfile`` asks for a file position."""
     from forestrank.cli import main
@@ -671,15 +681,19 @@ def test_data_and_scores_are_read_from_pipes_and_a_folder_is_refused(tmp_path, c
     scores.write_text("".join(f"{value}\n" for value in np.random.default_rng(1).random(60)))
     assert main(["evaluate", str(data), "--scores", str(scores), "--metric", "ndcg@10", "map"]) == 0
     expected = capsys.readouterr().out
-    assert main(["evaluate", _pipe_of(data.read_text()), "--scores", _pipe_of(scores.read_text()), "--metric", "ndcg@10",
+    assert main(["evaluate", pipe_of(data.read_text()), "--scores", pipe_of(scores.read_text()), "--metric", "ndcg@10",
                  "map"]) == 0  # fmt: skip
     assert capsys.readouterr().out == expected
     assert main(["evaluate", str(tmp_path), "--scores", str(scores)]) == 2
     assert f"{tmp_path}: is a folder; give a file." in capsys.readouterr().err
     # a model reads the data again, which a pipe cannot give twice ("holds no data rows")
-    piped = _pipe_of(data.read_text())
+    piped = pipe_of(data.read_text())
     assert main(["evaluate", piped, "--model", str(tmp_path / "none.skops")]) == 2
     assert f"{piped}: a pipe is read once, and a model reads the data again to score it: give a file." in capsys.readouterr().err
+    # a model given as a pipe or a folder was "no such model file"
+    for model, message in [(pipe_of("PK"), "not a file but a pipe or a device"), (str(tmp_path), "is a folder; give a file")]:
+        assert main(["evaluate", str(data), "--model", model]) == 2
+        assert f"{model}: {message}" in capsys.readouterr().err
 
 
 def test_predict_of_a_model_fitted_on_a_dataframe_shows_no_feature_names_warning(tmp_path, capsys):
@@ -695,7 +709,7 @@ def test_predict_of_a_model_fitted_on_a_dataframe_shows_no_feature_names_warning
     model = LambdaMART(n_estimators=3, random_state=0).fit(frame, y, qid=qid)
     save(model, tmp_path / "m.skops")
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.filterwarnings("error", message=".*feature names")
         assert main(["predict", "--model", str(tmp_path / "m.skops"), str(data)]) == 0
     np.testing.assert_allclose(np.array(capsys.readouterr().out.split(), dtype=float), model.predict(frame), rtol=1e-9)
 

@@ -464,8 +464,9 @@ def _load_model(path: Path) -> object:
 
     from .persistence import load
 
+    _check_readable(path)
     if not path.is_file():
-        raise UsageError(f"{path}: no such model file.")
+        raise UsageError(f"{path}: not a file but a pipe or a device; a saved model is read from a file: give its name.")
     if path.suffix not in PICKLE_SUFFIXES and not zipfile.is_zipfile(path):
         raise UsageError(
             f"{path}: not a skops model file. A pickled model is loaded only from a name ending in "
