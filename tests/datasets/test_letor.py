@@ -239,6 +239,23 @@ def test_a_pipe_is_read_as_its_file(tmp_path):
         np.testing.assert_array_equal(got, expected)
 
 
+def test_a_pipe_is_never_cached(tmp_path):
+    """A pipe's copy was keyed by the pipe's size and time, the same for the next pipe of
+    that descriptor number: a cache folder gave the first pipe's rows for the second's."""
+    texts = ["".join(f"{row % 3} qid:{row // 4} 1:{row / 7 + shift:.4f}\n" for row in range(40)) for shift in (0, 5)]
+    for text in texts:
+        read, write_end = os.pipe()
+        os.write(write_end, text.encode())
+        os.close(write_end)
+        try:
+            with pytest.warns(UserWarning, match="is no regular file .*its parsed copy is neither read nor written"):
+                piped = load_letor(f"/dev/fd/{read}", cache=tmp_path)
+        finally:
+            os.close(read)
+        for got, expected in zip(piped, load_letor(write(tmp_path, text))):
+            np.testing.assert_array_equal(got, expected)
+
+
 def test_a_query_file_that_is_not_utf8_or_a_folder(tmp_path):
     """A ``.query`` file in another encoding was reported as an error of the data file; a
     folder named ``<file>.query`` gave Python's IsADirectoryError."""

@@ -293,7 +293,8 @@ def load_letor(
     cache : bool or path-like, default=False
         Keep a parsed ``.npz`` copy: ``True`` beside the file, or in the given
         directory. The copy is reused only while the file's size and modification
-        time (and the arguments) are unchanged; an unwritable location only warns.
+        time (and the arguments) are unchanged; an unwritable location only warns,
+        and so does a pipe, which is read without a copy.
     absent : {0.0, nan}, default=0.0
         The value of a feature a line does not list: 0 (svmlight's meaning), or NaN,
         a missing value the rankers learn a direction for (``docs/missing_values.md``).
@@ -340,7 +341,14 @@ def load_letor(
     query_file = None if query_file is None else Path(query_file)
 
     cache_file = None
-    if cache is not False:
+    if cache is not False and not Path(path).is_file():
+        warnings.warn(
+            f"{path} is no regular file (a pipe, say): its parsed copy is neither read nor written, since the copy "
+            "is recognised by the file's size and modification time, which a pipe's content does not change.",
+            UserWarning,
+            stacklevel=2,
+        )
+    elif cache is not False:
         cache_file = _cache_file(path, cache)
         key = np.append(_cache_key(path, query_file, n_features, zero_based, absent, dtype), int(sparse))
         cached = _read_cache(cache_file, key, sparse)
