@@ -45,7 +45,7 @@ def export_model(
         (``QueryScaler.get_feature_names_out``). The LTR
         plugins' and Solr's formats need names; ONNX keeps them in its metadata
         (``feature_names``, a JSON list).
-    name : str, default=None
+    name : str or None, default=None
         The model's name in Solr's model store or the ONNX graph; None: "forestrank".
         The other formats carry no name, and refuse one.
     dtype : {"float64", "float32"}
