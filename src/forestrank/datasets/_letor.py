@@ -198,21 +198,21 @@ def _read_query_sizes(query_file: Path, n_rows: int) -> np.ndarray:
         raise ValueError(f"{query_file}: not UTF-8 text (byte {error.start}); a query file holds query sizes.") from None
     sizes = []
     for line_number, line in enumerate(text.splitlines(), start=1):
-        text = line.strip()
-        if not text:
+        size = line.strip()
+        if not size:
             continue
-        if not (text.isascii() and text.isdigit()) or not 1 <= int(text) <= n_rows:  # int() would take "1_0", "+3"
+        if not (size.isascii() and size.isdigit()) or not 1 <= int(size) <= n_rows:  # int() would take "1_0", "+3"
             raise ValueError(
                 f"{query_file}:{line_number}: expected a query size (an integer from 1 to the data file's {n_rows} rows); "
                 f"got {line!r}."
             )
-        sizes.append(int(text))
-    sizes = np.array(sizes, dtype=INDEX_DTYPE)
-    if sizes.sum() != n_rows:
+        sizes.append(int(size))
+    counts = np.array(sizes, dtype=INDEX_DTYPE)
+    if counts.sum() != n_rows:
         raise ValueError(
-            f"{query_file}: query sizes must sum to the {n_rows} rows of the data file; they sum to {sizes.sum()}."
+            f"{query_file}: query sizes must sum to the {n_rows} rows of the data file; they sum to {counts.sum()}."
         )
-    return np.repeat(np.arange(len(sizes), dtype=INDEX_DTYPE), sizes)
+    return np.repeat(np.arange(len(counts), dtype=INDEX_DTYPE), counts)
 
 
 def _read_cache(cache_file: Path, key: np.ndarray, sparse: bool) -> tuple | None:
