@@ -21,7 +21,9 @@ class EarlyExit:
     every document of its query still active, its returned score is its partial score
     less ``(n_checkpoints - k) * D`` when it was frozen at checkpoint ``k`` of
     ``n_checkpoints``, with ``D`` the spread of all returned scores plus 1 (a shift the
-    same for all documents frozen together, which keeps their order).
+    same for all documents frozen together, which never reverses their order; two of
+    them closer than the rounding of the shifted score, about ``|score| * 2**-52``, can
+    come out equal and then rank by the metric's rule for ties).
 
     Parameters
     ----------
