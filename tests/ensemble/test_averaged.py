@@ -118,6 +118,8 @@ def test_names_and_width_are_checked_once_by_the_ensemble_not_by_every_member():
     for method in (model.predict, lambda rows: list(model.staged_predict(rows))):
         with pytest.raises(ValueError, match="Reshape your data"):
             method(X[0])
+        with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\) .* required by AveragedRanker"):
+            method(X[:0])
 
 
 @pytest.mark.slow  # a subprocess, so that a hang is a timeout rather than a stuck suite

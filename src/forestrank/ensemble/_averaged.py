@@ -16,7 +16,7 @@ from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
@@ -173,10 +173,11 @@ class AveragedRanker(BaseRanker):
         """Check ``X``'s feature names and width once, against the ensemble's (scikit-learn's
         warning that ``X`` has none, or has names the fit had not, and its error for another
         width, naming ``AveragedRanker``), and keep each member from repeating that warning
-        while it reads ``X``. An ``X`` not two-dimensional gets ``check_array``'s error (a
-        1-D ``X`` has no width to compare: the error says to reshape it)."""
+        while it reads ``X``. An ``X`` not two-dimensional, or of no rows, gets
+        ``check_array``'s error, naming the ensemble (a 1-D ``X`` has no width to compare:
+        the error says to reshape it)."""
         check_is_fitted(self)
-        if np.ndim(X) != 2:
+        if np.ndim(X) != 2 or _num_samples(X) == 0:
             check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=False, estimator=self)
         validate_data(self, X, skip_check_array=True, reset=False)
         with warnings.catch_warnings():
