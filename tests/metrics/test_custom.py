@@ -151,3 +151,51 @@ def test_a_compiled_metric_of_the_wrong_form_is_refused_by_name(data):
         LambdaMART(n_estimators=2, eval_metric=whole_set).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
     with pytest.raises(TypeError, match="eval_metric not_a_number must return a float for one query's"):
         LambdaMART(n_estimators=2, eval_metric=not_a_number).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+
+
+def test_a_metric_that_writes_to_its_inputs_changes_nothing_and_one_that_raises_is_named(data):
+    """A compiled metric was given the caller's eval-set labels (and, with verbose, the
+    training labels): writing to them changed the caller's y and the model. One that
+    raised gave numba's SystemError naming forestrank's kernel."""
+    X, y, qid, (X_test, y_test, qid_test) = data
+    y, y_test = y.astype(np.float64), y_test.astype(np.float64)
+    given, given_test = y.copy(), y_test.copy()
+
+    @numba.njit
+    def top_grade(labels, scores):
+        return labels[np.argmax(scores)]
+
+    @numba.njit
+    def top_grade_writing_its_inputs(labels, scores):
+        value = labels[np.argmax(scores)]
+        labels[:] = 0.0
+        scores[:] = 0.0
+        return value
+
+    results = []
+    for metric in (top_grade, top_grade_writing_its_inputs):
+        model = LambdaMART(n_estimators=4, eval_metric=metric, verbose=1, random_state=0)
+        model.fit(X, y, qid=qid, eval_set=[(X, y, qid), (X_test, y_test, qid_test)])
+        results.append((model.predict(X_test), [list(values.values())[0] for values in model.evals_result_.values()]))
+    np.testing.assert_array_equal(y, given)
+    np.testing.assert_array_equal(y_test, given_test)
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    assert results[1][1] == results[0][1]
+
+    @numba.njit
+    def raises(labels, scores):
+        if len(labels):
+            raise ValueError("no value here")
+        return 0.0
+
+    with pytest.raises(ValueError, match="eval_metric raises raised: no value here"):
+        LambdaMART(n_estimators=2, eval_metric=raises).fit(X, y, qid=qid, eval_set=[(X, y, qid)])
+    ids = []
+
+    def writes_ids(labels, scores, query_boundaries, query_ids):
+        ids.append(query_ids.copy())
+        query_ids[:] = -1
+        return 0.0
+
+    LambdaMART(n_estimators=3, eval_metric=writes_ids).fit(X, y, qid=qid, eval_set=[(X_test, y_test, qid_test)])
+    assert all(np.array_equal(seen, ids[0]) for seen in ids) and (ids[0] >= 0).all()

@@ -122,3 +122,40 @@ def test_a_compiled_function_of_the_wrong_form_or_that_raises_is_named(data):
         LambdaMART(n_estimators=2, objective=three_arguments).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="the compiled objective raises raised: no gradient here"):
         LambdaMART(n_estimators=2, objective=raises).fit(X, y, qid=qid)
+
+
+@numba.njit
+def _squared_error(labels, scores, gradients, hessians):
+    for row in range(len(labels)):
+        gradients[row] = scores[row] - labels[row]
+        hessians[row] = 1.0
+
+
+@numba.njit
+def _squared_error_writing_its_inputs(labels, scores, gradients, hessians):
+    _squared_error(labels, scores, gradients, hessians)
+    labels[:] = 0.0
+    scores[:] = 100.0
+
+
+def test_a_function_that_writes_to_its_inputs_changes_neither_the_callers_y_nor_the_fit(data):
+    """A compiled objective was given the fit's labels (the caller's own y, when sorted
+    float64) and training scores: writing to them zeroed the caller's y and changed the
+    model. The Python form's query ids were shared by every call too."""
+    X, y, qid = data
+    order = np.argsort(qid, kind="stable")
+    X, y, qid = X[order], y[order].astype(np.float64), qid[order]
+    given = y.copy()
+    model = LambdaMART(n_estimators=5, objective=_squared_error_writing_its_inputs, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(y, given)
+    reference = LambdaMART(n_estimators=5, objective=_squared_error, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+    seen = []
+
+    def squared_error_writing_ids(labels, scores, query_boundaries, query_ids):
+        seen.append(query_ids.copy())
+        query_ids[:] = -1
+        return scores - labels, np.ones(len(scores))
+
+    LambdaMART(n_estimators=3, objective=squared_error_writing_ids).fit(X, y, qid=qid)
+    assert all(np.array_equal(ids, seen[0]) for ids in seen) and (seen[0] >= 0).all()

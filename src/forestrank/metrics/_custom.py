@@ -19,6 +19,7 @@ import numpy as np
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 
+from .._numba.user_functions import user_function_error
 from ._ranking import mean_over_queries
 
 
@@ -71,15 +72,18 @@ class CustomMetric:
         if self.compiled:
             values = np.empty(len(query_boundaries) - 1)
             try:
-                _each_query_value(self.function, y, scores, np.asarray(query_boundaries, dtype=np.int64), values)
+                # copies: a function that writes to its inputs must not change the caller's labels or scores
+                _each_query_value(self.function, y.copy(), scores.copy(), np.asarray(query_boundaries, dtype=np.int64), values)
             except TypingError as error:  # numba's words name its own kernel, not the caller's function
                 raise TypeError(
                     f"eval_metric {self.name} must return a float for one query's (y, scores), float64 arrays; numba "
                     f"could not compile it so: {str(error).splitlines()[0]}"
                 ) from error
+            except SystemError as error:  # numba's wrapper of an exception the function raised
+                raise user_function_error(error, f"eval_metric {self.name}") from error.__cause__
             value = mean_over_queries(values)
         else:
-            value = self.function(y.copy(), scores.copy(), np.array(query_boundaries, dtype=np.int64), np.asarray(query_ids))
+            value = self.function(y.copy(), scores.copy(), np.array(query_boundaries, dtype=np.int64), np.array(query_ids))
         if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
             raise TypeError(f"eval_metric {self.name} must return a real number; it returned {type(value).__name__}.")
         return float(value)

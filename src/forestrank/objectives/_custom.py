@@ -20,6 +20,7 @@ import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
+from .._numba.user_functions import user_function_error
 from ._base import RankingObjective
 
 
@@ -67,7 +68,8 @@ class CustomObjective(RankingObjective):
             gradients[:] = np.nan  # rows the function leaves unwritten are caught below
             hessians[:] = np.nan
             try:
-                _each_query(self.function, self.labels_, scores, self.query_boundaries_, gradients, hessians)
+                # copies: a function that writes to its inputs must not change the fit's labels or scores
+                _each_query(self.function, self.labels_.copy(), scores.copy(), self.query_boundaries_, gradients, hessians)
             except numba.core.errors.TypingError as error:
                 raise TypeError(
                     f"the compiled objective {self._name()} must take (y, scores, gradients, hessians) of one query, "
@@ -75,16 +77,9 @@ class CustomObjective(RankingObjective):
                     "chained below)."
                 ) from error
             except SystemError as error:  # numba's wrapper of an exception the function raised
-                cause = error.__cause__
-                if cause is None:
-                    raise
-                try:
-                    named = type(cause)(f"the compiled objective {self._name()} raised: {cause}")
-                except Exception:  # a class built from other arguments than a message
-                    named = RuntimeError(f"the compiled objective {self._name()} raised {type(cause).__name__}: {cause}")
-                raise named from cause
+                raise user_function_error(error, f"the compiled objective {self._name()}") from error.__cause__
         else:
-            result = self.function(self.labels_.copy(), scores.copy(), self.query_boundaries_.copy(), self.query_ids_)
+            result = self.function(self.labels_.copy(), scores.copy(), self.query_boundaries_.copy(), self.query_ids_.copy())
             if not (isinstance(result, tuple) and len(result) == 2):
                 raise TypeError(
                     f"the objective {self._name()} must return (gradients, hessians); it returned {type(result).__name__}."
