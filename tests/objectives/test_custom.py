@@ -87,6 +87,10 @@ def writes_nothing(labels, scores, gradients, hessians):
         (lambda y, s, b, ids: (s[:-1], np.ones(len(s) - 1)), ValueError, "returned gradients of shape"),
         (lambda y, s, b, ids: (s * np.nan, np.ones(len(s))), ValueError, "non-finite gradients"),
         (lambda y, s, b, ids: (s - y, -np.ones(len(s))), ValueError, "negative hessians"),
+        # numpy's own errors, and complex values cast to real with only numpy's warning
+        (lambda y, s, b, ids: (np.array(["a"] * len(s)), np.ones(len(s))), ValueError, "returned gradients that are not numbers"),
+        (lambda y, s, b, ids: (s - y, {}), ValueError, "returned hessians that are not numbers"),
+        (lambda y, s, b, ids: (s - y + 1j, np.ones(len(s))), ValueError, "returned complex gradients; they must be real"),
         pytest.param(  # compiles the driver for its function: with the slow tests
             writes_nothing, ValueError, "a compiled function must write every row of its query", marks=pytest.mark.slow
         ),

@@ -85,7 +85,7 @@ class CustomObjective(RankingObjective):
                     f"the objective {self._name()} must return (gradients, hessians); it returned {type(result).__name__}."
                 )
             for name, values, out in (("gradients", result[0], gradients), ("hessians", result[1], hessians)):
-                values = np.asarray(values, dtype=float)
+                values = self._numbers(name, values)
                 if values.shape != out.shape:
                     raise ValueError(
                         f"the objective {self._name()} returned {name} of shape {values.shape}; it must return one per "
@@ -101,6 +101,18 @@ class CustomObjective(RankingObjective):
                 )
         if (hessians < 0).any():
             raise ValueError(f"the objective {self._name()} gave negative hessians; they must be >= 0 (a curvature).")
+
+    def _numbers(self, name: str, values: object) -> np.ndarray:
+        """The function's ``name`` output ("gradients", "hessians") as float64; refused by
+        name when it is not real numbers (complex values would lose their imaginary part)."""
+        if np.iscomplexobj(values):
+            raise ValueError(f"the objective {self._name()} returned complex {name}; they must be real numbers.")
+        try:
+            return np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as error:
+            raise ValueError(
+                f"the objective {self._name()} returned {name} that are not numbers, one per row: {error}"
+            ) from error
 
     def _name(self) -> str:
         return getattr(self.function, "__name__", repr(self.function))
