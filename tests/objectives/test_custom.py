@@ -163,3 +163,16 @@ def test_a_function_that_writes_to_its_inputs_changes_neither_the_callers_y_nor_
 
     LambdaMART(n_estimators=3, objective=squared_error_writing_ids).fit(X, y, qid=qid)
     assert all(np.array_equal(ids, seen[0]) for ids in seen) and (seen[0] >= 0).all()
+
+
+def test_steps_that_diverge_on_tiny_hessians_name_the_objective_not_only_the_learning_rate(data):
+    """Hessians of 1e-300 make Newton steps of 1e300 at any learning rate, and the error
+    said only to lower learning_rate."""
+    X, y, qid = data
+
+    def tiny_curvature(labels, scores, query_boundaries, query_ids):
+        return scores - labels + 1.0, np.full(len(scores), 1e-300)
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(ValueError, match=r"Newton steps -G / H of the objective tiny_curvature's .*hessians near 0"):
+            LambdaMART(n_estimators=5, objective=tiny_curvature).fit(X, y, qid=qid)

@@ -825,12 +825,20 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _check_scores(self, finite: bool, iteration: int) -> None:
         """Refuse scores that diverged at ``iteration`` (0-based), with what to change."""
-        if not finite:
+        if finite:
+            return
+        objective = getattr(self, "objective", "plackett-luce")
+        if callable(objective):  # its Newton steps -G / H may be huge whatever the learning rate
             raise ValueError(
-                f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate="
-                f"{self.learning_rate} is too large for objective={getattr(self, 'objective', 'plackett-luce')!r} "
-                "on this data; lower it."
+                f"the scores diverged to inf or NaN at iteration {iteration + 1}: the Newton steps -G / H of the "
+                f"objective {getattr(objective, '__name__', type(objective).__name__)}'s gradients and hessians are "
+                f"too large (hessians near 0?); give it larger hessians, set l2_regularization, or lower learning_rate="
+                f"{self.learning_rate}."
             )
+        raise ValueError(
+            f"the scores diverged to inf or NaN at iteration {iteration + 1}: learning_rate={self.learning_rate} is "
+            f"too large for objective={objective!r} on this data; lower it."
+        )
 
     def _score_evals(self, state: BoostingState, iteration: int, elapsed: float) -> None:
         """NDCG@``eval_at`` (or ``eval_metric``) of every evaluation set into ``evals_result_``
