@@ -199,3 +199,20 @@ def test_a_metric_that_writes_to_its_inputs_changes_nothing_and_one_that_raises_
 
     LambdaMART(n_estimators=3, eval_metric=writes_ids).fit(X, y, qid=qid, eval_set=[(X_test, y_test, qid_test)])
     assert all(np.array_equal(seen, ids[0]) for seen in ids) and (ids[0] >= 0).all()
+
+
+def test_a_metric_given_wrapped_keeps_its_name_and_its_compiled_form(data):
+    """``eval_metric=CustomMetric(f)`` was wrapped again: its values were keyed
+    "CustomMetric", not ``f``'s name."""
+    X, y, qid, valid = data
+
+    @numba.njit
+    def top_grade(labels, scores):
+        return labels[np.argmax(scores)]
+
+    results = [
+        LambdaMART(n_estimators=3, eval_metric=metric, random_state=0).fit(X, y, qid=qid, eval_set=[valid]).evals_result_
+        for metric in (top_grade, CustomMetric(top_grade))
+    ]
+    assert list(results[1]["valid_0"]) == ["top_grade"]
+    assert results[1] == results[0]

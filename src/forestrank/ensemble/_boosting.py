@@ -423,7 +423,9 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
 
     def _custom_metric(self) -> CustomMetric | None:
         """``eval_metric`` wrapped for the evaluation sets, or None for NDCG@``eval_at``."""
-        return None if self.eval_metric is None else CustomMetric(self.eval_metric)
+        if self.eval_metric is None or isinstance(self.eval_metric, CustomMetric):  # one given wrapped keeps its name
+            return self.eval_metric
+        return CustomMetric(self.eval_metric)
 
     def _eval_key(self) -> str:
         """The name of the per-iteration metric in ``evals_result_``: ``ndcg@<eval_at>`` or the
