@@ -344,3 +344,18 @@ def test_igbrt_gets_its_initial_models_features_for_free_and_counts_their_cost(d
     exit_ = EarlyExit(every=1, fraction=0.5)
     model.predict(X, qid=qid, early_exit=exit_)
     assert exit_.document_costs_.min() >= model.init_cost_
+
+
+def test_an_init_whose_members_read_target_statistics_is_refused_by_name(data):
+    """Counting an init's trees went through the export's terms, which refuse a member
+    fitted with cat_target_statistics: the fit failed with the export's error, with or
+    without feature costs. Such an init is refused as one fitted so itself is: its
+    trees read columns beside the features."""
+    X, y, qid = data
+    X = X.copy()
+    X[:, 0] = np.floor(np.abs(X[:, 0]) * 3) % 4  # a column of category codes
+    member = LambdaMART(n_estimators=2, categorical_features=[0], cat_target_statistics=True, subsample=0.5)
+    init = AveragedRanker(member, n_models=2, random_state=0).fit(X, y, qid=qid)
+    for costs in (None, COSTS):
+        with pytest.raises(ValueError, match="init: this LambdaMART was fitted with cat_target_statistics=True"):
+            LambdaMART(n_estimators=2, init=init, feature_costs=costs, random_state=0).fit(X, y, qid=qid)

@@ -41,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from ._early_exit import EarlyExit
-from ._costs import FeatureCosts, check_feature_costs, features_used, model_trees, tree_costs
+from ._costs import FeatureCosts, check_feature_costs, features_used, model_trees, nested_models, tree_costs
 from .._input.categories import check_categorical_features
 from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import N_JOBS_CONSTRAINT, numba_threads
@@ -977,9 +977,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.init_ = self.init
         except NotFittedError:
             self.init_ = fitted_init(self._init_reading_codes(), X, y, query_of_row, init_weight)
-        if getattr(self.init_, "target_statistics_", None):
+        reading = [part for part in nested_models(self.init_) if getattr(part, "target_statistics_", None)]
+        if reading:
             raise ValueError(
-                f"init: this {type(self.init_).__name__} was fitted with cat_target_statistics=True, and its trees read "
+                f"init: this {type(reading[0]).__name__} was fitted with cat_target_statistics=True, and its trees read "
                 "target-statistic columns beside the features, which the boosted model's feature costs, importances "
                 "and exports count among its own features; give an init fitted with cat_target_statistics=False."
             )

@@ -21,6 +21,8 @@ and the cost of a model (Mohan's thesis, chapter 6; ``docs/costs.md``).
 Early exits at prediction time are ``_early_exit.EarlyExit``.
 """
 
+from collections.abc import Iterator
+
 import numpy as np
 
 
@@ -50,16 +52,19 @@ def features_used(trees: list) -> np.ndarray:
     return used
 
 
+def nested_models(model: object) -> Iterator[object]:
+    """``model`` and every model it predicts through, at any depth
+    (``_nested_estimators``: a BROOF's forests, an AveragedRanker's members, a boosted
+    model's ``init_``)."""
+    yield model
+    for _, part in model._nested_estimators() if hasattr(model, "_nested_estimators") else []:
+        yield from nested_models(part)
+
+
 def model_trees(model: object) -> list:
-    """Every tree whose features ``model`` computes for a document: the trees of its
-    additive terms (a BROOF's forests, an AveragedRanker's members, a boosted model's
-    own ``init_``), else its ``trees_``; none for a model of no forestrank trees."""
-    if hasattr(model, "_additive_terms"):
-        try:
-            return [term[0] for term in model._additive_terms()[0]]
-        except TypeError:  # objective='cumulative', no sum of trees; its trees_ are all it has (it takes no init)
-            pass
-    return list(getattr(model, "trees_", []))
+    """Every tree whose features ``model`` computes for a document: the ``trees_`` of
+    ``nested_models(model)``; none for a model of no forestrank trees."""
+    return [tree for part in nested_models(model) for tree in getattr(part, "trees_", [])]
 
 
 class FeatureCosts:
