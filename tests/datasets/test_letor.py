@@ -240,20 +240,36 @@ def test_a_pipe_is_read_as_its_file(tmp_path):
 
 
 def test_a_pipe_is_never_cached(tmp_path):
-    """A pipe's copy was keyed by the pipe's size and time, the same for the next pipe of
-    that descriptor number: a cache folder gave the first pipe's rows for the second's."""
+    """A pipe's copy was keyed by the pipe's size and time, which say nothing of its
+    content: no copy is kept or read for a pipe, given as the data or as its query file;
+    a missing file is not called a pipe."""
     texts = ["".join(f"{row % 3} qid:{row // 4} 1:{row / 7 + shift:.4f}\n" for row in range(40)) for shift in (0, 5)]
     for text in texts:
         read, write_end = os.pipe()
         os.write(write_end, text.encode())
         os.close(write_end)
         try:
-            with pytest.warns(UserWarning, match="is no regular file .*its parsed copy is neither read nor written"):
+            with pytest.warns(UserWarning, match="is no regular file .*the parsed copy is neither read nor written"):
                 piped = load_letor(f"/dev/fd/{read}", cache=tmp_path)
         finally:
             os.close(read)
         for got, expected in zip(piped, load_letor(write(tmp_path, text))):
             np.testing.assert_array_equal(got, expected)
+    sizes = "2\n3\n"
+    data = write(tmp_path, "1 1:0.5\n0 1:0.1\n2 1:0.3\n0 1:0.2\n1 1:0.9\n")
+    read, write_end = os.pipe()
+    os.write(write_end, sizes.encode())
+    os.close(write_end)
+    try:
+        with pytest.warns(UserWarning, match=f"/dev/fd/{read} is no regular file"):
+            load_letor(data, query_file=f"/dev/fd/{read}", cache=tmp_path)
+    finally:
+        os.close(read)
+    assert not list(tmp_path.glob("*.forestrank-cache.npz"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(FileNotFoundError):
+            load_letor(tmp_path / "missing.txt", cache=True)
 
 
 def test_a_query_file_that_is_not_utf8_or_a_folder(tmp_path):

@@ -341,10 +341,11 @@ def load_letor(
     query_file = None if query_file is None else Path(query_file)
 
     cache_file = None
-    if cache is not False and not Path(path).is_file():
+    piped = [file for file in (path, query_file) if file is not None and file.exists() and not file.is_file()]
+    if cache is not False and piped:
         warnings.warn(
-            f"{path} is no regular file (a pipe, say): its parsed copy is neither read nor written, since the copy "
-            "is recognised by the file's size and modification time, which a pipe's content does not change.",
+            f"{piped[0]} is no regular file (a pipe, say): the parsed copy is neither read nor written, since the copy "
+            "is recognised by the files' sizes and modification times, which a pipe's content does not change.",
             UserWarning,
             stacklevel=2,
         )
