@@ -1,9 +1,15 @@
-"""Errors raised inside a user's numba function (a custom objective or metric).
+"""A user's function (a custom objective or metric) in messages, and the errors raised inside it.
 
 Numba reports an exception raised in a compiled function called from one of the
 package's kernels as a ``SystemError`` naming the kernel, with the user's exception as
 its cause: the message a user reads should name their function instead.
 """
+
+
+def user_function_name(function: object) -> str:
+    """How messages name a user's ``function``: its ``__name__``, or for a callable object
+    without one (an instance of a class with ``__call__``) its class's name."""
+    return getattr(function, "__name__", type(function).__name__)
 
 
 def user_function_error(error: SystemError, described: str) -> BaseException:

@@ -40,8 +40,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict, running_client
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
+from .._numba.user_functions import user_function_name
 from ._early_exit import EarlyExit
-from ._costs import FeatureCosts, check_feature_costs, features_used, model_trees, nested_models, tree_costs
+from ._costs import FeatureCosts, check_feature_costs, nested_models, tree_costs
 from .._input.categories import check_categorical_features
 from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import N_JOBS_CONSTRAINT, numba_threads
@@ -465,8 +466,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self.best_iteration_ = stopping.best_iteration
             del self.trees_[stopping.best_iteration * self.n_outputs_ :]
         self.n_iter_ = len(self.trees_) // self.n_outputs_
-        init_trees = model_trees(self.init_)
-        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=features_used(init_trees) if init_trees else None)
+        self.tree_costs_ = tree_costs(self.trees_, costs.costs, paid=costs.paid_by_init)
         self._index_trees()
 
     def _start_boosting(
@@ -634,7 +634,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _feature_costs(self, n_features: int) -> FeatureCosts:
         """The feature costs of the fit, with the features of an IGBRT initial forest paid for."""
         costs = FeatureCosts(check_feature_costs(self.feature_costs, n_features), self.cost_penalty, n_features)
-        costs.pay_for(model_trees(self.init_))
+        costs.pay_for_init(self.init_)
         self.init_cost_ = 0.0 if costs.costs is None else float(costs.costs[costs.used].sum())
         return costs
 
@@ -833,7 +833,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         if callable(objective):  # its Newton steps -G / H may be huge whatever the learning rate
             raise ValueError(
                 f"the scores diverged to inf or NaN at iteration {iteration + 1}: the Newton steps -G / H of the "
-                f"objective {getattr(objective, '__name__', type(objective).__name__)}'s gradients and hessians are "
+                f"objective {user_function_name(objective)}'s gradients and hessians are "
                 f"too large (hessians near 0?); give it larger hessians, set l2_regularization, or lower learning_rate="
                 f"{self.learning_rate}."
             )

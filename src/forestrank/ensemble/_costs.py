@@ -87,6 +87,7 @@ class FeatureCosts:
             )
         self.costs = feature_costs
         self.used = np.zeros(n_features, dtype=bool)
+        self.paid_by_init = None
         total = 0.0 if feature_costs is None else float(feature_costs.sum())
         self.active = cost_penalty > 0 and total > 0
         self._penalty = cost_penalty * feature_costs / total if self.active else None
@@ -101,6 +102,14 @@ class FeatureCosts:
         """Mark the features ``trees`` split on as paid for."""
         if trees:
             self.used |= features_used(trees)
+
+    def pay_for_init(self, model: object) -> None:
+        """Mark the features of an initial model's trees (``model_trees``) as paid for and keep
+        them as ``paid_by_init`` (bool per feature, None when it has no forestrank trees),
+        which ``tree_costs`` leaves out of the boosted trees' costs."""
+        trees = model_trees(model)
+        self.pay_for(trees)
+        self.paid_by_init = self.used.copy() if trees else None
 
 
 def tree_costs(trees: list, feature_costs: np.ndarray | None, paid: np.ndarray | None = None) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 
-from .._numba.user_functions import user_function_error
+from .._numba.user_functions import user_function_error, user_function_name
 from ._ranking import mean_over_queries
 
 
@@ -53,7 +53,7 @@ class CustomMetric:
 
     def __init__(self, function: object) -> None:
         self.function = function
-        self.name = getattr(function, "__name__", type(function).__name__)
+        self.name = user_function_name(function)
         if self.compiled and len(inspect.signature(function.py_func).parameters) != 2:
             raise TypeError(
                 f"eval_metric {self.name} is a numba function, which must take one query's (y, scores) and return a "

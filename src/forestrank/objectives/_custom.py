@@ -20,7 +20,7 @@ import numba
 import numpy as np
 from numba.core.registry import CPUDispatcher
 
-from .._numba.user_functions import user_function_error
+from .._numba.user_functions import user_function_error, user_function_name
 from ._base import RankingObjective
 
 
@@ -115,4 +115,4 @@ class CustomObjective(RankingObjective):
             ) from error
 
     def _name(self) -> str:
-        return getattr(self.function, "__name__", repr(self.function))
+        return user_function_name(self.function)
