@@ -278,12 +278,22 @@ def test_a_query_file_that_is_not_utf8_or_a_folder(tmp_path):
     path = write(tmp_path, "1 1:0.5\n0 1:0.1\n")
     folder = tmp_path / "data.txt.query"
     folder.mkdir()
-    with pytest.raises(ValueError, match=r"data.txt has no qid: fields and no query file"):
+    with pytest.raises(ValueError, match=r"data.txt has no qid: fields and no query file .*data.txt.query is a folder"):
         load_letor(path)
     sizes = tmp_path / "sizes.txt"
     sizes.write_bytes("2\n\u00e9\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"sizes.txt: not UTF-8 text \(byte 2\); a query file holds query sizes"):
         load_letor(path, query_file=sizes)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes need POSIX")
+def test_a_query_companion_that_is_a_pipe_is_named(tmp_path):
+    """A ``<file>.query`` that is a pipe is not read unasked (its content is read once), and
+    the error said only that there was no query file."""
+    path = write(tmp_path, "1 1:0.5\n0 1:0.1\n")
+    os.mkfifo(tmp_path / "data.txt.query")
+    with pytest.raises(ValueError, match=r"data.txt.query is no regular file \(a pipe\?\): pass it as query_file="):
+        load_letor(path, cache=False)
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2"])

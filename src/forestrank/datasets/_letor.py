@@ -336,8 +336,9 @@ def load_letor(
     if sparse and np.isnan(absent):
         raise ValueError("absent=nan needs a dense X: a sparse matrix's absent entries are 0; pass sparse=False.")
     explicit_query_file = query_file is not None
-    if query_file is None and Path(str(path) + ".query").is_file():
-        query_file = Path(str(path) + ".query")
+    companion = Path(str(path) + ".query")
+    if query_file is None and companion.is_file():
+        query_file = companion
     query_file = None if query_file is None else Path(query_file)
 
     cache_file = None
@@ -361,7 +362,12 @@ def load_letor(
         raise ValueError(f"{path} has qid: fields and query_file={str(query_file)!r} was also given; pass one of them.")
     if qid is None:
         if query_file is None:
-            raise ValueError(f"{path} has no qid: fields and no query file ({path}.query or query_file=...).")
+            found = ""
+            if companion.is_dir():
+                found = f"; {companion} is a folder, not a file of query sizes"
+            elif companion.exists():  # read only when asked for: a pipe's content is read once
+                found = f"; {companion} is no regular file (a pipe?): pass it as query_file= to read it"
+            raise ValueError(f"{path} has no qid: fields and no query file ({path}.query or query_file=...){found}.")
         qid = _read_query_sizes(query_file, len(y))
 
     if cache_file is not None:
