@@ -1,6 +1,8 @@
 """Custom objectives over queries: the built-in losses through the callable interface give
 the built-in models; a compiled per-query loss equals its Python form; bad output is refused."""
 
+import warnings
+
 import numba
 import numpy as np
 import pytest
@@ -176,3 +178,32 @@ def test_steps_that_diverge_on_tiny_hessians_name_the_objective_not_only_the_lea
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=r"Newton steps -G / H of the objective tiny_curvature's .*hessians near 0"):
             LambdaMART(n_estimators=5, objective=tiny_curvature).fit(X, y, qid=qid)
+
+
+@numba.njit
+def _squared_error_without_curvature(labels, scores, gradients, hessians):
+    gradients[:] = scores - labels
+    hessians[:] = 0.0
+
+
+def test_hessians_of_zero_warn_when_the_model_can_learn_no_ranking(data):
+    """A first-order loss returning hessians of 0 took leaves of 0 without a word (every
+    score stayed 0); with l2_regularization but min_child_weight > 0 no node could split
+    (every tree one leaf: one score for all rows). It learns with both set."""
+    X, y, qid = data
+
+    def squared_error(labels, scores, query_boundaries, query_ids):
+        return scores - labels, np.zeros(len(scores))
+
+    for function in (squared_error, _squared_error_without_curvature):
+        name = function.__name__
+        with pytest.warns(UserWarning, match=rf"objective {name} returned hessians of 0 for every row: with l2_reg"):
+            model = LambdaMART(n_estimators=3, objective=function).fit(X, y, qid=qid)
+        assert not model.predict(X).any()
+        with pytest.warns(UserWarning, match=r"with min_child_weight=0.001 no leaf has the hessian sum a split needs"):
+            model = LambdaMART(n_estimators=3, objective=function, l2_regularization=1e4).fit(X, y, qid=qid)
+        assert len(np.unique(model.predict(X))) == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            learned = LambdaMART(n_estimators=5, objective=function, l2_regularization=100, min_child_weight=0)
+            assert len(np.unique(learned.fit(X, y, qid=qid).predict(X))) > 1

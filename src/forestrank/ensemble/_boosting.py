@@ -25,6 +25,7 @@ thread count for the objective kernels, and joblib threads over rows at predicti
 import inspect
 import math
 import time
+import warnings
 from abc import ABCMeta, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from ._costs import FeatureCosts, check_feature_costs, nested_models, tree_costs
 from .._input.categories import check_categorical_features
 from .._input.features import by_position, check_inner_columns, check_interaction_cst, check_monotonic_cst
 from ..parallel._local import N_JOBS_CONSTRAINT, numba_threads
-from .._input.queries import boundaries_of_grouped, group_queries
+from .._input.queries import boundaries_of_grouped, group_queries, stacklevel_outside_package
 from .._tree import _criteria, _frontier, _rng, _scans
 from .._tree._pairwise import BAYESIAN_MATRIX_REG, MAX_DEPTH as MAX_PAIRWISE_DEPTH, grow_pairwise_tree, pairwise_leaf_values
 from .._tree._symmetric import MAX_DEPTH as MAX_SYMMETRIC_DEPTH, SymmetricTreeMemory, grow_symmetric_tree
@@ -343,12 +344,40 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 learned = None if state.bias is None else state.bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], done - 1, learned):
                     break
+        self._warn_if_no_curvature(state)
         self._end_boosting(stopping, costs, state.bias)
         cut = stopping is not None and stopping.best_iteration < done  # the kept model's training scores
         self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
         return self
 
     # --- the steps of a boosting fit ----------------------------------------------------
+
+    def _warn_if_no_curvature(self, state: BoostingState) -> None:
+        """Warn when a custom objective's hessians at the last iteration are 0 for every row
+        and its gradients are not, and the fit could learn no ranking from them: without
+        ``l2_regularization`` every leaf's Newton step ``-G / (H + l2)`` is 0, and while
+        ``min_child_weight`` bounds the hessian sum of a leaf (not under
+        ``split_gain="squared"``) no node splits, so each tree shifts every score alike."""
+        objective = getattr(self, "objective", None)
+        if not callable(objective) or state.hessians.any() or not state.gradients.any():
+            return
+        reasons = []
+        if self._regulariser("l2_regularization") == 0.0:
+            reasons.append("with l2_regularization=0 each leaf's Newton step -G / (H + l2_regularization) is 0")
+        if self.min_child_weight > 0 and self.split_gain != "squared":
+            reasons.append(
+                f"with min_child_weight={self.min_child_weight} no leaf has the hessian sum a split needs, so each tree "
+                "is one leaf, which shifts every score alike"
+            )
+        if not reasons:
+            return
+        warnings.warn(
+            f"the objective {user_function_name(objective)} returned hessians of 0 for every row: {'; and '.join(reasons)}"
+            ". The model learned no ranking from its gradients. Return a curvature (a constant such as 1 takes "
+            "gradient steps), or set l2_regularization > 0 and min_child_weight=0.",
+            UserWarning,
+            stacklevel=stacklevel_outside_package(),
+        )
 
     def _regulariser(self, name: str) -> float:
         """``l2_regularization`` or ``random_strength``, ``"auto"`` resolved (``_AUTO``)."""
