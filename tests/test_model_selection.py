@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, ShuffleSplit
 
 from forestrank import LambdaMART, QueryKFold, QueryShuffleSplit, RFPointRanker, make_ranking, ndcg_score, ndcg_scorer
 
@@ -90,6 +90,19 @@ def test_shuffle_split_sizes_count_queries():
     for n_splits in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="n_splits must be an integer >= 1"):
             QueryShuffleSplit(n_splits=n_splits)
+
+
+def test_shuffle_split_takes_train_size_with_test_size():
+    """With both sizes given, the training rows were every query outside the test set:
+    train_size was ignored. Each split's queries are ShuffleSplit's of the queries."""
+    qid = np.repeat(np.arange(10) * 3 + 1, 4)
+    X = np.zeros((len(qid), 1))
+    splitter = QueryShuffleSplit(n_splits=3, train_size=0.3, test_size=0.2, random_state=0)
+    reference = ShuffleSplit(n_splits=3, train_size=0.3, test_size=0.2, random_state=0).split(np.zeros((10, 1)))
+    ids = np.unique(qid)
+    for (train, test), (train_queries, test_queries) in zip(splitter.split(X, qid=qid), reference):
+        assert set(qid[train]) == set(ids[train_queries]) and len(train) == 3 * 4
+        assert set(qid[test]) == set(ids[test_queries]) and len(test) == 2 * 4
 
 
 @pytest.mark.parametrize(

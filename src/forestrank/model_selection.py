@@ -41,7 +41,8 @@ class _QuerySplitter(BaseCrossValidator):
     def split(
         self, X: object, y: object = None, groups: object = None, qid: object = None
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Generate ``(train_rows, test_rows)`` index pairs; every query lies wholly on one side.
+        """Generate ``(train_rows, test_rows)`` index pairs; every query lies wholly on one side
+        (or on neither, where ``train_size`` and ``test_size`` leave it out).
 
         Parameters
         ----------
@@ -59,9 +60,9 @@ class _QuerySplitter(BaseCrossValidator):
         query_groups = self._groups(X, groups, qid)
         query_index = query_groups.query_index()
         n_queries = query_groups.n_queries
-        for _, test_queries in self._query_splitter(n_queries).split(np.zeros((n_queries, 1))):
-            in_test = np.isin(query_index, test_queries)
-            yield np.flatnonzero(~in_test), np.flatnonzero(in_test)
+        for train_queries, test_queries in self._query_splitter(n_queries).split(np.zeros((n_queries, 1))):
+            # both sides from the inner splitter: ShuffleSplit's train_size may leave queries out of both
+            yield np.flatnonzero(np.isin(query_index, train_queries)), np.flatnonzero(np.isin(query_index, test_queries))
 
     def get_n_splits(self, X: object = None, y: object = None, groups: object = None, qid: object = None) -> int:
         """Number of splits."""
