@@ -77,6 +77,21 @@ def test_bad_arguments_are_refused_by_name(populations, arguments, match):
         select_similar(call.pop("X_source"), call.pop("X_target"), **call)
 
 
+def test_frames_of_the_same_columns_in_another_order_are_refused(populations):
+    """Two frames of the same columns in another order were read by position: the
+    classifier told the populations apart by features that were not the same."""
+    pandas = pytest.importorskip("pandas")
+    source, target, _ = populations
+    columns = ["a", "b", "c", "d"]
+    X_source, X_target = pandas.DataFrame(source, columns=columns), pandas.DataFrame(target, columns=columns)
+    with pytest.raises(ValueError, match=r"X_source has the columns \['a', 'b', 'c', 'd'\] and X_target \['d', 'c', 'b', 'a'\]"):
+        select_similar(X_source, X_target[columns[::-1]])
+    rows, probabilities = select_similar(X_source, X_target, classifier=LogisticRegression())
+    expected = select_similar(source, target, classifier=LogisticRegression())
+    np.testing.assert_array_equal(rows, expected[0])
+    np.testing.assert_array_equal(probabilities, expected[1])
+
+
 @pytest.fixture(scope="module")
 def ranking():
     X, y, qid = make_ranking(n_queries=120, docs_per_query=15, n_features=6, random_state=1)

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.utils import check_array
+from sklearn.utils.validation import _get_feature_names
 
 from .._input.queries import check_qid
 from ..ensemble._base import fit_takes
@@ -35,7 +36,8 @@ def select_similar(
     X_source : array-like of shape (n_source, n_features)
         The large set's rows, dense (NaN for a missing value).
     X_target : array-like of shape (n_target, n_features)
-        The small set's rows, the same features.
+        The small set's rows, the same features (read by position: two DataFrames must
+        have the same columns in the same order).
     classifier : scikit-learn classifier or None, default=None
         Any classifier with ``predict_proba`` and ``sample_weight`` in ``fit``; None:
         ``sklearn.ensemble.HistGradientBoostingClassifier(random_state=random_state)``
@@ -55,6 +57,12 @@ def select_similar(
     probabilities : float64 ndarray of shape (n_source,)
         ``P(target | x)`` of those rows, in the same order (non-increasing).
     """
+    source_names, target_names = _get_feature_names(X_source), _get_feature_names(X_target)
+    if source_names is not None and target_names is not None and list(source_names) != list(target_names):
+        raise ValueError(
+            f"X_source has the columns {list(source_names)} and X_target {list(target_names)}: the classifier reads "
+            "them by position, so give X_target X_source's columns in the same order."
+        )
     source = check_array(X_source, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X_source")
     target = check_array(X_target, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X_target")
     if source.shape[1] != target.shape[1]:
