@@ -68,6 +68,8 @@ def test_each_source_row_is_scored_by_a_classifier_that_did_not_see_it(populatio
         (dict(classifier=make_pipeline(LogisticRegression())), "classifier must take sample_weight in fit .* Pipeline.fit refused it"),
         (dict(qid_source=np.repeat(np.arange(3), 200)), "qid_source has 3 queries"),
         (dict(X_source=np.full((600, 4), np.inf)), "X_source"),
+        # check_qid's message called it qid, which select_similar does not take
+        (dict(qid_source=np.arange(599)), "qid_source has 599 entries but X_source has 600 rows"),
     ],
 )
 def test_bad_arguments_are_refused_by_name(populations, arguments, match):

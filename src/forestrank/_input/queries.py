@@ -122,8 +122,8 @@ def boundaries_of_grouped(query_of_row: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.cumsum(sizes))).astype(INDEX_DTYPE)
 
 
-def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
-    """Validate a query-id vector and return it as a 1-D ndarray.
+def check_qid(qid: object, n_samples: int, *, against: str = "X", name: str = "qid") -> np.ndarray:
+    """Validate a query-id vector and return it as a 1-D ndarray; errors call it ``name``.
 
     Raises
     ------
@@ -138,26 +138,26 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X") -> np.ndarray:
         # numpy turns ["a", 1] into ["a", "1"], silently merging query 1 with query "1".
         text_type = str if array.dtype.kind == "U" else bytes
         if not all(isinstance(value, text_type) for value in qid):
-            raise TypeError("qid mixes strings with other types; use one type for all query ids.")
+            raise TypeError(f"{name} mixes strings with other types; use one type for all query ids.")
     qid = array
     if qid.ndim != 1:
-        raise ValueError(f"qid must be a 1-D array with one query id per row; got shape {qid.shape}.")
+        raise ValueError(f"{name} must be a 1-D array with one query id per row; got shape {qid.shape}.")
     if len(qid) != n_samples:
         raise ValueError(
-            f"qid has {len(qid)} entries but {against} has {n_samples} rows; "
+            f"{name} has {len(qid)} entries but {against} has {n_samples} rows; "
             "pass one query id per row."
         )
     if qid.dtype.kind in "fc" and np.isnan(qid).any():
-        raise ValueError("qid contains NaN; every row needs a query id.")
+        raise ValueError(f"{name} contains NaN; every row needs a query id.")
     if qid.dtype.kind in "mM" and np.isnat(qid).any():
         raise ValueError(
-            f"qid contains NaT (a missing value, at row {int(np.flatnonzero(np.isnat(qid))[0])}); every row needs a query id."
+            f"{name} contains NaT (a missing value, at row {int(np.flatnonzero(np.isnat(qid))[0])}); every row needs a query id."
         )
     if qid.dtype.kind == "O":
         missing = next((row for row, value in enumerate(qid) if _is_missing(value)), None)
         if missing is not None:
             raise ValueError(
-                f"qid contains a missing value ({qid[missing]!r} at row {missing}); every row needs a query id."
+                f"{name} contains a missing value ({qid[missing]!r} at row {missing}); every row needs a query id."
             )
     return qid
 

@@ -84,7 +84,7 @@ def select_similar(
     if qid_source is None:
         folds = KFold(n_splits, shuffle=True, random_state=random_state).split(source)
     else:
-        groups = check_qid(qid_source, n_source, against="X_source")
+        groups = check_qid(qid_source, n_source, against="X_source", name="qid_source")
         if len(np.unique(groups)) < n_splits:
             raise ValueError(f"qid_source has {len(np.unique(groups))} queries; n_splits={n_splits} needs at least as many.")
         folds = GroupKFold(n_splits).split(source, groups=groups)
