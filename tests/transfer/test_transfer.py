@@ -124,6 +124,21 @@ def test_grid_search_tunes_the_kind_in_a_pipeline_with_the_source_model_fitted(r
     assert clone(ModelFeatures(model)).model is model
 
 
+def test_the_models_own_parameters_are_not_set_through_it(ranking):
+    """A search over ``modelfeatures__model__learning_rate`` set it on the caller's fitted
+    model, which was never refitted: every candidate scored alike, and the caller's model
+    then reported a learning rate its trees were not fitted with."""
+    X, y, qid, model = ranking
+    pipeline = make_pipeline(ModelFeatures(model), LambdaMART(n_estimators=5, random_state=0))
+    assert not any(key.startswith("modelfeatures__model__") for key in pipeline.get_params())
+    search = GridSearchCV(pipeline, {"modelfeatures__model__learning_rate": [0.5, 0.9]}, cv=GroupKFold(3), error_score="raise")
+    with pytest.raises(ValueError, match=r"uses its model as fitted, so the model's parameters cannot be set through it \(model__learning_rate\)"):
+        search.fit(X, y, groups=qid)
+    assert model.learning_rate == 0.1
+    other = clone(model).set_params(n_estimators=3).fit(X, y, qid=qid)
+    assert ModelFeatures(model).set_params(model=other, kind="P").model is other
+
+
 def test_a_clone_keeps_the_output_container(ranking):
     """The clone dropped ``set_output``: a pipeline's search got arrays where the direct fit
     got frames (and a column selector by name failed under ``cross_validate``)."""

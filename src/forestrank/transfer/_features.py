@@ -22,7 +22,8 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
     """Append a fitted model's predictions to the features (Mohan's thesis, §5.3, Table 5.2).
 
     The model is trained beforehand on the large source set and is not refitted (nor
-    cloned unfitted: a clone shares it, so ``GridSearchCV`` can tune ``kind``):
+    cloned unfitted: a clone shares it, so ``GridSearchCV`` can tune ``kind`` and
+    ``model``, a list of fitted models, but not the model's own parameters):
     ``fit`` only checks it and records the input width, ``transform`` returns ``X``
     with the model's outputs as extra columns, so that a ranker fitted after it in a
     Pipeline learns from the target's own features and from what the source model
@@ -78,6 +79,26 @@ class ModelFeatures(TransformerMixin, BaseEstimator):
         if hasattr(self, "_sklearn_output_config"):
             twin._sklearn_output_config = copy.deepcopy(self._sklearn_output_config)
         return twin
+
+    def get_params(self, deep: bool = True) -> dict:
+        """``model`` and ``kind``, not the model's own parameters (as scikit-learn's
+        ``FrozenEstimator`` lists none of its estimator's): the model is used as fitted, so
+        they are not this transformer's to tune."""
+        return {"model": self.model, "kind": self.kind}
+
+    def set_params(self, **params: object) -> "ModelFeatures":
+        """Set ``model`` or ``kind``; the model's own parameters (``model__<name>``) are
+        refused, since fitting ModelFeatures does not refit the model: a search over them
+        would score one model under every value, and leave the caller's model describing
+        trees it was not fitted with."""
+        nested = sorted(key for key in params if "__" in key)
+        if nested:
+            raise ValueError(
+                f"ModelFeatures uses its model as fitted, so the model's parameters cannot be set through it "
+                f"({', '.join(nested)}): fitting ModelFeatures does not refit the model. Fit the source models you want "
+                "to compare yourself and search over model=[...] instead."
+            )
+        return super().set_params(**params)
 
     def fit(self, X: object, y: object = None, **fit_params: object) -> "ModelFeatures":
         """Check the model (fitted, with what ``kind`` needs) and the width of ``X``.
