@@ -153,6 +153,27 @@ def test_a_partitioned_warm_start_that_ends_inside_a_cost_wave_is_the_single_fit
         np.testing.assert_array_equal(warm.tree_costs_, one.tree_costs_)
 
 
+def test_a_partitioned_warm_start_makes_the_in_memory_checks(cluster_data, dask_client):
+    """A warm start on Dask collections skipped the checks an in-memory one makes: trees
+    whose leaves were scored on another scale, or grown without the fitted forest's
+    monotone constraints, were added to it silently."""
+    X, y, qid = cluster_data
+    dX, dy, dq = _as_dask(X, y, qid, 1500)
+    kw = dict(n_estimators=2, max_depth=2, query_subsample=0.1, random_state=0)
+    scales = r"warm_start=True adds trees to a forest whose leaves were scored with .* 'exp'\), not .* 'linear'\)"
+    model = RFPointRanker(relevance_weights="exp", **kw).fit(dX, dy, qid=dq)
+    model.set_params(warm_start=True, n_estimators=4, relevance_weights="linear")
+    with pytest.raises(ValueError, match=scales):
+        model.fit(dX, dy, qid=dq)
+    with pytest.raises(ValueError, match=scales):  # a Dask-fitted forest continued in memory
+        model.fit(X, y, qid=qid)
+    constrained = RFPointRanker(criterion="variance", leaf_score="mean", monotonic_cst=[1] + [0] * 19, **kw).fit(X, y, qid=qid)
+    constrained.set_params(warm_start=True, n_estimators=4, monotonic_cst=None)
+    with pytest.raises(ValueError, match="warm_start=True adds trees to a forest grown under other monotonic_cst"):
+        constrained.fit(dX, dy, qid=dq)
+    assert len(model.trees_) == len(constrained.trees_) == 2
+
+
 def test_partitioned_fit_edge_cases(cluster_data, dask_client):
     X, y, qid = cluster_data
     dX, dy, dq = _as_dask(X, y, qid, 1500)

@@ -172,21 +172,6 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self.__dict__.pop("tree_partitions_", None)
 
         previous = self._warm_start_trees()
-        scoring = [getattr(self, "leaf_score", None), getattr(self, "relevance_weights", None)]
-        if previous and scoring != getattr(self, "_fitted_scoring", scoring):
-            raise ValueError(
-                f"warm_start=True adds trees to a forest whose leaves were scored with (leaf_score, relevance_weights) "
-                f"= {tuple(self._fitted_scoring)}, not {tuple(scoring)}; the forest would average leaves on two scales. "
-                "Fit a new forest (warm_start=False)."
-            )
-        self._fitted_scoring = scoring
-        constraints = [None if c is None else c.tolist() for c in (self._monotonic, self._interactions)]
-        if previous and constraints != getattr(self, "_fitted_constraints", [None, None]):
-            raise ValueError(
-                "warm_start=True adds trees to a forest grown under other monotonic_cst or interaction_cst; the forest "
-                "would mix constrained and unconstrained trees. Fit a new forest (warm_start=False)."
-            )
-        self._fitted_constraints = constraints
         if not previous:
             self._entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
@@ -221,10 +206,14 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         return [(tree, 1.0 / len(self.trees_), 0) for tree in self.trees_], np.zeros(1), None
 
     def _warm_start_trees(self) -> list:
-        """The trees this fit continues: the fitted ones under ``warm_start``, else none.
+        """The trees this fit continues: the fitted ones under ``warm_start``, else none;
+        in memory and on Dask alike.
 
-        As scikit-learn's forests, a warm start with no more trees to grow warns and
-        returns the forest as it is.
+        A warm start is refused when the new trees would score leaves on another scale
+        (``leaf_score``, ``relevance_weights``) or grow under other constraints
+        (``self._monotonic`` and ``self._interactions``, set before the call) than the
+        fitted ones. As scikit-learn's forests, a warm start with no more trees to grow
+        warns and returns the forest as it is.
         """
         previous = getattr(self, "trees_", []) if self.warm_start else []
         if previous and self.n_estimators < len(previous):
@@ -232,6 +221,20 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 f"n_estimators={self.n_estimators} must be >= the {len(previous)} trees already fitted "
                 "when warm_start=True."
             )
+        scoring = [getattr(self, "leaf_score", None), getattr(self, "relevance_weights", None)]
+        if previous and scoring != getattr(self, "_fitted_scoring", scoring):
+            raise ValueError(
+                f"warm_start=True adds trees to a forest whose leaves were scored with (leaf_score, relevance_weights) "
+                f"= {tuple(self._fitted_scoring)}, not {tuple(scoring)}; the forest would average leaves on two scales. "
+                "Fit a new forest (warm_start=False)."
+            )
+        constraints = [None if c is None else c.tolist() for c in (self._monotonic, self._interactions)]
+        if previous and constraints != getattr(self, "_fitted_constraints", [None, None]):
+            raise ValueError(
+                "warm_start=True adds trees to a forest grown under other monotonic_cst or interaction_cst; the forest "
+                "would mix constrained and unconstrained trees. Fit a new forest (warm_start=False)."
+            )
+        self._fitted_scoring, self._fitted_constraints = scoring, constraints
         if previous and self.n_estimators == len(previous):
             warnings.warn(
                 f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
