@@ -19,6 +19,7 @@ from ._input.features import dense_column
 from .ensemble._base import BaseRanker, fit_atomically
 from .metrics._conventions import resolve_convention
 from .metrics._ranking import evaluate_grouped
+from .parallel._cluster import is_dask_collection, map_predict
 
 
 class DummyRanker(BaseRanker):
@@ -117,7 +118,11 @@ class DummyRanker(BaseRanker):
         Returns
         -------
         ndarray of shape (n_samples,), float64
+            For a Dask collection, mapped over its partitions (lazy,
+            ``parallel._cluster.map_predict``).
         """
+        if is_dask_collection(X):
+            return map_predict(self, X)
         X = self._validate_prediction_data(X)
         if self.feature_ is None:  # the fitted strategy, not the parameter: set_params after fit changes nothing
             return np.zeros(X.shape[0])

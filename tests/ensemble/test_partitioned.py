@@ -124,6 +124,28 @@ def test_broof_refuses_dask_collections_in_fit_and_models_map_predict_over_parti
         np.testing.assert_array_equal(model.predict(dX).compute(), model.predict(X))
 
 
+def test_averaged_and_dummy_rankers_map_predict_over_partitions(cluster_data, dask_client):
+    """AveragedRanker and DummyRanker gathered every row of a Dask collection on the client
+    and returned a NumPy array; as every forestrank estimator's (docs/cluster.md), their
+    predict is lazy, a Dask array for an array and a Series with X's index for a frame."""
+    import dask.array
+    import dask.dataframe
+
+    from forestrank import AveragedRanker, DummyRanker, LambdaMART
+
+    X, y, qid = cluster_data
+    dX = _as_dask(X, y, qid, 1500)[0]
+    frame = dask.dataframe.from_array(dX)
+    averaged = AveragedRanker(LambdaMART(n_estimators=2, subsample=0.5), n_models=2, random_state=0)
+    for model in (averaged.fit(X, y, qid=qid), DummyRanker(strategy="best_feature").fit(X, y, qid=qid)):
+        scores = model.predict(dX)
+        assert isinstance(scores, dask.array.Array)
+        np.testing.assert_array_equal(scores.compute(), model.predict(X))
+        by_frame = model.predict(frame)
+        assert isinstance(by_frame, dask.dataframe.Series)
+        np.testing.assert_array_equal(by_frame.compute().to_numpy(), model.predict(X))
+
+
 def test_cost_aware_waves_on_the_cluster_are_the_local_forest(cluster_data, dask_client):
     X, y, qid = cluster_data
     costs = np.arange(1.0, X.shape[1] + 1)

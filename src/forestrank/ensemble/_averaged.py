@@ -20,6 +20,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
+from ..parallel._cluster import is_dask_collection, map_predict
 from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
 from ._base import BaseRanker, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
 from ._sampling import seed_entropy
@@ -164,7 +165,10 @@ class AveragedRanker(BaseRanker):
             )
 
     def predict(self, X: object) -> np.ndarray:
-        """The mean of the members' predictions, shape (n_samples,), float64."""
+        """The mean of the members' predictions, shape (n_samples,), float64; for a Dask
+        collection, mapped over its partitions (lazy, ``parallel._cluster.map_predict``)."""
+        if is_dask_collection(X):
+            return map_predict(self, X)
         with self._members_reading(X):
             return np.mean([member.predict(X) for member in self.estimators_], axis=0)
 
