@@ -721,11 +721,12 @@ class RFPointRanker(BaseForestRanker):
         and leaves that score the mean label (``leaf_score="mean"`` or
         ``relevance_weights="linear"``), the regression forest whose split values
         are its leaf values; each tree is monotone, so their mean is
-        (``docs/forests.md``, "Monotone constraints").
+        (``docs/forests.md``, "Monotone constraints"). Not on Dask collections.
     interaction_cst : {"pairwise", "no_interactions"}, list of lists of int or None, default=None
         Interaction constraints (scikit-learn's ``interaction_cst``): a branch of a
         tree splits only on features of one group, the features in no group forming
-        one more group; ``"no_interactions"`` grows additive trees.
+        one more group; ``"no_interactions"`` grows additive trees. Not on Dask
+        collections.
     feature_costs : array-like of shape (n_features,), default=None
         What each feature costs to compute when the model serves (finite, >= 0);
         None: every feature is free. See ``cost_penalty``.
