@@ -54,6 +54,11 @@ def test_plot_metric_draws_each_sets_curve_and_the_best_iteration(data):
     assert held_out.lines[0].get_label() == "validation"
     with pytest.raises(ValueError, match=r"eval_names \['test'\] are not in evals_result_"):
         plot_metric(model, eval_names=["test"])
+    # One name was split into its letters ("eval_names ['v', 'a', ...] are not in evals_result_").
+    assert [line.get_label() for line in plot_metric(model, eval_names="valid_0").lines][0] == "valid_0"
+    # A forest records no metric; the advice to fit it with eval_set could not be followed.
+    with pytest.raises(ValueError, match=r"RFPointRanker records no metric per iteration: plot_metric draws a boosted"):
+        plot_metric(RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid))
 
 
 def test_plot_importance_draws_the_largest_importances_on_top(data):

@@ -22,8 +22,8 @@ def plot_metric(
         ``verbose`` to record one.
     metric : str or None, default=None
         The metric to draw (``"ndcg@10"``); None: the only one recorded.
-    eval_names : sequence of str or None, default=None
-        The sets to draw (``"valid_0"``, ``"validation"``, ``"train"``); None: all.
+    eval_names : str, sequence of str or None, default=None
+        The set or sets to draw (``"valid_0"``, ``"validation"``, ``"train"``); None: all.
     ax : matplotlib Axes or None, default=None
         Where to draw; None: a new figure.
     title, xlabel, ylabel : str or None
@@ -41,13 +41,18 @@ def plot_metric(
         results, best = model, None
     else:
         check_is_fitted(model)
-        results, best = getattr(model, "evals_result_", {}), getattr(model, "best_iteration_", None)
+        if not hasattr(model, "evals_result_"):
+            raise ValueError(
+                f"{type(model).__name__} records no metric per iteration: plot_metric draws a boosted model's "
+                "(LambdaMART's or PLRank's) evals_result_, or such a dict."
+            )
+        results, best = model.evals_result_, getattr(model, "best_iteration_", None)
     if not results:
         raise ValueError(
             "the model recorded no metric: fit it with eval_set, n_iter_no_change (which holds out validation_fraction "
             "without one) or verbose to fill evals_result_."
         )
-    names = list(results) if eval_names is None else list(eval_names)
+    names = list(results) if eval_names is None else [eval_names] if isinstance(eval_names, str) else list(eval_names)
     unknown = [name for name in names if name not in results]
     if unknown:
         raise ValueError(f"eval_names {unknown} are not in evals_result_, which holds {list(results)}.")
