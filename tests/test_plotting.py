@@ -73,6 +73,9 @@ def test_plot_importance_draws_the_largest_importances_on_top(data):
     assert labels == [names[index] for index in np.argsort(model.feature_importances_, kind="stable")[::-1][:3][::-1]]
     with pytest.raises(ValueError, match="feature_names has 2 names; the model has 6 features"):
         plot_importance(model, feature_names=["a", "b"])
+    for count in (2.5, True, 0):  # 2.5 failed inside numpy's slicing
+        with pytest.raises(ValueError, match=rf"max_num_features must be an integer >= 1 or None; got {count}"):
+            plot_importance(model, max_num_features=count)
     # A model without a split: the error's advice, ignore_zero=False, drew an axis of zero width with matplotlib's warning.
     import warnings
 

@@ -1,6 +1,7 @@
 """Feature importances as horizontal bars (LightGBM's ``plot_importance``)."""
 
 from collections.abc import Sequence
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
@@ -45,8 +46,8 @@ def plot_importance(
     if ignore_zero:
         order = order[importances[order] > 0]
     if max_num_features is not None:
-        if max_num_features < 1:
-            raise ValueError(f"max_num_features must be >= 1 or None; got {max_num_features}.")
+        if isinstance(max_num_features, bool) or not isinstance(max_num_features, Integral) or max_num_features < 1:
+            raise ValueError(f"max_num_features must be an integer >= 1 or None; got {max_num_features!r}.")
         order = order[:max_num_features]
     if not len(order):
         raise ValueError("no feature has a positive importance: the model made no split (ignore_zero=False draws them).")
