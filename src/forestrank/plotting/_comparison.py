@@ -1,6 +1,8 @@
 """Per-query NDCG of two models against each other, with the paired tests that
 ``forestrank compare`` prints (scikit-learn's ``Display`` objects)."""
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..metrics import describe_metric, ndcg_score
@@ -60,6 +62,8 @@ class QueryComparisonDisplay:
         -------
         QueryComparisonDisplay
         """
+        if isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 2:
+            raise ValueError(f"names must be the two systems' names, (name_a, name_b); got {names!r}.")
         per_query = [ndcg_score(y_true, scores, qid, k, per_query=True, **conventions) for scores in (scores_a, scores_b)]
         metric_name = describe_metric("ndcg", k, **conventions)
         return cls(*per_query, name_a=names[0], name_b=names[1], metric_name=metric_name).plot(ax=ax)
