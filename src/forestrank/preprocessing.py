@@ -169,7 +169,7 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         try:
             return validate_data(self, X, reset=reset, dtype=FLOAT_DTYPE, ensure_all_finite="allow-nan")
         except ValueError as error:
-            hint = conversion_hint(error, X, splits_categories=False)
+            hint = conversion_hint(error, X, split_on_categories=None)
             if hint is None:
                 raise
             raise ValueError(f"{error}: {hint}.") from error

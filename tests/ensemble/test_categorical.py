@@ -583,6 +583,18 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     assert "categor" not in str(caught.value)
 
 
+def test_broofs_advice_for_a_category_column_names_its_forests_parameter():
+    """BROOF was told to pass categorical_features, which it does not take (its forest does)."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(rng.choice(["red", "blue"], 40))})
+    y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
+    advice = r"'colour' of X hold categories: give its forest categorical_features='from_dtype' or their names \(forest="
+    with pytest.raises(ValueError, match=advice):
+        BROOF(n_estimators=2, n_trees=2).fit(frame, y, qid=qid)
+    forest = RFPointRanker(criterion="variance", categorical_features="from_dtype")
+    assert BROOF(n_estimators=2, n_trees=2, forest=forest).fit(frame, y, qid=qid).is_categorical_.tolist() == [False, True]
+
+
 @pytest.mark.parametrize(
     "fit", [lambda X, y, qid: DummyRanker().fit(X, y, qid=qid), lambda X, y, qid: QueryScaler().fit(X, qid=qid)]
 )

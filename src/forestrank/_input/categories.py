@@ -45,19 +45,23 @@ def _dtypes(X: object) -> list:
     return list(X.dtypes)
 
 
-def conversion_hint(error: ValueError, X: object, splits_categories: bool = True) -> str | None:
+SPLIT_ON_CATEGORIES = "pass categorical_features='from_dtype' or their names"
+
+
+def conversion_hint(error: ValueError, X: object, split_on_categories: str | None = SPLIT_ON_CATEGORIES) -> str | None:
     """:func:`category_columns_hint` for scikit-learn's ``error`` converting ``X`` to
     numbers (a text value: its message names no column); None for another error, which
     names its own cause."""
-    return category_columns_hint(X, splits_categories) if "convert" in str(error) else None
+    return category_columns_hint(X, split_on_categories) if "convert" in str(error) else None
 
 
-def category_columns_hint(X: object, splits_categories: bool = True) -> str | None:
+def category_columns_hint(X: object, split_on_categories: str | None = SPLIT_ON_CATEGORIES) -> str | None:
     """For an error converting ``X`` to numbers: which of a DataFrame's columns hold
     categories (pandas ``category``; polars ``Categorical`` or ``Enum``) or text (pandas
     ``str``, ``string`` or ``object``; polars ``String``), and how to split on them as
-    categories, or, for an estimator that takes numbers only (``splits_categories``
-    False), to encode them; None when ``X`` is no DataFrame or has no such column."""
+    categories (``split_on_categories``, the estimator's advice: which parameter to set),
+    or, for an estimator that takes numbers only (None), to encode them; None when ``X``
+    is no DataFrame or has no such column."""
     if not (is_frame(X) or is_polars_frame(X)):
         return None
     dtypes = list(zip(map(str, X.columns), _dtypes(X)))
@@ -66,14 +70,14 @@ def category_columns_hint(X: object, splits_categories: bool = True) -> str | No
         name for name, dtype in dtypes
         if getattr(dtype, "name", None) in ("object", "str", "string") or type(dtype).__name__ == "String"
     ]  # fmt: skip
-    if not splits_categories:
+    if split_on_categories is None:
         named = categories + text
         return f"column(s) {', '.join(map(repr, named))} of X hold categories or text: encode them as numbers" if named else None
     hints = []
     if categories:
         hints.append(
-            f"column(s) {', '.join(map(repr, categories))} of X hold categories: pass categorical_features='from_dtype' "
-            "or their names to split on them as categories"
+            f"column(s) {', '.join(map(repr, categories))} of X hold categories: {split_on_categories} to split on "
+            "them as categories"
         )
     if text:
         hints.append(

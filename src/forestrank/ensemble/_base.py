@@ -31,6 +31,7 @@ from ..parallel._cluster import is_dask_collection
 from .._numba.dtypes import NODE_DTYPE
 from ._early_exit import EarlyExit
 from .._input.categories import (
+    SPLIT_ON_CATEGORIES,
     conversion_hint,
     check_categorical_features,
     check_category_codes,
@@ -338,6 +339,11 @@ class BaseRanker(BaseEstimator):
             check_is_fitted(self)
         return self._check_X(X, reset=False)
 
+    def _split_on_categories(self) -> str | None:
+        """How this estimator is told to split on a frame's category columns, for the error
+        converting them to numbers; None where it takes numbers only."""
+        return SPLIT_ON_CATEGORIES if hasattr(self, "categorical_features") else None
+
     def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
         """``check_features``, with categorical features where the estimator takes them
         (``_input/categories.py``): in fit (``reset``) ``categorical_features`` resolved to
@@ -371,7 +377,7 @@ class BaseRanker(BaseEstimator):
                 validate_data(self, X, skip_check_array=True, reset=False)
             encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         except ValueError as error:
-            hint = conversion_hint(error, X, splits_categories=hasattr(self, "categorical_features"))
+            hint = conversion_hint(error, X, self._split_on_categories())
             if hint is None:
                 raise
             raise ValueError(f"{error}: {hint}.") from error

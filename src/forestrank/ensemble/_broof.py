@@ -441,6 +441,13 @@ class BROOF(BaseRanker):
         forest would (``BaseRanker._check_X``)."""
         return getattr(default_forest() if self.forest is None else self.forest, "categorical_features", None)
 
+    def _split_on_categories(self) -> str:
+        """BROOF takes its forest's ``categorical_features`` (``BaseRanker._split_on_categories``)."""
+        return (
+            "give its forest categorical_features='from_dtype' or their names "
+            "(forest=RFPointRanker(criterion='variance', categorical_features='from_dtype'))"
+        )
+
     def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned, paid):
         """Grow round ``round_index``'s forest on the shared binned matrix, the features
         ``paid`` (bool per feature, or None) free of cost."""
