@@ -11,6 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from forestrank import BROOF, AveragedRanker, DummyRanker, LambdaMART, QueryScaler, RFPointRanker
+from forestrank.ensemble._costs import nested_models
 from forestrank.metrics import ndcg_score
 
 pd = pytest.importorskip("pandas")
@@ -506,6 +507,29 @@ def test_an_unfitted_init_takes_the_categorical_columns_and_serves_as_lightgbm_d
     np.testing.assert_array_equal(named.set_params(random_state=0).fit(X, y, qid).predict(probe), ours)  # the same columns
     with pytest.raises(ValueError, match="leave its categorical_features at None or 'from_dtype', or name this fit's. Got \\['b'\\]"):
         LambdaMART(n_estimators=1, init=clone(init).set_params(categorical_features=["b"]), categorical_features=[0]).fit(X, y, qid)
+
+
+def test_an_unfitted_broof_or_averaged_init_takes_the_categorical_columns_through_its_inner_ranker():
+    """An unfitted BROOF init failed with scikit-learn's "Invalid parameter
+    'categorical_features' for estimator BROOF" (its read-only property was taken for the
+    parameter), and an AveragedRanker's members split the codes as numbers. Each reaches
+    its forest or members, at any depth, and a setting naming other columns is refused."""
+    X, y, qid = _fruit_frame([f"c{i}" for i in range(12)], 1)
+    forest = RFPointRanker(n_estimators=2, criterion="variance", max_depth=3, random_state=0)
+    inits = {
+        "BROOF": BROOF(n_estimators=2, n_trees=2, forest=forest, random_state=0),
+        "BROOF of the default forest": BROOF(n_estimators=2, n_trees=2, random_state=0),
+        "AveragedRanker": AveragedRanker(forest.set_params(max_features=0.5), n_models=2, random_state=0),
+        "AveragedRanker of BROOFs": AveragedRanker(BROOF(n_estimators=2, n_trees=2, forest=forest), n_models=2, random_state=0),
+    }
+    for name, init in inits.items():
+        model = LambdaMART(n_estimators=1, init=init, categorical_features="from_dtype", random_state=0).fit(X, y, qid)
+        fitted = [part for part in nested_models(model.init_) if getattr(part, "trees_", None)]
+        assert fitted and all(part.is_categorical_.tolist() == [True, False] for part in fitted), name
+    assert forest.categorical_features is None and inits["BROOF"].forest is forest  # the caller's inits unchanged
+    other = AveragedRanker(clone(forest).set_params(categorical_features=["b"]), n_models=2)
+    with pytest.raises(ValueError, match="leave its categorical_features at None or 'from_dtype', or name this fit's"):
+        LambdaMART(n_estimators=1, init=other, categorical_features="from_dtype").fit(X, y, qid)
 
 
 def test_exports_refuse_target_statistics():

@@ -122,11 +122,7 @@ class AveragedRanker(BaseRanker):
         self
         """
         self._validate_params()
-        template = self.estimator
-        if template is None:
-            from ._boosting import LambdaMART
-
-            template = LambdaMART(subsample=0.5, max_features=0.3)
+        template = self._inner_template()[1]
         if "random_state" not in template.get_params():
             raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
         _check_fit_takes_queries(template)
@@ -146,6 +142,14 @@ class AveragedRanker(BaseRanker):
                 delattr(self, name)
         self._warn_if_members_are_copies(X)
         return self
+
+    def _inner_template(self) -> tuple[str, object]:
+        """Its member, ``estimator`` or the default kSGBRT (``BaseRanker._inner_template``)."""
+        if self.estimator is not None:
+            return "estimator", self.estimator
+        from ._boosting import LambdaMART
+
+        return "estimator", LambdaMART(subsample=0.5, max_features=0.3)
 
     def _warn_if_members_are_copies(self, X: object) -> None:
         """Warn when the first two members score the training rows alike (and not all

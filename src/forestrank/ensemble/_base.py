@@ -253,6 +253,12 @@ class BaseRanker(BaseEstimator):
         super()._validate_params()
         refuse_bool_numbers(self)
 
+    def _inner_template(self) -> tuple[str, object] | None:
+        """The parameter naming the unfitted ranker this one fits inside it, and that ranker
+        (its default where the parameter is None): BROOF's forest, an AveragedRanker's
+        member; None for a ranker that grows its own trees."""
+        return None
+
     def _nested_estimators(self) -> list[tuple[str, object]]:
         """The fitted estimators this one predicts through, with the role of each (for
         errors): none here; ensembles of ensembles (BROOF, ``AveragedRanker``, a boosting

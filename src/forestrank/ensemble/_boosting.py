@@ -1022,24 +1022,42 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """The unfitted ``init`` to fit on this fit's validated rows, whose category columns
         hold codes: with categorical columns, a forestrank ranker's clone that takes them as
         its own (a frame's dtypes are gone from the rows, so ``"from_dtype"`` would find
-        none); its own setting, where it names columns, must name this fit's."""
+        none), given to the ranker it fits inside it where it has one (BROOF's forest, an
+        AveragedRanker's member, at any depth); a setting of its own, where it names
+        columns, must name this fit's. A model that takes no categorical columns (a
+        DummyRanker, scikit-learn's) reads the codes as numbers."""
         mask = getattr(self, "is_categorical_", None)
-        if mask is None or not isinstance(self.init, BaseRanker) or not hasattr(self.init, "categorical_features"):
-            return self.init
-        own = self.init.categorical_features
-        if not (own is None or (isinstance(own, str) and own == "from_dtype")):
-            names = getattr(self, "feature_names_in_", None)
-            try:
-                same = np.array_equal(check_categorical_features(own, None, len(mask), names), mask)
-            except (TypeError, ValueError):
-                same = False
-            if not same:
-                raise ValueError(
-                    "init: an unfitted init is fitted on this fit's rows, their categories encoded, and takes this "
-                    "fit's categorical columns; leave its categorical_features at None or 'from_dtype', or name this "
-                    f"fit's. Got {own!r}."
-                )
-        return clone(self.init).set_params(categorical_features=np.flatnonzero(mask).tolist())
+        return self.init if mask is None else self._taking_categories(self.init, mask)
+
+    def _taking_categories(self, model: object, mask: np.ndarray) -> object:
+        """``model`` (unfitted), or its clone that takes the categorical columns ``mask``
+        (bool per feature), itself or through its inner template (``_init_reading_codes``)."""
+        params = model.get_params(deep=False) if isinstance(model, BaseRanker) else {}
+        if "categorical_features" in params:
+            self._check_init_categorical_features(params["categorical_features"], mask)
+            return clone(model).set_params(categorical_features=np.flatnonzero(mask).tolist())
+        inner = model._inner_template() if isinstance(model, BaseRanker) else None
+        if inner is None:
+            return model
+        name, template = inner
+        return clone(model).set_params(**{name: self._taking_categories(template, mask)})
+
+    def _check_init_categorical_features(self, own: object, mask: np.ndarray) -> None:
+        """Refuse an unfitted init's ``categorical_features`` that names other columns than
+        this fit's categorical ones (``mask``); None and ``"from_dtype"`` take them."""
+        if own is None or (isinstance(own, str) and own == "from_dtype"):
+            return
+        names = getattr(self, "feature_names_in_", None)
+        try:
+            same = np.array_equal(check_categorical_features(own, None, len(mask), names), mask)
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            raise ValueError(
+                "init: an unfitted init is fitted on this fit's rows, their categories encoded, and takes this "
+                "fit's categorical columns; leave its categorical_features at None or 'from_dtype', or name this "
+                f"fit's. Got {own!r}."
+            )
 
     def _check_init_categories(self, init: object) -> None:
         """Refuse a fitted forestrank ``init`` (an ``AveragedRanker`` of them included) whose
@@ -1605,7 +1623,7 @@ class LambdaMART(BaseBoostingRanker):
         DataFrame needs the fit's frame to have its columns in its order (it reads the
         rows by position); one fitted with ``cat_target_statistics=True`` is refused.
         With categorical features an unfitted forestrank ``init`` takes the fit's
-        categorical columns, and a fitted one must have them and, fitted on frames,
+        categorical columns (BROOF through its forest, AveragedRanker its members), and a fitted one must have them and, fitted on frames,
         their categories; a fitted ``init`` of another library is refused when the fit
         encodes a frame's category columns, which it would read as codes
         (``docs/categorical.md``).

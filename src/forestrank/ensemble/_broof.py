@@ -220,9 +220,18 @@ class BROOF(BaseRanker):
         "verbose": ["verbose"],
     }
 
+    @property
+    def _forest_template(self) -> BaseForestRanker:
+        """``forest``, or the default forest where it is None (``default_forest``)."""
+        return default_forest() if self.forest is None else self.forest
+
+    def _inner_template(self) -> tuple[str, BaseForestRanker]:
+        """Its forest (``BaseRanker._inner_template``)."""
+        return "forest", self._forest_template
+
     def _gain(self) -> object:
         """Its forest's gain of the grades (``BaseRanker._gain``), which ``score`` uses."""
-        return ranker_gain(default_forest() if self.forest is None else self.forest)
+        return ranker_gain(self._forest_template)
 
     def __init__(
         self,
@@ -257,7 +266,7 @@ class BROOF(BaseRanker):
 
     @property
     def _requires_grades(self) -> bool:
-        forest = default_forest() if self.forest is None else self.forest
+        forest = self._forest_template
         return forest._requires_grades
 
     def _resolve(self) -> tuple[dict, BaseForestRanker]:
@@ -266,7 +275,7 @@ class BROOF(BaseRanker):
             name: preset if getattr(self, name) is None else getattr(self, name)
             for name, preset in zip(STRATEGIES, VARIANTS[self.variant])
         }
-        forest = clone(default_forest() if self.forest is None else self.forest)
+        forest = clone(self._forest_template)
         forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
         if getattr(forest, "monotonic_cst", None) is not None:
             raise ValueError(
@@ -439,7 +448,7 @@ class BROOF(BaseRanker):
         """The forest's ``categorical_features``: every round's forest splits on those
         categories, and ``fit`` and ``predict`` read them (a DataFrame's by value) as the
         forest would (``BaseRanker._check_X``)."""
-        return getattr(default_forest() if self.forest is None else self.forest, "categorical_features", None)
+        return getattr(self._forest_template, "categorical_features", None)
 
     def _split_on_categories(self) -> str:
         """BROOF takes its forest's ``categorical_features`` (``BaseRanker._split_on_categories``)."""
