@@ -658,3 +658,30 @@ def test_target_statistics_are_learned_without_the_hold_out(held_out_queries):
         for scores in model.staged_predict(X[in_hold_out])
     ]
     np.testing.assert_allclose(model.evals_result_["validation"]["ndcg@10"][: model.n_iter_], curve, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("missing_direction", ["learn", "left", "right"])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RFPointRanker(n_estimators=1, criterion="variance", bootstrap=False, query_subsample=1.0, max_depth=1),
+        lambda: LambdaMART(n_estimators=1, objective="mart", max_depth=1, min_data_per_group=1),
+    ],
+)
+def test_an_unseen_or_missing_category_goes_to_the_heavier_child_whatever_missing_direction(make, missing_direction):
+    """docs/categorical.md: at a node that saw no missing value, an unseen or missing
+    category goes to the heavier child, and missing_direction applies to numeric features
+    only; "left" sent them to the light child. A numeric feature's fixed side is kept."""
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 6, 300).astype(float)
+    X = np.column_stack([codes, codes])  # the same values, as a category and as a number
+    y, qid = (codes == 2) * 3.0, np.repeat(np.arange(30), 10)
+    model = make().set_params(categorical_features=[0], missing_direction=missing_direction, random_state=0)
+    tree = model.fit(X[:, :1], y, qid=qid).trees_[0]
+    left = tree.nodes["left"][0]
+    heavier_is_left = tree.n_node_samples[left] > tree.n_node_samples[left + 1]
+    assert tree.n_node_samples[left] == np.sum(codes == 2)  # category 2 alone: the light child
+    np.testing.assert_array_equal(tree.goes_left(np.zeros(2, dtype=np.int64), np.array([np.nan, 99.0])), [heavier_is_left] * 2)
+    numeric = make().set_params(missing_direction=missing_direction, random_state=0).fit(X[:, 1:], y, qid=qid).trees_[0]
+    if missing_direction != "learn":
+        assert numeric.goes_left(np.zeros(1, dtype=np.int64), np.array([np.nan]))[0] == (missing_direction == "left")

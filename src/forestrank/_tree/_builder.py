@@ -560,10 +560,15 @@ def _split(node, n_nodes, binned, rows, params, output, table, pool, remote, cat
     output.nodes[node]["left"] = n_nodes
     output.nodes[node]["threshold"] = -np.inf if apart else table.split_threshold[node]
     # Without missing rows here, a fixed direction applies, or the learned one is
-    # settled once the children's weights are known (the end of build_tree).
+    # settled once the children's weights are known (the end of build_tree). A fixed side
+    # is "below/above every value", which categories, having no order, do not have: an
+    # unseen or missing category goes to the heavier child (docs/categorical.md).
     if n_missing == 0:
         direction = params.missing_direction
         missing_left = int(direction == _scans.LEFT) if direction == _scans.LEFT or direction == _scans.RIGHT else _UNSEEN
+        if categories is not None:
+            if categories.is_categorical[feature] != 0:
+                missing_left = _UNSEEN
     output.missing_left[node] = missing_left
     output.feature_gains[feature] += table.split_gain[node]
     depth = table.depth[node] + 1 - table.forced[node]
