@@ -297,6 +297,12 @@ def test_codes_must_be_integers():
     as_missing[:, 0] = np.nan
     np.testing.assert_array_equal(model.predict(negative), model.predict(as_missing))
     assert X[0, 0] != -4  # the caller's X is not modified
+    # A frame's column is named (docs/categorical.md); it was called by its position only.
+    frame = pd.DataFrame(fractional, columns=["shop", "brand", *(f"f{i}" for i in range(2, X.shape[1]))])
+    with pytest.raises(ValueError, match=r"categorical feature 'brand' \(column 1\) of X holds 2.5"):
+        LambdaMART(n_estimators=3, categorical_features=["shop", "brand"]).fit(frame, y, qid)
+    with pytest.raises(ValueError, match=r"categorical feature 'brand' \(column 1\) of X holds the code 70000"):
+        LambdaMART(n_estimators=3, categorical_features=["shop", "brand"]).fit(frame.assign(brand=large[:, 1]), y, qid)
 
 
 def test_target_statistics_of_a_column_of_missing_codes_alone():

@@ -290,8 +290,11 @@ def _refuse_text(X: object, feature: int, fitted: list) -> None:
     )
 
 
-def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarray | None, *, fit: bool) -> np.ndarray | scipy.sparse.csr_matrix:
-    """``X`` with its categorical columns checked: integer codes or NaN.
+def check_category_codes(
+    X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarray | None, *, fit: bool, names: np.ndarray | None = None
+) -> np.ndarray | scipy.sparse.csr_matrix:
+    """``X`` with its categorical columns checked: integer codes or NaN; errors name a
+    column by its name in ``names`` (a DataFrame's columns) where there is one.
 
     In fit (``fit=True``) a code above ``MAX_CATEGORY_CODE`` is an error, and negative codes
     become NaN (a missing category) in a copy, never in ``X``, for the binning. In predict
@@ -308,6 +311,7 @@ def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarr
         return X
     copied = False
     for feature in np.flatnonzero(mask):
+        named = f"{feature}" if names is None else f"{names[feature]!r} (column {feature})"
         if scipy.sparse.issparse(X):
             column = X.data[X.indices == feature]
         else:
@@ -316,12 +320,12 @@ def check_category_codes(X: np.ndarray | scipy.sparse.csr_matrix, mask: np.ndarr
         if (present != np.floor(present)).any():
             bad = float(present[present != np.floor(present)][0])
             raise ValueError(
-                f"categorical feature {feature} of X holds {bad!r}: categorical_features take integer category codes "
+                f"categorical feature {named} of X holds {bad!r}: categorical_features take integer category codes "
                 "(or a pandas 'category' column); NaN is a missing category."
             )
         if fit and (present > MAX_CATEGORY_CODE).any():
             raise ValueError(
-                f"categorical feature {feature} of X holds the code {int(present.max())}: codes go up to "
+                f"categorical feature {named} of X holds the code {int(present.max())}: codes go up to "
                 f"{MAX_CATEGORY_CODE}. Number the categories 0, 1, 2, ... (pandas 'category' columns are)."
             )
         if fit and (present < 0).any():

@@ -387,7 +387,7 @@ class BaseRanker(BaseEstimator):
             if hint is None:
                 raise
             raise ValueError(f"{error}: {hint}.") from error
-        return check_category_codes(encoded, mask, fit=reset)
+        return check_category_codes(encoded, mask, fit=reset, names=getattr(self, "feature_names_in_", None))
 
     def _record_collection_inputs(self, X: object, n_features: int, *, warm: bool = False) -> None:
         """The input attributes of a fit on Dask collections (``X`` a Dask array or DataFrame
