@@ -7,8 +7,9 @@ forestrank sorts them itself). Its default ranker grows depth-6 trees with an L2
 and a minimum hessian of 1, on its hessians' scale, which is twice LightGBM's and ours:
 at the same ``learning_rate`` its LambdaRank steps are half forestrank's, and
 ``LambdaMART(learning_rate=r / 2, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1,
-min_child_weight=0.5, l2_regularization=0.5)`` is ``XGBRanker(learning_rate=r)``'s
-configuration (``docs/from_xgboost.md``). XGBoost's
+min_child_weight=0.5, l2_regularization=0.5, lambdarank_truncation_level=32)`` is
+``XGBRanker(learning_rate=r)``'s configuration (``docs/from_xgboost.md``: XGBoost's pairs
+reach the top 32 documents of a query, ours by default the top 30). XGBoost's
 ``ndcg@10`` scores a query without relevant documents 1 and keeps tied scores in input
 order: ``ndcg_score(..., ties="input_order", no_relevant=1)``.
 """

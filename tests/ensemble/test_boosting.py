@@ -684,6 +684,25 @@ def test_xgboosts_tree_is_ours_at_half_its_step_l2_and_hessian_floor_and_twice_i
         assert not np.allclose(ours.predict(X), expected, rtol=0, atol=1e-6 * np.abs(expected).max())
 
 
+def test_xgboosts_pairs_reach_the_top_32_documents_of_a_query():
+    """docs/from_xgboost.md: XGBoost's "topk" pairs default to the top 32 documents, ours
+    to LightGBM's 30; the guide left the cutoff out, and on queries longer than 30
+    documents its translation grew another tree."""
+    xgboost = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    qid = np.repeat(np.arange(20), 40)
+    X = rng.integers(0, 10, (len(qid), 3)).astype(float)
+    y = np.clip(np.round(X[:, 0] / 2 + X[:, 1] / 4 + rng.normal(0, 1, len(qid))), 0, 4)
+    expected = xgboost.XGBRanker(n_estimators=1, learning_rate=1.0, base_score=0.0, n_jobs=1).fit(X, y, qid=qid).predict(X)
+    translated = LambdaMART(
+        n_estimators=1, learning_rate=0.5, max_depth=6, max_leaf_nodes=None, min_samples_leaf=1, l2_regularization=0.5,
+        min_child_weight=0.5, n_jobs=1,
+    )  # fmt: skip
+    tolerance = 1e-6 * np.abs(expected).max()
+    np.testing.assert_allclose(translated.set_params(lambdarank_truncation_level=32).fit(X, y, qid=qid).predict(X), expected, atol=tolerance)
+    assert np.abs(translated.set_params(lambdarank_truncation_level=30).fit(X, y, qid=qid).predict(X) - expected).max() > 100 * tolerance
+
+
 def test_lightgbms_l2_floor_and_gain_threshold_are_ours_divided_by_the_lightest_weight():
     """docs/from_lightgbm.md: forestrank rescales the weights so that the lightest weighs 1,
     LightGBM takes them as given; with every weight 0.5, LightGBM's ``reg_lambda``,
