@@ -579,6 +579,23 @@ def test_a_file_wider_than_the_model_is_refused_naming_the_model_not_n_features(
     assert f"{wide} has feature index 3, beyond the 2 features of the model." in capsys.readouterr().err
 
 
+def test_a_file_without_query_ids_is_told_of_its_query_companion_not_query_file(tmp_path, capsys):
+    """The loader's advice named its query_file= argument, which the command line has no
+    option for: the command line reads query sizes from the file's .query companion."""
+    from forestrank.cli import main
+
+    data = tmp_path / "rank.test"
+    data.write_text("1 1:0.5\n0 1:0.1\n")
+    assert main(["evaluate", str(data), "--scores", str(data)]) == 2
+    error = capsys.readouterr().err
+    assert f"{data} has no qid: fields and no query file ({data}.query beside it, one query size per line)." in error
+    assert "query_file" not in error
+    (tmp_path / "rank.test.query").write_text("2\n")
+    scores = tmp_path / "scores.txt"
+    scores.write_text("0.3\n0.1\n")
+    assert main(["evaluate", str(data), "--scores", str(scores)]) == 0
+
+
 def test_scores_in_ranklibs_three_columns_are_read_as_its_last(tmp_path, capsys):
     """The module said RankLib writes one score a line; its ``-score`` file writes the query
     id, the document's index in its query and the score, which was refused as "900 scores

@@ -357,6 +357,14 @@ def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+# load_letor's advice naming its query_file argument, as the command line reads it: the
+# query sizes only from the file's .query companion.
+_LOADER_ARGUMENTS = {
+    ".query or query_file=...)": ".query beside it, one query size per line)",
+    "pass it as query_file= to read it": "copy it to a regular file",
+}
+
+
 def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tuple:
     """``load_letor(path)``, read ``n_features`` wide when given: the width of ``width_of``
     (the model, the training file), which a file wider than it is refused by name."""
@@ -369,6 +377,8 @@ def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tupl
         message = str(error)
         if width_of and message.endswith(f" but n_features={n_features}."):  # no argument of the command line
             message = message.replace(f" but n_features={n_features}.", f", beyond the {n_features} features of {width_of}.")
+        for argument, advice in _LOADER_ARGUMENTS.items():  # nor is query_file
+            message = message.replace(argument, advice)
         raise UsageError(message if message.startswith(str(path)) else f"{path}: {message}") from error
     return X, y, qid
 
