@@ -186,24 +186,30 @@ def _squared_error_without_curvature(labels, scores, gradients, hessians):
     hessians[:] = 0.0
 
 
-def test_hessians_of_zero_warn_when_the_model_can_learn_no_ranking(data):
+def test_hessians_of_zero_warn_when_no_tree_splits(data):
     """A first-order loss returning hessians of 0 took leaves of 0 without a word (every
-    score stayed 0); with l2_regularization but min_child_weight > 0 no node could split
-    (every tree one leaf: one score for all rows). It learns with both set."""
+    score stayed 0); with l2_regularization, min_child_weight let no node split (every
+    tree one leaf: one score for all rows). The squared split gain with l2 learns from the
+    same gradients, and a loss whose curvature vanishes only later does not warn."""
     X, y, qid = data
 
     def squared_error(labels, scores, query_boundaries, query_ids):
         return scores - labels, np.zeros(len(scores))
 
+    def curvature_at_the_start_only(labels, scores, query_boundaries, query_ids):
+        return scores - labels, np.full(len(scores), float(not scores.any()))
+
+    warning = r"returned hessians of 0 for every row, and no tree of the fit split: the model scores every document"
     for function in (squared_error, _squared_error_without_curvature):
-        name = function.__name__
-        with pytest.warns(UserWarning, match=rf"objective {name} returned hessians of 0 for every row: with l2_reg"):
-            model = LambdaMART(n_estimators=3, objective=function).fit(X, y, qid=qid)
-        assert not model.predict(X).any()
-        with pytest.warns(UserWarning, match=r"with min_child_weight=0.001 no leaf has the hessian sum a split needs"):
-            model = LambdaMART(n_estimators=3, objective=function, l2_regularization=1e4).fit(X, y, qid=qid)
-        assert len(np.unique(model.predict(X))) == 1
+        for settings, score_count in (({}, 1), ({"l2_regularization": 1.0}, 1)):
+            with pytest.warns(UserWarning, match=rf"the objective {function.__name__} {warning}"):
+                model = LambdaMART(n_estimators=3, objective=function, **settings).fit(X, y, qid=qid)
+            assert len(np.unique(model.predict(X))) == score_count and model.predict(X).any() == bool(settings)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            learned = LambdaMART(n_estimators=5, objective=function, l2_regularization=100, min_child_weight=0)
+            learned = LambdaMART(n_estimators=3, objective=function, split_gain="squared", l2_regularization=1.0)
             assert len(np.unique(learned.fit(X, y, qid=qid).predict(X))) > 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        learned = LambdaMART(n_estimators=3, objective=curvature_at_the_start_only).fit(X, y, qid=qid)
+    assert len(np.unique(learned.predict(X))) > 1

@@ -353,28 +353,20 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     # --- the steps of a boosting fit ----------------------------------------------------
 
     def _warn_if_no_curvature(self, state: BoostingState) -> None:
-        """Warn when a custom objective's hessians at the last iteration are 0 for every row
-        and its gradients are not, and the fit could learn no ranking from them: without
-        ``l2_regularization`` every leaf's Newton step ``-G / (H + l2)`` is 0, and while
-        ``min_child_weight`` bounds the hessian sum of a leaf (not under
-        ``split_gain="squared"``) no node splits, so each tree shifts every score alike."""
+        """Warn when a custom objective's hessians (at the last iteration) are 0 for every
+        row, its gradients are not, and no tree of the fit split: the model scores every
+        document alike. Zero curvature stops a Newton split: the hessian sums fall short
+        of ``min_child_weight``, and without it the gain ``-2 G_L G_R / l2`` is positive only
+        for children whose gradient sums differ in sign."""
         objective = getattr(self, "objective", None)
         if not callable(objective) or state.hessians.any() or not state.gradients.any():
             return
-        reasons = []
-        if self._regulariser("l2_regularization") == 0.0:
-            reasons.append("with l2_regularization=0 each leaf's Newton step -G / (H + l2_regularization) is 0")
-        if self.min_child_weight > 0 and self.split_gain != "squared":
-            reasons.append(
-                f"with min_child_weight={self.min_child_weight} no leaf has the hessian sum a split needs, so each tree "
-                "is one leaf, which shifts every score alike"
-            )
-        if not reasons:
+        if any(tree.node_count > 1 for tree in self.trees_):
             return
         warnings.warn(
-            f"the objective {user_function_name(objective)} returned hessians of 0 for every row: {'; and '.join(reasons)}"
-            ". The model learned no ranking from its gradients. Return a curvature (a constant such as 1 takes "
-            "gradient steps), or set l2_regularization > 0 and min_child_weight=0.",
+            f"the objective {user_function_name(objective)} returned hessians of 0 for every row, and no tree of the "
+            "fit split: the model scores every document alike. A loss without curvature learns with constant "
+            "hessians such as 1 (gradient steps), or with split_gain='squared' and l2_regularization > 0.",
             UserWarning,
             stacklevel=stacklevel_outside_package(),
         )
