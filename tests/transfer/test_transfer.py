@@ -88,8 +88,15 @@ def test_frames_of_the_same_columns_in_another_order_are_refused(populations):
     X_source, X_target = pandas.DataFrame(source, columns=columns), pandas.DataFrame(target, columns=columns)
     with pytest.raises(ValueError, match=r"X_source has the columns \['a', 'b', 'c', 'd'\] and X_target \['d', 'c', 'b', 'a'\]"):
         select_similar(X_source, X_target[columns[::-1]])
-    rows, probabilities = select_similar(X_source, X_target, classifier=LogisticRegression())
+    # integer or mixed names: scikit-learn's feature names ignore the one, refuse the other
+    numbered_source, numbered_target = pandas.DataFrame(source), pandas.DataFrame(target)
+    with pytest.raises(ValueError, match=r"X_source has the columns \[0, 1, 2, 3\] and X_target \[3, 2, 1, 0\]"):
+        select_similar(numbered_source, numbered_target[[3, 2, 1, 0]])
+    mixed = [0, "b", "c", "d"]
+    rows, probabilities = select_similar(X_source.set_axis(mixed, axis=1), X_target.set_axis(mixed, axis=1), classifier=LogisticRegression())
     expected = select_similar(source, target, classifier=LogisticRegression())
+    np.testing.assert_array_equal(rows, expected[0])
+    rows, probabilities = select_similar(X_source, X_target, classifier=LogisticRegression())
     np.testing.assert_array_equal(rows, expected[0])
     np.testing.assert_array_equal(probabilities, expected[1])
 

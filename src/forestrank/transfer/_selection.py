@@ -6,7 +6,6 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.utils import check_array
-from sklearn.utils.validation import _get_feature_names
 
 from .._input.queries import check_qid
 from ..ensemble._base import fit_takes
@@ -57,12 +56,13 @@ def select_similar(
     probabilities : float64 ndarray of shape (n_source,)
         ``P(target | x)`` of those rows, in the same order (non-increasing).
     """
-    source_names, target_names = _get_feature_names(X_source), _get_feature_names(X_target)
-    if source_names is not None and target_names is not None and list(source_names) != list(target_names):
-        raise ValueError(
-            f"X_source has the columns {list(source_names)} and X_target {list(target_names)}: the classifier reads "
-            "them by position, so give X_target X_source's columns in the same order."
-        )
+    if hasattr(X_source, "columns") and hasattr(X_target, "columns"):  # two frames, their columns named any way
+        source_names, target_names = list(X_source.columns), list(X_target.columns)
+        if source_names != target_names:
+            raise ValueError(
+                f"X_source has the columns {source_names} and X_target {target_names}: the classifier reads them by "
+                "position, so give X_target X_source's columns in the same order."
+            )
     source = check_array(X_source, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X_source")
     target = check_array(X_target, dtype=np.float64, ensure_all_finite="allow-nan", input_name="X_target")
     if source.shape[1] != target.shape[1]:
