@@ -130,9 +130,11 @@ def test_the_query_comparison_draws_each_querys_ndcg_and_the_paired_tests(data):
     assert display.t_test.pvalue == paired_test(b, a).pvalue
     assert display.wilcoxon.pvalue == paired_test(b, a, test="wilcoxon").pvalue
     assert f"{display.t_test.pvalue:.3g}" in display.ax_.get_title() and display.ax_.get_xlabel().startswith("RFPointRanker")
-    for names in (("A",), "AB", ("A", "B", "C")):  # one name failed with a bare IndexError
+    for names in (("A",), "AB", ("A", "B", "C"), 2):  # one name failed with a bare IndexError
         with pytest.raises(ValueError, match=r"names must be the two systems' names, \(name_a, name_b\)"):
             plot_query_comparison(y_test, forest.predict(X_test), boosted.predict(X_test), qid_test, names=names)
+    named = plot_query_comparison(y_test, forest.predict(X_test), boosted.predict(X_test), qid_test, names=np.array(["f", "b"]))
+    assert named.ax_.get_xlabel().startswith("f") and named.ax_.get_ylabel().startswith("b")
     again = plot_query_comparison(y_test, forest.predict(X_test), boosted.predict(X_test), qid_test, k=5, ties="input_order")
     np.testing.assert_array_equal(
         again.per_query_b, ndcg_score(y_test, boosted.predict(X_test), qid_test, 5, ties="input_order", per_query=True)

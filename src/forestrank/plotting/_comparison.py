@@ -1,8 +1,6 @@
 """Per-query NDCG of two models against each other, with the paired tests that
 ``forestrank compare`` prints (scikit-learn's ``Display`` objects)."""
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from ..metrics import describe_metric, ndcg_score
@@ -62,11 +60,13 @@ class QueryComparisonDisplay:
         -------
         QueryComparisonDisplay
         """
-        if isinstance(names, str) or not isinstance(names, Sequence) or len(names) != 2:
-            raise ValueError(f"names must be the two systems' names, (name_a, name_b); got {names!r}.")
+        try:
+            name_a, name_b = [] if isinstance(names, str) else names  # any two-item iterable: a tuple, an array
+        except (TypeError, ValueError):
+            raise ValueError(f"names must be the two systems' names, (name_a, name_b); got {names!r}.") from None
         per_query = [ndcg_score(y_true, scores, qid, k, per_query=True, **conventions) for scores in (scores_a, scores_b)]
         metric_name = describe_metric("ndcg", k, **conventions)
-        return cls(*per_query, name_a=names[0], name_b=names[1], metric_name=metric_name).plot(ax=ax)
+        return cls(*per_query, name_a=name_a, name_b=name_b, metric_name=metric_name).plot(ax=ax)
 
     @classmethod
     def from_estimators(
