@@ -11,6 +11,7 @@ import pytest
 from sklearn.base import clone
 
 from forestrank import BROOF, AveragedRanker, DummyRanker, LambdaMART, QueryScaler, RFPointRanker
+from forestrank.ensemble._broof import default_forest
 from forestrank.ensemble._costs import nested_models
 from forestrank.metrics import ndcg_score
 
@@ -618,10 +619,11 @@ def test_broofs_advice_for_a_category_column_names_its_forests_parameter():
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(rng.choice(["red", "blue"], 40))})
     y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
-    advice = r"'colour' of X hold categories: give its forest categorical_features='from_dtype' or their names \(forest="
+    advice = r"'colour' of X hold categories: give its forest categorical_features='from_dtype' or their names \(the "
     with pytest.raises(ValueError, match=advice):
         BROOF(n_estimators=2, n_trees=2).fit(frame, y, qid=qid)
-    forest = RFPointRanker(criterion="variance", categorical_features="from_dtype")
+    forest = RFPointRanker(criterion="variance", min_samples_leaf=0.02, categorical_features="from_dtype")
+    assert forest.get_params() == default_forest().set_params(categorical_features="from_dtype").get_params()
     assert BROOF(n_estimators=2, n_trees=2, forest=forest).fit(frame, y, qid=qid).is_categorical_.tolist() == [False, True]
 
 

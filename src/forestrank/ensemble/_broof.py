@@ -453,8 +453,8 @@ class BROOF(BaseRanker):
     def _split_on_categories(self) -> str:
         """BROOF takes its forest's ``categorical_features`` (``BaseRanker._split_on_categories``)."""
         return (
-            "give its forest categorical_features='from_dtype' or their names "
-            "(forest=RFPointRanker(criterion='variance', categorical_features='from_dtype'))"
+            "give its forest categorical_features='from_dtype' or their names (the default forest with them: "
+            "forest=RFPointRanker(criterion='variance', min_samples_leaf=0.02, categorical_features='from_dtype'))"
         )
 
     def _fit_forest(self, template, entropy, round_index, data, target, weights, query_of_row, binned, paid):
