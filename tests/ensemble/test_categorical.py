@@ -614,8 +614,9 @@ def test_a_text_category_column_without_categorical_features_names_the_column_an
     assert "categor" not in str(caught.value)
 
 
-def test_broofs_advice_for_a_category_column_names_its_forests_parameter():
-    """BROOF was told to pass categorical_features, which it does not take (its forest does)."""
+def test_broofs_and_averaged_rankers_advice_for_a_category_column_names_their_inner_parameter():
+    """BROOF and AveragedRanker were told to pass categorical_features, which they do not
+    take (their forest and members do)."""
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"score": rng.random(40), "colour": pd.Categorical(rng.choice(["red", "blue"], 40))})
     y, qid = rng.integers(0, 3, 40), np.repeat(np.arange(8), 5)
@@ -625,6 +626,12 @@ def test_broofs_advice_for_a_category_column_names_its_forests_parameter():
     forest = RFPointRanker(criterion="variance", min_samples_leaf=0.02, categorical_features="from_dtype")
     assert forest.get_params() == default_forest().set_params(categorical_features="from_dtype").get_params()
     assert BROOF(n_estimators=2, n_trees=2, forest=forest).fit(frame, y, qid=qid).is_categorical_.tolist() == [False, True]
+    # an AveragedRanker was told to pass categorical_features, its members' parameter
+    advice = r"hold categories: give its members categorical_features='from_dtype' or their names \(estimator=LambdaMART\("
+    with pytest.raises(ValueError, match=advice + r"categorical_features='from_dtype', max_features=0.3, subsample=0.5\)\)"):
+        AveragedRanker(n_models=2).fit(frame, y, qid=qid)
+    with pytest.raises(ValueError, match=advice + r"categorical_features='from_dtype', n_estimators=2\)\)"):
+        AveragedRanker(LambdaMART(n_estimators=2), n_models=2).fit(frame, y, qid=qid)
 
 
 @pytest.mark.parametrize(

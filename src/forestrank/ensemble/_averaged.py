@@ -18,6 +18,7 @@ from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
+from .._input.categories import SPLIT_ON_CATEGORIES
 from .._input.labels import check_relevance
 from .._input.queries import stacklevel_outside_package
 from ..parallel._cluster import is_dask_collection, map_predict
@@ -130,9 +131,14 @@ class AveragedRanker(BaseRanker):
             y = check_relevance(y, name="y", warn_column=True)  # warned once here, not once per member
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
-        self.estimators_ = process_parallel(self.n_jobs)(
-            delayed(_fit_member)(member, X, y, qid, sample_weight, fit_params) for member in members
-        )
+        try:
+            self.estimators_ = process_parallel(self.n_jobs)(
+                delayed(_fit_member)(member, X, y, qid, sample_weight, fit_params) for member in members
+            )
+        except ValueError as error:  # a member's advice for a category column names its own parameter
+            if SPLIT_ON_CATEGORIES not in str(error):
+                raise
+            raise ValueError(str(error).replace(SPLIT_ON_CATEGORIES, self._split_on_categories())) from error
         first = self.estimators_[0]
         self.n_features_in_ = first.n_features_in_
         for name in ("feature_names_in_", "frame_categories_"):  # every member read the same X
@@ -150,6 +156,11 @@ class AveragedRanker(BaseRanker):
         from ._boosting import LambdaMART
 
         return "estimator", LambdaMART(subsample=0.5, max_features=0.3)
+
+    def _split_on_categories(self) -> str:
+        """Its members take ``categorical_features`` (``BaseRanker._split_on_categories``)."""
+        member = clone(self._inner_template()[1]).set_params(categorical_features="from_dtype")
+        return f"give its members categorical_features='from_dtype' or their names (estimator={member!r})"
 
     def _warn_if_members_are_copies(self, X: object) -> None:
         """Warn when the first two members score the training rows alike (and not all
