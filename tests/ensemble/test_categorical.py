@@ -675,7 +675,7 @@ def test_target_statistics_are_learned_without_the_hold_out(held_out_queries):
     np.testing.assert_allclose(model.evals_result_["validation"]["ndcg@10"][: model.n_iter_], curve, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("missing_direction", ["learn", "left", "right"])
+@pytest.mark.parametrize("missing_direction", ["learn", "left"])  # the split puts its category set, the light child, left
 @pytest.mark.parametrize(
     "make",
     [

@@ -1440,8 +1440,10 @@ class LambdaMART(BaseBoostingRanker):
     missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
         tries both sides and keeps the better one, a node that saw none sending them
-        to its heavier child; ``"left"`` and ``"right"`` always send them that way,
-        as imputing -inf or +inf would; ``"separate"`` gives a node's missing rows a
+        to its heavier child; ``"left"`` and ``"right"`` always send them that way at a
+        numeric feature, as imputing -inf or +inf would (a categorical split learns their
+        side, or without missing rows sends them to the heavier child:
+        ``docs/categorical.md``); ``"separate"`` gives a node's missing rows a
         child of their own, the split chosen by the gain of the three-way partition
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns

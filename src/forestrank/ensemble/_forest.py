@@ -688,14 +688,16 @@ class RFPointRanker(BaseForestRanker):
         ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3, Eq. 3.1) for ``leaf_score="expected"``;
         ``"fitted"``: weights fitted by least squares of the labels on the out-of-bag
         grade probabilities (Eqs. 3.5-3.8; a class ``criterion`` and rows left out of
-        the trees needed), in ``relevance_weights_``.
+        the trees needed; not on Dask collections), in ``relevance_weights_``.
     max_bins : int in [2, 255] or None, default=255
         Bins per feature; ``None`` splits on exact values.
     missing_direction : {"learn", "left", "right", "separate"}, default="learn"
         Where a split sends the missing values (NaN) of its feature: ``"learn"``
         tries both sides and keeps the better one, a node that saw none sending them
-        to its heavier child; ``"left"`` and ``"right"`` always send them that way,
-        as imputing -inf or +inf would; ``"separate"`` gives a node's missing rows a
+        to its heavier child; ``"left"`` and ``"right"`` always send them that way at a
+        numeric feature, as imputing -inf or +inf would (a categorical split learns their
+        side, or without missing rows sends them to the heavier child:
+        ``docs/categorical.md``); ``"separate"`` gives a node's missing rows a
         child of their own, the split chosen by the gain of the three-way partition
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
