@@ -54,6 +54,11 @@ def test_plot_metric_draws_each_sets_curve_and_the_best_iteration(data):
     assert held_out.lines[0].get_label() == "validation"
     with pytest.raises(ValueError, match=r"eval_names \['test'\] are not in evals_result_"):
         plot_metric(model, eval_names=["test"])
+    from sklearn.pipeline import make_pipeline  # a Pipeline was said to record no metric
+
+    piped = make_pipeline(LambdaMART(n_estimators=3, n_iter_no_change=5, validation_fraction=0.3, random_state=0))
+    piped.fit(X, y, lambdamart__qid=qid)
+    assert plot_metric(piped).lines[0].get_label() == "validation"
     # One name was split into its letters ("eval_names ['v', 'a', ...] are not in evals_result_").
     assert [line.get_label() for line in plot_metric(model, eval_names="valid_0").lines][0] == "valid_0"
     # A forest records no metric; the advice to fit it with eval_set could not be followed.

@@ -16,7 +16,7 @@ def plot_metric(
 
     Parameters
     ----------
-    model : fitted LambdaMART or PLRank, or its ``evals_result_`` dict
+    model : fitted LambdaMART or PLRank (or a Pipeline ending in one), or its ``evals_result_`` dict
         ``{set name: {metric name: [value per iteration]}}``: fit with ``eval_set``,
         ``n_iter_no_change`` (which holds out ``validation_fraction`` without one) or
         ``verbose`` to record one.
@@ -41,6 +41,7 @@ def plot_metric(
         results, best = model, None
     else:
         check_is_fitted(model)
+        model = getattr(model, "_final_estimator", model)  # a Pipeline: its ranker's
         if not hasattr(model, "evals_result_"):
             raise ValueError(
                 f"{type(model).__name__} records no metric per iteration: plot_metric draws a boosted model's "
