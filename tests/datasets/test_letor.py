@@ -361,6 +361,20 @@ def test_cache_is_reused_only_while_the_file_is_unchanged(tmp_path, monkeypatch)
     assert len(list(cache_dir.glob("data.txt.*.forestrank-cache.npz"))) == 1
 
 
+def test_the_cache_tells_apart_query_files_of_the_same_size_and_time(tmp_path):
+    """The key held the query file's size and modification time, not its path: a second
+    query file unpacked beside the first (the same size and time) got the first's ids."""
+    path = write(tmp_path, "1 1:0.5\n0 1:1\n2 1:0.2\n")
+    default, other = tmp_path / "data.txt.query", tmp_path / "other.query"
+    default.write_text("2\n1\n")
+    other.write_text("1\n2\n")
+    os.utime(default, ns=(1, 1))
+    os.utime(other, ns=(1, 1))
+    np.testing.assert_array_equal(load_letor(path, cache=True)[2], [0, 0, 1])
+    np.testing.assert_array_equal(load_letor(path, cache=True, query_file=other)[2], [0, 1, 1])
+    np.testing.assert_array_equal(load_letor(path, cache=True)[2], [0, 0, 1])
+
+
 def test_unwritable_cache_location_only_warns(tmp_path):
     path = write(tmp_path, "2 qid:3 1:0.25\n")
     with pytest.warns(UserWarning, match="Could not write the parsed copy"):

@@ -26,7 +26,7 @@ from .._input.labels import check_positive_int
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from . import _svmlight
 
-_CACHE_FORMAT = 2
+_CACHE_FORMAT = 3
 _INITIAL_SLOW_CAPACITY = 1024
 
 PathLike = str | os.PathLike
@@ -243,11 +243,17 @@ def _cache_file(path: Path, cache: bool | PathLike) -> Path:
 def _cache_key(
     path: Path, query_file: Path | None, n_features: int | None, zero_based: bool, absent: float, dtype: type
 ) -> np.ndarray:
+    """What the parsed copy of ``path`` was made from: the format, the files' sizes and
+    modification times, the query file's path (two query files unpacked together share
+    their size and time) and the parsing arguments; int64 (10,)."""
     stat = path.stat()
     query_stat = query_file.stat() if query_file is not None else None
+    # 7 bytes of the path's digest: a non-negative int64
+    query_path = -1 if query_file is None else int.from_bytes(hashlib.sha1(str(query_file.resolve()).encode()).digest()[:7])
     return np.array(
         [
             _CACHE_FORMAT,
+            query_path,
             stat.st_size,
             stat.st_mtime_ns,
             -1 if n_features is None else n_features,
