@@ -40,6 +40,11 @@ def test_a_whole_number_eta_is_the_real_power_and_grades_of_any_size_keep_their_
     log = simulate_clicks(grades, np.zeros(5), -np.arange(5.0), noise=0.0, random_state=0)  # 2**1600 is inf
     share = [0, 0, 0, 2.0**-100, 1]  # 1 / (2**1600 - 1) and 3 / (2**1600 - 1) are below the smallest double
     np.testing.assert_allclose(log.click_probability / log.examination, share, rtol=1e-15)
+    # a top grade near 0: 1 - 2**-top cancelled (shares above 1 at 1e-15, NaN and inf at 1e-17)
+    for top in (1e-15, 1e-17, 1e-300):
+        tiny = simulate_clicks(np.array([0.0, top / 2, top]), np.zeros(3), -np.arange(3.0), noise=0.0, random_state=0)
+        expected = np.expm1(np.array([0.0, top / 2, top]) * np.log(2.0)) / np.expm1(top * np.log(2.0))  # about [0, 1/2, 1]
+        np.testing.assert_allclose(tiny.click_probability / tiny.examination, expected, rtol=1e-12)
 
 
 def test_a_max_grade_that_is_no_finite_number_above_the_grades_is_refused_by_name():

@@ -1,5 +1,6 @@
 """Simulated clicks with known examination probabilities (:func:`simulate_clicks`)."""
 
+import math
 from numbers import Real
 from typing import NamedTuple
 
@@ -90,8 +91,9 @@ def simulate_clicks(
     rng = check_random_state(random_state)
     g, s = groups.group(grades), groups.group(shown)
     # (2^g - 1) / (2^top - 1): ERR's stop probability over that of grade top, which
-    # neither power overflows past grade 1023.
-    share = stop_probabilities(g, "exp", top) / (1.0 - 2.0**-top) if top > 0 else np.zeros(len(g))
+    # neither power overflows past grade 1023; 1 - 2^-top through expm1, which keeps its
+    # digits for a top grade near 0 (1 - 2^-top cancels to 0 below about 1e-16).
+    share = stop_probabilities(g, "exp", top) / -math.expm1(-top * math.log(2.0)) if top > 0 else np.zeros(len(g))
     attractive = noise + (1 - noise) * share
     query_of_row = groups.grouped_query_index()
     order = np.lexsort((np.arange(len(s)), -s, query_of_row))  # by query, then by descending score
