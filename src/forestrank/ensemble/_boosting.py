@@ -1661,8 +1661,11 @@ class LambdaMART(BaseBoostingRanker):
         ``i * n_outputs_ ... (i + 1) * n_outputs_ - 1``.
     n_iter_ : int
     position_bias_ : ndarray of shape (n_positions,)
-        With ``position_bias``: the click propensity of every position relative to
-        position 1 (``"unbiased"``), or its additive bias (``"factor"``).
+        With ``position_bias``: the estimated click propensity ``t+_k`` of every position
+        relative to position 1 (``"unbiased"``): the ratio of the pair costs raised to
+        ``1 / (position_bias_norm + 1)``, so the propensity itself only with
+        ``position_bias_norm=0`` (its square root at the default 1: ``docs/boosting.md``);
+        or its additive bias (``"factor"``).
     tree_costs_ : ndarray of shape (n_trees,), float64
         ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
         that no earlier tree (nor ``init``'s forest) uses.
