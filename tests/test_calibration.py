@@ -297,3 +297,25 @@ def test_platts_sigmoid_does_not_depend_on_the_scores_scale_or_offset():
             reference = 1 / (1 + np.exp(-(a * (scores - center) / spread + b)))
             assert np.ptp(reference) > 0.5
         np.testing.assert_allclose(values, reference, rtol=1e-6, atol=1e-8, err_msg=f"scores * {scale} + {shift}")
+
+
+def test_a_refit_that_fails_leaves_the_fitted_model_as_it_was(data):
+    """The map and score range were replaced before the ranker's final fit: when that fit
+    raised, the old ranker's scores went through the new map (every probability 0)."""
+    X, y, qid = data[0]
+
+    class FailsOnAllRows(LambdaMART):
+        def fit(self, X, y, qid=None, sample_weight=None, **fit_params):
+            if len(y) == len(data[0][1]):
+                raise MemoryError("the final fit on every row")
+            return super().fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+
+    small = qid < np.unique(qid)[len(np.unique(qid)) // 2]
+    model = CalibratedRanker(FailsOnAllRows(n_estimators=3, random_state=0), cv=2).fit(X[small], y[small], qid=qid[small])
+    state = dict(vars(model))
+    before = model.predict_relevance(X[:20])
+    with pytest.raises(MemoryError, match="the final fit on every row"):
+        model.fit(X, np.zeros_like(y), qid=qid)
+    assert all(vars(model)[name] is value for name, value in state.items()) and vars(model).keys() == state.keys()
+    np.testing.assert_array_equal(model.predict_relevance(X[:20]), before)
+

@@ -26,7 +26,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import check_relevance
 from ._input.queries import check_qid, stacklevel_outside_package
-from .ensemble._base import ranker_gain, refuse_bool_numbers
+from .ensemble._base import fit_atomically, ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
@@ -105,6 +105,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         self.relevant_grade = relevant_grade
         self.cv = cv
 
+    @fit_atomically
     def fit(self, X: object, y: object, qid: object = None) -> "CalibratedRanker":
         """Cross-fit held-out scores, fit the calibration map on them, fit the ranker on all rows.
 
