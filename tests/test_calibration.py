@@ -319,3 +319,16 @@ def test_a_refit_that_fails_leaves_the_fitted_model_as_it_was(data):
     assert all(vars(model)[name] is value for name, value in state.items()) and vars(model).keys() == state.keys()
     np.testing.assert_array_equal(model.predict_relevance(X[:20]), before)
 
+
+@pytest.mark.filterwarnings("ignore:Constructing a DIA matrix")  # the test's matrix, built only to be read
+@pytest.mark.parametrize("format", ["coo", "dia", "bsr", "lil"])
+def test_every_sparse_format_is_taken_as_the_rankers_take_it(data, format):
+    """The folds indexed X by rows, which COO, DIA and BSR matrices refuse (scipy's
+    TypeError or NotImplementedError); the rankers take every format."""
+    import scipy.sparse
+
+    X, y, qid = data[0]
+    sparse = scipy.sparse.csr_matrix(np.where(np.abs(X) < 0.5, 0.0, X)).asformat(format)
+    model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(sparse, y, qid=qid)
+    reference = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(sparse.tocsr(), y, qid=qid)
+    np.testing.assert_array_equal(model.predict_relevance(sparse.tocsr()), reference.predict_relevance(sparse.tocsr()))

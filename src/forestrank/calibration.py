@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
@@ -134,6 +135,8 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
                 UserWarning,
                 stacklevel=stacklevel_outside_package(),
             )
+        if scipy.sparse.issparse(X) and X.format not in ("csr", "csc"):  # the folds index rows, which COO, DIA, BSR cannot
+            X = X.tocsr()
         n_samples = _num_samples(X)
         if qid is None:
             raise ValueError("CalibratedRanker.fit needs qid=<one query id per row>: its folds keep queries whole.")
