@@ -163,3 +163,20 @@ def test_staged_predict_exists_only_for_members_with_stages():
     with pytest.raises(AttributeError) as raised:
         model.staged_predict(X)
     assert "RFPointRanker has none" in str(raised.value.__cause__)
+
+
+def test_a_fit_without_qid_warns_once_at_the_callers_line():
+    """Each member warned, naming its own class, from a line inside joblib: n_models
+    warnings, none pointing at the caller. The members fit the one query."""
+    from forestrank import MissingQidWarning
+
+    X, y, _ = make_ranking(n_queries=4, docs_per_query=10, random_state=0)
+    ensemble = AveragedRanker(LambdaMART(n_estimators=2, max_features=0.5, min_samples_leaf=2), n_models=3, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ensemble.fit(X, y)
+    missing = [warning for warning in caught if issubclass(warning.category, MissingQidWarning)]
+    assert len(missing) == 1 and str(missing[0].message).startswith("AveragedRanker.fit got no qid: all 40 rows")
+    assert missing[0].filename == __file__
+    one_query = AveragedRanker(LambdaMART(n_estimators=2, max_features=0.5, min_samples_leaf=2), n_models=3, random_state=0)
+    np.testing.assert_array_equal(ensemble.predict(X), one_query.fit(X, y, qid=np.zeros(len(y))).predict(X))
