@@ -558,3 +558,14 @@ def test_a_warm_start_with_no_more_trees_warns_and_changes_nothing(data):
     with pytest.warns(UserWarning, match="warm_start=True with n_estimators=3, the number of trees already fitted"):
         forest.fit(X, y, qid=qid)
     assert all(a is b for a, b in zip(forest.trees_, trees, strict=True))
+
+
+@pytest.mark.parametrize("setting", [{"oob_score": True}, {"relevance_weights": "fitted"}])
+def test_out_of_bag_needs_on_a_single_query_point_to_document_sampling(setting):
+    """With one query every query draw takes it: the errors advised lowering
+    query_subsample or bootstrapping, which change nothing; sampling documents works."""
+    X, y, qid = make_ranking(n_queries=1, random_state=0)
+    for tried in ({}, {"query_subsample": 0.01}, {"bootstrap": True}):
+        with pytest.raises(ValueError, match=r"with a single query, which every query draw takes, sample documents: sample_level='document'"):
+            RFPointRanker(n_estimators=5, random_state=0, **setting, **tried).fit(X, y, qid=qid)
+    RFPointRanker(n_estimators=5, sample_level="document", random_state=0, **setting).fit(X, y, qid=qid)

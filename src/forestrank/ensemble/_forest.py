@@ -191,7 +191,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             scored = ~np.isnan(prediction) & (base_weight > 0)
             if not scored.any():
                 raise ValueError(
-                    "oob_score=True but every row of positive weight is in every tree's sample; lower query_subsample."
+                    "oob_score=True but every row of positive weight is in every tree's sample; lower query_subsample "
+                    "(with a single query, which every query draw takes, sample documents: sample_level='document')."
                 )
             self.oob_score_ = evaluate(
                 "ndcg", data.y[scored], prediction[scored], query_of_row[scored], 10, conventions={"gain": self._gain()}
@@ -517,7 +518,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         if not scored.any():
             raise ValueError(
                 "relevance_weights='fitted' fits the weights on out-of-bag grade probabilities, but every training row "
-                "is in every tree's sample; lower query_subsample or use bootstrap=True."
+                "is in every tree's sample; lower query_subsample or use bootstrap=True (with a single query, which "
+                "every query draw takes, sample documents: sample_level='document')."
             )
         probabilities = totals[scored] / seen_by[scored, None]
         self.relevance_weights_ = fitted_relevance_weights(probabilities, data.y[scored], base_weight[scored])
