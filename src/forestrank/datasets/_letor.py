@@ -249,7 +249,7 @@ def _cache_key(
     stat = path.stat()
     query_stat = query_file.stat() if query_file is not None else None
     # 7 bytes of the path's digest: a non-negative int64
-    query_path = -1 if query_file is None else int.from_bytes(hashlib.sha1(str(query_file.resolve()).encode()).digest()[:7])
+    query_path = -1 if query_file is None else int.from_bytes(hashlib.sha1(str(query_file.resolve()).encode()).digest()[:7], "big")
     return np.array(
         [
             _CACHE_FORMAT,
