@@ -180,3 +180,18 @@ def test_a_fit_without_qid_warns_once_at_the_callers_line():
     assert missing[0].filename == __file__
     one_query = AveragedRanker(LambdaMART(n_estimators=2, max_features=0.5, min_samples_leaf=2), n_models=3, random_state=0)
     np.testing.assert_array_equal(ensemble.predict(X), one_query.fit(X, y, qid=np.zeros(len(y))).predict(X))
+
+
+def test_another_librarys_member_gets_its_queries_its_own_way():
+    """An XGBRanker member given group= in fit_params got the one-query ids the ensemble
+    made up for a missing qid (and XGBoost refused both), with a warning that was false."""
+    xgboost = pytest.importorskip("xgboost")
+    from forestrank import MissingQidWarning
+
+    X, y, qid = make_ranking(n_queries=6, docs_per_query=10, random_state=0)
+    ensemble = AveragedRanker(xgboost.XGBRanker(n_estimators=2, subsample=0.5), n_models=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        ensemble.fit(X, y, group=np.bincount(qid))
+    single = xgboost.XGBRanker(n_estimators=2, subsample=0.5, random_state=ensemble.estimators_[0].random_state)
+    np.testing.assert_allclose(ensemble.estimators_[0].predict(X), single.fit(X, y, group=np.bincount(qid)).predict(X))

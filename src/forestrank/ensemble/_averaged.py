@@ -20,7 +20,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted,
 
 from .._input.categories import SPLIT_ON_CATEGORIES
 from .._input.labels import check_relevance
-from .._input.queries import group_queries, stacklevel_outside_package
+from .._input.queries import MissingQidWarning, group_queries, stacklevel_outside_package
 from ..parallel._cluster import is_dask_collection, map_predict
 from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
 from ._base import BaseRanker, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
@@ -28,7 +28,9 @@ from ._sampling import seed_entropy
 
 
 def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
-    return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+    with warnings.catch_warnings():  # the ensemble warns once of a missing qid (AveragedRanker.fit)
+        warnings.simplefilter("ignore", MissingQidWarning)
+        return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
 
 
 def _check_fit_takes_queries(estimator: object) -> None:
@@ -129,13 +131,13 @@ class AveragedRanker(BaseRanker):
         _check_fit_takes_queries(template)
         if y is not None:  # None: each member says y is required, in scikit-learn's words
             y = check_relevance(y, name="y", warn_column=True)  # warned once here, not once per member
-        if qid is None and not is_dask_collection(X):
-            # warned once, at the caller's line, not once per member from inside joblib; an X
-            # of no length gets the members' own error
+        if qid is None and isinstance(template, BaseRanker) and not is_dask_collection(X):
+            # a forestrank member reads no qid as one query: warned once, at the caller's line,
+            # not once per member from inside joblib (the members' warning is ignored in
+            # _fit_member); an X of no length gets the members' own error. Another library's
+            # ranker may take its queries otherwise (XGBRanker's group) and keeps qid=None.
             with contextlib.suppress(TypeError):
-                n_samples = _num_samples(X)
-                group_queries(None, n_samples, caller="AveragedRanker.fit")
-                qid = np.zeros(n_samples, dtype=np.int64)
+                group_queries(None, _num_samples(X), caller="AveragedRanker.fit")
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         try:
