@@ -1600,9 +1600,10 @@ class LambdaMART(BaseBoostingRanker):
         ``"unbiased"`` estimates propensities relative to position 1, which some row
         must have.
     position_bias_norm : float >= 0, default=1.0
-        Unbiased LambdaMART's regularisation exponent ``p``: the propensities are the
-        ``1 / (p + 1)`` power of the loss ratios (XGBoost's ``lambdarank_bias_norm``,
-        whose default is 1 as well).
+        Unbiased LambdaMART's regularisation exponent ``p``: the estimates ``t+``, ``t-``
+        are the ``1 / (p + 1)`` power of the loss ratios, the click propensities
+        themselves at ``p=0`` and their square roots at 1, a milder correction
+        (XGBoost's ``lambdarank_bias_norm``, whose default is 1 as well).
     position_bias_regularization : float >= 0, default=0.0
         L2 regularisation of the ``"factor"`` biases' Newton steps (LightGBM's
         ``lambdarank_position_bias_regularization``).

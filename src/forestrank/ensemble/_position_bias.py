@@ -162,6 +162,7 @@ class PositionBias:
         self.values[...] = values
 
     def learned(self) -> np.ndarray:
-        """``position_bias_``: the click propensities ``t+`` relative to position 1
-        (unbiased), or the additive factors (factor), one per position."""
+        """``position_bias_``: the estimates ``t+`` relative to position 1 (unbiased; the
+        click propensities raised to ``1 / (position_bias_norm + 1)``), or the additive
+        factors (factor), one per position."""
         return (self.values[0] if self.mode == "unbiased" else self.values).copy()
