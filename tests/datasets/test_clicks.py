@@ -45,6 +45,10 @@ def test_a_whole_number_eta_is_the_real_power_and_grades_of_any_size_keep_their_
         tiny = simulate_clicks(np.array([0.0, top / 2, top]), np.zeros(3), -np.arange(3.0), noise=0.0, random_state=0)
         expected = np.expm1(np.array([0.0, top / 2, top]) * np.log(2.0)) / np.expm1(top * np.log(2.0))  # about [0, 1/2, 1]
         np.testing.assert_allclose(tiny.click_probability / tiny.examination, expected, rtol=1e-12)
+    # fractional top grades: the top grade's share rounded to 1 + 1 ulp in about one in seven
+    tops = np.random.default_rng(0).uniform(0.0, 5.0, 200)
+    shares = [simulate_clicks(np.array([top]), np.zeros(1), np.zeros(1), noise=0.0, random_state=0).click_probability[0] for top in tops]
+    assert max(shares) == 1.0
 
 
 def test_a_max_grade_that_is_no_finite_number_above_the_grades_is_refused_by_name():

@@ -94,6 +94,7 @@ def simulate_clicks(
     # neither power overflows past grade 1023; 1 - 2^-top through expm1, which keeps its
     # digits for a top grade near 0 (1 - 2^-top cancels to 0 below about 1e-16).
     share = stop_probabilities(g, "exp", top) / -math.expm1(-top * math.log(2.0)) if top > 0 else np.zeros(len(g))
+    share = np.minimum(share, 1.0)  # numerator and denominator round apart: the top grade's may be 1 + 1 ulp
     attractive = noise + (1 - noise) * share
     query_of_row = groups.grouped_query_index()
     order = np.lexsort((np.arange(len(s)), -s, query_of_row))  # by query, then by descending score
