@@ -299,7 +299,8 @@ def load_letor(
     cache : bool or path-like, default=False
         Keep a parsed ``.npz`` copy: ``True`` beside the file, or in the given
         directory. The copy is reused only while the file's size and modification
-        time (and the arguments) are unchanged; an unwritable location only warns,
+        time, the query file's path, size and time, and the arguments are unchanged
+        (one copy per file: another query file replaces it); an unwritable location only warns,
         and so does a pipe, which is read without a copy.
     absent : {0.0, nan}, default=0.0
         The value of a feature a line does not list: 0 (svmlight's meaning), or NaN,
