@@ -31,6 +31,7 @@ from .ensemble._base import fit_atomically, ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
+from .parallel._cluster import is_dask_collection, map_predict
 
 
 class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
@@ -192,7 +193,10 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
 
     def predict_relevance(self, X: object, qid: object = None) -> np.ndarray:
         """The calibrated values: ``P(y >= relevant_grade)`` or the expected grade,
-        comparable across queries; float64 of shape (n_samples,)."""
+        comparable across queries; float64 of shape (n_samples,). For a Dask collection,
+        mapped over its partitions (lazy, as ``predict``)."""
+        if is_dask_collection(X):
+            return map_predict(self, X, qid, method="predict_relevance")
         return self.calibrate(self.predict(X, qid))
 
     def calibrate(self, scores: np.ndarray) -> np.ndarray:

@@ -146,6 +146,21 @@ def test_averaged_and_dummy_rankers_map_predict_over_partitions(cluster_data, da
         np.testing.assert_array_equal(by_frame.compute().to_numpy(), model.predict(X))
 
 
+def test_calibrated_relevance_maps_over_partitions(cluster_data, dask_client):
+    """CalibratedRanker.predict_relevance of a Dask collection computed it on the client
+    (its calibrate read the lazy scores as an array); it maps as predict does."""
+    import dask.array
+
+    from forestrank import CalibratedRanker, LambdaMART
+
+    X, y, qid = cluster_data
+    dX = _as_dask(X, y, qid, 1500)[0]
+    model = CalibratedRanker(LambdaMART(n_estimators=2, random_state=0), cv=2).fit(X, y, qid=qid)
+    relevance = model.predict_relevance(dX)
+    assert isinstance(relevance, dask.array.Array)
+    np.testing.assert_array_equal(relevance.compute(), model.predict_relevance(X))
+
+
 def test_cost_aware_waves_on_the_cluster_are_the_local_forest(cluster_data, dask_client):
     X, y, qid = cluster_data
     costs = np.arange(1.0, X.shape[1] + 1)

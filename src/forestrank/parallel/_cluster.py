@@ -74,8 +74,11 @@ def is_dask_collection(value: object) -> bool:
     return dask.is_dask_collection(value)
 
 
-def map_predict(estimator: object, X: object, qid: object = None, early_exit: object = None) -> object:
-    """``estimator.predict`` mapped over the row partitions of a Dask array or DataFrame (lazy).
+def map_predict(
+    estimator: object, X: object, qid: object = None, early_exit: object = None, *, method: str = "predict"
+) -> object:
+    """``estimator.predict`` (or another ``method`` of one value per row) mapped over the
+    row partitions of a Dask array or DataFrame (lazy).
 
     Returns a Dask array of shape (n_samples,) for an array (rechunked to one block of
     columns), a Dask Series with X's index for a DataFrame; an empty partition gives
@@ -89,7 +92,7 @@ def map_predict(estimator: object, X: object, qid: object = None, early_exit: ob
     check_two_dimensional(X)
 
     def scores(block: object) -> np.ndarray:
-        return estimator.predict(block) if block.shape[0] else np.zeros(0)  # len() of a scipy.sparse block fails
+        return getattr(estimator, method)(block) if block.shape[0] else np.zeros(0)  # len() of a scipy.sparse block fails
 
     if hasattr(X, "chunks"):  # a Dask array
         return X.rechunk({1: -1}).map_blocks(scores, drop_axis=1, dtype=np.float64)
