@@ -1024,11 +1024,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _taking_categories(self, model: object, mask: np.ndarray) -> object:
         """``model`` (unfitted), or its clone that takes the categorical columns ``mask``
         (bool per feature), itself or through its inner template (``_init_reading_codes``)."""
-        params = model.get_params(deep=False) if isinstance(model, BaseRanker) else {}
-        if "categorical_features" in params:
-            self._check_init_categorical_features(params["categorical_features"], mask)
+        if not isinstance(model, BaseRanker):
+            return model
+        own = model.get_params(deep=False)
+        if "categorical_features" in own:
+            self._check_init_categorical_features(own["categorical_features"], mask)
             return clone(model).set_params(categorical_features=np.flatnonzero(mask).tolist())
-        inner = model._inner_template() if isinstance(model, BaseRanker) else None
+        inner = model._inner_template()
         if inner is None:
             return model
         name, template = inner

@@ -266,8 +266,7 @@ class BROOF(BaseRanker):
 
     @property
     def _requires_grades(self) -> bool:
-        forest = self._forest_template
-        return forest._requires_grades
+        return self._forest_template._requires_grades
 
     def _resolve(self) -> tuple[dict, BaseForestRanker]:
         """The strategies (preset plus overrides) and the forest template; checks they fit together."""
