@@ -363,6 +363,20 @@ def test_bad_arguments_name_themselves(data):
     assert model.fit(X, y, qid=qid).n_estimators_ == 1  # no out-of-bag rows needed
 
 
+
+@pytest.mark.parametrize(
+    "setting, name",
+    [({"leaf_score": "bogus"}, "leaf_score"), ({"max_depth": -5}, "max_depth"), ({"max_bins": 1}, "max_bins"),
+     ({"max_features": "bogus"}, "max_features")],
+)  # fmt: skip
+def test_the_forests_parameters_are_checked_as_its_own_fit_checks_them(data, setting, name):
+    """The rounds grow trees without the forest's fit: BROOF checks the template's
+    parameters itself, rather than ignoring a bad value or failing inside the engine."""
+    X, y, qid = data
+    forest = RFPointRanker(criterion="variance", **setting)
+    with pytest.raises(ValueError, match=rf"forest=RFPointRanker\(\.\.\.\): The '{name}' parameter of RFPointRanker"):
+        BROOF(forest=forest, n_estimators=2, n_trees=3, random_state=0).fit(X, y, qid=qid)
+
 # scikit-learn's checks pass no qid (one query): out-of-bag rows need document-level sampling there.
 DOCUMENT_SAMPLING = RFPointRanker(criterion="variance", sample_level="document", min_samples_leaf=5)
 
