@@ -193,3 +193,22 @@ def test_options_pairwise_trees_do_not_read_are_refused_by_name(name, value):
     model = LambdaMART(objective="yetirank_pairwise", grow_policy="symmetric", n_estimators=2, **{name: value})
     with pytest.raises(ValueError, match=rf"{name} shapes the trees of per-row gradients .*yetirank_pairwise.* Got {name}="):
         model.fit(X, y, qid=qid)
+
+
+@pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
+def test_a_level_whose_cut_moves_no_row_ends_the_tree():
+    """On binary features a level can only repeat an earlier level's cut, which moves no
+    row: its score is the nodes' own up to rounding, and the tree must end there rather
+    than double its leaves (as the other objectives' symmetric trees do)."""
+    for seed in range(4):
+        X, y, qid = make_ranking(n_queries=20, docs_per_query=(5, 15), n_features=4, random_state=seed)
+        X = (X > 0).astype(float)
+        model = LambdaMART(
+            objective="yetirank_pairwise", grow_policy="symmetric", n_estimators=5, max_depth=6, random_strength=0,
+            random_state=0,
+        ).fit(X, y, qid=qid)
+        for tree in model.trees_:
+            for level in range(tree.max_depth):
+                nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+                children = tree.n_node_samples[2 * nodes + 1], tree.n_node_samples[2 * nodes + 2]
+                assert ((children[0] > 0) & (children[1] > 0)).any(), (seed, level)

@@ -39,7 +39,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._numba.jit import jit
 from . import _scans
 from ._grow import TrainingSet, TreeParams
-from ._symmetric import SymmetricTreeMemory, best_candidate, level_draws, level_tree, split_level
+from ._symmetric import _NEGLIGIBLE_GAIN, SymmetricTreeMemory, best_candidate, level_draws, level_tree, split_level
 from ._tree import Tree, subtree_sums
 
 # The deepest pairwise tree: a cut of its last level solves for 2**MAX_DEPTH children, and
@@ -382,9 +382,14 @@ def grow_pairwise_tree(
             row_node[winners], row_node[losers], pair_weights, l2, prior, params.missing_direction, memory.gains,
         )  # fmt: skip
         nodes_explain = _explained_by_nodes(row_node, n_nodes, order, derivatives, (winners, losers, pair_weights), l2, prior)
+        # A cut that moves no row scores what the nodes explain up to the solves' rounding:
+        # it must not pass as a gain (best_candidate's tolerance, in the level's scores' units).
+        scores = memory.gains[drawn[level]]
+        scores = np.abs(scores[np.isfinite(scores)])
+        magnitude = max(abs(nodes_explain), float(scores.max()) if len(scores) else 0.0)
         index, cut_bin, side = best_candidate(
             memory.gains, drawn[level], missing_bins, 0.0, float(noise_sd), rng_state, nodes_explain, 1.0,
-            float(params.min_gain_to_split),
+            float(params.min_gain_to_split) + _NEGLIGIBLE_GAIN * magnitude,
         )  # fmt: skip
         if index < 0:
             break
