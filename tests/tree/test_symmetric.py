@@ -212,6 +212,16 @@ def test_what_symmetric_trees_do_not_combine_with_is_refused_by_name(missing_ran
         LambdaMART(n_estimators=2, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
 
 
+
+@pytest.mark.parametrize("settings", [{"quantized_gradients": 4}, {"interaction_cst": "pairwise"}])
+def test_a_refusal_under_yetirank_pairwise_does_not_advise_trees_it_refuses(missing_ranking, settings):
+    """Best-first trees are the advice for other objectives; yetirank_pairwise refuses them."""
+    X, y, qid = missing_ranking
+    with pytest.raises(ValueError) as refusal:
+        LambdaMART(n_estimators=2, objective="yetirank_pairwise", grow_policy="symmetric", **settings).fit(X, y, qid=qid)
+    assert "lossguide" not in str(refusal.value)
+    assert "grows symmetric trees only: use objective='yetirank'" in str(refusal.value)
+
 def test_random_strength_needs_symmetric_trees(missing_ranking):
     X, y, qid = missing_ranking
     with pytest.raises(ValueError, match="random_strength perturbs the split scores of grow_policy='symmetric'"):

@@ -396,9 +396,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             "missing_direction='separate'": self.missing_direction == "separate",
             "a fit on Dask collections": on_dask,
         }
+        advice = "use grow_policy='lossguide'"
+        if getattr(self, "objective", None) == "yetirank_pairwise":  # scores the levels of symmetric trees only
+            advice = "objective='yetirank_pairwise' grows symmetric trees only: use objective='yetirank' for it"
         for name, applies in refused.items():
             if applies:
-                raise ValueError(f"grow_policy='symmetric' cannot be combined with {name}; use grow_policy='lossguide'.")
+                raise ValueError(f"grow_policy='symmetric' cannot be combined with {name}; {advice}.")
         depth = self._max_depth()
         if depth > MAX_SYMMETRIC_DEPTH:
             raise ValueError(
