@@ -490,3 +490,18 @@ def test_load_refuses_a_string_of_trusted_types(tmp_path):
     save(LambdaMART(n_estimators=2), tmp_path / "m.skops")
     with pytest.raises(TypeError, match=r"trusted must be a sequence of type names, such as \['sklearn.tree._tree.Tree'\]"):
         load(tmp_path / "m.skops", trusted="sklearn.tree._tree.Tree")
+
+
+@pytest.mark.parametrize("content", ["pickle", "cut short"])
+def test_a_file_that_is_no_skops_archive_is_refused_by_name(content, data, tmp_path):
+    """A pickle, or a saved file cut short, is named as no skops file (not zipfile's error)."""
+    X, y, qid = data
+    model = LambdaMART(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    path = tmp_path / "model.skops"
+    if content == "pickle":
+        path.write_bytes(pickle.dumps(model))
+    else:
+        save(model, path)
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"model\.skops: not a skops model file .* joblib\.load or pickle\.load"):
+        load(path)

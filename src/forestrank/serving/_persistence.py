@@ -11,9 +11,11 @@ and loading it under another version warns (``InconsistentVersionWarning``), sin
 models are only guaranteed to predict the same under the version that saved them.
 """
 
+import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from os import PathLike
+from pathlib import Path
 from types import FunctionType, ModuleType
 
 from ..ensemble._base import InconsistentVersionWarning
@@ -205,7 +207,8 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
     TypeError
         When ``trusted`` is one string rather than a sequence of them.
     ValueError
-        When a tree (its nodes must form one tree), a nested estimator's width
+        When the file is not a zip archive, as every file :func:`save` writes is (a
+        pickle, or a file cut short); when a tree (its nodes must form one tree), a nested estimator's width
         (``ensemble/_base.BaseRanker``), an ensemble's members (an ``AveragedRanker`` or
         ``BROOF`` of no members or of a member that is no estimator (no ``predict``); a ``BROOF`` of other
         than one weight per forest) or an estimator's parameters do not hold together:
@@ -220,6 +223,11 @@ def load(path: str | PathLike, trusted: Sequence[str] = ()) -> object:
         raise ImportError(_SKOPS_HELP) from error
     if isinstance(trusted, str):
         raise TypeError(f"trusted must be a sequence of type names, such as [{trusted!r}]; got the string {trusted!r}.")
+    if Path(path).is_file() and not zipfile.is_zipfile(path):
+        raise ValueError(
+            f"{path}: not a skops model file (save writes a zip archive; this file is not one, or is cut short). A "
+            "pickled model is read with joblib.load or pickle.load, which run its code: only from a source you trust."
+        )
     model = skops.io.load(path, trusted=[*trusted_types(), *trusted])
     _restore_requests(model)
     if hasattr(model, "get_params"):
