@@ -204,3 +204,29 @@ def test_trees_deeper_than_nested_json_holds_are_refused_by_the_nested_formats(t
     export_model(model, tmp_path / "model.txt", format="lightgbm")
     shallow = RFPointRanker(n_estimators=1, bootstrap=False, max_depth=400, max_bins=None, random_state=0).fit(x, y, qid=np.zeros(n))
     json.loads(export_model(shallow, tmp_path / "ltr.json", format="xgboost-ltr", feature_names=["x"]).read_text())
+
+
+def test_a_calibrated_ranker_exports_its_rankers_scores():
+    """CalibratedRanker.predict is its ranker's scores: every format writes that ranker,
+    alone or as a QueryScaler pipeline's last step, and LightGBM scores as predict."""
+    lightgbm = pytest.importorskip("lightgbm")
+    import sklearn
+    from sklearn.pipeline import make_pipeline
+
+    from forestrank import CalibratedRanker, QueryScaler
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=4, random_state=0)
+    calibrated = CalibratedRanker(LambdaMART(n_estimators=5, random_state=0), cv=2).fit(X, y, qid=qid)
+    for export in [to_lightgbm, to_xgboost, to_xgboost_ltr, to_solr]:
+        names = [f"f{index}" for index in range(4)]
+        assert export(calibrated, feature_names=names) == export(calibrated.estimator_, feature_names=names)
+    booster = lightgbm.Booster(model_str=to_lightgbm(calibrated))
+    np.testing.assert_allclose(booster.predict(X), calibrated.predict(X), rtol=1e-12, atol=1e-12)
+    with sklearn.config_context(enable_metadata_routing=True):
+        ranker = CalibratedRanker(LambdaMART(n_estimators=5, random_state=0).set_fit_request(qid=True), cv=2)
+        ranker.set_predict_request(qid=True)
+        scaled = make_pipeline(QueryScaler(), ranker).fit(X, y, qid=qid)
+        plain = make_pipeline(QueryScaler(), LambdaMART(n_estimators=5, random_state=0)).fit(X, y, qid=qid)
+    assert to_lightgbm(scaled) == to_lightgbm(plain)
+    with pytest.raises(NotFittedError):
+        to_lightgbm(CalibratedRanker(LambdaMART()))

@@ -22,11 +22,14 @@ RECORD_KEY = "forestrank_query_normalisation"
 
 def split_query_scaler(model: object) -> tuple["QueryScaler | None", object]:
     """``(scaler, ranker)`` of a fitted ``Pipeline(QueryScaler, ranker)``, or ``(None,
-    model)`` for anything else; a pipeline of other steps is refused by name.
+    model)`` for anything else; a pipeline of other steps is refused by name. A
+    ``CalibratedRanker``, alone or as the pipeline's last step, stands for its fitted
+    ranker (``estimator_``): its ``predict`` is that ranker's scores, which the exports
+    write; its calibration map (``predict_relevance``) is not a score they carry.
 
     Parameters
     ----------
-    model : a fitted forestrank ranker, or a fitted sklearn.pipeline.Pipeline
+    model : a fitted forestrank ranker or CalibratedRanker, or a fitted sklearn.pipeline.Pipeline
 
     Returns
     -------
@@ -37,6 +40,7 @@ def split_query_scaler(model: object) -> tuple["QueryScaler | None", object]:
 
     from ..preprocessing import QueryScaler
 
+    model = _calibrated_ranker(model)
     if not isinstance(model, Pipeline):
         return None, model
     steps = [(name, step) for name, step in model.steps if step not in (None, "passthrough")]
@@ -48,7 +52,20 @@ def split_query_scaler(model: object) -> tuple["QueryScaler | None", object]:
             f"normalisation the exports record; this one's transformers are: {described}. Export the ranker "
             "(pipeline[-1]) and apply the other steps in the serving engine."
         )
-    return transformers[0][1], steps[-1][1]
+    return transformers[0][1], _calibrated_ranker(steps[-1][1])
+
+
+def _calibrated_ranker(model: object) -> object:
+    """A fitted ``CalibratedRanker``'s ranker (``estimator_``), whose scores its ``predict``
+    returns; any other model as it is."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from ..calibration import CalibratedRanker
+
+    if not isinstance(model, CalibratedRanker):
+        return model
+    check_is_fitted(model)
+    return model.estimator_
 
 
 def query_normalisation(scaler: "QueryScaler") -> dict:
