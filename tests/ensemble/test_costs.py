@@ -76,6 +76,19 @@ def test_a_penalty_moves_the_split_to_a_cheaper_feature_and_a_large_one_stops_it
     assert len(everything.nodes) == 1  # no split pays for itself: a single leaf
 
 
+
+def test_costs_whose_sum_overflows_keep_their_shares(data):
+    """Each feature's penalty is its share of the costs: finite costs whose sum leaves
+    float64's range still have shares (the penalty was silently 0 for every feature)."""
+    X, y, qid = data
+    costs = np.array([1.0, 2.0, 4.0, 8.0, 16.0, 1.0, 2.0, 4.0])[: X.shape[1]]
+    make = lambda costs: LambdaMART(n_estimators=5, random_state=0, feature_costs=costs, cost_penalty=0.5)  # noqa: E731
+    assert sum((costs * 1e307).tolist()) == np.inf  # each cost finite, their sum not
+    scaled, plain = make(costs * 1e307).fit(X, y, qid=qid), make(costs).fit(X, y, qid=qid)
+    assert [tree.nodes["feature"].tolist() for tree in scaled.trees_] == [tree.nodes["feature"].tolist() for tree in plain.trees_]
+    oblivious = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid)
+    assert not np.array_equal(scaled.predict(X), oblivious.predict(X))
+
 @pytest.mark.parametrize(
     "make",
     [

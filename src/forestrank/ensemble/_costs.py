@@ -88,9 +88,16 @@ class FeatureCosts:
         self.costs = feature_costs
         self.used = np.zeros(n_features, dtype=bool)
         self.paid_by_init = None
-        total = 0.0 if feature_costs is None else float(feature_costs.sum())
+        with np.errstate(over="ignore"):  # a sum past float64's range: shares of scaled costs below
+            total = 0.0 if feature_costs is None else float(feature_costs.sum())
         self.active = cost_penalty > 0 and total > 0
-        self._penalty = cost_penalty * feature_costs / total if self.active else None
+        self._penalty = None
+        if self.active:
+            shares = feature_costs
+            if not np.isfinite(total):  # finite costs whose sum overflows: their shares from costs scaled down
+                shares = feature_costs / feature_costs.max()
+                total = float(shares.sum())
+            self._penalty = cost_penalty * shares / total
 
     def penalty(self) -> np.ndarray | None:
         """The next tree's penalty per feature, ``lambda c~(f)``, 0 for features paid for; None when costs are off."""
