@@ -1429,7 +1429,9 @@ class LambdaMART(BaseBoostingRanker):
         ``subsample_level`` weighs ``(-log u) ** bagging_temperature`` (``u`` uniform,
         drawn anew for each iteration) in that iteration's tree, on top of
         ``subsample`` and ``sample_weight``. 0: every weight 1 (no bagging); 1:
-        exponential weights, the Bayesian bootstrap (Rubin 1981).
+        exponential weights, the Bayesian bootstrap (Rubin 1981). Where the powers
+        leave float64's range (temperatures of hundreds), they are taken relative to
+        the largest, which weighs 1.
     max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default=None
         Features examined per split (kSGBRT; scikit-learn's ``max_features`` of its
         histogram boosting, LightGBM's ``feature_fraction_bynode``), drawn at every node

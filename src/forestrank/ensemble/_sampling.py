@@ -103,9 +103,18 @@ def bayesian_weights(rng: np.random.Generator, n_units: int, temperature: float)
     At ``temperature`` 1 they are exponential: the Bayesian bootstrap's Dirichlet weights
     up to their sum (Rubin, "The Bayesian bootstrap", Ann. Statist. 1981); CatBoost's
     ``bagging_temperature`` raises them to a power. ``u`` is drawn on (0, 1]: no weight
-    is infinite.
+    is infinite before the power. At a temperature whose powers leave float64's range
+    (some weight infinite, or every one 0) the weights are taken up to a common factor,
+    the largest 1, as the power of each one's logarithm less the largest.
     """
-    return (-np.log1p(-rng.random(n_units))) ** temperature
+    exponential = -np.log1p(-rng.random(n_units))
+    with np.errstate(over="ignore", under="ignore"):  # out of range: taken up to a factor below
+        weights = exponential**temperature
+    if np.isfinite(weights).all() and weights.max(initial=1.0) > 0.0:
+        return weights
+    with np.errstate(divide="ignore"):  # a weight of 0 before the power stays 0
+        logs = temperature * np.log(exponential)
+    return np.exp(logs - logs.max())
 
 
 def unit_counts(rng: np.random.Generator, n_all: int, fraction: float, bootstrap: bool, pool: np.ndarray | None = None) -> np.ndarray:
