@@ -132,5 +132,11 @@ def test_bad_settings_are_refused_with_the_argument_named(data):
     with pytest.raises(InvalidParameterError, match="quantized_gradients"):
         LambdaMART(n_estimators=2, quantized_gradients=1).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="quantized_gradients=64 with 40000000 training rows"):
-        check_quantization(64, 40_000_000, "newton")
-    check_quantization(64, 30_000_000, "newton")
+        check_quantization(64, 40_000_000, "newton", 0.0)
+    check_quantization(64, 30_000_000, "newton", 0.0)
+    # the penalty's unit would be read from rounded hessians: at B=4 a penalty of 0.2 acted as none
+    with pytest.raises(ValueError, match="quantized_gradients cannot be combined with cost_penalty=0.2"):
+        LambdaMART(n_estimators=2, quantized_gradients=4, feature_costs=np.ones(X.shape[1]), cost_penalty=0.2).fit(X, y, qid=qid)
+    costed = LambdaMART(n_estimators=2, quantized_gradients=4, feature_costs=np.ones(X.shape[1]), cost_penalty=0.0, random_state=0)
+    plain = LambdaMART(n_estimators=2, quantized_gradients=4, random_state=0)
+    np.testing.assert_array_equal(costed.fit(X, y, qid=qid).predict(X), plain.fit(X, y, qid=qid).predict(X))

@@ -322,7 +322,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self._check_stopping_set(evals[-1])
         start = time.perf_counter()
         if self.quantized_gradients is not None:
-            check_quantization(self.quantized_gradients, len(state.y), self.split_gain)
+            check_quantization(self.quantized_gradients, len(state.y), self.split_gain, self.cost_penalty)
         with numba_threads(self.n_jobs):
             grower = self._tree_grower(state)
             costs = self._feature_costs(state.X.shape[1])
@@ -1500,15 +1500,16 @@ class LambdaMART(BaseBoostingRanker):
         only on dense rows (a scipy sparse ``X`` is refused in fit and predict).
     quantized_gradients : int in [2, 254] or None, default=None
         ``None`` searches splits on the exact gradients. An int ``B`` rounds each
-        tree's weighted gradients to ``B + 1`` integer levels in ``[-B/2, B/2]``
+        tree's weighted gradients to the integers in ``[-b, b]``, ``b = B // 2``,
         and its hessians to ``[0, B]`` by unbiased stochastic rounding, and sums them
         in int32 histograms (Shi et al., "Quantized Training of Gradient Boosting
         Decision Trees", NeurIPS 2022; LightGBM's ``use_quantized_grad`` with
         ``num_grad_quant_bins=B``, whose default is 4). Leaf values are Newton
         steps of the exact gradients (their leaf refitting), and ``l2_regularization``,
-        ``min_child_weight`` and ``min_gain_to_split`` keep their meaning. With
-        ``split_gain="newton"`` only. Measured speed and quality:
-        ``benchmarks/RESULTS.md``, "Quantized gradients".
+        ``min_child_weight`` and ``min_gain_to_split`` keep their meaning on the
+        rounded sums (unbiased, not exact: ``docs/boosting.md``). With
+        ``split_gain="newton"`` only, and not with ``cost_penalty > 0``. Measured
+        speed and quality: ``benchmarks/RESULTS.md``, "Quantized gradients".
     monotonic_cst : array-like of int of shape (n_features,), dict or None, default=None
         Monotone constraints, as scikit-learn's ``HistGradientBoostingRegressor``
         takes them (LightGBM's and XGBoost's ``monotone_constraints``): per feature

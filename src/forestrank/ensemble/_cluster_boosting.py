@@ -170,7 +170,7 @@ def fit_boosting_partitioned(
                 model._refuse_stopping_set(name, sum(n_queries for _, n_queries in counts))
         n_rows = [summary["n_rows"] for summary in summaries]
         if model.quantized_gradients is not None:
-            check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain)
+            check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain, model.cost_penalty)
         binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
         grades = np.concatenate([summary["grades"] for summary in summaries])
         if hasattr(objective, "grades"):  # every partition models every grade

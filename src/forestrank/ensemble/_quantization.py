@@ -5,7 +5,7 @@ Shi, Ke, Lin, Liu & Bian, "Quantized Training of Gradient Boosting Decision Tree
 gradients are rounded to ``n_levels`` integer levels and the hessians to
 ``n_levels`` non-negative levels,
 
-    g_q = SR(g / delta_g),  delta_g = max |g| / (n_levels / 2)     (Eq. 4)
+    g_q = SR(g / delta_g),  delta_g = max |g| / (n_levels // 2)    (Eq. 4)
     h_q = SR(h / delta_h),  delta_h = max h / n_levels
 
 with stochastic rounding ``SR(x) = floor(x + u)``, ``u ~ U[0, 1)``, which is unbiased
@@ -29,13 +29,21 @@ from ..objectives._draws import RowLines
 QUANTIZED_DTYPE = np.int32
 
 
-def check_quantization(n_levels: int, n_rows: int, split_gain: str) -> None:
+def check_quantization(n_levels: int, n_rows: int, split_gain: str, cost_penalty: float) -> None:
     """Refuse quantization where it does not apply: a least-squares split gain (it has no
-    hessians to rescale), or levels whose bin sums could overflow ``QUANTIZED_DTYPE``."""
+    hessians to rescale), a feature cost penalty (its unit, the root's reducible cost
+    ``sum g^2 / h`` over the rows, is biased when read from rounded hessians, many of them
+    0), or levels whose bin sums could overflow ``QUANTIZED_DTYPE``."""
     if split_gain != "newton":
         raise ValueError(
             f"quantized_gradients applies to split_gain='newton' only; got split_gain={split_gain!r}. "
             "Set quantized_gradients=None or split_gain='newton'."
+        )
+    if cost_penalty > 0.0:
+        raise ValueError(
+            f"quantized_gradients cannot be combined with cost_penalty={cost_penalty}: the penalty's unit, the "
+            "root's reducible Newton cost (docs/costs.md), would be read from the rounded hessians, many of them 0, "
+            "and would not mean what cost_penalty says. Set quantized_gradients=None or cost_penalty=0."
         )
     if n_rows * n_levels >= np.iinfo(QUANTIZED_DTYPE).max:
         raise ValueError(
@@ -54,7 +62,8 @@ def quantize_gradients(
     gradients, hessians : float64 arrays of shape (n_rows,)
         Weighted ``w * g`` and ``w * h`` (``h >= 0``).
     n_levels : int
-        At least 2: gradients in ``[-n_levels/2, n_levels/2]``, hessians in ``[0, n_levels]``.
+        At least 2: gradients in ``[-(n_levels // 2), n_levels // 2]`` (LightGBM's integer
+        division), hessians in ``[0, n_levels]``.
     rng : numpy Generator
         The rounding draws (two per row).
     out : float64 array of shape (n_rows, 2)
