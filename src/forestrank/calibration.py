@@ -25,7 +25,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from ._input.labels import check_relevance
+from ._input.labels import as_real_array, check_relevance
 from ._input.queries import check_qid, stacklevel_outside_package
 from .ensemble._base import fit_atomically, ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
@@ -202,10 +202,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
     def calibrate(self, scores: np.ndarray) -> np.ndarray:
         """The calibration map applied to scores of ``estimator_`` (a served model's, say)."""
         check_is_fitted(self)
-        try:
-            scores = np.asarray(scores, dtype=float)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"scores must be numbers, one per document; converting them failed: {error}") from None
+        scores = as_real_array(scores, "scores")
         if scores.ndim != 1:
             raise ValueError(f"scores must be one score per document (1-D); got shape {scores.shape}.")
         if np.isnan(scores).any():

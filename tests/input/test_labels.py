@@ -79,3 +79,22 @@ def test_weights_spanning_more_than_two_to_the_hundred_are_rescaled_so_that_the_
         rescaled = normalize_sample_weight(np.array([lightest, 1.0, 0.5, 1e300 * lightest]))
         assert rescaled.max() == 2.0**100 and (rescaled[rescaled > 0] > 0).all() and np.isfinite(rescaled.sum())
     assert weight_unit(1e-300, 1e300) == 1e300 / 2.0**100 and weight_unit(1.0, 4.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "values",
+    [np.array([1 + 1j, 0]), [np.complex128(1 + 1j), 0.0], np.array([[1 + 0j], [0]])],
+    ids=["array", "list of numpy scalars", "column"],
+)
+def test_complex_values_are_refused_rather_than_cut_to_their_real_parts(values):
+    """numpy casts complex to float64 with a warning only, dropping the imaginary part."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refused before any cast: no ComplexWarning
+        with pytest.raises(ValueError, match="y_true must be real numbers; got complex values"):
+            check_relevance(values, name="y_true")
+        with pytest.raises(ValueError, match="y_score must be real numbers; got complex values"):
+            check_scores(values, n_samples=2)
+        with pytest.raises(ValueError, match="sample_weight must be real numbers; got complex values"):
+            check_sample_weight(values, n_samples=2)

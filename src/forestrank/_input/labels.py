@@ -14,11 +14,20 @@ from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .queries import stacklevel_outside_package
 
 
-def _as_1d_float(values: object, name: str, warn_column: bool = False, column: bool = True) -> np.ndarray:
+def as_real_array(values: object, name: str) -> np.ndarray:
+    """``values`` as a float64 array (any shape), refusing by ``name`` what is not real
+    numbers: a complex value would lose its imaginary part in the cast, which numpy only
+    warns about."""
     try:
-        array = np.asarray(values, dtype=FLOAT_DTYPE)
+        if not np.iscomplexobj(values):
+            return np.asarray(values, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
+    raise ValueError(f"{name} must be real numbers; got complex values, whose imaginary parts float64 would drop.")
+
+
+def _as_1d_float(values: object, name: str, warn_column: bool = False, column: bool = True) -> np.ndarray:
+    array = as_real_array(values, name)
     if column and array.ndim == 2 and array.shape[1] == 1:
         if warn_column:  # as scikit-learn's single-output estimators warn
             warnings.warn(
