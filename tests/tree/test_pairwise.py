@@ -196,16 +196,19 @@ def test_options_pairwise_trees_do_not_read_are_refused_by_name(name, value):
 
 
 @pytest.mark.slow  # fits compile the pairwise estimator path: with the slow tests
-def test_a_level_whose_cut_moves_no_row_ends_the_tree():
-    """On binary features a level can only repeat an earlier level's cut, which moves no
-    row: its score is the nodes' own up to rounding, and the tree must end there rather
-    than double its leaves (as the other objectives' symmetric trees do)."""
+@pytest.mark.parametrize("l2_regularization", [0.0, 3.0])
+def test_a_level_whose_cut_moves_no_row_is_never_taken(l2_regularization):
+    """On binary features (and their mirrors, as one-hot pairs are) a level can repeat an
+    earlier level's cut, which moves no row. Its score is the nodes' own up to rounding
+    without l2; with l2 an empty last child moves the solve's pinned leaf and the cut
+    scores above its nodes. Neither is a gain: no level may leave every node whole."""
     for seed in range(4):
         X, y, qid = make_ranking(n_queries=20, docs_per_query=(5, 15), n_features=4, random_state=seed)
         X = (X > 0).astype(float)
+        X = np.hstack([X, 1.0 - X])
         model = LambdaMART(
             objective="yetirank_pairwise", grow_policy="symmetric", n_estimators=5, max_depth=6, random_strength=0,
-            random_state=0,
+            l2_regularization=l2_regularization, random_state=0,
         ).fit(X, y, qid=qid)
         for tree in model.trees_:
             for level in range(tree.max_depth):

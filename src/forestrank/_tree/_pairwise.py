@@ -387,24 +387,34 @@ def grow_pairwise_tree(
         scores = memory.gains[drawn[level]]
         scores = np.abs(scores[np.isfinite(scores)])
         magnitude = max(abs(nodes_explain), float(scores.max()) if len(scores) else 0.0)
-        index, cut_bin, side = best_candidate(
-            memory.gains, drawn[level], missing_bins, 0.0, float(noise_sd), rng_state, nodes_explain, 1.0,
-            float(params.min_gain_to_split) + _NEGLIGIBLE_GAIN * magnitude,
-        )  # fmt: skip
+        while True:
+            index, cut_bin, side = best_candidate(
+                memory.gains, drawn[level], missing_bins, 0.0, float(noise_sd), rng_state, nodes_explain, 1.0,
+                float(params.min_gain_to_split) + _NEGLIGIBLE_GAIN * magnitude,
+            )  # fmt: skip
+            if index < 0:
+                break
+            feature = int(drawn[level][index])
+            scored_bin = cut_bin
+            gain = memory.gains[feature, cut_bin, side] - nodes_explain
+            missing_bin = int(missing_bins[feature])
+            if cut_bin == missing_bin:  # the missing rows alone on the left
+                cut_bin = -1
+            new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
+            split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, side, memory.scratch, new_start)
+            if (np.diff(new_start).reshape(n_nodes, 2) > 0).all(axis=1).any():
+                break
+            # A cut that divides no node (an earlier level's again) left the rows in place,
+            # yet it can score above its nodes: the solve fixes the last leaf at 0, and an
+            # empty last child moves that pin onto a leaf without rows. Not a gain.
+            memory.gains[feature, scored_bin, side] = -np.inf
         if index < 0:
             break
-        feature = int(drawn[level][index])
-        gain = memory.gains[feature, cut_bin, side] - nodes_explain
-        missing_bin = int(missing_bins[feature])
-        if cut_bin == missing_bin:  # the missing rows alone on the left
-            cut_bin = -1
         bins = X_binned[order, feature].astype(np.int64)
         above = bins[(bins > cut_bin) & (bins != missing_bin)]
         # Past the last present bin (every present row left, the missing ones right) the
         # missing bin: a threshold of +inf, as _symmetric._next_occupied gives.
         next_bin = int(above.min()) if len(above) else (missing_bin if missing_bin >= 0 else cut_bin + 1)
-        new_start = np.empty(2 * n_nodes + 1, dtype=INDEX_DTYPE)
-        split_level(X_binned, order, node_start, feature, cut_bin, missing_bin, side, memory.scratch, new_start)
         node_start = new_start
         row_node[order] = np.repeat(np.arange(2 * n_nodes), np.diff(node_start))
         splits.append((feature, int(cut_bin), next_bin, int(side), float(gain)))
