@@ -907,24 +907,33 @@ def test_bayesian_weights_are_exponential_at_temperature_one_and_powers_of_it_ot
 
 
 
-@pytest.mark.parametrize("temperature", [300.0, 1e6])
-def test_bayesian_weights_past_float64s_range_are_the_powers_up_to_a_common_factor(temperature):
-    """Powers that overflow (or all underflow) are taken relative to the largest: finite,
-    the largest 1, in the ratios of the powers (the fit blamed learning_rate for the inf)."""
+@pytest.mark.parametrize(("temperature", "n_units", "seed"), [(300.0, 10000, 0), (1e6, 10000, 0), (1e4, 3, 6)])
+def test_bayesian_weights_past_float64s_range_are_the_powers_up_to_a_common_factor(temperature, n_units, seed):
+    """Powers that overflow (or all underflow: the last case's three draws are below 1)
+    are taken relative to the largest: finite, the largest 1, in the ratios of the powers."""
     from forestrank.ensemble._sampling import bayesian_weights
 
-    weights = bayesian_weights(np.random.default_rng(0), 10000, temperature)
+    weights = bayesian_weights(np.random.default_rng(seed), n_units, temperature)
     assert np.isfinite(weights).all() and weights.max() == 1.0
-    exponential = -np.log1p(-np.random.default_rng(0).random(10000))
+    exponential = -np.log1p(-np.random.default_rng(seed).random(n_units))
     order = np.argsort(exponential)
     assert (np.diff(weights[order]) >= 0).all()
     kept = weights > 1e-300
     np.testing.assert_allclose(
         np.log(weights[kept]), temperature * (np.log(exponential[kept]) - np.log(exponential.max())), rtol=1e-9, atol=1e-6
     )
-    X, y, qid = make_ranking(n_queries=30, docs_per_query=(8, 16), n_features=8, random_state=0)
-    model = LambdaMART(n_estimators=3, bagging_temperature=temperature, random_state=0).fit(X, y, qid=qid)
-    assert np.isfinite(model.predict(X)).all()
+
+
+def test_bagging_temperature_is_bounded_where_the_split_gains_stay_finite():
+    """At 100 a few units outweigh the rest by orders of magnitude, yet the trees split;
+    above, the squared weights can overflow the gains (at 300 on 30 queries some trees
+    were single leaves; higher, the fit failed blaming learning_rate)."""
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=8, random_state=0)
+    model = LambdaMART(n_estimators=5, bagging_temperature=100.0, min_samples_leaf=1, random_state=0).fit(X, y, qid=qid)
+    assert all(tree.node_count > 1 for tree in model.trees_)
+    with pytest.raises(ValueError, match="bagging_temperature"):
+        LambdaMART(bagging_temperature=101.0).fit(X, y, qid=qid)
+
 
 @pytest.mark.parametrize("level", ["query", "document"])
 def test_bagging_temperature_weighs_each_unit_of_subsample_level(level):

@@ -96,6 +96,7 @@ from ._sampling import (
     BAYESIAN_WEIGHTS,
     GAIN_NOISE,
     HOLD_OUT,
+    MAX_BAGGING_TEMPERATURE,
     PAIR_SAMPLES,
     PERMUTATIONS,
     ROUNDING,
@@ -198,7 +199,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "max_depth": [Interval(Integral, 1, None, closed="left"), None],
         "grow_policy": [StrOptions({"lossguide", "depthwise", "symmetric"})],
         "random_strength": [Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
-        "bagging_temperature": [Interval(Real, 0.0, None, closed="left")],
+        "bagging_temperature": [Interval(Real, 0.0, MAX_BAGGING_TEMPERATURE, closed="both")],
         "min_samples_leaf": [Interval(Integral, 1, None, closed="left"), Interval(Real, 0.0, 1.0, closed="neither")],
         "min_child_weight": [Interval(Real, 0.0, None, closed="left")],
         "l2_regularization": [Interval(Real, 0.0, None, closed="left"), StrOptions({"auto"})],
@@ -1429,9 +1430,9 @@ class LambdaMART(BaseBoostingRanker):
         ``subsample_level`` weighs ``(-log u) ** bagging_temperature`` (``u`` uniform,
         drawn anew for each iteration) in that iteration's tree, on top of
         ``subsample`` and ``sample_weight``. 0: every weight 1 (no bagging); 1:
-        exponential weights, the Bayesian bootstrap (Rubin 1981). Where the powers
-        leave float64's range (temperatures of hundreds), they are taken relative to
-        the largest, which weighs 1.
+        exponential weights, the Bayesian bootstrap (Rubin 1981). At most 100: above,
+        the heaviest unit's weight, squared in the split gains, leaves float64's range
+        (and already at 100 it outweighs the others by orders of magnitude).
     max_features : int, float, {"sqrt", "log2", "log2+1"} or None, default=None
         Features examined per split (kSGBRT; scikit-learn's ``max_features`` of its
         histogram boosting, LightGBM's ``feature_fraction_bynode``), drawn at every node

@@ -97,6 +97,11 @@ def draw_counts(
     return counts[query_of_row] if by_query else counts
 
 
+# The largest bagging temperature: the heaviest of a million units' weights, about 20 ** T,
+# is squared in the split gains (summed over rows), which must stay in float64's range.
+MAX_BAGGING_TEMPERATURE = 100.0
+
+
 def bayesian_weights(rng: np.random.Generator, n_units: int, temperature: float) -> np.ndarray:
     """Bayesian bagging weights ``(-log u) ** temperature`` of ``n_units`` units, float64 (n_units,).
 
@@ -105,12 +110,14 @@ def bayesian_weights(rng: np.random.Generator, n_units: int, temperature: float)
     ``bagging_temperature`` raises them to a power. ``u`` is drawn on (0, 1]: no weight
     is infinite before the power. At a temperature whose powers leave float64's range
     (some weight infinite, or every one 0) the weights are taken up to a common factor,
-    the largest 1, as the power of each one's logarithm less the largest.
+    the largest 1, as the power of each one's logarithm less the largest: such weights
+    span hundreds of orders of magnitude, and which draws leave the range varies, so
+    ``min_child_weight`` and ``l2_regularization`` then bind on a scale of the draw's.
     """
     exponential = -np.log1p(-rng.random(n_units))
     with np.errstate(over="ignore", under="ignore"):  # out of range: taken up to a factor below
         weights = exponential**temperature
-    if np.isfinite(weights).all() and weights.max(initial=1.0) > 0.0:
+    if np.isfinite(weights).all() and weights.max(initial=0.0) > 0.0:
         return weights
     with np.errstate(divide="ignore"):  # a weight of 0 before the power stays 0
         logs = temperature * np.log(exponential)
