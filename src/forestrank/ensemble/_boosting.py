@@ -91,7 +91,7 @@ from ._boosting_state import (
 from ._base import BaseRanker, RankingData, TreeEnsembleMixin, fit_atomically, sum_of_trees_terms
 from ._forest import RELEVANCE_WEIGHTS, fitted_relevance_weights
 from ._position_bias import PositionBias, check_positions, check_top_position_shown
-from ._quantization import QUANTIZED_DTYPE, check_quantization, quantize_gradients, quantized_params
+from ._quantization import QUANTIZED_DTYPE, check_quantization, check_quantized_sums, quantize_gradients, quantized_params
 from ._sampling import (
     BAYESIAN_WEIGHTS,
     GAIN_NOISE,
@@ -283,6 +283,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         self._validate_params()
         self._check_grow_policy(is_dask_collection(X))
+        if self.quantized_gradients is not None:
+            check_quantization(self.split_gain, self.cost_penalty)
         for stale in ("best_iteration_", "position_bias_", "cluster_rounds_", "cluster_bytes_"):  # set only by some fits
             self.__dict__.pop(stale, None)
         if is_dask_collection(X):
@@ -323,7 +325,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             self._check_stopping_set(evals[-1])
         start = time.perf_counter()
         if self.quantized_gradients is not None:
-            check_quantization(self.quantized_gradients, len(state.y), self.split_gain, self.cost_penalty)
+            check_quantized_sums(self.quantized_gradients, len(state.y))
         with numba_threads(self.n_jobs):
             grower = self._tree_grower(state)
             costs = self._feature_costs(state.X.shape[1])
@@ -1535,7 +1537,8 @@ class LambdaMART(BaseBoostingRanker):
         is scored by its gain less ``lambda * c(f) / sum(c)`` times the tree root's
         reducible loss, the gain of one leaf per row (``docs/costs.md``).
         Features used by earlier iterations, or higher in the same tree, are free.
-        0 (the default) gives the cost-oblivious model, bitwise.
+        0 (the default) gives the cost-oblivious model, bitwise. Not with
+        ``quantized_gradients``.
     sigma : float, default=1.0
         Steepness of LambdaRank's pairwise logistic.
     lambdarank_truncation_level : int, default=30

@@ -78,7 +78,7 @@ from ._position_bias import check_positions, check_top_position_shown
 from ._partitioned import _client, _shared_bins, partitions_of, validated_partitions
 from ._quantization import (
     QUANTIZED_DTYPE,
-    check_quantization,
+    check_quantized_sums,
     quantization_scales,
     quantized_params,
     round_stochastically,
@@ -170,7 +170,7 @@ def fit_boosting_partitioned(
                 model._refuse_stopping_set(name, sum(n_queries for _, n_queries in counts))
         n_rows = [summary["n_rows"] for summary in summaries]
         if model.quantized_gradients is not None:
-            check_quantization(model.quantized_gradients, sum(n_rows), model.split_gain, model.cost_penalty)
+            check_quantized_sums(model.quantized_gradients, sum(n_rows))
         binner = _shared_bins(client, model, parts, n_rows, positive_only=False)  # boosting bins every row
         grades = np.concatenate([summary["grades"] for summary in summaries])
         if hasattr(objective, "grades"):  # every partition models every grade

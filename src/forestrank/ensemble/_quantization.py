@@ -29,11 +29,11 @@ from ..objectives._draws import RowLines
 QUANTIZED_DTYPE = np.int32
 
 
-def check_quantization(n_levels: int, n_rows: int, split_gain: str, cost_penalty: float) -> None:
-    """Refuse quantization where it does not apply: a least-squares split gain (it has no
-    hessians to rescale), a feature cost penalty (its unit, the root's reducible cost
-    ``sum g^2 / h`` over the rows, is biased when read from rounded hessians, many of them
-    0), or levels whose bin sums could overflow ``QUANTIZED_DTYPE``."""
+def check_quantization(split_gain: str, cost_penalty: float) -> None:
+    """Refuse quantization where it does not apply, before any work on the data: a
+    least-squares split gain (it has no hessians to rescale), or a feature cost penalty
+    (its unit, the root's reducible cost ``sum g^2 / h`` over the rows, is biased when
+    read from rounded hessians, many of them 0)."""
     if split_gain != "newton":
         raise ValueError(
             f"quantized_gradients applies to split_gain='newton' only; got split_gain={split_gain!r}. "
@@ -45,6 +45,10 @@ def check_quantization(n_levels: int, n_rows: int, split_gain: str, cost_penalty
             "root's reducible Newton cost (docs/costs.md), would be read from the rounded hessians, many of them 0, "
             "and would not mean what cost_penalty says. Set quantized_gradients=None or cost_penalty=0."
         )
+
+
+def check_quantized_sums(n_levels: int, n_rows: int) -> None:
+    """Refuse levels whose bin sums over ``n_rows`` rows could overflow ``QUANTIZED_DTYPE``."""
     if n_rows * n_levels >= np.iinfo(QUANTIZED_DTYPE).max:
         raise ValueError(
             f"quantized_gradients={n_levels} with {n_rows} training rows could overflow the int32 histogram sums "
