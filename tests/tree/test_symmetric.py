@@ -214,13 +214,15 @@ def test_what_symmetric_trees_do_not_combine_with_is_refused_by_name(missing_ran
 
 
 @pytest.mark.parametrize("settings", [{"quantized_gradients": 4}, {"interaction_cst": "pairwise"}])
-def test_a_refusal_under_yetirank_pairwise_does_not_advise_trees_it_refuses(missing_ranking, settings):
-    """Best-first trees are the advice for other objectives; yetirank_pairwise refuses them."""
+def test_a_refusal_under_yetirank_pairwise_advises_settings_that_fit(missing_ranking, settings):
+    """The other objectives are advised best-first trees, which yetirank_pairwise refuses:
+    it is advised YetiRank on best-first trees, which takes the option."""
     X, y, qid = missing_ranking
     with pytest.raises(ValueError) as refusal:
         LambdaMART(n_estimators=2, objective="yetirank_pairwise", grow_policy="symmetric", **settings).fit(X, y, qid=qid)
-    assert "lossguide" not in str(refusal.value)
-    assert "grows symmetric trees only: use objective='yetirank'" in str(refusal.value)
+    assert "grows symmetric trees only: use objective='yetirank' with grow_policy='lossguide'" in str(refusal.value)
+    LambdaMART(n_estimators=2, objective="yetirank", grow_policy="lossguide", **settings).fit(X, y, qid=qid)
+
 
 def test_random_strength_needs_symmetric_trees(missing_ranking):
     X, y, qid = missing_ranking

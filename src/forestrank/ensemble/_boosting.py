@@ -401,7 +401,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         }
         advice = "use grow_policy='lossguide'"
         if getattr(self, "objective", None) == "yetirank_pairwise":  # scores the levels of symmetric trees only
-            advice = "objective='yetirank_pairwise' grows symmetric trees only: use objective='yetirank' for it"
+            advice = (
+                "objective='yetirank_pairwise' grows symmetric trees only: use objective='yetirank' with "
+                "grow_policy='lossguide' (YetiRank's pairs on best-first trees)"
+            )
         for name, applies in refused.items():
             if applies:
                 raise ValueError(f"grow_policy='symmetric' cannot be combined with {name}; {advice}.")
