@@ -376,6 +376,9 @@ def test_the_forests_parameters_are_checked_as_its_own_fit_checks_them(data, set
     forest = RFPointRanker(criterion="variance", **setting)
     with pytest.raises(ValueError, match=rf"forest=RFPointRanker\(\.\.\.\): The '{name}' parameter of RFPointRanker"):
         BROOF(forest=forest, n_estimators=2, n_trees=3, random_state=0).fit(X, y, qid=qid)
+    combination = RFPointRanker(criterion="random", missing_direction="separate")
+    with pytest.raises(ValueError, match=r"forest=RFPointRanker\(\.\.\.\): missing_direction='separate' cannot"):
+        BROOF(forest=combination, n_estimators=2, n_trees=3, random_state=0).fit(X, y, qid=qid)
 
 # scikit-learn's checks pass no qid (one query): out-of-bag rows need document-level sampling there.
 DOCUMENT_SAMPLING = RFPointRanker(criterion="variance", sample_level="document", min_samples_leaf=5)

@@ -58,7 +58,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval, InvalidParameterError, StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ..parallel._cluster import is_dask_collection, map_predict
@@ -278,8 +278,8 @@ class BROOF(BaseRanker):
         forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
         try:  # the rounds grow trees without the forest's fit, which would check these
             forest._validate_params()
-        except InvalidParameterError as error:
-            raise InvalidParameterError(f"forest={type(forest).__name__}(...): {error}") from None
+        except ValueError as error:  # InvalidParameterError, or a combination the forest refuses
+            raise type(error)(f"forest={type(forest).__name__}(...): {error}") from None
         if getattr(forest, "monotonic_cst", None) is not None:
             raise ValueError(
                 "forest.monotonic_cst is not supported by BROOF: its rounds fit residues or reweighted grades, whose "
