@@ -230,3 +230,15 @@ def test_a_calibrated_ranker_exports_its_rankers_scores():
     assert to_lightgbm(scaled) == to_lightgbm(plain)
     with pytest.raises(NotFittedError):
         to_lightgbm(CalibratedRanker(LambdaMART()))
+
+
+def test_what_reads_a_models_trees_points_a_calibrated_ranker_at_its_ranker():
+    from forestrank import CalibratedRanker
+    from forestrank.explain import shap_tree_model
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=0)
+    calibrated = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(X, y, qid=qid)
+    with pytest.raises(TypeError, match=r"got CalibratedRanker\. Its trees are its ranker's: pass model\.estimator_\."):
+        shap_tree_model(calibrated)
+    with pytest.raises(TypeError, match=r"got RandomForestRegressor\.$"):
+        shap_tree_model(RandomForestRegressor().fit(X, y))

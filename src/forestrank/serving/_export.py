@@ -31,7 +31,7 @@ def export_model(
 
     Parameters
     ----------
-    model : a fitted forestrank ranker, or a Pipeline of a QueryScaler and one
+    model : a fitted forestrank ranker or CalibratedRanker (its ranker), or a Pipeline of a QueryScaler and one
         Where the format can carry the per-query normalisation it is recorded (LightGBM's
         header, XGBoost's learner attributes) or computed in the graph (ONNX); Solr and
         the LTR plugins' format refuse it (docs/serving.md, "Features normalised per query").

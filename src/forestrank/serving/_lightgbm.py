@@ -62,7 +62,7 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank), or a Pipeline of a QueryScaler and one
+    model : a fitted forestrank ranker or CalibratedRanker (not McRank), or a Pipeline of a QueryScaler and one
         Behind a ``QueryScaler``, a header line ``forestrank_query_normalisation=<JSON>``
         records the normalisation the features need (LightGBM and Treelite read past it;
         LightGBM does not write it back when it saves the model).

@@ -57,7 +57,7 @@ def to_onnx(model: object, *, name: str = "forestrank", dtype: object = np.float
 
     Parameters
     ----------
-    model : a fitted forestrank ranker, or a Pipeline of a QueryScaler and one
+    model : a fitted forestrank ranker or CalibratedRanker (its ranker), or a Pipeline of a QueryScaler and one
         RFPointRanker, RFListRanker, RFHybridRanker, LambdaMART (every objective but
         ``cumulative``; ``init`` a forestrank forest or None), PLRank, BROOF or
         AveragedRanker of those. Behind a ``QueryScaler`` the graph normalises its

@@ -37,7 +37,7 @@ def to_solr(model: object, *, name: str = "forestrank", feature_names: object = 
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank)
+    model : a fitted forestrank ranker or CalibratedRanker (every estimator but McRank)
     name : str
         The model's name in Solr's model store.
     feature_names : sequence of str or None

@@ -101,7 +101,9 @@ def additive_terms(
     from sklearn.utils.validation import check_is_fitted
 
     if not hasattr(model, "_additive_terms"):
-        raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.")
+        # a CalibratedRanker's scores and trees are its ranker's (the exports take it as that ranker)
+        hint = " Its trees are its ranker's: pass model.estimator_." if hasattr(model, "predict_relevance") else ""
+        raise TypeError(f"model must be a fitted forestrank ranker with trees; got {type(model).__name__}.{hint}")
     check_is_fitted(model)
     if getattr(model, "target_statistics_", None) and not target_statistics:
         raise ValueError(

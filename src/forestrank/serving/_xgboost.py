@@ -56,7 +56,7 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank), or a Pipeline of a QueryScaler and one
+    model : a fitted forestrank ranker or CalibratedRanker (not McRank), or a Pipeline of a QueryScaler and one
         Behind a ``QueryScaler``, the learner's attribute ``forestrank_query_normalisation``
         (``Booster.attr``) records the normalisation the features need.
     feature_names : sequence of str or None
@@ -114,7 +114,7 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
 
     Parameters
     ----------
-    model : a fitted forestrank ranker (every estimator but McRank)
+    model : a fitted forestrank ranker or CalibratedRanker (every estimator but McRank)
     feature_names : sequence of str or None
         The features' names in the plugin's feature set, one per column of ``X``;
         None: the names the model was fitted with (required: the plugin finds features
