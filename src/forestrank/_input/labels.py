@@ -19,7 +19,11 @@ def as_real_array(values: object, name: str) -> np.ndarray:
     numbers: a complex value would lose its imaginary part in the cast, which numpy only
     warns about."""
     try:
-        if not np.iscomplexobj(values):
+        dtype = getattr(values, "dtype", None)
+        if dtype is None:  # a list, or an array-like that only converts (not np.iscomplexobj: no array function)
+            values = np.asarray(values)
+            dtype = values.dtype
+        if not (isinstance(dtype, np.dtype) and dtype.kind == "c"):  # extension dtypes hold no numpy complex
             return np.asarray(values, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
