@@ -906,7 +906,6 @@ def test_bayesian_weights_are_exponential_at_temperature_one_and_powers_of_it_ot
     assert np.isfinite(one).all() and (one >= 0).all()
 
 
-
 @pytest.mark.parametrize(("temperature", "n_units", "seed"), [(300.0, 10000, 0), (1e6, 10000, 0), (1e4, 3, 6)])
 def test_bayesian_weights_past_float64s_range_are_the_powers_up_to_a_common_factor(temperature, n_units, seed):
     """Powers that overflow (or all underflow: the last case's three draws are below 1)

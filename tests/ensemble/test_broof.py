@@ -363,7 +363,6 @@ def test_bad_arguments_name_themselves(data):
     assert model.fit(X, y, qid=qid).n_estimators_ == 1  # no out-of-bag rows needed
 
 
-
 @pytest.mark.parametrize(
     "setting, name",
     [({"leaf_score": "bogus"}, "leaf_score"), ({"max_depth": -5}, "max_depth"), ({"max_bins": 1}, "max_bins"),

@@ -76,7 +76,6 @@ def test_a_penalty_moves_the_split_to_a_cheaper_feature_and_a_large_one_stops_it
     assert len(everything.nodes) == 1  # no split pays for itself: a single leaf
 
 
-
 def test_costs_whose_sum_overflows_keep_their_shares(data):
     """Each feature's penalty is its share of the costs: finite costs whose sum leaves
     float64's range still have shares (the penalty was silently 0 for every feature)."""
@@ -88,6 +87,7 @@ def test_costs_whose_sum_overflows_keep_their_shares(data):
     assert [tree.nodes["feature"].tolist() for tree in scaled.trees_] == [tree.nodes["feature"].tolist() for tree in plain.trees_]
     oblivious = LambdaMART(n_estimators=5, random_state=0).fit(X, y, qid=qid)
     assert not np.array_equal(scaled.predict(X), oblivious.predict(X))
+
 
 @pytest.mark.parametrize(
     "make",

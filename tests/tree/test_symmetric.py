@@ -212,7 +212,6 @@ def test_what_symmetric_trees_do_not_combine_with_is_refused_by_name(missing_ran
         LambdaMART(n_estimators=2, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
 
 
-
 @pytest.mark.parametrize("settings", [{"quantized_gradients": 4}, {"interaction_cst": "pairwise"}])
 def test_a_refusal_under_yetirank_pairwise_advises_settings_that_fit(missing_ranking, settings):
     """The other objectives are advised best-first trees, which yetirank_pairwise refuses:
