@@ -575,3 +575,15 @@ def test_one_query_of_131075_documents_scores_as_the_reference_does():
         assert ndcg_score(labels, scores, qid, k=k) == pytest.approx(reference.ndcg(*as_lists, k=k), rel=1e-12)
         assert err_score(labels, scores, qid, k=k) == pytest.approx(reference.err(*as_lists, k=k), rel=1e-12)
         assert map_score(labels, scores, qid, k=k) == pytest.approx(reference.average_precision(*as_lists, k=k), rel=1e-12)
+
+
+@pytest.mark.parametrize("metric", [ndcg_score, err_score, map_score, precision_at_k])
+def test_every_documented_parameter_is_one_the_metric_takes(metric):
+    """The shared convention entries are pasted into each docstring: only the ones the
+    metric takes (MAP and precision count labels > 0, so they take no gain)."""
+    import inspect
+    import re
+
+    parameters = metric.__doc__.split("Parameters\n    ----------")[1].split("Returns\n    -------")[0]
+    documented = re.findall(r"^    (\w+) :", parameters, flags=re.MULTILINE)
+    assert documented == list(inspect.signature(metric).parameters)

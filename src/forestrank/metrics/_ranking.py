@@ -7,6 +7,7 @@ of each query instead, ordered by sorted query id, which is what paired signific
 tests need.
 """
 
+import inspect
 import warnings
 from numbers import Integral
 
@@ -147,12 +148,14 @@ def evaluate(
     return mean_over_queries(values, groups.query_means(groups.group(weights)))
 
 
-_CONVENTION_DOC = """
+_GAIN_DOC = """
     gain : {'exp', 'linear'} or array-like of shape (n_grades,), default='exp'
         ``2**l - 1``, ``l``, or the gain of each grade 0, 1, 2, ... (LightGBM's
         ``label_gain``: finite, >= 0, not decreasing; ``y_true`` then holds integer
         grades below its length). A query whose gains are all 0 counts as one
-        without relevant documents.
+        without relevant documents."""
+
+_CONVENTION_DOC = """
     ties : {'expected', 'input_order', 'pessimistic'}, default='expected'
         Documents with equal scores: exact expectation over their orders (RF-list
         paper Eq. 11-13), the order they were given in (LightGBM, XGBoost, ranx,
@@ -171,7 +174,10 @@ _CONVENTION_DOC = """
 
 
 def _shared_doc(function):
-    function.__doc__ = function.__doc__.replace("    {conventions}", _CONVENTION_DOC.strip("\n"))
+    """Put the shared entries of the metrics' conventions into ``function``'s docstring
+    (``gain`` only where the function takes it: MAP and precision count labels > 0)."""
+    entries = (_GAIN_DOC if "gain" in inspect.signature(function).parameters else "") + _CONVENTION_DOC
+    function.__doc__ = function.__doc__.replace("    {conventions}", entries.strip("\n"))
     return function
 
 
