@@ -397,6 +397,24 @@ def test_warm_start_refuses_a_forest_scored_with_other_relevance_weights(data):
     assert len(forest.trees_) == 5
 
 
+
+@pytest.mark.parametrize("estimator", [RFPointRanker, RFListRanker])
+@pytest.mark.parametrize(
+    "change",
+    [{"query_subsample": 0.3}, {"bootstrap": True}, {"sample_level": "document"}, {"skip_queries_without_relevance": True}],
+)
+def test_warm_start_refuses_trees_that_would_draw_their_samples_otherwise(data, estimator, change):
+    """Out-of-bag rows and fitted relevance weights redraw each tree's sample under the
+    current settings: earlier trees were judged on rows they were grown on (OOB
+    predictions off by up to 1.3 grades) and their leaves rescored from rows they never saw."""
+    X, y, qid = data
+    forest = estimator(n_estimators=3, query_subsample=0.9, oob_score=True, warm_start=True, random_state=0)
+    before = forest.fit(X, y, qid=qid).oob_prediction_.copy()
+    with pytest.raises(ValueError, match="drew their samples with"):
+        forest.set_params(n_estimators=5, **change).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(forest.oob_prediction_, before)
+    assert len(forest.trees_) == 3
+
 @pytest.mark.parametrize("spread", ["independent", 0.0, 1e-14])
 def test_relevance_weights_from_stacked_qr_factors_are_the_least_squares_of_all_rows(spread):
     """TSQR: the factors of blocks of rows, stacked, solve the rows' least squares. With every

@@ -211,9 +211,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         in memory and on Dask alike.
 
         A warm start is refused when the new trees would score leaves on another scale
-        (``leaf_score``, ``relevance_weights``) or grow under other constraints
-        (``self._monotonic`` and ``self._interactions``, set before the call) than the
-        fitted ones. As scikit-learn's forests, a warm start with no more trees to grow
+        (``leaf_score``, ``relevance_weights``), grow under other constraints
+        (``self._monotonic`` and ``self._interactions``, set before the call) or draw
+        their samples otherwise (``bootstrap``, ``query_subsample``, ``sample_level``,
+        ``skip_queries_without_relevance``) than the fitted ones. As scikit-learn's forests, a warm start with no more trees to grow
         warns and returns the forest as it is.
         """
         previous = getattr(self, "trees_", []) if self.warm_start else []
@@ -235,7 +236,16 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 "warm_start=True adds trees to a forest grown under other monotonic_cst or interaction_cst; the forest "
                 "would mix constrained and unconstrained trees. Fit a new forest (warm_start=False)."
             )
-        self._fitted_scoring, self._fitted_constraints = scoring, constraints
+        # Out-of-bag rows and fitted relevance weights redraw each tree's sample from these.
+        sampling = [self.bootstrap, self.query_subsample, self.sample_level, self.skip_queries_without_relevance]
+        if previous and sampling != getattr(self, "_fitted_sampling", sampling):
+            raise ValueError(
+                "warm_start=True adds trees to a forest whose trees drew their samples with (bootstrap, "
+                f"query_subsample, sample_level, skip_queries_without_relevance) = {tuple(self._fitted_sampling)}, not "
+                f"{tuple(sampling)}; its out-of-bag rows and fitted relevance weights redraw every tree's sample under "
+                "one setting. Keep the settings, or fit a new forest (warm_start=False)."
+            )
+        self._fitted_scoring, self._fitted_constraints, self._fitted_sampling = scoring, constraints, sampling
         if previous and self.n_estimators == len(previous):
             warnings.warn(
                 f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
@@ -761,7 +771,10 @@ class RFPointRanker(BaseForestRanker):
         Keep the fitted trees and add ``n_estimators - len(trees_)`` new ones. They
         continue the first fit's random stream, so the forest equals one fit of
         ``n_estimators`` trees on the same rows; ``random_state`` is read at the first
-        fit only.
+        fit only. Refused when the new trees would score their leaves on another scale
+        (``leaf_score``, ``relevance_weights``), grow under other constraints or draw
+        their samples otherwise (``bootstrap``, ``query_subsample``, ``sample_level``,
+        ``skip_queries_without_relevance``: the out-of-bag rows redraw every tree's sample).
 
     Attributes
     ----------
