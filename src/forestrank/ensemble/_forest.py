@@ -666,8 +666,9 @@ class RFPointRanker(BaseForestRanker):
         each partition's), not of a tree's sample (scikit-learn's convention), rounded up.
     min_gain_to_split : float, default=0.0
         Minimum impurity decrease per unit of the tree's total weight
-        (scikit-learn's ``min_impurity_decrease``); the minimum Hellinger distance
-        with ``criterion="hellinger"``.
+        (scikit-learn's ``min_impurity_decrease``, with ``criterion="entropy"`` in nats:
+        scikit-learn's entropy counts bits, so its value times ln 2 prunes alike); the
+        minimum Hellinger distance with ``criterion="hellinger"``.
     max_leaf_nodes : int or None, default=None
         Leaf budget; the ``expansion`` order decides which nodes get split.
     expansion : {"depth", "breadth", "best", "random", "biggest", "relevant"}, default="depth"

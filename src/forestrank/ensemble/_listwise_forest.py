@@ -335,6 +335,18 @@ class RFHybridRanker(RFListRanker):
     ----------
     listwise_depth : int, default=2
         Nodes at depth < ``listwise_depth`` (root = 0) split listwise.
+    min_gain_to_split : float, default=0.0
+        At a listwise node the minimum increase of the tree's mean expected NDCG; at a
+        pointwise node the minimum entropy decrease per unit of the tree's weight, in
+        nats (as RFPointRanker's): one threshold in two units.
+    Others : as in RFListRanker.
+
+    Attributes
+    ----------
+    feature_importances_ : ndarray of shape (n_features,)
+        Each feature's recorded gains, normalised: increases of expected NDCG at the
+        listwise nodes and entropy decreases (nats per unit of weight) at the pointwise
+        ones, summed together.
     Others : as in RFListRanker.
 
     Examples
