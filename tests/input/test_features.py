@@ -163,3 +163,18 @@ def test_a_monotonic_cst_dict_naming_a_feature_twice_is_refused():
     with pytest.raises(ValueError, match=r"monotonic_cst gives feature 0 twice, as 'a' and as 0"):
         check_monotonic_cst({"a": 1, 0: -1}, 2, np.array(["a", "b"], dtype=object))
     np.testing.assert_array_equal(check_monotonic_cst({"a": 1, 1: -1}, 2, np.array(["a", "b"], dtype=object)), [1, -1])
+
+
+@pytest.mark.parametrize(
+    "constraint",
+    [{0: np.True_}, np.array([np.True_, 0, 0], dtype=object), np.array([1 + 0j, 0, 0]), [1, 0.5, 0]],
+    ids=["numpy bool in a dict", "numpy bool in an object array", "complex", "fraction"],
+)
+def test_a_monotonic_cst_entry_that_is_no_direction_is_refused_by_name(constraint):
+    """Python's True was refused but numpy's passed as +1 (np.True_ == 1); a complex 1 passed
+    the test and failed in int() without naming the argument."""
+    from forestrank._input.features import check_monotonic_cst
+
+    with pytest.raises(ValueError, match="monotonic_cst must hold -1, 0 or 1 per feature"):
+        check_monotonic_cst(constraint, 3, None)
+    np.testing.assert_array_equal(check_monotonic_cst([1, -1.0, np.int8(0)], 3, None), [1, -1, 0])

@@ -11,6 +11,7 @@ missing value; a cell stored more than once is the sum of its entries, as scipy 
 
 import warnings
 from collections.abc import Callable, Iterator
+from numbers import Real
 
 import numpy as np
 import scipy.sparse
@@ -172,7 +173,8 @@ def check_monotonic_cst(monotonic_cst: object, n_features: int, feature_names: n
 
 
 def _constraint_value(value: object, key: object) -> int:
-    if isinstance(value, bool) or value not in (-1, 0, 1):
+    # a bool (numpy's too) is no direction, and a complex 1 would pass the membership test
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Real) or value not in (-1, 0, 1):
         raise ValueError(f"monotonic_cst must hold -1, 0 or 1 per feature; feature {key!r} has {value!r}.")
     return int(value)
 
