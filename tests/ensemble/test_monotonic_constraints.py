@@ -93,7 +93,10 @@ def test_constraints_by_feature_name_are_the_constraints_by_position():
         (LambdaMART(split_gain="squared", monotonic_cst=[1, 0, 0, 0]), "split_gain='squared'"),
         (LambdaMART(init=RFPointRanker(n_estimators=2), monotonic_cst=[1, 0, 0, 0]), "init"),
         (LambdaMART(missing_direction="separate", monotonic_cst=[1, 0, 0, 0]), "missing_direction='separate'"),
-        (RFPointRanker(monotonic_cst=[1, 0, 0, 0]), "monotonic_cst needs criterion='variance'"),
+        (RFPointRanker(monotonic_cst=[1, 0, 0, 0]), "monotonic_cst needs criterion='variance'.*grade counts"),
+        (RFPointRanker(criterion="random", monotonic_cst=[1, 0, 0, 0]), "criterion='random', whose cuts are drawn"),
+        (LambdaMART(objective="cumulative", monotonic_cst=[1, 0, 0, 0]), "one score per grade"),
+        (LambdaMART(grow_policy="symmetric", monotonic_cst=[1, 0, 0, 0]), "grow_policy='symmetric'"),
         (RFPointRanker(criterion="variance", relevance_weights="exp", monotonic_cst=[1, 0, 0, 0]), "mean label"),
     ],
 )

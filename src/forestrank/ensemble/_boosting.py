@@ -1523,9 +1523,9 @@ class LambdaMART(BaseBoostingRanker):
         a dict maps feature names or indices to their constraint. A split on a
         constrained feature keeps its children's values in order and bounds every
         value below them by their midpoint (``docs/boosting.md``, "Monotone
-        constraints"). Not with ``objective="mcrank"`` (one score per grade),
-        ``quantized_gradients``, ``split_gain="squared"``, ``init`` or
-        ``missing_direction="separate"``.
+        constraints"). Not with ``objective="mcrank"`` or ``"cumulative"`` (one score
+        per grade), ``grow_policy="symmetric"``, ``quantized_gradients``,
+        ``split_gain="squared"``, ``init`` or ``missing_direction="separate"``.
     interaction_cst : {"pairwise", "no_interactions"}, list of lists of int or None, default=None
         Interaction constraints, as scikit-learn's histogram gradient boosting takes
         them (LightGBM's and XGBoost's ``interaction_constraints``): groups of feature

@@ -927,9 +927,12 @@ class RFPointRanker(BaseForestRanker):
         if categorical is not None and constraints[categorical].any():
             raise ValueError("monotonic_cst cannot constrain a categorical feature: its categories have no order.")
         if self.criterion != "variance":
+            reason = "whose splits see grade counts, not values"
+            if self.criterion == "random":
+                reason = "whose cuts are drawn, not chosen by a gain"
             raise ValueError(
                 f"monotonic_cst needs criterion='variance' (a leaf's value is then the mean label its splits "
-                f"bound); got criterion={self.criterion!r}, whose splits see grade counts, not values."
+                f"bound); got criterion={self.criterion!r}, {reason}."
             )
         if self.leaf_score != "mean" and self.relevance_weights != "linear":
             raise ValueError(
