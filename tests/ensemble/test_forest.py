@@ -603,3 +603,16 @@ def test_out_of_bag_needs_on_a_single_query_point_to_document_sampling(setting):
         with pytest.raises(ValueError, match=r"with a single query, which every query draw takes, sample documents: sample_level='document'"):
             RFPointRanker(n_estimators=5, random_state=0, **setting, **tried).fit(X, y, qid=qid)
     RFPointRanker(n_estimators=5, sample_level="document", random_state=0, **setting).fit(X, y, qid=qid)
+
+
+def test_random_cuts_are_drawn_alike_on_a_feature_spanning_past_float64s_largest():
+    """RF-rand's cut ``low + u (high - low)``: a range past float64's largest made it inf,
+    and every tree peeled the top value off. Scaled by a power of two the draws are the same."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-15, 15, size=(200, 1))
+    y, qid = rng.integers(0, 3, 200), np.repeat(np.arange(20), 10)
+    sides = []
+    for scale in (1.0, 2.0**1020):  # the scaled values are finite; their range is not
+        forest = RFPointRanker(n_estimators=20, criterion="random", random_state=0).fit(X * scale, y, qid=qid)
+        sides.append([int((X[:, 0] * scale > tree.nodes["threshold"][0]).sum()) for tree in forest.trees_])
+    assert sides[0] == sides[1]

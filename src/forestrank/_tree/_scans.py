@@ -888,7 +888,11 @@ def random_split(X_binned, n_bins, missing_bins, bin_values, samples, start, end
         if lowest >= highest:  # one present value or none
             continue
         low_value = bin_values[feature, lowest]
-        threshold = low_value + _rng.uniform(rng_state) * (bin_values[feature, highest] - low_value)
+        high_value = bin_values[feature, highest]
+        u = _rng.uniform(rng_state)
+        threshold = low_value + u * (high_value - low_value)
+        if not np.isfinite(threshold):  # a range past float64's largest: the same draw, weighted by ends
+            threshold = (1.0 - u) * low_value + u * high_value
         b = lowest
         while b + 1 < highest and bin_values[feature, b + 1] <= threshold:
             b += 1
