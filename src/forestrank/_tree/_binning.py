@@ -7,7 +7,10 @@ at least ``1 / max_bins`` of the samples gets a bin of its own (as LightGBM's bi
 finder does) and the other bins follow the quantiles of the remaining values
 (``_frequency_cuts``); every cut lies midway between two consecutive distinct values.
 ``max_bins=None`` is the exact mode: one bin per distinct value however many there
-are, on the same code path (wider bin dtype).
+are, on the same code path (wider bin dtype). Above ``QUANTILE_SUBSAMPLE`` rows (binned,
+not exact) the values are those of a sample of that many rows, as LightGBM's bin finder
+samples: a value held by a few rows the sample missed shares its neighbour's bin, so a
+binned split is then not always the exact split on the values.
 
 A categorical feature (``categorical``; ``docs/categorical.md``) holds integer category
 codes, and its bins are categories, not ranges: one bin per code in increasing code
