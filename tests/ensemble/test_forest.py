@@ -419,17 +419,24 @@ def test_warm_start_refuses_a_forest_scored_with_other_relevance_weights(data):
     "change",
     [{"query_subsample": 0.3}, {"bootstrap": True}, {"sample_level": "document"}, {"skip_queries_without_relevance": True}],
 )
-def test_warm_start_refuses_trees_that_would_draw_their_samples_otherwise(data, estimator, change):
-    """Out-of-bag rows and fitted relevance weights redraw each tree's sample under the
-    current settings: earlier trees were judged on rows they were grown on (OOB
-    predictions off by up to 1.3 grades) and their leaves rescored from rows they never saw."""
+def test_out_of_bag_rows_of_a_warm_start_need_every_tree_drawn_as_this_fit_draws(data, estimator, change):
+    """Out-of-bag rows redraw each tree's sample under the current settings: trees drawn
+    otherwise were judged on rows they were grown on. Without out-of-bag rows (or fitted
+    relevance weights) the forest may grow on, but not compute them later."""
     X, y, qid = data
     forest = estimator(n_estimators=3, query_subsample=0.9, oob_score=True, warm_start=True, random_state=0)
     before = forest.fit(X, y, qid=qid).oob_prediction_.copy()
-    with pytest.raises(ValueError, match="drew their samples with"):
+    with pytest.raises(ValueError, match="redraw every tree's sample .* the fitted trees drew theirs with"):
         forest.set_params(n_estimators=5, **change).fit(X, y, qid=qid)
     np.testing.assert_array_equal(forest.oob_prediction_, before)
     assert len(forest.trees_) == 3
+    forest.set_params(oob_score=False).fit(X, y, qid=qid)
+    assert len(forest.trees_) == 5
+    with pytest.raises(ValueError, match="the fitted trees drew theirs several ways"):
+        forest.set_params(n_estimators=6, oob_score=True).fit(X, y, qid=qid)
+    fresh = estimator(n_estimators=3, oob_score=True, random_state=0, **{"query_subsample": 0.9, **change})
+    assert fresh.fit(X, y, qid=qid).oob_score_ is not None  # the settings themselves are fine
+
 
 @pytest.mark.parametrize("spread", ["independent", 0.0, 1e-14])
 def test_relevance_weights_from_stacked_qr_factors_are_the_least_squares_of_all_rows(spread):

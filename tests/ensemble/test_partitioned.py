@@ -209,6 +209,11 @@ def test_a_partitioned_warm_start_makes_the_in_memory_checks(cluster_data, dask_
     with pytest.raises(ValueError, match="warm_start=True adds trees to a forest grown under other monotonic_cst"):
         constrained.fit(dX, dy, qid=dq)
     assert len(model.trees_) == len(constrained.trees_) == 2
+    # Trees drawn on the cluster, each from its partition, have no in-memory out-of-bag rows.
+    model.set_params(relevance_weights="exp", oob_score=True)
+    with pytest.raises(ValueError, match="the fitted trees drew theirs on a cluster, each from its partition"):
+        model.fit(X, y, qid=qid)
+    assert len(model.set_params(oob_score=False).fit(X, y, qid=qid).trees_) == 4
 
 
 def test_partitioned_fit_edge_cases(cluster_data, dask_client):

@@ -206,16 +206,18 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         ``([(tree, weight, target), ...], base per target, classes)``, the mean of the trees."""
         return [(tree, 1.0 / len(self.trees_), 0) for tree in self.trees_], np.zeros(1), None
 
-    def _warm_start_trees(self) -> list:
+    def _warm_start_trees(self, partitioned: bool = False) -> list:
         """The trees this fit continues: the fitted ones under ``warm_start``, else none;
-        in memory and on Dask alike.
+        in memory and on Dask (``partitioned``: each tree drawn from one partition) alike.
 
         A warm start is refused when the new trees would score leaves on another scale
-        (``leaf_score``, ``relevance_weights``), grow under other constraints
-        (``self._monotonic`` and ``self._interactions``, set before the call) or draw
-        their samples otherwise (``bootstrap``, ``query_subsample``, ``sample_level``,
-        ``skip_queries_without_relevance``) than the fitted ones. As scikit-learn's forests, a warm start with no more trees to grow
-        warns and returns the forest as it is.
+        (``leaf_score``, ``relevance_weights``) or grow under other constraints
+        (``self._monotonic`` and ``self._interactions``, set before the call) than the
+        fitted ones, and, when the out-of-bag rows or fitted relevance weights redraw
+        every tree's sample, when the fitted trees drew theirs otherwise (``bootstrap``,
+        ``query_subsample``, ``sample_level``, ``skip_queries_without_relevance``, or
+        on a cluster). As scikit-learn's forests, a warm start with no more trees to
+        grow warns and returns the forest as it is.
         """
         previous = getattr(self, "trees_", []) if self.warm_start else []
         if previous and self.n_estimators < len(previous):
@@ -236,16 +238,24 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 "warm_start=True adds trees to a forest grown under other monotonic_cst or interaction_cst; the forest "
                 "would mix constrained and unconstrained trees. Fit a new forest (warm_start=False)."
             )
-        # Out-of-bag rows and fitted relevance weights redraw each tree's sample from these.
-        sampling = [self.bootstrap, self.query_subsample, self.sample_level, self.skip_queries_without_relevance]
-        if previous and sampling != getattr(self, "_fitted_sampling", sampling):
+        sampling = [
+            self.bootstrap, self.query_subsample, self.sample_level, self.skip_queries_without_relevance, partitioned
+        ]  # fmt: skip
+        drawn = getattr(self, "_fitted_sampling", sampling) if previous else sampling  # None: drawn several ways
+        if drawn != sampling and (self.oob_score or scoring[1] == "fitted"):
+            described = (
+                "several ways" if drawn is None else "on a cluster, each from its partition" if drawn[-1]
+                else f"with (bootstrap, query_subsample, sample_level, skip_queries_without_relevance) = "
+                f"{tuple(drawn[:-1])}"
+            )  # fmt: skip
             raise ValueError(
-                "warm_start=True adds trees to a forest whose trees drew their samples with (bootstrap, "
-                f"query_subsample, sample_level, skip_queries_without_relevance) = {tuple(self._fitted_sampling)}, not "
-                f"{tuple(sampling)}; its out-of-bag rows and fitted relevance weights redraw every tree's sample under "
-                "one setting. Keep the settings, or fit a new forest (warm_start=False)."
+                "oob_score=True and relevance_weights='fitted' redraw every tree's sample with this fit's (bootstrap, "
+                "query_subsample, sample_level, skip_queries_without_relevance), in memory; the fitted trees drew "
+                f"theirs {described}, and would be judged on rows they were grown on. Keep the settings, or fit a new "
+                "forest (warm_start=False)."
             )
-        self._fitted_scoring, self._fitted_constraints, self._fitted_sampling = scoring, constraints, sampling
+        self._fitted_scoring, self._fitted_constraints = scoring, constraints
+        self._fitted_sampling = sampling if drawn == sampling else None
         if previous and self.n_estimators == len(previous):
             warnings.warn(
                 f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
@@ -773,9 +783,11 @@ class RFPointRanker(BaseForestRanker):
         continue the first fit's random stream, so the forest equals one fit of
         ``n_estimators`` trees on the same rows; ``random_state`` is read at the first
         fit only. Refused when the new trees would score their leaves on another scale
-        (``leaf_score``, ``relevance_weights``), grow under other constraints or draw
-        their samples otherwise (``bootstrap``, ``query_subsample``, ``sample_level``,
-        ``skip_queries_without_relevance``: the out-of-bag rows redraw every tree's sample).
+        (``leaf_score``, ``relevance_weights``) or grow under other constraints; with
+        ``oob_score=True`` or ``relevance_weights="fitted"``, which redraw every tree's
+        sample, also when the fitted trees drew theirs otherwise (``bootstrap``,
+        ``query_subsample``, ``sample_level``, ``skip_queries_without_relevance``, or on
+        a cluster).
 
     Attributes
     ----------

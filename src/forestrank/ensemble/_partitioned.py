@@ -72,7 +72,7 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     if forest.oob_score:
         raise ValueError("oob_score=True is not available for Dask inputs: out-of-bag rows live on the workers.")
     inputs = partitions_of(X, y=y, qid=qid, sample_weight=sample_weight)
-    previous = forest._warm_start_trees()
+    previous = forest._warm_start_trees(partitioned=True)
     if not previous:
         forest._entropy = seed_entropy(forest.random_state)
     with scheduler_errors(client):
