@@ -167,8 +167,10 @@ def test_a_monotonic_cst_dict_naming_a_feature_twice_is_refused():
 
 @pytest.mark.parametrize(
     "constraint",
-    [{0: np.True_}, np.array([np.True_, 0, 0], dtype=object), np.array([1 + 0j, 0, 0]), [1, 0.5, 0]],
-    ids=["numpy bool in a dict", "numpy bool in an object array", "complex", "fraction"],
+    [{0: np.True_}, np.array([np.True_, 0, 0], dtype=object), [True, 0, 0], [np.True_, 0, 0], np.array([1 + 0j, 0, 0]),
+     [1, 0.5, 0]],
+    ids=["numpy bool in a dict", "numpy bool in an object array", "bool among ints", "numpy bool among ints", "complex",
+         "fraction"],
 )
 def test_a_monotonic_cst_entry_that_is_no_direction_is_refused_by_name(constraint):
     """Python's True was refused but numpy's passed as +1 (np.True_ == 1); a complex 1 passed
@@ -178,3 +180,4 @@ def test_a_monotonic_cst_entry_that_is_no_direction_is_refused_by_name(constrain
     with pytest.raises(ValueError, match="monotonic_cst must hold -1, 0 or 1 per feature"):
         check_monotonic_cst(constraint, 3, None)
     np.testing.assert_array_equal(check_monotonic_cst([1, -1.0, np.int8(0)], 3, None), [1, -1, 0])
+    np.testing.assert_array_equal(check_monotonic_cst(np.array([0, -1, 1]), 3, None), [0, -1, 1])

@@ -158,8 +158,8 @@ def check_monotonic_cst(monotonic_cst: object, n_features: int, feature_names: n
             given[index] = key
             constraints[index] = _constraint_value(value, key)
     else:
-        try:
-            values = np.asarray(monotonic_cst)
+        try:  # as objects: a bool among ints would become an int (True as 1)
+            values = np.asarray(monotonic_cst, dtype=object)
         except (TypeError, ValueError):
             values = np.asarray([None])
         if values.shape != (n_features,):
