@@ -584,6 +584,6 @@ def test_every_documented_parameter_is_one_the_metric_takes(metric):
     import inspect
     import re
 
-    parameters = metric.__doc__.split("Parameters\n    ----------")[1].split("Returns\n    -------")[0]
-    documented = re.findall(r"^    (\w+) :", parameters, flags=re.MULTILINE)
+    parameters = inspect.cleandoc(metric.__doc__).split("Parameters\n----------")[1].split("Returns\n-------")[0]
+    documented = re.findall(r"^(\w+) :", parameters, flags=re.MULTILINE)
     assert documented == list(inspect.signature(metric).parameters)

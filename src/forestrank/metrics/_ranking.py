@@ -8,6 +8,8 @@ tests need.
 """
 
 import inspect
+import re
+import textwrap
 import warnings
 from numbers import Integral
 
@@ -174,10 +176,16 @@ _CONVENTION_DOC = """
 
 
 def _shared_doc(function):
-    """Put the shared entries of the metrics' conventions into ``function``'s docstring
-    (``gain`` only where the function takes it: MAP and precision count labels > 0)."""
+    """Put the shared entries of the metrics' conventions into ``function``'s docstring, at
+    the indentation of its ``{conventions}`` line (Python 3.13 strips docstrings' common
+    indentation; ``python -OO`` strips the docstrings): ``gain`` only where the function
+    takes it (MAP and precision count labels > 0)."""
+    if function.__doc__ is None:
+        return function
     entries = (_GAIN_DOC if "gain" in inspect.signature(function).parameters else "") + _CONVENTION_DOC
-    function.__doc__ = function.__doc__.replace("    {conventions}", entries.strip("\n"))
+    placeholder = re.search(r"^([ \t]*)\{conventions\}$", function.__doc__, flags=re.MULTILINE)
+    text = textwrap.indent(textwrap.dedent(entries).strip("\n"), placeholder.group(1))
+    function.__doc__ = function.__doc__.replace(placeholder.group(0), text)
     return function
 
 
