@@ -10,9 +10,9 @@
 Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
 :func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
 as LightGBM's and XGBoost's command lines write them, or RankLib's ``-score`` lines
-(query id, document index, score, tab-separated), whose last column is read. A bad file,
-parameter or value ends the command with one line on stderr and exit status 2 (an
-unknown flag or choice, with argparse's usage line before it);
+(query id, document index, score, tab-separated), whose last column is read. A problem
+with a file, a ``--param`` or the data ends the command with one line on stderr and exit
+status 2 (a command line argparse rejects, with its usage line before the error);
 ``python -m forestrank`` with no command runs the demo.
 """
 

@@ -201,21 +201,25 @@ def test_single_tree_equals_sklearn_decision_tree(max_bins, step):
         np.testing.assert_allclose(regression.predict(rows), cart_regression.predict(rows), rtol=1e-12)
 
 
-
 def test_min_gain_to_split_is_sklearns_min_impurity_decrease_with_entropy_in_nats():
     """Entropy is counted in nats (natural logarithms), scikit-learn's in bits: its
-    ``min_impurity_decrease`` times ln 2 prunes the same splits (gini and variance alike)."""
+    ``min_impurity_decrease`` times ln 2 prunes the same splits (gini and variance need no
+    conversion)."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4)).round(2)
     y = np.clip((X[:, 0] + rng.normal(size=300)).round() + 1, 0, 3).astype(int)
     common = dict(n_estimators=1, query_subsample=1.0, max_features=None, random_state=0)
-    fit = lambda threshold: RFPointRanker(criterion="entropy", min_gain_to_split=threshold, **common).fit(X, y, qid=np.zeros(300))  # noqa: E731
+
+    def fit(threshold):
+        return RFPointRanker(criterion="entropy", min_gain_to_split=threshold, **common).fit(X, y, qid=np.zeros(300))
+
     for threshold in (0.02, 0.05):  # trees of 24 and 4 leaves: deeper ones differ by equal gains' order
         cart = DecisionTreeClassifier(criterion="entropy", min_impurity_decrease=threshold, random_state=0).fit(X, y)
         ours = fit(threshold * np.log(2))
         assert ours.trees_[0].n_leaves == cart.get_n_leaves()
         np.testing.assert_allclose(ours.predict(X), cart.predict_proba(X) @ cart.classes_, rtol=1e-12)
     assert fit(0.02).trees_[0].n_leaves < 24  # the same number in nats prunes more
+
 
 def test_query_level_sampling_takes_whole_queries(data):
     X, y, qid = data
@@ -413,11 +417,13 @@ def test_warm_start_refuses_a_forest_scored_with_other_relevance_weights(data):
     assert len(forest.trees_) == 5
 
 
-
 @pytest.mark.parametrize("estimator", [RFPointRanker, RFListRanker])
 @pytest.mark.parametrize(
     "change",
-    [{"query_subsample": 0.3}, {"bootstrap": True}, {"sample_level": "document"}, {"skip_queries_without_relevance": True}],
+    [
+        {"query_subsample": 0.3}, {"bootstrap": True}, {"sample_level": "document"},
+        {"skip_queries_without_relevance": True},
+    ],
 )
 def test_out_of_bag_rows_of_a_warm_start_need_every_tree_drawn_as_this_fit_draws(data, estimator, change):
     """Out-of-bag rows redraw each tree's sample under the current settings: trees drawn

@@ -139,7 +139,7 @@ class BROOF(BaseRanker):
         round splits on those categories (``docs/categorical.md``).
     init_weights : {"uniform", "random"} or None, default=None
         InitializeWeights: all 1, or independent uniform draws in (0, 1]
-        (multiplied by ``sample_weight`` in units of its lightest positive value).
+        (multiplied by ``sample_weight`` in the fit's unit of weight).
     update_examples : {"identity", "residue"} or None, default=None
         UpdateExamples: fit every forest to the labels, or to ``y - F`` where ``F``
         is the validation prediction of the rounds so far.
@@ -178,11 +178,11 @@ class BROOF(BaseRanker):
     n_estimators_ : int
         Rounds kept.
     example_weights_ : ndarray of shape (n_samples,)
-        Document weights after the last kept round, in the caller's row order, in
-        units of the lightest positive ``sample_weight`` (the unit every fit counts
-        weights in, ``docs/design.md``; each round's reweighting keeps their total):
-        with uniform initial weights and ``update_weights="constant"`` they are
-        ``sample_weight`` divided by its lightest positive value.
+        Document weights after the last kept round, in the caller's row order, in the
+        fit's unit of weight (the lightest positive ``sample_weight``, or the heaviest
+        over 2**100 when they span more; ``docs/design.md``), whose total each round's
+        reweighting keeps: with uniform initial weights and
+        ``update_weights="constant"`` they are ``sample_weight`` in that unit.
     strategy_ : dict
         The five strategies used (the preset with overrides applied).
     learning_rate_ : float

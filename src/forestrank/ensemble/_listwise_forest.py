@@ -346,7 +346,7 @@ class RFHybridRanker(RFListRanker):
     feature_importances_ : ndarray of shape (n_features,)
         Each feature's recorded gains, normalised: increases of expected NDCG at the
         listwise nodes and entropy decreases (nats per unit of weight) at the pointwise
-        ones, summed together.
+        ones, summed together (with feature costs, less the penalties paid).
     Others : as in RFListRanker.
 
     Examples
