@@ -263,7 +263,7 @@ def test_infinite_scores_are_calibrated_as_the_held_out_extremes(method):
         ([[0.1, 0.2]], r"scores must be one score per document \(1-D\); got shape \(1, 2\)"),
         (0.5, r"scores must be one score per document \(1-D\); got shape \(\)"),
         ([0.1, np.nan], "scores hold NaN"),
-        (np.array([0.1, 0.2 + 1j]), "scores must be real numbers; got complex values"),
+        (np.array([0.1, 0.2 + 1j]), "Complex data not supported: scores holds complex values"),
     ):
         with pytest.raises(ValueError, match=message):
             model.calibrate(scores)

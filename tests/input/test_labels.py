@@ -92,9 +92,9 @@ def test_complex_values_are_refused_rather_than_cut_to_their_real_parts(values):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # refused before any cast: no ComplexWarning
-        with pytest.raises(ValueError, match="y_true must be real numbers; got complex values"):
+        with pytest.raises(ValueError, match="Complex data not supported: y_true holds complex values"):
             check_relevance(values, name="y_true")
-        with pytest.raises(ValueError, match="y_score must be real numbers; got complex values"):
+        with pytest.raises(ValueError, match="Complex data not supported: y_score holds complex values"):
             check_scores(values, n_samples=2)
-        with pytest.raises(ValueError, match="sample_weight must be real numbers; got complex values"):
+        with pytest.raises(ValueError, match="Complex data not supported: sample_weight holds complex values"):
             check_sample_weight(values, n_samples=2)

@@ -27,7 +27,10 @@ def as_real_array(values: object, name: str) -> np.ndarray:
             return np.asarray(values, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name} must be numeric; converting it to float64 failed: {exc}") from None
-    raise ValueError(f"{name} must be real numbers; got complex values, whose imaginary parts float64 would drop.")
+    raise ValueError(
+        f"Complex data not supported: {name} holds complex values, whose imaginary parts float64 would drop; give real "
+        "numbers."
+    )
 
 
 def _as_1d_float(values: object, name: str, warn_column: bool = False, column: bool = True) -> np.ndarray:
