@@ -328,6 +328,23 @@ def test_an_unfitted_init_is_fitted_with_the_sample_weight(data):
         LambdaMART(n_estimators=2, init=KNeighborsRegressor()).fit(X, y, qid=qid, sample_weight=weights)
 
 
+def test_an_unfitted_init_is_fitted_with_the_callers_query_ids():
+    """It was handed each query's position (0, 1, ...), not its id: an objective of the ids
+    (or any init that reads them) saw other queries than a fit of its own."""
+    X, y, qid = make_ranking(n_queries=5, docs_per_query=8, n_features=3, random_state=0)
+    qid = (qid * 100 + 7)[::-1]  # ids far from positions, rows not grouped
+    seen = []
+
+    def squared_error(labels, scores, query_boundaries, query_ids):
+        seen.append(np.asarray(query_ids).copy())
+        return scores - labels, np.ones(len(scores))
+
+    init = LambdaMART(n_estimators=1, objective=squared_error, random_state=0)
+    LambdaMART(n_estimators=1, init=init, random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(seen[0], np.unique(qid))
+
+
+
 def test_pickle_and_clone_round_trip(data):
     X, y, qid = data
     model = LambdaMART(n_estimators=6, random_state=0).fit(X, y, qid=qid)

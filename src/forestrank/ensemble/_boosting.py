@@ -525,7 +525,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
-        raw = self._start(X_train, y_train, query_of_train_row, objective, base_weight, given_weight)
+        raw = self._start(X_train, y_train, np.repeat(train_ids, np.diff(boundaries)), objective, base_weight, given_weight)
         for item in evals:
             item.raw = self._baseline(item.X)
         n_rows = len(y_train)
@@ -989,13 +989,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return normalize_sample_weight(weights)
 
     def _start(
-        self, X: np.ndarray, y: np.ndarray, query_of_row: np.ndarray, objective: RankingObjective,
+        self, X: np.ndarray, y: np.ndarray, qid: np.ndarray, objective: RankingObjective,
         sample_weight: np.ndarray, init_weight: np.ndarray | None,
     ) -> np.ndarray:  # fmt: skip
         """Initial raw training scores (n_rows, n_outputs): ``init``'s predictions, or the
         objective's constant for the rows' ``sample_weight`` (float64, (n_rows,)); an unfitted
-        ``init`` is fitted with ``init_weight``, the weights given to the fit (None when
-        there were none)."""
+        ``init`` is fitted on the rows with their query ids ``qid`` (the caller's, grouped)
+        and ``init_weight``, the weights given to the fit (None when there were none)."""
         if self.init is None:
             self.init_ = None
             self.baseline_ = np.atleast_1d(np.asarray(objective.initial_score(sample_weight), dtype=FLOAT_DTYPE))
@@ -1006,7 +1006,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             check_is_fitted(self.init)
             self.init_ = self.init
         except NotFittedError:
-            self.init_ = fitted_init(self._init_reading_codes(), X, y, query_of_row, init_weight)
+            self.init_ = fitted_init(self._init_reading_codes(), X, y, qid, init_weight)
         reading = [part for part in nested_models(self.init_) if getattr(part, "target_statistics_", None)]
         if reading:
             raise ValueError(
