@@ -344,6 +344,24 @@ def test_an_unfitted_init_is_fitted_with_the_callers_query_ids():
     np.testing.assert_array_equal(seen[0], np.unique(qid))
 
 
+@pytest.mark.parametrize("kind", ["two columns", "nan", "inf"])
+def test_an_init_whose_predictions_are_no_finite_score_per_row_is_refused_by_name(data, kind):
+    """Two columns a row were read as twice the rows (the compiled loop crashed); NaN or
+    inf were blamed on learning_rate as diverged scores."""
+    from sklearn.linear_model import LinearRegression
+
+    X, y, qid = data
+    if kind == "two columns":
+        init = LinearRegression().fit(X, np.column_stack([y, -y]))
+        match = r"init: LinearRegression.predict returned scores of shape \(\d+, 2\)"
+    else:
+        init = LinearRegression().fit(X, y)
+        init.intercept_ = np.nan if kind == "nan" else np.inf
+        match = r"init: LinearRegression.predict returned NaN or inf for \d+ of \d+ rows"
+    for objective in ("mart", "lambdarank"):
+        with pytest.raises(ValueError, match=match):
+            LambdaMART(n_estimators=2, objective=objective, init=init).fit(X, y, qid=qid)
+
 
 def test_pickle_and_clone_round_trip(data):
     X, y, qid = data

@@ -1096,9 +1096,22 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 )
 
     def _init_predictions(self, X: np.ndarray) -> np.ndarray:
-        """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)), by position."""
+        """``init_``'s raw scores of the validated rows ``X`` (float64, (n_rows, 1)), by position:
+        one finite score per row, or a ValueError naming ``init``."""
         scores = by_position(self.init_, self.init_.predict, X, getattr(self, "feature_names_in_", None))
-        return np.asarray(scores, dtype=FLOAT_DTYPE).reshape(-1, 1).copy()
+        scores = np.asarray(scores, dtype=FLOAT_DTYPE)
+        n_rows = X.shape[0]
+        if scores.shape not in ((n_rows,), (n_rows, 1)):
+            raise ValueError(
+                f"init: {type(self.init_).__name__}.predict returned scores of shape {scores.shape} for {n_rows} rows; "
+                f"boosting starts from one score per row, shape ({n_rows},)."
+            )
+        if not np.isfinite(scores).all():
+            raise ValueError(
+                f"init: {type(self.init_).__name__}.predict returned NaN or inf for {int((~np.isfinite(scores)).sum())} "
+                f"of {n_rows} rows; boosting starts from finite scores."
+            )
+        return scores.reshape(-1, 1).copy()
 
     def _check_init_objective(self, per_grade: bool) -> None:
         """Refuse ``init`` with an objective of one raw score per grade (``per_grade``)."""
