@@ -172,6 +172,11 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             self.feature_names_in_ = self.estimator_.feature_names_in_
         return self
 
+    def _nested_estimators(self) -> list[tuple[str, object]]:
+        """The fitted ranker whose scores ``predict`` returns (``ensemble/_costs.nested_models``:
+        as a boosted model's ``init``, its trees' features are paid for)."""
+        return [("estimator_", self.estimator_)] if hasattr(self, "estimator_") else []
+
     def _finite(self, scores: np.ndarray) -> np.ndarray:
         """``scores`` (float64, 1-D) with each infinity replaced by its end of
         ``score_range_``; finite scores as they are."""

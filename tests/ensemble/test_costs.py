@@ -5,7 +5,7 @@ import pytest
 
 import forestrank.ensemble._boosting as boosting_module
 import forestrank.ensemble._forest as forest_module
-from forestrank import BROOF, AveragedRanker, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
+from forestrank import BROOF, AveragedRanker, CalibratedRanker, EarlyExit, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
 from forestrank.ensemble._costs import FeatureCosts, check_feature_costs, features_used, tree_costs
 from forestrank.ensemble._broof import default_forest
 
@@ -337,8 +337,12 @@ def _forest(X, y, qid, seed=0):
             model := LambdaMART(n_estimators=1, max_depth=1, init=inner, random_state=0).fit(X, y, qid=qid),
             inner.trees_ + model.trees_,
         )[1:],
+        lambda X, y, qid: (
+            model := CalibratedRanker(RFPointRanker(n_estimators=2, max_depth=2, random_state=0), cv=2).fit(X, y, qid=qid),
+            model.estimator_.trees_,
+        ),
     ],
-    ids=["forest", "BROOF", "AveragedRanker", "boosted with its own init"],
+    ids=["forest", "BROOF", "AveragedRanker", "boosted with its own init", "CalibratedRanker"],
 )
 def test_igbrt_gets_its_initial_models_features_for_free_and_counts_their_cost(data, monkeypatch, make_init):
     """Only an initial model's trees_ were counted: a BROOF's or an AveragedRanker's

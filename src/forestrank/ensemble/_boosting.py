@@ -1699,8 +1699,10 @@ class LambdaMART(BaseBoostingRanker):
         ``c(h_t)`` (Mohan's thesis, Eq. 6.2): the cost of the features each tree uses
         that no earlier tree (nor ``init``'s forest) uses.
     init_cost_ : float
-        The cost of the features of ``init``'s trees (IGBRT's forest), paid by every
-        document before the first iteration; ``average_cost`` adds it.
+        The cost of the features of ``init``'s trees (IGBRT's forest, a
+        ``CalibratedRanker``'s ranker's), paid by every document before the first
+        iteration; ``average_cost`` adds it. A ``Pipeline``'s steps are not looked into:
+        they may transform the columns its trees read.
     best_iteration_ : int
         With early stopping: the iteration with the best validation NDCG.
     cluster_rounds_, cluster_bytes_ : int
