@@ -1641,7 +1641,8 @@ class LambdaMART(BaseBoostingRanker):
         when given (an ``init`` whose ``fit`` takes none is then refused), as
         scikit-learn's gradient boosting fits its ``init``; a regressor without ``qid``
         in its ``fit`` learns from the rows alone. ``init=RFPointRanker()`` is Mohan's
-        IGBRT. On Dask collections an unfitted ``init`` must be a forestrank ranker,
+        IGBRT; an unfitted ``init`` keeps its own ``random_state`` (seed it for a
+        reproducible model). On Dask collections an unfitted ``init`` must be a forestrank ranker,
         fitted on the same collections' training rows first. An init fitted on a
         DataFrame needs the fit's frame to have its columns in its order (it reads the
         rows by position); one fitted with ``cat_target_statistics=True`` is refused.
