@@ -344,6 +344,26 @@ def test_an_unfitted_init_is_fitted_with_the_callers_query_ids():
     np.testing.assert_array_equal(seen[0], np.unique(qid))
 
 
+
+def test_a_pipeline_init_gets_the_query_ids_and_weights_its_steps_request(data):
+    """A Pipeline init was fitted without qid (its ranker took every row as one query)
+    even under metadata routing, and given sample_weight without it (scikit-learn's
+    error, naming no init)."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y, qid = data
+    with sklearn.config_context(enable_metadata_routing=True):
+        pipeline = make_pipeline(StandardScaler(), RFPointRanker(n_estimators=3, random_state=0).set_fit_request(qid=True))
+        model = LambdaMART(n_estimators=2, init=pipeline, random_state=0).fit(X, y, qid=qid)
+        expected = clone(pipeline).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.init_.predict(X), expected.predict(X))
+    weights = np.random.default_rng(0).uniform(0.5, 4.0, len(y))
+    with pytest.raises(ValueError, match=r"init: Pipeline's fit takes no sample_weight"):
+        LambdaMART(n_estimators=2, init=make_pipeline(StandardScaler(), RFPointRanker(n_estimators=3))).fit(
+            X, y, qid=qid, sample_weight=weights
+        )
+
 @pytest.mark.parametrize("kind", ["two columns", "nan", "inf"])
 def test_an_init_whose_predictions_are_no_finite_score_per_row_is_refused_by_name(data, kind):
     """Two columns a row were read as twice the rows (the compiled loop crashed); NaN or

@@ -118,9 +118,9 @@ def exact_targets(gradients: np.ndarray, hessians: np.ndarray, targets: np.ndarr
 
 def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: object) -> object:
     """A clone of the unfitted ``init`` fitted on the training rows, with their query ids when
-    its ``fit`` takes ``qid`` (a ranker; a scikit-learn regressor learns from the rows alone)
-    and with their weights when there are any, as scikit-learn's gradient boosting fits its
-    ``init``.
+    its ``fit`` takes ``qid`` (a ranker; a scikit-learn regressor learns from the rows alone;
+    a ``Pipeline`` when its steps request it under metadata routing) and with their weights
+    when there are any, as scikit-learn's gradient boosting fits its ``init``.
 
     Parameters
     ----------
@@ -144,15 +144,30 @@ def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: 
         When weights were given and ``init.fit`` takes no ``sample_weight``: fitting it
         without them would start the boosting from a model of other data.
     """
-    extra = {"qid": qid} if "qid" in inspect.signature(init.fit).parameters else {}
+    routed = _routed_fit_params(init)
+    takes_qid = "qid" in inspect.signature(init.fit).parameters if routed is None else "qid" in routed
+    extra = {"qid": qid} if takes_qid else {}
     if sample_weight is not None:
-        if not fit_takes(init, "sample_weight"):
+        if not (fit_takes(init, "sample_weight") if routed is None else "sample_weight" in routed):
             raise ValueError(
                 f"init: {type(init).__name__}'s fit takes no sample_weight, and sample_weight was given; pass an init "
                 "that is fitted already or whose fit takes sample_weight, or fit without sample_weight."
             )
         extra["sample_weight"] = sample_weight
     return clone(init).fit(X, y, **extra)
+
+
+def _routed_fit_params(init: object) -> set | None:
+    """Which of ``qid`` and ``sample_weight`` a ``Pipeline`` ``init`` passes on to its steps:
+    under scikit-learn's metadata routing those its steps request, and none without it (its
+    ``fit`` refuses them); None for an estimator that is no pipeline."""
+    if not hasattr(init, "steps"):
+        return None
+    import sklearn
+
+    if not sklearn.get_config()["enable_metadata_routing"]:
+        return set()
+    return set(init.get_metadata_routing().consumes("fit", ["qid", "sample_weight"]))
 
 
 def check_eval_item(item: object, name: str) -> tuple:
