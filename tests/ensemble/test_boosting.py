@@ -364,6 +364,18 @@ def test_a_pipeline_init_gets_the_query_ids_and_weights_its_steps_request(data):
             X, y, qid=qid, sample_weight=weights
         )
 
+
+def test_an_unfitted_init_that_debiases_clicks_is_refused_by_name(data):
+    """Its fit needs the positions, which an init is not given: the error said the outer
+    fit had no position although it was given one."""
+    X, y, qid = data
+    position = np.concatenate([np.arange(1, n + 1) for n in np.unique(qid, return_counts=True)[1]])
+    init = LambdaMART(n_estimators=2, position_bias="unbiased")
+    with pytest.raises(ValueError, match=r"init: this LambdaMART has position_bias='unbiased'.*pass it fitted"):
+        LambdaMART(n_estimators=2, init=init).fit(X, y, qid=qid)
+    fitted = clone(init).fit(X, y, qid=qid, position=position)
+    LambdaMART(n_estimators=2, init=fitted).fit(X, y, qid=qid)
+
 @pytest.mark.parametrize("kind", ["two columns", "nan", "inf"])
 def test_an_init_whose_predictions_are_no_finite_score_per_row_is_refused_by_name(data, kind):
     """Two columns a row were read as twice the rows (the compiled loop crashed); NaN or

@@ -142,8 +142,14 @@ def fitted_init(init: object, X: object, y: object, qid: object, sample_weight: 
     ------
     ValueError
         When weights were given and ``init.fit`` takes no ``sample_weight``: fitting it
-        without them would start the boosting from a model of other data.
+        without them would start the boosting from a model of other data; when ``init``
+        debiases clicks (``position_bias``), whose positions it is not given.
     """
+    if getattr(init, "position_bias", None) is not None:
+        raise ValueError(
+            f"init: this {type(init).__name__} has position_bias={init.position_bias!r}, whose fit needs each "
+            "document's position, which an init is not given; fit it first (with position=...) and pass it fitted."
+        )
     routed = _routed_fit_params(init)
     takes_qid = "qid" in inspect.signature(init.fit).parameters if routed is None else "qid" in routed
     extra = {"qid": qid} if takes_qid else {}
