@@ -124,6 +124,19 @@ def test_plot_tree_draws_a_cumulative_models_trees_in_order(data):
         plot_tree(model, len(model.trees_))
 
 
+def test_plot_tree_draws_the_boosted_trees_of_a_model_whose_init_no_export_lists(data):
+    """An init of scikit-learn's (or McRank) made plot_tree fail with the exports' refusal,
+    though the boosted trees can be drawn."""
+    from sklearn.linear_model import Ridge
+
+    X, y, qid, *_ = data
+    for init in (Ridge(), LambdaMART(objective="mcrank", n_estimators=2, random_state=0).fit(X, y, qid=qid)):
+        model = LambdaMART(objective="mart", n_estimators=2, max_leaf_nodes=4, init=init, random_state=0).fit(X, y, qid=qid)
+        ax = plot_tree(model, 1)
+        assert sum(text.get_gid() is not None for text in ax.texts) == model.trees_[1].node_count
+    with pytest.raises(TypeError, match="must be a fitted forestrank ranker"):
+        plot_tree(Ridge().fit(X, y))
+
 def test_the_query_comparison_draws_each_querys_ndcg_and_the_paired_tests(data):
     X, y, qid, X_test, y_test, qid_test = data
     forest = RFPointRanker(n_estimators=10, random_state=0).fit(X, y, qid=qid)

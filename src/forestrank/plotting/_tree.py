@@ -22,8 +22,10 @@ def plot_tree(
     The trees are numbered as the exports number them (``forestrank.export``: an
     ``init`` model's trees first, then the ensemble's in order; a McRank model's trees
     cycle through the grades, as a cumulative model's, which no export takes, cycle
-    through its grade thresholds), and a leaf's value is the one the tree stores, before
-    the ensemble's weight (a forest's ``1 / n_trees``) multiplies it.
+    through its grade thresholds; an ``init`` whose trees no export lists, of another
+    library or of one score per grade, is left out and the boosted trees are numbered
+    from 0), and a leaf's value is the one the tree stores, before the ensemble's weight
+    (a forest's ``1 / n_trees``) multiplies it.
 
     Parameters
     ----------
@@ -50,7 +52,12 @@ def plot_tree(
         check_is_fitted(model)  # no sum of trees to export: its trees in order
         trees = list(model.trees_)
     else:
-        trees = [tree for tree, _, _ in additive_terms(model)[0]]
+        try:
+            trees = [tree for tree, _, _ in additive_terms(model)[0]]
+        except TypeError:  # an init of another library or of one score per grade: no sum of trees to list
+            if getattr(model, "init_", None) is None:
+                raise
+            trees = list(model.trees_)
     if not -len(trees) <= tree_index < len(trees):
         raise IndexError(f"tree_index {tree_index} is out of range: the model has {len(trees)} trees.")
     if max_depth is not None and max_depth < 0:
