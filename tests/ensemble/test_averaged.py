@@ -195,3 +195,28 @@ def test_another_librarys_member_gets_its_queries_its_own_way():
         ensemble.fit(X, y, group=np.bincount(qid))
     single = xgboost.XGBRanker(n_estimators=2, subsample=0.5, random_state=ensemble.estimators_[0].random_state)
     np.testing.assert_allclose(ensemble.estimators_[0].predict(X), single.fit(X, y, group=np.bincount(qid)).predict(X))
+
+
+def test_a_members_fit_requests_are_routed_to_every_member():
+    """Only qid and sample_weight were routed: an averaged click model (LambdaMART's
+    position) could not be cross-validated, nor an eval_set requested on the member."""
+    from sklearn.model_selection import cross_validate
+
+    from forestrank import QueryKFold
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=8, n_features=4, random_state=0)
+    position = np.tile(np.arange(1, 9), 30)
+    member = LambdaMART(n_estimators=3, position_bias="unbiased", subsample=0.5, random_state=0)
+    model = AveragedRanker(member, n_models=2, n_jobs=1, random_state=0)
+    folds = list(QueryKFold(2).split(X, y, qid=qid))
+    with sklearn.config_context(enable_metadata_routing=True):
+        scores = cross_validate(model, X, y, params={"qid": qid, "position": position}, cv=folds)["test_score"]
+    for (train, test), score in zip(folds, scores):
+        fitted = clone(model).fit(X[train], y[train], qid=qid[train], position=position[train])
+        assert score == fitted.score(X[test], y[test], qid=qid[test])
+    eval_set = [(X[folds[0][1]], y[folds[0][1]], qid[folds[0][1]])]
+    with sklearn.config_context(enable_metadata_routing=True):
+        stopping = LambdaMART(n_estimators=50, n_iter_no_change=1, subsample=0.5, random_state=0).set_fit_request(eval_set=True)
+        averaged = AveragedRanker(stopping, n_models=2, n_jobs=1, random_state=0)
+        fitted = cross_validate(averaged, X, y, params={"qid": qid, "eval_set": eval_set}, cv=folds, return_estimator=True)
+    assert all(member.n_iter_ < 50 for model in fitted["estimator"] for member in model.estimators_)

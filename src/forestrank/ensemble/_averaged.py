@@ -15,6 +15,7 @@ import numpy as np
 from joblib import delayed
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
@@ -118,7 +119,9 @@ class AveragedRanker(BaseRanker):
         sample_weight : array-like of shape (n_samples,), default=None
         **fit_params
             Passed to every member's ``fit`` (for example ``eval_set`` for early stopping,
-            which then works per member).
+            which then works per member); under metadata routing a search or a
+            ``Pipeline`` passes what the member requests (LambdaMART's ``position``, an
+            ``eval_set`` requested with ``set_fit_request``).
 
         Returns
         -------
@@ -165,6 +168,16 @@ class AveragedRanker(BaseRanker):
         from ._boosting import LambdaMART
 
         return "estimator", LambdaMART(subsample=0.5, max_features=0.3)
+
+    def get_metadata_routing(self) -> MetadataRouter:
+        """Its own requests, as every ranker's (``qid``), and, for ``fit``, its member's: what
+        the member requests (LambdaMART's ``position``, an ``eval_set`` requested on it)
+        reaches every member through ``fit``'s ``**fit_params`` under metadata routing."""
+        return (
+            MetadataRouter(owner=type(self).__name__)
+            .add_self_request(self)
+            .add(estimator=self._inner_template()[1], method_mapping=MethodMapping().add(caller="fit", callee="fit"))
+        )
 
     def _split_on_categories(self) -> str:
         """Its members take ``categorical_features`` (``BaseRanker._split_on_categories``)."""
