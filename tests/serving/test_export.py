@@ -242,3 +242,19 @@ def test_what_reads_a_models_trees_points_a_calibrated_ranker_at_its_ranker():
         shap_tree_model(calibrated)
     with pytest.raises(TypeError, match=r"got RandomForestRegressor\.$"):
         shap_tree_model(RandomForestRegressor().fit(X, y))
+
+
+def test_exported_symmetric_trees_give_treeshap_contributions_that_sum_to_predict():
+    """A symmetric tree's leaves that no training row reaches were written with a count
+    and cover of 0: LightGBM's contributions came out NaN and XGBoost's TreeSHAP failed."""
+    lightgbm = pytest.importorskip("lightgbm")
+    xgboost = pytest.importorskip("xgboost")
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=4, random_state=0)
+    model = LambdaMART(n_estimators=5, grow_policy="symmetric", max_depth=4, random_state=0).fit(X, y, qid=qid)
+    assert any((tree.n_node_samples == 0).any() for tree in model.trees_)  # the case this tests
+    contributions = lightgbm.Booster(model_str=to_lightgbm(model)).predict(X, pred_contrib=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), model.predict(X), rtol=1e-9, atol=1e-9)
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model)).encode()))
+    contributions = booster.predict(xgboost.DMatrix(X), pred_contribs=True)
+    np.testing.assert_allclose(contributions.sum(axis=1), model.predict(X), rtol=1e-5, atol=1e-5)

@@ -22,9 +22,8 @@ as often as its tree drew it), so a model's values may change with the route oth
 
 import numpy as np
 
-from .._tree._tree import subtree_sums
 from ._lightgbm import lightgbm_text
-from ._terms import additive_terms
+from ._terms import additive_terms, positive_covers
 
 _LIGHTGBM_HELP = (
     'explaining a model with categorical splits needs LightGBM, whose TreeSHAP tests set membership: '
@@ -54,7 +53,10 @@ def shap_tree_model(model: object) -> object:
         rule as well. With categorical splits or a DataFrame's category columns
         (``frame_categories_``), the ``lightgbm.Booster`` of the model's
         export (module docstring), its features named ``Column_0``, ``Column_1``, ...
-        (LightGBM's names for unnamed features).
+        (LightGBM's names for unnamed features): explain it path-dependently (no
+        background ``data``; shap's parser of LightGBM's categorical splits, which the
+        interventional mode uses, loses code 0), and cast a ``category`` column read by
+        value to its values first, as for LightGBM's ``predict`` (``docs/categorical.md``).
 
     Examples
     --------
@@ -97,31 +99,9 @@ def shap_tree_model(model: object) -> object:
             "children_default": np.where(tree.missing_left.astype(bool), left, right),
             "features": np.where(leaf, -2, features), "thresholds": np.where(leaf, 0.0, tree.nodes["threshold"]),
             "values": (weight * np.where(leaf, tree.nodes["threshold"], tree.values))[:, None],
-            "node_sample_weight": _covers(tree),
+            "node_sample_weight": positive_covers(tree)[1],
         })  # fmt: skip
     return {
         "trees": trees, "base_offset": float(base[0]), "tree_output": "raw_value", "objective": "squared_error",
         "input_dtype": np.float64, "internal_dtype": np.float64,
     }  # fmt: skip
-
-
-# A share of the root's cover, small against it, and large enough to stay positive
-# (not underflow) when summed up a tree of many levels.
-_UNREACHED_SHARE = 2.0**-40
-
-
-def _covers(tree: object) -> np.ndarray:
-    """Each node's cover for TreeSHAP: its training weight, float64 array of shape (n_nodes,).
-
-    A symmetric tree splits every node of a level at the level's cut, so some of its
-    leaves hold no training row; shap's path-dependent TreeSHAP refuses a zero cover (it
-    weighs each branch by its share of its parent's cover). Where a node holds none, every
-    leaf gets a share of the root's cover (``_UNREACHED_SHARE``) and every internal node
-    its leaves' shares: every cover is then positive and still the sum of its children's,
-    which keeps the values' sum the prediction; trees without such a node are unchanged.
-    """
-    weights = tree.weighted_n_node_samples.astype(np.float64)
-    if (weights > 0.0).all():
-        return weights
-    leaves_under = subtree_sums(tree.nodes, (tree.nodes["feature"] < 0).astype(np.float64))
-    return weights + weights[0] * _UNREACHED_SHARE * leaves_under

@@ -19,6 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._tree._tree import subtree_sums
+
 
 class ExportTree(NamedTuple):
     """One tree of an ensemble as arrays over its nodes, in forestrank's node order
@@ -40,9 +42,11 @@ class ExportTree(NamedTuple):
     internal_value : float64 array of shape (n_nodes,)
         The training-weighted node means (times ``weight`` once folded).
     n_samples : int64 array of shape (n_nodes,)
-        Training rows through each node.
+        Training rows through each node (a leaf no row reached, of a symmetric tree,
+        counts one: :func:`positive_covers`).
     hessian : float64 array of shape (n_nodes,)
-        Training weight through each node (the cover).
+        Training weight through each node (the cover; positive everywhere,
+        :func:`positive_covers`).
     depth : int64 array of shape (n_nodes,)
         The root is at depth 0.
     is_leaf : bool array of shape (n_nodes,)
@@ -232,6 +236,34 @@ def folded(trees: list, base: float) -> list:
     return trees
 
 
+# A share of the root's cover, small against it, and large enough to stay positive
+# (not underflow) when summed up a tree of many levels.
+_UNREACHED_SHARE = 2.0**-40
+
+
+def positive_covers(tree: object) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's training rows and weight as TreeSHAP reads them (LightGBM's counts,
+    XGBoost's ``sum_hessian``, shap's ``node_sample_weight``): int64 and float64 arrays of
+    shape (n_nodes,).
+
+    A symmetric tree splits every node of a level at the level's cut, so some of its
+    leaves hold no training row; TreeSHAP weighs each branch by its share of its parent's
+    cover, and a zero cover makes it NaN (LightGBM) or fail (XGBoost, shap). Where a node
+    holds none, every leaf gets a share of the root's weight (``_UNREACHED_SHARE``) and each
+    leaf without rows one row, every internal node its leaves' additions: every cover is
+    then positive and still the sum of its children's, which keeps the values' sum the
+    prediction; trees without such a node are unchanged.
+    """
+    counts = np.asarray(tree.n_node_samples, dtype=np.int64)
+    weights = np.asarray(tree.weighted_n_node_samples, dtype=np.float64)
+    if (weights > 0.0).all() and (counts > 0).all():
+        return counts, weights
+    leaf = tree.nodes["feature"] < 0
+    leaves_under = subtree_sums(tree.nodes, leaf.astype(np.float64))
+    empty_leaves_under = subtree_sums(tree.nodes, (leaf & (counts == 0)).astype(np.float64))
+    return counts + empty_leaves_under.astype(np.int64), weights + weights[0] * _UNREACHED_SHARE * leaves_under
+
+
 def export_tree(tree: object, weight: float) -> ExportTree:
     """``tree`` (a ``_tree._tree.Tree``) of a term weighing ``weight`` as an :class:`ExportTree`."""
     feature = tree.nodes["feature"].astype(np.int64)
@@ -247,12 +279,12 @@ def export_tree(tree: object, weight: float) -> ExportTree:
             for node in range(len(feature))
         )  # fmt: skip
         is_categorical = np.array([codes is not None for codes in category_left], dtype=bool)
+    covers = positive_covers(tree)  # counts and weights TreeSHAP can divide by
     return ExportTree(
         feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
         left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
         value=np.where(leaf, tree.nodes["threshold"], 0.0), internal_value=np.asarray(tree.values, dtype=np.float64),
-        n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
-        hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), depth=tree.node_depths().astype(np.int64),
+        n_samples=covers[0], hessian=covers[1], depth=tree.node_depths().astype(np.int64),
         is_leaf=leaf, is_categorical=is_categorical, weight=float(weight), category_left=category_left,
     )  # fmt: skip
 
