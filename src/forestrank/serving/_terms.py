@@ -19,8 +19,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._tree._tree import subtree_sums
-
 
 class ExportTree(NamedTuple):
     """One tree of an ensemble as arrays over its nodes, in forestrank's node order
@@ -254,6 +252,8 @@ def positive_covers(tree: object) -> tuple[np.ndarray, np.ndarray]:
     then positive and still the sum of its children's, which keeps the values' sum the
     prediction; trees without such a node are unchanged.
     """
+    from .._tree._tree import subtree_sums  # imported where used: the command line's help must not load numba
+
     counts = np.asarray(tree.n_node_samples, dtype=np.int64)
     weights = np.asarray(tree.weighted_n_node_samples, dtype=np.float64)
     if (weights > 0.0).all() and (counts > 0).all():
