@@ -106,6 +106,10 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["train", "--model", "rfpoint", "--train", "missing.txt", "--output", "m.joblib"], "missing.txt: no such file"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "n_estimators", "--output", "m.joblib"], "expected NAME=VALUE"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "trees=5", "--output", "m.joblib"], "unexpected keyword argument 'trees'"),
+        # a bad value was refused by the fit, in scikit-learn's words, naming no option
+        (["train", "--model", "rfpoint", "--train", "{train}", "--param", "bootstrap='false'", "--output", "m.joblib"], "--param: The 'bootstrap' parameter of RFPointRanker"),
+        # the loader's advice named its zero_based argument, which no command takes
+        (["train", "--model", "rfpoint", "--train", "{zero_based}", "--output", "m.joblib"], "the command line reads 1-based files"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--valid", "{train}", "--output", "m.joblib"], "--valid applies to lambdamart and plrank"),
         (["predict", "--model", "{train}", "{train}"], "not a skops model file"),
         (["evaluate", "{train}", "--scores", "{train}"], "not one number per line"),
@@ -140,7 +144,9 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(args, message, lambda
     (tmp_path / "short_data.txt").write_text("1 qid:1 1:0.5\n0 qid:1 1:0.2\n2 qid:2 1:0.9\n")
     (tmp_path / "one_query.txt").write_text("2 qid:1 1:0.5\n0 qid:1 1:0.3\n1 qid:1 1:0.1\n")
     (tmp_path / "negative.txt").write_text("1 qid:1 1:0.5\n-1 qid:1 1:0.3\n0 qid:2 1:0.1\n")
-    paths = {name: tmp_path / f"{name}.txt" for name in ("empty", "nan", "short_data", "three", "one_query", "negative")}
+    (tmp_path / "zero_based.txt").write_text("1 qid:1 0:0.5 1:0.2\n0 qid:1 0:0.1 1:0.3\n")
+    names = ("empty", "nan", "short_data", "three", "one_query", "negative", "zero_based")
+    paths = {name: tmp_path / f"{name}.txt" for name in names}
     filled = [a.format(train=lambdarank_example / "rank.train", short=short, **paths) for a in args]
     result = subprocess.run([sys.executable, "-m", "forestrank", *filled], capture_output=True, text=True, cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
@@ -332,8 +338,9 @@ def test_export_writes_files_that_lightgbm_and_the_ltr_engines_take(lambdarank_e
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--format", "solr"], "feature_names are needed for Solr"),
-        (["--format", "lightgbm", "--feature-names", "{short}"], "feature_names has 2 names; the model has 300 features"),
+        # the export's messages named its Python argument feature_names, no option
+        (["--format", "solr"], "--feature-names are needed for Solr"),
+        (["--format", "lightgbm", "--feature-names", "{short}"], "--feature-names has 2 names; the model has 300 features"),
         (["--format", "lightgbm", "--feature-names", "missing.txt"], "--feature-names missing.txt: no such file"),
         (["--format", "pmml"], "invalid choice: 'pmml'"),
         (["--format", "lightgbm", "--dtype", "float32"], "--dtype applies to --format onnx"),
@@ -433,7 +440,7 @@ def test_every_bad_model_file_is_one_line_and_status_2(craft, small_forest_skops
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--format", "solr", "--name", "", "--feature-names", "{names}"], "name must be a non-empty string"),
+        (["--format", "solr", "--name", "", "--feature-names", "{names}"], "export: error: --name must be a non-empty string"),
         (["--format", "lightgbm", "--feature-names", "{latin1}"], "--feature-names {latin1}: not UTF-8 text"),
     ],
 )
@@ -508,6 +515,7 @@ def test_valid_sets_early_stopping_only_where_the_user_did_not(param, expected, 
                  "n_estimators=3", *param, "--output", str(tmp_path / "m.skops")]) == 0  # fmt: skip
     model = load(tmp_path / "m.skops")
     assert model.n_iter_no_change == expected and len(model.evals_result_["valid_0"]["ndcg@10"]) == 3
+    assert model.verbose == 0  # the command's progress lines; the saved model keeps the default (it printed on refits)
 
 
 def test_a_list_option_given_twice_keeps_both_lists(tmp_path, capsys):

@@ -99,7 +99,9 @@ def _parser() -> argparse.ArgumentParser:
         help="validation file: early stopping for lambdamart and plrank (n_iter_no_change=50 unless --param sets it)",
     )  # fmt: skip
     train.add_argument(
-        "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE", help="estimator parameters"
+        "--param", nargs="*", action="extend", default=[], metavar="NAME=VALUE",
+        help="estimator parameters; VALUE is a Python literal (True, None, 0.5, [1, 2], {2: 1}), else a string; "
+        "feature indices in them count the columns from 0 (the file's feature 1 is 0), unlike --categorical",
     )
     train.add_argument(
         "--categorical", nargs="+", action="extend", type=_feature_number, metavar="FEATURE",
@@ -191,7 +193,8 @@ def _train(args: argparse.Namespace) -> None:
     estimator_class = getattr(forestrank, MODELS[args.model])
     try:
         estimator = estimator_class(**params)
-    except TypeError as error:
+        estimator._validate_params()  # a bad value named before the fit, as a --param
+    except (TypeError, ValueError) as error:
         raise UsageError(f"--param: {error}") from error
     if args.categorical:
         _set_categorical(estimator, args.model, args.categorical, params, X.shape[1])
@@ -203,13 +206,16 @@ def _train(args: argparse.Namespace) -> None:
         fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1], width_of=f"the training file {args.train}")]
         if "n_iter_no_change" not in params:  # an explicit n_iter_no_change=None only evaluates the file
             estimator.set_params(n_iter_no_change=50)
-    if "verbose" in estimator.get_params() and "verbose" not in params:
+    quiet = "verbose" in estimator.get_params() and "verbose" not in params
+    if quiet:  # progress on stderr for the command; the saved model keeps the estimator's default
         estimator.set_params(verbose=1)
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
         with _in_file_numbers(args.train, args.valid, "--categorical " if args.categorical else ""):
             estimator.fit(X, y, qid=qid, **fit_params)
+    if quiet:
+        estimator.set_params(verbose=estimator_class().verbose)
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
@@ -350,7 +356,11 @@ def _export(args: argparse.Namespace) -> None:
                 f"--feature-names {args.feature_names}: not UTF-8 text (byte {error.start}); save it as UTF-8."
             ) from error
         names = [line.strip() for line in text.splitlines() if line.strip()]
-    export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
+    try:
+        export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
+    except ValueError as error:  # export_model names its Python arguments; here they are options
+        message = re.sub(r"\bfeature_names\b", "--feature-names", str(error))
+        raise UsageError(re.sub(r"^name must\b", "--name must", message)) from error
     _progress(f"exported {type(model).__name__} as {args.format} to {args.output}")
 
 
@@ -358,11 +368,12 @@ def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
-# load_letor's advice naming its query_file argument, as the command line reads it: the
+# load_letor's advice naming its query_file and zero_based arguments, as the command line reads it: the
 # query sizes only from the file's .query companion.
 _LOADER_ARGUMENTS = {
     ".query or query_file=...)": ".query beside it, one query size per line)",
     "pass it as query_file= to read it": "copy it to a regular file",
+    "(pass zero_based=True for 0-based indices)": "(the command line reads 1-based files, LETOR's: number the features from 1)",
 }
 
 
