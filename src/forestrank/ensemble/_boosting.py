@@ -525,7 +525,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         self.n_outputs_ = objective.n_outputs
         self.classes_ = getattr(objective, "classes_", None)
         query_of_train_row = np.repeat(np.arange(len(boundaries) - 1), np.diff(boundaries))
-        raw = self._start(X_train, y_train, np.repeat(train_ids, np.diff(boundaries)), objective, base_weight, given_weight)
+        raw = self._start(X_train, y_train, train_ids[query_of_train_row], objective, base_weight, given_weight)
         for item in evals:
             item.raw = self._baseline(item.X)
         n_rows = len(y_train)
