@@ -529,6 +529,7 @@ def test_feature_fraction_one_is_the_unsampled_model_and_bad_values_are_refused(
             LambdaMART(n_estimators=2, feature_fraction=bad).fit(X, y, qid=qid)
 
 
+@pytest.mark.slow  # the unpooled boosting tree is a builder of its own
 def test_node_feature_sampling_pools_histograms_and_matches_the_unpooled_search(data):
     """With max_features < n_features the boosting fit keeps its histogram pool (sibling
     subtraction); every node draws and searches the same features as without the pool, so

@@ -293,7 +293,13 @@ def test_serial_and_threaded_fits_are_bitwise_identical(data):
         threaded = BROOF(n_estimators=3, variant=variant, n_trees=6, random_state=5, n_jobs=2).fit(X, y, qid=qid)
         np.testing.assert_array_equal(serial.predict(X), threaded.predict(X))
         np.testing.assert_array_equal(serial.example_weights_, threaded.example_weights_)
-    # With feature costs a forest's waves are its threads unless cost_wave_size is set (BROOF's n_jobs docstring).
+
+
+@pytest.mark.slow  # feature costs: a builder of their own
+def test_serial_and_threaded_fits_with_feature_costs_are_identical_in_fixed_waves(data):
+    """With feature costs a forest's waves are its threads unless cost_wave_size is set
+    (BROOF's n_jobs docstring)."""
+    X, y, qid = data
     costly = dict(criterion="variance", min_samples_leaf=0.02, feature_costs=2.0 ** np.arange(8), cost_penalty=0.5)
     fits = [
         BROOF(3, n_trees=6, forest=RFPointRanker(cost_wave_size=2, **costly), n_jobs=n_jobs, random_state=0).fit(X, y, qid=qid)

@@ -30,9 +30,10 @@ ESTIMATORS = [
     RFHybridRanker(n_estimators=2, listwise_depth=2, random_state=0),
     LambdaMART(n_estimators=5, random_state=0),
     LambdaMART(objective="mart", n_estimators=5, random_state=0),
-    LambdaMART(missing_direction="separate", n_estimators=5, random_state=0),
+    # boosting with missing_direction="separate" compiles a builder and an iteration of its own: after the quick suite
+    pytest.param(LambdaMART(missing_direction="separate", n_estimators=5, random_state=0), marks=pytest.mark.slow),
     PLRank(n_estimators=5, random_state=0),
-    PLRank(missing_direction="separate", n_estimators=5, random_state=0),
+    pytest.param(PLRank(missing_direction="separate", n_estimators=5, random_state=0), marks=pytest.mark.slow),
     BROOF(n_estimators=2, random_state=0),
     BROOF(n_estimators=2, forest=RFPointRanker(criterion="variance", missing_direction="separate"), random_state=0),
 ]
@@ -100,7 +101,8 @@ def _three_groups():
     return x[:, None], y, np.zeros(len(y))
 
 
-@pytest.mark.parametrize("criterion", ["entropy", "variance"])
+# With the variance criterion the forest's pool holds three-way splits: a builder of its own
+@pytest.mark.parametrize("criterion", ["entropy", pytest.param("variance", marks=pytest.mark.slow)])
 def test_separate_gives_the_missing_rows_a_child_of_their_own(criterion):
     """Mohan's strategy 6: one three-way split (one level of ``max_depth``) puts each
     grade in its own leaf, stored as a "missing?" test above the value split; a
@@ -135,6 +137,7 @@ def test_separate_is_chosen_by_the_gain_of_the_three_way_partition():
     assert tree.node_count == 5
 
 
+@pytest.mark.slow  # its own builder and iteration (missing_direction="separate" in boosting)
 def test_separate_keeps_the_leaf_budget_of_boosting():
     X, y, qid = make_ranking(n_queries=60, docs_per_query=20, n_features=6, random_state=1)
     X = X.copy()

@@ -49,7 +49,17 @@ def test_sparse_input_gives_the_dense_model_bitwise(estimator, sparse_format, da
     np.testing.assert_array_equal(dense.predict(sparse_format(X)), dense.predict(X))
 
 
-@pytest.mark.parametrize("estimator", ESTIMATORS, ids=repr)
+def _after_the_quick_suite(estimator):
+    """Exact (uint16) bins and boosting with missing_direction="separate" compile a builder
+    of their own in the float32 test, and nowhere else in the quick suite: run it with the
+    slow tests."""
+    params = estimator.get_params()
+    if params.get("max_bins", 255) is None or params.get("missing_direction") == "separate":
+        return pytest.param(estimator, marks=pytest.mark.slow)
+    return estimator
+
+
+@pytest.mark.parametrize("estimator", [_after_the_quick_suite(estimator) for estimator in ESTIMATORS], ids=repr)
 def test_float32_input_gives_the_model_of_its_values_in_float64(estimator, data):
     X, y, qid = data
     X32 = X.astype(np.float32)

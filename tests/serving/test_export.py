@@ -188,6 +188,7 @@ def test_export_model_checks_dtype_and_name_for_every_format(format, tmp_path):
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.slow  # 600 distinct values: exact uint16 bins, a builder of their own
 def test_trees_deeper_than_nested_json_holds_are_refused_by_the_nested_formats(tmp_path):
     """A tree 599 levels deep failed the LTR plugins' dump (from about 500 levels) and
     Solr's JSON (from about 1,000) with Python's RecursionError, which the command line

@@ -1,6 +1,7 @@
 """Feature binning: cuts, representatives, the exact mode, threads."""
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -37,6 +38,7 @@ def test_columns_sorted_in_threads_give_the_cuts_of_one_thread():
         np.testing.assert_array_equal(one.transform(rows), two.transform(rows))
 
 
+@pytest.mark.slow  # uint16 bins: a builder of their own
 def test_exact_mode_uses_wider_bins_when_needed():
     X = np.arange(1000.0)[:, None]
     binner = BinMapper(max_bins=None).fit(X)

@@ -12,9 +12,10 @@ from .helpers import seed, summed_histograms, training_set
 
 
 
-# Exact bins (900 of them, uint16 codes) are a builder specialisation of their own for
-# both the pool and the sweep: with the slow tests.
-@pytest.mark.parametrize("max_bins", [255, pytest.param(None, marks=pytest.mark.slow)], ids=["255", "exact"])
+# The sorted sweep is a builder specialisation of its own, and exact bins (900 of them,
+# uint16 codes) one more for both the pool and the sweep: with the slow tests.
+@pytest.mark.slow
+@pytest.mark.parametrize("max_bins", [255, None], ids=["255", "exact"])
 @pytest.mark.parametrize("expansion", ["best", "breadth"])
 @pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
 def test_pooled_histograms_with_sibling_subtraction_grow_the_sorted_sweep_trees(criterion, expansion, max_bins):
@@ -98,6 +99,7 @@ def test_features_of_one_value_go_to_no_thread_and_the_rest_in_equal_runs(n_owne
     assert (unknown == 0).all() and n_runs[0] == 1 and tuple(runs[0, 0]) == (0, n_features)
 
 
+@pytest.mark.slow  # a pool of few slots with three-way splits: a builder specialisation of its own
 @pytest.mark.parametrize("n_slots", [2, 3, 5])
 def test_a_pool_with_few_slots_grows_the_same_tree_with_three_way_splits(n_slots):
     """With its slots taken, a node's histograms go to the scratch slot or are summed from its
@@ -126,6 +128,7 @@ def _summed_in_row_order(X_binned, rows, moments, n_bins, dtype):
     return summed_histograms(X_binned[rows], [*moments.T, np.ones(len(rows))], n_bins, dtype)
 
 
+@pytest.mark.slow  # the fill's kernels called apart from a tree: signatures of their own
 @pytest.mark.parametrize("dtype", [np.float64, np.int32])
 def test_a_node_holding_every_row_copies_its_counts_and_sums_what_counting_sums(dtype):
     """The root of a tree that has every row takes its count column from the bin counts
@@ -291,6 +294,7 @@ def test_sparse_rows_give_every_fill_thread_its_entries_when_fewer_features_than
         np.testing.assert_array_equal(getattr(trees[1], name), getattr(trees[0], name), err_msg=name)
 
 
+@pytest.mark.slow  # the sparse fill called apart from a tree: signatures of its own
 @pytest.mark.parametrize("criterion", [_criteria.VARIANCE, _criteria.NEWTON], ids=["variance", "newton"])
 def test_a_sparse_fill_restores_the_most_frequent_bins_to_the_row_order_sums(criterion):
     """The sparse fill adds each row to its bins outside the most frequent ones, then sets

@@ -131,6 +131,7 @@ def _pair_fill(binned, rows, pool, table, searched, sibling_searched, features, 
     )  # fmt: skip
 
 
+@pytest.mark.slow  # a pair's fill compiled apart from a tree, with its searches: kernels of their own
 @pytest.mark.parametrize("n_threads", [1, 2])
 @pytest.mark.parametrize("value", [0, 1, 2])
 @pytest.mark.parametrize(
@@ -285,6 +286,7 @@ for kernel in (_splitter.pooled_scans, _splitter._pooled_scans_parallel):
     assert sorted(run.stdout.split()) == sorted(["pooled_scans", "True", "_pooled_scans_parallel", "True"]), run.stdout
 
 
+@pytest.mark.slow  # the sorted sweep is a builder specialisation of its own
 @pytest.mark.parametrize("max_features", [1, 3, 6])
 def test_histogram_scan_and_sorted_sweep_grow_identical_trees(max_features):
     """Bit-identical trees wherever sums are exact: class counts, integer-valued targets.

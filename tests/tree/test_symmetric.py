@@ -212,7 +212,11 @@ def test_what_symmetric_trees_do_not_combine_with_is_refused_by_name(missing_ran
         LambdaMART(n_estimators=2, grow_policy="symmetric", **settings).fit(X, y, qid=qid)
 
 
-@pytest.mark.parametrize("settings", [{"quantized_gradients": 4}, {"interaction_cst": "pairwise"}])
+@pytest.mark.parametrize(
+    "settings",
+    # quantized trees compile a builder of their own (int32 pools): after the quick suite
+    [pytest.param({"quantized_gradients": 4}, marks=pytest.mark.slow), {"interaction_cst": "pairwise"}],
+)
 def test_a_refusal_under_yetirank_pairwise_advises_settings_that_fit(missing_ranking, settings):
     """The other objectives are advised best-first trees, which yetirank_pairwise refuses:
     it is advised YetiRank on best-first trees, which takes the option."""
@@ -372,7 +376,8 @@ def test_auto_regularisers_resolve_to_the_chosen_values_for_each_tree_and_loss(m
     np.testing.assert_array_equal(auto.predict(X), explicit.predict(X))
 
 
-@pytest.mark.parametrize("objective", ["lambdarank", "yetirank_pairwise"])
+# yetirank_pairwise compiles its level solve: after the quick suite
+@pytest.mark.parametrize("objective", ["lambdarank", pytest.param("yetirank_pairwise", marks=pytest.mark.slow)])
 def test_a_level_that_saw_no_missing_value_sends_it_to_its_heavier_side(objective):
     """Levels without missing rows sent missing values right, the lighter side of most
     levels, where a best-first node sends them to its heavier child (docs/missing_values.md);
@@ -394,7 +399,12 @@ def test_a_level_that_saw_no_missing_value_sends_it_to_its_heavier_side(objectiv
 
 @pytest.mark.parametrize(
     ("objective", "direction"),
-    [("lambdarank", "learn"), ("lambdarank", "left"), ("lambdarank", "right"), ("yetirank_pairwise", "learn")],
+    [
+        ("lambdarank", "learn"),
+        ("lambdarank", "left"),
+        ("lambdarank", "right"),
+        pytest.param("yetirank_pairwise", "learn", marks=pytest.mark.slow),  # its level solve: after the quick suite
+    ],
 )
 def test_a_level_can_split_the_missing_rows_from_the_present_ones(objective, direction):
     """The "is it missing?" candidate (docs/missing_values.md) was never tried by a level:
