@@ -137,14 +137,14 @@ def _tree_block(tree: object, index: int) -> str:
         ]
     lines += [
         "leaf_value=" + _doubles(tree.value[leaves]),
-        "leaf_weight=" + _doubles(tree.hessian[leaves]),
-        "leaf_count=" + _ints(tree.n_samples[leaves]),
+        "leaf_weight=" + _doubles(tree.cover_weight[leaves]),
+        "leaf_count=" + _ints(tree.cover_count[leaves]),
     ]
     if len(split):
         lines += [
             "internal_value=" + _doubles(tree.internal_value[split]),
-            "internal_weight=" + _doubles(tree.hessian[split]),
-            "internal_count=" + _ints(tree.n_samples[split]),
+            "internal_weight=" + _doubles(tree.cover_weight[split]),
+            "internal_count=" + _ints(tree.cover_count[split]),
         ]
     if bitsets:
         lines += ["cat_boundaries=" + _ints(boundaries), "cat_threshold=" + _ints(np.concatenate(bitsets))]

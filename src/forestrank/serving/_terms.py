@@ -40,11 +40,14 @@ class ExportTree(NamedTuple):
     internal_value : float64 array of shape (n_nodes,)
         The training-weighted node means (times ``weight`` once folded).
     n_samples : int64 array of shape (n_nodes,)
-        Training rows through each node (a leaf no row reached, of a symmetric tree,
-        counts one: :func:`positive_covers`).
+        Training rows through each node (0 at a leaf of a symmetric tree that no row
+        reached).
     hessian : float64 array of shape (n_nodes,)
-        Training weight through each node (the cover; positive everywhere,
-        :func:`positive_covers`).
+        Training weight through each node.
+    cover_count, cover_weight : int64 and float64 arrays of shape (n_nodes,)
+        ``n_samples`` and ``hessian`` as the formats whose TreeSHAP divides by them
+        (LightGBM's counts and weights, XGBoost's ``sum_hessian``) are given them:
+        positive everywhere (:func:`positive_covers`).
     depth : int64 array of shape (n_nodes,)
         The root is at depth 0.
     is_leaf : bool array of shape (n_nodes,)
@@ -69,6 +72,8 @@ class ExportTree(NamedTuple):
     internal_value: np.ndarray
     n_samples: np.ndarray
     hessian: np.ndarray
+    cover_count: np.ndarray
+    cover_weight: np.ndarray
     depth: np.ndarray
     is_leaf: np.ndarray
     is_categorical: np.ndarray
@@ -279,12 +284,14 @@ def export_tree(tree: object, weight: float) -> ExportTree:
             for node in range(len(feature))
         )  # fmt: skip
         is_categorical = np.array([codes is not None for codes in category_left], dtype=bool)
-    covers = positive_covers(tree)  # counts and weights TreeSHAP can divide by
+    cover_count, cover_weight = positive_covers(tree)
     return ExportTree(
         feature=np.where(leaf, -1, feature), threshold=np.where(leaf, 0.0, tree.nodes["threshold"]),
         left=left, right=np.where(leaf, -1, left + 1), missing_left=~leaf & (tree.missing_left == 1),
         value=np.where(leaf, tree.nodes["threshold"], 0.0), internal_value=np.asarray(tree.values, dtype=np.float64),
-        n_samples=covers[0], hessian=covers[1], depth=tree.node_depths().astype(np.int64),
+        n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
+        hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), cover_count=cover_count,
+        cover_weight=cover_weight, depth=tree.node_depths().astype(np.int64),
         is_leaf=leaf, is_categorical=is_categorical, weight=float(weight), category_left=category_left,
     )  # fmt: skip
 
@@ -325,7 +332,8 @@ def constant_tree(value: float) -> ExportTree:
     return ExportTree(
         feature=np.array([-1]), threshold=np.zeros(1), left=np.array([-1]), right=np.array([-1]),
         missing_left=np.zeros(1, dtype=bool), value=np.array([float(value)]), internal_value=np.array([float(value)]),
-        n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), depth=np.zeros(1, dtype=np.int64),
+        n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), cover_count=np.zeros(1, dtype=np.int64),
+        cover_weight=np.zeros(1), depth=np.zeros(1, dtype=np.int64),
         is_leaf=np.ones(1, dtype=bool), is_categorical=np.zeros(1, dtype=bool), weight=1.0,
     )  # fmt: skip
 

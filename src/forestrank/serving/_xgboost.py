@@ -184,7 +184,7 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
         "split_conditions": [json_float(value) for value in conditions[written]],
         "split_indices": np.maximum(tree.feature, 0)[written].tolist(),
         "split_type": categorical.astype(int)[written].tolist(),
-        "sum_hessian": [float(value) for value in tree.hessian[written]],
+        "sum_hessian": [float(value) for value in tree.cover_weight[written]],
         "tree_param": {"num_deleted": "0", "num_feature": str(n_features), "num_nodes": str(n_nodes), "size_leaf_vector": "1"},
     }
 
