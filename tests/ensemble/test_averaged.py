@@ -220,3 +220,22 @@ def test_a_members_fit_requests_are_routed_to_every_member():
         averaged = AveragedRanker(stopping, n_models=2, n_jobs=1, random_state=0)
         fitted = cross_validate(averaged, X, y, params={"qid": qid, "eval_set": eval_set}, cv=folds, return_estimator=True)
     assert all(member.n_iter_ < 50 for model in fitted["estimator"] for member in model.estimators_)
+
+
+def test_a_members_fit_requests_under_an_alias_reach_it_under_their_names():
+    """A member requesting position or sample_weight under another name got it under that
+    name: LambdaMART.fit() got an unexpected keyword argument."""
+    from sklearn.pipeline import Pipeline
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=8, n_features=4, random_state=0)
+    position = np.tile(np.arange(1, 9), 30)
+    weights = np.random.default_rng(0).uniform(0.5, 2.0, 30)[qid]  # one weight a query, as position_bias needs
+    member = LambdaMART(n_estimators=3, position_bias="unbiased", subsample=0.5, random_state=0)
+    expected = AveragedRanker(member, n_models=2, n_jobs=1, random_state=0).fit(
+        X, y, qid=qid, sample_weight=weights, position=position
+    )
+    with sklearn.config_context(enable_metadata_routing=True):
+        aliased = clone(member).set_fit_request(position="pos", sample_weight="w")
+        pipeline = Pipeline([("averaged", AveragedRanker(aliased, n_models=2, n_jobs=1, random_state=0))])
+        pipeline.fit(X, y, qid=qid, pos=position, w=weights)
+    np.testing.assert_array_equal(pipeline.predict(X), expected.predict(X))

@@ -13,9 +13,10 @@ from numbers import Integral
 
 import numpy as np
 from joblib import delayed
+from sklearn import get_config
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping
+from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
@@ -141,6 +142,7 @@ class AveragedRanker(BaseRanker):
             # ranker may take its queries otherwise (XGBRanker's group) and keeps qid=None.
             with contextlib.suppress(TypeError):
                 group_queries(None, _num_samples(X), caller="AveragedRanker.fit")
+        qid, sample_weight, fit_params = self._member_fit_params(qid, sample_weight, fit_params)
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         try:
@@ -178,6 +180,17 @@ class AveragedRanker(BaseRanker):
             .add_self_request(self)
             .add(estimator=self._inner_template()[1], method_mapping=MethodMapping().add(caller="fit", callee="fit"))
         )
+
+    def _member_fit_params(self, qid: object, sample_weight: object, fit_params: dict) -> tuple[object, object, dict]:
+        """``qid``, ``sample_weight`` and ``fit_params`` under the names the member's ``fit``
+        takes. Under metadata routing a parameter the member requests under an alias
+        (``set_fit_request(position="pos")``) reaches ``fit`` under the alias, which the
+        member's ``fit`` does not take: scikit-learn's routing maps it back (and refuses what
+        the member does not request)."""
+        if not get_config()["enable_metadata_routing"] or not fit_params:
+            return qid, sample_weight, fit_params
+        routed = dict(process_routing(self, "fit", **fit_params).estimator.fit)
+        return routed.pop("qid", qid), routed.pop("sample_weight", sample_weight), routed
 
     def _split_on_categories(self) -> str:
         """Its members take ``categorical_features`` (``BaseRanker._split_on_categories``)."""
