@@ -518,6 +518,18 @@ def test_valid_sets_early_stopping_only_where_the_user_did_not(param, expected, 
     assert model.verbose == 0  # the command's progress lines; the saved model keeps the default (it printed on refits)
 
 
+def test_a_bad_param_value_is_refused_before_the_data_is_read(tmp_path, capsys):
+    """A bad --param value was refused after the training file was read: a large file was
+    parsed first, and a file with its own problem was reported instead."""
+    from forestrank.cli import main
+
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 qid:1 0:0.5\n")  # a 0-based file, which the command refuses
+    for train in (tmp_path / "missing.txt", bad):
+        assert main(["train", "--model", "rfpoint", "--train", str(train), "--param", "bootstrap='false'",
+                     "--output", str(tmp_path / "m.skops")]) == 2  # fmt: skip
+        assert "--param: The 'bootstrap' parameter of RFPointRanker" in capsys.readouterr().err
+
 def test_a_list_option_given_twice_keeps_both_lists(tmp_path, capsys):
     """``--metric``, ``--scores``, ``--models`` and ``--categorical`` kept only their last
     occurrence: systems dropped out of a comparison and categorical features out of a

@@ -189,13 +189,13 @@ def _train(args: argparse.Namespace) -> None:
             raise UsageError(
                 f"--output {args.output} is the query file of the {flag} file {data}: give the model another name."
             )
-    X, y, qid = _load(args.train)
     estimator_class = getattr(forestrank, MODELS[args.model])
     try:
         estimator = estimator_class(**params)
-        estimator._validate_params()  # a bad value named before the fit, as a --param
+        estimator._validate_params()  # a bad value named before the data is read, as a --param
     except (TypeError, ValueError) as error:
         raise UsageError(f"--param: {error}") from error
+    X, y, qid = _load(args.train)
     if args.categorical:
         _set_categorical(estimator, args.model, args.categorical, params, X.shape[1])
     fit_params = {}
