@@ -442,15 +442,18 @@ def test_every_bad_model_file_is_one_line_and_status_2(craft, small_forest_skops
     [
         (["--format", "solr", "--name", "", "--feature-names", "{names}"], "export: error: --name must be a non-empty string"),
         (["--format", "lightgbm", "--feature-names", "{latin1}"], "--feature-names {latin1}: not UTF-8 text"),
+        # the option's name replaced the user's own names in the message
+        (["--format", "lightgbm", "--feature-names", "{twice}"], "--feature-names must be distinct; 'feature_names' repeats."),
     ],
 )
 def test_export_refuses_an_empty_name_and_names_that_are_not_utf8_in_one_line(args, message, small_forest, tmp_path):
     model = tmp_path / "m.joblib"
     shutil.copyfile(small_forest[1], model)
-    names, latin1 = tmp_path / "names.txt", tmp_path / "latin1.txt"
+    names, latin1, twice = tmp_path / "names.txt", tmp_path / "latin1.txt", tmp_path / "twice.txt"
     names.write_text("a\nb\n", encoding="utf-8")
     latin1.write_bytes("café\nb\n".encode("latin-1"))
-    filled = [argument.format(names=names, latin1=latin1) for argument in args]
+    twice.write_text("feature_names\nfeature_names\n", encoding="utf-8")
+    filled = [argument.format(names=names, latin1=latin1, twice=twice) for argument in args]
     result = run("export", "--model", model, *filled, tmp_path / "out", check=False)
     assert result.returncode == 2 and message.format(latin1=latin1) in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1

@@ -359,7 +359,9 @@ def _export(args: argparse.Namespace) -> None:
     try:
         export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
     except ValueError as error:  # export_model names its Python arguments; here they are options
-        message = re.sub(r"\bfeature_names\b", "--feature-names", str(error))
+        # (at a message's start or advised in parentheses; the user's names quoted in it stay as given)
+        message = re.sub(r"^feature_names\b", "--feature-names", str(error))
+        message = message.replace("(give feature_names)", "(give --feature-names)")
         raise UsageError(re.sub(r"^name must\b", "--name must", message)) from error
     _progress(f"exported {type(model).__name__} as {args.format} to {args.output}")
 
