@@ -265,6 +265,24 @@ def test_a_query_split_across_partitions_is_refused_by_name(data, dask_client):
         LambdaMART(n_estimators=2).fit(*as_dask(good, X, y), qid=as_dask(good, qid)[0], eval_set=[(eval_X, eval_y, eval_q)])
 
 
+def test_an_eval_sets_columns_are_checked_by_name_against_the_training_columns(data, dask_client):
+    """An eval_set DataFrame with the training columns in another order was read by
+    position on a cluster (its metric from permuted features), where in memory it is
+    refused."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y, qid, _ = data
+    names = [f"f{i}" for i in range(X.shape[1])]
+    frame = pd.DataFrame(X, columns=names)
+    series = [dd.from_pandas(pd.Series(values), npartitions=1) for values in (y, qid)]
+    reversed_columns = dd.from_pandas(frame[names[::-1]], npartitions=1)
+    message = r"eval_set \(valid_0\): The feature names should match those that were passed during fit"
+    with pytest.raises(ValueError, match=message):
+        LambdaMART(n_estimators=2).fit(frame, y, qid=qid, eval_set=[(frame[names[::-1]], y, qid)])
+    with pytest.raises(ValueError, match=message):
+        LambdaMART(n_estimators=2).fit(dd.from_pandas(frame, npartitions=1), *series[:1], qid=series[1],
+                                       eval_set=[(reversed_columns, *series)])  # fmt: skip
+
 def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)

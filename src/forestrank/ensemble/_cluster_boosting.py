@@ -48,7 +48,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from sklearn.exceptions import NotFittedError
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _check_feature_names, check_is_fitted
 
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
@@ -153,6 +153,7 @@ def fit_boosting_partitioned(
     inputs = partitions_of(X, y=y, qid=qid, sample_weight=sample_weight, position=position)
     with scheduler_errors(client):
         parts, summaries, n_features = validated_partitions(client, _prepare, _summary, model, inputs)
+        model._record_collection_inputs(X, n_features)  # the names an eval_set's columns are checked against
         evals = _eval_partitions(client, model, eval_set, n_features)
         where = ""
         if model.n_iter_no_change is not None and not evals:
@@ -180,7 +181,6 @@ def fit_boosting_partitioned(
         lowest = [summary["lowest_position"] for summary in summaries if summary["lowest_position"] is not None]
         if lowest:  # positions reach a fit only with position_bias (_check_positions)
             check_top_position_shown(model.position_bias, min(lowest))
-        model._record_collection_inputs(X, n_features)
         model._check_init_objective(hasattr(objective, "grades"))  # before an unfitted init is fitted
         model.init_ = _fitted_init(model, client, parts, summaries, sample_weight is not None)
         n_positions = max(summary["positions"] for summary in summaries)  # of the training rows, as in memory
@@ -496,12 +496,29 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
         item = check_eval_item(item, name)
         if not all(is_dask_collection(part) for part in item):
             raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
+        _check_eval_names(model, item[0], name)
         columns = partitions_of(item[0], prefix=f"eval_set ({name}) ", y=item[1], qid=item[2])
         parts, _, width = validated_partitions(client, _prepare_eval, _summary, model, columns, f"eval_set ({name}) X")
         if width != n_features:
             raise ValueError(f"eval_set ({name}): X has {width} features, but the training X has {n_features}.")
         evals.append((name, parts))
     return evals
+
+
+def _check_eval_names(model: object, X: object, name: str) -> None:
+    """``X``'s column names against the training X's (``feature_names_in_``), in order, as
+    scikit-learn checks an ``eval_set``'s in memory (``BaseBoostingRanker._eval_set``): a
+    ValueError on other names or order, a warning where one of the two has none. A Dask
+    DataFrame's names are read from an empty pandas frame of its columns, since scikit-learn
+    reads none from a lazy frame."""
+    if hasattr(X, "columns"):
+        import pandas as pd  # a Dask DataFrame's dependency
+
+        X = pd.DataFrame(columns=list(X.columns))
+    try:
+        _check_feature_names(model, X, reset=False)
+    except ValueError as error:
+        raise ValueError(f"eval_set ({name}): {error}") from error
 
 
 def _hold_out(client: object, model: object, parts: list, summaries: list) -> tuple[list, list, list]:
