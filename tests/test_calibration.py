@@ -333,3 +333,13 @@ def test_every_sparse_format_is_taken_as_the_rankers_take_it(data, format):
     model = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(sparse, y, qid=qid)
     reference = CalibratedRanker(LambdaMART(n_estimators=3, random_state=0), cv=2).fit(sparse.tocsr(), y, qid=qid)
     np.testing.assert_array_equal(model.predict_relevance(sparse.tocsr()), reference.predict_relevance(sparse.tocsr()))
+
+
+def test_dask_collections_are_refused_by_name():
+    """A Dask X, y and qid were half converted (y and qid read on this machine) and the
+    ranker said y must be a Dask array."""
+    da = pytest.importorskip("dask.array")
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=3, random_state=0)
+    collections = [da.from_array(values, chunks=(25,) + values.shape[1:]) for values in (X, y, qid)]
+    with pytest.raises(TypeError, match="CalibratedRanker fits arrays in memory and X is a Dask collection: call X.compute"):
+        CalibratedRanker(DummyRanker()).fit(collections[0], collections[1], qid=collections[2])

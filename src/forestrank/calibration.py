@@ -27,7 +27,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._input.labels import as_real_array, check_relevance
 from ._input.queries import check_qid, stacklevel_outside_package
-from .ensemble._base import fit_atomically, ranker_gain, refuse_bool_numbers
+from .ensemble._base import check_in_memory, fit_atomically, ranker_gain, refuse_bool_numbers
 from .metrics._ranking import evaluate
 from .metrics._scorer import predict_with_qid
 from .model_selection import QueryKFold
@@ -125,6 +125,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         """
         self._validate_params()
         refuse_bool_numbers(self)
+        check_in_memory(self, X)  # its folds index rows in memory
         if self.method == "sigmoid" and self.target == "grade":
             raise ValueError(
                 "method='sigmoid' (Platt) maps scores to a probability; target='grade' needs method='isotonic'."

@@ -239,3 +239,13 @@ def test_a_members_fit_requests_under_an_alias_reach_it_under_their_names():
         pipeline = Pipeline([("averaged", AveragedRanker(aliased, n_models=2, n_jobs=1, random_state=0))])
         pipeline.fit(X, y, qid=qid, pos=position, w=weights)
     np.testing.assert_array_equal(pipeline.predict(X), expected.predict(X))
+
+
+def test_dask_collections_are_refused_by_name_before_any_member_fits():
+    """A Dask X, y and qid were half converted: y read on this machine and handed with the
+    Dask X to the members, which said y must be a Dask array."""
+    da = pytest.importorskip("dask.array")
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=3, random_state=0)
+    collections = [da.from_array(values, chunks=(25,) + values.shape[1:]) for values in (X, y, qid)]
+    with pytest.raises(TypeError, match="AveragedRanker fits arrays in memory and X is a Dask collection: call X.compute"):
+        AveragedRanker(LambdaMART(n_estimators=2), n_models=2).fit(collections[0], collections[1], qid=collections[2])

@@ -25,7 +25,7 @@ from .._input.labels import check_relevance
 from .._input.queries import MissingQidWarning, group_queries, stacklevel_outside_package
 from ..parallel._cluster import is_dask_collection, map_predict
 from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
-from ._base import BaseRanker, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
+from ._base import BaseRanker, check_in_memory, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
 from ._sampling import seed_entropy
 
 
@@ -133,9 +133,10 @@ class AveragedRanker(BaseRanker):
         if "random_state" not in template.get_params():
             raise ValueError(f"estimator must have a random_state to vary; {type(template).__name__} has none.")
         _check_fit_takes_queries(template)
+        check_in_memory(self, X)  # y is checked here in memory, and members fit in joblib's processes
         if y is not None:  # None: each member says y is required, in scikit-learn's words
             y = check_relevance(y, name="y", warn_column=True)  # warned once here, not once per member
-        if qid is None and isinstance(template, BaseRanker) and not is_dask_collection(X):
+        if qid is None and isinstance(template, BaseRanker):
             # a forestrank member reads no qid as one query: warned once, at the caller's line,
             # not once per member from inside joblib (the members' warning is ignored in
             # _fit_member); an X of no length gets the members' own error. Another library's

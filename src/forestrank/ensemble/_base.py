@@ -115,6 +115,17 @@ def fit_takes(estimator: object, name: str) -> bool:
     return name in parameters or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
 
 
+def check_in_memory(estimator: object, X: object) -> None:
+    """A TypeError naming ``estimator``, whose ``fit`` takes arrays in memory, when ``X`` is a
+    Dask collection, saying what to do instead."""
+    if is_dask_collection(X):
+        raise TypeError(
+            f"{type(estimator).__name__} fits arrays in memory and X is a Dask collection: call X.compute() (and the "
+            "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker, RFHybridRanker, "
+            "LambdaMART or PLRank, which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
+        )
+
+
 def fit_atomically(fit: Callable) -> Callable:
     """Decorate a ``fit`` so that one that raises, or is interrupted, leaves the estimator as it was.
 
@@ -305,12 +316,7 @@ class BaseRanker(BaseEstimator):
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        if is_dask_collection(X):
-            raise TypeError(
-                f"{type(self).__name__} fits arrays in memory and X is a Dask collection: call X.compute() (and the "
-                "same for y and qid) to fit on this machine, or use RFPointRanker, RFListRanker, RFHybridRanker, "
-                "LambdaMART or PLRank, which fit Dask collections partitioned by query on a cluster (docs/cluster.md)."
-            )
+        check_in_memory(self, X)
         fitted_width = getattr(self, "n_features_in_", None)
         fitted_names = getattr(self, "feature_names_in_", None)
         X = self._check_X(X, reset=True)
