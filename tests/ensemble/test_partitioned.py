@@ -44,6 +44,18 @@ def test_one_partition_is_the_in_memory_fit(make, cluster_data, dask_client):
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
 
 
+def test_verbose_reports_the_trees_grown_on_the_partitions_as_in_memory(cluster_data, dask_client, capsys):
+    """A forest fitted on Dask collections printed no progress line with verbose=1. Its
+    trees come back in batches: a line when the count passes a tenth, and at the last."""
+    X, y, qid = cluster_data
+    RFPointRanker(n_estimators=20, query_subsample=0.3, verbose=1, random_state=0).fit(X, y, qid=qid)
+    in_memory = [line.split(",")[0] for line in capsys.readouterr().out.splitlines()]
+    assert in_memory == [f"RFPointRanker: {n}/20 trees" for n in range(2, 21, 2)]
+    dask_X, dask_y, dask_qid = _as_dask(X, y, qid, len(y))
+    RFPointRanker(n_estimators=20, query_subsample=0.3, verbose=1, random_state=0).fit(dask_X, dask_y, qid=dask_qid)
+    counts = [int(line.split(": ")[1].split("/")[0]) for line in capsys.readouterr().out.splitlines()]
+    assert counts[-1] == 20 and counts == sorted(set(counts)) and len(counts) > 1
+
 def test_each_tree_draws_its_queries_from_one_partition(cluster_data, dask_client):
     X, y, qid = cluster_data  # 200 queries of 30 rows, grouped: 4 partitions of 50 queries
     dX, dy, dq = _as_dask(X, y, qid, 1500)

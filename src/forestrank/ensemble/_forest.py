@@ -17,7 +17,7 @@ a ``warm_start`` continuation equals a single fit.
 import dataclasses
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from numbers import Integral, Real
 
 import numpy as np
@@ -316,6 +316,21 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """Whether some rows miss some trees (needed for out-of-bag predictions)."""
         return self.bootstrap or self.query_subsample < 1.0
 
+    def _progress(self, n_grown: int) -> Callable[[int], None]:
+        """A function to call with the number of trees grown so far (``n_grown`` before the
+        first call): with ``verbose``, it prints a line when the count passes a tenth of
+        ``n_estimators`` (trees grown one by one: at each tenth; on a cluster they come
+        back in batches) and at the last tree, with the seconds since this call."""
+        start, step, last = time.perf_counter(), max(1, self.n_estimators // 10), n_grown
+
+        def report(n_trees: int) -> None:
+            nonlocal last
+            if self.verbose and (n_trees // step > last // step or n_trees == self.n_estimators > last):
+                print(f"{type(self).__name__}: {n_trees}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
+            last = n_trees
+
+        return report
+
     def _grow_trees(
         self, data: RankingData, query_of_row: np.ndarray, base_weight: np.ndarray, binned: dict, previous: list,
         paid: np.ndarray | None = None,
@@ -339,12 +354,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         n_rows = int((base_weight > 0).sum())
         params = self._tree_params(n_rows, data.X.shape[1])
         new_indices = range(len(previous), self.n_estimators)
-        start = time.perf_counter()
-
-        def report(n_trees: int) -> None:
-            if self.verbose and (n_trees % max(1, self.n_estimators // 10) == 0 or n_trees == self.n_estimators):
-                print(f"{type(self).__name__}: {n_trees}/{self.n_estimators} trees, {time.perf_counter() - start:.1f} s")
-
+        report = self._progress(len(previous))
         trees = list(previous)
         costs, completing = self._feature_costs(data.X.shape[1], previous, paid)
         client = dask_client()

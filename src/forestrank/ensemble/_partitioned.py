@@ -179,6 +179,7 @@ def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndar
     chosen = np.array([_partition_of_tree(forest._entropy, index, units) for index in new_indices], dtype=int)
     costs, completing = forest._feature_costs(n_features, previous)
     trees = list(previous)
+    report = forest._progress(len(previous))
     for wave in forest._waves(new_indices, costs):
         in_wave = chosen[wave.start - len(previous) : wave.stop - len(previous)]
         per_batch = math.ceil(len(wave) / n_batches(client, len(wave)))
@@ -187,7 +188,7 @@ def _grow_in_waves(client: object, forest: object, trained: list, units: np.ndar
             indices = [index for index, part in zip(wave, in_wave) if part == p]
             for batch in batches(indices, math.ceil(len(indices) / per_batch)):
                 tasks.append((grow_batch, ({}, trained[p], costs.penalty()), batch))
-        grown = run_batches(client, tasks)
+        grown = run_batches(client, tasks, lambda n: report(len(trees) + n))
         costs.pay_for(completing + grown)
         completing = []
         trees += grown
