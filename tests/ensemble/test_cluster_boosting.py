@@ -283,6 +283,14 @@ def test_an_eval_sets_columns_are_checked_by_name_against_the_training_columns(d
         LambdaMART(n_estimators=2).fit(dd.from_pandas(frame, npartitions=1), *series[:1], qid=series[1],
                                        eval_set=[(reversed_columns, *series)])  # fmt: skip
 
+def test_an_init_refusing_the_partitions_is_named(data, dask_client):
+    """An unfitted forest init that the partitions could not serve raised its own error,
+    about a query_subsample the boosting model does not have."""
+    X, y, qid, _ = data
+    dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)
+    with pytest.raises(ValueError, match=r"^init \(RFPointRanker\), fitted over the partitions: query_subsample=0.63"):
+        LambdaMART(n_estimators=2, init=RFPointRanker(n_estimators=3)).fit(dX, dy, qid=dq)
+
 def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)

@@ -359,7 +359,10 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list, we
             f"PLRank), when X is a Dask collection; got an unfitted {type(model.init).__name__}."
         )
     X, y, qid, weights = _collections_of(client, parts, summaries)
-    return fitted_init(model.init, X, y, qid, weights if weighted else None)
+    try:
+        return fitted_init(model.init, X, y, qid, weights if weighted else None)
+    except ValueError as error:  # the init's own parameters, which the boosting model does not have
+        raise ValueError(f"init ({type(model.init).__name__}), fitted over the partitions: {error}") from error
 
 
 def _collections_of(client: object, parts: list, summaries: list) -> tuple:
