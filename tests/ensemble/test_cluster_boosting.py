@@ -291,6 +291,18 @@ def test_an_init_refusing_the_partitions_is_named(data, dask_client):
     with pytest.raises(ValueError, match=r"^init \(RFPointRanker\), fitted over the partitions: query_subsample=0.63"):
         LambdaMART(n_estimators=2, init=RFPointRanker(n_estimators=3)).fit(dX, dy, qid=dq)
 
+@pytest.mark.parametrize("make", [LambdaMART, RFPointRanker])
+def test_a_partitions_category_column_is_advised_to_be_encoded(make, data, dask_client):
+    """A category column of a Dask DataFrame was advised categorical_features='from_dtype',
+    which fits on Dask collections then refused."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    X, y, qid, _ = data
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"]).assign(c=lambda f: pd.Categorical(np.where(f.c > 0, "x", "z")))
+    y, qid = (dd.from_pandas(pd.Series(values), npartitions=1) for values in (y, qid))
+    with pytest.raises(ValueError, match="column\\(s\\) 'c' of X hold categories or text: encode them as numbers"):
+        make(n_estimators=2).fit(dd.from_pandas(frame, npartitions=1), y, qid=qid)
+
 def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
     X, y, qid, _ = data
     dX, dy, dq = as_dask(query_bounds(qid, 60), X, y, qid)

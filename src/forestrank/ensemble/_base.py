@@ -312,14 +312,15 @@ class BaseRanker(BaseEstimator):
 
         Inputs are never modified; grouped arrays are copies unless the rows were
         already grouped. ``partition``: the rows are one partition of a fit on Dask
-        collections, whose weights may all be zero where other partitions' are not.
+        collections, whose weights may all be zero where other partitions' are not, and
+        which takes no categorical features.
         """
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
         check_in_memory(self, X)
         fitted_width = getattr(self, "n_features_in_", None)
         fitted_names = getattr(self, "feature_names_in_", None)
-        X = self._check_X(X, reset=True)
+        X = self._check_X(X, reset=True, partition=partition)
         if getattr(self, "warm_start", False) and getattr(self, "trees_", None):
             check_warm_start_width(self, fitted_width, X.shape[1], fitted_names, getattr(self, "feature_names_in_", None))
         n_samples = X.shape[0]
@@ -356,11 +357,13 @@ class BaseRanker(BaseEstimator):
         converting them to numbers; None where it takes numbers only."""
         return SPLIT_ON_CATEGORIES if hasattr(self, "categorical_features") else None
 
-    def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
+    def _check_X(self, X: object, *, reset: bool, partition: bool = False) -> np.ndarray:
         """``check_features``, with categorical features where the estimator takes them
         (``_input/categories.py``): in fit (``reset``) ``categorical_features`` resolved to
         ``is_categorical_`` and a DataFrame's categories recorded; then a DataFrame's
-        category columns encoded by them, and the codes checked."""
+        category columns encoded by them, and the codes checked. ``partition``: ``X`` is a
+        partition of Dask collections, whose fits take no categorical features (a text
+        column is to be encoded as numbers)."""
         check_frame_dtypes(X)
         if reset and hasattr(self, "categorical_features"):
             mask = None
@@ -389,7 +392,7 @@ class BaseRanker(BaseEstimator):
                 validate_data(self, X, skip_check_array=True, reset=False)
             encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         except ValueError as error:
-            hint = conversion_hint(error, X, self._split_on_categories())
+            hint = conversion_hint(error, X, None if partition else self._split_on_categories())
             if hint is None:
                 raise
             raise ValueError(f"{error}: {hint}.") from error

@@ -619,10 +619,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         columns[held] = target_statistics_columns(data.X[held], self.is_categorical_, self.target_statistics_)
         return data._replace(X=np.hstack([data.X, columns]))
 
-    def _check_X(self, X: object, *, reset: bool) -> np.ndarray:
+    def _check_X(self, X: object, *, reset: bool, partition: bool = False) -> np.ndarray:
         """``BaseRanker._check_X``, then the target statistics appended to rows scored after a
         fit with ``cat_target_statistics`` (the fit appends its own, ordered ones)."""
-        X = super()._check_X(X, reset=reset)
+        X = super()._check_X(X, reset=reset, partition=partition)
         tables = None if reset else getattr(self, "target_statistics_", None)
         if tables is None:
             return X
@@ -1898,8 +1898,10 @@ class LambdaMART(BaseBoostingRanker):
     def _requires_grades(self) -> bool:
         return self.objective in GRADE_OBJECTIVES
 
-    def _validate_training_data(self, X: object, y: object, qid: object, sample_weight: object) -> RankingData:
-        data = super()._validate_training_data(X, y, qid, sample_weight)
+    def _validate_training_data(
+        self, X: object, y: object, qid: object, sample_weight: object, *, partition: bool = False
+    ) -> RankingData:
+        data = super()._validate_training_data(X, y, qid, sample_weight, partition=partition)
         if self.position_bias == "unbiased":
             refuse_weights_varying_within_queries(
                 data, "position_bias='unbiased' needs", "(a query's weight scales its pairs' losses in the propensities)"
@@ -2236,8 +2238,10 @@ class PLRank(BaseBoostingRanker):
         self.random_state = random_state
         self.verbose = verbose
 
-    def _validate_training_data(self, X: object, y: object, qid: object, sample_weight: object) -> RankingData:
-        data = super()._validate_training_data(X, y, qid, sample_weight)
+    def _validate_training_data(
+        self, X: object, y: object, qid: object, sample_weight: object, *, partition: bool = False
+    ) -> RankingData:
+        data = super()._validate_training_data(X, y, qid, sample_weight, partition=partition)
         refuse_weights_varying_within_queries(data, "PLRank needs", "(it weighs the query's likelihood)")
         return data
 

@@ -593,7 +593,8 @@ def _prepare(model: object, X, y, qid, sample_weight=None, position=None) -> _Pa
         return None
     weights = None if sample_weight is None else check_sample_weight(sample_weight, n_samples=X.shape[0], all_zero=True)
     # A partition whose rows all weigh 0 is no error while another weighs (the driver checks).
-    data = model._validate_training_data(X, y, qid, None if weights is None or not weights.any() else weights)
+    validated = None if weights is None or not weights.any() else weights
+    data = model._validate_training_data(X, y, qid, validated, partition=True)
     check_grades_for_gain(data.y, model._gain(), name="y", gain_name="label_gain")
     weights = np.ones(len(data.y)) if weights is None else data.groups.group(weights)
     positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
