@@ -238,7 +238,11 @@ def test_a_members_fit_requests_under_an_alias_reach_it_under_their_names():
         aliased = clone(member).set_fit_request(position="pos", sample_weight="w")
         pipeline = Pipeline([("averaged", AveragedRanker(aliased, n_models=2, n_jobs=1, random_state=0))])
         pipeline.fit(X, y, qid=qid, pos=position, w=weights)
+        # what the member does not request is still passed as given, as without routing
+        stopping = AveragedRanker(LambdaMART(n_estimators=20, n_iter_no_change=1, subsample=0.5), n_models=2, n_jobs=1)
+        stopped = stopping.fit(X, y, qid=qid, eval_set=[(X, y, qid)])
     np.testing.assert_array_equal(pipeline.predict(X), expected.predict(X))
+    assert all(member.n_iter_ < 20 for member in stopped.estimators_)
 
 
 def test_dask_collections_are_refused_by_name_before_any_member_fits():

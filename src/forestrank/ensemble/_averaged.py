@@ -16,7 +16,7 @@ from joblib import delayed
 from sklearn import get_config
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
-from sklearn.utils.metadata_routing import MetadataRouter, MethodMapping, process_routing
+from sklearn.utils.metadata_routing import MetadataRequest, MetadataRouter, MethodMapping, get_routing_for_object
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
 
@@ -186,12 +186,17 @@ class AveragedRanker(BaseRanker):
         """``qid``, ``sample_weight`` and ``fit_params`` under the names the member's ``fit``
         takes. Under metadata routing a parameter the member requests under an alias
         (``set_fit_request(position="pos")``) reaches ``fit`` under the alias, which the
-        member's ``fit`` does not take: scikit-learn's routing maps it back (and refuses what
-        the member does not request)."""
-        if not get_config()["enable_metadata_routing"] or not fit_params:
+        member's ``fit`` does not take: it is renamed back. Everything else passes as given,
+        as without routing; a member that routes (a ``Pipeline``) maps its steps' aliases
+        itself."""
+        requests = get_routing_for_object(self._inner_template()[1])
+        if not get_config()["enable_metadata_routing"] or not fit_params or not isinstance(requests, MetadataRequest):
             return qid, sample_weight, fit_params
-        routed = dict(process_routing(self, "fit", **fit_params).estimator.fit)
-        return routed.pop("qid", qid), routed.pop("sample_weight", sample_weight), routed
+        params = dict(fit_params)
+        for name, alias in requests.fit.requests.items():
+            if isinstance(alias, str) and alias.isidentifier() and alias in params:  # not True/False/None/"$UNUSED$"
+                params[name] = params.pop(alias)
+        return params.pop("qid", qid), params.pop("sample_weight", sample_weight), params
 
     def _split_on_categories(self) -> str:
         """Its members take ``categorical_features`` (``BaseRanker._split_on_categories``)."""
