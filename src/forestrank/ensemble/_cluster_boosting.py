@@ -362,6 +362,8 @@ def _fitted_init(model: object, client: object, parts: list, summaries: list, we
     try:
         return fitted_init(model.init, X, y, qid, weights if weighted else None)
     except ValueError as error:  # the init's own parameters, which the boosting model does not have
+        if str(error).startswith("init"):  # fitted_init's refusals name it already
+            raise
         raise ValueError(f"init ({type(model.init).__name__}), fitted over the partitions: {error}") from error
 
 
