@@ -444,6 +444,29 @@ def test_out_of_bag_rows_of_a_warm_start_need_every_tree_drawn_as_this_fit_draws
     assert fresh.fit(X, y, qid=qid).oob_score_ is not None  # the settings themselves are fine
 
 
+def test_out_of_bag_rows_of_a_warm_start_need_the_rows_the_trees_were_drawn_from(data):
+    """A warm start over other rows redrew the fitted trees' samples over them: rows a tree
+    was grown on were scored as out of its bag (oob_score_ 0.86 against a straight fit's
+    0.70). Refused; the rows of the first fit warm-start as before, also when the first
+    fit computed no out-of-bag rows."""
+    X, y, qid = data
+    settings = {"oob_score": True}
+    first = qid < np.unique(qid)[len(np.unique(qid)) // 2]
+    forest = RFPointRanker(n_estimators=3, query_subsample=0.5, warm_start=True, random_state=0, **settings)
+    forest.fit(X[first], y[first], qid=qid[first])
+    with pytest.raises(ValueError, match=r"drew theirs from other rows \(another X, y, qid or sample_weight\)"):
+        forest.set_params(n_estimators=5).fit(X, y, qid=qid)
+    assert len(forest.trees_) == 3
+    same_rows = forest.set_params(n_estimators=5).fit(X[first], y[first], qid=qid[first])
+    straight = RFPointRanker(n_estimators=5, query_subsample=0.5, random_state=0, **settings).fit(X[first], y[first], qid=qid[first])
+    np.testing.assert_array_equal(same_rows.predict(X), straight.predict(X))
+    without = RFPointRanker(n_estimators=3, query_subsample=0.5, warm_start=True, random_state=0)
+    without.fit(X[first], y[first], qid=qid[first]).set_params(n_estimators=5, oob_score=True).fit(X[first], y[first], qid=qid[first])
+    assert without.oob_score_ == straight.oob_score_  # the first fit computed none: its rows are still known
+    without.set_params(n_estimators=6, oob_score=False).fit(X, y, qid=qid)  # other rows, nothing redrawn: grows on ...
+    with pytest.raises(ValueError, match="from other rows"):  # ... and its trees' rows are then several sets
+        without.set_params(n_estimators=7, oob_score=True).fit(X, y, qid=qid)
+
 @pytest.mark.parametrize("spread", ["independent", 0.0, 1e-14])
 def test_relevance_weights_from_stacked_qr_factors_are_the_least_squares_of_all_rows(spread):
     """TSQR: the factors of blocks of rows, stacked, solve the rows' least squares. With every

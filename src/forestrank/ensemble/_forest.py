@@ -15,6 +15,7 @@ a ``warm_start`` continuation equals a single fit.
 """
 
 import dataclasses
+import hashlib
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -43,6 +44,22 @@ from ._tree_batches import grow_batch
 
 
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
+
+
+def _rows_digest(data: RankingData) -> str:
+    """A digest of the grouped training rows (features, labels, weights and query layout),
+    which a tree's sample is drawn over: a warm start whose out-of-bag rows redraw the
+    fitted trees' samples needs the rows they were drawn from (``_warm_start_trees``).
+    Fitted relevance weights redraw them too, and take a warm start on other rows, whose
+    rows the fitted trees never saw unless the two fits share some (not detected)."""
+    digest = hashlib.blake2b(digest_size=16)
+    X = data.X
+    parts = [X.data, X.indices, X.indptr] if hasattr(X, "indptr") else [X]
+    parts += [np.asarray(X.shape), data.y, data.groups.grouped_query_index()]
+    parts += [] if data.sample_weight is None else [data.sample_weight]
+    for part in parts:
+        digest.update(np.ascontiguousarray(part).view(np.uint8))
+    return digest.hexdigest()
 
 
 def fitted_relevance_weights(probabilities: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> np.ndarray:
@@ -171,7 +188,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._interactions = check_interaction_cst(getattr(self, "interaction_cst", None), data.X.shape[1])
         self.__dict__.pop("tree_partitions_", None)
 
-        previous = self._warm_start_trees()
+        previous = self._warm_start_trees(rows=_rows_digest(data))
         if not previous:
             self._entropy = seed_entropy(self.random_state)
         query_of_row = data.groups.grouped_query_index()
@@ -206,7 +223,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         ``([(tree, weight, target), ...], base per target, classes)``, the mean of the trees."""
         return [(tree, 1.0 / len(self.trees_), 0) for tree in self.trees_], np.zeros(1), None
 
-    def _warm_start_trees(self, partitioned: bool = False) -> list:
+    def _warm_start_trees(self, partitioned: bool = False, rows: str | None = None) -> list:
         """The trees this fit continues: the fitted ones under ``warm_start``, else none;
         in memory and on Dask (``partitioned``: each tree drawn from one partition) alike.
 
@@ -216,8 +233,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         fitted ones, and, when the out-of-bag rows or fitted relevance weights redraw
         every tree's sample, when the fitted trees drew theirs otherwise (``bootstrap``,
         ``query_subsample``, ``sample_level``, ``skip_queries_without_relevance``, or
-        on a cluster). As scikit-learn's forests, a warm start with no more trees to
-        grow warns and returns the forest as it is.
+        on a cluster), and, for the out-of-bag rows, when they drew them from other rows
+        (``rows``: the training rows' digest, :func:`_rows_digest`; None on a cluster).
+        As scikit-learn's forests, a warm start with no more trees to grow warns and
+        returns the forest as it is.
         """
         previous = getattr(self, "trees_", []) if self.warm_start else []
         if previous and self.n_estimators < len(previous):
@@ -242,6 +261,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             self.bootstrap, self.query_subsample, self.sample_level, self.skip_queries_without_relevance, partitioned
         ]  # fmt: skip
         drawn = getattr(self, "_fitted_sampling", sampling) if previous else sampling  # None: drawn several ways
+        drawn_from = getattr(self, "_fitted_rows", rows) if previous else rows  # None: from several row sets
         if drawn != sampling and (self.oob_score or scoring[1] == "fitted"):
             described = (
                 "several ways" if drawn is None else "on a cluster, each from its partition" if drawn[-1]
@@ -254,8 +274,15 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 f"theirs {described}, and would be judged on rows they were grown on. Keep the settings, or fit a new "
                 "forest (warm_start=False)."
             )
+        if drawn_from != rows and self.oob_score:
+            raise ValueError(
+                "oob_score=True redraws every tree's sample over this fit's rows; the fitted trees drew theirs from "
+                "other rows (another X, y, qid or sample_weight), and rows they were grown on would be scored as out of "
+                "their bags. Warm-start on the rows of the first fit, or fit a new forest (warm_start=False)."
+            )
         self._fitted_scoring, self._fitted_constraints = scoring, constraints
         self._fitted_sampling = sampling if drawn == sampling else None
+        self._fitted_rows = rows if drawn_from == rows else None
         if previous and self.n_estimators == len(previous):
             warnings.warn(
                 f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
