@@ -522,6 +522,15 @@ def test_fitted_relevance_weights_of_a_warm_start_on_other_rows_are_finite(data)
     assert weights.min() - 1e-9 <= values.min() and values.max() <= weights.max() + 1e-9
 
 
+def test_a_refit_without_a_class_criterion_drops_the_earlier_fits_classes(data):
+    """classes_ of an entropy fit survived a refit with criterion='variance' on other
+    grades, which a fresh variance fit does not have."""
+    X, y, qid = data
+    model = RFPointRanker(n_estimators=2, random_state=0).fit(X, y, qid=qid)
+    assert hasattr(model, "classes_")
+    model.set_params(criterion="variance").fit(X, np.minimum(y, 1), qid=qid)
+    assert not hasattr(model, "classes_")
+
 def test_regression_forest_accepts_real_labels_and_class_criteria_require_grades(data):
     X, y, qid = data
     real = y + 0.25

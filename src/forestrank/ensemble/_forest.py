@@ -191,6 +191,8 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         previous = self._warm_start_trees(rows=_rows_digest(data))
         if not previous:
             self._entropy = seed_entropy(self.random_state)
+            if not self._requires_grades:  # an earlier fit's grades, which no tree of this one models
+                self.__dict__.pop("classes_", None)
         query_of_row = data.groups.grouped_query_index()
         base_weight = self._base_weight(data, query_of_row)
         binned = binned_features(

@@ -89,6 +89,8 @@ def fit_partitioned(forest: object, X: object, y: object, qid: object, sample_we
     forest._record_collection_inputs(X, n_features, warm=bool(previous))
     if forest._requires_grades:
         forest.classes_ = classes
+    elif not previous:  # an earlier fit's grades, which no tree of this one models
+        forest.__dict__.pop("classes_", None)
     _grow_in_waves(client, forest, trained, units, previous, n_features)
     return forest
 
