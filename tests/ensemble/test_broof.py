@@ -354,6 +354,10 @@ def test_bad_arguments_name_themselves(data):
         BROOF(variant="absolute", forest=RFPointRanker(criterion="entropy", relevance_weights="fitted")).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="forest.skip_queries_without_relevance=True is not supported"):
         BROOF(forest=RFPointRanker(criterion="variance", skip_queries_without_relevance=True)).fit(X, y, qid=qid)
+    # set to False without a word: forest_ showed False, the rounds computed no oob_score_
+    for name in ("oob_score", "warm_start"):
+        with pytest.raises(ValueError, match=f"forest.{name}=True is not supported by BROOF"):
+            BROOF(forest=RFPointRanker(criterion="variance", **{name: True})).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="variant"):
         BROOF(variant="adaboost").fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="learning_rate"):

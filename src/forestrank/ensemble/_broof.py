@@ -130,7 +130,8 @@ class BROOF(BaseRanker):
     forest : BaseForestRanker or None, default=None
         The weak learner, cloned every round; None means
         ``RFPointRanker(criterion="variance", min_samples_leaf=0.02)``. Its
-        ``n_estimators``, ``n_jobs`` and ``random_state`` are set by this estimator;
+        ``n_estimators``, ``n_jobs`` and ``random_state`` are set by this estimator,
+        and its ``oob_score`` and ``warm_start`` must stay False;
         pass a forest to tune the rest as ``forest__<name>`` (e.g. in ``GridSearchCV``). Residues
         are real numbers: ``update_examples="residue"`` needs a forest that fits
         real targets (``criterion="variance"``, linear leaf values). A forest with
@@ -279,7 +280,11 @@ class BROOF(BaseRanker):
             for name, preset in zip(STRATEGIES, VARIANTS[self.variant])
         }
         forest = clone(self._forest_template)
-        forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs, oob_score=False, warm_start=False)
+        refused = {"oob_score": "its rounds compute their own out-of-bag errors", "warm_start": "every round grows a new forest"}
+        for name, why in refused.items():
+            if getattr(forest, name):
+                raise ValueError(f"forest.{name}=True is not supported by BROOF: {why}; leave it False.")
+        forest.set_params(n_estimators=self.n_trees, n_jobs=self.n_jobs)
         try:  # the rounds grow trees without the forest's fit, which would check these
             forest._validate_params()
         except ValueError as error:  # InvalidParameterError, or a combination the forest refuses
