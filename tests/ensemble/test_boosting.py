@@ -654,6 +654,9 @@ def test_query_rmse_refuses_weights_that_vary_within_a_query(data):
         ([0, 1, 3, 7, 9, 11], 7, r"label_gain gives gains to the grades 0 to 5; eval_set \(valid_0\) y holds 7"),
         ([0, 4, 2, 6, 8], None, "label_gain must not decrease with the grade"),
         ([0, np.inf, 1, 1, 1], None, "label_gain must hold finite gains >= 0"),
+        # booleans were taken as gains of 0 and 1
+        ([False, True, True, True, True], None, "label_gain must hold numbers, one gain per grade, not booleans"),
+        (np.array([0, 1, 1, 1, 1], dtype=bool), None, "label_gain must hold numbers, one gain per grade, not booleans"),
     ],
 )
 def test_bad_label_gain_is_refused_by_name(data, label_gain, eval_y, match):

@@ -235,6 +235,10 @@ def check_gain(gain: object, *, name: str) -> str | np.ndarray:
         if gain not in GAIN_NAMES:
             raise ValueError(f"{name} must be 'exp', 'linear' or an array of gains, one per grade; got {gain!r}.")
         return gain
+    if any(isinstance(value, (bool, np.bool_)) for value in np.asarray(gain, dtype=object).ravel()):
+        raise ValueError(
+            f"{name} must hold numbers, one gain per grade, not booleans (read as gains of 0 and 1); got {gain!r}."
+        )
     try:
         table = np.array(gain, dtype=FLOAT_DTYPE)
     except (TypeError, ValueError):
