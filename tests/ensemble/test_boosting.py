@@ -666,6 +666,13 @@ def test_bad_label_gain_is_refused_by_name(data, label_gain, eval_y, match):
         LambdaMART(n_estimators=2, label_gain=label_gain).fit(X, y, qid=qid, eval_set=eval_set)
 
 
+def test_a_column_vector_eval_set_y_warns_as_the_training_y_does(data):
+    """The training y warns as scikit-learn's estimators do; an eval_set's was raveled
+    without a word."""
+    X, y, qid = data
+    with pytest.warns(UserWarning, match=r"A column-vector eval_set \(valid_0\) y was passed when a 1d array was expected"):
+        LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X[:20], y[:20, None], qid[:20])])
+
 def test_grid_search_tunes_label_gain(data):
     X, y, qid = data
     with sklearn.config_context(enable_metadata_routing=True):

@@ -936,7 +936,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             X_val = self._check_X(X_val, reset=False)
         except ValueError as error:
             raise ValueError(f"eval_set ({name}): {error}") from error
-        y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0])
+        y_val = check_relevance(y_val, name=f"eval_set ({name}) y", n_samples=X_val.shape[0], warn_column=True)
         check_grades_for_gain(y_val, self._gain(), name=f"eval_set ({name}) y", gain_name="label_gain")
         try:
             groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
