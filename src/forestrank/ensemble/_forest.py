@@ -46,8 +46,9 @@ from ._tree_batches import grow_batch
 RELEVANCE_WEIGHTS = {"linear": lambda c: c, "square": lambda c: c**2, "exp": lambda c: 2.0**c}
 
 
-def _rows_digest(data: RankingData) -> str:
-    """A digest of the grouped training rows (features, labels, weights and query layout),
+def _rows_digest(data: RankingData, query_of_row: np.ndarray) -> str:
+    """A digest of the grouped training rows (features, labels, weights and query layout,
+    ``query_of_row``: ``data.groups.grouped_query_index()``),
     which a tree's sample is drawn over: a warm start whose out-of-bag rows redraw the
     fitted trees' samples needs the rows they were drawn from (``_warm_start_trees``).
     Fitted relevance weights redraw them too, and take a warm start on other rows, whose
@@ -55,7 +56,7 @@ def _rows_digest(data: RankingData) -> str:
     digest = hashlib.blake2b(digest_size=16)
     X = data.X
     parts = [X.data, X.indices, X.indptr] if hasattr(X, "indptr") else [X]
-    parts += [np.asarray(X.shape), data.y, data.groups.grouped_query_index()]
+    parts += [np.asarray(X.shape), data.y, query_of_row]
     parts += [] if data.sample_weight is None else [data.sample_weight]
     for part in parts:
         digest.update(np.ascontiguousarray(part).view(np.uint8))
@@ -188,12 +189,12 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._interactions = check_interaction_cst(getattr(self, "interaction_cst", None), data.X.shape[1])
         self.__dict__.pop("tree_partitions_", None)
 
-        previous = self._warm_start_trees(rows=_rows_digest(data))
+        query_of_row = data.groups.grouped_query_index()
+        previous = self._warm_start_trees(rows=_rows_digest(data, query_of_row))
         if not previous:
             self._entropy = seed_entropy(self.random_state)
             if not self._requires_grades:  # an earlier fit's grades, which no tree of this one models
                 self.__dict__.pop("classes_", None)
-        query_of_row = data.groups.grouped_query_index()
         base_weight = self._base_weight(data, query_of_row)
         binned = binned_features(
             data.X, self.max_bins, self._entropy % (2**32), self.n_jobs, base_weight > 0,
