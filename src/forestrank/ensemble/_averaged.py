@@ -189,8 +189,10 @@ class AveragedRanker(BaseRanker):
         member's ``fit`` does not take: it is renamed back. Everything else passes as given,
         as without routing; a member that routes (a ``Pipeline``) maps its steps' aliases
         itself."""
+        if not get_config()["enable_metadata_routing"] or not fit_params:
+            return qid, sample_weight, fit_params
         requests = get_routing_for_object(self._inner_template()[1])
-        if not get_config()["enable_metadata_routing"] or not fit_params or not isinstance(requests, MetadataRequest):
+        if not isinstance(requests, MetadataRequest):
             return qid, sample_weight, fit_params
         params = dict(fit_params)
         for name, alias in requests.fit.requests.items():
