@@ -206,15 +206,15 @@ def _train(args: argparse.Namespace) -> None:
         fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1], width_of=f"the training file {args.train}")]
         if "n_iter_no_change" not in params:  # an explicit n_iter_no_change=None only evaluates the file
             estimator.set_params(n_iter_no_change=50)
-    quiet = "verbose" in estimator.get_params() and "verbose" not in params
-    if quiet:  # progress on stderr for the command; the saved model keeps the estimator's default
+    verbose_for_progress = "verbose" in estimator.get_params() and "verbose" not in params
+    if verbose_for_progress:  # progress on stderr for the command; the saved model keeps the estimator's default
         estimator.set_params(verbose=1)
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
         with _in_file_numbers(args.train, args.valid, "--categorical " if args.categorical else ""):
             estimator.fit(X, y, qid=qid, **fit_params)
-    if quiet:
+    if verbose_for_progress:
         estimator.set_params(verbose=estimator_class().verbose)
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
