@@ -131,3 +131,16 @@ def test_binary_scorers_route_qid_through_grid_search():
                 model = RFPointRanker(n_estimators=5, max_depth=3, random_state=0).fit(X[train], y[train], qid=qid[train])
                 expected.append(function(y[test], model.predict(X[test]), qid[test]))
             assert search.cv_results_["mean_test_score"][0] == pytest.approx(np.mean(expected))
+
+
+def test_binary_scorers_refuse_a_weights_request():
+    """The binary metrics take no weights: the scorer does not request them and refuses
+    being asked to (a search passing weights to the fit only still runs)."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=True):
+        with pytest.raises(ValueError, match=r"auc_scorer\(.*\) requests qid only; got sample_weight=True \(the binary"):
+            auc_scorer().set_score_request(sample_weight=True)
+        ranker = RFPointRanker(n_estimators=3, random_state=0).set_fit_request(sample_weight=True)
+        search = GridSearchCV(ranker, {"max_depth": [3]}, cv=QueryKFold(2), scoring=auc_scorer(relevant_threshold=2))
+        search.fit(X, y, qid=qid, sample_weight=np.ones(len(y)))
+        assert np.isfinite(search.cv_results_["mean_test_score"][0])

@@ -561,6 +561,49 @@ def test_err_scorer_takes_a_gain():
     assert scorer(model, X, y, qid=qid) == err_score(y, model.predict(X), qid, 10, gain="linear")
 
 
+
+def test_ranking_scorer_weighs_queries_once_asked_and_a_search_must_say():
+    """A search routing sample_weight to the fit scored each fold unweighted without a
+    word: the scorer now leaves the weights unset (scikit-learn raises until the user
+    says), and once requested weighs each query by its rows' mean weight, as score."""
+    import sklearn
+    from sklearn.exceptions import UnsetMetadataPassedError
+    from sklearn.model_selection import cross_validate
+
+    from forestrank import LambdaMART, QueryKFold, make_ranking, ndcg_scorer
+
+    X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
+    weight = np.repeat(np.random.default_rng(3).integers(0, 5, 30).astype(float), 10)  # zero drops a query
+    with sklearn.config_context(enable_metadata_routing=True):
+        model = LambdaMART(n_estimators=3, random_state=0).set_fit_request(sample_weight=True)
+        params = {"qid": qid, "sample_weight": weight}
+        with pytest.raises(UnsetMetadataPassedError, match="set_score_request"):
+            cross_validate(model, X, y, cv=QueryKFold(3), scoring=ndcg_scorer(10), params=params)
+        scores = {
+            request: cross_validate(
+                model, X, y, cv=QueryKFold(3), scoring=ndcg_scorer(10).set_score_request(sample_weight=request),
+                params=params,
+            )["test_score"]
+            for request in (True, False)
+        }  # fmt: skip
+        with pytest.raises(ValueError, match="requests qid and sample_weight only; got groups=True"):
+            ndcg_scorer(10).set_score_request(groups=True)
+    for fold, (train, test) in enumerate(QueryKFold(3).split(X, y, qid)):
+        fitted = LambdaMART(n_estimators=3, random_state=0).fit(X[train], y[train], qid=qid[train], sample_weight=weight[train])
+        predicted = fitted.predict(X[test])
+        kept = weight[test] > 0
+        assert scores[True][fold] == pytest.approx(
+            np.average(
+                ndcg_score(y[test][kept], predicted[kept], qid[test][kept], 10, per_query=True),
+                weights=[weight[test][qid[test] == q][0] for q in np.unique(qid[test][kept])],
+            )
+        )  # fmt: skip
+        assert scores[False][fold] == ndcg_score(y[test], predicted, qid[test], 10)
+    assert not np.allclose(scores[True], scores[False])
+    with pytest.raises(RuntimeError, match="enable_metadata_routing=True"):
+        ndcg_scorer(10).set_score_request(sample_weight=True)
+
+
 @pytest.mark.slow  # the references walk the query in Python
 def test_one_query_of_131075_documents_scores_as_the_reference_does():
     """A query past every 16-bit count and 13x LightGBM's limit: NDCG, ERR and MAP at a

@@ -6,6 +6,11 @@ scorer declares ``qid`` as requested in :meth:`RankingScorer.get_metadata_routin
 (no ``set_score_request`` call needed). Without routing the scorer receives no
 ``qid``, treats the whole fold as one query and says so with a
 :class:`~forestrank.MissingQidWarning`.
+
+``sample_weight`` is left unrequested, as scikit-learn leaves it for its own scorers: a
+search handed weights raises ``UnsetMetadataPassedError`` until the scorer says whether
+it weighs queries by them (``set_score_request(sample_weight=True)``, as ``score`` does)
+or not (``False``). The binary metrics take no weights and refuse the request.
 """
 
 import warnings
@@ -33,19 +38,65 @@ def predict_with_qid(estimator: object, X: object, qid: object) -> np.ndarray:
 
 
 class _QidScorer:
-    """A scorer that requests ``qid`` through scikit-learn's metadata routing."""
+    """A scorer that requests ``qid`` through scikit-learn's metadata routing, and
+    ``sample_weight`` where its metric weighs queries (``takes_sample_weight``) and the
+    user asks for it."""
+
+    takes_sample_weight = False
+
+    def set_score_request(self, **requests: bool | str | None) -> "_QidScorer":
+        """Set which metadata the scorer requests (scikit-learn metadata routing).
+
+        Parameters
+        ----------
+        **requests : bool, str or None
+            ``qid=`` and ``sample_weight=``: True (requested), False (not requested),
+            None (unset: a search passing it raises) or an alias, as scikit-learn's
+            ``set_score_request``.
+
+        Returns
+        -------
+        self
+        """
+        if not sklearn.get_config()["enable_metadata_routing"]:
+            raise RuntimeError(
+                "set_score_request is only available when metadata routing is enabled: "
+                "sklearn.set_config(enable_metadata_routing=True)."
+            )
+        accepted = ("qid", "sample_weight") if self.takes_sample_weight else ("qid",)
+        for param, alias in requests.items():
+            if param not in accepted:
+                raise ValueError(
+                    f"{self!r} requests {' and '.join(accepted)} only; got {param}={alias!r}"
+                    + (" (the binary metrics take no weights)." if param == "sample_weight" else ".")
+                )
+            MetadataRequest(owner=self).score.add_request(param=param, alias=alias)  # scikit-learn checks the alias
+        self._requests = {**self._score_requests(), **requests}
+        return self
+
+    def _score_requests(self) -> dict:
+        """The requested metadata and their aliases: ``qid`` requested, ``sample_weight``
+        unset, until ``set_score_request`` says otherwise."""
+        defaults = {"qid": True, "sample_weight": None} if self.takes_sample_weight else {"qid": True}
+        return getattr(self, "_requests", defaults)
 
     def get_metadata_routing(self) -> MetadataRequest:
-        """Request ``qid`` for scoring (scikit-learn metadata routing)."""
+        """Request ``qid`` (and, once set, ``sample_weight``) for scoring (scikit-learn
+        metadata routing)."""
         request = MetadataRequest(owner=self)
-        request.score.add_request(param="qid", alias=True)
+        for param, alias in self._score_requests().items():
+            request.score.add_request(param=param, alias=alias)
         return request
 
 
 class RankingScorer(_QidScorer):
-    """Callable ``scorer(estimator, X, y_true, qid=None)`` for a ranking metric.
+    """Callable ``scorer(estimator, X, y_true, qid=None, sample_weight=None)`` for a
+    ranking metric.
 
-    Build it with :func:`ndcg_scorer`, :func:`err_scorer` or :func:`map_scorer`.
+    Build it with :func:`ndcg_scorer`, :func:`err_scorer` or :func:`map_scorer`. With
+    ``sample_weight`` each query weighs in the mean by its rows' mean weight, as in the
+    rankers' ``score``; under metadata routing a search hands it the weights after
+    ``set_score_request(sample_weight=True)``.
 
     Parameters
     ----------
@@ -72,9 +123,14 @@ class RankingScorer(_QidScorer):
         self.max_grade = max_grade
         self.conventions = {name: value for name, value in conventions.items() if value is not None}
 
-    def __call__(self, estimator: object, X: object, y_true: object, qid: object = None) -> float:
+    takes_sample_weight = True
+
+    def __call__(
+        self, estimator: object, X: object, y_true: object, qid: object = None, sample_weight: object = None
+    ) -> float:  # fmt: skip
         """Score ``estimator.predict(X)`` against ``y_true``, grouped by ``qid`` (which
-        ``predict`` also gets where it asks for it: a ``Pipeline`` with a ``QueryScaler``)."""
+        ``predict`` also gets where it asks for it: a ``Pipeline`` with a ``QueryScaler``),
+        each query weighted by the mean of its rows' ``sample_weight`` when given."""
         return evaluate(
             self.metric,
             y_true,
@@ -84,6 +140,7 @@ class RankingScorer(_QidScorer):
             conventions=self.conventions,
             max_grade=self.max_grade,
             caller=repr(self),
+            sample_weight=sample_weight,
         )
 
     def __repr__(self) -> str:
@@ -141,7 +198,8 @@ class BinaryScorer(_QidScorer):
 
     Build it with :func:`auc_scorer`, :func:`partial_auc_scorer` or
     :func:`precision_at_5_scorer`; the options are checked on a tiny example at
-    construction, so a bad one fails before a search starts.
+    construction, so a bad one fails before a search starts. The binary metrics take no
+    ``sample_weight``: the scorer does not request it.
     """
 
     def __init__(self, function: Callable, **options: object) -> None:
