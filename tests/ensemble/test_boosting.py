@@ -437,6 +437,33 @@ def test_bad_arguments_name_themselves(data):
         LambdaMART(split_gain="gini").fit(X, y, qid=qid)
 
 
+def test_the_training_and_hold_out_ndcg_weigh_queries_by_sample_weight(data, held_out_queries):
+    """The verbose training NDCG and the validation_fraction hold-out's counted every query
+    alike, those the fit weighted 0 too: each query weighs by its rows' mean weight now, as
+    in score (and a whole query's weight equal on its rows gives the weighted mean by hand)."""
+    X, y, qid = data
+    weight = np.random.default_rng(5).integers(0, 4, qid.max() + 1).astype(float)[qid]
+    weight[qid == qid[0]] = 1.0  # some query weighs, whichever the hold-out draws
+    weight[qid == qid[-1]] = 1.0
+    model = LambdaMART(n_estimators=5, verbose=100, n_iter_no_change=50, validation_fraction=0.3, random_state=0)
+    model.fit(X, y, qid=qid, sample_weight=weight)
+    held = np.isin(qid, held_out_queries[0])
+
+    def weighted_ndcg(rows, scores):
+        values = ndcg_score(y[rows], scores, qid[rows], 10, per_query=True)  # queries in order of id, as qid's
+        query_weight = weight[rows][np.unique(qid[rows], return_index=True)[1]]
+        kept = ~np.isnan(values)
+        return np.average(values[kept], weights=query_weight[kept])
+
+    for name, rows in (("train", ~held), ("validation", held)):
+        for recorded, scores in zip(model.evals_result_[name]["ndcg@10"], model.staged_predict(X[rows])):
+            assert recorded == pytest.approx(weighted_ndcg(rows, scores), rel=1e-12)
+        last = model.evals_result_[name]["ndcg@10"][-1]
+        assert last != pytest.approx(ndcg_score(y[rows], model.predict(X[rows]), qid[rows], 10), rel=1e-6)
+    unweighted = LambdaMART(n_estimators=5, verbose=100, random_state=0).fit(X, y, qid=qid, sample_weight=np.full(len(y), 3.0))
+    assert unweighted.evals_result_["train"]["ndcg@10"][-1] == ndcg_score(y, unweighted.predict(X), qid, 10)
+
+
 def test_verbose_prints_train_and_validation_ndcg(data, capsys):
     X, y, qid = data
     LambdaMART(n_estimators=20, verbose=1, n_iter_no_change=50, random_state=0).fit(X, y, qid=qid)

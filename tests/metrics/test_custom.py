@@ -54,6 +54,21 @@ def test_a_compiled_metric_equals_its_python_form(data):
     assert len(values) == 5 and 0 < min(values) <= max(values) <= 1
 
 
+def test_a_compiled_metric_weighs_the_training_queries_by_sample_weight(data):
+    """A metric of one query is averaged over the training rows' queries weighted by their
+    mean sample_weight, as NDCG is there; a function of the whole set sees no weights."""
+    X, y, qid, _ = data
+    weight = np.random.default_rng(0).integers(0, 3, qid.max() + 1).astype(float)[qid]
+    model = LambdaMART(n_estimators=3, eval_metric=top_grade_compiled, verbose=100, random_state=0)
+    model.fit(X, y, qid=qid, sample_weight=weight)
+    starts = np.flatnonzero(np.r_[True, qid[1:] != qid[:-1]])  # the queries are in order of id
+    values = np.array([top_grade_compiled(y[a:b], s) for a, b, s in zip(starts, np.r_[starts[1:], len(y)], np.split(model.predict(X), starts[1:]))])
+    kept = ~np.isnan(values)
+    expected = np.average(values[kept], weights=weight[starts][kept])
+    assert model.evals_result_["train"]["top_grade_compiled"][-1] == pytest.approx(expected, rel=1e-12)
+    assert expected != pytest.approx(np.nanmean(values), rel=1e-6)
+
+
 def test_the_metric_gets_each_sets_query_ids(data):
     X, y, qid, valid = data
     seen = []

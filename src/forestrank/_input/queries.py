@@ -109,7 +109,23 @@ class QueryGroups:
         -------
         ndarray of shape (n_queries,), float64
         """
-        return np.add.reduceat(grouped_values, self.query_boundaries[:-1]) / self.query_sizes()
+        return mean_per_query(grouped_values, self.query_boundaries)
+
+
+def mean_per_query(grouped_values: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
+    """Mean of per-row values over each query of rows grouped by query.
+
+    Parameters
+    ----------
+    grouped_values : ndarray of shape (n_samples,), float64
+    query_boundaries : ndarray of shape (n_queries + 1,), int64
+        Each query's first row, then ``n_samples``; no query empty.
+
+    Returns
+    -------
+    ndarray of shape (n_queries,), float64
+    """
+    return np.add.reduceat(grouped_values, query_boundaries[:-1]) / np.diff(query_boundaries)
 
 
 def boundaries_of_grouped(query_of_row: np.ndarray) -> np.ndarray:

@@ -539,7 +539,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             hessians=np.empty((n_rows, self.n_outputs_)), targets=targets,
             training=TrainingSet(**binned, targets=targets, leaf_targets=np.zeros(0)),  # values: _set_leaf_values
             row_leaf=np.empty(n_rows, dtype=INDEX_DTYPE), evals=evals,
-            train_eval=EvalSet("train", X_train, y_train, boundaries, raw, train_ids),
+            train_eval=EvalSet("train", X_train, y_train, boundaries, raw, train_ids, base_weight),
         )  # fmt: skip
 
     def _tree_grower(self, state: BoostingState) -> "_TreeGrower":
@@ -966,10 +966,13 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return held
 
     def _hold_out_set(self, data: RankingData, query_of_row: np.ndarray, held: np.ndarray) -> EvalSet:
-        """The early-stopping set of the ``held`` rows (``_held_out_rows``)."""
+        """The early-stopping set of the ``held`` rows (``_held_out_rows``), their queries
+        weighted by the rows' ``sample_weight``."""
         boundaries = boundaries_of_grouped(query_of_row[held])
         held_ids = data.groups.query_ids[query_of_row[held][boundaries[:-1]]]
-        return EvalSet("validation", data.X[held], data.y[held], boundaries, np.zeros((int(held.sum()), 1)), held_ids)
+        weight = None if data.given_weight is None else data.given_weight[held]
+        raw = np.zeros((int(held.sum()), 1))
+        return EvalSet("validation", data.X[held], data.y[held], boundaries, raw, held_ids, weight)
 
     @staticmethod
     def _training_weight(data: RankingData, train: np.ndarray) -> np.ndarray:
@@ -1656,7 +1659,8 @@ class LambdaMART(BaseBoostingRanker):
         ``eval_set`` is passed to ``fit``. They are held out before anything is
         learned: the unit of ``sample_weight`` and the target statistics
         (``cat_target_statistics``) are the training rows' alone, and the held-out
-        rows are scored as an ``eval_set``'s.
+        rows are scored as an ``eval_set``'s, each query weighted by its rows' mean
+        ``sample_weight`` (as ``score`` weighs them).
     n_iter_no_change : int or None, default=None
         Stop when the validation NDCG@``eval_at`` has not improved by more than
         ``tol`` for this many iterations; the trees after the best one are dropped.
@@ -1671,8 +1675,9 @@ class LambdaMART(BaseBoostingRanker):
         (:class:`forestrank.metrics.CustomMetric`): ``f(y, scores, query_boundaries,
         query_ids) -> float`` over a whole set, its rows grouped by query, or an
         ``@numba.njit`` ``f(y, scores) -> float`` of one query, averaged over the queries
-        (those giving NaN left out). Larger is better; return a loss's negative. Not
-        with Dask collections.
+        (those giving NaN left out; on the training rows and the ``validation_fraction``
+        hold-out weighted by their mean ``sample_weight``, which a whole-set function does
+        not see). Larger is better; return a loss's negative. Not with Dask collections.
     n_jobs : int or None, default=None
         Threads (numba's) of the gradient and histogram kernels, of binning and of
         prediction; the model does not depend on it. ``None`` means every core, as
@@ -1711,7 +1716,9 @@ class LambdaMART(BaseBoostingRanker):
         the bytes they sent back (``docs/cluster.md``, "Boosting on a cluster").
     evals_result_ : dict
         ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
-        the training set when ``verbose``).
+        the training set when ``verbose``). The training set's and the
+        ``validation_fraction`` hold-out's queries weigh by their rows' mean
+        ``sample_weight``, as in ``score``; an ``eval_set``'s weigh alike.
     init_ : estimator or None
     baseline_ : ndarray of shape (n_outputs,)
         Constant start: 0 for LambdaRank and McRank; the mean target weighted by

@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._numba.jit import jit
+from .._input.queries import mean_per_query
 from .._tree._grow import TrainingSet
 from .._tree._tree import Tree, subtree_sums
 from ..metrics._conventions import resolve_convention
@@ -195,11 +196,13 @@ def check_eval_item(item: object, name: str) -> tuple:
 class EvalSet:
     """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs);
     ``query_ids`` (n_queries,), the ids of its queries in their grouped order (by default
-    their positions)."""
+    their positions); ``row_weight`` (float64, (n_rows,), or None) the rows' weights, the
+    fit's ``sample_weight`` for the training rows and the hold-out, which weigh each query
+    in the NDCG by their mean as ``score`` does (``query_weights``)."""
 
     def __init__(
         self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray,
-        query_ids: np.ndarray | None = None,
+        query_ids: np.ndarray | None = None, row_weight: np.ndarray | None = None,
     ) -> None:  # fmt: skip
         self.name = name
         self.X = X
@@ -207,6 +210,7 @@ class EvalSet:
         self.query_boundaries = query_boundaries
         self.raw = raw
         self.query_ids = np.arange(len(query_boundaries) - 1) if query_ids is None else query_ids
+        self.query_weights = None if row_weight is None else mean_per_query(row_weight, query_boundaries)
 
     def score(
         self, metric: Callable | None, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray
@@ -214,10 +218,10 @@ class EvalSet:
         """``metric`` (a ``metrics._custom.CustomMetric``) of the set's ranking scores, or NDCG@``k`` when None."""
         if metric is None:
             return self.ndcg(k, ranking_scores, gain)
-        return metric(self.y, ranking_scores(self.raw), self.query_boundaries, self.query_ids)
+        return metric(self.y, ranking_scores(self.raw), self.query_boundaries, self.query_ids, self.query_weights)
 
     def ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> float:
-        return mean_over_queries(self.query_ndcg(k, ranking_scores, gain))
+        return mean_over_queries(self.query_ndcg(k, ranking_scores, gain), self.query_weights)
 
     def query_ndcg(self, k: int, ranking_scores: Callable[[np.ndarray], np.ndarray], gain: str | np.ndarray) -> np.ndarray:
         """NDCG@``k`` of each query (float64, (n_queries,); NaN where skipped): a partitioned

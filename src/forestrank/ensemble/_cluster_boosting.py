@@ -313,8 +313,8 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
             finite, evaluated = _add_tree(model, rounds, tree, output, output == model.n_outputs_ - 1, fitted_weights, n_rows)
         model._check_scores(finite, iteration)
         costs.pay_for(model.trees_[-model.n_outputs_ :])
-        for name, values in evaluated.items():
-            model.evals_result_[name][key].append(mean_over_queries(values))
+        for name, (values, weights) in evaluated.items():
+            model.evals_result_[name][key].append(mean_over_queries(values, weights))
         if model.verbose:
             model._report(iteration, eval_names, time.perf_counter() - start)
         if stopping is not None and stopping.should_stop(
@@ -473,9 +473,9 @@ def _add_tree(
     model, rounds: ActorRounds, tree: Tree, output: int, evaluate: bool, fitted_weights: bool, n_rows: int
 ) -> tuple[bool, dict]:  # fmt: skip
     """Every partition adds ``tree`` to its scores; with ``evaluate``, each evaluation set's
-    NDCG per query, concatenated in partition order. ``fitted_weights``: the relevance
-    weights are fitted again at the new scores before the NDCG, as in memory
-    (``BaseBoostingRanker._score_evals``), a round apart."""
+    NDCG per query and the queries' weights, each concatenated in partition order.
+    ``fitted_weights``: the relevance weights are fitted again at the new scores before the
+    NDCG, as in memory (``BaseBoostingRanker._score_evals``), a round apart."""
     evaluate = evaluate and bool(model.evals_result_)
     answers = rounds("add_tree", (tree, output, evaluate and not fitted_weights))
     finite = all(answer[0] for answer in answers)
@@ -485,9 +485,12 @@ def _add_tree(
         per_actor = rounds("evaluate", ({"relevance_weights_": model.relevance_weights_},))
     evaluated: dict = {}
     for per_set in per_actor:
-        for name, number, values in per_set:
-            evaluated.setdefault(name, []).append((number, values))
-    return finite, {name: np.concatenate([values for _, values in sorted(parts, key=lambda part: part[0])]) for name, parts in evaluated.items()}
+        for name, number, values, weights in per_set:
+            evaluated.setdefault(name, []).append((number, values, weights))
+    return finite, {
+        name: tuple(np.concatenate(column) for column in list(zip(*sorted(parts, key=lambda part: part[0])))[1:])
+        for name, parts in evaluated.items()
+    }  # fmt: skip
 
 
 # --- set-up on the driver ------------------------------------------------------------
@@ -722,7 +725,10 @@ class BoostingWorker(WorkerPartitions):
             for part, offset, rows in zip(parts, offsets, self.slices)
         ]
         self.baselines = [part.baseline for part in parts]  # until start_scores
-        self.evals = [(name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None)) for name, number, part in evals if part is not None]
+        self.evals = [
+            (name, number, EvalSet(name, part.X, part.y, part.query_boundaries, None, row_weight=part.base_weight))
+            for name, number, part in evals if part is not None
+        ]  # fmt: skip
 
     def _state(
         self, part: _Part, objective: object, share: DrawShare, unit: float, n_positions: int, targets: np.ndarray
@@ -738,7 +744,7 @@ class BoostingWorker(WorkerPartitions):
             bias=self.model._position_bias(part.positions, objective, n_positions), raw=raw, gradients=np.empty((n, k)),
             hessians=np.empty((n, k)), targets=targets,
             training=None, row_leaf=np.full(n, -1, dtype=INDEX_DTYPE), evals=[],
-            train_eval=EvalSet("train", part.X, part.y, boundaries, raw),
+            train_eval=EvalSet("train", part.X, part.y, boundaries, raw, row_weight=part.base_weight / unit),
         )  # fmt: skip
 
     def initial_scores(self) -> list:
@@ -889,8 +895,7 @@ class BoostingWorker(WorkerPartitions):
 
     def add_tree(self, tree: Tree, output: int, evaluate: bool) -> tuple[bool, list]:
         """``tree`` added to every set's scores; returns whether the training scores are all
-        finite and, with ``evaluate``, (set name, partition number, NDCG per query) of every
-        evaluation partition (and of the training partitions as "train" when verbose)."""
+        finite and, with ``evaluate``, what ``evaluate`` returns."""
         for state in self.states:
             add_tree_scores(state.raw, output, state.row_leaf, tree, state.X)
         for _, _, item in self.evals:
@@ -899,12 +904,15 @@ class BoostingWorker(WorkerPartitions):
         return finite, self.evaluate({}) if evaluate else []
 
     def evaluate(self, fitted: dict) -> list:
-        """(set name, partition number, NDCG per query) of every evaluation partition (and of
-        the training partitions as "train" when verbose), after setting the ``fitted``
-        attributes (``set_fitted``)."""
+        """(set name, partition number, NDCG per query, query weights) of every evaluation
+        partition (and of the training partitions as "train" when verbose), after setting
+        the ``fitted`` attributes (``set_fitted``)."""
         self.set_fitted(fitted)
         model = self.model
         scored = [(name, number, item) for name, number, item in self.evals]
         if model.verbose:
             scored += [("train", number, state.train_eval) for number, state in zip(self.numbers, self.states)]
-        return [(name, number, item.query_ndcg(model.eval_at, model._ranking_scores, model._gain())) for name, number, item in scored]
+        return [
+            (name, number, item.query_ndcg(model.eval_at, model._ranking_scores, model._gain()), item.query_weights)
+            for name, number, item in scored
+        ]  # fmt: skip

@@ -65,8 +65,14 @@ class CustomMetric:
         """Whether ``function`` is a numba function of one query (averaged over the queries)."""
         return isinstance(self.function, CPUDispatcher)
 
-    def __call__(self, y: np.ndarray, scores: np.ndarray, query_boundaries: np.ndarray, query_ids: np.ndarray) -> float:
-        """The metric of one set (float64 ``y`` and ``scores`` of shape (n_rows,), grouped by query)."""
+    def __call__(
+        self, y: np.ndarray, scores: np.ndarray, query_boundaries: np.ndarray, query_ids: np.ndarray,
+        query_weights: np.ndarray | None = None,
+    ) -> float:  # fmt: skip
+        """The metric of one set (float64 ``y`` and ``scores`` of shape (n_rows,), grouped by
+        query); a function of one query is averaged over the queries weighted by
+        ``query_weights`` (float64, (n_queries,)) when given, a function of the whole set
+        sees no weights."""
         y = np.ascontiguousarray(y, dtype=np.float64)
         scores = np.ascontiguousarray(scores, dtype=np.float64)
         if self.compiled:
@@ -81,7 +87,7 @@ class CustomMetric:
                 ) from error
             except SystemError as error:  # numba's wrapper of an exception the function raised
                 raise user_function_error(error, f"eval_metric {self.name}") from error.__cause__
-            value = mean_over_queries(values)
+            value = mean_over_queries(values, query_weights)
         else:
             value = self.function(y.copy(), scores.copy(), np.array(query_boundaries, dtype=np.int64), np.array(query_ids))
         if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):

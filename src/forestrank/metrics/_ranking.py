@@ -89,7 +89,8 @@ def evaluate_grouped(
 
 def mean_over_queries(values: np.ndarray, query_weights: np.ndarray | None = None) -> float:
     """Mean of per-query values, leaving out queries skipped as NaN; weighted by
-    ``query_weights`` (float64, one per query) when given."""
+    ``query_weights`` (float64, one per query) when given. Weights all alike weigh
+    nothing: their mean is the plain mean, bit for bit."""
     kept = ~np.isnan(values)
     if not kept.any() or (query_weights is not None and not query_weights[kept].any()):
         warnings.warn(
@@ -99,7 +100,7 @@ def mean_over_queries(values: np.ndarray, query_weights: np.ndarray | None = Non
             stacklevel=stacklevel_outside_package(),
         )
         return float("nan")
-    if query_weights is None:
+    if query_weights is None or (query_weights == query_weights[0]).all():
         return float(values[kept].mean())
     return float(np.average(values[kept], weights=query_weights[kept]))
 
