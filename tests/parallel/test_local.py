@@ -164,6 +164,51 @@ def test_boosting_fits_from_two_threads_under_any_threading_layer(layer):
         assert result.stdout.strip() == "workqueue"
 
 
+_FORKED = """
+import multiprocessing
+import numba
+from forestrank import LambdaMART, make_ranking
+from forestrank.parallel import _local
+X, y, q = make_ranking(30, 10, 4, random_state=0)
+LambdaMART(n_estimators=2, n_jobs=1, random_state=0).fit(X, y, qid=q)
+def child(pipe):
+    try:
+        LambdaMART(n_estimators=2, n_jobs=1, random_state=0).fit(X, y, qid=q)
+        pipe.send("fitted")
+    except RuntimeError as error:
+        pipe.send(str(error))
+def child_takes_the_lock(pipe):
+    pipe.send(_local._WORKQUEUE_LOCK.acquire(timeout=10))
+context = multiprocessing.get_context("fork")
+for target in (child, child_takes_the_lock):
+    ours, theirs = context.Pipe()
+    with _local._WORKQUEUE_LOCK:  # as a boosting fit of another thread holds it at the fork
+        process = context.Process(target=target, args=(theirs,))
+        process.start()
+    process.join(60)
+    print(process.exitcode, ours.recv() if ours.poll() else None)
+from numba.np.ufunc import omppool
+print(numba.threading_layer(), omppool.openmp_vendor if numba.threading_layer() == "omp" else "")
+"""
+
+
+@pytest.mark.slow  # a subprocess that compiles anew: run after the quick suite
+@pytest.mark.skipif(sys.platform != "linux", reason="forks a process")
+def test_a_child_forked_after_boosting_fails_by_name_and_takes_the_lock():
+    """A boosting fit in a child forked after one under GNU OpenMP was killed by OpenMP
+    (SIGTERM: a multiprocessing pool waited for ever): it raises a RuntimeError that says
+    what to do. A child forked while a thread held the workqueue lock hung on it."""
+    result = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    fitted, locked, layer = result.stdout.strip().splitlines()
+    assert locked == "0 True"
+    if layer == "omp GNU":
+        assert fitted.startswith("0 this process was forked from one whose parallel kernels ran on GNU OpenMP")
+        assert "'spawn' or 'forkserver'" in fitted and "NUMBA_THREADING_LAYER=forksafe" in fitted
+    else:
+        assert fitted == "0 fitted"
+
+
 @pytest.mark.parametrize("make", [RFPointRanker, LambdaMART, BROOF, lambda **params: AveragedRanker(LambdaMART(), **params)])
 def test_n_jobs_zero_is_refused_by_name_whatever_the_size(make):
     """joblib gives 0 no meaning: it was accepted, and fit or predict failed with joblib's

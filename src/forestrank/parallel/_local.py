@@ -127,16 +127,41 @@ def process_parallel(n_jobs: int | None) -> Parallel:
 
 def _forks_after_openmp() -> bool:
     """Whether a new process would be forked from this one after numba's OpenMP threads ran."""
+    context = joblib.parallel.DEFAULT_MP_CONTEXT or multiprocessing.get_context()  # JOBLIB_START_METHOD first
+    return _ran_gnu_openmp() and context.get_start_method() == "fork"
+
+
+def _ran_gnu_openmp() -> bool:
+    """Whether numba's parallel kernels have run here on GNU OpenMP, which terminates a
+    child process forked after them as soon as the child launches one (numba's
+    "Threading layer" documentation)."""
     try:
         layer = numba.threading_layer()
     except ValueError:  # no parallel kernel has run yet
         return False
-    context = joblib.parallel.DEFAULT_MP_CONTEXT or multiprocessing.get_context()  # JOBLIB_START_METHOD first
-    return layer == "omp" and context.get_start_method() == "fork"
+    if layer != "omp":
+        return False
+    from numba.np.ufunc import omppool  # loaded with the layer
+
+    return omppool.openmp_vendor == "GNU"
 
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
 _WORKQUEUE_LOCK = threading.Lock()
+# Whether this process was forked from one whose kernels ran on GNU OpenMP (_after_fork).
+_FORKED_AFTER_OPENMP = False
+
+
+def _after_fork() -> None:
+    """In a forked child: a new workqueue lock (a thread of the parent may have held the
+    old one at the fork, and no thread here would release it), and whether the parent ran
+    GNU OpenMP, under which this process may launch no parallel kernel (``numba_threads``)."""
+    global _WORKQUEUE_LOCK, _FORKED_AFTER_OPENMP
+    _WORKQUEUE_LOCK = threading.Lock()
+    _FORKED_AFTER_OPENMP = _FORKED_AFTER_OPENMP or _ran_gnu_openmp()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 def _threading_layer_is_threadsafe() -> bool:
@@ -157,7 +182,16 @@ def _threading_layer_is_threadsafe() -> bool:
 def numba_threads(n_jobs: int | None) -> Iterator[None]:
     """Run the block, which launches numba-parallel kernels, with numba's thread count set
     from ``n_jobs`` (restored after); one block at a time in the process where the
-    threading layer is not threadsafe (boosting fits from several threads take turns)."""
+    threading layer is not threadsafe (boosting fits from several threads take turns).
+    A RuntimeError in a process forked after GNU OpenMP ran, which OpenMP would terminate
+    at the block's first kernel."""
+    if _FORKED_AFTER_OPENMP:
+        raise RuntimeError(
+            "this process was forked from one whose parallel kernels ran on GNU OpenMP (numba's 'omp' threading "
+            "layer), and OpenMP terminates such a child as soon as it runs one. Start worker processes with the "
+            "'spawn' or 'forkserver' method (multiprocessing.get_context('spawn'); joblib's default loky backend "
+            "does), or set NUMBA_THREADING_LAYER=forksafe in the environment before Python starts."
+        )
     with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
         previous = numba.get_num_threads()
         numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
