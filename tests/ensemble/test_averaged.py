@@ -1,5 +1,6 @@
 """AveragedRanker: Mohan's averaged k-stochastic boosting (thesis §2.3)."""
 
+import sys
 import warnings
 
 import numpy as np
@@ -163,6 +164,38 @@ def test_staged_predict_exists_only_for_members_with_stages():
     with pytest.raises(AttributeError) as raised:
         model.staged_predict(X)
     assert "RFPointRanker has none" in str(raised.value.__cause__)
+
+
+def test_members_are_kept_from_repeating_warnings_without_touching_the_warning_filters(monkeypatch):
+    """The members' predictions and fits ran inside warnings.catch_warnings, which before
+    Python 3.14 is not thread-safe: predicting from several threads left the ensemble's
+    "ignore" filters in the process for good, silencing scikit-learn's feature-name
+    warnings for the caller too. The paths now change no filter; the warnings still come
+    once, from the ensemble."""
+    pd = pytest.importorskip("pandas")
+    entered = []
+
+    class Counting(warnings.catch_warnings):
+        def __enter__(self):  # by forestrank's code (scikit-learn's check_array enters its own)
+            entered.append(sys._getframe(1).f_globals["__name__"])
+            return super().__enter__()
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=8, n_features=4, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    model = AveragedRanker(LambdaMART(n_estimators=2, subsample=0.5), n_models=3, n_jobs=1, random_state=0)
+    model.fit(frame, y, qid=qid)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        monkeypatch.setattr(warnings, "catch_warnings", Counting)
+        model.predict(X)
+        list(model.staged_predict(X))
+        model.fit(X, y)  # no qid: the ensemble warns, its members do not
+        monkeypatch.undo()
+    assert not [name for name in entered if name.startswith("forestrank")], entered
+    assert entered  # the spy saw scikit-learn's
+    messages = [str(w.message) for w in caught]
+    assert sum("does not have valid feature names" in m for m in messages) == 2, messages
+    assert sum("got no qid" in m for m in messages) == 1, messages
 
 
 def test_a_fit_without_qid_warns_once_at_the_callers_line():

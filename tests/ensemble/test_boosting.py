@@ -300,6 +300,13 @@ def test_an_init_fitted_on_a_frame_reads_the_fits_columns_by_name(data):
         model = LambdaMART(n_estimators=3, init=forest, random_state=0).fit(frame, y, qid=qid)
         trees_only = sum(tree.predict(X) for tree in model.trees_)
         np.testing.assert_allclose(model.predict(frame), forest.predict(frame) + trees_only, rtol=1e-12)
+        # another library's init, without a warnings filter (not thread-safe): handed a frame of its names
+        from sklearn.linear_model import Ridge
+
+        ridge = Ridge().fit(frame, y)
+        model = LambdaMART(n_estimators=3, init=ridge, random_state=0).fit(frame, y, qid=qid)
+        trees_only = sum(tree.predict(X) for tree in model.trees_)
+        np.testing.assert_allclose(model.predict(frame), ridge.predict(frame) + trees_only, rtol=1e-12)
     with pytest.raises(ValueError, match="init was fitted on the columns .* give X the init's columns in the init's order"):
         LambdaMART(n_estimators=3, init=forest).fit(frame[frame.columns[::-1]], y, qid=qid)
 

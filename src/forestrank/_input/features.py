@@ -9,13 +9,14 @@ entry is the value 0, as in scikit-learn; NaN (stored, or in a dense matrix) is 
 missing value; a cell stored more than once is the sum of its entries, as scipy reads it.
 """
 
-import warnings
+import contextlib
+import contextvars
 from collections.abc import Callable, Iterator
 from numbers import Real
 
 import numpy as np
 import scipy.sparse
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import _check_n_features, check_array, validate_data
 
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 
@@ -23,6 +24,35 @@ FEATURE_DTYPES = (np.float64, np.float32)
 # Rows made dense at a time from a sparse matrix: 4096 rows of 700 float32 features
 # are 11 MB, a few blocks per thread.
 SPARSE_ROW_BLOCK = 4096
+# True while an outer estimator hands rows whose feature names it has checked to inner
+# forestrank models (names_matched). A context variable rather than a warnings filter:
+# the filters are the whole process's, and before Python 3.14 threads restoring them
+# around their own blocks leave each other's filters in place for good.
+_NAMES_MATCHED = contextvars.ContextVar("forestrank_names_matched", default=False)
+
+
+@contextlib.contextmanager
+def names_matched() -> Iterator[None]:
+    """Inside the block, forestrank estimators predicting skip scikit-learn's check of
+    ``X``'s feature names (and its warnings): an outer estimator has checked them, and
+    the inner ones would repeat its warning, or warn about a validated array of the
+    columns they were fitted on. The width is still checked."""
+    token = _NAMES_MATCHED.set(True)
+    try:
+        yield
+    finally:
+        _NAMES_MATCHED.reset(token)
+
+
+def validate_rows(estimator: object, X: object, *, reset: bool, **check_params: object) -> object:
+    """scikit-learn's ``validate_data(estimator, X, reset=reset, **check_params)``, less its
+    feature-name check when predicting inside :func:`names_matched`."""
+    if reset or not _NAMES_MATCHED.get():
+        return validate_data(estimator, X, reset=reset, **check_params)
+    if not check_params.pop("skip_check_array", False):
+        X = check_array(X, input_name="X", estimator=estimator, **check_params)
+    _check_n_features(estimator, X, reset=False)
+    return X
 
 
 def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray | scipy.sparse.csr_matrix:
@@ -40,7 +70,7 @@ def check_features(estimator: object, X: object, *, reset: bool) -> np.ndarray |
     if not reset and _kernel_ready(estimator, X):
         return X
     with np.errstate(over="ignore", invalid="ignore"):  # scikit-learn's finiteness check sums X first
-        X = validate_data(
+        X = validate_rows(
             estimator, X, reset=reset, accept_sparse=("csr", "csc"), dtype=FEATURE_DTYPES, ensure_all_finite="allow-nan"
         )
     return as_feature_array(X)
@@ -253,10 +283,29 @@ def check_inner_columns(inner: object, names: object, role: str) -> None:
 
 def by_position(inner: object, method: Callable, X: object, names: object) -> np.ndarray:
     """``method(X)``, a method of ``inner``, on the outer estimator's rows ``X`` (its
-    validated array, or the caller's frame of the same columns). Where both were fitted on frames of the same columns
-    (:func:`check_inner_columns`), scikit-learn's warning that ``X`` has no feature names
-    would be about columns already matched, and is not passed on."""
-    with warnings.catch_warnings():
-        if getattr(inner, "feature_names_in_", None) is not None and names is not None:
-            warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
+    validated array, or the caller's frame of the same columns). Where both were fitted
+    on frames of the same columns (:func:`check_inner_columns`), scikit-learn's warning
+    that ``X`` has no feature names would be about columns already matched: a forestrank
+    ``inner`` reads ``X`` inside :func:`names_matched`, another gets an array ``X`` as a
+    pandas frame of its own column names (as it is, without pandas)."""
+    inner_names = getattr(inner, "feature_names_in_", None)
+    if inner_names is None or names is None:
         return method(X)
+    if type(inner).__module__.partition(".")[0] == __name__.partition(".")[0]:
+        with names_matched():
+            return method(X)
+    return method(_named(X, inner_names))
+
+
+def _named(X: object, names: np.ndarray) -> object:
+    """An array ``X`` as a pandas DataFrame of the columns ``names`` (sparse columns for a
+    sparse matrix); a frame, or anything without pandas installed, as it is."""
+    if hasattr(X, "columns"):
+        return X
+    try:
+        import pandas as pd
+    except ImportError:
+        return X
+    if scipy.sparse.issparse(X):
+        return pd.DataFrame.sparse.from_spmatrix(X, columns=list(names))
+    return pd.DataFrame(X, columns=list(names), copy=False)

@@ -11,8 +11,11 @@ Queries are always ordered by sorted query id, so per-query outputs of two calls
 the same ``qid`` values line up (paired significance tests rely on this).
 """
 
+import contextlib
+import contextvars
 import sys
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +25,21 @@ from .._numba.dtypes import INDEX_DTYPE
 
 
 _PACKAGE_DIR = str(Path(__file__).resolve().parents[1])  # forestrank/
+# True inside missing_qid_warned(). A context variable rather than a warnings filter: the
+# filters are the whole process's, and threads restoring them around their own blocks
+# (before Python 3.14) leave each other's filters in place for good.
+_MISSING_QID_WARNED = contextvars.ContextVar("forestrank_missing_qid_warned", default=False)
+
+
+@contextlib.contextmanager
+def missing_qid_warned() -> Iterator[None]:
+    """Inside the block, :func:`group_queries` given no ``qid`` does not warn: an outer
+    estimator has warned its caller once (``AveragedRanker``'s members)."""
+    token = _MISSING_QID_WARNED.set(True)
+    try:
+        yield
+    finally:
+        _MISSING_QID_WARNED.reset(token)
 
 
 def stacklevel_outside_package(through: tuple[str, ...] = ()) -> int:
@@ -195,7 +213,8 @@ def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X
     ----------
     qid : array-like of shape (n_samples,) or None
         Query id of each row, in any order. ``None`` treats all rows as one query and
-        emits :class:`MissingQidWarning` naming ``caller``.
+        emits :class:`MissingQidWarning` naming ``caller`` (not inside
+        :func:`missing_qid_warned`).
     n_samples : int
         Number of rows.
     caller : str
@@ -213,13 +232,14 @@ def group_queries(qid: object, n_samples: int, *, caller: str, against: str = "X
         If the ids cannot be ordered (for instance a mix of strings and numbers).
     """
     if qid is None:
-        warnings.warn(
-            f"{caller} got no qid: all {n_samples} rows are treated as ONE query. "
-            "Pass qid=<one query id per row> (with scikit-learn metadata routing: "
-            "sklearn.set_config(enable_metadata_routing=True)).",
-            MissingQidWarning,
-            stacklevel=stacklevel_outside_package(),
-        )
+        if not _MISSING_QID_WARNED.get():
+            warnings.warn(
+                f"{caller} got no qid: all {n_samples} rows are treated as ONE query. "
+                "Pass qid=<one query id per row> (with scikit-learn metadata routing: "
+                "sklearn.set_config(enable_metadata_routing=True)).",
+                MissingQidWarning,
+                stacklevel=stacklevel_outside_package(),
+            )
         return QueryGroups(
             query_ids=np.zeros(1, dtype=INDEX_DTYPE),
             query_boundaries=np.array([0, n_samples], dtype=INDEX_DTYPE),

@@ -18,11 +18,12 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import MetadataRequest, MetadataRouter, MethodMapping, get_routing_for_object
 from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import _num_samples, check_array, check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from .._input.categories import SPLIT_ON_CATEGORIES
 from .._input.labels import check_relevance
-from .._input.queries import MissingQidWarning, group_queries, stacklevel_outside_package
+from .._input.features import names_matched, validate_rows
+from .._input.queries import group_queries, missing_qid_warned, stacklevel_outside_package
 from ..parallel._cluster import is_dask_collection, map_predict
 from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
 from ._base import BaseRanker, check_in_memory, fit_atomically, fit_takes, ranker_gain, sum_of_trees_terms
@@ -30,8 +31,7 @@ from ._sampling import seed_entropy
 
 
 def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
-    with warnings.catch_warnings():  # the ensemble warns once of a missing qid (AveragedRanker.fit)
-        warnings.simplefilter("ignore", MissingQidWarning)
+    with missing_qid_warned():  # the ensemble warns once of a missing qid (AveragedRanker.fit)
         return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
 
 
@@ -234,17 +234,16 @@ class AveragedRanker(BaseRanker):
     def _members_reading(self, X: object) -> Iterator[None]:
         """Check ``X``'s feature names and width once, against the ensemble's (scikit-learn's
         warning that ``X`` has none, or has names the fit had not, and its error for another
-        width, naming ``AveragedRanker``), and keep each member from repeating that warning
-        while it reads ``X``. An ``X`` not two-dimensional, or of no rows, gets
-        ``check_array``'s error, naming the ensemble (a 1-D ``X`` has no width to compare:
-        the error says to reshape it)."""
+        width, naming ``AveragedRanker``), and keep each forestrank member from repeating
+        that warning while it reads ``X`` (``_input.features.names_matched``; a member of
+        another library checks the names itself). An ``X`` not two-dimensional, or of no
+        rows, gets ``check_array``'s error, naming the ensemble (a 1-D ``X`` has no width to
+        compare: the error says to reshape it)."""
         check_is_fitted(self)
         if np.ndim(X) != 2 or _num_samples(X) == 0:
             check_array(X, accept_sparse=True, dtype=None, ensure_all_finite=False, estimator=self)
-        validate_data(self, X, skip_check_array=True, reset=False)
-        with warnings.catch_warnings():
-            for message in ("X does not have valid feature names", "X has feature names, but"):
-                warnings.filterwarnings("ignore", message=message, category=UserWarning)
+        validate_rows(self, X, skip_check_array=True, reset=False)
+        with names_matched():
             yield
 
     def _check_members(self) -> None:

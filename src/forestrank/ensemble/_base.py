@@ -23,7 +23,7 @@ import numpy as np
 import scipy.sparse
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, InvalidParameterError, make_constraint
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from joblib import delayed
 
@@ -41,7 +41,7 @@ from .._input.categories import (
     is_frame,
     is_polars_frame,
 )
-from .._input.features import check_features, dense_blocks
+from .._input.features import check_features, dense_blocks, validate_rows
 from ..parallel._local import row_ranges, run_in_threads
 from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
 from .._tree import _predictor, _quickscorer
@@ -389,7 +389,7 @@ class BaseRanker(BaseEstimator):
                 return check_features(self, X, reset=reset)
             if not reset and self.frame_categories_ and (is_frame(X) or is_polars_frame(X)):
                 # encode_frame reads category columns by position: a frame's names and width first
-                validate_data(self, X, skip_check_array=True, reset=False)
+                validate_rows(self, X, skip_check_array=True, reset=False)
             encoded = check_features(self, encode_frame(X, self.frame_categories_), reset=reset)
         except ValueError as error:
             hint = conversion_hint(error, X, None if partition else self._split_on_categories())
