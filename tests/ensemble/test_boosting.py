@@ -427,7 +427,7 @@ def test_gridsearch_over_learning_rate(data):
 def test_bad_arguments_name_themselves(data):
     X, y, qid = data
     # LightGBM's (X, y) with eval_group apart: the message said "must be ... tuples; got tuple"
-    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\).* got a tuple of 2 item"):
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\) or \(X, y, qid, sample_weight\).* got a tuple of 2 item"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y)])
     with pytest.raises(ValueError, match=r"eval_set \(valid_1\): eval_set is a list of \(X, y, qid\) tuples, one per set; its item is a ndarray"):
         LambdaMART(n_estimators=2).fit(X, y, qid=qid, eval_set=[(X, y, qid), X])
@@ -469,6 +469,36 @@ def test_the_training_and_hold_out_ndcg_weigh_queries_by_sample_weight(data, hel
         assert last != pytest.approx(ndcg_score(y[rows], model.predict(X[rows]), qid[rows], 10), rel=1e-6)
     unweighted = LambdaMART(n_estimators=5, verbose=100, random_state=0).fit(X, y, qid=qid, sample_weight=np.full(len(y), 3.0))
     assert unweighted.evals_result_["train"]["ndcg@10"][-1] == ndcg_score(y, unweighted.predict(X), qid, 10)
+
+
+def test_an_eval_sets_sample_weight_weighs_its_queries(data):
+    """LightGBM's eval_sample_weight: an eval_set item's fourth member weighs each of its
+    queries by its rows' mean weight, in evals_result_ and so in early stopping; weights
+    all alike record what no weights record, and bad ones are refused naming the item."""
+    X, y, qid = data
+    valid = qid >= 100
+    weight = np.random.default_rng(2).integers(0, 4, qid.max() + 1).astype(float)[qid[valid]]
+    weight[qid[valid] == qid[valid][0]] = 1.0  # some query weighs
+    model = LambdaMART(n_estimators=4, random_state=0).fit(
+        X[~valid], y[~valid], qid=qid[~valid], eval_set=[(X[valid], y[valid], qid[valid], weight)]
+    )  # fmt: skip
+    for recorded, scores in zip(model.evals_result_["valid_0"]["ndcg@10"], model.staged_predict(X[valid])):
+        values = ndcg_score(y[valid], scores, qid[valid], 10, per_query=True)
+        query_weight = weight[np.unique(qid[valid], return_index=True)[1]]
+        kept = ~np.isnan(values)
+        assert recorded == pytest.approx(np.average(values[kept], weights=query_weight[kept]), rel=1e-12)
+        assert recorded != pytest.approx(np.nanmean(values), rel=1e-6)
+    plain = LambdaMART(n_estimators=4, random_state=0).fit(
+        X[~valid], y[~valid], qid=qid[~valid], eval_set=[(X[valid], y[valid], qid[valid]), (X[valid], y[valid], qid[valid], np.full(valid.sum(), 2.0))]
+    )  # fmt: skip
+    assert plain.evals_result_["valid_0"]["ndcg@10"] == plain.evals_result_["valid_1"]["ndcg@10"]
+    for bad, message in [
+        (-weight, r"eval_set \(valid_0\): sample_weight contains negative values"),
+        (weight[:-1], r"eval_set \(valid_0\): sample_weight has \d+ entries but X has \d+ rows"),
+        (0 * weight, r"eval_set \(valid_0\): sample_weight is zero everywhere"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            LambdaMART(n_estimators=2).fit(X[~valid], y[~valid], qid=qid[~valid], eval_set=[(X[valid], y[valid], qid[valid], bad)])
 
 
 def test_verbose_prints_train_and_validation_ndcg(data, capsys):

@@ -314,9 +314,9 @@ def test_bad_inputs_over_partitions_are_refused_by_name(data, dask_client):
         LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=as_dask(query_bounds(qid, 30, 60), qid)[0])
     with pytest.raises(ValueError, match=r"position must be >= 1"):
         LambdaMART(position_bias="factor").fit(dX, dy, qid=dq, position=dq)  # query ids start at 0
-    with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y and qid must be Dask collections"):
+    with pytest.raises(TypeError, match=r"eval_set \(valid_0\): X, y, qid \(and sample_weight\) must be Dask collections"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(X, y, qid)])
-    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\).* got a tuple of 2 item"):
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): each item must be \(X, y, qid\) or \(X, y, qid, sample_weight\).* got a tuple of 2 item"):
         LambdaMART(n_estimators=2).fit(dX, dy, qid=dq, eval_set=[(dX, dy)])
 
 
@@ -571,6 +571,22 @@ def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(dat
     only_held = np.where(np.isin(qid, held_queries), weights, 0.0)
     with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out leaves to train on"):
         make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, only_held)[0])
+
+
+def test_an_eval_sets_weights_over_partitions_are_the_in_memory_ones(data, dask_client):
+    """An eval_set item's sample_weight, partitioned as its X, weighs its queries as in
+    memory, bit for bit; weights zero everywhere are refused as in memory."""
+    X, y, qid, weights = data
+    train, valid = qid < 90, qid >= 90
+    eval_item = (X[valid], y[valid], qid[valid], weights[valid])
+    make = lambda: LambdaMART(n_estimators=3, quantized_gradients=16, random_state=0)  # noqa: E731
+    local = make().fit(X[train], y[train], qid=qid[train], eval_set=[eval_item])
+    dX, dy, dq = as_dask(query_bounds(qid[train], 40), X[train], y[train], qid[train])
+    remote = make().fit(dX, dy, qid=dq, eval_set=[tuple(as_dask(query_bounds(qid[valid], 12), *eval_item))])
+    np.testing.assert_array_equal(remote.evals_result_["valid_0"]["ndcg@10"], local.evals_result_["valid_0"]["ndcg@10"])
+    zero = tuple(as_dask(query_bounds(qid[valid], 12), *eval_item[:3], 0 * weights[valid]))
+    with pytest.raises(ValueError, match=r"eval_set \(valid_0\): sample_weight is zero everywhere"):
+        make().fit(dX, dy, qid=dq, eval_set=[zero])
 
 
 def test_grade_objectives_need_two_grades_over_all_partitions(data, dask_client):

@@ -83,6 +83,7 @@ from ._boosting_state import (
     EvalSet,
     add_tree_scores,
     check_eval_item,
+    check_eval_weight,
     exact_targets,
     fitted_init,
     leaf_sums,
@@ -268,10 +269,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             Query id of each row, any order; ``None`` means one query (warns).
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights, multiplied into the gradients and hessians.
-        eval_set : list of (X, y, qid) tuples, default=None
+        eval_set : list of (X, y, qid) or (X, y, qid, sample_weight) tuples, default=None
             Sets scored (NDCG@``eval_at``) after every iteration into
             ``evals_result_["valid_<i>"]``; with ``n_iter_no_change`` the last one
-            decides early stopping.
+            decides early stopping. A set's ``sample_weight`` weighs each of its queries
+            by its rows' mean weight, as ``score`` does (LightGBM's ``eval_sample_weight``).
         position : array-like of shape (n_samples,), default=None
             The rank (1 = top) at which each document was shown when ``y`` holds
             clicks, at most 2**20; needed by, and only by, ``position_bias``
@@ -931,7 +933,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     # --- fit helpers ------------------------------------------------------------------
 
     def _eval_set(self, name: str, item: tuple) -> EvalSet:
-        X_val, y_val, qid_val = check_eval_item(item, name)
+        X_val, y_val, qid_val, weight_val = check_eval_item(item, name)
         try:
             X_val = self._check_X(X_val, reset=False)
         except ValueError as error:
@@ -942,8 +944,11 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             groups = group_queries(qid_val, X_val.shape[0], caller=f"{type(self).__name__}.fit eval_set")
         except (ValueError, TypeError) as error:  # its own words name qid and X: say which set's
             raise type(error)(f"eval_set ({name}): {error}") from error
+        weight = None if weight_val is None else groups.group(check_eval_weight(weight_val, X_val.shape[0], name))
         raw = np.zeros((X_val.shape[0], 1))
-        return EvalSet(name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw, groups.query_ids)
+        return EvalSet(
+            name, groups.group(X_val), groups.group(y_val), groups.query_boundaries, raw, groups.query_ids, weight
+        )  # fmt: skip
 
     def _held_out_rows(self, data: RankingData) -> np.ndarray:
         """The rows of the ``validation_fraction`` of the queries that early stopping holds
@@ -1675,9 +1680,8 @@ class LambdaMART(BaseBoostingRanker):
         (:class:`forestrank.metrics.CustomMetric`): ``f(y, scores, query_boundaries,
         query_ids) -> float`` over a whole set, its rows grouped by query, or an
         ``@numba.njit`` ``f(y, scores) -> float`` of one query, averaged over the queries
-        (those giving NaN left out; on the training rows and the ``validation_fraction``
-        hold-out weighted by their mean ``sample_weight``, which a whole-set function does
-        not see). Larger is better; return a loss's negative. Not with Dask collections.
+        (those giving NaN left out), weighted by their rows' mean ``sample_weight`` where
+        the set has weights (which a whole-set function does not see). Larger is better; return a loss's negative. Not with Dask collections.
     n_jobs : int or None, default=None
         Threads (numba's) of the gradient and histogram kernels, of binning and of
         prediction; the model does not depend on it. ``None`` means every core, as
@@ -1716,9 +1720,9 @@ class LambdaMART(BaseBoostingRanker):
         the bytes they sent back (``docs/cluster.md``, "Boosting on a cluster").
     evals_result_ : dict
         ``{set name: {"ndcg@k": [value per iteration]}}`` for the eval sets (and
-        the training set when ``verbose``). The training set's and the
-        ``validation_fraction`` hold-out's queries weigh by their rows' mean
-        ``sample_weight``, as in ``score``; an ``eval_set``'s weigh alike.
+        the training set when ``verbose``). The queries weigh by their rows' mean
+        ``sample_weight`` (the fit's for the training set and the
+        ``validation_fraction`` hold-out, an ``eval_set`` item's own), as in ``score``.
     init_ : estimator or None
     baseline_ : ndarray of shape (n_outputs,)
         Constant start: 0 for LambdaRank and McRank; the mean target weighted by

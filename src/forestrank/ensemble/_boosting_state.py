@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.base import clone
 
 from .._numba.jit import jit
+from .._input.labels import check_sample_weight
 from .._input.queries import mean_per_query
 from .._tree._grow import TrainingSet
 from .._tree._tree import Tree, subtree_sums
@@ -178,27 +179,39 @@ def _routed_fit_params(init: object) -> set | None:
 
 
 def check_eval_item(item: object, name: str) -> tuple:
-    """``eval_set``'s item ``name`` (``valid_0``, ...) as (X, y, qid); a ValueError saying what
-    the item holds otherwise (LightGBM's ``(X, y)`` with ``eval_group`` apart among them)."""
+    """``eval_set``'s item ``name`` (``valid_0``, ...) as (X, y, qid, sample_weight or None); a
+    ValueError saying what the item holds otherwise (LightGBM's ``(X, y)`` with
+    ``eval_group`` and ``eval_sample_weight`` apart among them)."""
     if not isinstance(item, tuple | list):
         raise ValueError(
             f"eval_set ({name}): eval_set is a list of (X, y, qid) tuples, one per set; its item is a "
             f"{type(item).__name__} (a single set goes in a list: eval_set=[(X, y, qid)])."
         )
-    if len(item) != 3:
+    if len(item) not in (3, 4):
         raise ValueError(
-            f"eval_set ({name}): each item must be (X, y, qid), with the query id of every row third; got a "
-            f"{type(item).__name__} of {len(item)} item(s) (LightGBM's eval_group goes into each item here)."
+            f"eval_set ({name}): each item must be (X, y, qid) or (X, y, qid, sample_weight), with the query id of "
+            f"every row third; got a {type(item).__name__} of {len(item)} item(s) (LightGBM's eval_group and "
+            "eval_sample_weight go into each item here)."
         )
-    return tuple(item)
+    return (*item, None) if len(item) == 3 else tuple(item)
+
+
+def check_eval_weight(sample_weight: object, n_samples: int, name: str) -> np.ndarray:
+    """An ``eval_set`` item's ``sample_weight`` validated (``_input.labels.check_sample_weight``,
+    float64, (n_samples,)), its errors naming the item."""
+    try:
+        return check_sample_weight(sample_weight, n_samples=n_samples)
+    except (ValueError, TypeError) as error:
+        raise type(error)(f"eval_set ({name}): {error}") from error
 
 
 class EvalSet:
     """A grouped evaluation set and its running raw scores, shape (n_rows, n_outputs);
     ``query_ids`` (n_queries,), the ids of its queries in their grouped order (by default
-    their positions); ``row_weight`` (float64, (n_rows,), or None) the rows' weights, the
-    fit's ``sample_weight`` for the training rows and the hold-out, which weigh each query
-    in the NDCG by their mean as ``score`` does (``query_weights``)."""
+    their positions); ``row_weight`` (float64, (n_rows,), or None) the rows' weights (the
+    fit's ``sample_weight`` for the training rows and the hold-out, an ``eval_set`` item's
+    own), which weigh each query in the NDCG by their mean as ``score`` does
+    (``query_weights``)."""
 
     def __init__(
         self, name: str, X: np.ndarray, y: np.ndarray, query_boundaries: np.ndarray, raw: np.ndarray,

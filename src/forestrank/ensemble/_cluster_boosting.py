@@ -136,7 +136,7 @@ def fit_boosting_partitioned(
     X : dask Array of shape (n_samples, n_features), or dask DataFrame
     y, qid : dask Array or Series of shape (n_samples,), partitioned as X
     sample_weight : dask Array or Series of shape (n_samples,), or None
-    eval_set : list of (X, y, qid) tuples of Dask collections, or None
+    eval_set : list of (X, y, qid) or (X, y, qid, sample_weight) tuples of Dask collections, or None
     position : dask Array or Series of shape (n_samples,), or None
         The display positions ``position_bias`` learns from, partitioned as X.
 
@@ -502,13 +502,17 @@ def _eval_partitions(client: object, model: object, eval_set: list | None, n_fea
     for number, item in enumerate(eval_set or []):
         name = f"valid_{number}"
         item = check_eval_item(item, name)
-        if not all(is_dask_collection(part) for part in item):
-            raise TypeError(f"eval_set ({name}): X, y and qid must be Dask collections partitioned by query, as X is.")
+        if not all(is_dask_collection(part) for part in item if part is not None):
+            raise TypeError(
+                f"eval_set ({name}): X, y, qid (and sample_weight) must be Dask collections partitioned by query, as X is."
+            )
         _check_eval_names(model, item[0], name)
-        columns = partitions_of(item[0], prefix=f"eval_set ({name}) ", y=item[1], qid=item[2])
-        parts, _, width = validated_partitions(client, _prepare_eval, _summary, model, columns, f"eval_set ({name}) X")
+        columns = partitions_of(item[0], prefix=f"eval_set ({name}) ", y=item[1], qid=item[2], sample_weight=item[3])
+        parts, summaries, width = validated_partitions(client, _prepare_eval, _summary, model, columns, f"eval_set ({name}) X")
         if width != n_features:
             raise ValueError(f"eval_set ({name}): X has {width} features, but the training X has {n_features}.")
+        if not any(summary["heaviest"] > 0 for summary in summaries):  # as in memory (check_eval_weight)
+            raise ValueError(f"eval_set ({name}): sample_weight is zero everywhere; at least one row needs a positive weight.")
         evals.append((name, parts))
     return evals
 
@@ -606,16 +610,18 @@ def _prepare(model: object, X, y, qid, sample_weight=None, position=None) -> _Pa
     return _Part(data.X, data.y, weights, data.groups.grouped_query_index(), data.groups.query_ids, positions)
 
 
-def _prepare_eval(model: object, X, y, qid) -> _Part | None:
+def _prepare_eval(model: object, X, y, qid, sample_weight=None) -> _Part | None:
     """One partition of an ``eval_set`` item validated as ``BaseBoostingRanker._eval_set``
-    validates one in memory, and grouped by query; None for an empty partition."""
+    validates one in memory, and grouped by query, its weights as given (ones without);
+    None for an empty partition."""
     if X.shape[0] == 0:  # len() of a sparse matrix is ambiguous
         return None
     X = check_features(model, X, reset=True)  # the task's own copy; the width is compared on the driver
     y = check_relevance(y, name="eval_set y", n_samples=X.shape[0])
     check_grades_for_gain(y, model._gain(), name="eval_set y", gain_name="label_gain")
     groups = group_queries(qid, X.shape[0], caller=f"{type(model).__name__}.fit eval_set")
-    return _Part(groups.group(X), groups.group(y), np.ones(X.shape[0]), groups.grouped_query_index(), groups.query_ids)
+    weights = np.ones(X.shape[0]) if sample_weight is None else check_sample_weight(sample_weight, n_samples=X.shape[0], all_zero=True)
+    return _Part(groups.group(X), groups.group(y), groups.group(weights), groups.grouped_query_index(), groups.query_ids)
 
 
 def _summary(part: _Part | None) -> dict:
