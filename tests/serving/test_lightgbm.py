@@ -85,6 +85,27 @@ def test_feature_names_reach_the_booster():
     assert lightgbm.Booster(model_str=to_lightgbm(model)).feature_name()[:2] == ["Column_0", "Column_1"]
 
 
+@pytest.mark.parametrize("name", ["LambdaMART lambdarank", "RF-point three-way"])
+def test_the_boosters_importances_are_forestranks(name):
+    """Every split_gain was 0: LightGBM counted no split, its importances were all zero and
+    plot_importance raised. Each split carries its share of its tree's gain for its
+    feature: the split counts are the trees' and the gains sum to each tree's."""
+    model = fitted(name, "missing")
+    booster = lightgbm.Booster(model_str=to_lightgbm(model))
+    terms, _, _ = model._additive_terms()
+    splits = np.zeros(model.n_features_in_, dtype=np.int64)
+    gains = np.zeros(model.n_features_in_)
+    for tree, _, _ in terms:
+        feature = tree.nodes["feature"]
+        splits += np.bincount(feature[feature >= 0], minlength=model.n_features_in_)
+        gains += tree.feature_gains
+    assert splits.sum() > 0
+    np.testing.assert_array_equal(booster.feature_importance("split"), np.where(gains > 0, splits, 0))
+    np.testing.assert_allclose(booster.feature_importance("gain"), gains, rtol=1e-6)  # LightGBM keeps float32 gains
+    if name.startswith("LambdaMART"):  # boosting's importances are the normalised sums
+        np.testing.assert_allclose(gains / gains.sum(), model.feature_importances_, rtol=1e-9)
+
+
 def test_the_booster_dumps_the_learned_missing_directions():
     """``dump_model`` (what Vespa imports) shows each split's NaN direction and missing type NaN."""
     model = fitted("RF-point three-way", "missing")

@@ -59,6 +59,17 @@ def test_the_model_file_carries_the_feature_names_and_no_base_score():
     assert float(config["base_score"].strip("[]")) == 0.0  # the baseline is in the first tree: the plugins have no base
 
 
+def test_the_boosters_gain_importance_is_forestranks():
+    """Every loss_change was 0: XGBoost's gain and total_gain importances were all zero."""
+    model = fitted("LambdaMART lambdarank", "missing")
+    names = [f"f{index}" for index in range(model.n_features_in_)]
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(json.dumps(to_xgboost(model, feature_names=names)).encode()))
+    total = booster.get_score(importance_type="total_gain")
+    gains = np.sum([tree.feature_gains for tree in model.trees_], axis=0)
+    np.testing.assert_allclose([total.get(name, 0.0) for name in names], gains, rtol=1e-6)
+
+
 def test_the_plugins_dump_holds_only_the_fields_their_parser_accepts():
     model = fitted("RF-point three-way", "missing")
     names = [f"feature_{index}" for index in range(model.n_features_in_)]

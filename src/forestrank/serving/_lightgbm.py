@@ -129,7 +129,7 @@ def _tree_block(tree: object, index: int) -> str:
     if len(split):
         lines += [
             "split_feature=" + _ints(tree.feature[split]),
-            "split_gain=" + " ".join(["0"] * len(split)),
+            "split_gain=" + _doubles(tree.split_gain[split]),
             "threshold=" + _doubles(threshold),
             "decision_type=" + _ints(decision_type),
             "left_child=" + _ints(left),

@@ -54,6 +54,12 @@ class ExportTree(NamedTuple):
     is_categorical : bool array of shape (n_nodes,)
         The splits on a categorical feature. These two are stored, not derived on each
         reading: the writers read them node by node.
+    split_gain : float64 array of shape (n_nodes,)
+        Each split's share of its tree's gain for its feature (``Tree.feature_gains``
+        divided evenly among the tree's splits on that feature; 0 at a leaf): forestrank
+        keeps gains per feature and tree, not per node, so a split's own gain is not
+        exported, while the sum over a feature's splits is its gain in the tree, from
+        which LightGBM's and XGBoost's importances are computed.
     weight : float
         The term's weight in the ensemble; 1 once folded into ``value``.
     category_left : tuple of (bool array or None), one per node, or None
@@ -77,6 +83,7 @@ class ExportTree(NamedTuple):
     depth: np.ndarray
     is_leaf: np.ndarray
     is_categorical: np.ndarray
+    split_gain: np.ndarray
     weight: float
     category_left: tuple | None = None
 
@@ -292,8 +299,27 @@ def export_tree(tree: object, weight: float) -> ExportTree:
         n_samples=np.asarray(tree.n_node_samples, dtype=np.int64),
         hessian=np.asarray(tree.weighted_n_node_samples, dtype=np.float64), cover_count=cover_count,
         cover_weight=cover_weight, depth=tree.node_depths().astype(np.int64),
-        is_leaf=leaf, is_categorical=is_categorical, weight=float(weight), category_left=category_left,
+        is_leaf=leaf, is_categorical=is_categorical, split_gain=split_gains(feature, tree.feature_gains),
+        weight=float(weight), category_left=category_left,
     )  # fmt: skip
+
+
+def split_gains(feature: np.ndarray, feature_gains: np.ndarray) -> np.ndarray:
+    """Each node's share of its tree's gain for the feature it splits on (float64,
+    (n_nodes,); 0 at a leaf): ``ExportTree.split_gain``.
+
+    Parameters
+    ----------
+    feature : int64 array of shape (n_nodes,)
+        The split feature, negative at a leaf.
+    feature_gains : float64 array of shape (n_features,)
+        The tree's total gain of each feature (``Tree.feature_gains``).
+    """
+    split = feature >= 0
+    splits_per_feature = np.bincount(feature[split], minlength=len(feature_gains))
+    gains = np.zeros(len(feature))
+    gains[split] = feature_gains[feature[split]] / splits_per_feature[feature[split]]
+    return gains
 
 
 # The deepest tree the nested JSON formats write: JSON readers bound nesting (Jackson, under
@@ -334,7 +360,7 @@ def constant_tree(value: float) -> ExportTree:
         missing_left=np.zeros(1, dtype=bool), value=np.array([float(value)]), internal_value=np.array([float(value)]),
         n_samples=np.zeros(1, dtype=np.int64), hessian=np.zeros(1), cover_count=np.zeros(1, dtype=np.int64),
         cover_weight=np.zeros(1), depth=np.zeros(1, dtype=np.int64),
-        is_leaf=np.ones(1, dtype=bool), is_categorical=np.zeros(1, dtype=bool), weight=1.0,
+        is_leaf=np.ones(1, dtype=bool), is_categorical=np.zeros(1, dtype=bool), split_gain=np.zeros(1), weight=1.0,
     )  # fmt: skip
 
 

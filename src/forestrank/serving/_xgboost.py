@@ -178,7 +178,7 @@ def _model_tree(tree: object, index: int, n_features: int) -> dict:
         "default_left": default_left[written].tolist(),
         "id": index,
         "left_children": ids(np.where(split, first, -1), -1),
-        "loss_changes": [0.0] * n_nodes,
+        "loss_changes": [json_float(value) for value in tree.split_gain[written]],
         "parents": ids(parents, ROOT_PARENT),
         "right_children": ids(np.where(split, second, -1), -1),
         "split_conditions": [json_float(value) for value in conditions[written]],
