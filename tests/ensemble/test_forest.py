@@ -661,3 +661,20 @@ def test_random_cuts_are_drawn_alike_on_a_feature_spanning_past_float64s_largest
         forest = RFPointRanker(n_estimators=20, criterion="random", random_state=0).fit(X * scale, y, qid=qid)
         sides.append([int((X[:, 0] * scale > tree.nodes["threshold"][0]).sum()) for tree in forest.trees_])
     assert sides[0] == sides[1]
+
+
+def test_random_cuts_must_beat_a_positive_min_gain_to_split(data):
+    """RF-rand returned its drawn cut before the floor was read: min_gain_to_split=1e6 grew
+    the same trees as 0. A positive floor prunes the drawn cuts as the searched ones; at 0
+    every drawn cut stands, as RF-rand's."""
+    X, y, qid = data
+    nodes = {
+        floor: [tree.node_count for tree in RFPointRanker(
+            n_estimators=3, criterion="random", min_gain_to_split=floor, random_state=0
+        ).fit(X, y, qid=qid).trees_]
+        for floor in (0.0, 1e-3, 1e6)
+    }  # fmt: skip
+    assert nodes[1e6] == [1, 1, 1]
+    assert all(a > b > 1 for a, b in zip(nodes[0.0], nodes[1e-3])), nodes
+    searched = RFPointRanker(n_estimators=3, criterion="entropy", min_gain_to_split=1e6, random_state=0).fit(X, y, qid=qid)
+    assert [tree.node_count for tree in searched.trees_] == nodes[1e6]

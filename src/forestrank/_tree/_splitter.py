@@ -390,8 +390,11 @@ def pointwise_split(binned, rows, start, end, node_weight, statistics, params, s
     if pure:
         return -1, -1, -1, 0.0, _scans.MISSING_RIGHT
     node = _scans.Node(start, end, node_weight, cost, statistics, lower, upper, np.int64(0))
-    if drawn is not None:
-        return _random_split(binned, rows, node, params, scratch, features, rng_state)
+    if drawn is not None:  # at the default floor of 0 a drawn cut is kept whatever its gain, as in RF-rand
+        feature, b, after, gain, missing = _random_split(binned, rows, node, params, scratch, features, rng_state)
+        if feature >= 0 and params.min_gain_to_split > 0.0 and not gain * scale > params.min_gain_to_split:
+            feature = -1
+        return feature, b, after, gain, missing
     feature, b, after, gain, missing = best_split(
         binned, rows, node, params, scratch, features, rng_state, sweep_order, pool, slot, None, None, feature_penalty,
         penalty_unit, monotonic_cst, categories, scanned_row,

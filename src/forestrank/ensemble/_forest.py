@@ -718,7 +718,9 @@ class RFPointRanker(BaseForestRanker):
         Minimum impurity decrease per unit of the tree's total weight
         (scikit-learn's ``min_impurity_decrease``, with ``criterion="entropy"`` in nats:
         scikit-learn's entropy counts bits, so its value times ln 2 prunes alike); the
-        minimum Hellinger distance with ``criterion="hellinger"``.
+        minimum Hellinger distance with ``criterion="hellinger"``. A drawn split
+        (``criterion="random"``) must beat it too, by the impurity decrease its
+        importances count; at 0 it is kept whatever its gain, as RF-rand's are.
     max_leaf_nodes : int or None, default=None
         Leaf budget; the ``expansion`` order decides which nodes get split.
     expansion : {"depth", "breadth", "best", "random", "biggest", "relevant"}, default="depth"
