@@ -678,3 +678,29 @@ def test_random_cuts_must_beat_a_positive_min_gain_to_split(data):
     assert all(a > b > 1 for a, b in zip(nodes[0.0], nodes[1e-3])), nodes
     searched = RFPointRanker(n_estimators=3, criterion="entropy", min_gain_to_split=1e6, random_state=0).fit(X, y, qid=qid)
     assert [tree.node_count for tree in searched.trees_] == nodes[1e6]
+
+
+def test_random_cuts_send_missing_values_as_the_docs_say(data):
+    """RF-rand's docs said its splits send missing values right unless 'left'; under 'learn'
+    a node without missing training rows sends them to its heavier child, as the docs now
+    say, and 'right' always sends them right."""
+    X, y, qid = data
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.02] = np.nan
+    for direction in ("learn", "right"):
+        tree = RFPointRanker(
+            n_estimators=1, criterion="random", missing_direction=direction, query_subsample=1.0, random_state=0
+        ).fit(X, y, qid=qid).trees_[0]  # every row trains the tree
+        feature, left = tree.nodes["feature"], tree.nodes["left"]
+        rows_at = {0: np.arange(len(X))}
+        missing_seen = {}
+        for node in np.flatnonzero(feature >= 0):  # a parent comes before its children
+            values = X[rows_at[node], feature[node]]
+            missing_seen[node] = bool(np.isnan(values).any())
+            goes_left = tree.goes_left(node, values)
+            rows_at[left[node]], rows_at[left[node] + 1] = rows_at[node][goes_left], rows_at[node][~goes_left]
+        for node, seen in missing_seen.items():
+            heavier_left = tree.weighted_n_node_samples[left[node]] >= tree.weighted_n_node_samples[left[node] + 1]
+            expected = 0 if direction == "right" or seen else int(heavier_left)
+            assert tree.missing_left[node] == expected, (direction, node, seen)
+        assert any(missing_seen.values()) and not all(missing_seen.values())

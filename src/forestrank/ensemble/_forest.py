@@ -766,7 +766,9 @@ class RFPointRanker(BaseForestRanker):
         child of their own, the split chosen by the gain of the three-way partition
         (Mohan's thesis, Eq. 2.1) and stored as a "missing?" test above the value
         split (``docs/missing_values.md``). A drawn split (``criterion="random"``) learns
-        nothing and sends them right unless ``"left"``; it refuses ``"separate"``.
+        nothing: it sends a node's missing rows right unless ``"left"``, and under
+        ``"learn"`` a node without missing training rows sends them to its heavier child,
+        as every ``"learn"`` split does; it refuses ``"separate"``.
     categorical_features : array-like of int, bool or str, "from_dtype" or None, default=None
         The categorical features, as scikit-learn's ``HistGradientBoostingRegressor``
         takes them: feature indices, a boolean mask, feature names, or
