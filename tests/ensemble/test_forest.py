@@ -704,3 +704,14 @@ def test_random_cuts_send_missing_values_as_the_docs_say(data):
             expected = 0 if direction == "right" or seen else int(heavier_left)
             assert tree.missing_left[node] == expected, (direction, node, seen)
         assert any(missing_seen.values()) and not all(missing_seen.values())
+
+
+@pytest.mark.parametrize("relevance_weights", ["square", "exp", "fitted"])
+def test_relevance_weights_beside_mean_leaves_are_refused_by_name(data, relevance_weights):
+    """A 'mean' leaf averages the labels: 'square' and 'exp' were accepted and changed
+    nothing (and a warm start switching them was refused for scales the leaves never had)."""
+    X, y, qid = data
+    model = RFPointRanker(n_estimators=2, leaf_score="mean", relevance_weights=relevance_weights, random_state=0)
+    with pytest.raises(ValueError, match=rf"relevance_weights='{relevance_weights}' weighs the grades of leaf_score='expected' leaves"):
+        model.fit(X, y, qid=qid)
+    RFPointRanker(n_estimators=2, leaf_score="expected", relevance_weights=relevance_weights, bootstrap=True, random_state=0).fit(X, y, qid=qid)

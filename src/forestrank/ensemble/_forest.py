@@ -170,9 +170,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
-        fitted_weights = getattr(self, "relevance_weights", None) == "fitted"  # RFPointRanker's option
-        if fitted_weights:
-            self._check_fitted_weights()
+        relevance_weights = getattr(self, "relevance_weights", "linear")  # RFPointRanker's option
+        if relevance_weights != "linear":
+            self._check_relevance_weights()
+        fitted_weights = relevance_weights == "fitted"
         self._monotonic = self._interactions = None
         if is_dask_collection(X):
             for name in ("monotonic_cst", "interaction_cst", "categorical_features"):
@@ -750,7 +751,8 @@ class RFPointRanker(BaseForestRanker):
         ``"expected"``: ``sum_c P(c | leaf) F(c)`` with ``F`` from
         ``relevance_weights``. ``"mean"``: the leaf's mean label.
     relevance_weights : {"linear", "square", "exp", "fitted"}, default="linear"
-        ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3, Eq. 3.1) for ``leaf_score="expected"``;
+        ``F(c) = c, c**2, 2**c`` (Mohan, ch. 3, Eq. 3.1) for ``leaf_score="expected"``
+        (with ``"mean"`` only ``"linear"``);
         ``"fitted"``: weights fitted by least squares of the labels on the out-of-bag
         grade probabilities (Eqs. 3.5-3.8; a class ``criterion`` and rows left out of
         the trees needed; not on Dask collections), in ``relevance_weights_``.
@@ -1014,14 +1016,21 @@ class RFPointRanker(BaseForestRanker):
             return y
         return RELEVANCE_WEIGHTS[self.relevance_weights](y)
 
-    def _check_fitted_weights(self) -> None:
-        """``relevance_weights="fitted"`` needs grade distributions in the leaves, expected-relevance leaves and rows
-        left out of the trees."""
+    def _check_relevance_weights(self) -> None:
+        """``relevance_weights`` other than ``"linear"`` weigh the grades of expected-relevance
+        leaves (a mean leaf averages the labels); ``"fitted"`` needs grade distributions in
+        the leaves and rows left out of the trees too."""
+        if self.leaf_score != "expected":
+            raise ValueError(
+                f"relevance_weights={self.relevance_weights!r} weighs the grades of leaf_score='expected' leaves; "
+                f"leaf_score={self.leaf_score!r} averages the labels themselves: leave relevance_weights='linear'."
+            )
+        if self.relevance_weights != "fitted":
+            return
         needs = {
             f"a class criterion ('entropy', 'gini', 'hellinger'), whose trees count grades; got criterion={self.criterion!r}": (
                 not self._requires_grades
             ),
-            "leaf_score='expected' (with 'mean' the leaves ignore relevance_weights)": self.leaf_score != "expected",
             "rows left out of the trees (query_subsample < 1 or bootstrap=True)": not self._leaves_rows_out,
         }
         for need, missing in needs.items():
