@@ -106,6 +106,11 @@ def test_bad_settings_are_refused_by_name(data):
     for grade in (np.nan, np.inf):
         with pytest.raises(ValueError, match="'relevant_grade' parameter of CalibratedRanker must be a float in"):
             CalibratedRanker(LambdaMART(), relevant_grade=grade).fit(X, y, qid=qid)
+    # a grade that leaves one class fitted a constant map (Platt's smoothed targets hid it)
+    for method in ("isotonic", "sigmoid"):
+        for grade, side in ((0, "relevant"), (float(y.max()) + 1, "irrelevant")):
+            with pytest.raises(ValueError, match=rf"relevant_grade={grade!r} makes every row {side} \(y holds grades 0 to"):
+                CalibratedRanker(DummyRanker(), method=method, relevant_grade=grade, cv=2).fit(X, y, qid=qid)
 
 
 @pytest.mark.slow  # cross-fitted LambdaMART fits: with the slow tests
@@ -302,7 +307,7 @@ def test_platts_sigmoid_does_not_depend_on_the_scores_scale_or_offset():
 
 def test_a_refit_that_fails_leaves_the_fitted_model_as_it_was(data):
     """The map and score range were replaced before the ranker's final fit: when that fit
-    raised, the old ranker's scores went through the new map (every probability 0)."""
+    raised, the old ranker's scores went through the new map (of grades reversed here)."""
     X, y, qid = data[0]
 
     class FailsOnAllRows(LambdaMART):
@@ -316,7 +321,7 @@ def test_a_refit_that_fails_leaves_the_fitted_model_as_it_was(data):
     state = dict(vars(model))
     before = model.predict_relevance(X[:20])
     with pytest.raises(MemoryError, match="the final fit on every row"):
-        model.fit(X, np.zeros_like(y), qid=qid)
+        model.fit(X, y.max() - y, qid=qid)
     assert all(vars(model)[name] is value for name, value in state.items()) and vars(model).keys() == state.keys()
     np.testing.assert_array_equal(model.predict_relevance(X[:20]), before)
 

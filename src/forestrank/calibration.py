@@ -144,6 +144,12 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("CalibratedRanker.fit needs qid=<one query id per row>: its folds keep queries whole.")
         qid = check_qid(qid, n_samples)
         y = check_relevance(y, name="y", n_samples=n_samples, warn_column=True)
+        if self.target == "probability" and len(np.unique(y >= self.relevant_grade)) < 2:
+            raise ValueError(
+                f"relevant_grade={self.relevant_grade!r} makes every row {'relevant' if (y >= self.relevant_grade).all() else 'irrelevant'} "
+                f"(y holds grades {y.min():g} to {y.max():g}): a probability of relevance needs rows on both sides; "
+                "give a grade above the lowest and at most the highest."
+            )
         splitter = QueryKFold(self.cv) if isinstance(self.cv, Integral) else self.cv
         held_out = np.full(n_samples, np.nan)
         times_tested = np.zeros(n_samples, dtype=np.int64)
