@@ -8,6 +8,7 @@ with the best training NDCG@k, the classic LETOR single-feature baseline (BM25,
 PageRank, ...).
 """
 
+import warnings
 from numbers import Integral
 
 import numpy as np
@@ -16,6 +17,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from ._numba.dtypes import FLOAT_DTYPE
 from ._input.features import dense_column
+from ._input.queries import stacklevel_outside_package
 from .ensemble._base import BaseRanker, fit_atomically
 from .metrics._conventions import resolve_convention
 from .metrics._ranking import evaluate_grouped
@@ -35,7 +37,8 @@ class DummyRanker(BaseRanker):
         ``sample_weight`` of their rows, as LightGBM weights queries); ties go to the
         lowest feature index, then to the positive sign.
     k : int, default=10
-        Cutoff of the NDCG used to choose the feature.
+        Cutoff of the NDCG used to choose the feature (``"best_feature"`` only: with
+        ``"constant"`` another value warns that it is ignored).
 
     Attributes
     ----------
@@ -89,6 +92,13 @@ class DummyRanker(BaseRanker):
         data = self._validate_training_data(X, y, qid, sample_weight)
         self.feature_ = self.feature_sign_ = self.train_score_ = None
         if self.strategy == "constant":
+            if self.k != 10:
+                warnings.warn(
+                    f"k={self.k} is the cutoff that strategy='best_feature' chooses its feature by; "
+                    "strategy='constant' chooses nothing and ignores it.",
+                    UserWarning,
+                    stacklevel=stacklevel_outside_package(),
+                )
             return self
 
         boundaries = data.groups.query_boundaries

@@ -471,3 +471,15 @@ def test_a_dummys_predictions_follow_its_fit_not_parameters_set_after_it(data):
     np.testing.assert_array_equal(best.set_params(strategy="constant").predict(X), expected)
     constant = DummyRanker(strategy="constant").fit(X, y, qid=qid)
     np.testing.assert_array_equal(constant.set_params(strategy="best_feature").predict(X), np.zeros(len(X)))
+
+
+def test_a_constant_dummy_says_it_ignores_k(data):
+    """k chooses best_feature's feature: with strategy='constant' it was taken and ignored."""
+    X, y, qid = data
+    with pytest.warns(UserWarning, match="k=3 is the cutoff that strategy='best_feature' chooses its feature by") as caught:
+        DummyRanker(strategy="constant", k=3).fit(X, y, qid=qid)
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DummyRanker(strategy="constant").fit(X, y, qid=qid)
+        DummyRanker(strategy="best_feature", k=3).fit(X, y, qid=qid)
