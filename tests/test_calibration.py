@@ -348,3 +348,17 @@ def test_dask_collections_are_refused_by_name():
     collections = [da.from_array(values, chunks=(25,) + values.shape[1:]) for values in (X, y, qid)]
     with pytest.raises(TypeError, match="CalibratedRanker fits arrays in memory and X is a Dask collection: call X.compute"):
         CalibratedRanker(DummyRanker()).fit(collections[0], collections[1], qid=collections[2])
+
+
+def test_its_tags_are_its_rankers(data):
+    """The tags were scikit-learn's defaults (no NaN, no sparse input, no target needed),
+    though the ranker gets the rows as given: SelectFromModel refused a NaN the fit takes."""
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.utils import get_tags
+
+    for estimator in (LambdaMART(), make_pipeline(StandardScaler(), LambdaMART())):
+        tags, inner = get_tags(CalibratedRanker(estimator)), get_tags(estimator)
+        assert tags.target_tags.required and tags.target_tags.positive_only
+        assert (tags.input_tags.allow_nan, tags.input_tags.sparse) == (inner.input_tags.allow_nan, inner.input_tags.sparse)
+    assert get_tags(CalibratedRanker(LambdaMART())).input_tags.allow_nan

@@ -21,7 +21,7 @@ import scipy.sparse
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils import _safe_indexing
+from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
@@ -106,6 +106,16 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         self.target = target
         self.relevant_grade = relevant_grade
         self.cv = cv
+
+    def __sklearn_tags__(self):
+        # the rows go to the ranker as given: it says what input it takes
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self.estimator).input_tags
+        tags.target_tags.required = True
+        tags.target_tags.positive_only = True
+        tags.input_tags.allow_nan = inner.allow_nan
+        tags.input_tags.sparse = inner.sparse
+        return tags
 
     @fit_atomically
     def fit(self, X: object, y: object, qid: object = None) -> "CalibratedRanker":
