@@ -193,6 +193,25 @@ def test_a_pipeline_routes_qid_and_grid_search_scores_equal_fits_by_hand():
         np.testing.assert_array_equal(fitted.predict(X, qid=qid), expected)
 
 
+def test_a_search_over_the_pipeline_is_scored_in_nested_cross_validation():
+    """A fitted GridSearchCV routes no qid to predict: nested cross-validation of a search
+    over a QueryScaler pipeline raised (the scorer called search.predict(X)), with advice to
+    turn on the routing already on. The scorers ask the search's best estimator, as its
+    predict does, and the error names what passes no qid."""
+    from sklearn.model_selection import cross_val_predict, cross_val_score
+
+    X, y, qid = make_ranking(n_queries=40, docs_per_query=10, n_features=5, random_state=0)
+    pipeline = make_pipeline(QueryScaler(), LambdaMART(n_estimators=3, random_state=0))
+    search = GridSearchCV(pipeline, {"lambdamart__n_estimators": [2, 3]}, cv=QueryKFold(2), scoring=ndcg_scorer(10))
+    with sklearn.config_context(enable_metadata_routing=True):
+        nested = cross_val_score(search, X, y, cv=QueryKFold(3), scoring=ndcg_scorer(10), params={"qid": qid}, error_score="raise")
+        for fold, (train, test) in enumerate(QueryKFold(3).split(X, y, qid)):
+            best = clone(search).fit(X[train], y[train], qid=qid[train]).best_estimator_
+            assert nested[fold] == ndcg_score(y[test], best.predict(X[test], qid=qid[test]), qid[test], 10)
+        with pytest.raises(ValueError, match=r"metadata routing is on, and the caller passed no qid to predict.*best_estimator_"):
+            cross_val_predict(pipeline, X, y, cv=QueryKFold(3), params={"qid": qid})
+
+
 def test_features_near_the_float_limit_are_normalised_without_overflow():
     """``max - min``, the sums of the mean and the squared deviations overflowed: a feature
     spanning -1e308 to 1e308 scaled to NaN, one of +-1e200 z-scored to 0, its std was inf."""

@@ -11,6 +11,7 @@ routes ``qid`` to both (``sklearn.set_config(enable_metadata_routing=True)``).
 
 import numpy as np
 import scipy.sparse
+import sklearn
 from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_feature_names_in, _num_samples, check_is_fitted, validate_data
@@ -109,11 +110,18 @@ class QueryScaler(TransformerMixin, BaseEstimator):
         self._check_parameters()
         X = self._check_X(X, reset=False)
         if qid is None:
+            routing = sklearn.get_config()["enable_metadata_routing"]
             raise ValueError(
                 "QueryScaler normalises each feature within each query: transform needs qid=<one query id per row> "
-                "(in a Pipeline, enable metadata routing: sklearn.set_config(enable_metadata_routing=True), and pass "
-                "qid to fit, predict and score)."
-            )
+                + (
+                    "(metadata routing is on, and the caller passed no qid to predict: scikit-learn's "
+                    "GridSearchCV.predict and cross_val_predict pass none; call search.best_estimator_.predict(X, "
+                    "qid=qid), or predict fold by fold)."
+                    if routing else
+                    "(in a Pipeline, enable metadata routing: sklearn.set_config(enable_metadata_routing=True), and "
+                    "pass qid to fit, predict and score)."
+                )
+            )  # fmt: skip
         groups = group_queries(qid, len(X), caller="QueryScaler.transform")
         grouped = groups.group(X)
         columns = [_normalised(grouped, groups, self.method)]

@@ -30,11 +30,22 @@ _SCORABLE = ("ndcg", "err", "map")
 
 def predict_with_qid(estimator: object, X: object, qid: object) -> np.ndarray:
     """``estimator.predict(X)``, with ``qid=qid`` when metadata routing is on and the
-    estimator's ``predict`` consumes ``qid`` (a step that normalises within queries)."""
+    estimator's ``predict`` consumes ``qid`` (a step that normalises within queries). A
+    fitted scikit-learn search, whose ``predict`` routes no metadata, has its
+    ``best_estimator_`` (what its ``predict`` calls) predict with ``qid`` where that one
+    consumes it: a search over a ``QueryScaler`` pipeline, scored in nested
+    cross-validation."""
     if qid is not None and sklearn.get_config()["enable_metadata_routing"]:
-        if "qid" in get_routing_for_object(estimator).consumes("predict", ["qid"]):
+        if _predict_consumes_qid(estimator):
             return estimator.predict(X, qid=qid)
+        best = getattr(estimator, "best_estimator_", None)
+        if best is not None and _predict_consumes_qid(best):
+            return best.predict(X, qid=qid)
     return estimator.predict(X)
+
+
+def _predict_consumes_qid(estimator: object) -> bool:
+    return "qid" in get_routing_for_object(estimator).consumes("predict", ["qid"])
 
 
 class _QidScorer:
