@@ -142,5 +142,21 @@ def test_binary_scorers_refuse_a_weights_request():
             auc_scorer().set_score_request(sample_weight=True)
         ranker = RFPointRanker(n_estimators=3, random_state=0).set_fit_request(sample_weight=True)
         search = GridSearchCV(ranker, {"max_depth": [3]}, cv=QueryKFold(2), scoring=auc_scorer(relevant_threshold=2))
-        search.fit(X, y, qid=qid, sample_weight=np.ones(len(y)))
+        search.fit(X, y, groups=qid, sample_weight=np.ones(len(y)))  # no routing: no qid reaches fit or scorers
         assert np.isfinite(search.cv_results_["mean_test_score"][0])
+
+
+def test_a_multi_metric_search_with_weights_and_no_routing_runs():
+    """scikit-learn asks every scorer of a multi-metric search whether it takes
+    sample_weight (routing off): forestrank's scorers had no answer, AttributeError. The
+    ranking scorer takes them; the binary one does not, and scikit-learn says so."""
+    from forestrank import ndcg_scorer
+
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, random_state=0)
+    search = GridSearchCV(
+        RFPointRanker(n_estimators=3, random_state=0), {"max_depth": [3]}, cv=QueryKFold(2),
+        scoring={"ndcg": ndcg_scorer(10), "auc": auc_scorer(relevant_threshold=2)}, refit="ndcg",
+    )  # fmt: skip
+    with pytest.warns(UserWarning, match=r"The scoring auc=auc_scorer\(.*\) does not support sample_weight"):
+        search.fit(X, y, groups=qid, sample_weight=np.ones(len(y)))  # no routing: no qid reaches fit or scorers
+    assert np.isfinite(search.cv_results_["mean_test_ndcg"][0]) and np.isfinite(search.cv_results_["mean_test_auc"][0])

@@ -7,10 +7,12 @@ scorer declares ``qid`` as requested in :meth:`RankingScorer.get_metadata_routin
 ``qid``, treats the whole fold as one query and says so with a
 :class:`~forestrank.MissingQidWarning`.
 
-``sample_weight`` is left unrequested, as scikit-learn leaves it for its own scorers: a
-search handed weights raises ``UnsetMetadataPassedError`` until the scorer says whether
-it weighs queries by them (``set_score_request(sample_weight=True)``, as ``score`` does)
-or not (``False``). The binary metrics take no weights and refuse the request.
+With routing on, ``sample_weight`` is left unrequested, as scikit-learn leaves it for its
+own scorers: a search handed weights raises ``UnsetMetadataPassedError`` until the scorer
+says whether it weighs queries by them (``set_score_request(sample_weight=True)``, as
+``score`` does) or not (``False``). Without routing a search hands the ranking scorers
+the weights given to its ``fit`` (and no ``qid``). The binary metrics take no weights
+and refuse the request.
 """
 
 import warnings
@@ -62,8 +64,9 @@ class _QidScorer:
         ----------
         **requests : bool, str or None
             ``qid=`` and ``sample_weight=``: True (requested), False (not requested),
-            None (unset: a search passing it raises) or an alias, as scikit-learn's
-            ``set_score_request``.
+            None (unset: a search passing it raises) or an alias, as in scikit-learn's
+            ``set_score_request``; each call sets the requests it names and keeps the
+            others (``qid`` stays requested).
 
         Returns
         -------
@@ -84,6 +87,11 @@ class _QidScorer:
             MetadataRequest(owner=self).score.add_request(param=param, alias=alias)  # scikit-learn checks the alias
         self._requests = {**self._score_requests(), **requests}
         return self
+
+    def _accept_sample_weight(self) -> bool:
+        """Whether the scorer takes ``sample_weight`` (asked by scikit-learn's searches and
+        multi-metric scoring of every scorer when routing is off)."""
+        return self.takes_sample_weight
 
     def _score_requests(self) -> dict:
         """The requested metadata and their aliases: ``qid`` requested, ``sample_weight``
