@@ -179,8 +179,23 @@ def child(pipe):
         pipe.send(str(error))
 def child_takes_the_lock(pipe):
     pipe.send(_local._WORKQUEUE_LOCK.acquire(timeout=10))
+def grandchild(pipe, n_jobs):
+    try:
+        LambdaMART(n_estimators=2, n_jobs=n_jobs, random_state=0).fit(X, y, qid=q)
+        pipe.send("fitted")
+    except RuntimeError as error:
+        pipe.send(str(error))
+def child_forks(pipe):  # a child that fits nothing forks grandchildren of one and of two threads
+    answers = []
+    for n_jobs in (1, 2):
+        ours, theirs = context.Pipe()
+        process = context.Process(target=grandchild, args=(theirs, n_jobs))
+        process.start()
+        process.join(60)
+        answers.append(ours.recv() if ours.poll() else None)
+    pipe.send(answers)
 context = multiprocessing.get_context("fork")
-for target in (child, child_takes_the_lock):
+for target in (child, child_takes_the_lock, child_forks):
     ours, theirs = context.Pipe()
     with _local._WORKQUEUE_LOCK:  # as a boosting fit of another thread holds it at the fork
         process = context.Process(target=target, args=(theirs,))
@@ -197,16 +212,19 @@ print(numba.threading_layer(), omppool.openmp_vendor if numba.threading_layer() 
 def test_a_child_forked_after_boosting_fails_by_name_and_takes_the_lock():
     """A boosting fit in a child forked after one under GNU OpenMP was killed by OpenMP
     (SIGTERM: a multiprocessing pool waited for ever): it raises a RuntimeError that says
-    what to do. A child forked while a thread held the workqueue lock hung on it."""
+    what to do, as does a grandchild's of two threads, which hung (one thread runs). A
+    child forked while a thread held the workqueue lock hung on it."""
     result = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
-    fitted, locked, layer = result.stdout.strip().splitlines()
+    fitted, locked, grandchildren, layer = result.stdout.strip().splitlines()
     assert locked == "0 True"
     if layer == "omp GNU":
         assert fitted.startswith("0 this process was forked from one whose parallel kernels ran on GNU OpenMP")
         assert "'spawn' or 'forkserver'" in fitted and "NUMBA_THREADING_LAYER=forksafe" in fitted
+        # a grandchild is not terminated; its OpenMP threads hang, so only one thread runs
+        assert grandchildren.startswith("0 ['fitted', \"this process was forked from a descendant of one whose")
     else:
-        assert fitted == "0 fitted"
+        assert fitted == "0 fitted" and grandchildren == "0 ['fitted', 'fitted']"
 
 
 @pytest.mark.parametrize("make", [RFPointRanker, LambdaMART, BROOF, lambda **params: AveragedRanker(LambdaMART(), **params)])

@@ -148,17 +148,39 @@ def _ran_gnu_openmp() -> bool:
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
 _WORKQUEUE_LOCK = threading.Lock()
-# Whether this process was forked from one whose kernels ran on GNU OpenMP (_after_fork).
-_FORKED_AFTER_OPENMP = False
+# The process whose kernels ran on GNU OpenMP before this one was forked from it or from
+# a descendant of it (_after_fork); None when this process's kernels may run.
+_OPENMP_ANCESTOR: int | None = None
 
 
 def _after_fork() -> None:
     """In a forked child: a new workqueue lock (a thread of the parent may have held the
-    old one at the fork, and no thread here would release it), and whether the parent ran
-    GNU OpenMP, under which this process may launch no parallel kernel (``numba_threads``)."""
-    global _WORKQUEUE_LOCK, _FORKED_AFTER_OPENMP
+    old one at the fork, and no thread here would release it), and which ancestor ran GNU
+    OpenMP, if any (``numba_threads``)."""
+    global _WORKQUEUE_LOCK, _OPENMP_ANCESTOR
     _WORKQUEUE_LOCK = threading.Lock()
-    _FORKED_AFTER_OPENMP = _FORKED_AFTER_OPENMP or _ran_gnu_openmp()
+    if _OPENMP_ANCESTOR is None and _ran_gnu_openmp():
+        _OPENMP_ANCESTOR = os.getppid()
+
+
+def _check_not_forked_after_openmp(n_threads: int) -> None:
+    """A RuntimeError where GNU OpenMP would stop this process at its first kernel: a child
+    forked from the process that ran it is terminated (numba checks the parent), and a
+    later descendant's OpenMP threads wait for ever, unless the kernel runs on one."""
+    if _OPENMP_ANCESTOR is None:
+        return
+    layer = "GNU OpenMP (numba's 'omp' threading layer)"
+    if os.getppid() == _OPENMP_ANCESTOR:
+        fate = f"forked from one whose parallel kernels ran on {layer}, and OpenMP terminates such a child as soon as it runs one"
+    elif n_threads > 1:
+        fate = f"forked from a descendant of one whose parallel kernels ran on {layer}, where OpenMP's threads wait for ever (n_jobs=1 runs)"
+    else:
+        return
+    raise RuntimeError(
+        f"this process was {fate}. Start worker processes with the 'spawn' or 'forkserver' method "
+        "(multiprocessing.get_context('spawn'); joblib's default loky backend does), or set "
+        "NUMBA_THREADING_LAYER=forksafe in the environment before Python starts."
+    )
 
 
 os.register_at_fork(after_in_child=_after_fork)
@@ -183,18 +205,13 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
     """Run the block, which launches numba-parallel kernels, with numba's thread count set
     from ``n_jobs`` (restored after); one block at a time in the process where the
     threading layer is not threadsafe (boosting fits from several threads take turns).
-    A RuntimeError in a process forked after GNU OpenMP ran, which OpenMP would terminate
-    at the block's first kernel."""
-    if _FORKED_AFTER_OPENMP:
-        raise RuntimeError(
-            "this process was forked from one whose parallel kernels ran on GNU OpenMP (numba's 'omp' threading "
-            "layer), and OpenMP terminates such a child as soon as it runs one. Start worker processes with the "
-            "'spawn' or 'forkserver' method (multiprocessing.get_context('spawn'); joblib's default loky backend "
-            "does), or set NUMBA_THREADING_LAYER=forksafe in the environment before Python starts."
-        )
+    A RuntimeError in a process forked after GNU OpenMP ran, which OpenMP would stop at
+    the block's first kernel (``_check_not_forked_after_openmp``)."""
+    n_threads = max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS))
+    _check_not_forked_after_openmp(n_threads)
     with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
         previous = numba.get_num_threads()
-        numba.set_num_threads(max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS)))
+        numba.set_num_threads(n_threads)
         try:
             yield
         finally:
