@@ -25,6 +25,7 @@ from sklearn.utils import _safe_indexing, get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from ._input.features import rows_for
 from ._input.labels import as_real_array, check_relevance
 from ._input.queries import check_qid, stacklevel_outside_package
 from .ensemble._base import check_in_memory, fit_atomically, ranker_gain, refuse_bool_numbers
@@ -211,7 +212,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         ``qid`` reaches the ranker's ``predict`` where it asks for it (a ``Pipeline`` with a
         ``QueryScaler``, under metadata routing)."""
         check_is_fitted(self)
-        return predict_with_qid(self.estimator_, X, qid)
+        return predict_with_qid(self.estimator_, rows_for(self.estimator_, X), qid)
 
     def predict_relevance(self, X: object, qid: object = None) -> np.ndarray:
         """The calibrated values: ``P(y >= relevant_grade)`` or the expected grade,

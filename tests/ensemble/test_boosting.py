@@ -307,6 +307,25 @@ def test_an_init_fitted_on_a_frame_reads_the_fits_columns_by_name(data):
         model = LambdaMART(n_estimators=3, init=ridge, random_state=0).fit(frame, y, qid=qid)
         trees_only = sum(tree.predict(X) for tree in model.trees_)
         np.testing.assert_allclose(model.predict(frame), ridge.predict(frame) + trees_only, rtol=1e-12)
+        # ... and one wrapped in forestrank's: the wrapper hands it a frame of its names too
+        from sklearn.base import BaseEstimator
+        from sklearn.utils.validation import validate_data
+
+        from forestrank import CalibratedRanker
+
+        class LeastSquares(BaseEstimator):  # another library's ranker: its own name check
+            def fit(self, X, y, qid=None):
+                X, y = validate_data(self, X, y)
+                self.coef_ = np.linalg.lstsq(X, y, rcond=None)[0]
+                return self
+
+            def predict(self, X):
+                return validate_data(self, X, reset=False) @ self.coef_
+
+        wrapped = CalibratedRanker(LeastSquares(), cv=2).fit(frame, y, qid=qid)
+        model = LambdaMART(n_estimators=3, init=wrapped, random_state=0).fit(frame, y, qid=qid)
+        trees_only = sum(tree.predict(X) for tree in model.trees_)
+        np.testing.assert_allclose(model.predict(frame), wrapped.predict(frame) + trees_only, rtol=1e-12)
     with pytest.raises(ValueError, match="init was fitted on the columns .* give X the init's columns in the init's order"):
         LambdaMART(n_estimators=3, init=forest).fit(frame[frame.columns[::-1]], y, qid=qid)
 

@@ -285,27 +285,42 @@ def by_position(inner: object, method: Callable, X: object, names: object) -> np
     """``method(X)``, a method of ``inner``, on the outer estimator's rows ``X`` (its
     validated array, or the caller's frame of the same columns). Where both were fitted
     on frames of the same columns (:func:`check_inner_columns`), scikit-learn's warning
-    that ``X`` has no feature names would be about columns already matched: a forestrank
-    ``inner`` reads ``X`` inside :func:`names_matched`, another gets an array ``X`` as a
-    pandas frame of its own column names (as it is, without pandas)."""
-    inner_names = getattr(inner, "feature_names_in_", None)
-    if inner_names is None or names is None:
+    that ``X`` has no feature names would be about columns already matched: ``inner``
+    reads ``X`` inside :func:`names_matched` (:func:`rows_for`)."""
+    if getattr(inner, "feature_names_in_", None) is None or names is None:
         return method(X)
-    if type(inner).__module__.partition(".")[0] == __name__.partition(".")[0]:
-        with names_matched():
-            return method(X)
-    return method(_named(X, inner_names))
+    with names_matched():
+        return method(rows_for(inner, X))
+
+
+def rows_for(inner: object, X: object) -> object:
+    """``X`` as the model ``inner`` of an outer estimator is handed it: inside
+    :func:`names_matched`, an array as a frame of ``inner``'s column names for a model of
+    another library fitted on named columns (whose own check would warn: forestrank's
+    skip it there); otherwise as it is, the inner model checking the names itself."""
+    names = getattr(inner, "feature_names_in_", None)
+    ours = type(inner).__module__.partition(".")[0] == __name__.partition(".")[0]
+    if names is None or ours or not _NAMES_MATCHED.get():
+        return X
+    return _named(X, names)
 
 
 def _named(X: object, names: np.ndarray) -> object:
     """An array ``X`` as a pandas DataFrame of the columns ``names`` (sparse columns for a
-    sparse matrix); a frame, or anything without pandas installed, as it is."""
+    sparse matrix), or a dense one as a polars frame without pandas; a frame, or anything
+    neither library is installed for, as it is."""
     if hasattr(X, "columns"):
         return X
     try:
         import pandas as pd
     except ImportError:
-        return X
+        if scipy.sparse.issparse(X):
+            return X
+        try:
+            import polars as pl
+        except ImportError:
+            return X
+        return pl.DataFrame(np.asarray(X), schema=[str(name) for name in names], orient="row")
     if scipy.sparse.issparse(X):
         return pd.DataFrame.sparse.from_spmatrix(X, columns=list(names))
     return pd.DataFrame(X, columns=list(names), copy=False)

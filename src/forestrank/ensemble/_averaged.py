@@ -22,7 +22,7 @@ from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from .._input.categories import SPLIT_ON_CATEGORIES
 from .._input.labels import check_relevance
-from .._input.features import names_matched, validate_rows
+from .._input.features import names_matched, rows_for, validate_rows
 from .._input.queries import group_queries, missing_qid_warned, stacklevel_outside_package
 from ..parallel._cluster import is_dask_collection, map_predict
 from ..parallel._local import N_JOBS_CONSTRAINT, process_parallel
@@ -228,7 +228,7 @@ class AveragedRanker(BaseRanker):
         if is_dask_collection(X):
             return map_predict(self, X)
         with self._members_reading(X):
-            return np.mean([member.predict(X) for member in self.estimators_], axis=0)
+            return np.mean([member.predict(rows_for(member, X)) for member in self.estimators_], axis=0)
 
     @contextlib.contextmanager
     def _members_reading(self, X: object) -> Iterator[None]:
@@ -236,7 +236,8 @@ class AveragedRanker(BaseRanker):
         warning that ``X`` has none, or has names the fit had not, and its error for another
         width, naming ``AveragedRanker``), and keep each forestrank member from repeating
         that warning while it reads ``X`` (``_input.features.names_matched``; a member of
-        another library checks the names itself). An ``X`` not two-dimensional, or of no
+        another library fitted on named columns gets an array as a frame of them:
+        ``rows_for``). An ``X`` not two-dimensional, or of no
         rows, gets ``check_array``'s error, naming the ensemble (a 1-D ``X`` has no width to
         compare: the error says to reshape it)."""
         check_is_fitted(self)
@@ -284,7 +285,7 @@ class AveragedRanker(BaseRanker):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
         with self._members_reading(X):
-            stages = [list(member.staged_predict(X)) for member in self.estimators_]
+            stages = [list(member.staged_predict(rows_for(member, X))) for member in self.estimators_]
         for stage in range(max(len(member) for member in stages)):
             yield np.mean([member[min(stage, len(member) - 1)] for member in stages], axis=0)
 
