@@ -352,6 +352,10 @@ def test_bad_arguments_name_themselves(data):
         BROOF(forest=RFPointRanker(criterion="variance", query_subsample=1.0)).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="forest.relevance_weights='fitted' is not supported"):
         BROOF(variant="absolute", forest=RFPointRanker(criterion="entropy", relevance_weights="fitted")).fit(X, y, qid=qid)
+    # the rounds grow without the forest's fit, which refuses grade weights beside mean leaves
+    mean_leaves = RFPointRanker(criterion="variance", leaf_score="mean", relevance_weights="exp")
+    with pytest.raises(ValueError, match=r"forest=RFPointRanker\(...\): relevance_weights='exp' weighs the grades"):
+        BROOF(forest=mean_leaves).fit(X, y, qid=qid)
     with pytest.raises(ValueError, match="forest.skip_queries_without_relevance=True is not supported"):
         BROOF(forest=RFPointRanker(criterion="variance", skip_queries_without_relevance=True)).fit(X, y, qid=qid)
     # set to False without a word: forest_ showed False, the rounds computed no oob_score_

@@ -300,6 +300,11 @@ class BROOF(BaseRanker):
                 "forest.relevance_weights='fitted' is not supported by BROOF: its rounds reweight the rows, so each "
                 "round's forest would fit its own grade weights; use 'linear', 'square' or 'exp'."
             )
+        if getattr(forest, "relevance_weights", "linear") != "linear":
+            try:  # the forest's own check: only expected-relevance leaves weigh grades
+                forest._check_relevance_weights()
+            except ValueError as error:
+                raise ValueError(f"forest={type(forest).__name__}(...): {error}") from None
         if getattr(forest, "interaction_cst", None) is not None:
             raise ValueError(
                 "forest.interaction_cst is not supported by BROOF yet; constrain RFPointRanker or LambdaMART instead."
@@ -317,7 +322,7 @@ class BROOF(BaseRanker):
                 "out-of-bag predictions for validation='oob' / update_weights='oob'; lower forest.query_subsample."
             )
         if strategy["update_examples"] == "residue":
-            linear_leaves = getattr(forest, "leaf_score", "mean") == "mean" or forest.relevance_weights == "linear"
+            linear_leaves = getattr(forest, "relevance_weights", "linear") == "linear"  # a mean leaf's are (checked above)
             if forest._requires_grades or not linear_leaves:
                 raise ValueError(
                     "update_examples='residue' fits forests to real-valued residues: forest must be a regression "
