@@ -508,7 +508,7 @@ def test_an_eval_sets_sample_weight_weighs_its_queries(data):
         assert recorded == pytest.approx(np.average(values[kept], weights=query_weight[kept]), rel=1e-12)
         assert recorded != pytest.approx(np.nanmean(values), rel=1e-6)
     plain = LambdaMART(n_estimators=4, random_state=0).fit(
-        X[~valid], y[~valid], qid=qid[~valid], eval_set=[(X[valid], y[valid], qid[valid]), (X[valid], y[valid], qid[valid], np.full(valid.sum(), 2.0))]
+        X[~valid], y[~valid], qid=qid[~valid], eval_set=[(X[valid], y[valid], qid[valid]), (X[valid], y[valid], qid[valid], np.full(valid.sum(), 0.1))]
     )  # fmt: skip
     assert plain.evals_result_["valid_0"]["ndcg@10"] == plain.evals_result_["valid_1"]["ndcg@10"]
     for bad, message in [

@@ -131,7 +131,9 @@ class QueryGroups:
 
 
 def mean_per_query(grouped_values: np.ndarray, query_boundaries: np.ndarray) -> np.ndarray:
-    """Mean of per-row values over each query of rows grouped by query.
+    """Mean of per-row values over each query of rows grouped by query; a query whose rows
+    hold one value gets that value exactly (a sum divided by the count may round off it),
+    so that weights alike over a set stay alike per query (``mean_over_queries``).
 
     Parameters
     ----------
@@ -143,7 +145,10 @@ def mean_per_query(grouped_values: np.ndarray, query_boundaries: np.ndarray) -> 
     -------
     ndarray of shape (n_queries,), float64
     """
-    return np.add.reduceat(grouped_values, query_boundaries[:-1]) / np.diff(query_boundaries)
+    starts = query_boundaries[:-1]
+    first = grouped_values[starts]
+    alike = np.minimum.reduceat(grouped_values, starts) == np.maximum.reduceat(grouped_values, starts)
+    return np.where(alike, first, np.add.reduceat(grouped_values, starts) / np.diff(query_boundaries))
 
 
 def boundaries_of_grouped(query_of_row: np.ndarray) -> np.ndarray:
