@@ -208,8 +208,12 @@ def test_a_search_over_the_pipeline_is_scored_in_nested_cross_validation():
         for fold, (train, test) in enumerate(QueryKFold(3).split(X, y, qid)):
             best = clone(search).fit(X[train], y[train], qid=qid[train]).best_estimator_
             assert nested[fold] == ndcg_score(y[test], best.predict(X[test], qid=qid[test]), qid[test], 10)
-        with pytest.raises(ValueError, match=r"metadata routing is on, and the caller passed no qid to predict.*best_estimator_"):
+        with pytest.raises(ValueError, match=r"metadata routing is on: pass qid to fit, predict and score.*best_estimator_"):
             cross_val_predict(pipeline, X, y, cv=QueryKFold(3), params={"qid": qid})
+        # a search refitted without refit keeps the earlier best_estimator_, which it no longer predicts with
+        search.set_params(refit=False).fit(X, y, qid=qid)
+        with pytest.raises(AttributeError, match="'GridSearchCV' has no attribute 'predict'"):
+            ndcg_scorer(10)(search, X, y, qid=qid)
 
 
 def test_features_near_the_float_limit_are_normalised_without_overflow():

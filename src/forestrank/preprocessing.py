@@ -114,9 +114,9 @@ class QueryScaler(TransformerMixin, BaseEstimator):
             raise ValueError(
                 "QueryScaler normalises each feature within each query: transform needs qid=<one query id per row> "
                 + (
-                    "(metadata routing is on, and the caller passed no qid to predict: scikit-learn's "
-                    "GridSearchCV.predict and cross_val_predict pass none; call search.best_estimator_.predict(X, "
-                    "qid=qid), or predict fold by fold)."
+                    "(metadata routing is on: pass qid to fit, predict and score; a fitted search's predict and "
+                    "cross_val_predict pass none to predict: call search.best_estimator_.predict(X, qid=qid), or "
+                    "predict fold by fold)."
                     if routing else
                     "(in a Pipeline, enable metadata routing: sklearn.set_config(enable_metadata_routing=True), and "
                     "pass qid to fit, predict and score)."

@@ -40,8 +40,8 @@ def predict_with_qid(estimator: object, X: object, qid: object) -> np.ndarray:
     if qid is not None and sklearn.get_config()["enable_metadata_routing"]:
         if _predict_consumes_qid(estimator):
             return estimator.predict(X, qid=qid)
-        best = getattr(estimator, "best_estimator_", None)
-        if best is not None and _predict_consumes_qid(best):
+        best = getattr(estimator, "best_estimator_", None)  # a search without refit has no predict
+        if best is not None and hasattr(estimator, "predict") and _predict_consumes_qid(best):
             return best.predict(X, qid=qid)
     return estimator.predict(X)
 
