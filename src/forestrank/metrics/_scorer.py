@@ -10,9 +10,9 @@ scorer declares ``qid`` as requested in :meth:`RankingScorer.get_metadata_routin
 With routing on, ``sample_weight`` is left unrequested, as scikit-learn leaves it for its
 own scorers: a search handed weights raises ``UnsetMetadataPassedError`` until the scorer
 says whether it weighs queries by them (``set_score_request(sample_weight=True)``, as
-``score`` does) or not (``False``). Without routing a search hands the ranking scorers
-the weights given to its ``fit`` (and no ``qid``). The binary metrics take no weights
-and refuse the request.
+``score`` does) or not (``False``). Without routing a search of scikit-learn 1.7 or
+later hands the ranking scorers the weights given to its ``fit`` (and no ``qid``). The
+binary metrics take no weights and refuse the request.
 """
 
 import warnings
