@@ -295,9 +295,10 @@ def by_position(inner: object, method: Callable, X: object, names: object) -> np
 
 def rows_for(inner: object, X: object) -> object:
     """``X`` as the model ``inner`` of an outer estimator is handed it: inside
-    :func:`names_matched`, an array as a frame of ``inner``'s column names for a model of
-    another library fitted on named columns (whose own check would warn: forestrank's
-    skip it there); otherwise as it is, the inner model checking the names itself."""
+    :func:`names_matched`, a dense array as a frame of ``inner``'s column names for a
+    model of another library fitted on named columns (whose own check would warn:
+    forestrank's skip it there; a sparse matrix stays as it is, and the warning with it);
+    otherwise as it is, the inner model checking the names itself."""
     names = getattr(inner, "feature_names_in_", None)
     ours = type(inner).__module__.partition(".")[0] == __name__.partition(".")[0]
     if names is None or ours or not _NAMES_MATCHED.get():
@@ -306,21 +307,18 @@ def rows_for(inner: object, X: object) -> object:
 
 
 def _named(X: object, names: np.ndarray) -> object:
-    """An array ``X`` as a pandas DataFrame of the columns ``names`` (sparse columns for a
-    sparse matrix), or a dense one as a polars frame without pandas; a frame, or anything
-    neither library is installed for, as it is."""
-    if hasattr(X, "columns"):
+    """A dense array ``X`` as a pandas DataFrame of the columns ``names`` (a polars one
+    without pandas); a frame, a sparse matrix (whose frame another library may read
+    otherwise: XGBoost densifies it, turning absent entries from missing into zeros), or
+    anything neither library is installed for, as it is."""
+    if hasattr(X, "columns") or scipy.sparse.issparse(X):
         return X
     try:
         import pandas as pd
     except ImportError:
-        if scipy.sparse.issparse(X):
-            return X
         try:
             import polars as pl
         except ImportError:
             return X
         return pl.DataFrame(np.asarray(X), schema=[str(name) for name in names], orient="row")
-    if scipy.sparse.issparse(X):
-        return pd.DataFrame.sparse.from_spmatrix(X, columns=list(names))
     return pd.DataFrame(X, columns=list(names), copy=False)
