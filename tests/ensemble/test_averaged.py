@@ -286,3 +286,20 @@ def test_dask_collections_are_refused_by_name_before_any_member_fits():
     collections = [da.from_array(values, chunks=(25,) + values.shape[1:]) for values in (X, y, qid)]
     with pytest.raises(TypeError, match="AveragedRanker fits arrays in memory and X is a Dask collection: call X.compute"):
         AveragedRanker(LambdaMART(n_estimators=2), n_models=2).fit(collections[0], collections[1], qid=collections[2])
+
+
+def test_its_input_tags_are_its_members():
+    """BaseRanker's tags claimed NaN and sparse input whatever the member takes."""
+    from sklearn.base import BaseEstimator
+    from sklearn.utils import get_tags
+
+    class DenseOnly(BaseEstimator):  # another library's ranker: scikit-learn's default tags
+        def __init__(self, random_state=None):
+            self.random_state = random_state
+
+        def fit(self, X, y, qid=None, sample_weight=None):
+            return self
+
+    for member, expected in ((LambdaMART(), True), (None, True), (DenseOnly(), False)):
+        tags = get_tags(AveragedRanker(member)).input_tags
+        assert (tags.allow_nan, tags.sparse) == (expected, expected)

@@ -17,6 +17,7 @@ from sklearn import get_config
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import MetadataRequest, MetadataRouter, MethodMapping, get_routing_for_object
+from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
@@ -163,6 +164,14 @@ class AveragedRanker(BaseRanker):
                 delattr(self, name)
         self._warn_if_members_are_copies(X)
         return self
+
+    def __sklearn_tags__(self):
+        # the rows go to the members as given: the member says what input it takes
+        tags = super().__sklearn_tags__()
+        inner = get_tags(self._inner_template()[1]).input_tags
+        tags.input_tags.allow_nan = inner.allow_nan
+        tags.input_tags.sparse = inner.sparse
+        return tags
 
     def _inner_template(self) -> tuple[str, object]:
         """Its member, ``estimator`` or the default kSGBRT (``BaseRanker._inner_template``)."""
