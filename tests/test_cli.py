@@ -108,8 +108,8 @@ def test_train_a_forest_on_mq2008_fold1_and_evaluate_it_under_letor4(mq2008, tmp
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "trees=5", "--output", "m.joblib"], "unexpected keyword argument 'trees'"),
         # a bad value was refused by the fit, in scikit-learn's words, naming no option
         (["train", "--model", "rfpoint", "--train", "{train}", "--param", "bootstrap='false'", "--output", "m.joblib"], "--param: The 'bootstrap' parameter of RFPointRanker"),
-        # the loader's advice named its zero_based argument, which no command takes
-        (["train", "--model", "rfpoint", "--train", "{zero_based}", "--output", "m.joblib"], "the command line reads 1-based files"),
+        # the loader's advice named its zero_based argument, a Python name: the flag is --zero-based
+        (["train", "--model", "rfpoint", "--train", "{zero_based}", "--output", "m.joblib"], "give --zero-based for a file that numbers"),
         (["train", "--model", "rfpoint", "--train", "{train}", "--valid", "{train}", "--output", "m.joblib"], "--valid applies to lambdamart and plrank"),
         (["predict", "--model", "{train}", "{train}"], "not a skops model file"),
         (["evaluate", "{train}", "--scores", "{train}"], "not one number per line"),
@@ -490,12 +490,37 @@ def test_train_takes_categorical_features_by_their_number_in_the_file(tmp_path):
 
 
 @pytest.mark.slow  # a subprocess per command: run after the quick suite
+def test_zero_based_files_are_read_as_the_same_files_numbered_from_1(tmp_path):
+    """Without --zero-based a file numbering its features from 0 could not be read at all
+    (the loader's advice named a Python argument); with it every command reads it as its
+    1-based twin, --categorical numbers included."""
+    one_based = _categorical_file(tmp_path)
+    zero_based = tmp_path / "zero.txt"
+    zero_based.write_text(one_based.read_text().replace(" 1:", " 0:").replace(" 2:", " 1:").replace(" 3:", " 2:"))
+    for path, flags, number in ((one_based, [], "2"), (zero_based, ["--zero-based"], "1")):
+        run("train", "--model", "lambdamart", "--train", path, *flags, "--categorical", number, "--param", "n_estimators=5",
+            "random_state=0", "--output", tmp_path / f"{path.stem}.skops")  # fmt: skip
+    scores = [run("predict", "--model", tmp_path / f"{path.stem}.skops", path, *flags).stdout
+              for path, flags in ((one_based, []), (zero_based, ["--zero-based"]))]  # fmt: skip
+    assert scores[0] == scores[1] and len(scores[0].splitlines()) == 600
+    evaluated = [run("evaluate", path, "--model", tmp_path / f"{path.stem}.skops", *flags).stdout
+                 for path, flags in ((one_based, []), (zero_based, ["--zero-based"]))]  # fmt: skip
+    assert evaluated[0] == evaluated[1]
+    compared = run("compare", zero_based, "--models", tmp_path / "zero.skops", tmp_path / "categorical.skops", "--zero-based")
+    assert compared.returncode == 0
+
+
+@pytest.mark.slow  # a subprocess per command: run after the quick suite
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--model", "rflist", "--categorical", "2"], "--categorical applies to rfpoint, lambdamart, plrank; not to rflist"),
         (["--model", "lambdamart", "--categorical", "4"], "--categorical 4: the training file has features 1 to 3"),
-        (["--model", "lambdamart", "--categorical", "0"], "'0' is not a feature number"),
+        (["--model", "lambdamart", "--categorical", "0"], "--categorical 0: the training file has features 1 to 3 (0 with --zero-based"),
+        (["--model", "lambdamart", "--categorical", "-1"], "'-1' is not a feature number"),
+        # read from 0, the file's features 1 to 3 are columns 1 to 3 of 0 to 3, and the errors number them so
+        (["--model", "lambdamart", "--zero-based", "--categorical", "4"], "--categorical 4: the training file has features 0 to 3."),
+        (["--model", "lambdamart", "--zero-based", "--categorical", "3"], "--categorical 3: feature 3 of "),
         (["--model", "lambdamart", "--categorical", "2", "--param", "categorical_features=[1]"], "say the same thing"),
         (["--model", "lambdamart", "--categorical", "1"], "--categorical 1: feature 1 of "),
     ],

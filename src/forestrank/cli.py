@@ -8,7 +8,8 @@
     forestrank export --model model.skops --format lightgbm --feature-names names.txt model.txt
 
 Files are LETOR/svmlight with ``qid:`` (or a ``<file>.query`` companion, read by
-:func:`forestrank.load_letor`). Scores are one number per line, in the file's row order,
+:func:`forestrank.load_letor`), their features numbered from 1, or from 0 with
+``--zero-based``. Scores are one number per line, in the file's row order,
 as LightGBM's and XGBoost's command lines write them, or RankLib's ``-score`` lines
 (query id, document index, score, tab-separated), whose last column is read. A problem
 with a file, a ``--param`` or the data ends the command with one line on stderr and exit
@@ -87,6 +88,9 @@ class _SystemsInOrder(argparse.Action):
         namespace.systems = [*namespace.systems, *((self.dest, path) for path in values)]
 
 
+_ZERO_BASED_HELP = "the files number their features from 0 (as XGBoost's and many svmlight writers do), not from 1 as LETOR's"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="forestrank", description="Learning-to-rank on LETOR files.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -108,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
         help="features holding category codes (integers 0 to 65535), numbered as in the file's FEATURE:value "
         "pairs; a feature absent from a line is code 0 (lambdamart, plrank, rfpoint)",
     )  # fmt: skip
+    train.add_argument("--zero-based", action="store_true", help=_ZERO_BASED_HELP)
     train.add_argument(
         "--output", required=True, type=Path,
         help="where to save the fitted model: skops format (safe to load), or pickle for a .joblib/.pkl name",
@@ -117,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
     predict = commands.add_parser("predict", help="score a LETOR file with a saved model, one score per line")
     predict.add_argument("--model", required=True, type=Path)
     predict.add_argument("data", type=Path)
+    predict.add_argument("--zero-based", action="store_true", help=_ZERO_BASED_HELP)
     predict.set_defaults(run=_predict)
 
     # The data file comes first in the usage lines: the values of a list option run to the
@@ -137,6 +143,7 @@ def _parser() -> argparse.ArgumentParser:
     )  # a default list would be extended, not replaced: _evaluate fills it in
     evaluate.add_argument("--convention", choices=["letor3", "letor4"], help="an official LETOR script's conventions")
     evaluate.add_argument("--per-query", action="store_true", help="one line per query")
+    evaluate.add_argument("--zero-based", action="store_true", help=_ZERO_BASED_HELP + " (read with --model)")
     evaluate.set_defaults(run=_evaluate)
 
     compare = commands.add_parser(
@@ -149,6 +156,7 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--models", type=Path, nargs="*", action=_SystemsInOrder, help="saved models")
     compare.add_argument("--metric", default="ndcg@10")
     compare.add_argument("--convention", choices=["letor3", "letor4"])
+    compare.add_argument("--zero-based", action="store_true", help=_ZERO_BASED_HELP + " (read with --models)")
     compare.set_defaults(run=_compare, systems=[])
 
     from .export import FORMATS
@@ -195,15 +203,17 @@ def _train(args: argparse.Namespace) -> None:
         estimator._validate_params()  # a bad value named before the data is read, as a --param
     except (TypeError, ValueError) as error:
         raise UsageError(f"--param: {error}") from error
-    X, y, qid = _load(args.train)
+    X, y, qid = _load(args.train, zero_based=args.zero_based)
     if args.categorical:
-        _set_categorical(estimator, args.model, args.categorical, params, X.shape[1])
+        _set_categorical(estimator, args.model, args.categorical, params, X.shape[1], args.zero_based)
     fit_params = {}
     if args.valid is not None:
         if "eval_set" not in _fit_parameters(estimator):
             raise UsageError(f"--valid applies to lambdamart and plrank; {args.model} has no early stopping.")
         # a file may omit trailing zero features
-        fit_params["eval_set"] = [_load(args.valid, n_features=X.shape[1], width_of=f"the training file {args.train}")]
+        fit_params["eval_set"] = [
+            _load(args.valid, n_features=X.shape[1], width_of=f"the training file {args.train}", zero_based=args.zero_based)
+        ]
         if "n_iter_no_change" not in params:  # an explicit n_iter_no_change=None only evaluates the file
             estimator.set_params(n_iter_no_change=50)
     verbose_for_progress = "verbose" in estimator.get_params() and "verbose" not in params
@@ -212,7 +222,7 @@ def _train(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     _progress(f"training {type(estimator).__name__} on {args.train} ({len(y)} documents, {len(np.unique(qid))} queries)")
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
-        with _in_file_numbers(args.train, args.valid, "--categorical " if args.categorical else ""):
+        with _in_file_numbers(args.zero_based, args.train, args.valid, "--categorical " if args.categorical else ""):
             estimator.fit(X, y, qid=qid, **fit_params)
     if verbose_for_progress:
         estimator.set_params(verbose=estimator_class().verbose)
@@ -221,58 +231,65 @@ def _train(args: argparse.Namespace) -> None:
 
 
 def _feature_number(text: str) -> int:
-    """A ``--categorical`` feature: its number in the file (1, 2, ...)."""
+    """A ``--categorical`` feature: its number in the file (from 1, or from 0 with
+    ``--zero-based``, which ``_set_categorical`` checks)."""
     try:
         number = int(text)
     except ValueError:
-        number = 0
-    if number < 1:
+        number = -1
+    if number < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a feature number (1, 2, ... as in FEATURE:value)")
     return number
 
 
-def _set_categorical(estimator: object, model: str, numbers: list, params: dict, n_features: int) -> None:
+def _set_categorical(
+    estimator: object, model: str, numbers: list, params: dict, n_features: int, zero_based: bool
+) -> None:  # fmt: skip
     """``--categorical``: the file's feature numbers as ``categorical_features`` (0-based indices)."""
     if "categorical_features" not in estimator.get_params():
         takes = ", ".join(name for name, cls in MODELS.items() if cls in ("LambdaMART", "PLRank", "RFPointRanker"))
         raise UsageError(f"--categorical applies to {takes}; not to {model}.")
     if "categorical_features" in params:
         raise UsageError("--categorical and --param categorical_features=... say the same thing: give one of them.")
-    beyond = [number for number in numbers if number > n_features]
-    if beyond:
-        raise UsageError(f"--categorical {beyond[0]}: the training file has features 1 to {n_features}.")
-    estimator.set_params(categorical_features=sorted({number - 1 for number in numbers}))
+    first = 0 if zero_based else 1
+    outside = [number for number in numbers if not first <= number < n_features + first]
+    if outside:
+        numbering = "" if zero_based else " (0 with --zero-based, for files numbered from 0)"
+        raise UsageError(
+            f"--categorical {outside[0]}: the training file has features {first} to {n_features - 1 + first}{numbering}."
+        )
+    estimator.set_params(categorical_features=sorted({number - first for number in numbers}))
 
 
 @contextlib.contextmanager
-def _in_file_numbers(source: Path, valid: Path | None = None, flag: str = "") -> Iterator[None]:
+def _in_file_numbers(zero_based: bool, source: Path, valid: Path | None = None, flag: str = "") -> Iterator[None]:
     """Name a categorical feature's error raised inside the block in the file's numbering
-    (the estimators count features from 0, a LETOR file from 1), and the file: ``source``,
-    or ``valid`` for an ``eval_set``'s error; ``flag`` prefixes the feature's number. Other
-    errors pass as they are."""
+    (the estimators count features from 0, a LETOR file from 1 unless ``zero_based``), and
+    the file: ``source``, or ``valid`` for an ``eval_set``'s error; ``flag`` prefixes the
+    feature's number. Other errors pass as they are."""
     try:
         yield
     except ValueError as error:
         bad_code = re.search(r"categorical feature (\d+) of X (.*)", str(error))
         if bad_code is None:
             raise
-        number = int(bad_code[1]) + 1
+        number = int(bad_code[1]) + (0 if zero_based else 1)
         file = valid if valid is not None and str(error).startswith("eval_set") else source
         message = f"feature {number} of {file} {bad_code[2]}"
         raise UsageError(f"{flag}{number}: {message}" if flag else message) from error
 
 
-def _predicted(model: object, data: Path) -> np.ndarray:
+def _predicted(model: object, data: Path, zero_based: bool) -> np.ndarray:
     """``model``'s scores of the rows of ``data``, read with the model's number of features
     (a file may omit trailing zeros), with the file's query ids where the model reads them."""
     import sklearn
 
     from .metrics._scorer import predict_with_qid
 
-    X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model")
+    X, _, qid = _load(data, n_features=model.n_features_in_, width_of="the model", zero_based=zero_based)
     # qid reaches a model whose predict reads it (a Pipeline's QueryScaler, a
     # CalibratedRanker's ranker) under metadata routing, and no other.
-    with _in_file_numbers(data), sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
+    with _in_file_numbers(zero_based, data), sklearn.config_context(enable_metadata_routing=True), warnings.catch_warnings():
         # A LETOR file numbers its features and names none: its columns are the model's
         # in order, whatever names a model fitted on a DataFrame keeps.
         warnings.filterwarnings("ignore", message="X does not have valid feature names", category=UserWarning)
@@ -281,15 +298,15 @@ def _predicted(model: object, data: Path) -> np.ndarray:
 
 def _predict(args: argparse.Namespace) -> None:
     model = _load_model(args.model)
-    sys.stdout.write("".join(f"{score:.10g}\n" for score in _predicted(model, args.data)))
+    sys.stdout.write("".join(f"{score:.10g}\n" for score in _predicted(model, args.data, args.zero_based)))
 
 
 def _evaluate(args: argparse.Namespace) -> None:
     args.metric = args.metric or ["ndcg@10"]
     metrics = [_parse_metric(text, args.convention) for text in args.metric]  # before any file is read: fail fast
     _check_read_again(args.data, args.model is not None)
-    _, y, qid = _graded(args.data)
-    scores = _scores(args.scores, args.model, args.data, len(y))
+    _, y, qid = _graded(args.data, args.zero_based)
+    scores = _scores(args.scores, args.model, args.data, len(y), args.zero_based)
     if args.per_query:
         columns = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for metric in metrics]
         print("qid\t" + "\t".join(text for text in args.metric))
@@ -308,9 +325,10 @@ def _compare(args: argparse.Namespace) -> None:
     if len(args.systems) < 2:
         raise UsageError("compare needs at least two systems (--scores and/or --models).")
     _check_read_again(args.data, any(option == "models" for option, _ in args.systems))
-    _, y, qid = _graded(args.data)
+    _, y, qid = _graded(args.data, args.zero_based)
     systems = [
-        (str(path), _scores(path, None, args.data, len(y)) if option == "scores" else _scores(None, path, args.data, len(y)))
+        (str(path), _scores(path, None, args.data, len(y), args.zero_based) if option == "scores"
+         else _scores(None, path, args.data, len(y), args.zero_based))
         for option, path in args.systems
     ]
     values = [_evaluate_metric(metric, y, scores, qid, args.convention, per_query=True) for _, scores in systems]
@@ -375,18 +393,19 @@ def _progress(text: str) -> None:
 _LOADER_ARGUMENTS = {
     ".query or query_file=...)": ".query beside it, one query size per line)",
     "pass it as query_file= to read it": "copy it to a regular file",
-    "(pass zero_based=True for 0-based indices)": "(the command line reads 1-based files, LETOR's: number the features from 1)",
+    "(pass zero_based=True for 0-based indices)": "(give --zero-based for a file that numbers its features from 0)",
 }
 
 
-def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tuple:
-    """``load_letor(path)``, read ``n_features`` wide when given: the width of ``width_of``
-    (the model, the training file), which a file wider than it is refused by name."""
+def _load(path: Path, n_features: int | None = None, width_of: str = "", zero_based: bool = False) -> tuple:
+    """``load_letor(path, zero_based=zero_based)``, read ``n_features`` wide when given: the
+    width of ``width_of`` (the model, the training file), which a file wider than it is
+    refused by name."""
     from .datasets import load_letor
 
     _check_readable(path)
     try:
-        X, y, qid = load_letor(path, n_features=n_features)
+        X, y, qid = load_letor(path, n_features=n_features, zero_based=zero_based)
     except ValueError as error:  # the loader's messages name the file and line, most of them
         message = str(error)
         if width_of and message.endswith(f" but n_features={n_features}."):  # no argument of the command line
@@ -397,11 +416,11 @@ def _load(path: Path, n_features: int | None = None, width_of: str = "") -> tupl
     return X, y, qid
 
 
-def _graded(path: Path) -> tuple:
+def _graded(path: Path, zero_based: bool) -> tuple:
     """``_load(path)`` for a command that reads the labels as grades (``evaluate``,
     ``compare``): a negative one refused naming the file, where the metrics' check would
     name their own ``y_true``. Files only scored keep any placeholder label."""
-    X, y, qid = _load(path)
+    X, y, qid = _load(path, zero_based=zero_based)
     negative = np.flatnonzero(y < 0)
     if len(negative):
         raise UsageError(
@@ -519,11 +538,14 @@ def _load_model(path: Path) -> object:
     return model
 
 
-def _scores(scores_path: Path | None, model_path: Path | None, data: Path, n_rows: int) -> np.ndarray:
+def _scores(
+    scores_path: Path | None, model_path: Path | None, data: Path, n_rows: int, zero_based: bool
+) -> np.ndarray:  # fmt: skip
     """A system's scores of ``data``'s rows: read from a file, or predicted by a saved model
-    (``data`` then read with the model's number of features: a file may omit trailing zeros)."""
+    (``data`` then read with the model's number of features: a file may omit trailing zeros;
+    numbered from 0 with ``zero_based``)."""
     if model_path is not None:
-        return _predicted(_load_model(model_path), data)
+        return _predicted(_load_model(model_path), data, zero_based)
     _check_readable(scores_path)
     try:
         with warnings.catch_warnings():  # an empty file: the count below says so, without numpy's warning
