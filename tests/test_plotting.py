@@ -91,6 +91,8 @@ def test_plot_importance_draws_the_largest_importances_on_top(data):
         warnings.simplefilter("error")
         ax = plot_importance(stumps, ignore_zero=False)
     assert ax.get_xlim() == (0.0, 1.0) and [bar.get_width() for bar in ax.patches] == [0.0] * X.shape[1]
+    with pytest.raises(ValueError, match="ignore_zero must be True or False; got 'no'"):  # it read as True
+        plot_importance(stumps, ignore_zero="no")
 
 
 def test_plot_tree_draws_every_node_with_its_test_or_value(data):

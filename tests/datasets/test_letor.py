@@ -449,6 +449,8 @@ def test_make_ranking_is_learnable_beyond_a_random_order():
         ({"docs_per_query": ("2", "3")}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
         ({"docs_per_query": (5, float("inf"))}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
         ({"docs_per_query": (1, True)}, r"docs_per_query must be an int or a \(low, high\) pair of ints"),
+        # the string "False" shuffled
+        ({"shuffle": "False"}, "shuffle must be True or False; got 'False'"),
     ],
 )
 def test_make_ranking_rejects_bad_arguments(kwargs, match):

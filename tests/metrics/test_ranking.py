@@ -630,3 +630,14 @@ def test_every_documented_parameter_is_one_the_metric_takes(metric):
     parameters = inspect.cleandoc(metric.__doc__).split("Parameters\n----------")[1].split("Returns\n-------")[0]
     documented = re.findall(r"^(\w+) :", parameters, flags=re.MULTILINE)
     assert documented == list(inspect.signature(metric).parameters)
+
+
+def test_per_query_takes_booleans_only():
+    """per_query="False" returned the per-query values: any truthy value read as True."""
+    from forestrank.metrics import auc_score, partial_auc_score, precision_at_5
+
+    y, s, q = [1, 0, 2, 0], [0.3, 0.1, 0.2, 0.4], [0, 0, 1, 1]
+    for metric in (ndcg_score, err_score, map_score, auc_score, partial_auc_score, precision_at_5):
+        with pytest.raises(ValueError, match="per_query must be True or False; got 'False'"):
+            metric(y, s, q, per_query="False")
+        assert np.ndim(metric(y, s, q, per_query=np.bool_(True))) == 1

@@ -203,6 +203,14 @@ def normalize_sample_weight(weights: np.ndarray) -> np.ndarray:
     return weights / weight_unit(weights[weights > 0].min(), weights.max())
 
 
+def check_flag(name: str, value: object) -> bool:
+    """``value`` as a bool, or a ValueError naming ``name``: a string such as ``"False"``
+    or ``"auto"`` would read as True."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False; got {value!r}.")
+    return bool(value)
+
+
 def check_positive_int(name: str, value: object, minimum: int = 1) -> int:
     """``value`` as an int >= ``minimum``, or a ValueError naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, Integral) or value < minimum:

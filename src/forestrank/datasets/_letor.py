@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse
 
 from .._input.features import FEATURE_DTYPES
-from .._input.labels import check_positive_int
+from .._input.labels import check_flag, check_positive_int
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from . import _svmlight
 
@@ -332,10 +332,7 @@ def load_letor(
     if n_features is not None:
         n_features = check_positive_int("n_features", n_features)
     absent, dtype = _check_absent_and_dtype(absent, dtype)
-    for name, flag in (("zero_based", zero_based), ("sparse", sparse)):
-        if not isinstance(flag, (bool, np.bool_)):  # "auto" or "False" would read as True
-            raise ValueError(f"{name} must be True or False; got {flag!r}.")
-    zero_based, sparse = bool(zero_based), bool(sparse)
+    zero_based, sparse = check_flag("zero_based", zero_based), check_flag("sparse", sparse)
     if isinstance(cache, (bool, np.bool_)):
         cache = bool(cache)
     elif not isinstance(cache, (str, os.PathLike)):

@@ -5,7 +5,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils import check_random_state
 
-from .._input.labels import check_positive_int
+from .._input.labels import check_flag, check_positive_int
 from .._numba.dtypes import INDEX_DTYPE
 
 
@@ -117,7 +117,7 @@ def make_ranking(
         probability = missing_fraction if missing == "mcar" else _mnar_probability(latent, missing_fraction)[:, None]
         hidden_values = rng.random_sample((len(qid), n_informative)) < probability
         X[:, informative_columns] = np.where(hidden_values, np.nan, X[:, informative_columns])
-    if shuffle:
+    if check_flag("shuffle", shuffle):
         permutation = rng.permutation(len(qid))
         X, y, qid = X[permutation], y[permutation], qid[permutation]
     return X, y, qid

@@ -23,7 +23,7 @@ from numbers import Real
 import numpy as np
 
 from .._input.queries import group_queries
-from .._input.labels import check_relevance, check_scores
+from .._input.labels import check_flag, check_relevance, check_scores
 from ._conventions import TIES
 from ._ranking import evaluate, mean_over_queries
 
@@ -159,6 +159,7 @@ def _areas(caller, y_true, y_score, qid, relevant_threshold, average, ties, max_
 
 
 def _summarise(values: np.ndarray, average: str, per_query: bool) -> float | np.ndarray:
+    per_query = check_flag("per_query", per_query)
     if average == "pooled":
         if per_query:
             raise ValueError("per_query=True needs average='query'.")

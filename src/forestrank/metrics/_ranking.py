@@ -18,6 +18,7 @@ import numpy as np
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.queries import group_queries, stacklevel_outside_package
 from .._input.labels import (
+    check_flag,
     check_grades_for_gain,
     check_max_grade,
     check_relevance,
@@ -142,7 +143,7 @@ def evaluate(
     values = evaluate_grouped(
         groups.group(labels), groups.group(scores), groups.query_boundaries, convention, k, grade
     )
-    if per_query:
+    if check_flag("per_query", per_query):
         return values
     if sample_weight is None:
         return mean_over_queries(values)
@@ -342,8 +343,9 @@ def average_precision(
 ) -> np.ndarray:
     """Average precision of each query: the values :func:`map_score` averages.
 
-    Same parameters as :func:`map_score`. Returns an ndarray of shape (n_queries,),
-    ordered by sorted query id (NaN for queries skipped by ``no_relevant="skip"``).
+    The parameters of :func:`map_score` but ``per_query`` (the values are per query).
+    Returns an ndarray of shape (n_queries,), ordered by sorted query id (NaN for queries
+    skipped by ``no_relevant="skip"``).
     """
     conventions = dict(ties=ties, no_relevant=no_relevant, convention=convention)
     return evaluate("map", y_true, y_score, qid, k, conventions=conventions, per_query=True, caller="average_precision")

@@ -6,6 +6,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._input.labels import check_flag
 from ..serving._terms import resolve_feature_names
 from ._axes import axes_or_new
 
@@ -43,7 +44,7 @@ def plot_importance(
     importances = np.asarray(model.feature_importances_, dtype=np.float64)
     names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     order = np.argsort(importances, kind="stable")[::-1]
-    if ignore_zero:
+    if check_flag("ignore_zero", ignore_zero):
         order = order[importances[order] > 0]
     if max_num_features is not None:
         if isinstance(max_num_features, bool) or not isinstance(max_num_features, Integral) or max_num_features < 1:
