@@ -164,3 +164,15 @@ def test_a_multi_metric_search_with_weights_and_no_routing_runs():
     with pytest.warns(UserWarning, match=r"The scoring auc=auc_scorer\(.*\) does not support sample_weight"):
         search.fit(X, y, groups=qid, sample_weight=np.ones(len(y)))  # no routing: no qid reaches fit or scorers
     assert np.isfinite(search.cv_results_["mean_test_ndcg"][0]) and np.isfinite(search.cv_results_["mean_test_auc"][0])
+
+
+def test_pooled_scorers_take_a_threshold_above_the_example_grades():
+    """The options were tried on grades 0 and 5 at construction: a pooled AUC scorer with
+    relevant_threshold=7 raised that y_true had one kind, though auc_score takes it."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=10, n_features=4, n_grades=9, random_state=0)
+    model = RFPointRanker(n_estimators=3, random_state=0).fit(X, y, qid=qid)
+    for scorer, function in [
+        (auc_scorer(average="pooled", relevant_threshold=7), lambda t, s, q: auc_score(t, s, q, average="pooled", relevant_threshold=7)),
+        (partial_auc_scorer(average="pooled", relevant_threshold=6.5), lambda t, s, q: partial_auc_score(t, s, q, average="pooled", relevant_threshold=6.5)),
+    ]:
+        assert scorer(model, X, y, qid=qid) == function(y, model.predict(X), qid)

@@ -17,6 +17,7 @@ binary metrics take no weights and refuse the request.
 
 import warnings
 from collections.abc import Callable
+from numbers import Real
 
 import numpy as np
 import sklearn
@@ -222,9 +223,13 @@ class BinaryScorer(_QidScorer):
     """
 
     def __init__(self, function: Callable, **options: object) -> None:
-        with warnings.catch_warnings():  # a threshold above both grades leaves no query to average
+        threshold = options.get("relevant_threshold", 1)
+        grades = np.array([0.0, 5.0])  # an irrelevant and a relevant grade, whatever a numeric threshold
+        if isinstance(threshold, Real) and not isinstance(threshold, bool) and 0 < threshold < np.inf:
+            grades = np.array([max(0.0, threshold - 1), max(5.0, threshold)])
+        with warnings.catch_warnings():  # a threshold at or below 0 leaves no query to average
             warnings.simplefilter("ignore")
-            function(np.array([0.0, 5.0]), np.array([0.0, 1.0]), np.array([0, 0]), **options)
+            function(grades, np.array([0.0, 1.0]), np.array([0, 0]), **options)
         self.function = function
         self.options = options
 
