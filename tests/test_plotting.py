@@ -111,6 +111,18 @@ def test_plot_tree_draws_every_node_with_its_test_or_value(data):
     assert sum(text.get_gid() is not None for text in shallow.texts) == 3
     with pytest.raises(IndexError, match="tree_index 3 is out of range: the model has 3 trees"):
         plot_tree(model, 3)
+    # these failed inside Python or numpy without naming the argument, or (1.5, True) drew something
+    for arguments, error, message in [
+        ({"tree_index": 1.0}, TypeError, "tree_index must be an integer; got 1.0"),
+        ({"tree_index": True}, TypeError, "tree_index must be an integer; got True"),
+        ({"max_depth": "2"}, ValueError, "max_depth must be an integer >= 0 or None; got '2'"),
+        ({"max_depth": 1.5}, ValueError, "max_depth must be an integer >= 0 or None; got 1.5"),
+        ({"precision": 2.5}, ValueError, "precision must be an integer >= 0; got 2.5"),
+    ]:
+        with pytest.raises(error, match=message):
+            plot_tree(model, **{"tree_index": 0, **arguments})
+    with pytest.raises(ValueError, match="precision must be an integer >= 0; got 2.5"):
+        plot_importance(model, precision=2.5)
     assert [text.get_text() for text in ax.texts if text.get_gid() is None][:2] == ["", "yes"]  # edges first
 
 

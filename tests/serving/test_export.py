@@ -52,6 +52,7 @@ def test_cumulative_and_a_mcrank_init_are_refused():
         (NAMES[:-1] + [""], ValueError, "non-empty"),
         ("feature_0", TypeError, "sequence of 8 strings"),
         (list(range(8)), TypeError, "sequence of 8 strings"),
+        (3, TypeError, "sequence of 8 strings"),  # "'int' object is not iterable"
     ],
 )
 @pytest.mark.parametrize("export", [*SUM_OF_TREES_FORMATS.values()])
@@ -176,8 +177,9 @@ def test_names_the_engines_cannot_hold_are_refused_by_name(call, error, message)
 def test_export_model_checks_dtype_and_name_for_every_format(format, tmp_path):
     """``dtype`` was read by the ONNX export only, so any value passed for the others."""
     model = fitted("RF-point", "missing")
-    with pytest.raises(ValueError, match="dtype must be float64 or float32"):
-        export_model(model, tmp_path / "model", format=format, feature_names=NAMES, dtype="int8")
+    for dtype in ("int8", None):  # numpy reads None as float64
+        with pytest.raises(ValueError, match="dtype must be float64 or float32"):
+            export_model(model, tmp_path / "model", format=format, feature_names=NAMES, dtype=dtype)
     # A name is checked where the format carries one, and refused where it carries none
     # (it was accepted and dropped).
     named = format in ("solr", "onnx")

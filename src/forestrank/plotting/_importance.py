@@ -6,7 +6,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from .._input.labels import check_flag
+from .._input.labels import check_flag, check_positive_int
 from ..serving._terms import resolve_feature_names
 from ._axes import axes_or_new
 
@@ -44,6 +44,7 @@ def plot_importance(
     importances = np.asarray(model.feature_importances_, dtype=np.float64)
     names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     order = np.argsort(importances, kind="stable")[::-1]
+    check_positive_int("precision", precision, minimum=0)
     if check_flag("ignore_zero", ignore_zero):
         order = order[importances[order] > 0]
     if max_num_features is not None:

@@ -1,10 +1,12 @@
 """One tree of a fitted ranker, drawn with matplotlib (no graphviz needed)."""
 
 from collections.abc import Sequence
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from .._input.labels import check_positive_int
 from ..serving._terms import additive_terms, export_tree, resolve_feature_names
 from ._axes import axes_or_new
 
@@ -58,10 +60,13 @@ def plot_tree(
             if getattr(model, "init_", None) is None:
                 raise
             trees = list(model.trees_)
+    if isinstance(tree_index, bool) or not isinstance(tree_index, Integral):
+        raise TypeError(f"tree_index must be an integer; got {tree_index!r}.")
     if not -len(trees) <= tree_index < len(trees):
         raise IndexError(f"tree_index {tree_index} is out of range: the model has {len(trees)} trees.")
-    if max_depth is not None and max_depth < 0:
-        raise ValueError(f"max_depth must be >= 0 or None; got {max_depth}.")
+    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, Integral) or max_depth < 0):
+        raise ValueError(f"max_depth must be an integer >= 0 or None; got {max_depth!r}.")
+    check_positive_int("precision", precision, minimum=0)
     tree = export_tree(trees[tree_index], 1.0)
     names = resolve_feature_names(model, feature_names, "the plot", default="feature_{}")
     shown = tree.depth <= (tree.depth.max() if max_depth is None else max_depth)

@@ -224,7 +224,7 @@ def _target_statistics_nodes(model: object, tables: list, features: str, output:
 def resolve_dtype(dtype: object) -> type:
     """numpy.float64 or numpy.float32 from a dtype or its name; anything else refused by name."""
     try:
-        resolved = np.dtype(dtype).type
+        resolved = None if dtype is None else np.dtype(dtype).type  # numpy reads None as float64
     except TypeError:
         resolved = None
     if resolved not in (np.float64, np.float32):

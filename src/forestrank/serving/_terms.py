@@ -14,7 +14,7 @@ that puts every float32 value on the same side: :func:`float32_at_most` for engi
 test ``x <= threshold``, :func:`float32_above` for those that test ``x < threshold``.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -399,7 +399,7 @@ def resolve_feature_names(
                     f"feature store. Give {n_features} names (the model was fitted without them)."
                 )
             return [] if default is None else [default.format(index) for index in range(n_features)]
-    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+    if isinstance(names, str) or not isinstance(names, Iterable) or not all(isinstance(name, str) for name in names):
         raise TypeError(f"feature_names must be a sequence of {n_features} strings; got {type(names).__name__}.")
     names = list(names)
     if len(names) != n_features:
