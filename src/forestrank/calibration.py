@@ -155,9 +155,10 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("CalibratedRanker.fit needs qid=<one query id per row>: its folds keep queries whole.")
         qid = check_qid(qid, n_samples)
         y = check_relevance(y, name="y", n_samples=n_samples, warn_column=True)
-        if self.target == "probability" and len(np.unique(y >= self.relevant_grade)) < 2:
+        relevant = y >= self.relevant_grade
+        if self.target == "probability" and (relevant.all() or not relevant.any()):
             raise ValueError(
-                f"relevant_grade={self.relevant_grade!r} makes every row {'relevant' if (y >= self.relevant_grade).all() else 'irrelevant'} "
+                f"relevant_grade={self.relevant_grade!r} makes every row {'relevant' if relevant.all() else 'irrelevant'} "
                 f"(y holds grades {y.min():g} to {y.max():g}): a probability of relevance needs rows on both sides; "
                 "give a grade above the lowest and at most the highest."
             )
@@ -181,7 +182,7 @@ class CalibratedRanker(MetaEstimatorMixin, BaseEstimator):
         if not len(finite):
             raise ValueError("every held-out score of the ranker is infinite: there is no scale to calibrate.")
         self.score_range_ = (float(finite.min()), float(finite.max()))
-        targets = y if self.target == "grade" else (y >= self.relevant_grade).astype(float)
+        targets = y if self.target == "grade" else relevant.astype(float)
         self.calibrator_ = self._calibrator(self._finite(held_out), targets)
         self.estimator_ = clone(self.estimator).fit(X, y, qid=qid)
         self.n_features_in_ = getattr(self.estimator_, "n_features_in_", None)

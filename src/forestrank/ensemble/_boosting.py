@@ -1681,7 +1681,8 @@ class LambdaMART(BaseBoostingRanker):
         query_ids) -> float`` over a whole set, its rows grouped by query, or an
         ``@numba.njit`` ``f(y, scores) -> float`` of one query, averaged over the queries
         (those giving NaN left out), weighted by their rows' mean ``sample_weight`` where
-        the set has weights (which a whole-set function does not see). Larger is better; return a loss's negative. Not with Dask collections.
+        the set has weights (which a whole-set function does not see). Larger is better;
+        return a loss's negative. Not with Dask collections.
     n_jobs : int or None, default=None
         Threads (numba's) of the gradient and histogram kernels, of binning and of
         prediction; the model does not depend on it. ``None`` means every core, as

@@ -487,10 +487,11 @@ def _add_tree(
     for per_set in per_actor:
         for name, number, values, weights in per_set:
             evaluated.setdefault(name, []).append((number, values, weights))
-    return finite, {
-        name: tuple(np.concatenate(column) for column in list(zip(*sorted(parts, key=lambda part: part[0])))[1:])
-        for name, parts in evaluated.items()
-    }  # fmt: skip
+    concatenated = {}
+    for name, parts in evaluated.items():
+        in_order = sorted(parts, key=lambda part: part[0])
+        concatenated[name] = (np.concatenate([part[1] for part in in_order]), np.concatenate([part[2] for part in in_order]))
+    return finite, concatenated
 
 
 # --- set-up on the driver ------------------------------------------------------------
