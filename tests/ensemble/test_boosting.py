@@ -228,6 +228,25 @@ def test_early_stopping_on_a_set_ndcg_cannot_rank_is_refused(data, grade):
     assert model.n_iter_ >= 1 and len(model.evals_result_["valid_1"]["ndcg@10"]) > model.n_iter_
 
 
+def test_early_stopping_on_a_set_whose_graded_queries_weigh_nothing_is_refused(data, held_out_queries):
+    """Queries of weight 0 count for nothing in the set's NDCG: with weight only on queries
+    of one grade, early stopping kept one tree without a word; a hold-out drawn among
+    queries of weight 0 alone failed after the first tree, calling NDCG a NaN metric."""
+    X, y, qid = data
+    graded = np.array([len(np.unique(y[qid == q])) > 1 for q in qid])
+    assert graded.any() and not graded.all()
+    model = LambdaMART(n_estimators=30, n_iter_no_change=3, random_state=0)
+    with pytest.raises(ValueError, match=r"none of whose \d+ queries holds two grades of different gain and a positive "
+                       r"sample_weight.*relevant and non-relevant documents of positive weight"):
+        model.fit(X, y, qid=qid, eval_set=[(X, y, qid, np.where(graded, 0.0, 1.0))])
+    model.fit(X, y, qid=qid, eval_set=[(X, y, qid, np.where(graded, 1.0, 0.0))])
+    assert len(model.evals_result_["valid_0"]["ndcg@10"]) > 1
+    held = LambdaMART(n_estimators=2, n_iter_no_change=3, validation_fraction=0.2, random_state=0)
+    held.fit(X, y, qid=qid)
+    with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out draws"):
+        held.fit(X, y, qid=qid, sample_weight=np.where(np.isin(qid, held_out_queries[0]), 0.0, 1.0))
+
+
 def test_early_stopping_on_grades_label_gain_gives_one_gain_is_refused(data):
     """Grades 0 and 1 of gain 0 each (``label_gain=[0, 0, 1]``) rank nothing: NDCG was 0 at
     every iteration and early stopping kept the first tree silently."""

@@ -571,6 +571,10 @@ def test_weights_with_zeros_and_a_weightless_partition_are_the_in_memory_fit(dat
     only_held = np.where(np.isin(qid, held_queries), weights, 0.0)
     with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out leaves to train on"):
         make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, only_held)[0])
+    none_held = np.where(np.isin(qid, held_queries), 0.0, weights)  # the hold-out's queries weigh nothing
+    with pytest.raises(ValueError, match=r"validation_fraction hold-out, none of whose \d+ queries holds two grades of "
+                       "different gain and a positive sample_weight"):
+        make().fit(*as_dask(bounds, X, y), qid=as_dask(bounds, qid)[0], sample_weight=as_dask(bounds, none_held)[0])
 
 
 def test_an_eval_sets_weights_over_partitions_are_the_in_memory_ones(data, dask_client):

@@ -116,17 +116,23 @@ def check_scores(y_score: object, *, n_samples: int, name: str = "y_score", agai
     return as_kernel_array(scores, FLOAT_DTYPE)
 
 
-def holds_two_gains(y: np.ndarray, query_starts: np.ndarray, gain: str | np.ndarray) -> bool:
+def holds_two_gains(
+    y: np.ndarray, query_starts: np.ndarray, gain: str | np.ndarray, query_weights: np.ndarray | None = None
+) -> bool:  # fmt: skip
     """Whether a query of the grouped grades ``y`` (float64, (n_rows,)), whose queries start
     at ``query_starts`` (int64, (n_queries,)), holds two grades of different gain: the only
     queries whose NDCG depends on the ranking. ``gain`` (``check_gain``): ``"exp"`` and
     ``"linear"`` rise with the grade; a table (float64, (n_grades,), the grades checked
-    against it) may give two grades one gain."""
+    against it) may give two grades one gain. ``query_weights`` (float64, (n_queries,), or
+    None): a query of weight 0 does not count, as a weighted mean of NDCG gives it none."""
     if len(query_starts) == 0:
         return False
     if isinstance(gain, np.ndarray):
         y = gain[y.astype(np.int64)]
-    return bool((np.maximum.reduceat(y, query_starts) > np.minimum.reduceat(y, query_starts)).any())
+    spread = np.maximum.reduceat(y, query_starts) > np.minimum.reduceat(y, query_starts)
+    if query_weights is not None:
+        spread &= query_weights > 0
+    return bool(spread.any())
 
 
 def check_sample_weight(sample_weight: object, *, n_samples: int, against: str = "X", all_zero: bool = False) -> np.ndarray:

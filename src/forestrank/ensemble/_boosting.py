@@ -433,24 +433,29 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """Refuse an early-stopping set on which NDCG cannot tell models apart.
 
         A query whose documents share one gain (one grade, or grades ``label_gain`` gives
-        one gain) has the same NDCG under every ranking;
+        one gain) has the same NDCG under every ranking, and a query whose rows weigh 0
+        counts for nothing in the set's mean;
         when every query of the deciding set is such a query no iteration improves on
         the first, and early stopping would keep one tree without a word.
         """
         starts = item.query_boundaries[:-1]
-        if not holds_two_gains(item.y, starts, self._gain()):
-            self._refuse_stopping_set(item.name, len(starts))
+        if not holds_two_gains(item.y, starts, self._gain(), item.query_weights):
+            weightless = item.query_weights is not None and not item.query_weights.all()
+            self._refuse_stopping_set(item.name, len(starts), weightless)
 
-    def _refuse_stopping_set(self, name: str, n_queries: int) -> None:
-        """The error of ``_check_stopping_set`` for the set ``name`` of ``n_queries`` queries."""
+    def _refuse_stopping_set(self, name: str, n_queries: int, weightless: bool) -> None:
+        """The error of ``_check_stopping_set`` for the set ``name`` of ``n_queries`` queries,
+        some of which weigh 0 where ``weightless``."""
         given = name != "validation"
         raise ValueError(
             f"early stopping (n_iter_no_change={self.n_iter_no_change}) is decided by NDCG on "
             f"{'the last eval_set' if given else 'the validation_fraction hold-out'}, none of whose {n_queries} "
-            "queries holds two grades of different gain: NDCG is the same for every model there, and early stopping "
-            "would keep the first tree. "
+            "queries holds two grades of different gain"
+            + (" and a positive sample_weight" if weightless else "")
+            + ": NDCG is the same for every model there, and early stopping would keep the first tree. "
             + ("Pass an eval_set whose queries have relevant and non-relevant documents" if given else
                "Pass a larger validation_fraction or an eval_set with graded queries")
+            + (" of positive weight" if weightless else "")
             + ", or set n_iter_no_change=None."
         )
 
@@ -976,6 +981,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         boundaries = boundaries_of_grouped(query_of_row[held])
         held_ids = data.groups.query_ids[query_of_row[held][boundaries[:-1]]]
         weight = None if data.given_weight is None else data.given_weight[held]
+        if weight is not None and not weight.any():
+            raise ValueError(
+                "sample_weight is zero everywhere on the queries the validation_fraction hold-out draws, so they "
+                "cannot decide early stopping: pass an eval_set, or a validation_fraction or random_state that draws "
+                "queries of positive weight."
+            )
         raw = np.zeros((int(held.sum()), 1))
         return EvalSet("validation", data.X[held], data.y[held], boundaries, raw, held_ids, weight)
 

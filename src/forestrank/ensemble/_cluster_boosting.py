@@ -53,7 +53,7 @@ from sklearn.utils.validation import _check_feature_names, check_is_fitted
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from .._input.features import check_features, check_interaction_cst
 from .._input.labels import check_grades_for_gain, check_relevance, check_sample_weight, holds_two_gains, weight_unit
-from .._input.queries import boundaries_of_grouped, group_queries
+from .._input.queries import boundaries_of_grouped, group_queries, mean_per_query
 from .._tree import _criteria
 from .._tree._grow import TrainingSet, TreeMemory, binned_with, grow_tree, histogram_pool, max_nodes
 from .._tree._remote import PartitionsExchange, sum_in_order
@@ -167,8 +167,10 @@ def fit_boosting_partitioned(
         if model.n_iter_no_change is not None and model.eval_metric is None:  # as _check_stopping_set in memory
             name, deciding = evals[-1]
             counts = client.gather([client.submit(_graded_queries, part, model._gain(), pure=False) for part in deciding])
-            if not any(graded for graded, _ in counts):
-                model._refuse_stopping_set(name, sum(n_queries for _, n_queries in counts))
+            if not any(graded for graded, _, _ in counts):
+                model._refuse_stopping_set(
+                    name, sum(n_queries for _, n_queries, _ in counts), any(weightless for _, _, weightless in counts)
+                )
         n_rows = [summary["n_rows"] for summary in summaries]
         if model.quantized_gradients is not None:
             check_quantized_sums(model.quantized_gradients, sum(n_rows))
@@ -641,13 +643,15 @@ def _summary(part: _Part | None) -> dict:
     }  # fmt: skip
 
 
-def _graded_queries(part: _Part | None, gain: str | np.ndarray) -> tuple[bool, int]:
-    """Whether a query of the grouped partition holds two grades of different ``gain``
-    (``_input.labels.holds_two_gains``), and its number of queries."""
+def _graded_queries(part: _Part | None, gain: str | np.ndarray) -> tuple[bool, int, bool]:
+    """Whether a query of the grouped partition of positive weight holds two grades of
+    different ``gain`` (``_input.labels.holds_two_gains``), its number of queries, and
+    whether one of them weighs 0."""
     if part is None:
-        return False, 0
-    starts = boundaries_of_grouped(part.query_of_row)[:-1]
-    return holds_two_gains(part.y, starts, gain), len(starts)
+        return False, 0, False
+    boundaries = boundaries_of_grouped(part.query_of_row)
+    weights = mean_per_query(part.base_weight, boundaries)
+    return holds_two_gains(part.y, boundaries[:-1], gain, weights), len(weights), not weights.all()
 
 
 def _rows_of(part: _Part | None, queries: np.ndarray) -> _Part | None:
