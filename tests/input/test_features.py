@@ -8,7 +8,7 @@ import scipy.sparse
 from sklearn.base import clone
 
 from forestrank import BROOF, DummyRanker, LambdaMART, PLRank, RFHybridRanker, RFListRanker, RFPointRanker, make_ranking
-from forestrank._input.features import SPARSE_ROW_BLOCK
+from forestrank._input.features import SPARSE_BLOCK_VALUES, SPARSE_ROW_BLOCK, dense_blocks
 
 ESTIMATORS = [
     RFPointRanker(n_estimators=4, random_state=0, oob_score=True),
@@ -75,6 +75,24 @@ def test_sparse_prediction_spans_several_row_blocks():
     model = LambdaMART(n_estimators=3, random_state=0).fit(X, y, qid=qid)
     assert X.shape[0] > 2 * SPARSE_ROW_BLOCK
     np.testing.assert_array_equal(model.predict(scipy.sparse.csr_matrix(X)), model.predict(X))
+
+
+@pytest.mark.parametrize(("n_features", "last"), [(5, 4900), (700, 4900), (30_000, 4900), (2 * SPARSE_BLOCK_VALUES, 6)])
+def test_a_sparse_matrix_is_made_dense_in_blocks_of_bounded_size(n_features, last):
+    """Blocks were 4096 rows whatever the width: predicting 4096 rows of a sparse
+    matrix of 30,000 columns made a dense float64 copy of 1 GB of it at once."""
+    rng = np.random.default_rng(0)
+    entries = 20 * 5000
+    X = scipy.sparse.csr_matrix(
+        (rng.random(entries), (rng.integers(0, 5000, entries), rng.integers(0, n_features, entries))), shape=(5000, n_features)
+    )
+    blocks = list(dense_blocks(X, 3, last))
+    assert len(blocks) >= 2 and blocks[0][0] == 3 and blocks[-1][1] == last
+    assert all(stop == start for (_, stop, _), (start, _, _) in zip(blocks, blocks[1:]))
+    assert all(rows.shape == (stop - start, n_features) for start, stop, rows in blocks)
+    assert all(0 < stop - start <= SPARSE_ROW_BLOCK for start, stop, _ in blocks)
+    assert all(rows.size <= max(SPARSE_BLOCK_VALUES, n_features) for _, _, rows in blocks)
+    np.testing.assert_array_equal(np.vstack([rows for _, _, rows in blocks[:2]]), X[3 : blocks[1][1]].toarray())
 
 
 @pytest.mark.parametrize("estimator", [RFPointRanker(n_estimators=2, random_state=0), LambdaMART(n_estimators=2)], ids=repr)

@@ -3,8 +3,9 @@
 A dense matrix reaches the kernels in its own float dtype (float32 stays float32: the
 kernels compare its values with float64 thresholds, which is exact), C-contiguous. A
 sparse one (CSR, CSC, or the sparse arrays) is kept sparse, as CSR: binning reads it
-column by column and prediction in blocks of ``SPARSE_ROW_BLOCK`` rows, each block
-made dense on its own, so no dense copy of the whole matrix is ever made. An absent
+column by column and prediction in blocks of rows (``dense_blocks``: at most
+``SPARSE_ROW_BLOCK`` rows and ``SPARSE_BLOCK_VALUES`` values), each block made dense on
+its own, so no dense copy of the whole matrix is ever made. An absent
 entry is the value 0, as in scikit-learn; NaN (stored, or in a dense matrix) is a
 missing value; a cell stored more than once is the sum of its entries, as scipy reads it.
 """
@@ -22,8 +23,11 @@ from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 
 FEATURE_DTYPES = (np.float64, np.float32)
 # Rows made dense at a time from a sparse matrix: 4096 rows of 700 float32 features
-# are 11 MB, a few blocks per thread.
+# are 11 MB, a few blocks per thread. A wider matrix comes in fewer rows a block, so
+# that no block holds more than SPARSE_BLOCK_VALUES values whatever the width (a
+# sparse matrix of 30,000 columns would otherwise make 4096-row blocks of 1 GB).
 SPARSE_ROW_BLOCK = 4096
+SPARSE_BLOCK_VALUES = SPARSE_ROW_BLOCK * 700
 # True while an outer estimator hands rows whose feature names it has checked to inner
 # forestrank models (names_matched). A context variable rather than a warnings filter:
 # the filters are the whole process's, and before Python 3.14 threads restoring them
@@ -126,14 +130,16 @@ def dense_blocks(
     over the rows ``first:last`` (all by default).
 
     A dense ``X`` is one block (a view); a sparse one comes in blocks of
-    ``SPARSE_ROW_BLOCK`` rows.
+    ``SPARSE_ROW_BLOCK`` rows, fewer where that many rows would hold more than
+    ``SPARSE_BLOCK_VALUES`` values (at least one row a block).
     """
     last = X.shape[0] if last is None else last
     if not scipy.sparse.issparse(X):
         yield first, last, X[first:last]
         return
-    for start in range(first, last, SPARSE_ROW_BLOCK):
-        stop = min(start + SPARSE_ROW_BLOCK, last)
+    n_rows = max(1, min(SPARSE_ROW_BLOCK, SPARSE_BLOCK_VALUES // max(1, X.shape[1])))
+    for start in range(first, last, n_rows):
+        stop = min(start + n_rows, last)
         yield start, stop, X[start:stop].toarray()
 
 
