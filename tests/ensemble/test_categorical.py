@@ -411,6 +411,21 @@ def test_target_statistics_refuse_sparse_rows_in_fit_and_predict():
         model.predict(scipy.sparse.csr_matrix(X))
 
 
+def test_target_statistics_tag_the_ranker_as_taking_no_sparse_input():
+    """scikit-learn's ``input_tags.sparse`` said True for a ranker that refuses sparse X,
+    and the wrappers that take their tags from it repeated it."""
+    from sklearn.utils import get_tags
+
+    from forestrank import AveragedRanker, CalibratedRanker, PLRank
+
+    for ranker in (LambdaMART, PLRank):
+        assert get_tags(ranker()).input_tags.sparse
+        dense_only = ranker(categorical_features=[0], cat_target_statistics=True)
+        assert not get_tags(dense_only).input_tags.sparse
+        assert not get_tags(AveragedRanker(dense_only)).input_tags.sparse
+        assert not get_tags(CalibratedRanker(dense_only)).input_tags.sparse
+
+
 @pytest.mark.parametrize("fitted", [False, True])
 def test_an_init_fitted_with_target_statistics_is_refused_by_name(fitted):
     """Its trees read the statistics' columns past the features: the boosted model's feature

@@ -240,6 +240,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         "verbose": ["verbose"],
     }
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Target statistics are computed on dense rows (_with_target_statistics).
+        tags.input_tags.sparse = not getattr(self, "cat_target_statistics", False)
+        return tags
+
     @abstractmethod
     def _make_objective(self) -> RankingObjective:
         """The objective of one fit, built from the estimator's parameters."""
