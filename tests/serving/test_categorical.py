@@ -4,6 +4,7 @@ negative and missing categories; the JSON dump and the tree plot write the sets;
 formats without a test of set membership refuse such models by name."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -189,8 +190,12 @@ def test_the_tree_plot_lists_the_set():
     ids=["solr", "ltr-plugins"],
 )
 def test_formats_without_set_tests_refuse_by_name(model, export):
-    with pytest.raises(ValueError, match="categorical features.*one 0/1 feature per category"):
+    """The refusal names the format mid-sentence: the LTR plugins' read "which The LTR
+    plugins' XGBoost model cannot express"."""
+    with pytest.raises(ValueError, match="categorical features.*one 0/1 feature per category") as refusal:
         export(model)
+    assert re.search(r"which (Solr's MultipleAdditiveTreesModel|XGBoost's model for the LTR plugins) cannot express",
+                     str(refusal.value))
 
 
 def _routed_left(tree, node, value):

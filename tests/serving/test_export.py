@@ -13,7 +13,7 @@ from forestrank.export import FORMATS, export_model, to_lightgbm, to_onnx, to_so
 from .models import fitted
 
 SUM_OF_TREES_FORMATS = {
-    "LightGBM's model format": to_lightgbm, "XGBoost's model": to_xgboost, "The LTR plugins' XGBoost model": to_xgboost_ltr,
+    "LightGBM's model format": to_lightgbm, "XGBoost's model": to_xgboost, "XGBoost's model for the LTR plugins": to_xgboost_ltr,
     "Solr's MultipleAdditiveTreesModel": to_solr,
 }  # fmt: skip
 NAMES = [f"feature_{index}" for index in range(8)]

@@ -158,7 +158,7 @@ def test_engines_without_a_view_of_the_query_and_other_pipelines_are_refused_by_
     names = list("abcde")
     with pytest.raises(ValueError, match="Solr's MultipleAdditiveTreesModel scores each document on its own"):
         to_solr(model, feature_names=names)
-    with pytest.raises(ValueError, match="The LTR plugins' XGBoost model scores each document on its own"):
+    with pytest.raises(ValueError, match="XGBoost's model for the LTR plugins scores each document on its own"):
         to_xgboost_ltr(model, feature_names=names)
     with pytest.raises(ValueError, match="feature_names name the pipeline's input columns: 5 names; got 4"):
         to_lightgbm(model, feature_names=names[:4])

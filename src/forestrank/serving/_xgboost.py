@@ -128,8 +128,8 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
         parser accepts, ``missing`` on every split (the plugins refuse a split without it).
     """
     scaler, model = split_query_scaler(model)
-    refuse_query_scaler(scaler, "The LTR plugins' XGBoost model")
-    trees, _ = scalar_trees(model, "The LTR plugins' XGBoost model", float32=True, categories=False)
+    refuse_query_scaler(scaler, "XGBoost's model for the LTR plugins")
+    trees, _ = scalar_trees(model, "XGBoost's model for the LTR plugins", float32=True, categories=False)
     names = resolve_feature_names(model, feature_names, "the LTR plugins' XGBoost model", required=True)
     return {"objective": DUMP_OBJECTIVE, "splits": [_dump_tree(tree, names) for tree in trees]}
 
