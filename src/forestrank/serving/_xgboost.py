@@ -68,7 +68,10 @@ def to_xgboost(model: object, *, feature_names: object = None) -> dict:
     -------
     dict
         ``{"learner": {...}, "version": [2, 1, 0]}``: ``rank:pairwise``, ``base_score`` 0
-        (the base folded into the first tree), one tree per term.
+        (the base folded into the first tree), one tree per term. Write it with
+        ``json.dump(document, file, ensure_ascii=False)`` (as ``export_model`` does) where a
+        feature name is not ASCII: XGBoost's reader keeps an escape such as ``\\u00e9`` as
+        its six characters, and the names would no longer match a DataFrame's columns.
     """
     scaler, model = split_query_scaler(model)
     trees, _ = scalar_trees(model, "XGBoost's model", float32=True)
