@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from forestrank import MissingQidWarning
-from forestrank._input.queries import boundaries_of_grouped, group_queries
+from forestrank._input.queries import boundaries_of_grouped, check_qid, group_queries
 
 
 @given(qid=hnp.arrays(np.int64, st.integers(1, 60), elements=st.integers(-3, 6)))
@@ -72,6 +72,9 @@ def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
         (np.array(["a", "b", None], dtype=object), ValueError, r"qid contains a missing value \(None at row 2\)"),
         (pd.Series([1, 2, pd.NA], dtype=object), ValueError, r"qid contains a missing value \(<NA> at row 2\)"),
         ([1, "a", 2], TypeError, "mixes strings with other types"),
+        # as floats 2**60 and 2**60 + 1 are one id: two queries merged without a word
+        ([2**60, 2**60 + 1, 0.5], TypeError, r"mixes floats with integers that no float holds exactly \(such as 1152921504606846977\)"),
+        ([np.int64(2**60), np.int64(2**60 + 1), 0.5], TypeError, "mixes floats with integers that no float holds"),
         (pd.to_datetime(["2020-01-01", None, "2020-01-01"]), ValueError, r"qid contains NaT \(a missing value, at row 1\)"),
         (np.array(["NaT", "1", "1"], dtype="timedelta64[s]"), ValueError, r"qid contains NaT \(a missing value, at row 0\)"),
         (np.array([1, 1j * np.nan, 1]), ValueError, "qid contains NaN"),
@@ -80,6 +83,11 @@ def test_missing_qid_is_one_query_with_a_warning_naming_the_caller():
 def test_bad_query_ids(qid, error, match):
     with pytest.raises(error, match=match):
         group_queries(qid, 3, caller="test")
+
+
+def test_integers_a_float_holds_mix_with_floats():
+    """Small integers, bools and integral floats beside floats keep their ids as floats."""
+    np.testing.assert_array_equal(check_qid([1, 2.5, True, 2**53], 4), [1.0, 2.5, 1.0, 2.0**53])
 
 
 def test_missing_qid_warnings_point_at_the_callers_line():

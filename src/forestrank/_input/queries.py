@@ -17,6 +17,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
@@ -178,6 +179,14 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X", name: str = "q
         text_type = str if array.dtype.kind == "U" else bytes
         if not all(isinstance(value, text_type) for value in qid):
             raise TypeError(f"{name} mixes strings with other types; use one type for all query ids.")
+    if array.dtype.kind == "f" and array.ndim == 1 and not isinstance(qid, np.ndarray):
+        # numpy turns [2**60, 2**60 + 1, 0.5] into floats, silently merging the two integer ids.
+        inexact = next((value for value in qid if _integer_beyond_float(value)), None)
+        if inexact is not None:
+            raise TypeError(
+                f"{name} mixes floats with integers that no float holds exactly (such as {int(inexact)}): as floats, "
+                "distinct query ids would merge. Use one type for all query ids."
+            )
     qid = array
     if qid.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array with one query id per row; got shape {qid.shape}.")
@@ -199,6 +208,13 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X", name: str = "q
                 f"{name} contains a missing value ({qid[missing]!r} at row {missing}); every row needs a query id."
             )
     return qid
+
+
+def _integer_beyond_float(value: object) -> bool:
+    """Whether ``value`` is an integer (not a bool) that float64 rounds to another value."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, Integral):
+        return False
+    return int(float(value)) != int(value)
 
 
 def _is_missing(value: object) -> bool:
