@@ -70,6 +70,19 @@ def test_missing_qid_in_fit_warns_and_uses_one_query(data):
         DummyRanker().fit(X, y)
 
 
+@pytest.mark.parametrize("ranker", [LambdaMART(n_estimators=2), RFPointRanker(n_estimators=2)], ids=repr)
+def test_a_qid_given_to_predict_is_checked_where_it_is_not_read(ranker, data):
+    """Without early_exit, predict's qid went unread and unchecked: a routed qid of the
+    wrong rows, NaN or a string passed without a word."""
+    X, y, qid = data
+    model = clone(ranker).set_params(random_state=0).fit(X, y, qid=qid)
+    np.testing.assert_array_equal(model.predict(X, qid=qid), model.predict(X))
+    with pytest.raises(ValueError, match=rf"qid has 3 entries but X has {len(y)} rows"):
+        model.predict(X, qid=np.arange(3))
+    with pytest.raises(ValueError, match="qid contains NaN"):
+        model.predict(X, qid=np.full(len(y), np.nan))
+
+
 def test_metadata_routing_requests_qid_by_default():
     routing = DummyRanker().get_metadata_routing()
     assert routing.fit.requests["qid"] is True

@@ -43,7 +43,7 @@ from .._input.categories import (
 )
 from .._input.features import check_features, dense_blocks, validate_rows
 from ..parallel._local import row_ranges, run_in_threads
-from .._input.queries import QueryGroups, group_queries, stacklevel_outside_package
+from .._input.queries import QueryGroups, check_qid, group_queries, stacklevel_outside_package
 from .._tree import _predictor, _quickscorer
 from .._input.labels import check_gain, check_grades_for_gain, check_relevance, check_sample_weight, normalize_sample_weight
 from ..metrics._ranking import evaluate
@@ -346,11 +346,16 @@ class BaseRanker(BaseEstimator):
             given_weight=None if given is None else groups.group(given),
         )
 
-    def _validate_prediction_data(self, X: object) -> np.ndarray:
-        """Check the estimator is fitted and ``X`` matches the training features."""
+    def _validate_prediction_data(self, X: object, qid: object = None) -> np.ndarray:
+        """Check the estimator is fitted and ``X`` matches the training features; a ``qid``
+        given is checked against ``X`` (``_input.queries.check_qid``) even where the
+        prediction does not read it, as a wrong one is the caller's mistake."""
         if not hasattr(self, "n_features_in_"):  # with it, check_is_fitted passes: spare its scan of vars()
             check_is_fitted(self)
-        return self._check_X(X, reset=False)
+        X = self._check_X(X, reset=False)
+        if qid is not None:
+            check_qid(qid, X.shape[0])
+        return X
 
     def _split_on_categories(self) -> str | None:
         """How this estimator is told to split on a frame's category columns, for the error

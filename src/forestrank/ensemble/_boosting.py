@@ -1295,7 +1295,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         """
         if is_dask_collection(X):
             return map_predict(self, X, qid, early_exit)
-        X = self._validate_prediction_data(X)
+        X = self._validate_prediction_data(X, qid)
         if early_exit is not None:
             return self._predict_with_exits(X, qid, early_exit, self._baseline, lambda raw, _: self._ranking_scores(raw))
         return self._ranking_scores(self._raw_scores(X))

@@ -643,7 +643,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         """
         if is_dask_collection(X):
             return map_predict(self, X, qid, early_exit)
-        X = self._validate_prediction_data(X)
+        X = self._validate_prediction_data(X, qid)
         if early_exit is None:
             return self._mean_of_trees(X)
         # A frozen document's partial score is the mean of the trees it passed.
