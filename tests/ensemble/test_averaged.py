@@ -215,6 +215,18 @@ def test_a_fit_without_qid_warns_once_at_the_callers_line():
     np.testing.assert_array_equal(ensemble.predict(X), one_query.fit(X, y, qid=np.zeros(len(y))).predict(X))
 
 
+def test_a_fit_parameter_its_members_do_not_take_is_refused_before_any_warning():
+    """LightGBM's group= warned that every row was one query, then failed naming
+    BaseBoostingRanker.fit."""
+    from forestrank import MissingQidWarning
+
+    X, y, qid = make_ranking(n_queries=4, docs_per_query=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MissingQidWarning)
+        with pytest.raises(TypeError, match=r"AveragedRanker.fit got 'group', which its members' fit \(LambdaMART.fit\)"):
+            AveragedRanker(LambdaMART(n_estimators=2), n_models=2).fit(X, y, group=np.bincount(qid))
+
+
 def test_another_librarys_member_gets_its_queries_its_own_way():
     """An XGBRanker member given group= in fit_params got the one-query ids the ensemble
     made up for a missing qid (and XGBoost refused both), with a warning that was false."""

@@ -137,6 +137,13 @@ class AveragedRanker(BaseRanker):
         check_in_memory(self, X)  # y is checked here in memory, and members fit in joblib's processes
         if y is not None:  # None: each member says y is required, in scikit-learn's words
             y = check_relevance(y, name="y", warn_column=True)  # warned once here, not once per member
+        qid, sample_weight, fit_params = self._member_fit_params(qid, sample_weight, fit_params)
+        unknown = [name for name in fit_params if not fit_takes(template, name)]
+        if unknown:
+            raise TypeError(
+                f"AveragedRanker.fit got {', '.join(map(repr, unknown))}, which its members' fit "
+                f"({type(template).__name__}.fit) does not take."
+            )
         if qid is None and isinstance(template, BaseRanker):
             # a forestrank member reads no qid as one query: warned once, at the caller's line,
             # not once per member from inside joblib (the members' warning is ignored in
@@ -144,7 +151,6 @@ class AveragedRanker(BaseRanker):
             # ranker may take its queries otherwise (XGBRanker's group) and keeps qid=None.
             with contextlib.suppress(TypeError):
                 group_queries(None, _num_samples(X), caller="AveragedRanker.fit")
-        qid, sample_weight, fit_params = self._member_fit_params(qid, sample_weight, fit_params)
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         try:
