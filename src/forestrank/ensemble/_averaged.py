@@ -300,7 +300,17 @@ class AveragedRanker(BaseRanker):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
         with self._members_reading(X):
-            stages = [list(member.staged_predict(rows_for(member, X))) for member in self.estimators_]
-        for stage in range(max(len(member) for member in stages)):
-            yield np.mean([member[min(stage, len(member) - 1)] for member in stages], axis=0)
+            # Each member's generator steps with the others, its last stage held once it ends:
+            # the members' stages are never all in memory at once.
+            streams = [member.staged_predict(rows_for(member, X)) for member in self.estimators_]
+            latest = [next(stream) for stream in streams]
+            while True:
+                yield np.mean(latest, axis=0)
+                stepped = False
+                for index, stream in enumerate(streams):
+                    stage = next(stream, None)
+                    if stage is not None:
+                        latest[index], stepped = stage, True
+                if not stepped:
+                    return
 
