@@ -275,6 +275,32 @@ def test_staged_predict_ends_at_predict(data):
         np.testing.assert_allclose(stages[0], first_weight * model.estimators_[0].predict(X), rtol=1e-12)
 
 
+@pytest.mark.parametrize("variant", ["gradient", "absolute", "height"])
+def test_staged_predict_holds_one_prediction_at_a_time(data, variant):
+    """Each stage re-summed every earlier round's kept prediction: time in rounds squared
+    and memory in rounds times rows. The stages are the first ``t`` forests combined with
+    ``_combination``'s coefficients of those ``t`` rounds."""
+    import tracemalloc
+
+    X, y, qid = data
+    model = BROOF(n_estimators=12, variant=variant, n_trees=2, random_state=0).fit(X, y, qid=qid)
+    forests = [forest.predict(X) for forest in model.estimators_]
+    for rounds, stage in enumerate(model.staged_predict(X), start=1):
+        weights = model._combination(model.estimator_betas_[:rounds])
+        expected = sum(a * prediction for a, prediction in zip(weights, forests[:rounds]))
+        if variant == "gradient":
+            np.testing.assert_array_equal(stage, expected)
+        np.testing.assert_allclose(stage, expected, rtol=1e-12, atol=1e-15)
+    rows = np.tile(X, (40, 1))
+    next(model.staged_predict(rows[:2]))  # kernels loaded outside the trace
+    tracemalloc.start()
+    for _ in model.staged_predict(rows):
+        pass
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert model.n_estimators_ >= 6 and peak < 5 * rows.shape[0] * 8 + rows.nbytes
+
+
 def test_listwise_forests_as_weak_learners(data):
     X, y, qid = data
     model = BROOF(n_estimators=2, variant="height", n_trees=4, forest=RFListRanker(max_depth=4), random_state=0)

@@ -415,7 +415,7 @@ class BROOF(BaseRanker):
         self.estimators_ = forests
         self.estimator_betas_ = np.array(betas)
         self.estimator_errors_ = np.array(errors)
-        self.estimator_weights_ = self._combination(strategy, np.array(betas))
+        self.estimator_weights_ = self._combination(np.array(betas))
         self.n_estimators_ = len(forests)
         costs = check_feature_costs(template.feature_costs, self.n_features_in_)
         self.tree_costs_ = tree_costs([tree for forest in forests for tree in forest.trees_], costs)
@@ -528,16 +528,27 @@ class BROOF(BaseRanker):
         weighted = weights > 0
         return updated * (weights[weighted].sum() / updated[weighted].sum())
 
-    def _combination(self, strategy: dict, betas: np.ndarray) -> np.ndarray:
-        """Coefficients ``a_t`` of the forests in the prediction (module docstring, point 4)."""
-        if strategy["update_examples"] == "residue":
+    def _round_factors(self, betas: np.ndarray) -> np.ndarray:
+        """Each round's factor in the coefficients (``_combination``), float64 of shape
+        (n_rounds,): the learning rate, 1, or ``log(1 / beta)`` (inf for a perfect round)."""
+        if self.strategy_["update_examples"] == "residue":
             return np.full(len(betas), self.learning_rate_)
-        if strategy["learner_weight"] == "constant" or len(betas) == 1:
-            return np.full(len(betas), 1.0 / len(betas))
-        if betas[-1] == 0.0:  # a perfect round: log(1/beta) = inf outweighs the rest
+        if self.strategy_["learner_weight"] == "constant":
+            return np.ones(len(betas))
+        with np.errstate(divide="ignore"):
+            return np.log(1.0 / betas)
+
+    def _combination(self, betas: np.ndarray) -> np.ndarray:
+        """Coefficients ``a_t`` of the forests in the prediction (module docstring, point 4):
+        the rounds' factors, divided by their sum but under the residue rule."""
+        factors = self._round_factors(betas)
+        if self.strategy_["update_examples"] == "residue":
+            return factors
+        if len(betas) == 1:
+            return np.ones(1)
+        if np.isinf(factors[-1]):  # a perfect round outweighs the rest
             return np.eye(len(betas))[-1]
-        alphas = np.log(1.0 / betas)
-        return alphas / alphas.sum()
+        return factors / factors.sum()
 
     # --- prediction --------------------------------------------------------------------
 
@@ -569,11 +580,18 @@ class BROOF(BaseRanker):
         ndarray of shape (n_samples,), float64
         """
         X = self._validate_prediction_data(X)
-        forest_predictions = []
-        for rounds, forest in enumerate(self.estimators_, start=1):
-            forest_predictions.append(forest._mean_of_trees(X))
-            weights = self._combination(self.strategy_, self.estimator_betas_[:rounds])
-            yield sum(a * prediction for a, prediction in zip(weights, forest_predictions))
+        # Every rule of _combination weighs round i by a factor of its own (the learning rate,
+        # 1, or log(1 / beta_i)), the last two divided by the factors' sum: each stage is a
+        # running sum, so the rounds' predictions are neither all kept nor summed again.
+        residue = self.strategy_["update_examples"] == "residue"
+        unscaled, total = 0.0, 0.0
+        for forest, factor in zip(self.estimators_, self._round_factors(self.estimator_betas_)):
+            prediction = forest._mean_of_trees(X)
+            if np.isinf(factor):  # a perfect round outweighs the rest
+                yield prediction
+                return
+            unscaled, total = unscaled + factor * prediction, total + factor
+            yield unscaled if residue else (unscaled / total if total else prediction)
 
     def average_cost(self) -> float:
         """``c_H``, the cost of scoring a document with every kept round (Mohan's thesis,
