@@ -164,6 +164,59 @@ def test_boosting_fits_from_two_threads_under_any_threading_layer(layer):
         assert result.stdout.strip() == "workqueue"
 
 
+def test_a_thread_waiting_on_others_releases_the_workqueue_lock(monkeypatch):
+    """A fit's driver on an in-process Dask cluster held the workqueue layer's lock through
+    each round, while the workers answering it, threads of the same process, waited for
+    the lock: the fit hung for ever."""
+    from forestrank.parallel import _local
+
+    monkeypatch.setattr(_local, "_threading_layer_is_threadsafe", lambda: False)
+    entered = threading.Event()
+
+    def worker():
+        with _local.numba_threads(1):
+            entered.set()
+
+    with _local.numba_threads(1):
+        thread = threading.Thread(target=worker)
+        with _local.numba_threads_released():
+            thread.start()
+            assert entered.wait(10)
+            thread.join(10)
+        assert not _local._WORKQUEUE_LOCK.acquire(blocking=False)  # taken again
+    assert _local._WORKQUEUE_LOCK.acquire(blocking=False)
+    _local._WORKQUEUE_LOCK.release()
+    with _local.numba_threads_released():  # outside numba_threads it has nothing to release
+        assert _local._WORKQUEUE_LOCK.acquire(blocking=False)
+        _local._WORKQUEUE_LOCK.release()
+
+
+_IN_PROCESS_CLUSTER = """
+import dask.array as da
+from distributed import Client, LocalCluster
+from forestrank import LambdaMART, make_ranking
+X, y, q = make_ranking(n_queries=60, docs_per_query=(10, 30), n_features=8, random_state=0)
+if __name__ == "__main__":
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, Client(cluster):
+        parts = [da.from_array(values, chunks=len(q)) for values in (X, y, q)]
+        model = LambdaMART(n_estimators=3, random_state=0).fit(*parts[:2], qid=parts[2])
+        print(len(model.trees_))
+"""
+
+
+@pytest.mark.slow  # a subprocess that compiles anew, and a cluster: run after the quick suite
+def test_boosting_on_an_in_process_cluster_under_the_workqueue_layer(tmp_path):
+    """The driver and the in-process workers took turns at the workqueue layer's lock, the
+    driver holding it while it waited for them: the fit hung."""
+    pytest.importorskip("distributed")
+    script = tmp_path / "fit.py"
+    script.write_text(_IN_PROCESS_CLUSTER)
+    environment = {**os.environ, "NUMBA_THREADING_LAYER": "workqueue"}
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=environment, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip().splitlines()[-1] == "3"
+
+
 _FORKED = """
 import multiprocessing
 import numba

@@ -35,6 +35,7 @@ from .._tree._partition_rows import PartitionRows
 from .._tree._remote import sum_each, sum_in_order, sum_split
 from ..parallel._channel import CONNECT_TIMEOUT, Channel, serve_on_worker
 from ..parallel._cluster import check_scheduler, holders, scheduler_errors
+from ..parallel._local import numba_threads_released
 
 
 class LostPartitionsError(RuntimeError):
@@ -221,7 +222,8 @@ class ActorRounds:
         per_actor = arguments if isinstance(arguments, list) else [arguments] * len(asked)
         with scheduler_errors(self.client):
             try:
-                answers, lost, failed = self._round(method, asked, per_actor)
+                with numba_threads_released():  # the workers may share this process
+                    answers, lost, failed = self._round(method, asked, per_actor)
             except BaseException:
                 # Requests may be left unanswered on some channels: no later round could tell
                 # their answers from its own.

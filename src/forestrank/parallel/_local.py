@@ -148,6 +148,8 @@ def _ran_gnu_openmp() -> bool:
 
 # Held by a boosting fit's parallel kernels under numba's workqueue threading layer.
 _WORKQUEUE_LOCK = threading.Lock()
+# The workqueue lock the current thread holds in numba_threads, if any (numba_threads_released).
+_HELD = threading.local()
 # The process whose kernels ran on GNU OpenMP before this one was forked from it or from
 # a descendant of it (_after_fork); None when this process's kernels may run.
 _OPENMP_ANCESTOR: int | None = None
@@ -209,10 +211,30 @@ def numba_threads(n_jobs: int | None) -> Iterator[None]:
     the block's first kernel (``_check_not_forked_after_openmp``)."""
     n_threads = max(1, min(thread_count(n_jobs), numba.config.NUMBA_NUM_THREADS))
     _check_not_forked_after_openmp(n_threads)
-    with contextlib.nullcontext() if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK:
+    lock = None if _threading_layer_is_threadsafe() else _WORKQUEUE_LOCK
+    with lock or contextlib.nullcontext():
+        held, _HELD.lock = getattr(_HELD, "lock", None), lock
         previous = numba.get_num_threads()
         numba.set_num_threads(n_threads)
         try:
             yield
         finally:
             numba.set_num_threads(previous)
+            _HELD.lock = held
+
+
+@contextlib.contextmanager
+def numba_threads_released() -> Iterator[None]:
+    """Inside ``numba_threads``, a block that waits on other threads of this process which
+    launch kernels themselves (the Dask workers of an in-process cluster answering a
+    fit's rounds): the workqueue lock this thread holds is released for the block and
+    taken again after it, where holding it through the wait would deadlock."""
+    lock = getattr(_HELD, "lock", None)
+    if lock is None:
+        yield
+        return
+    lock.release()
+    try:
+        yield
+    finally:
+        lock.acquire()
