@@ -58,15 +58,19 @@ def test_thread_count_follows_n_jobs_and_the_configured_n_jobs_not_the_backend(b
     with joblib.parallel_config(backend=backend, n_jobs=1):
         assert thread_count(None) == 1
     with joblib.parallel_config(backend=backend, n_jobs=2):
-        assert thread_count(None) == 2
+        assert thread_count(None) == min(2, joblib.cpu_count())
+    with joblib.parallel_config(backend=backend, n_jobs=4096):  # a limit, not a count: every core at most
+        assert thread_count(None) == joblib.cpu_count()
 
 
-@pytest.mark.parametrize("limit, expected", [("1", 1), ("3", 3), ("", None), ("0", None), ("many", None)])
+@pytest.mark.parametrize("limit, expected", [("1", 1), ("3", 3), ("", None), ("0", None), ("many", None), ("4096", None)])
 def test_n_jobs_none_honours_the_thread_limit_of_joblibs_workers(limit, expected, monkeypatch):
     """joblib's process workers get OMP_NUM_THREADS (their share of the cores); n_jobs=None keeps to it,
-    an explicit n_jobs does not, and a missing or unusable value means every core."""
+    an explicit n_jobs does not, and a missing or unusable value means every core, as does a
+    limit above the cores (which ran a forest's trees on more threads than cores, and changed
+    the model where the threads set the feature-cost waves)."""
     monkeypatch.setenv("OMP_NUM_THREADS", limit)
-    assert thread_count(None) == (joblib.cpu_count() if expected is None else expected)
+    assert thread_count(None) == (joblib.cpu_count() if expected is None else min(expected, joblib.cpu_count()))
     assert thread_count(2) == 2
 
 

@@ -23,7 +23,7 @@ from numbers import Integral
 import joblib.parallel
 import numba
 import numpy as np
-from joblib import Parallel, effective_n_jobs, parallel_config
+from joblib import Parallel, cpu_count, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
 from sklearn.utils._param_validation import Interval
 
@@ -41,15 +41,16 @@ def resolve_n_jobs(n_jobs: int | None) -> int:
     and XGBoost use by default, with two limits a user or a caller sets: the
     ``n_jobs`` of ``joblib.parallel_config``, and ``OMP_NUM_THREADS``, which joblib
     sets in its process workers (a grid search's fits then share the cores instead of
-    each taking all of them) and which OpenMP programs honour.
+    each taking all of them) and which OpenMP programs honour. A limit above the number
+    of cores leaves every core (boosting's threads are numba's, at most one a core).
     """
     if n_jobs is not None:
         return n_jobs
     _, configured = get_active_backend()
-    if configured is not None:
-        return configured
-    limit = os.environ.get("OMP_NUM_THREADS", "")
-    return int(limit) if limit.isdigit() and int(limit) > 0 else -1
+    if configured is None:
+        limit = os.environ.get("OMP_NUM_THREADS", "")
+        configured = int(limit) if limit.isdigit() and int(limit) > 0 else -1
+    return min(configured, cpu_count()) if configured > 0 else configured
 
 
 def thread_count(n_jobs: int | None) -> int:
