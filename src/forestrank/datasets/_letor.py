@@ -152,12 +152,50 @@ def _fill(path: Path, buffer: np.ndarray, zero_based: bool, outputs: tuple) -> N
     fast path converted by Python's ``float``."""
     slow = np.zeros((_INITIAL_SLOW_CAPACITY, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
     n_slow = _parse(path, buffer, zero_based, slow, outputs)[3]
-    if n_slow > len(slow):  # rare: many numbers off the exact fast path
+    if n_slow > len(slow):  # numbers off the exact fast path: a file of 17-digit floats holds many
         slow = np.zeros((n_slow, _svmlight.SLOW_FIELDS), dtype=INDEX_DTYPE)
         _parse(path, buffer, zero_based, slow, outputs)
+    if n_slow and not _store_deferred(buffer, slow[:n_slow], outputs):
+        _store_deferred_one_by_one(path, buffer, zero_based, slow[:n_slow], outputs)
+
+
+def _store_deferred(buffer: np.ndarray, slow: np.ndarray, outputs: tuple) -> bool:
+    """The deferred tokens (``slow``: ``_svmlight.SLOW_FIELDS`` per token) converted by
+    Python's ``float`` and stored at once; False, nothing stored, where one of them is
+    not to be stored (not a number, infinite, a NaN label, past float32's range), for
+    ``_store_deferred_one_by_one`` to say which."""
+    text = buffer.tobytes()  # slices of bytes cost less than a numpy slice's tobytes each
+    tokens = list(map(text.__getitem__, map(slice, slow[:, 2].tolist(), slow[:, 3].tolist())))
+    # Python's float reads "1_000"; no LETOR tool does (the file searched first: a comment may hold one)
+    if b"_" in text and any(b"_" in token for token in tokens):
+        return False
+    try:
+        values = np.array(list(map(float, tokens)))
+    except ValueError:
+        return False
+    rows, columns, entries = slow[:, 0], slow[:, 1], slow[:, 5]
+    labels = columns < 0
+    features = outputs[2] if len(outputs) == 5 else outputs[0]
+    if np.isinf(values).any() or np.isnan(values[labels]).any():
+        return False
+    if features.dtype == np.float32:
+        with np.errstate(over="ignore"):
+            if np.isinf(values[~labels].astype(np.float32)).any():
+                return False
+    outputs[-2][rows[labels]] = values[labels]
+    in_csr, in_dense = ~labels & (entries >= 0), ~labels & (entries < 0)
+    if in_csr.any():
+        outputs[2][entries[in_csr]] = values[in_csr]
+    if in_dense.any():
+        outputs[0][rows[in_dense], columns[in_dense]] = values[in_dense]
+    return True
+
+
+def _store_deferred_one_by_one(path: Path, buffer: np.ndarray, zero_based: bool, slow: np.ndarray, outputs: tuple) -> None:
+    """``_store_deferred`` token by token, raising at the first token that is not to be stored."""
     y = outputs[-2]
     features = outputs[2] if len(outputs) == 5 else outputs[0]
-    for row, column, start, end, line, entry in slow[:n_slow]:
+    for row, column, start, end, line, entry in slow:
         text = buffer[start:end].tobytes()
         try:
             if b"_" in text:  # Python's float reads "1_000"; no LETOR tool does
