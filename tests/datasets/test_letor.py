@@ -407,10 +407,16 @@ def test_the_cache_tells_apart_query_files_of_the_same_size_and_time(tmp_path):
 
 
 def test_unwritable_cache_location_only_warns(tmp_path):
+    """At the caller's line, through load_letor_fold too (it pointed inside the package)."""
     path = write(tmp_path, "2 qid:3 1:0.25\n")
-    with pytest.warns(UserWarning, match="Could not write the parsed copy"):
+    with pytest.warns(UserWarning, match="Could not write the parsed copy") as record:
         X, _, _ = load_letor(path, cache=tmp_path / "does-not-exist")
     np.testing.assert_array_equal(X, [[0.25]])
+    for name in ("train.txt", "vali.txt", "test.txt"):
+        write(tmp_path, "2 qid:3 1:0.25\n", name)
+    with pytest.warns(UserWarning, match="Could not write the parsed copy") as fold_record:
+        load_letor_fold(tmp_path, cache=tmp_path / "does-not-exist")
+    assert {warning.filename for warning in [*record, *fold_record]} == {__file__}
 
 
 def test_a_cache_that_is_no_flag_or_path_is_refused_by_name_and_a_numpy_bool_is_a_flag(tmp_path):

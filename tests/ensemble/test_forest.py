@@ -97,6 +97,9 @@ def test_warm_start_continues_the_same_forest(data):
     np.testing.assert_array_equal(whole.predict(X), grown.predict(X))
     with pytest.raises(ValueError, match="must be >= the 10 trees already fitted"):
         grown.set_params(n_estimators=3).fit(X, y, qid=qid)
+    with pytest.warns(UserWarning, match="no tree is grown") as record:  # at this line, not inside the package
+        grown.set_params(n_estimators=10).fit(X, y, qid=qid)
+    assert record[0].filename == __file__
 
 
 @pytest.mark.parametrize("estimator", ["RFPointRanker", "RFListRanker"])

@@ -23,6 +23,7 @@ import scipy.sparse
 
 from .._input.features import FEATURE_DTYPES
 from .._input.labels import check_flag, check_positive_int
+from .._input.queries import stacklevel_outside_package
 from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from . import _svmlight
 
@@ -390,7 +391,7 @@ def load_letor(
             f"{piped[0]} is no regular file (a pipe, say): the parsed copy is neither read nor written, since the copy "
             "is recognised by the files' sizes and modification times, which a pipe's content does not change.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=stacklevel_outside_package(),
         )
     elif cache is not False:
         cache_file = _cache_file(path, cache)
@@ -423,7 +424,9 @@ def load_letor(
                 np.savez(temporary, key=key, X=X, y=y, qid=qid)
             os.replace(temporary, cache_file)
         except OSError as exc:
-            warnings.warn(f"Could not write the parsed copy {cache_file}: {exc}", UserWarning, stacklevel=2)
+            warnings.warn(
+                f"Could not write the parsed copy {cache_file}: {exc}", UserWarning, stacklevel=stacklevel_outside_package()
+            )
     return X, y, qid
 
 

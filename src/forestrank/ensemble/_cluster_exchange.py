@@ -31,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from .._input.queries import stacklevel_outside_package
 from .._tree._partition_rows import PartitionRows
 from .._tree._remote import sum_each, sum_in_order, sum_split
 from ..parallel._channel import CONNECT_TIMEOUT, Channel, serve_on_worker
@@ -201,7 +202,7 @@ class ActorRounds:
                 f"boosting's rounds go through Dask's actor calls, which are slower: the direct channel to a worker "
                 f"could not be opened ({type(error).__name__}: {error}).",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=stacklevel_outside_package(),
             )
             return None
         return channels

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 from ..parallel._cluster import dask_client, grow_on_cluster, is_dask_collection, map_predict, scatter_to_all
 from .._numba.dtypes import FLOAT_DTYPE, as_kernel_array
 from .._input.features import check_interaction_cst, check_monotonic_cst
+from .._input.queries import stacklevel_outside_package
 from ._early_exit import EarlyExit
 from ._costs import FeatureCosts, check_feature_costs, tree_costs
 from ..parallel._local import N_JOBS_CONSTRAINT, ordered_parallel, thread_count
@@ -292,7 +293,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
                 f"warm_start=True with n_estimators={self.n_estimators}, the number of trees already fitted: no tree "
                 "is grown. Raise n_estimators to add trees.",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=stacklevel_outside_package(),
             )
         return previous
 
