@@ -237,6 +237,19 @@ def test_a_fit_without_qid_warns_once_at_the_callers_line():
     np.testing.assert_array_equal(ensemble.predict(X), one_query.fit(X, y, qid=np.zeros(len(y))).predict(X))
 
 
+def test_the_callers_warnings_filters_reach_members_fitted_in_processes():
+    """Members fitted in joblib's worker processes warned whatever the caller's filters
+    said: even warnings.simplefilter('ignore') printed them (and 'error' did not raise)."""
+    X, y, qid = make_ranking(n_queries=10, docs_per_query=5, n_features=3, random_state=0)
+    rows_as_queries = np.arange(len(y))  # every query one document: the members warn
+    for n_jobs in (1, 2):
+        ensemble = AveragedRanker(LambdaMART(n_estimators=2, subsample=0.5), n_models=2, n_jobs=n_jobs, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(UserWarning, match="holds a single document"):
+                ensemble.fit(X, y, qid=rows_as_queries)
+
+
 def test_a_fit_parameter_its_members_do_not_take_is_refused_before_any_warning():
     """LightGBM's group= warned that every row was one query, then failed naming
     BaseBoostingRanker.fit."""

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 from numbers import Integral
 
 import numpy as np
-from joblib import delayed
 from sklearn import get_config
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.metadata_routing import MetadataRequest, MetadataRouter, MethodMapping, get_routing_for_object
 from sklearn.utils import get_tags
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.parallel import delayed
 from sklearn.utils.validation import _num_samples, check_array, check_is_fitted
 
 from .._input.categories import SPLIT_ON_CATEGORIES

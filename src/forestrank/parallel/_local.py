@@ -26,6 +26,7 @@ import numpy as np
 from joblib import Parallel, cpu_count, effective_n_jobs, parallel_config
 from joblib.parallel import get_active_backend
 from sklearn.utils._param_validation import Interval
+from sklearn.utils.parallel import Parallel as SklearnParallel
 
 
 # An estimator's n_jobs as scikit-learn's parameter validation takes it: joblib's meanings,
@@ -104,8 +105,10 @@ def row_ranges(n_rows: int, n_jobs: int | None, min_rows: int, align: int = 1) -
     return list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
 
 
-def process_parallel(n_jobs: int | None) -> Parallel:
-    """A ``Parallel`` over whole fits whose kernels may be numba-parallel (``prange``).
+def process_parallel(n_jobs: int | None) -> SklearnParallel:
+    """A ``Parallel`` over whole fits whose kernels may be numba-parallel (``prange``):
+    scikit-learn's, which hands its workers the caller's configuration and warnings
+    filters (its tasks are made with ``sklearn.utils.parallel.delayed``).
 
     Processes (loky by default, or the configured process backend): numba's workqueue
     threading layer aborts when parallel kernels run in several threads of one process,
@@ -122,8 +125,8 @@ def process_parallel(n_jobs: int | None) -> Parallel:
         or (name == "MultiprocessingBackend" and _forks_after_openmp())
     )
     if one_after_another:
-        return Parallel(n_jobs=1)
-    return Parallel(n_jobs=n_jobs, prefer="processes")
+        return SklearnParallel(n_jobs=1)
+    return SklearnParallel(n_jobs=n_jobs, prefer="processes")
 
 
 def _forks_after_openmp() -> bool:
