@@ -221,6 +221,19 @@ def _small_file(tmp_path):
     return path
 
 
+def test_an_interrupt_is_one_line_and_the_status_of_sigint(tmp_path, monkeypatch, capsys):
+    """Ctrl-C printed Python's traceback of wherever the command was."""
+    from forestrank import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_train", interrupted)
+    status = cli.main(["train", "--model", "rfpoint", "--train", str(_small_file(tmp_path)), "--output", str(tmp_path / "m.joblib")])
+    assert status == 130
+    assert capsys.readouterr().err == "forestrank train: interrupted\n"
+
+
 # Models the command line trains once for the tests that only load, export or corrupt them;
 # each test works on its own copy.
 def _train_small_forest(tmp_path_factory, name):

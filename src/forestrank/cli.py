@@ -53,10 +53,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args.run(args)
     except BrokenPipeError:  # the reader stopped early (``forestrank predict ... | head``): not an error
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes stdout
         return 0
+    except KeyboardInterrupt:  # Ctrl-C: the shell's status for SIGINT, and no traceback
+        print(f"forestrank {args.command}: interrupted", file=sys.stderr)
+        return 130
     except (UsageError, ValueError, TypeError, OSError, KeyError, ImportError, MemoryError) as error:
         print(f"forestrank {args.command}: error: {_first_line(error)}", file=sys.stderr)
         return 2
