@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -232,6 +233,35 @@ def test_an_interrupt_is_one_line_and_the_status_of_sigint(tmp_path, monkeypatch
     status = cli.main(["train", "--model", "rfpoint", "--train", str(_small_file(tmp_path)), "--output", str(tmp_path / "m.joblib")])
     assert status == 130
     assert capsys.readouterr().err == "forestrank train: interrupted\n"
+
+
+@pytest.mark.parametrize("name", ["m.joblib", "m.skops"])
+def test_a_save_interrupted_midway_leaves_the_file_that_was_there(name, tmp_path, monkeypatch):
+    """joblib wrote the model into --output as it pickled: Ctrl-C during the save left a
+    truncated file that no command could load, in place of the user's earlier model."""
+    import joblib
+
+    from forestrank import cli, persistence
+
+    if name.endswith(".skops"):
+        pytest.importorskip("skops")
+    data, output = _small_file(tmp_path), tmp_path / name
+    output.write_bytes(b"the model the user had")
+
+    def half_written(model, path, *args, **kwargs):
+        Path(path).write_bytes(b"half a mod")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(joblib, "dump", half_written)
+    monkeypatch.setattr(persistence, "save", half_written)
+    arguments = ["train", "--model", "rfpoint", "--train", str(data), "--param", "n_estimators=2", "--output", str(output)]
+    assert cli.main(arguments) == 130
+    assert output.read_bytes() == b"the model the user had"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([data.name, name])
+    monkeypatch.undo()
+    assert cli.main(arguments) == 0
+    assert output.read_bytes() != b"the model the user had"
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted([data.name, name])
 
 
 # Models the command line trains once for the tests that only load, export or corrupt them;

@@ -376,7 +376,8 @@ def _export(args: argparse.Namespace) -> None:
             ) from error
         names = [line.strip() for line in text.splitlines() if line.strip()]
     try:
-        export_model(model, args.output, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
+        with _replaced_once_written(args.output) as temporary:
+            export_model(model, temporary, format=args.format, feature_names=names, name=args.name, dtype=args.dtype or "float64")
     except ValueError as error:  # export_model names its Python arguments; here they are options
         # (at a message's start or advised in parentheses; the user's names quoted in it stay as given)
         message = re.sub(r"^feature_names\b", "--feature-names", str(error))
@@ -486,16 +487,30 @@ def _check_output(path: Path) -> None:
         )
 
 
+@contextlib.contextmanager
+def _replaced_once_written(path: Path) -> Iterator[Path]:
+    """A path beside ``path`` (its suffix kept: it names the format) to write to, moved onto
+    ``path`` once written: a write that fails or is interrupted leaves ``path`` as it was,
+    a file the user had there included, and no half-written file under its name."""
+    temporary = path.with_name(f".{path.stem}.{os.getpid()}.partial{path.suffix}")
+    try:
+        yield temporary
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
 def _save(model: object, path: Path) -> None:
     """skops (``forestrank.persistence``) unless the name asks for pickle."""
-    if path.suffix in PICKLE_SUFFIXES:
-        import joblib
+    with _replaced_once_written(path) as temporary:
+        if path.suffix in PICKLE_SUFFIXES:
+            import joblib
 
-        joblib.dump(model, path)
-        return
-    from .persistence import save
+            joblib.dump(model, temporary)
+        else:
+            from .persistence import save
 
-    save(model, path)  # skops is there: _check_output
+            save(model, temporary)  # skops is there: _check_output
 
 
 def _load_model(path: Path) -> object:
