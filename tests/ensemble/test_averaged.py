@@ -56,6 +56,23 @@ def test_staged_predict_steps_the_members_together():
     assert peak < 6 * 4 * rows.shape[0] * 8 + rows.nbytes  # a few arrays a member, not its sixty stages
 
 
+def test_staged_predictions_leave_the_callers_feature_name_checks_on():
+    """The generator yielded inside the context that spares its members the name check:
+    between two stages the caller's own predictions skipped it, and two generators
+    interleaved (train and test curves) left it off for good."""
+    pd = pytest.importorskip("pandas")
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=6, n_features=4, random_state=0)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    model = AveragedRanker(LambdaMART(n_estimators=3, max_features=0.5), n_models=2, random_state=0).fit(frame, y, qid=qid)
+    other = LambdaMART(n_estimators=2, random_state=0).fit(frame, y, qid=qid)
+    reordered = frame[list("dcba")]
+    for _ in zip(model.staged_predict(frame), model.staged_predict(frame)):
+        with pytest.raises(ValueError, match="feature names"):
+            other.predict(reordered)
+    with pytest.raises(ValueError, match="feature names"):
+        other.predict(reordered)
+
+
 def test_averaged_ranker_early_stopping_and_staged_prediction_work_per_member():
     from forestrank import AveragedRanker
 

@@ -299,18 +299,21 @@ class AveragedRanker(BaseRanker):
     def staged_predict(self, X: object):
         """The mean of the members' staged predictions, stage by stage; a member with fewer
         stages (stopped early) keeps its last prediction. The last equals ``predict(X)``."""
+        # Each member's generator steps with the others, its last stage held once it ends:
+        # the members' stages are never all in memory at once. The members read X under
+        # names_matched at each step only: the caller's code between two stages runs in the
+        # caller's context, where its own predictions check their feature names.
         with self._members_reading(X):
-            # Each member's generator steps with the others, its last stage held once it ends:
-            # the members' stages are never all in memory at once.
             streams = [member.staged_predict(rows_for(member, X)) for member in self.estimators_]
             latest = [next(stream) for stream in streams]
-            while True:
-                yield np.mean(latest, axis=0)
-                stepped = False
+        while True:
+            yield np.mean(latest, axis=0)
+            stepped = False
+            with names_matched():
                 for index, stream in enumerate(streams):
                     stage = next(stream, None)
                     if stage is not None:
                         latest[index], stepped = stage, True
-                if not stepped:
-                    return
+            if not stepped:
+                return
 
