@@ -264,6 +264,29 @@ def test_a_save_interrupted_midway_leaves_the_file_that_was_there(name, tmp_path
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted([data.name, name])
 
 
+def test_a_saved_model_keeps_the_files_permissions_and_a_links_target(tmp_path):
+    """Written beside the output and moved onto it, the model replaced a symbolic link by
+    a file and took the umask's permissions in place of the file's own."""
+    import os
+    import stat
+
+    import joblib
+
+    from forestrank import cli
+
+    data, target = _small_file(tmp_path), tmp_path / "models" / "m.joblib"
+    target.parent.mkdir()
+    target.write_bytes(b"the model the user had")
+    target.chmod(0o600)
+    link = tmp_path / "link.joblib"
+    link.symlink_to(target)
+    assert cli.main(["train", "--model", "rfpoint", "--train", str(data), "--param", "n_estimators=2", "--output", str(link)]) == 0
+    assert link.is_symlink() and os.path.realpath(link) == str(target)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert joblib.load(target).n_estimators == 2
+    assert sorted(path.name for path in target.parent.iterdir()) == ["m.joblib"]
+
+
 # Models the command line trains once for the tests that only load, export or corrupt them;
 # each test works on its own copy.
 def _train_small_forest(tmp_path_factory, name):

@@ -23,6 +23,7 @@ import contextlib
 import importlib.util
 import os
 import re
+import shutil
 import sys
 import time
 import warnings
@@ -491,11 +492,15 @@ def _check_output(path: Path) -> None:
 def _replaced_once_written(path: Path) -> Iterator[Path]:
     """A path beside ``path`` (its suffix kept: it names the format) to write to, moved onto
     ``path`` once written: a write that fails or is interrupted leaves ``path`` as it was,
-    a file the user had there included, and no half-written file under its name."""
-    temporary = path.with_name(f".{path.stem}.{os.getpid()}.partial{path.suffix}")
+    a file the user had there included, and no half-written file under its name. A
+    symbolic link's target is written, and a file replaced keeps its permissions."""
+    target = Path(os.path.realpath(path))
+    temporary = target.with_name(f".{target.stem}.{os.getpid()}.partial{target.suffix}")
     try:
         yield temporary
-        os.replace(temporary, path)
+        if target.exists():
+            shutil.copymode(target, temporary)
+        os.replace(temporary, target)
     finally:
         temporary.unlink(missing_ok=True)
 
