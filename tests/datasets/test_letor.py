@@ -137,8 +137,9 @@ def test_full_precision_numbers_are_stored_at_once(tmp_path, monkeypatch, sparse
     rng = np.random.default_rng(0)
     values = rng.random((500, 3)) * 10.0 ** rng.integers(-5, 5, (500, 3))
     labels = [repr(float(value)) for value in rng.random(500) * 4]
-    text = "".join(
-        f"{label} qid:{row // 7} " + " ".join(f"{column + 1}:{value!r}" for column, value in enumerate(row_values)) + "\n"
+    text = "".join(  # an underscore in a comment is no token's
+        f"{label} qid:{row // 7} " + " ".join(f"{column + 1}:{value!r}" for column, value in enumerate(row_values))
+        + f" #doc_id = {row}\n"
         for row, (label, row_values) in enumerate(zip(labels, values.tolist()))
     )
     path = write(tmp_path, text)
@@ -148,6 +149,8 @@ def test_full_precision_numbers_are_stored_at_once(tmp_path, monkeypatch, sparse
 
     with monkeypatch.context() as patched:
         patched.setattr(_letor, "_store_deferred_one_by_one", refused)
+        patched.setattr(_letor, "_DEFERRED_CHUNK", 97)  # chunks' ends inside the file
+        patched.setattr(_letor, "_SCAN_BYTES", 1000)
         X, y, _ = load_letor(path, sparse=sparse, dtype=dtype)
     X = X.toarray() if sparse else X
     np.testing.assert_array_equal(X, values.astype(dtype))
