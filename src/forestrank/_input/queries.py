@@ -179,9 +179,11 @@ def check_qid(qid: object, n_samples: int, *, against: str = "X", name: str = "q
         text_type = str if array.dtype.kind == "U" else bytes
         if not all(isinstance(value, text_type) for value in qid):
             raise TypeError(f"{name} mixes strings with other types; use one type for all query ids.")
-    if array.dtype.kind == "f" and array.ndim == 1 and not isinstance(qid, np.ndarray):
-        # numpy turns [2**60, 2**60 + 1, 0.5] into floats, silently merging the two integer ids.
-        inexact = next((value for value in qid if _integer_beyond_float(value)), None)
+    if array.dtype.kind == "f" and array.ndim == 1 and isinstance(qid, list | tuple):
+        # numpy turns [2**60, 2**60 + 1, 0.5] into floats, silently merging the two integer ids;
+        # only ids of 2**53 or more can be integers a float does not hold.
+        beyond = np.flatnonzero(np.abs(array) >= 2.0**53).tolist()
+        inexact = next((qid[row] for row in beyond if _integer_beyond_float(qid[row])), None)
         if inexact is not None:
             raise TypeError(
                 f"{name} mixes floats with integers that no float holds exactly (such as {int(inexact)}): as floats, "
