@@ -283,7 +283,7 @@ def test_staged_predict_holds_one_prediction_at_a_time(data, variant):
     import tracemalloc
 
     X, y, qid = data
-    model = BROOF(n_estimators=12, variant=variant, n_trees=2, random_state=0).fit(X, y, qid=qid)
+    model = BROOF(n_estimators=30, variant=variant, n_trees=2, random_state=0).fit(X, y, qid=qid)
     forests = [forest.predict(X) for forest in model.estimators_]
     for rounds, stage in enumerate(model.staged_predict(X), start=1):
         weights = model._combination(model.estimator_betas_[:rounds])
@@ -298,7 +298,7 @@ def test_staged_predict_holds_one_prediction_at_a_time(data, variant):
         pass
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert model.n_estimators_ >= 6 and peak < 5 * rows.shape[0] * 8 + rows.nbytes
+    assert model.n_estimators_ >= 20 and peak < 10 * rows.shape[0] * 8  # a few rows of scores, not one a round
 
 
 def test_listwise_forests_as_weak_learners(data):
