@@ -1,5 +1,7 @@
 """Comparisons the tests of several packages share."""
 
+import tracemalloc
+
 import numpy as np
 
 
@@ -19,3 +21,15 @@ def run_estimator_check(estimator: object, check: object) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MissingQidWarning)
         check(estimator)
+
+
+def staged_prediction_peak(model: object, rows: np.ndarray) -> int:
+    """Peak bytes traced while ``model.staged_predict(rows)`` is consumed, its kernels
+    loaded beforehand by a first stage of two rows."""
+    next(model.staged_predict(rows[:2]))
+    tracemalloc.start()
+    for _ in model.staged_predict(rows):
+        pass
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak

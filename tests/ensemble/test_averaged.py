@@ -10,6 +10,7 @@ import sklearn.dummy
 from sklearn.base import clone
 
 from forestrank import AveragedRanker, LambdaMART, RFPointRanker, make_ranking
+from assertions import staged_prediction_peak
 
 
 def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed():
@@ -37,8 +38,6 @@ def test_averaged_ranker_is_the_mean_of_members_that_differ_only_by_their_seed()
 def test_staged_predict_steps_the_members_together():
     """Every stage of every member was listed before the first was averaged: memory in
     members times stages times rows for a generator."""
-    import tracemalloc
-
     X, y, qid = make_ranking(n_queries=30, docs_per_query=10, n_features=5, random_state=0)
     model = AveragedRanker(LambdaMART(n_estimators=60, max_features=0.5), n_models=4, random_state=0).fit(X, y, qid=qid)
     rows = np.tile(X, (20, 1))
@@ -47,12 +46,7 @@ def test_staged_predict_steps_the_members_together():
     members = [list(member.staged_predict(X)) for member in model.estimators_]
     for index in (0, 17, 59):
         np.testing.assert_array_equal(stages[index], np.mean([member[index] for member in members], axis=0))
-    next(model.staged_predict(rows[:2]))  # kernels loaded outside the trace
-    tracemalloc.start()
-    for _ in model.staged_predict(rows):
-        pass
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = staged_prediction_peak(model, rows)
     assert peak < 6 * 4 * rows.shape[0] * 8 + rows.nbytes  # a few arrays a member, not its sixty stages
 
 

@@ -22,7 +22,7 @@ from forestrank import (
 )
 from forestrank.ensemble import _broof
 from forestrank.ensemble._broof_errors import absolute_errors, height_errors, median_region_errors
-from assertions import run_estimator_check
+from assertions import run_estimator_check, staged_prediction_peak
 from forestrank.estimator_checks import expected_failed_checks
 
 
@@ -280,8 +280,6 @@ def test_staged_predict_holds_one_prediction_at_a_time(data, variant):
     """Each stage re-summed every earlier round's kept prediction: time in rounds squared
     and memory in rounds times rows. The stages are the first ``t`` forests combined with
     ``_combination``'s coefficients of those ``t`` rounds."""
-    import tracemalloc
-
     X, y, qid = data
     model = BROOF(n_estimators=30, variant=variant, n_trees=2, random_state=0).fit(X, y, qid=qid)
     forests = [forest.predict(X) for forest in model.estimators_]
@@ -292,12 +290,7 @@ def test_staged_predict_holds_one_prediction_at_a_time(data, variant):
             np.testing.assert_array_equal(stage, expected)
         np.testing.assert_allclose(stage, expected, rtol=1e-12, atol=1e-15)
     rows = np.tile(X, (40, 1))
-    next(model.staged_predict(rows[:2]))  # kernels loaded outside the trace
-    tracemalloc.start()
-    for _ in model.staged_predict(rows):
-        pass
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = staged_prediction_peak(model, rows)
     assert model.n_estimators_ >= 20 and peak < 10 * rows.shape[0] * 8  # a few rows of scores, not one a round
 
 
