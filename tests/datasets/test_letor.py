@@ -150,7 +150,6 @@ def test_full_precision_numbers_are_stored_at_once(tmp_path, monkeypatch, sparse
     with monkeypatch.context() as patched:
         patched.setattr(_letor, "_store_deferred_one_by_one", refused)
         patched.setattr(_letor, "_DEFERRED_CHUNK", 97)  # chunks' ends inside the file
-        patched.setattr(_letor, "_SCAN_BYTES", 1000)
         X, y, _ = load_letor(path, sparse=sparse, dtype=dtype)
     X = X.toarray() if sparse else X
     np.testing.assert_array_equal(X, values.astype(dtype))

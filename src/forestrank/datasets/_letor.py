@@ -29,10 +29,9 @@ from . import _svmlight
 
 _CACHE_FORMAT = 3
 _INITIAL_SLOW_CAPACITY = 1024
-# Deferred tokens converted a chunk at a time (_store_deferred), and bytes of the file
-# searched for an underscore at a time: bounds on the memory either takes beside the file.
+# Deferred tokens converted a chunk at a time (_store_deferred): a bound on the memory
+# their Python objects take beside the file.
 _DEFERRED_CHUNK = 1 << 20
-_SCAN_BYTES = 1 << 26
 
 PathLike = str | os.PathLike
 
@@ -170,13 +169,11 @@ def _store_deferred(buffer: np.ndarray, slow: np.ndarray, outputs: tuple) -> boo
     not to be stored (not a number, infinite, a NaN label, past float32's range), for
     ``_store_deferred_one_by_one`` to say which."""
     view = memoryview(buffer)  # a slice of it copies the token alone, and costs less than a numpy slice
-    # Python's float reads "1_000"; no LETOR tool does (the file searched first: a comment may hold one)
-    underscores = any((buffer[start : start + _SCAN_BYTES] == ord("_")).any() for start in range(0, len(buffer), _SCAN_BYTES))
     values = np.empty(len(slow))
     for first in range(0, len(slow), _DEFERRED_CHUNK):  # Python's objects for a chunk of tokens at a time
         chunk = slow[first : first + _DEFERRED_CHUNK]
         tokens = [bytes(view[start:end]) for start, end in zip(chunk[:, 2].tolist(), chunk[:, 3].tolist())]
-        if underscores and any(b"_" in token for token in tokens):
+        if b"_" in b"".join(tokens):  # Python's float reads "1_000"; no LETOR tool does
             return False
         try:
             values[first : first + len(chunk)] = np.fromiter(map(float, tokens), dtype=np.float64, count=len(tokens))
