@@ -200,11 +200,13 @@ def test_staged_predict_exists_only_for_members_with_stages():
 
 
 def test_members_are_kept_from_repeating_warnings_without_touching_the_warning_filters(monkeypatch):
-    """The members' predictions and fits ran inside warnings.catch_warnings, which before
-    Python 3.14 is not thread-safe: predicting from several threads left the ensemble's
-    "ignore" filters in the process for good, silencing scikit-learn's feature-name
-    warnings for the caller too. The paths now change no filter; the warnings still come
-    once, from the ensemble."""
+    """The members' predictions ran inside warnings.catch_warnings, which before Python
+    3.14 is not thread-safe: predicting from several threads left the ensemble's "ignore"
+    filters in the process for good, silencing scikit-learn's feature-name warnings for
+    the caller too. The prediction paths now change no filter; the warnings still come
+    once, from the ensemble. (Fit runs its members through scikit-learn's Parallel, which
+    enters catch_warnings around every task itself: the members' warnings are recorded
+    inside it, test_a_warning_every_member_gives_reaches_the_caller_once.)"""
     pd = pytest.importorskip("pandas")
     entered = []
 
@@ -222,13 +224,36 @@ def test_members_are_kept_from_repeating_warnings_without_touching_the_warning_f
         monkeypatch.setattr(warnings, "catch_warnings", Counting)
         model.predict(X)
         list(model.staged_predict(X))
-        model.fit(X, y)  # no qid: the ensemble warns, its members do not
         monkeypatch.undo()
+        model.fit(X, y)  # no qid: the ensemble warns, its members do not
     assert not [name for name in entered if name.startswith("forestrank")], entered
     assert entered  # the spy saw scikit-learn's
     messages = [str(w.message) for w in caught]
     assert sum("does not have valid feature names" in m for m in messages) == 2, messages
     assert sum("got no qid" in m for m in messages) == 1, messages
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_a_warning_every_member_gives_reaches_the_caller_once(n_jobs):
+    """Each member's fit warned alike from inside joblib (scikit-learn's Parallel resets
+    the filters for every task, and with them the registry that shows a warning once):
+    n_models copies, pointing at a line of scikit-learn. Now once, at the caller's line,
+    under the caller's filters."""
+    X, y, _ = make_ranking(n_queries=10, docs_per_query=5, n_features=3, random_state=0)
+    rows_as_queries = np.arange(len(y))  # every query one document: each member warns
+    ensemble = AveragedRanker(LambdaMART(n_estimators=2, subsample=0.5), n_models=3, n_jobs=n_jobs, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ensemble.fit(X, y, qid=rows_as_queries)
+    single = [warning for warning in caught if "holds a single document" in str(warning.message)]
+    assert len(single) == 1, [str(warning.message) for warning in caught]
+    assert single[0].filename == __file__ and single[0].category is UserWarning
+    assert str(single[0].message).startswith("LambdaMART.fit: every one of the 50 queries")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught_inside:
+            ensemble.fit(X, y, qid=rows_as_queries)
+    assert not caught_inside
 
 
 def test_a_fit_without_qid_warns_once_at_the_callers_line():

@@ -31,9 +31,26 @@ from ._base import BaseRanker, check_in_memory, fit_atomically, fit_takes, ranke
 from ._sampling import seed_entropy
 
 
-def _fit_member(member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict) -> object:
-    with missing_qid_warned():  # the ensemble warns once of a missing qid (AveragedRanker.fit)
-        return member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+def _fit_member(
+    member: object, X: object, y: object, qid: object, sample_weight: object, fit_params: dict
+) -> tuple[object, list[Warning]]:
+    """Fit ``member``; return it and the warnings its fit emitted under the caller's filters
+    (``process_parallel`` hands them to worker processes), which ``_warn_once`` repeats at
+    the caller's line: each member would otherwise warn alike, from inside joblib."""
+    with missing_qid_warned(), warnings.catch_warnings(record=True) as caught:  # the ensemble warns once of a missing qid
+        member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
+    return member, [record.message for record in caught]
+
+
+def _warn_once(members_warnings: list[list[Warning]]) -> None:
+    """Emit each distinct warning of the members' fits once, pointing at the caller's line."""
+    emitted = set()
+    for caught in members_warnings:
+        for message in caught:
+            key = (type(message), str(message))
+            if key not in emitted:
+                emitted.add(key)
+                warnings.warn(message, stacklevel=stacklevel_outside_package())
 
 
 def _check_fit_takes_queries(estimator: object) -> None:
@@ -154,13 +171,15 @@ class AveragedRanker(BaseRanker):
         seeds = np.random.SeedSequence(seed_entropy(self.random_state)).generate_state(self.n_models)
         members = [clone(template).set_params(random_state=int(seed)) for seed in seeds]
         try:
-            self.estimators_ = process_parallel(self.n_jobs)(
+            fitted = process_parallel(self.n_jobs)(
                 delayed(_fit_member)(member, X, y, qid, sample_weight, fit_params) for member in members
             )
         except ValueError as error:  # a member's advice for a category column names its own parameter
             if SPLIT_ON_CATEGORIES not in str(error):
                 raise
             raise ValueError(str(error).replace(SPLIT_ON_CATEGORIES, self._split_on_categories())) from error
+        self.estimators_ = [member for member, _ in fitted]
+        _warn_once([caught for _, caught in fitted])
         first = self.estimators_[0]
         self.n_features_in_ = first.n_features_in_
         for name in ("feature_names_in_", "frame_categories_"):  # every member read the same X
