@@ -180,6 +180,22 @@ def test_err_max_grade_must_be_finite(max_grade):
         err_scorer(max_grade=max_grade)
 
 
+@pytest.mark.parametrize("max_grade", [np.float32(4), np.float16(4), np.int8(4), 4, 4.0])
+def test_err_max_grade_of_any_numeric_type_is_checked_without_a_warning(max_grade):
+    """A float32 or float16 max_grade was compared with float64's largest value in its
+    own precision: numpy's cast overflowed with a RuntimeWarning (an error under -W error)."""
+    from forestrank.metrics import err_scorer
+
+    y, s, q = [2, 1, 0, 0, 1], [0.9, 0.7, 0.7, 0.4, 0.2], [0, 0, 0, 0, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert err_score(y, s, q, max_grade=max_grade) == err_score(y, s, q, max_grade=4.0)
+        err_scorer(10, max_grade=max_grade)
+    for beyond in (2**1024, -np.float32(1)):
+        with pytest.raises(ValueError, match="max_grade must be a finite number >= the largest label"):
+            err_score(y, s, q, max_grade=beyond)
+
+
 @pytest.mark.parametrize("ties", TIES)
 @given(data=rankings())
 def test_average_precision_matches_brute_force_reference(data, ties):

@@ -297,7 +297,7 @@ def check_grades_for_gain(labels: np.ndarray, gain: str | np.ndarray, *, name: s
         )
 
 
-_LARGEST_DOUBLE = float(np.finfo(np.float64).max)  # a larger number (an int) would not convert
+_LARGEST_DOUBLE = float(np.finfo(np.float64).max)
 
 
 def check_max_grade(
@@ -328,7 +328,12 @@ def check_max_grade(
     largest = 0.0 if labels is None else float(labels.max())
     if max_grade is None:
         return None if labels is None else largest
-    valid = not isinstance(max_grade, bool) and isinstance(max_grade, Real) and largest <= max_grade <= _LARGEST_DOUBLE
+    valid = not isinstance(max_grade, bool) and isinstance(max_grade, Real)
+    if valid:
+        try:  # as a Python float: numpy compares a float32 with the largest double in float32, which overflows
+            valid = largest <= float(max_grade) <= _LARGEST_DOUBLE
+        except OverflowError:  # an int beyond float64
+            valid = False
     if not valid:
         bound = "0" if labels is None else f"the largest label ({largest:g})"
         raise ValueError(f"max_grade must be a finite number >= {bound}; got {max_grade!r}.")
