@@ -518,6 +518,49 @@ def test_lightgbm_ndcg_is_input_order_with_no_relevant_one(tie_heavy_ranking):
         assert history["training"][f"ndcg@{k}"][-1] == pytest.approx(ours, rel=1e-9)
 
 
+def test_weighted_ndcg_weighs_a_query_without_relevant_documents_where_lightgbm_does_not(tie_heavy_ranking):
+    """docs/metrics.md: with query weights, LightGBM (and XGBoost) add a query without
+    relevant documents to the numerator as 1, not as its weight times 1, while its weight
+    joins the denominator; forestrank's mean weighs that query's 1 as any other NDCG. The
+    two agree when every query has a relevant document."""
+    lightgbm = pytest.importorskip("lightgbm")
+    from forestrank.metrics._ranking import evaluate
+
+    X, y, qid, scores = tie_heavy_ranking
+    query_ids, sizes = np.unique(qid, return_counts=True)
+    query_weights = np.random.default_rng(0).uniform(0.5, 3.0, len(query_ids))
+    weights = query_weights[np.searchsorted(query_ids, qid)]
+    per_query = ndcg_score(y, scores, qid, 5, ties="input_order", no_relevant=1.0, per_query=True)
+    relevant = np.array([y[qid == query].max() > 0 for query in query_ids])
+    assert 0 < relevant.sum() < len(query_ids)
+    conventions = dict(ties="input_order", no_relevant=1.0)
+
+    def lightgbms(rows):
+        data = lightgbm.Dataset(X[rows], y[rows], group=np.unique(qid[rows], return_counts=True)[1], weight=weights[rows])
+        data.set_init_score(scores[rows])
+        history = {}
+        params = dict(objective="lambdarank", metric="ndcg", eval_at=[5], min_data_in_leaf=10**6, verbose=-1)
+        lightgbm.train(params, data, num_boost_round=1, valid_sets=[data], callbacks=[lightgbm.record_evaluation(history)])
+        return history["training"]["ndcg@5"][-1]
+
+    ours = evaluate("ndcg", y, scores, qid, 5, conventions=conventions, sample_weight=weights)
+    assert ours == pytest.approx(np.average(per_query, weights=query_weights), rel=1e-12)
+    unweighted_ones = (query_weights[relevant] @ per_query[relevant] + (~relevant).sum()) / query_weights.sum()
+    assert lightgbms(np.ones(len(y), bool)) == pytest.approx(unweighted_ones, rel=1e-7)  # its weights are float32
+    assert abs(ours - unweighted_ones) > 0.01
+    xgboost = pytest.importorskip("xgboost")
+    order = np.argsort(qid, kind="stable")
+    data = xgboost.DMatrix(X[order], label=y[order], base_margin=scores[order], weight=query_weights)
+    data.set_group(sizes)
+    history = {}
+    params = dict(objective="rank:ndcg", eval_metric="ndcg@5", max_depth=1, min_child_weight=1e9)
+    xgboost.train(params, data, num_boost_round=1, evals=[(data, "train")], evals_result=history, verbose_eval=False)
+    assert history["train"]["ndcg@5"][-1] == pytest.approx(unweighted_ones, rel=1e-7)
+    graded = np.isin(qid, query_ids[relevant])
+    both = evaluate("ndcg", y[graded], scores[graded], qid[graded], 5, conventions=conventions, sample_weight=weights[graded])
+    assert lightgbms(graded) == pytest.approx(both, rel=1e-7)
+
+
 @pytest.mark.parametrize("label_gain", [[0, 1, 2, 3, 4], [0, 0.5, 0.5, 6, 10]])
 def test_lightgbm_ndcg_with_label_gain_is_a_gain_table(tie_heavy_ranking, label_gain):
     lightgbm = pytest.importorskip("lightgbm")

@@ -464,7 +464,8 @@ class BaseRanker(BaseEstimator):
             Query id of each row.
         sample_weight : array-like of shape (n_samples,), default=None
             Row weights: each query's NDCG@10 is weighted by the mean weight of its
-            rows (a weight per query, as LightGBM's and XGBoost's metrics take it).
+            rows (a weight per query, as LightGBM's and XGBoost's metrics take it; they
+            leave a query without relevant documents unweighted, ``docs/metrics.md``).
 
         Returns
         -------

@@ -279,7 +279,8 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             Sets scored (NDCG@``eval_at``) after every iteration into
             ``evals_result_["valid_<i>"]``; with ``n_iter_no_change`` the last one
             decides early stopping. A set's ``sample_weight`` weighs each of its queries
-            by its rows' mean weight, as ``score`` does (LightGBM's ``eval_sample_weight``).
+            by its rows' mean weight, as ``score`` does (LightGBM's ``eval_sample_weight``,
+            but for a query without relevant documents: ``docs/metrics.md``).
         position : array-like of shape (n_samples,), default=None
             The rank (1 = top) at which each document was shown when ``y`` holds
             clicks, at most 2**20; needed by, and only by, ``position_bias``

@@ -127,7 +127,8 @@ def evaluate(
     ``against`` the argument whose rows ``qid`` and ``sample_weight`` must match (an
     estimator's ``score`` takes ``X``). With
     ``sample_weight`` (one per row) the mean weighs each query by the mean weight of
-    its rows, a weight per query as LightGBM's and XGBoost's ranking metrics take it.
+    its rows, a weight per query as LightGBM's and XGBoost's ranking metrics take it
+    (which leave the 1 of a query without relevant documents unweighted, ``docs/metrics.md``).
     """
     convention = resolve_convention(metric, **conventions)
     k = _check_cutoff(k, allow_none=not k_required)
