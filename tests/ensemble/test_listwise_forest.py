@@ -245,3 +245,16 @@ def test_a_gain_table_near_the_largest_float_grows_the_forest_of_the_same_table_
     huge = RFListRanker(n_estimators=3, label_gain=table * 2.0**1019, random_state=0).fit(X, y, qid=qid)
     np.testing.assert_array_equal(huge.predict(X), small.predict(X))
     assert huge.score(X, y, qid) == small.score(X, y, qid)
+
+
+@pytest.mark.parametrize("estimator_class", [RFListRanker, RFHybridRanker])
+@pytest.mark.parametrize(("weights", "transform"), [("square", lambda g: g**2), ("exp", lambda g: 2.0**g)])
+def test_leaves_score_the_weighted_grades(data, estimator_class, weights, transform):
+    """relevance_weights other than 'linear' failed every fit (a check only RFPointRanker
+    defines). A leaf scores sum_c P(c | leaf) F(c): the mean of its rows' weighted grades."""
+    X, y, qid = data
+    tree = estimator_class(n_estimators=1, query_subsample=1.0, min_samples_leaf=30, relevance_weights=weights, random_state=0)
+    tree = tree.fit(X, y, qid=qid).trees_[0]
+    leaves = tree.apply(X)
+    for leaf in np.unique(leaves):
+        assert tree.values[leaf] == pytest.approx(transform(y[leaves == leaf]).mean())

@@ -171,7 +171,7 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
         self._validate_params()
         if self.oob_score and not self._leaves_rows_out:
             raise ValueError("oob_score=True needs rows left out of trees: use query_subsample < 1 or bootstrap=True.")
-        relevance_weights = getattr(self, "relevance_weights", "linear")  # RFPointRanker's option
+        relevance_weights = getattr(self, "relevance_weights", "linear")  # not every forest's option
         if relevance_weights != "linear":
             self._check_relevance_weights()
         fitted_weights = relevance_weights == "fitted"
@@ -342,6 +342,10 @@ class BaseForestRanker(TreeEnsembleMixin, BaseRanker):
             )
         relevant = relevant if by_query else relevant[query_of_row]
         return relevant if pool is None else pool & relevant
+
+    def _check_relevance_weights(self) -> None:
+        """Refuse ``relevance_weights`` (other than ``"linear"``) the forest's options leave
+        unused; a listwise forest weighs its documents' gains with every one it offers."""
 
     @property
     def _leaves_rows_out(self) -> bool:
