@@ -121,3 +121,20 @@ def test_min_samples_leaf_counts_rows_whatever_their_weight():
     duplicated = LambdaMART(**model.get_params()).fit(X[rows], y[rows], qid=qid[rows])
     assert duplicated.predict(X[:1])[0] == pytest.approx(2.0)  # the two copies of row 0 are a leaf
     assert weighted.predict(X[:1])[0] != pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("estimator_class", [LambdaMART, PLRank])
+@pytest.mark.parametrize("grow_policy", ["lossguide", "symmetric"])
+def test_a_subsample_of_zero_weight_rows_alone_grows_one_leaf_under_the_squared_gain(estimator_class, grow_policy):
+    """The squared gain is scaled by the tree's total weight: a subsample drawing only
+    rows of weight 0 divided by 0 (ZeroDivisionError); the Newton gain grew one leaf."""
+    X, y, qid = make_ranking(n_queries=20, docs_per_query=5, n_features=2, random_state=0)
+    weights = np.where(qid == qid[0], 1.0, 0.0)  # one query of weight 1: most draws miss it
+    params = dict(n_estimators=8, grow_policy=grow_policy, max_depth=2, subsample=0.1, min_samples_leaf=1, random_state=0)
+    model = estimator_class(split_gain="squared", **params).fit(X, y, qid=qid, sample_weight=weights)
+    newton = estimator_class(split_gain="newton", **params).fit(X, y, qid=qid, sample_weight=weights)
+    for squared, other in zip(model.trees_, newton.trees_):
+        assert (squared.node_count == 1) == (other.node_count == 1)  # the same draws, without weight alike
+    one_leaf = [tree for tree in model.trees_ if tree.node_count == 1]
+    assert one_leaf and all(tree.values[0] == 0 for tree in one_leaf)
+    assert len(one_leaf) < len(model.trees_) and np.isfinite(model.predict(X)).all()

@@ -531,7 +531,11 @@ def draws_split(criterion: int) -> bool:
 
 @jit(inline="always")
 def gain_scale(criterion, total_weight):
-    """Factor from ``cost(parent) - cost(children)`` (a distance for hellinger) to the reported gain."""
+    """Factor from ``cost(parent) - cost(children)`` (a distance for hellinger) to the reported gain.
+
+    0 for a tree of no weight (a boosting subsample of zero-weight rows alone), whose
+    splits then gain nothing: it stays one leaf, as it does under the Newton gain.
+    """
     if criterion == NEWTON or criterion == HELLINGER:
         return 1.0
-    return 1.0 / total_weight
+    return 1.0 / total_weight if total_weight > 0.0 else 0.0
