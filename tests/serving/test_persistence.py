@@ -250,6 +250,33 @@ def test_the_version_warning_points_at_the_line_that_loads(data, tmp_path, monke
         assert caught[0].filename == __file__
 
 
+@pytest.mark.parametrize("estimator", [LambdaMART(n_estimators=3, random_state=0), RFPointRanker(n_estimators=2, random_state=0)])
+def test_a_model_saved_before_a_parameter_existed_loads_with_its_default(data, tmp_path, monkeypatch, estimator):
+    """Models saved by 0.1.0 lacked parameters added since (LambdaMART's
+    bagging_temperature, RFPointRanker's categorical_features): pickles loaded without a
+    word and raised AttributeError at repr, clone or refit, and persistence.load refused
+    skops files as "not a model saved by forestrank.persistence.save". Such a parameter
+    takes its default, which keeps the earlier behaviour, and the load warns of the version."""
+    import forestrank._version
+
+    X, y, qid = data
+    model = clone(estimator).fit(X, y, qid=qid)
+    added = "bagging_temperature" if isinstance(model, LambdaMART) else "categorical_features"
+    default = model.get_params()[added]
+    monkeypatch.setattr(forestrank._version, "__version__", "0.0.1")
+    saved_state = type(model).__getstate__  # a version without the parameter saves no value for it
+    monkeypatch.setattr(type(model), "__getstate__", lambda self: {k: v for k, v in saved_state(self).items() if k != added})
+    pickled = pickle.dumps(model)
+    save(model, tmp_path / "m.skops")
+    monkeypatch.undo()
+    for reload in (lambda: pickle.loads(pickled), lambda: load(tmp_path / "m.skops")):
+        with pytest.warns(InconsistentVersionWarning, match="saved by forestrank 0.0.1"):
+            loaded = reload()
+        assert loaded.get_params()[added] is default and repr(loaded) == repr(estimator)
+        np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+        np.testing.assert_array_equal(clone(loaded).fit(X, y, qid=qid).predict(X), model.predict(X))
+
+
 def test_a_lambdamart_started_from_scikit_learn_models_saves_and_loads(data, tmp_path):
     from sklearn.linear_model import Ridge
     from sklearn.tree import DecisionTreeRegressor

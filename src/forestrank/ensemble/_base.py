@@ -254,9 +254,18 @@ class BaseRanker(BaseEstimator):
             check_version(state.get("_forestrank_version"), type(self).__name__)
         state = {name: value for name, value in state.items() if name != "_forestrank_version"}
         super().__setstate__(state)
+        self._default_parameters_added_since()
         if fitted:
             self._check_members()
             self._check_nested_widths()
+
+    def _default_parameters_added_since(self) -> None:
+        """Give a parameter of the class that the loaded state lacks (one added since the
+        version that saved it) its default, which keeps the earlier behaviour: without it
+        ``get_params``, and with it ``repr``, ``clone`` and a refit, raised AttributeError."""
+        for name, parameter in inspect.signature(type(self).__init__).parameters.items():
+            if name not in vars(self) and parameter.default is not inspect.Parameter.empty:
+                setattr(self, name, parameter.default)
 
     def _validate_params(self) -> None:
         """scikit-learn's parameter check, and no ``bool`` where a number is meant
