@@ -83,6 +83,22 @@ def test_min_gain_to_split_keeps_its_meaning(data):
     np.testing.assert_array_equal(trees[1].nodes, trees[0].nodes)
 
 
+@pytest.mark.parametrize("min_gain_to_split", [0.0, 1e-3])
+def test_gradients_too_small_to_square_give_the_exact_model(min_gain_to_split):
+    """The gain threshold's units divided by delta_g**2, which is 0 once the tree's weighted
+    gradients are all below 1e-162 (weights spanning more than 2**100 are documented):
+    ZeroDivisionError. Such a tree cannot split, quantized or not."""
+    X = np.array([[0.0], [1.0], [0.0], [1.0]])
+    y = np.array([0, 0, 0, 1])
+    qid = np.array([1, 1, 2, 2])
+    weights = np.array([1.0, 1.0, 1e-200, 1e-200])  # only the tiny query has an order to learn
+    params = dict(n_estimators=2, min_samples_leaf=1, min_gain_to_split=min_gain_to_split, random_state=0)
+    exact = LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)
+    quantized = LambdaMART(quantized_gradients=4, **params).fit(X, y, qid=qid, sample_weight=weights)
+    assert [tree.node_count for tree in quantized.trees_] == [tree.node_count for tree in exact.trees_] == [1, 1]
+    np.testing.assert_array_equal(quantized.predict(X), exact.predict(X))
+
+
 def test_weighted_counts_and_importances_are_in_the_exact_units(data):
     X, y, qid = data
     weights = np.random.default_rng(1).uniform(0.5, 2.0, len(y))

@@ -117,10 +117,13 @@ def quantized_params(params: TreeParams, g_scale: float, h_scale: float) -> Tree
     A Newton gain ``G^2 / (H + l2)`` with ``G = delta_g G_q`` and ``H = delta_h H_q`` is
     ``delta_g^2 / delta_h * G_q^2 / (H_q + l2 / delta_h)``: ``l2`` and the minimum child
     hessian divide by ``delta_h``, the minimum gain multiplies by ``delta_h / delta_g^2``.
+    That factor is taken as two divisions, as ``inf`` beyond float64: ``delta_g^2`` of a
+    tree whose weighted gradients are all below 1e-162 is 0.
     """
+    gain_units = params.min_gain_to_split and h_scale / g_scale / g_scale  # 0 stays 0, not 0 * inf
     return dataclasses.replace(
         params,
         l2_regularization=params.l2_regularization / h_scale,
         min_child_weight=params.min_child_weight / h_scale,
-        min_gain_to_split=params.min_gain_to_split * h_scale / g_scale**2,
+        min_gain_to_split=params.min_gain_to_split * gain_units,
     )
