@@ -508,3 +508,20 @@ def test_score_uses_the_forests_label_gain():
     expected = ndcg_score(y, model.predict(X), qid, k=10, gain="linear")
     assert expected != ndcg_score(y, model.predict(X), qid, k=10)
     assert model.score(X, y, qid) == pytest.approx(expected, rel=1e-15)
+
+
+def test_verbose_prints_the_round_that_stops_boosting(capsys):
+    """The round whose error reached 0.5 ends boosting and is recorded in
+    estimator_errors_, but printed no line: the output ended a round early, without a reason."""
+    X, y, qid = make_ranking(n_queries=40, random_state=0)
+    noise = np.random.default_rng(0).permutation(y)  # nothing to learn: a later round's error reaches 0.5
+    model = BROOF(n_estimators=6, n_trees=5, variant="gradient", learner_weight="height", random_state=0, verbose=1)
+    model.fit(X, noise, qid=qid)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert model.n_estimators_ < len(model.estimator_errors_) < 6
+    assert len(lines) == len(model.estimator_errors_)
+    stop = len(model.estimator_errors_)
+    assert lines[-1].startswith(
+        f"BROOF round {stop}/6: error {model.estimator_errors_[-1]:.4f} >= 0.5, not kept: boosting stops with "
+        f"{model.n_estimators_} rounds"
+    )

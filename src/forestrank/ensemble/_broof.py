@@ -388,6 +388,11 @@ class BROOF(BaseRanker):
             error = float(np.sum(weights[validated] * row_errors[validated]) / np.sum(weights[validated]))
             errors.append(error)
             if error >= 0.5 and forests:
+                if self.verbose:
+                    print(
+                        f"BROOF round {round_index + 1}/{self.n_estimators}: error {error:.4f} >= 0.5, not kept: "
+                        f"boosting stops with {len(forests)} rounds, {time.perf_counter() - start:.1f} s"
+                    )
                 break
             if strategy["learner_weight"] == "constant":
                 beta = eta
