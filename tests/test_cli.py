@@ -610,6 +610,25 @@ def test_valid_sets_early_stopping_only_where_the_user_did_not(param, expected, 
     model = load(tmp_path / "m.skops")
     assert model.n_iter_no_change == expected and len(model.evals_result_["valid_0"]["ndcg@10"]) == 3
     assert model.verbose == 0  # the command's progress lines; the saved model keeps the default (it printed on refits)
+    assert list(model.evals_result_) == ["valid_0"]  # not the training set's curve, which verbose adds
+
+
+def test_a_trained_model_is_the_python_fit_without_the_commands_progress(tmp_path):
+    """The command fits with verbose=1 for its progress lines; the saved model kept the
+    training set's curve that verbose adds to evals_result_, which the same fit in Python
+    does not have. With --param verbose=1 it is the user's and stays."""
+    from forestrank import LambdaMART, load_letor
+    from forestrank.cli import main
+    from forestrank.persistence import load
+
+    data = _small_file(tmp_path)
+    common = ["train", "--model", "lambdamart", "--train", str(data), "--param", "n_estimators=3"]
+    assert main([*common, "--output", str(tmp_path / "m.skops")]) == 0
+    assert main([*common, "--param", "verbose=1", "--output", str(tmp_path / "v.skops")]) == 0
+    X, y, qid = load_letor(data)[:3]
+    in_python = LambdaMART(n_estimators=3).fit(X, y, qid=qid)
+    assert load(tmp_path / "m.skops").evals_result_ == in_python.evals_result_ == {}
+    assert list(load(tmp_path / "v.skops").evals_result_) == ["train"]
 
 
 def test_a_bad_param_value_is_refused_before_the_data_is_read(tmp_path, capsys):

@@ -226,8 +226,9 @@ def _train(args: argparse.Namespace) -> None:
     with contextlib.redirect_stdout(sys.stderr):  # the estimators' verbose lines are progress too: stdout is for results
         with _in_file_numbers(args.zero_based, args.train, args.valid, "--categorical " if args.categorical else ""):
             estimator.fit(X, y, qid=qid, **fit_params)
-    if verbose_for_progress:
+    if verbose_for_progress:  # and without the training set's curve that verbose adds (evals_result_)
         estimator.set_params(verbose=estimator_class().verbose)
+        getattr(estimator, "evals_result_", {}).pop("train", None)
     _save(estimator, args.output)
     _progress(f"saved {args.output} ({time.perf_counter() - start:.1f} s)")
 
