@@ -546,6 +546,28 @@ def test_verbose_prints_train_and_validation_ndcg(data, capsys):
     assert len(lines) == 2 and "train ndcg@10" in lines[0] and "validation ndcg@10" in lines[0] and lines[0].endswith(" s")
 
 
+def test_verbose_says_when_early_stopping_ends_the_fit_and_what_it_keeps(data, capsys):
+    """The iteration that stopped the fit was printed only if its period fell on it, and
+    nothing said the fit stopped nor which iteration was kept (LightGBM's early stopping
+    says both); a stop before iteration 10 printed nothing at all."""
+    X, y, qid = data
+    train, valid = qid < qid[len(qid) // 2], qid >= qid[len(qid) // 2]
+    model = LambdaMART(n_estimators=200, n_iter_no_change=3, learning_rate=0.5, verbose=1, random_state=0)
+    model.fit(X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid], qid[valid])])
+    curve = model.evals_result_["valid_0"]["ndcg@10"]
+    assert len(curve) < 200 and len(curve) % 10  # stopped early, between two printed lines
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(curve) // 10 + 2
+    assert lines[-2].startswith(f"[{len(curve):>5}] train ndcg@10") and f"valid_0 ndcg@10 {curve[-1]:.4f}" in lines[-2]
+    best = model.best_iteration_
+    assert lines[-1] == (
+        "early stopping: valid_0 ndcg@10 did not beat its best by more than tol=1e-07 in 3 iterations; the model "
+        f"keeps the iterations up to its best, [{best}] (valid_0 ndcg@10 {curve[best - 1]:.4f})"
+    )
+    model.set_params(verbose=0).fit(X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid], qid[valid])])
+    assert capsys.readouterr().out == ""
+
+
 @parametrize_with_checks([LambdaMART(n_estimators=5, random_state=0)], expected_failed_checks=expected_failed_checks)
 def test_sklearn_estimator_checks(estimator, check):
     run_estimator_check(estimator, check)

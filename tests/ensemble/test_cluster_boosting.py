@@ -2,6 +2,7 @@
 the fit in memory on the partitions' rows concatenated in partition order."""
 
 import contextlib
+import re
 import time
 
 import numpy as np
@@ -172,21 +173,26 @@ def test_float_partitions_grow_the_same_trees_up_to_summation_order(data, dask_c
 
 
 @pytest.mark.parametrize("source", ["eval_set", "validation_fraction"])
-def test_early_stopping_stops_at_the_in_memory_iteration(source, data, dask_client):
+def test_early_stopping_stops_at_the_in_memory_iteration(source, data, dask_client, capsys):
     X, y, qid, _ = data
     train, valid = qid < 90, qid >= 90
-    make = lambda: LambdaMART(n_estimators=60, n_iter_no_change=3, learning_rate=0.3, random_state=0)  # noqa: E731
+    make = lambda: LambdaMART(n_estimators=60, n_iter_no_change=3, learning_rate=0.3, verbose=1, random_state=0)  # noqa: E731
     bounds = query_bounds(qid[train], 40)
     dX, dy, dq = as_dask(bounds, X[train], y[train], qid[train])
     if source == "eval_set":
         local = make().fit(X[train], y[train], qid=qid[train], eval_set=[(X[valid], y[valid], qid[valid])])
+        printed = capsys.readouterr().out
         eval_bounds = query_bounds(qid[valid], 12)
         remote = make().fit(dX, dy, qid=dq, eval_set=[tuple(as_dask(eval_bounds, X[valid], y[valid], qid[valid]))])
         name = "valid_0"
     else:
         local = make().fit(X[train], y[train], qid=qid[train])
+        printed = capsys.readouterr().out
         remote = make().fit(dX, dy, qid=dq)
         name = "validation"
+    untimed = lambda out: re.sub(r"  [0-9.]+ s$", "", out, flags=re.MULTILINE)  # noqa: E731
+    assert untimed(capsys.readouterr().out) == untimed(printed)  # the lines, and the stop's, printed alike
+    assert printed.splitlines()[-1].startswith(f"early stopping: {name} ndcg@10")
     assert local.n_iter_ < 60  # it stopped early
     assert remote.best_iteration_ == local.best_iteration_ and remote.n_iter_ == local.n_iter_
     np.testing.assert_allclose(remote.evals_result_[name]["ndcg@10"], local.evals_result_[name]["ndcg@10"], rtol=0, atol=1e-12)

@@ -355,6 +355,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                 self._score_evals(state, done - 1, time.perf_counter() - start)
                 learned = None if state.bias is None else state.bias.learned
                 if stopping is not None and stopping.should_stop(self.evals_result_[evals[-1].name][key][-1], done - 1, learned):
+                    self._report_stop(stopping, done - 1, [item.name for item in evals], time.perf_counter() - start)
                     break
         self._warn_if_no_curvature(state)
         self._end_boosting(stopping, costs, state.bias)
@@ -1265,13 +1266,34 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         return self.max_depth
 
     def _report(self, iteration: int, eval_names: list, elapsed: float) -> None:
+        """Print the line of ``iteration`` (0-based) every ``verbose`` iterations (10 for
+        ``True`` or 1) and at the last."""
+        if self._reports(iteration):
+            self._print_iteration(iteration, eval_names, elapsed)
+
+    def _reports(self, iteration: int) -> bool:
         period = max(1, int(self.verbose) if self.verbose > 1 else 10)
-        if (iteration + 1) % period and iteration + 1 != self.n_estimators:
-            return
+        return (iteration + 1) % period == 0 or iteration + 1 == self.n_estimators
+
+    def _print_iteration(self, iteration: int, eval_names: list, elapsed: float) -> None:
         key = self._eval_key()
         parts = [f"train {key} {self.evals_result_['train'][key][-1]:.4f}"]
         parts += [f"{name} {key} {self.evals_result_[name][key][-1]:.4f}" for name in eval_names]
         print(f"[{iteration + 1:>5}] " + "  ".join(parts) + f"  {elapsed:.1f} s")
+
+    def _report_stop(self, stopping: EarlyStopping, iteration: int, eval_names: list, elapsed: float) -> None:
+        """With ``verbose``, once early stopping ended the fit at ``iteration``: its line, unless
+        its period printed it, and the iteration kept (as LightGBM's early stopping says)."""
+        if not self.verbose:
+            return
+        if not self._reports(iteration):
+            self._print_iteration(iteration, eval_names, elapsed)
+        key = self._eval_key()
+        print(
+            f"early stopping: {eval_names[-1]} {key} did not beat its best by more than tol={self.tol:g} in "
+            f"{self.n_iter_no_change} iterations; the model keeps the iterations up to its best, "
+            f"[{stopping.best_iteration}] ({eval_names[-1]} {key} {stopping.best_score:.4f})"
+        )
 
     # --- prediction --------------------------------------------------------------------
 

@@ -322,6 +322,7 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
         if stopping is not None and stopping.should_stop(
             model.evals_result_[eval_names[-1]][key][-1], iteration, None if bias is None else bias.learned
         ):  # fmt: skip
+            model._report_stop(stopping, iteration, eval_names, time.perf_counter() - start)
             break
     grown = len(model.trees_)
     model._end_boosting(stopping, costs, bias)
