@@ -716,7 +716,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         )  # fmt: skip
         if needs_python:
             return None
-        settings = Iteration(float(self.learning_rate), self._regulariser("l2_regularization"), self.split_gain == "squared")
+        settings = Iteration(
+            float(self.learning_rate), self._regulariser("l2_regularization"), float(self.min_child_weight),
+            self.split_gain == "squared",
+        )  # fmt: skip
         return CompiledBoosting(
             state.training, grower.params, grower.pool, grower.memory, objective_state, state.raw, state.gradients,
             state.hessians, state.base_weight, state.row_leaf, settings, self._interactions,
@@ -862,7 +865,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             g_scale, h_scale = scales
             tree.feature_gains *= g_scale**2 / h_scale
             tree.weighted_n_node_samples = subtree_sums(tree.nodes, sums[:, 2])
-        values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self._regulariser("l2_regularization"))
+        values = newton_steps(
+            tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature,
+            self._regulariser("l2_regularization"), self.min_child_weight,
+        )  # fmt: skip
         if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
             values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
         self._store_values(tree, values)
@@ -1459,6 +1465,8 @@ class LambdaMART(BaseBoostingRanker):
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf`` with weights
         whose lightest is 1; the minimum row weight with ``split_gain="squared"``).
+        A tree that cannot split steps 0 where its rows' hessian sum is below it (no
+        split bounds the root's; LightGBM keeps no tree that cannot split).
         Pairwise trees (``"yetirank_pairwise"``) have none, and take the default only.
     l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` and
