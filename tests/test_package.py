@@ -53,6 +53,22 @@ def test_public_names_resolve_and_unknown_names_raise():
         forestrank.RandomForest  # noqa: B018
 
 
+def test_every_public_estimator_constrains_exactly_its_parameters():
+    """scikit-learn's check_param_validation (not among the checks parametrize_with_checks
+    runs) asks _parameter_constraints to name the parameters of get_params, no more:
+    PLRank's listed LambdaMART's subsample_level, a class attribute of its own."""
+    from sklearn.base import BaseEstimator
+
+    from forestrank import LambdaMART
+
+    estimators = [getattr(forestrank, name) for name in forestrank.__all__ if name != "__version__"]
+    estimators = [cls for cls in estimators if isinstance(cls, type) and issubclass(cls, BaseEstimator)]
+    assert len(estimators) >= 9
+    for cls in estimators:
+        estimator = cls(LambdaMART()) if cls.__name__ == "CalibratedRanker" else cls()
+        assert set(estimator._parameter_constraints) == set(estimator.get_params(deep=False)), cls.__name__
+
+
 def test_importing_everything_compiles_no_kernel():
     code = """
 import importlib, json, pkgutil, forestrank

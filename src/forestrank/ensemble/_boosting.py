@@ -2204,7 +2204,7 @@ class PLRank(BaseBoostingRanker):
     """
 
     _parameter_constraints = {
-        **BaseBoostingRanker._parameter_constraints,
+        **{name: value for name, value in BaseBoostingRanker._parameter_constraints.items() if name != "subsample_level"},
         "top_k": [Interval(Integral, 1, None, closed="left")],
         "n_permutations": [Interval(Integral, 1, None, closed="left")],
         "skip_tied_tail": ["boolean"],
