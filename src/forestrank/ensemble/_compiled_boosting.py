@@ -153,7 +153,7 @@ def _set_leaves(n_nodes, nodes, sums, own_curvature, curvature, settings, values
     add_children(nodes[:n_nodes]["feature"], nodes[:n_nodes]["left"], sums[:n_nodes])
     for node in range(n_nodes):
         denominator = sums[node, 1] + settings.l2_regularization
-        stepping = denominator > 0.0 and (n_nodes > 1 or sums[node, 1] >= settings.min_child_weight)
+        stepping = denominator > 0.0 and (n_nodes > 1 or denominator >= settings.min_child_weight)
         step = -sums[node, 0] / denominator if stepping else 0.0
         values[node] = settings.learning_rate * step
         if nodes[node]["feature"] < 0:
