@@ -78,6 +78,36 @@ def test_treelite_loads_the_file_and_scores_as_forestrank(name, tmp_path):
     assert_treelite_equals_forestrank(path, model, np.vstack([X, at_thresholds(model, X)]))
 
 
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_a_subnormal_threshold_is_written_so_that_treelite_reads_the_file(sign, tmp_path):
+    """A cut between 0 and a subnormal value was written as its subnormal repr, which
+    Treelite's parser refused ("Range error while converting string to double"). Written
+    as the smallest normal double of its sign, it sends every value the same way in
+    LightGBM, which reads values within 1e-35 of zero as 0."""
+    from forestrank import RFPointRanker
+
+    X = np.array([[0.0], [sign * 1e-310]] * 10)
+    y = np.array([0, 2] * 10)
+    model = RFPointRanker(n_estimators=3, max_features=None, random_state=0).fit(X, y, qid=np.repeat(np.arange(4), 5))
+    assert 0 < abs(model.trees_[0].nodes["threshold"][0]) < np.finfo(np.float64).tiny
+    path = export_model(model, tmp_path / "model.txt", format="lightgbm")
+    rows = np.array([[0.0], [sign * 1e-310], [sign * 1e-36], [sign * 1e-30], [np.nan]])
+    written = lightgbm.Booster(model_file=str(path)).predict(rows)
+    np.testing.assert_array_equal(written, lightgbm.Booster(model_str=_subnormal_thresholds(model)).predict(rows))
+    np.testing.assert_array_equal(written[[0, 3, 4]], model.predict(rows)[[0, 3, 4]])  # beyond 1e-35 of zero
+    treelite = pytest.importorskip("treelite", reason="the Treelite parity test needs treelite (forestrank[test])")
+    scores = treelite.gtil.predict(treelite.frontend.load_lightgbm_model(str(path)), rows).reshape(len(rows))
+    outside = [0, 2, 3, 4]  # Treelite does not read values near zero as 0: forestrank's, but for the subnormal row
+    np.testing.assert_array_equal(scores[outside], model.predict(rows)[outside])
+
+
+def _subnormal_thresholds(model: object) -> str:
+    """The LightGBM file with each threshold written as the tree's own double (subnormal)."""
+    text = to_lightgbm(model).splitlines()
+    cuts = iter(repr(float(tree.nodes["threshold"][0])) for tree in model.trees_)
+    return "\n".join(f"threshold={next(cuts)}" if line.startswith("threshold=") else line for line in text)
+
+
 def test_feature_names_reach_the_booster():
     model = fitted("LambdaMART lambdarank", "missing")
     names = [f"score_{index}" for index in range(model.n_features_in_)]

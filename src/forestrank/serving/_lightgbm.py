@@ -12,8 +12,10 @@ How LightGBM scores a row with these trees (``Tree::NumericalDecision`` in Light
   the threshold -inf of a three-way split (every value right, NaN left) is written as
   -1e300 and the threshold +inf of a split that sends every value left as 1e300, so a
   finite value at or below -1e300, or above 1e300, goes the other way there; and LightGBM's predictor reads
-  every value within 1e-35 of zero as 0 (``kZeroThreshold``), so such a value takes the
-  branch of 0 where a threshold lies between them;
+  every value within 1e-35 (as a float32, that float32 included) of zero as 0
+  (``kZeroThreshold``), so such a value takes the branch of 0 where a threshold lies
+  between them (a subnormal threshold is written as the smallest normal double of its
+  sign, the same cut for LightGBM, which Treelite's parser reads);
 - every split is written with missing type NaN (``decision_type`` 8, or 10 when the
   learned direction is left): a NaN follows the node's default direction. (With missing
   type None, LightGBM would read NaN as 0; with Zero, it would send zeros the default
@@ -52,6 +54,7 @@ from ._terms import folded, resolve_feature_names, scalar_trees
 OBJECTIVE = "lambdarank"  # a ranking model, and no output transform
 CATEGORICAL_DECISION = 9  # decision_type bits: categorical (1) and missing type NaN (2 << 2)
 LARGEST_THRESHOLD = 1e300  # LightGBM clamps thresholds to +-1e300 when it reads them
+SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 # LightGBM refuses these in feature names (they would break its dump_model JSON), and
 # the names line is space-separated.
 FORBIDDEN_IN_NAMES = '",:[]{}\\'
@@ -75,7 +78,8 @@ def to_lightgbm(model: object, *, feature_names: object = None) -> str:
     str
         The model file's text: ``lightgbm.Booster(model_str=text).predict(X)`` equals
         ``model.predict(X)``, bitwise for a forest (a mean of trees), else up to the
-        rounding of the folded leaf values.
+        rounding of the folded leaf values (an ``AveragedRanker`` of forests, a mean of
+        means, within a unit in the last place).
     """
     return lightgbm_text(model, feature_names=feature_names)
 
@@ -114,6 +118,11 @@ def _tree_block(tree: object, index: int) -> str:
     child[split] = np.arange(len(split))
     child[leaves] = ~np.arange(len(leaves))
     threshold = np.clip(tree.threshold[split], -LARGEST_THRESHOLD, LARGEST_THRESHOLD)
+    # A subnormal threshold is written as the normal double nearest zero of its sign:
+    # LightGBM reads every value within 1e-35 of zero as 0, so no decision changes, and
+    # Treelite's parser refuses subnormal numbers ("Range error").
+    subnormal = (threshold != 0) & (np.abs(threshold) < SMALLEST_NORMAL)
+    threshold[subnormal] = np.copysign(SMALLEST_NORMAL, threshold[subnormal])
     decision_type = np.where(tree.missing_left[split], 10, 8)
     left, right = child[tree.left[split]], child[tree.right[split]]
     boundaries, bitsets = [0], []

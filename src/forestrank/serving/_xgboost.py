@@ -25,7 +25,8 @@ XGBoost 2 and 3, and the plugins' ``NaiveAdditiveDecisionTree``, which copies it
 
 forestrank's ``x <= t`` in double precision becomes ``x < float32_above(t)``
 (``_terms.float32_above``): a float32 feature value takes forestrank's branch (but the
-largest float32, 3.4028235e38, at a split whose threshold is +inf: ``_thresholds``). The
+largest float32, 3.4028235e38, at a split whose threshold is +inf or beyond that float32:
+``_thresholds``). The
 base (the boosting baseline) is folded into the first tree's leaves, so the model file
 and the dump score alike in XGBoost and in the plugins. Nodes keep forestrank's order,
 whose right child is always ``left + 1``, the layout XGBoost's predictor assumes for
@@ -140,8 +141,8 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
 def _thresholds(tree: object) -> np.ndarray:
     """``float32_above`` of each threshold, capped at the largest float32: a JSON number
     cannot be inf, the threshold of a split that sends every value left (with
-    ``missing_direction="right"``), and only the value 3.4028235e38 itself then goes the
-    other way."""
+    ``missing_direction="right"``) or of a cut beyond float32's range (between values
+    above 3.4e38 apart), and only the value 3.4028235e38 itself then goes the other way."""
     return np.minimum(float32_above(tree.threshold), FLOAT32_MAX)
 
 
