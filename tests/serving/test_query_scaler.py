@@ -71,6 +71,32 @@ def test_the_onnx_graph_normalises_each_query_as_the_scaler_does(data, method, q
         assert json.loads(graph.metadata_props[-1].value)["method"] == method
 
 
+@pytest.mark.parametrize("scale", [1e200, 1e-170, 1e300, 1e-300])
+@pytest.mark.parametrize(("method", "query_features"), [("zscore", ()), ("minmax", STATISTICS), ("rank", ("std", "mean"))])
+def test_the_graph_normalises_values_whose_squares_or_sums_leave_float64(data, scale, method, query_features):
+    """The graph squared the raw deviations and summed the raw values: past 1.3e154 the
+    standard deviation was inf (z-scores of 0, an inf query feature), below 1e-162 it was
+    0 (z-scores of inf), near 1e308 sums and spreads overflowed. QueryScaler scales each
+    feature by a power of two first (preprocessing._magnitudes): so does the graph now."""
+    onnxruntime = pytest.importorskip("onnxruntime", reason="ONNX export needs forestrank[onnx]")
+    from onnx import TensorProto, helper
+
+    X, _, qid = data
+    model = pipeline(data, method, query_features)
+    graph = to_onnx(model)
+    graph.graph.output.append(helper.make_tensor_value_info("normalised", TensorProto.DOUBLE, None))
+    session = onnxruntime.InferenceSession(graph.SerializeToString())
+    for rows in list(each_query(qid))[:4]:
+        features = X[rows] / np.nanmax(np.abs(X[rows])) * scale  # values within a factor of 2**64 of the scale
+        scores, normalised = session.run(None, {"X": features})
+        expected = model[0].transform(features, qid=qid[rows])
+        assert np.isfinite(expected[~np.isnan(expected)]).all()
+        width = X.shape[1]  # the normalised columns, then the statistics, in the features' unit
+        np.testing.assert_allclose(normalised[:, :width], expected[:, :width], rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(normalised[:, width:], expected[:, width:], rtol=1e-12, atol=1e-15 * scale)
+        np.testing.assert_array_equal(np.isnan(normalised), np.isnan(expected))
+
+
 def test_a_float32_graph_takes_the_pipelines_branches_at_normalised_values_next_to_a_threshold():
     """Rounded features give z-scores that recur across queries, one a double's last bit
     above a threshold the fit took from another query: cast to float32 by nearest rounding

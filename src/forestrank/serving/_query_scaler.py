@@ -117,7 +117,12 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
 
     The statistics leave missing values out as ``QueryScaler`` does: a minimum over the
     values with NaN read as ``+inf``, a maximum with NaN read as ``-inf``, the mean and
-    the population standard deviation over the present values; NaN stays NaN. ``"rank"``
+    the population standard deviation over the present values; NaN stays NaN. As in
+    ``preprocessing._magnitudes``, each feature's values are first multiplied by a power
+    of two near the reciprocal of their largest magnitude (two factors, each within
+    float64's normal range), so that sums and squares neither overflow nor underflow; the
+    products are exact, so the normalised values are unchanged, and the statistics are
+    multiplied back. ``"rank"``
     compares every pair of the query's documents per feature (``Less`` and ``Equal`` on
     an (n, n, n_features) tensor): quadratic in the query's length, meant for the
     hundreds of documents a re-ranking stage scores.
@@ -146,13 +151,16 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
         nodes.append(helper.make_node(op_type, named, [name], **attributes))
         return output
 
-    constants = {"zero": 0.0, "one": 1.0, "nan": np.nan, "inf": np.inf, "minus_inf": -np.inf}
+    constants = {
+        "zero": 0.0, "one": 1.0, "nan": np.nan, "inf": np.inf, "minus_inf": -np.inf, "two": 2.0, "halving": 0.5,
+        "inverse_ln2": 1.0 / np.log(2.0),
+    }  # fmt: skip
     initializers = [
         numpy_helper.from_array(np.array(value, dtype=np.float64), prefix + key) for key, value in constants.items()
     ]
     initializers.append(numpy_helper.from_array(np.array([0], dtype=np.int64), prefix + "rows"))
-    x = input_name
-    node("IsNaN", [x], "missing")
+    node("IsNaN", [input_name], "missing")
+    x, magnitude = _scaled_nodes(node, input_name)
     node("Not", ["missing"], "present")
     node("Cast", ["present"], "present_count", to=TensorProto.DOUBLE)
     node("ReduceSum", ["present_count", "rows"], "count", keepdims=1)
@@ -172,7 +180,7 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
         node("ReduceSum", [node("Mul", ["deviations", "deviations"], "squares"), "rows"], "sum_of_squares", keepdims=1)
         statistics["std"] = node("Sqrt", [node("Div", ["sum_of_squares", "count"], "variance")], "std")
     if scaler.method == "rank":
-        _rank_nodes(node, x, initializers, prefix)
+        _rank_nodes(node, input_name, initializers, prefix)
         normalised = "normalised"
     else:
         node("Greater", [node("Sub", ["max", "min"], "spread"), "zero"], "varies")
@@ -183,9 +191,30 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
     columns = [normalised]
     if scaler.query_features:
         node("Shape", [x], "shape")
-        columns += [node("Expand", [statistics[name], "shape"], f"query_{name}") for name in scaler.query_features]
+        for name in scaler.query_features:
+            raw = node("Mul", [node("Mul", [statistics[name], magnitude[0]], f"{name}_half_back"), magnitude[1]], f"raw_{name}")
+            columns.append(node("Expand", [raw, "shape"], f"query_{name}"))
     nodes.append(helper.make_node("Concat", [prefix + column for column in columns], [output_name], axis=1))
     return nodes, initializers
+
+
+def _scaled_nodes(node: object, x: str) -> tuple[str, tuple[str, str]]:
+    """Nodes that multiply each feature of ``x`` by ``2**-e``, ``e`` the floor of the base-2
+    logarithm of its largest present magnitude (0 where all are 0 or missing), as two
+    factors ``2**-floor(e / 2)`` and ``2**-(e - floor(e / 2))``: for a subnormal or a
+    value near float64's largest, ``2**-e`` alone would overflow or underflow. Returns the
+    scaled values' name and the two factors that multiply a statistic back."""
+    node("Where", ["missing", "zero", node("Abs", [x], "absolute")], "present_absolute")
+    node("ReduceMax", ["present_absolute"], "largest", axes=[0], keepdims=1)
+    node("Greater", ["largest", "zero"], "nonzero")
+    node("Log", [node("Where", ["nonzero", "largest", "one"], "largest_or_one")], "log_largest")
+    node("Floor", [node("Mul", ["log_largest", "inverse_ln2"], "log2_largest")], "exponent")
+    node("Floor", [node("Mul", ["exponent", "halving"], "exponent_halved")], "first_exponent")
+    node("Sub", ["exponent", "first_exponent"], "second_exponent")
+    node("Pow", ["two", node("Neg", ["first_exponent"], "minus_first")], "first_down")
+    node("Pow", ["two", node("Neg", ["second_exponent"], "minus_second")], "second_down")
+    scaled = node("Mul", [node("Mul", [x, "first_down"], "half_scaled"), "second_down"], "scaled_input")
+    return scaled, (node("Pow", ["two", "first_exponent"], "first_up"), node("Pow", ["two", "second_exponent"], "second_up"))
 
 
 def _rank_nodes(node: object, x: str, initializers: list, prefix: str) -> None:
