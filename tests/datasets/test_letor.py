@@ -602,9 +602,25 @@ def test_a_sparse_file_with_a_huge_feature_index_loads_as_its_entries(tmp_path, 
     assert (X != reference).nnz == 0
     np.testing.assert_array_equal(y, reference_y)
     np.testing.assert_array_equal(qid, reference_qid)
-    monkeypatch.setattr(datasets_module, "_physical_memory", lambda: 16.0 * 2**30)  # checked before allocating
+    monkeypatch.setattr(datasets_module, "_available_memory", lambda: 16.0 * 2**30)  # checked before allocating
     with pytest.raises(MemoryError, match=r"a dense X of 2000 rows x 3000000 features \(44.7 GiB\).*sparse=True"):
         load_letor(path)
+
+
+def test_a_dense_x_is_checked_against_the_memory_available_not_the_machines(tmp_path, monkeypatch):
+    """The check compared the dense X with the machine's whole memory: one that fits the
+    machine but not what is free was allocated lazily, filled page by page, and the
+    process was killed instead of the MemoryError that says to load sparse."""
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nMemFree:          500000 kB\nMemAvailable:       1024 kB\n")
+    monkeypatch.setattr(datasets_module, "_MEMINFO", str(meminfo))
+    assert datasets_module._available_memory() == 1024 * 1024
+    path = write(tmp_path, "1 qid:1 200000:0.5\n0 qid:1 1:1\n")  # 2 x 200,000 float64: 3.1 MB
+    with pytest.raises(MemoryError, match=r"a dense X of 2 rows x 200000 features \(0.0 GiB\).*sparse=True"):
+        load_letor(path)
+    assert load_letor(path, sparse=True)[0].shape == (2, 200000)
+    meminfo.write_text("MemTotal: 24000000 kB\n")  # no MemAvailable (an old kernel): the machine's memory
+    assert datasets_module._available_memory() >= 2**20 and load_letor(path)[0].shape == (2, 200000)
 
 
 def test_make_ranking_of_one_document_draws_a_grade_without_a_warning():

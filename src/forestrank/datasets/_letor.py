@@ -28,6 +28,7 @@ from .._numba.dtypes import FLOAT_DTYPE, INDEX_DTYPE
 from . import _svmlight
 
 _CACHE_FORMAT = 3
+_MEMINFO = "/proc/meminfo"
 _INITIAL_SLOW_CAPACITY = 1024
 # Deferred tokens converted a chunk at a time (_store_deferred): a bound on the memory
 # their Python objects take beside the file.
@@ -127,7 +128,7 @@ def _parse_file(
 def _dense_features(path: Path, n_rows: int, width: int, absent: float, dtype: type) -> np.ndarray:
     """``X`` full of ``absent``, or a MemoryError saying to load sparse when it cannot fit.
 
-    Checked against the machine's memory before allocating: an allocation the system
+    Checked against the memory available before allocating: an allocation the system
     grants lazily would be filled page by page until the process is killed.
     """
     size = n_rows * width * np.dtype(dtype).itemsize
@@ -135,7 +136,7 @@ def _dense_features(path: Path, n_rows: int, width: int, absent: float, dtype: t
         f"{path}: a dense X of {n_rows} rows x {width} features ({size / 2**30:.1f} GiB) does not fit in memory; "
         "load it with sparse=True (the file's entries only)."
     )
-    if size > _physical_memory():
+    if size > _available_memory():
         raise MemoryError(message)
     try:
         return np.full((n_rows, width), absent, dtype=dtype)
@@ -143,8 +144,16 @@ def _dense_features(path: Path, n_rows: int, width: int, absent: float, dtype: t
         raise MemoryError(message) from None
 
 
-def _physical_memory() -> float:
-    """Bytes of memory of this machine (inf where the system does not say)."""
+def _available_memory() -> float:
+    """Bytes of memory a new allocation can have: Linux's ``MemAvailable`` (free memory and
+    the cache it can reclaim), else the machine's memory, inf where the system says neither."""
+    try:
+        with open(_MEMINFO) as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024  # in kB
+    except (OSError, ValueError, IndexError):
+        pass
     try:
         return float(os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, ValueError, OSError):
