@@ -213,6 +213,21 @@ def test_a_qid_of_nineteen_digits_is_read_up_to_int64s_largest(tmp_path):
         load_letor(write(tmp_path, f"1 qid:{largest + 1} 1:1\n"))
 
 
+def test_feature_indices_up_to_int64s_largest_width(tmp_path):
+    """A 0-based index of 2**63 - 1 needs 2**63 columns: the width wrapped to 0, and
+    sparse=True returned a (1, 0) CSR matrix holding that index, which scipy then wrote
+    past (the process aborted). Refused by line; a 1-based file's 2**63 - 1 fits."""
+    largest = 2**63 - 1
+    path = write(tmp_path, f"1 qid:1 {largest}:1.5\n")
+    for sparse in (True, False):
+        with pytest.raises(ValueError, match=r"data.txt:1: feature index 2\*\*63 - 1 in a 0-based file"):
+            load_letor(path, zero_based=True, sparse=sparse)
+    X = load_letor(path, sparse=True)[0]
+    assert X.shape == (1, largest) and X.indices.tolist() == [largest - 1] and X.data.tolist() == [1.5]
+    X = load_letor(write(tmp_path, f"1 qid:1 {largest - 1}:1.5\n"), zero_based=True, sparse=True)[0]
+    assert X.shape == (1, largest) and X.indices.tolist() == [largest - 1]
+
+
 def test_zero_based_indices(tmp_path):
     X, _, _ = load_letor(write(tmp_path, "1 qid:1 0:0.5 2:1.5\n"), zero_based=True)
     np.testing.assert_array_equal(X, [[0.5, 0.0, 1.5]])

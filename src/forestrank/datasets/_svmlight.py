@@ -27,6 +27,7 @@ ERROR_UNSORTED = 4
 ERROR_QID = 5
 ERROR_COLUMN = 6
 ERROR_LABEL = 7
+ERROR_WIDTH = 8
 
 ERROR_MESSAGES = {
     ERROR_TOKEN: "expected 'index:value' or 'qid:id'",
@@ -36,7 +37,9 @@ ERROR_MESSAGES = {
     ERROR_QID: "qid must be an integer of int64 (at most 2**63 - 1), given once, right after the label",
     ERROR_COLUMN: "feature index exceeds n_features",
     ERROR_LABEL: "the line must start with its label (a number), not 'index:value'",
+    ERROR_WIDTH: "feature index 2**63 - 1 in a 0-based file: the width it needs, 2**63 columns, exceeds int64",
 }
+_LARGEST_INDEX = np.iinfo(np.int64).max
 
 # Exact powers of ten (Python parses these literals exactly).
 _POWERS_OF_TEN = np.array([10.0**i for i in range(23)])
@@ -196,6 +199,8 @@ def _read_feature(
     column = index if zero_based else index - 1
     if column < 0:
         return ERROR_ZERO_INDEX, previous_column, n_slow
+    if column == _LARGEST_INDEX:  # the width, column + 1, would wrap around
+        return ERROR_WIDTH, previous_column, n_slow
     if column <= previous_column:
         return ERROR_UNSORTED, previous_column, n_slow
     if fill:
