@@ -169,21 +169,15 @@ def test_a_function_that_writes_to_its_inputs_changes_neither_the_callers_y_nor_
 
 def test_steps_that_diverge_on_tiny_hessians_name_the_objective_not_only_the_learning_rate(data):
     """Hessians of 1e-300 make Newton steps of 1e300 at any learning rate, and the error
-    said only to lower learning_rate. Under min_child_weight no tree splits, and a tree that
-    cannot split with so little curvature changes no score: the warning names the objective
-    and its hessians near 0; without min_child_weight the leaves diverge, and the error does."""
+    said only to lower learning_rate."""
     X, y, qid = data
 
     def tiny_curvature(labels, scores, query_boundaries, query_ids):
         return scores - labels + 1.0, np.full(len(scores), 1e-300)
 
-    vanished = r"5 of the 5 trees could not split and change no score: .* tiny_curvature's curvature has vanished \(hessians near 0"
-    with pytest.warns(UserWarning, match=vanished):
-        model = LambdaMART(n_estimators=5, objective=tiny_curvature).fit(X, y, qid=qid)
-    assert len(np.unique(model.predict(X))) == 1
     with np.errstate(over="ignore", invalid="ignore"):
         with pytest.raises(ValueError, match=r"Newton steps -G / H of the objective tiny_curvature's .*hessians near 0"):
-            LambdaMART(n_estimators=5, objective=tiny_curvature, min_child_weight=0.0).fit(X, y, qid=qid)
+            LambdaMART(n_estimators=5, objective=tiny_curvature).fit(X, y, qid=qid)
 
 
 @numba.njit

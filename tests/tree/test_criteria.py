@@ -202,7 +202,7 @@ def test_newton_gain_is_the_second_order_gain_and_boosting_owns_the_leaf_values(
     assert tree.nodes["feature"][0] == 0
     np.testing.assert_array_equal(tree.values, 0.0)  # no leaf targets: boosting computes the values
     sums = leaf_sums(row_leaf, gradients, hessians, np.ones(500), tree.node_count)
-    values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1], l2, 1e-3)
+    values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1], l2)
     leaves = tree.apply(X)
     np.testing.assert_array_equal(leaves, row_leaf)
     for node in range(tree.node_count):

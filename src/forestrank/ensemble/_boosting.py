@@ -358,7 +358,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
                     self._report_stop(stopping, done - 1, [item.name for item in evals], time.perf_counter() - start)
                     break
         self._warn_if_no_curvature(state)
-        self._warn_if_curvature_vanished(state)
         self._end_boosting(stopping, costs, state.bias)
         cut = stopping is not None and stopping.best_iteration < done  # the kept model's training scores
         self._update_relevance_weights(self._raw_scores(state.X) if cut else state.raw, state.y, state.base_weight)
@@ -381,29 +380,6 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             f"the objective {user_function_name(objective)} returned hessians of 0 for every row, and no tree of the "
             "fit split: the model scores every document alike. A loss without curvature learns with constant "
             "hessians such as 1 (gradient steps), or with split_gain='squared' and l2_regularization > 0.",
-            UserWarning,
-            stacklevel=stacklevel_outside_package(),
-        )
-
-    def _warn_if_curvature_vanished(self, state: BoostingState) -> None:
-        """Warn when trees that could not split changed no score because the rows' hessian
-        sum (at the last iteration) plus ``l2_regularization`` fell below ``min_child_weight``
-        (``_boosting_state.newton_steps``): the objective's curvature vanished, the scores
-        spread so far that its gradients and hessians are near 0. Hessians of 0 for every
-        row have their own warning (``_warn_if_no_curvature``)."""
-        zeroed = sum(tree.node_count == 1 and tree.values[0] == 0.0 for tree in self.trees_)
-        l2 = self._regulariser("l2_regularization")
-        curvature = float((state.base_weight[:, None] * state.hessians).sum(axis=0).min()) + l2
-        if not zeroed or not state.hessians.any() or curvature >= self.min_child_weight:
-            return
-        objective = getattr(self, "objective", "plackett-luce")
-        name = user_function_name(objective) if callable(objective) else repr(objective)
-        warnings.warn(
-            f"{zeroed} of the {len(self.trees_)} trees could not split and change no score: the rows' hessian sum "
-            f"plus l2_regularization, {curvature:.3g} at the last iteration, is below min_child_weight="
-            f"{self.min_child_weight:g}. The objective {name}'s curvature has vanished (hessians near 0, as when the "
-            "scores have spread too far), where a Newton step -G / H runs away. Lower learning_rate, or give "
-            "l2_regularization a value above min_child_weight, which bounds the steps.",
             UserWarning,
             stacklevel=stacklevel_outside_package(),
         )
@@ -740,10 +716,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         )  # fmt: skip
         if needs_python:
             return None
-        settings = Iteration(
-            float(self.learning_rate), self._regulariser("l2_regularization"), float(self.min_child_weight),
-            self.split_gain == "squared",
-        )  # fmt: skip
+        settings = Iteration(float(self.learning_rate), self._regulariser("l2_regularization"), self.split_gain == "squared")
         return CompiledBoosting(
             state.training, grower.params, grower.pool, grower.memory, objective_state, state.raw, state.gradients,
             state.hessians, state.base_weight, state.row_leaf, settings, self._interactions,
@@ -889,10 +862,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
             g_scale, h_scale = scales
             tree.feature_gains *= g_scale**2 / h_scale
             tree.weighted_n_node_samples = subtree_sums(tree.nodes, sums[:, 2])
-        values = newton_steps(
-            tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature,
-            self._regulariser("l2_regularization"), self.min_child_weight,
-        )  # fmt: skip
+        values = newton_steps(tree.nodes, sums[:, 0], sums[:, 1] if curvature is None else curvature, self._regulariser("l2_regularization"))
         if bounds is not None:  # the Newton steps kept within the bounds of the monotone splits above them
             values = np.clip(values, bounds[: tree.node_count, 0], bounds[: tree.node_count, 1])
         self._store_values(tree, values)
@@ -1489,10 +1459,6 @@ class LambdaMART(BaseBoostingRanker):
     min_child_weight : float, default=1e-3
         Minimum hessian sum of a leaf (LightGBM's ``min_sum_hessian_in_leaf`` with weights
         whose lightest is 1; the minimum row weight with ``split_gain="squared"``).
-        A tree that cannot split steps 0 where its rows' hessian sum plus
-        ``l2_regularization`` is below it (no split bounds the root's, and ``-G / H``
-        of a vanished curvature is rounding noise; LightGBM keeps no tree that cannot
-        split), with a warning.
         Pairwise trees (``"yetirank_pairwise"``) have none, and take the default only.
     l2_regularization : float or "auto", default="auto"
         ``lambda`` of the Newton gain and leaf values (CatBoost's ``l2_leaf_reg`` and

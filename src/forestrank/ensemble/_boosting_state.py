@@ -21,18 +21,8 @@ from ..objectives import RankingObjective
 from ._base import fit_takes
 
 
-def newton_steps(
-    tree_nodes: np.ndarray, leaf_gradients: np.ndarray, leaf_curvature: np.ndarray, l2: float, min_child_weight: float
-) -> np.ndarray:
-    """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``, and for a
-    tree of one leaf whose ``H + l2`` is below ``min_child_weight``).
-
-    A split keeps each child's ``H`` at ``min_child_weight`` or above, but no split bounds
-    the root's: where the objective's curvature has vanished (XE-NDCG's softmax saturated)
-    ``-G / H`` of a tree that could not split is rounding noise over a near-zero ``H``, a
-    shift of every score by up to 1e34 that later steps are lost against. LightGBM keeps
-    no tree that cannot split; here it changes no score (``l2`` large enough bounds the
-    step, which is then taken).
+def newton_steps(tree_nodes: np.ndarray, leaf_gradients: np.ndarray, leaf_curvature: np.ndarray, l2: float) -> np.ndarray:
+    """Newton step ``-G / (H + l2)`` of every node of a tree (0 where ``H + l2 <= 0``).
 
     Parameters
     ----------
@@ -42,7 +32,7 @@ def newton_steps(
         objective's own ``H`` (``RankingObjective.leaf_curvature``); internal nodes'
         entries are ignored, however the sums were added (over partitions, for a
         partitioned fit).
-    l2, min_child_weight : float
+    l2 : float
 
     Returns
     -------
@@ -52,8 +42,7 @@ def newton_steps(
     sum_g = subtree_sums(tree_nodes, leaf_gradients)
     denominator = subtree_sums(tree_nodes, leaf_curvature) + l2
     values = np.zeros(len(tree_nodes))
-    stepping = (denominator > 0) & ((len(tree_nodes) > 1) | (denominator >= min_child_weight))
-    np.divide(-sum_g, denominator, out=values, where=stepping)
+    np.divide(-sum_g, denominator, out=values, where=denominator > 0)
     return values
 
 

@@ -43,10 +43,9 @@ category_sets : uint64 array of shape (n_iterations, node capacity, n_bin_words)
     Each tree's ``_categories.CategorySplits.sets`` (empty without categorical features).
 """
 
-Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "min_child_weight", "squared"])
-Iteration.__doc__ = """The leaves' and targets' settings: ``learning_rate``, ``l2_regularization`` and
-``min_child_weight`` (float64) of the Newton steps (``_boosting_state.newton_steps``); ``squared``
-(bool): the trees split on ``-g`` (``split_gain="squared"``)."""
+Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "squared"])
+Iteration.__doc__ = """The leaves' and targets' settings: ``learning_rate`` and ``l2_regularization`` (float64)
+of the Newton steps; ``squared`` (bool): the trees split on ``-g`` (``split_gain="squared"``)."""
 
 
 @jit(parallel=True, callable_from_python=False)
@@ -153,8 +152,7 @@ def _set_leaves(n_nodes, nodes, sums, own_curvature, curvature, settings, values
     add_children(nodes[:n_nodes]["feature"], nodes[:n_nodes]["left"], sums[:n_nodes])
     for node in range(n_nodes):
         denominator = sums[node, 1] + settings.l2_regularization
-        stepping = denominator > 0.0 and (n_nodes > 1 or denominator >= settings.min_child_weight)
-        step = -sums[node, 0] / denominator if stepping else 0.0
+        step = -sums[node, 0] / denominator if denominator > 0.0 else 0.0
         values[node] = settings.learning_rate * step
         if nodes[node]["feature"] < 0:
             nodes[node]["threshold"] = values[node]
