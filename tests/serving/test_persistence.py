@@ -275,6 +275,10 @@ def test_a_model_saved_before_a_parameter_existed_loads_with_its_default(data, t
         assert loaded.get_params()[added] is default and repr(loaded) == repr(estimator)
         np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
         np.testing.assert_array_equal(clone(loaded).fit(X, y, qid=qid).predict(X), model.predict(X))
+    monkeypatch.setattr(type(model), "__getstate__", lambda self: {k: v for k, v in saved_state(self).items() if k != added})
+    save(model, tmp_path / "same_version.skops")  # this version's state lacks nothing: a file that does is refused
+    with pytest.raises(ValueError, match=f"lacks a parameter of its class .*{added}.*not a model saved by"):
+        load(tmp_path / "same_version.skops")
 
 
 def test_a_lambdamart_started_from_scikit_learn_models_saves_and_loads(data, tmp_path):

@@ -249,20 +249,24 @@ class BaseRanker(BaseEstimator):
         return state
 
     def __setstate__(self, state: dict) -> None:
+        from .._version import __version__
+
         fitted = any(name.endswith("_") and not name.startswith("_") for name in state)
         if fitted:  # an unfitted estimator is only its parameters: nothing version-dependent
             check_version(state.get("_forestrank_version"), type(self).__name__)
+        saved_by = state.get("_forestrank_version")
         state = {name: value for name, value in state.items() if name != "_forestrank_version"}
         super().__setstate__(state)
-        self._default_parameters_added_since()
+        if saved_by != __version__:  # a state of this version lacks nothing: persistence.load refuses one that does
+            self._default_parameters_added_since()
         if fitted:
             self._check_members()
             self._check_nested_widths()
 
     def _default_parameters_added_since(self) -> None:
-        """Give a parameter of the class that the loaded state lacks (one added since the
-        version that saved it) its default, which keeps the earlier behaviour: without it
-        ``get_params``, and with it ``repr``, ``clone`` and a refit, raised AttributeError."""
+        """Give a parameter of the class that a state saved by another version lacks (one added
+        since) its default, which keeps the earlier behaviour: without it ``get_params``, and
+        with it ``repr``, ``clone`` and a refit, raised AttributeError."""
         for name, parameter in inspect.signature(type(self).__init__).parameters.items():
             if name not in vars(self) and parameter.default is not inspect.Parameter.empty:
                 setattr(self, name, parameter.default)
