@@ -95,6 +95,16 @@ def test_the_graph_normalises_values_whose_squares_or_sums_leave_float64(data, s
         np.testing.assert_allclose(normalised[:, :width], expected[:, :width], rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(normalised[:, width:], expected[:, width:], rtol=1e-12, atol=1e-15 * scale)
         np.testing.assert_array_equal(np.isnan(normalised), np.isnan(expected))
+        for position, name in enumerate(query_features, start=1):  # the extremes are the raw values, exactly
+            if name in ("min", "max"):
+                columns = slice(position * width, (position + 1) * width)
+                np.testing.assert_array_equal(normalised[:, columns], expected[:, columns])
+    if "min" in query_features:
+        spanning = X[next(each_query(qid))].copy()
+        spanning[:2, 0] = [1e300, 2e-301]  # 2e-301 scaled by 2**-996 underflows: the minimum is taken unscaled
+        minimum = slice((query_features.index("min") + 1) * width, (query_features.index("min") + 2) * width)
+        graph_minimum = session.run(None, {"X": spanning})[1][:, minimum]
+        np.testing.assert_array_equal(graph_minimum, model[0].transform(spanning, qid=np.zeros(len(spanning)))[:, minimum])
 
 
 def test_a_float32_graph_takes_the_pipelines_branches_at_normalised_values_next_to_a_threshold():

@@ -164,15 +164,8 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
     node("Not", ["missing"], "present")
     node("Cast", ["present"], "present_count", to=TensorProto.DOUBLE)
     node("ReduceSum", ["present_count", "rows"], "count", keepdims=1)
-    node("Where", ["missing", "inf", x], "low_or_inf")
-    node("ReduceMin", ["low_or_inf"], "min_or_inf", axes=[0], keepdims=1)
-    node("Where", ["missing", "minus_inf", x], "high_or_minus_inf")
-    node("ReduceMax", ["high_or_minus_inf"], "max_or_minus_inf", axes=[0], keepdims=1)
     node("Greater", ["count", "zero"], "any_present")
-    statistics = {
-        "min": node("Where", ["any_present", "min_or_inf", "nan"], "min"),
-        "max": node("Where", ["any_present", "max_or_minus_inf", "nan"], "max"),
-    }
+    statistics = {name: _extreme_nodes(node, x, name) for name in ("min", "max")}
     if scaler.method == "zscore" or {"mean", "std"} & set(scaler.query_features):
         node("ReduceSum", [node("Where", ["missing", "zero", x], "present_values"), "rows"], "sum", keepdims=1)
         statistics["mean"] = node("Div", ["sum", "count"], "mean")
@@ -192,10 +185,22 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
     if scaler.query_features:
         node("Shape", [x], "shape")
         for name in scaler.query_features:
-            raw = node("Mul", [node("Mul", [statistics[name], magnitude[0]], f"{name}_half_back"), magnitude[1]], f"raw_{name}")
+            if name in ("min", "max"):  # of the raw values, as QueryScaler's: a scaled value may have underflowed
+                raw = _extreme_nodes(node, input_name, name, "raw_")
+            else:
+                raw = node("Mul", [node("Mul", [statistics[name], magnitude[0]], f"{name}_half_back"), magnitude[1]], f"raw_{name}")
             columns.append(node("Expand", [raw, "shape"], f"query_{name}"))
     nodes.append(helper.make_node("Concat", [prefix + column for column in columns], [output_name], axis=1))
     return nodes, initializers
+
+
+def _extreme_nodes(node: object, x: str, name: str, prefix: str = "") -> str:
+    """The ``name`` ("min" or "max") of each feature of ``x`` over its present values (NaN
+    where none is): missing values read as +inf for the minimum, -inf for the maximum."""
+    ignored, reduce = ("inf", "ReduceMin") if name == "min" else ("minus_inf", "ReduceMax")
+    node("Where", ["missing", ignored, x], f"{prefix}{name}_candidates")
+    node(reduce, [f"{prefix}{name}_candidates"], f"{prefix}{name}_or_{ignored}", axes=[0], keepdims=1)
+    return node("Where", ["any_present", f"{prefix}{name}_or_{ignored}", "nan"], f"{prefix}{name}")
 
 
 def _scaled_nodes(node: object, x: str) -> tuple[str, tuple[str, str]]:
