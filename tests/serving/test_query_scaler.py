@@ -101,7 +101,8 @@ def test_the_graph_normalises_values_whose_squares_or_sums_leave_float64(data, s
                 np.testing.assert_array_equal(normalised[:, columns], expected[:, columns])
     if "min" in query_features:
         spanning = X[next(each_query(qid))].copy()
-        spanning[:2, 0] = [1e300, 2e-301]  # 2e-301 scaled by 2**-996 underflows: the minimum is taken unscaled
+        spanning[:, 0] = np.abs(spanning[:, 0]) * 1e300 + 1e299
+        spanning[1, 0] = 2e-301  # the minimum, which scaled by 2**-996 underflows: it is taken unscaled
         minimum = slice((query_features.index("min") + 1) * width, (query_features.index("min") + 2) * width)
         graph_minimum = session.run(None, {"X": spanning})[1][:, minimum]
         np.testing.assert_array_equal(graph_minimum, model[0].transform(spanning, qid=np.zeros(len(spanning)))[:, minimum])
