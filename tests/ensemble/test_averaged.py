@@ -256,6 +256,21 @@ def test_a_warning_every_member_gives_reaches_the_caller_once(n_jobs):
     assert not caught_inside
 
 
+def test_a_members_warning_that_cannot_be_pickled_back_reaches_the_caller_by_its_text():
+    """A warning class whose __init__ takes keywords only (scikit-learn's
+    InconsistentVersionWarning) cannot be rebuilt when a worker process sends it back: it
+    comes as a UserWarning naming its class, and the fit stands."""
+    from sklearn.exceptions import InconsistentVersionWarning
+
+    from forestrank.ensemble._averaged import _portable
+
+    keywords_only = InconsistentVersionWarning(estimator_name="Ridge", current_sklearn_version="1", original_sklearn_version="0")
+    portable = _portable(keywords_only)
+    assert type(portable) is UserWarning and str(portable) == f"InconsistentVersionWarning: {keywords_only}"
+    plain = _portable(UserWarning("plain"))
+    assert type(plain) is UserWarning and str(plain) == "plain"
+
+
 def test_a_fit_without_qid_warns_once_at_the_callers_line():
     """Each member warned, naming its own class, from a line inside joblib: n_models
     warnings, none pointing at the caller. The members fit the one query."""

@@ -7,6 +7,7 @@ as it does in a forest. ``AveragedRanker(LambdaMART(max_features=k), n_models=b)
 """
 
 import contextlib
+import pickle
 import warnings
 from collections.abc import Iterator
 from numbers import Integral
@@ -39,7 +40,17 @@ def _fit_member(
     the caller's line: each member would otherwise warn alike, from inside joblib."""
     with missing_qid_warned(), warnings.catch_warnings(record=True) as caught:  # the ensemble warns once of a missing qid
         member.fit(X, y, qid=qid, sample_weight=sample_weight, **fit_params)
-    return member, [record.message for record in caught]
+    return member, [_portable(record.message) for record in caught]
+
+
+def _portable(message: Warning) -> Warning:
+    """``message`` if it survives pickling (the trip back from a worker process), else a
+    UserWarning of its class name and text: a warning class whose ``__init__`` takes
+    keywords only cannot be rebuilt from its arguments, and the fit would fail there."""
+    try:
+        return pickle.loads(pickle.dumps(message))
+    except Exception:  # noqa: BLE001 (whatever the class's pickling raises)
+        return UserWarning(f"{type(message).__name__}: {message}")
 
 
 def _warn_once(members_warnings: list[list[Warning]]) -> None:
