@@ -141,8 +141,9 @@ def to_xgboost_ltr(model: object, *, feature_names: object = None) -> dict:
 def _thresholds(tree: object) -> np.ndarray:
     """``float32_above`` of each threshold, capped at the largest float32: a JSON number
     cannot be inf, the threshold of a split that sends every value left (with
-    ``missing_direction="right"``) or of a cut beyond float32's range (between values
-    above 3.4e38 apart), and only the value 3.4028235e38 itself then goes the other way."""
+    ``missing_direction="right"``) or of a finite cut above the largest float32 (between
+    two values beyond 3.4e38), and only the value 3.4028235e38 itself then goes the other
+    way."""
     return np.minimum(float32_above(tree.threshold), FLOAT32_MAX)
 
 
