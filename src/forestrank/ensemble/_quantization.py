@@ -120,7 +120,7 @@ def quantized_params(params: TreeParams, g_scale: float, h_scale: float) -> Tree
     That factor is taken as two divisions, as ``inf`` beyond float64: ``delta_g^2`` of a
     tree whose weighted gradients are all below 1e-162 is 0.
     """
-    gain_units = params.min_gain_to_split and h_scale / g_scale / g_scale  # 0 stays 0, not 0 * inf
+    gain_units = h_scale / g_scale / g_scale if params.min_gain_to_split else 0.0  # 0 stays 0, not 0 * inf
     return dataclasses.replace(
         params,
         l2_regularization=params.l2_regularization / h_scale,
