@@ -46,7 +46,8 @@ def _fit_member(
 def _portable(message: Warning) -> Warning:
     """``message`` if it survives pickling (the trip back from a worker process), else a
     UserWarning of its class name and text: a warning class whose ``__init__`` takes
-    keywords only cannot be rebuilt from its arguments, and the fit would fail there."""
+    keywords only cannot be rebuilt from its arguments, and the fit would fail there.
+    Pickled here, in the worker, where a failure can still be caught."""
     try:
         return pickle.loads(pickle.dumps(message))
     except Exception:  # noqa: BLE001 (whatever the class's pickling raises)
