@@ -251,10 +251,10 @@ class BaseRanker(BaseEstimator):
     def __setstate__(self, state: dict) -> None:
         from .._version import __version__
 
+        saved_by = state.get("_forestrank_version")
         fitted = any(name.endswith("_") and not name.startswith("_") for name in state)
         if fitted:  # an unfitted estimator is only its parameters: nothing version-dependent
-            check_version(state.get("_forestrank_version"), type(self).__name__)
-        saved_by = state.get("_forestrank_version")
+            check_version(saved_by, type(self).__name__)
         state = {name: value for name, value in state.items() if name != "_forestrank_version"}
         super().__setstate__(state)
         if saved_by != __version__:  # a state of this version lacks nothing: persistence.load refuses one that does

@@ -121,8 +121,8 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
     ``preprocessing._magnitudes``, each feature's values are first multiplied by a power
     of two near the reciprocal of their largest magnitude (two factors, each within
     float64's normal range), so that sums and squares neither overflow nor underflow; the
-    products are exact, so the normalised values are unchanged, and the statistics are
-    multiplied back. ``"rank"``
+    products are exact, so the normalised values are unchanged, and the mean and standard
+    deviation are divided back by the same factors. ``"rank"``
     compares every pair of the query's documents per feature (``Less`` and ``Equal`` on
     an (n, n, n_features) tensor): quadratic in the query's length, meant for the
     hundreds of documents a re-ranking stage scores.
@@ -160,7 +160,7 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
     ]
     initializers.append(numpy_helper.from_array(np.array([0], dtype=np.int64), prefix + "rows"))
     node("IsNaN", [input_name], "missing")
-    x, magnitude = _scaled_nodes(node, input_name)
+    x, factors = _scaled_nodes(node, input_name)
     node("Not", ["missing"], "present")
     node("Cast", ["present"], "present_count", to=TensorProto.DOUBLE)
     node("ReduceSum", ["present_count", "rows"], "count", keepdims=1)
@@ -188,7 +188,7 @@ def query_scaler_nodes(scaler: "QueryScaler", input_name: str, output_name: str)
             if name in ("min", "max"):  # of the raw values, as QueryScaler's: a scaled value may have underflowed
                 raw = _extreme_nodes(node, input_name, name, "raw_")
             else:
-                raw = node("Mul", [node("Mul", [statistics[name], magnitude[0]], f"{name}_half_back"), magnitude[1]], f"raw_{name}")
+                raw = node("Div", [node("Div", [statistics[name], factors[0]], f"{name}_half_back"), factors[1]], f"raw_{name}")
             columns.append(node("Expand", [raw, "shape"], f"query_{name}"))
     nodes.append(helper.make_node("Concat", [prefix + column for column in columns], [output_name], axis=1))
     return nodes, initializers
@@ -208,7 +208,7 @@ def _scaled_nodes(node: object, x: str) -> tuple[str, tuple[str, str]]:
     logarithm of its largest present magnitude (0 where all are 0 or missing), as two
     factors ``2**-floor(e / 2)`` and ``2**-(e - floor(e / 2))``: for a subnormal or a
     value near float64's largest, ``2**-e`` alone would overflow or underflow. Returns the
-    scaled values' name and the two factors that multiply a statistic back."""
+    scaled values' name and the two factors, which divide a statistic back exactly."""
     node("Where", ["missing", "zero", node("Abs", [x], "absolute")], "present_absolute")
     node("ReduceMax", ["present_absolute"], "largest", axes=[0], keepdims=1)
     node("Greater", ["largest", "zero"], "nonzero")
@@ -219,7 +219,7 @@ def _scaled_nodes(node: object, x: str) -> tuple[str, tuple[str, str]]:
     node("Pow", ["two", node("Neg", ["first_exponent"], "minus_first")], "first_down")
     node("Pow", ["two", node("Neg", ["second_exponent"], "minus_second")], "second_down")
     scaled = node("Mul", [node("Mul", [x, "first_down"], "half_scaled"), "second_down"], "scaled_input")
-    return scaled, (node("Pow", ["two", "first_exponent"], "first_up"), node("Pow", ["two", "second_exponent"], "second_up"))
+    return scaled, ("first_down", "second_down")
 
 
 def _rank_nodes(node: object, x: str, initializers: list, prefix: str) -> None:
