@@ -1187,3 +1187,32 @@ def test_the_weights_of_the_hold_out_change_no_tree(data, held_out_queries):
     weights[~in_hold_out] = 0.0
     with pytest.raises(ValueError, match="zero everywhere on the queries the validation_fraction hold-out leaves"):
         LambdaMART(**params).fit(X, y, qid=qid, sample_weight=weights)
+
+
+@pytest.mark.parametrize("objective", ["xendcg", "lambdarank", "yetirank"])
+def test_a_tree_that_cannot_split_changes_no_score_of_a_shift_invariant_objective(objective):
+    """XE-NDCG's softmax saturates as a query's scores spread: at learning_rate=1.0 a root of
+    hessian sum near 1e-35 stepped -G / H of rounding noise, about 1e34 for every document,
+    and the later steps were lost against it: the ranking collapsed to ties. A one-leaf
+    tree's step moves a query's scores alike, which changes no ranking of such an
+    objective: it steps 0, and the ranking stays learnt."""
+    X = np.array([[0.0], [1.0]] * 3)
+    y = np.array([0, 1] * 3)
+    qid = np.repeat([1, 2, 3], 2)
+    model = LambdaMART(objective=objective, n_estimators=6, learning_rate=1.0, min_samples_leaf=1, random_state=0)
+    model.fit(X, y, qid=qid)
+    one_leaf = [tree for tree in model.trees_ if tree.node_count == 1]
+    assert one_leaf and all(tree.values[0] == 0.0 for tree in one_leaf)
+    assert ndcg_score(y, model.predict(X), qid) == 1.0 and np.abs(model.predict(X)).max() < 100
+
+
+def test_a_tree_that_cannot_split_still_steps_where_the_objective_is_not_shift_invariant():
+    """The cosine surrogate measures the scores' direction from 0: a constant moves it, and a
+    one-leaf tree keeps its Newton step, which moves every prediction by its value."""
+    X = np.zeros((6, 1))
+    y = np.array([0, 1, 2, 0, 1, 3])
+    model = LambdaMART(objective="cosine", n_estimators=1, learning_rate=0.5, random_state=0)
+    model.fit(X, y, qid=np.repeat([1, 2], 3))
+    tree = model.trees_[0]
+    assert tree.node_count == 1 and tree.values[0] != 0.0
+    np.testing.assert_array_equal(model.predict(X), 1.0 + tree.values[0])

@@ -84,6 +84,16 @@ def test_one_partition_is_the_in_memory_fit_bitwise(make, data, dask_client):
     assert remote.n_features_in_ == local.n_features_in_ and remote.n_iter_ == local.n_iter_
 
 
+def test_trees_that_cannot_split_step_zero_over_partitions_for_a_shift_invariant_objective(data, dask_client):
+    """The workers' objective says it is shift-invariant: a tree that cannot split (no
+    split meets min_child_weight) steps 0, as in memory (BaseBoostingRanker._store_values)."""
+    X, y, qid, weights = data
+    middle = int(np.searchsorted(qid, qid[len(qid) // 2]))  # a query's first row
+    dX, dy, dq, dw = as_dask([0, middle, len(y)], X, y, qid, weights)
+    remote = PLRank(n_estimators=2, min_child_weight=1e12, random_state=0).fit(dX, dy, qid=dq, sample_weight=dw)
+    assert all(tree.node_count == 1 and tree.values[0] == 0.0 for tree in remote.trees_)
+
+
 QUANTIZED_MODELS = {
     "lambdarank": lambda: LambdaMART(n_estimators=5, quantized_gradients=16, random_state=0),
     "mart, separate missing": lambda: LambdaMART(  # a cost penalty is refused with quantized gradients

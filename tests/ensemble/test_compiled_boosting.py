@@ -96,6 +96,14 @@ def test_the_compiled_loop_grows_the_per_iteration_trees(monkeypatch, data, para
     check_same_fit(monkeypatch, data, "chunks", **parameters)
 
 
+@pytest.mark.parametrize("estimator", [LambdaMART, PLRank])
+def test_trees_that_cannot_split_step_zero_in_both_loops_for_a_shift_invariant_objective(monkeypatch, data, estimator):
+    """No split meets min_child_weight: every tree is one leaf, whose step would move each
+    query's scores alike (BaseBoostingRanker._store_values); both loops give it 0."""
+    trees = check_same_fit(monkeypatch, data, "chunks", estimator=estimator, min_child_weight=1e12)
+    assert all(tree.node_count == 1 and tree.values[0] == 0.0 for tree in trees)
+
+
 def test_categorical_splits_through_the_compiled_loop(monkeypatch, data):
     """Two columns of codes (one with missing values), split by the regularised scan and by
     one-vs-rest: the per-iteration trees, their category bitmaps and scores."""

@@ -1070,3 +1070,37 @@ def test_weighted_target_sums_add_row_after_row_wherever_the_rows_are_cut(monkey
     np.testing.assert_array_equal(carried, expected)
     sums = _base.weighted_target_sums(targets[:, 0], weights)
     np.testing.assert_array_equal(sums, expected[[0, 2]])
+
+
+# --- shift invariance: what a tree that cannot split may step -------------------------------
+
+ONE_OUTPUT_OBJECTIVES = {
+    **SURROGATES,
+    "lambdarank": LambdaRank,
+    "lambdarank-mean": lambda: LambdaRank(pair_method="mean", random_state=0),
+    "mart": SquaredError,
+    "queryrmse": QueryRMSE,
+    "xendcg": lambda: XENDCG(random_state=0),
+    "yetirank": lambda: YetiRank(random_state=0),
+    "yetirank-pairwise": lambda: YetiRankPairwise(random_state=0),
+    "plackett-luce": lambda: PlackettLuce(top_k=5, random_state=0),
+}
+
+
+@pytest.mark.parametrize("name", ONE_OUTPUT_OBJECTIVES)
+def test_shift_invariant_says_whether_a_constant_per_query_changes_loss_or_gradients(name):
+    """The boosting loop gives a tree that cannot split a step of 0 where ``shift_invariant``
+    holds (``BaseBoostingRanker._store_values``): sound only if adding one constant to a
+    query's scores changes neither its loss nor its gradients, and for the others a
+    one-leaf tree's step is part of the fit."""
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(6), 7)
+    labels = rng.integers(0, 4, len(qid)).astype(float)
+    scores = rng.normal(size=len(qid))
+    shifted = scores + np.repeat(rng.uniform(-3.0, 3.0, 6), 7)
+    make = ONE_OUTPUT_OBJECTIVES[name]
+    at_scores, at_shifted = _prepared(make, labels, qid), _prepared(make, labels, qid)  # the same draws
+    gradients, shifted_gradients = _gradients(at_scores, scores), _gradients(at_shifted, shifted)
+    unchanged = all(np.allclose(a, b, rtol=1e-9, atol=1e-12) for a, b in zip(gradients, shifted_gradients))
+    unchanged &= np.isclose(at_scores.loss(scores), at_shifted.loss(shifted), rtol=1e-9)
+    assert at_scores.shift_invariant == unchanged

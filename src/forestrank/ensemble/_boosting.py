@@ -319,6 +319,7 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         held = self._held_out_rows(data) if self.n_iter_no_change is not None and not eval_set else None
         data = self._with_target_statistics(data, held)
         objective = self._make_objective()  # PLRank's permutations and XE-NDCG's noise seed from the entropy
+        self._shift_invariant = objective.shift_invariant
         positions = None if position is None else data.groups.group(check_positions(position, len(data.y)))
         self._check_positions(objective, positions)
         evals = [self._eval_set(f"valid_{i}", item) for i, item in enumerate(eval_set or [])]
@@ -716,7 +717,10 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         )  # fmt: skip
         if needs_python:
             return None
-        settings = Iteration(float(self.learning_rate), self._regulariser("l2_regularization"), self.split_gain == "squared")
+        settings = Iteration(
+            float(self.learning_rate), self._regulariser("l2_regularization"), self.split_gain == "squared",
+            self._shift_invariant,
+        )  # fmt: skip
         return CompiledBoosting(
             state.training, grower.params, grower.pool, grower.memory, objective_state, state.raw, state.gradients,
             state.hessians, state.base_weight, state.row_leaf, settings, self._interactions,
@@ -803,7 +807,17 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
     def _store_values(self, tree: Tree, values: np.ndarray) -> None:
         """Shrink a tree's node values (float64, (n_nodes,)) by ``learning_rate`` into
         ``tree.values``, and its leaves' into their ``threshold`` slots, where the
-        predictor reads them."""
+        predictor reads them; a tree that could not split keeps 0 where the objective is
+        ``shift_invariant``.
+
+        Such a tree's step moves every score of a query alike, which changes no ranking
+        and no later gradient of such an objective: it is ``-G / H`` of gradients that
+        sum to 0 but for rounding, over a curvature that no split bounds. Where the
+        curvature has vanished (XE-NDCG's softmax saturated at a large learning rate; the
+        Plackett-Luce curvature of a shift is 0) that rounding noise would move every
+        score by up to 1e34, and the later steps would be lost against it."""
+        if tree.node_count == 1 and self._shift_invariant:
+            values = np.zeros_like(values)
         tree.values = self.learning_rate * values
         leaves = tree.nodes["feature"] < 0
         tree.nodes["threshold"][leaves] = tree.values[leaves]

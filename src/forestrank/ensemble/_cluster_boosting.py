@@ -278,8 +278,8 @@ def _boost(model: object, rounds: ActorRounds, driver: TrainingSet, n_rows: int,
     """The boosting loop of ``BaseBoostingRanker.fit``, its rows on the workers; ``bias``: the
     position bias's steps (``PositionBias`` without rows), or None."""
     initial = [answer for per_actor in rounds("initial_scores", ()) for answer in per_actor]
-    counts, scores, n_outputs, grades, from_mean_target = zip(*initial)
-    model.n_outputs_, model.classes_ = n_outputs[0], grades[0]
+    counts, scores, n_outputs, grades, from_mean_target, shift_invariant = zip(*initial)
+    model.n_outputs_, model.classes_, model._shift_invariant = n_outputs[0], grades[0], shift_invariant[0]
     if model.init_ is None and from_mean_target[0]:
         model.baseline_ = mean_of_sums(_in_partition_order(rounds, "target_sums", ()))  # ``mean_target`` of every row
     elif model.init_ is None:
@@ -761,12 +761,13 @@ class BoostingWorker(WorkerPartitions):
 
     def initial_scores(self) -> list:
         """Per partition: (rows, ``initial_score()``, outputs, grades or None, the objective's
-        ``starts_from_mean_target``); the score None where that is true (``target_sums``
-        gives the start)."""
+        ``starts_from_mean_target`` and ``shift_invariant``); the score None where the first
+        is true (``target_sums`` gives the start)."""
         return [
             (
                 len(state.y), None if state.objective.starts_from_mean_target else state.objective.initial_score(),
                 state.objective.n_outputs, getattr(state.objective, "classes_", None), state.objective.starts_from_mean_target,
+                state.objective.shift_invariant,
             )
             for state in self.states
         ]  # fmt: skip

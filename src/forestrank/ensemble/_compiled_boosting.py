@@ -43,9 +43,11 @@ category_sets : uint64 array of shape (n_iterations, node capacity, n_bin_words)
     Each tree's ``_categories.CategorySplits.sets`` (empty without categorical features).
 """
 
-Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "squared"])
+Iteration = namedtuple("Iteration", ["learning_rate", "l2_regularization", "squared", "shift_invariant"])
 Iteration.__doc__ = """The leaves' and targets' settings: ``learning_rate`` and ``l2_regularization`` (float64)
-of the Newton steps; ``squared`` (bool): the trees split on ``-g`` (``split_gain="squared"``)."""
+of the Newton steps; ``squared`` (bool): the trees split on ``-g`` (``split_gain="squared"``);
+``shift_invariant`` (bool): the objective's, whose trees that cannot split step 0
+(``BaseBoostingRanker._store_values``)."""
 
 
 @jit(parallel=True, callable_from_python=False)
@@ -145,14 +147,16 @@ def _set_leaves(n_nodes, nodes, sums, own_curvature, curvature, settings, values
     """Each node's shrunk Newton step into ``values`` and each leaf's into its ``threshold``
     (``_boosting_state.leaf_sums``, ``newton_steps`` and ``_store_values``) from the leaves'
     ``sums`` (``_place_rows``; ``add_children`` writes the internal nodes'), over the leaves'
-    ``curvature`` instead of their hessian sums when the objective has its own."""
+    ``curvature`` instead of their hessian sums when the objective has its own; a tree
+    that could not split steps 0 where the objective is shift-invariant."""
     if own_curvature:
         for node in range(n_nodes):
             sums[node, 1] = curvature[node]
     add_children(nodes[:n_nodes]["feature"], nodes[:n_nodes]["left"], sums[:n_nodes])
     for node in range(n_nodes):
         denominator = sums[node, 1] + settings.l2_regularization
-        step = -sums[node, 0] / denominator if denominator > 0.0 else 0.0
+        stepping = denominator > 0.0 and (n_nodes > 1 or not settings.shift_invariant)
+        step = -sums[node, 0] / denominator if stepping else 0.0
         values[node] = settings.learning_rate * step
         if nodes[node]["feature"] < 0:
             nodes[node]["threshold"] = values[node]

@@ -625,6 +625,7 @@ class LambdaRank(RankingObjective):
     """
 
     learns_from_positions = True
+    shift_invariant = True
 
     @property
     def draws_at_random(self) -> bool:

@@ -795,6 +795,7 @@ class PlackettLuce(RankingObjective):
     """
 
     draws_at_random = True
+    shift_invariant = True
 
     def __init__(
         self, top_k: int = 30, n_permutations: int = 3, skip_tied_tail: bool = True, random_state: int | None = None

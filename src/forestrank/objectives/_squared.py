@@ -114,6 +114,7 @@ class QueryRMSE(SquaredError):
     """
 
     starts_from_mean_target = False
+    shift_invariant = True
 
     def initial_score(self, sample_weight: np.ndarray | None = None) -> float:
         """0: any constant is absorbed by the queries' offsets."""

@@ -104,6 +104,11 @@ class ListwiseSurrogate(RankingObjective):
         ``G(l)``: ``2^l - 1``, ``l`` or a table (``_ranking.row_gains``).
     """
 
+    @property
+    def shift_invariant(self) -> bool:
+        """The cross entropy of a softmax is; the cosine, of the scores' direction from 0, is not."""
+        return self.kind == "kl"
+
     def __init__(self, kind: str = "cosine", consistent: bool = False, label_gain: object = "exp") -> None:
         self.kind = kind
         self.consistent = consistent

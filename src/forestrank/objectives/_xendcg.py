@@ -116,6 +116,7 @@ class XENDCG(RankingObjective):
     """
 
     draws_at_random = True
+    shift_invariant = True
 
     def __init__(self, label_gain: object = "exp", random_state: object = None) -> None:
         self.label_gain = label_gain

@@ -102,6 +102,7 @@ class YetiRank(RankingObjective):
     """
 
     draws_at_random = True
+    shift_invariant = True
 
     def __init__(self, n_permutations: int = 10, decay: float = 0.85, random_state: object = None) -> None:
         self.n_permutations = n_permutations
