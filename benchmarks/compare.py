@@ -519,40 +519,51 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
     """Run in a child process: warm up, time fit and predict, score, report peak memory.
 
     With ``patience`` > 0 the boosted contenders stop early on the split's validation
-    set (NDCG@10): forestrank's ``n_iter_no_change``, LightGBM's ``early_stopping``.
+    set (NDCG@10, each library's own): forestrank's ``n_iter_no_change``, LightGBM's
+    ``early_stopping``, XGBoost's and CatBoost's ``early_stopping_rounds``, each model
+    predicting with its best iteration.
     """
     from forestrank import err_score, map_score, ndcg_score
 
     X, y, qid, X_test, y_test, qid_test, validation = split
     model = contender.build(n_estimators, X.shape, seed)
     stops_early = patience > 0 and validation is not None
+    if stops_early:  # grouped by query, as LightGBM, XGBoost and CatBoost take their rows
+        X_val, y_val, qid_val = (part[np.argsort(validation[2], kind="stable")] for part in validation)
     extra = {}
 
     def fit(estimator, rows):
+        stopping = stops_early and rows == slice(None)  # the warm-up fit runs without
         if contender.fit_kind == "qid":
-            if stops_early and "n_iter_no_change" in estimator.get_params() and rows == slice(None):
+            if stopping and "n_iter_no_change" in estimator.get_params():
                 estimator.set_params(n_iter_no_change=patience)
                 extra["eval_set"] = [validation]
             estimator.fit(X[rows], y[rows], qid=qid[rows], **extra)
         elif contender.fit_kind == "group":  # LightGBM: rows grouped by query, group sizes
             _, sizes = np.unique(qid[rows], return_counts=True)
             order = np.argsort(qid[rows], kind="stable")
-            if stops_early and rows == slice(None):
+            if stopping:
                 import lightgbm
 
-                X_val, y_val, qid_val = validation
-                val_order = np.argsort(qid_val, kind="stable")
                 extra.update(
-                    eval_set=[(X_val[val_order], y_val[val_order])], eval_group=[np.unique(qid_val, return_counts=True)[1]],
-                    eval_at=[10], callbacks=[lightgbm.early_stopping(patience, first_metric_only=True, verbose=False)],
+                    eval_set=[(X_val, y_val)], eval_group=[np.unique(qid_val, return_counts=True)[1]], eval_at=[10],
+                    callbacks=[lightgbm.early_stopping(patience, first_metric_only=True, verbose=False)],
                 )  # fmt: skip
             estimator.fit(X[rows][order], y[rows][order], group=sizes, **extra)
         elif contender.fit_kind == "sorted qid":  # XGBoost: rows sorted by query id
             order = np.argsort(qid[rows], kind="stable")
-            estimator.fit(X[rows][order], y[rows][order], qid=qid[rows][order])
+            if stopping:
+                estimator.set_params(early_stopping_rounds=patience, eval_metric="ndcg@10")
+                extra.update(eval_set=[(X_val, y_val)], eval_qid=[qid_val], verbose=False)
+            estimator.fit(X[rows][order], y[rows][order], qid=qid[rows][order], **extra)
         elif contender.fit_kind == "group_id":  # CatBoost: rows grouped by query, a group id per row
             order = np.argsort(qid[rows], kind="stable")
-            estimator.fit(X[rows][order], y[rows][order], group_id=qid[rows][order])
+            if stopping:
+                import catboost
+
+                estimator.set_params(early_stopping_rounds=patience, eval_metric="NDCG:top=10;type=Exp")
+                extra["eval_set"] = catboost.Pool(X_val, y_val, group_id=qid_val)
+            estimator.fit(X[rows][order], y[rows][order], group_id=qid[rows][order], **extra)
         else:
             estimator.fit(X[rows], y[rows])
 
@@ -572,11 +583,7 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
             scores = model.predict(X_test)
         predict_times.append(time.perf_counter() - start)
     predict_seconds = float(np.median(predict_times))
-    # Trees used (early stopping keeps LightGBM's later trees but predicts with the best ones).
-    iterations = float(
-        getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or getattr(model, "n_estimators_", 0)
-        or n_estimators
-    )  # fmt: skip
+    iterations = float(_iterations_used(model, contender.fit_kind, n_estimators))
     max_grade = float(max(y.max(), y_test.max()))
     return {
         "NDCG@10 letor4": ndcg_score(y_test, scores, qid_test, 10, convention="letor4"),
@@ -590,6 +597,22 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
         "predict s": predict_seconds,
         "peak MB": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     }
+
+
+def _iterations_used(model: object, fit_kind: str, n_estimators: int) -> int:
+    """The iterations a fitted ``model`` predicts with: after early stopping LightGBM keeps
+    its later trees but predicts with the best ones, as XGBoost does (its
+    ``best_iteration`` counts from 0); CatBoost keeps the best ones alone (``tree_count_``);
+    ours and LightGBM's ``best_iteration_`` count from 1; BROOF's ``n_estimators_`` its
+    rounds kept."""
+    if fit_kind == "sorted qid":
+        return getattr(model, "best_iteration", n_estimators - 1) + 1
+    if fit_kind == "group_id":
+        return model.tree_count_
+    return (
+        getattr(model, "best_iteration_", 0) or getattr(model, "n_iter_", 0) or getattr(model, "n_estimators_", 0)
+        or n_estimators
+    )  # fmt: skip
 
 
 def _child(contender, split, n_estimators, seed, patience, queue):
@@ -719,6 +742,10 @@ def main() -> None:
     args = parser.parse_args()
     if args.folds and args.data not in ("mq2008", "longlists"):
         parser.error(f"--folds selects the folds of MQ2008 or the long lists; --data {args.data} has a single split")
+    if args.early_stopping < 0:
+        parser.error(f"--early-stopping takes a number of iterations, 1 or more; got {args.early_stopping}")
+    if args.early_stopping and args.data != "mq2008":
+        parser.error(f"--early-stopping stops on each fold's vali.txt, which only --data mq2008 has; --data {args.data} has none")
 
     splits = load_splits(args.data, args.datasets, args.folds or [1, 2, 3, 4, 5])
     contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])

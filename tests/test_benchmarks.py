@@ -1,0 +1,50 @@
+"""The benchmark scripts' own logic (``benchmarks/``): what they promise their users about how
+contenders are run, checked on small data. Their figures are not tested here."""
+
+import importlib
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from forestrank import make_ranking
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@pytest.fixture(scope="module")
+def compare(monkeypatch_module):
+    monkeypatch_module.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module("compare")
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
+
+
+@pytest.mark.slow  # fits of four libraries
+@pytest.mark.parametrize(
+    "name", ["forestrank LambdaMART", "LightGBM LGBMRanker lambdarank", "XGBoost XGBRanker rank:ndcg", "CatBoost CatBoostRanker YetiRank"]
+)
+def test_compare_stops_every_boosted_contender_early_on_the_validation_set(compare, name):
+    """``--early-stopping`` is promised to every boosted contender: a validation set of
+    random grades stops each long before its 200 iterations, and the iterations column
+    counts the ones the model predicts with."""
+    X, y, qid = make_ranking(n_queries=80, docs_per_query=12, n_features=6, random_state=0)
+    train, test, validation = qid < 40, (qid >= 40) & (qid < 60), qid >= 60
+    noise = np.random.default_rng(0).permutation(y[validation])
+    split = (X[train], y[train], qid[train], X[test], y[test], qid[test], (X[validation], noise, qid[validation]))
+    contender = next(item for group in compare.CONTENDERS.values() for item in group if item.name == name)
+    stopped = compare._fit_and_score(contender, split, 200, seed=0, patience=3)
+    full = compare._fit_and_score(contender, split[:-1] + (None,), 200, seed=0, patience=3)
+    assert stopped["iterations"] < 100 and full["iterations"] == 200
+
+
+def test_compare_refuses_early_stopping_without_a_validation_set(compare, monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["compare.py", "lambdamart", "--data", "lightgbm", "--early-stopping", "5"])
+    with pytest.raises(SystemExit):
+        compare.main()
+    assert "only --data mq2008 has" in capsys.readouterr().err
