@@ -152,12 +152,16 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--queries", type=int, default=600)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--only", nargs="*", help="contender names to run (default: all)")
+    parser.add_argument("--only", nargs="*", help="contender names to run, whole and quoted (default: all)")
     args = parser.parse_args()
+    available = contenders(args.n_jobs)
+    unknown = [name for name in args.only or [] if name not in available]
+    if unknown:
+        parser.error(f"--only: no contender named {', '.join(map(repr, unknown))}; the names: {', '.join(map(repr, available))}")
     from forestrank.metrics import ndcg_score
 
     print(describe_machine())
-    chosen = {name: item for name, item in contenders(args.n_jobs).items() if not args.only or name in args.only}
+    chosen = {name: item for name, item in available.items() if not args.only or name in args.only}
     per_query = {name: [] for name in chosen}
     seconds = {name: [] for name in chosen}
     for seed in range(args.seeds):

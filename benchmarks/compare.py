@@ -747,10 +747,12 @@ def main() -> None:
     if args.early_stopping and args.data != "mq2008":
         parser.error(f"--early-stopping stops on each fold's vali.txt, which only --data mq2008 has; --data {args.data} has none")
 
-    splits = load_splits(args.data, args.datasets, args.folds or [1, 2, 3, 4, 5])
     contenders = list(CONTENDERS[args.estimator]) + ([SINGLE_THREAD] if args.thread_scaling else [])
     if args.only:
         contenders = [c for c in contenders if any(re.search(part, c.name) for part in args.only)]
+        if not contenders:
+            parser.error(f"--only: no contender of {args.estimator!r} matches {' '.join(args.only)}")
+    splits = load_splits(args.data, args.datasets, args.folds or [1, 2, 3, 4, 5])
     print(f"machine: {describe_machine()}")
     print(f"data: {args.data} ({len(splits)} split(s), {sum(len(s[1]) for s in splits)} training rows in total), "
           f"n_estimators={args.n_estimators}, seeds={args.seeds}, times summed over splits"

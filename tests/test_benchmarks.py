@@ -48,3 +48,19 @@ def test_compare_refuses_early_stopping_without_a_validation_set(compare, monkey
     with pytest.raises(SystemExit):
         compare.main()
     assert "only --data mq2008 has" in capsys.readouterr().err
+
+
+def test_an_only_that_names_no_contender_is_refused_with_the_names(monkeypatch, capsys):
+    """bench_categorical.py's names are whole phrases ("LambdaMART native"): a part of one
+    divided by zero contenders; compare.py's patterns matching nothing printed an empty run."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    categorical = importlib.import_module("bench_categorical")
+    monkeypatch.setattr(sys, "argv", ["bench_categorical.py", "--only", "LambdaMART"])
+    with pytest.raises(SystemExit):
+        categorical.main()
+    assert "no contender named 'LambdaMART'; the names: 'LambdaMART native'" in capsys.readouterr().err
+    compare = importlib.import_module("compare")
+    monkeypatch.setattr(sys, "argv", ["compare.py", "lambdamart", "--data", "synthetic", "--only", "Nothing$"])
+    with pytest.raises(SystemExit):
+        compare.main()
+    assert "no contender of 'lambdamart' matches Nothing$" in capsys.readouterr().err
