@@ -9,6 +9,7 @@ metric convention, and cross-library values are checked for agreement.
     python benchmarks/bench_metrics.py
 """
 
+import argparse
 import time
 import warnings
 
@@ -34,6 +35,7 @@ def best_of(repeats, function, *args, **kwargs):
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.split("\n")[0]).parse_args()  # no options: --help, and typos refused
     rng = np.random.default_rng(0)
     n = N_QUERIES * DOCS_PER_QUERY
     y = np.minimum(rng.geometric(0.5, n) - 1, 4).astype(float)

@@ -22,7 +22,8 @@ Everything runs on one thread (``n_jobs=1``, ``num_threads=1``, ``nthread=1``, o
 intra-op thread). Per model and batch size, ``--rounds`` rounds alternate the contenders;
 in a round a contender scores consecutive slices of the test rows for at least
 ``--seconds``; the figure is the best round's time per call (and per row), and each line
-gives its ratio to forestrank's float64 ``predict`` (below 1: faster than ours).
+gives forestrank's float64 ``predict`` time over its own (``ours / it``: below 1, ours is
+faster).
 ``--scaling`` times forestrank alone at ``n_jobs=1`` and ``n_jobs=2`` instead.
 
 Models: ``lambdamart-{100,1000}x{31,255}`` (iterations x leaves, learning rate 0.05, 20 rows

@@ -64,3 +64,15 @@ def test_an_only_that_names_no_contender_is_refused_with_the_names(monkeypatch, 
     with pytest.raises(SystemExit):
         compare.main()
     assert "no contender of 'lambdamart' matches Nothing$" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", sorted(path.stem for path in BENCHMARKS.glob("*.py") if not path.stem.startswith("_")))
+def test_every_benchmark_answers_help_without_running(script, monkeypatch, capsys):
+    """``--help`` prints the usage and exits, as users try first: bench_metrics.py read no
+    command line and ran its whole benchmark instead."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    module = importlib.import_module(script)
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", "--help"])
+    with pytest.raises(SystemExit) as stopped:
+        module.main()
+    assert stopped.value.code == 0 and capsys.readouterr().out.startswith("usage:")
