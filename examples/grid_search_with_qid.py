@@ -17,7 +17,11 @@ from forestrank import DummyRanker, QueryKFold, describe_metric, make_ranking, n
 def main() -> None:
     sklearn.set_config(enable_metadata_routing=True)
     X, y, qid = make_ranking(n_queries=300, n_features=15, random_state=0, shuffle=True)
-    grid = {"dummyranker__strategy": ["constant", "best_feature"], "dummyranker__k": [5, 10, 20]}
+    # A list of grids: k is the cutoff the best feature is chosen by, which the constant strategy has no use for.
+    grid = [
+        {"dummyranker__strategy": ["constant"]},
+        {"dummyranker__strategy": ["best_feature"], "dummyranker__k": [5, 10, 20]},
+    ]
     search = GridSearchCV(
         make_pipeline(StandardScaler(), DummyRanker()), grid, cv=QueryKFold(5), scoring=ndcg_scorer(10)
     )

@@ -319,16 +319,19 @@ def test_demo_runs_and_names_its_conventions():
     assert output.index("numba kernels compiled or loaded from the cache in") < output.index("fit s")
 
 
-def run_example(name: str, *arguments: str) -> str:
-    """Standard output of ``examples/<name>`` run in a fresh interpreter (fails on a non-zero exit)."""
+def run_example(name: str, *arguments: str, options: tuple = ()) -> str:
+    """Standard output of ``examples/<name>`` run in a fresh interpreter with the interpreter
+    ``options`` (fails on a non-zero exit)."""
     return subprocess.run(
-        [sys.executable, str(ROOT / "examples" / name), *arguments], capture_output=True, text=True, check=True
+        [sys.executable, *options, str(ROOT / "examples" / name), *arguments], capture_output=True, text=True, check=True
     ).stdout
 
 
 @pytest.mark.slow  # an example in a subprocess: run after the quick suite
-def test_grid_search_example_runs():
-    assert "best: {'dummyranker__k'" in run_example("grid_search_with_qid.py")
+def test_grid_search_example_runs_without_a_warning():
+    """Its grid tried k with the constant strategy, which reads no k: 24 warnings a run."""
+    output = run_example("grid_search_with_qid.py", options=("-W", "error"))
+    assert "best: {'dummyranker__k'" in output and "'dummyranker__strategy': 'constant'}" in output
 
 
 @pytest.mark.slow  # an example in a subprocess: run after the quick suite
