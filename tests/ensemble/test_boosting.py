@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.stats
 import sklearn
 import sklearn.dummy
 from sklearn.base import clone
@@ -104,9 +105,14 @@ def test_lambdamart_matches_lightgbm_quality(data, objective, lightgbm_objective
     theirs = lightgbm.LGBMRanker(
         objective=lightgbm_objective, n_estimators=60, learning_rate=0.1, verbose=-1, random_state=0
     ).fit(X[train][order], y[train][order], group=np.unique(qid[train], return_counts=True)[1])
-    ours_ndcg = ndcg_score(y[test], ours.predict(X[test]), qid=qid[test], k=10)
-    theirs_ndcg = ndcg_score(y[test], theirs.predict(X[test]), qid=qid[test], k=10)
+    ours_scores, theirs_scores = ours.predict(X[test]), theirs.predict(X[test])
+    ours_ndcg = ndcg_score(y[test], ours_scores, qid=qid[test], k=10)
+    theirs_ndcg = ndcg_score(y[test], theirs_scores, qid=qid[test], k=10)
     assert abs(ours_ndcg - theirs_ndcg) < 0.02, (ours_ndcg, theirs_ndcg)
+    # The same loss ranks the test documents alike: least squares (objective="mart") comes
+    # within the NDCG tolerance too, but its scores' rank correlation with either of
+    # LightGBM's models is 0.94 where the matching objective's is 0.97.
+    assert scipy.stats.spearmanr(ours_scores, theirs_scores)[0] > 0.96
 
 
 def test_plrank_fits_and_lowers_its_likelihood_loss(data):
@@ -810,10 +816,11 @@ def test_grid_search_tunes_label_gain(data):
     assert scores[0] == pytest.approx(scores[2], abs=1e-9)  # the table is the exponential gain
 
 
-@pytest.mark.parametrize("label_gain", [[0, 1, 2, 5, 9], [0, 1, 3, 7, 15]])
+@pytest.mark.parametrize("label_gain", [[0, 1, 2, 5, 9], [0, 3, 4, 10, 30]])
 def test_the_first_tree_with_label_gain_is_lightgbms(label_gain):
     """One three-leaf tree on integer features (the two libraries bin them alike): the
-    LambdaRank gradients with LightGBM's ``label_gain`` give LightGBM's tree and leaves."""
+    LambdaRank gradients with LightGBM's ``label_gain`` give LightGBM's tree and leaves.
+    Neither table is the exponential gain, whose tree differs (a table ignored fails)."""
     lightgbm = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(0)
     qid = np.repeat(np.arange(60), 15)
@@ -949,13 +956,15 @@ def test_lightgbms_min_data_in_leaf_estimates_rows_from_hessians_where_ours_coun
 
 @pytest.mark.parametrize("label_gain", ["exp", "linear"])
 def test_grades_above_31_fit_with_either_gain(data, label_gain):
-    """Grades up to 100: LightGBM's default table stops at 31; the exponential gain here is
-    scaled per query, so it stays finite, and the linear gain never grows fast."""
+    """Grades up to 1200: LightGBM's default table stops at 31, and 2**g overflows float64
+    from 1024; the exponential gain here is scaled per query, so it stays finite and the
+    fit ranks the documents in their grades' order as a fit on grades 0-4 does (NDCG
+    0.90 against 0.58 unscaled), and the linear gain never grows fast."""
     X, y, qid = data
-    large = y * 25.0
+    large = y * 300.0
     model = LambdaMART(n_estimators=5, label_gain=label_gain, random_state=0).fit(X, large, qid=qid)
     assert np.isfinite(model.predict(X)).all()
-    assert np.isfinite(model.score(X, large, qid))
+    assert model.score(X, large, qid) > 0.9 and model.score(X, y, qid) > 0.85
 
 
 def test_xendcg_is_reproducible_and_thread_count_free(data):
