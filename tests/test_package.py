@@ -330,7 +330,7 @@ def run_example(name: str, *arguments: str, options: tuple = ()) -> str:
 @pytest.mark.slow  # an example in a subprocess: run after the quick suite
 def test_grid_search_example_runs_without_a_warning():
     """Its grid tried k with the constant strategy, which reads no k: 24 warnings a run."""
-    output = run_example("grid_search_with_qid.py", options=("-W", "error"))
+    output = run_example("grid_search_with_qid.py", options=("-W", "error::UserWarning"))
     assert "best: {'dummyranker__k'" in output and "'dummyranker__strategy': 'constant'}" in output
 
 

@@ -90,7 +90,8 @@ def test_trees_that_cannot_split_step_zero_over_partitions_for_a_shift_invariant
     X, y, qid, weights = data
     middle = int(np.searchsorted(qid, qid[len(qid) // 2]))  # a query's first row
     dX, dy, dq, dw = as_dask([0, middle, len(y)], X, y, qid, weights)
-    remote = PLRank(n_estimators=2, min_child_weight=1e12, random_state=0).fit(dX, dy, qid=dq, sample_weight=dw)
+    model = PLRank(n_estimators=2, min_child_weight=1e12, l2_regularization=1.0, random_state=0)  # see test_compiled_boosting
+    remote = model.fit(dX, dy, qid=dq, sample_weight=dw)
     assert all(tree.node_count == 1 and tree.values[0] == 0.0 for tree in remote.trees_)
 
 

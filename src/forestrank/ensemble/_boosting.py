@@ -811,11 +811,12 @@ class BaseBoostingRanker(TreeEnsembleMixin, BaseRanker, metaclass=ABCMeta):
         ``shift_invariant``.
 
         Such a tree's step moves every score of a query alike, which changes no ranking
-        and no later gradient of such an objective: it is ``-G / H`` of gradients that
-        sum to 0 but for rounding, over a curvature that no split bounds. Where the
-        curvature has vanished (XE-NDCG's softmax saturated at a large learning rate; the
-        Plackett-Luce curvature of a shift is 0) that rounding noise would move every
-        score by up to 1e34, and the later steps would be lost against it."""
+        and no later gradient of such an objective; its ``-G / H`` is over a curvature no
+        split bounds, and where every row's weight is its query's and every row is drawn,
+        ``G`` is rounding noise (a query's gradients sum to 0). Where the curvature has
+        vanished (XE-NDCG's softmax saturated at a large learning rate; the Plackett-Luce
+        curvature of a shift is 0) that noise would move every score by up to 1e34, and
+        the later steps would be lost against it."""
         if tree.node_count == 1 and self._shift_invariant:
             values = np.zeros_like(values)
         tree.values = self.learning_rate * values
