@@ -31,8 +31,9 @@ def monkeypatch_module():
 )
 def test_compare_stops_every_boosted_contender_early_on_the_validation_set(compare, name):
     """``--early-stopping`` is promised to every boosted contender: a validation set of
-    random grades stops each long before its 200 iterations, and the iterations column
-    counts the ones the model predicts with."""
+    random grades stops each long before its 200 iterations, the iterations column
+    counts the ones the model predicts with, and the time per iteration is over the
+    iterations the fit ran, the patience's too."""
     X, y, qid = make_ranking(n_queries=80, docs_per_query=12, n_features=6, random_state=0)
     train, test, validation = qid < 40, (qid >= 40) & (qid < 60), qid >= 60
     noise = np.random.default_rng(0).permutation(y[validation])
@@ -41,13 +42,21 @@ def test_compare_stops_every_boosted_contender_early_on_the_validation_set(compa
     stopped = compare._fit_and_score(contender, split, 200, seed=0, patience=3)
     full = compare._fit_and_score(contender, split[:-1] + (None,), 200, seed=0, patience=3)
     assert stopped["iterations"] < 100 and full["iterations"] == 200
+    ran = stopped["fit s"] / stopped["fit s/iteration"]
+    assert ran == pytest.approx(stopped["iterations"] + 3, abs=1)  # the best, then 3 without improvement
+    assert full["fit s"] / full["fit s/iteration"] == pytest.approx(200)
 
 
-def test_compare_refuses_early_stopping_without_a_validation_set(compare, monkeypatch, capsys):
-    monkeypatch.setattr(sys, "argv", ["compare.py", "lambdamart", "--data", "lightgbm", "--early-stopping", "5"])
+@pytest.mark.parametrize(
+    "options, message",
+    [(["--data", "lightgbm"], "only --data mq2008 has"), (["--alternate", "3"], "drop --early-stopping")],
+)
+def test_compare_refuses_early_stopping_where_nothing_would_stop(compare, options, message, monkeypatch, capsys):
+    """No vali.txt to stop on, or fits alternated at a fixed number of iterations."""
+    monkeypatch.setattr(sys, "argv", ["compare.py", "lambdamart", "--early-stopping", "5", *options])
     with pytest.raises(SystemExit):
         compare.main()
-    assert "only --data mq2008 has" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
 
 
 def test_an_only_that_names_no_contender_is_refused_with_the_names(monkeypatch, capsys):
