@@ -87,7 +87,7 @@ class RankingObjective(ABC):
     # Whether each query's loss depends on its scores' differences only: one constant added
     # to a query's scores changes neither its loss nor its gradients. A tree that cannot
     # split then steps 0 (``BaseBoostingRanker._store_values``): its step would change no
-    # ranking, and is rounding noise over a curvature that no split bounds.
+    # ranking and no gradient, over a curvature that no split bounds.
     shift_invariant = False
     # The rows of a larger fit whose random draws this objective shares (``share_draws``);
     # None: its own rows are the fit.
