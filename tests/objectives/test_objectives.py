@@ -1087,7 +1087,13 @@ ONE_OUTPUT_OBJECTIVES = {
 }
 
 
-@pytest.mark.parametrize("name", ONE_OUTPUT_OBJECTIVES)
+@pytest.mark.parametrize(
+    "name",
+    [  # YetiRankPairwise's pair kernels: no other quick test compiles them
+        pytest.param(name, marks=pytest.mark.slow) if name == "yetirank-pairwise" else name
+        for name in ONE_OUTPUT_OBJECTIVES
+    ],
+)
 def test_shift_invariant_says_whether_a_constant_per_query_changes_loss_or_gradients(name):
     """The boosting loop gives a tree that cannot split a step of 0 where ``shift_invariant``
     holds (``BaseBoostingRanker._store_values``): sound only if adding one constant to a
