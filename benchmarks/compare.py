@@ -546,7 +546,7 @@ def _fit_and_score(contender: Contender, split: tuple, n_estimators: int, seed: 
                 import lightgbm
 
                 extra.update(
-                    eval_set=[(X_val, y_val)], eval_group=[np.unique(qid_val, return_counts=True)[1]], eval_at=[10],
+                    eval_X=(X_val,), eval_y=(y_val,), eval_group=[np.unique(qid_val, return_counts=True)[1]], eval_at=[10],
                     callbacks=[lightgbm.early_stopping(patience, first_metric_only=True, verbose=False)],
                 )  # fmt: skip
             estimator.fit(X[rows][order], y[rows][order], group=sizes, **extra)
