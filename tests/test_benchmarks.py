@@ -13,16 +13,17 @@ from forestrank import make_ranking
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
-@pytest.fixture(scope="module")
-def compare(monkeypatch_module):
-    monkeypatch_module.syspath_prepend(str(BENCHMARKS))
-    return importlib.import_module("compare")
+@pytest.fixture
+def benchmark(monkeypatch):
+    """The script ``benchmarks/<name>.py`` imported as a module, by name (the scripts import
+    their siblings, such as ``_machine``, from their own folder)."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    return importlib.import_module
 
 
-@pytest.fixture(scope="module")
-def monkeypatch_module():
-    with pytest.MonkeyPatch.context() as patch:
-        yield patch
+@pytest.fixture
+def compare(benchmark):
+    return benchmark("compare")
 
 
 @pytest.mark.slow  # fits of four libraries
@@ -59,16 +60,14 @@ def test_compare_refuses_early_stopping_where_nothing_would_stop(compare, option
     assert message in capsys.readouterr().err
 
 
-def test_an_only_that_names_no_contender_is_refused_with_the_names(monkeypatch, capsys):
+def test_an_only_that_names_no_contender_is_refused_with_the_names(benchmark, compare, monkeypatch, capsys):
     """bench_categorical.py's names are whole phrases ("LambdaMART native"): a part of one
     divided by zero contenders; compare.py's patterns matching nothing printed an empty run."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    categorical = importlib.import_module("bench_categorical")
+    categorical = benchmark("bench_categorical")
     monkeypatch.setattr(sys, "argv", ["bench_categorical.py", "--only", "LambdaMART"])
     with pytest.raises(SystemExit):
         categorical.main()
     assert "no contender named 'LambdaMART'; the names: 'LambdaMART native'" in capsys.readouterr().err
-    compare = importlib.import_module("compare")
     monkeypatch.setattr(sys, "argv", ["compare.py", "lambdamart", "--data", "synthetic", "--only", "Nothing$"])
     with pytest.raises(SystemExit):
         compare.main()
@@ -76,11 +75,10 @@ def test_an_only_that_names_no_contender_is_refused_with_the_names(monkeypatch, 
 
 
 @pytest.mark.parametrize("script", sorted(path.stem for path in BENCHMARKS.glob("*.py") if not path.stem.startswith("_")))
-def test_every_benchmark_answers_help_without_running(script, monkeypatch, capsys):
+def test_every_benchmark_answers_help_without_running(script, benchmark, monkeypatch, capsys):
     """``--help`` prints the usage and exits, as users try first: bench_metrics.py read no
     command line and ran its whole benchmark instead."""
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    module = importlib.import_module(script)
+    module = benchmark(script)
     monkeypatch.setattr(sys, "argv", [f"{script}.py", "--help"])
     with pytest.raises(SystemExit) as stopped:
         module.main()
